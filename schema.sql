@@ -1,0 +1,95 @@
+-- caseload: the whole current SQLite schema (user_version 2).
+--
+-- A fresh database is created from this file in one IMMEDIATE transaction. An older
+-- database is brought up to date by the steps in src/store/migrations/ instead; a test
+-- checks that both roads end at the same schema. Times are Unix milliseconds, UTC.
+
+CREATE TABLE queues (
+    name          TEXT PRIMARY KEY NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
+    lock_seconds  INTEGER NOT NULL DEFAULT 1800 CHECK (lock_seconds > 0),
+    warn_seconds  INTEGER NOT NULL DEFAULT 120 CHECK (warn_seconds >= 0),
+    max_per_user  INTEGER NULL CHECK (max_per_user IS NULL OR max_per_user > 0),
+    paused        INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1))
+) WITHOUT ROWID;
+
+CREATE TABLE items (
+    id           INTEGER PRIMARY KEY,
+    queue        TEXT NOT NULL REFERENCES queues(name),
+    request_id   TEXT NULL UNIQUE,
+    title        TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 1000),
+    body         TEXT NOT NULL DEFAULT '',
+    params       TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(params)),
+    priority     INTEGER NOT NULL DEFAULT 0,
+    due_at       INTEGER NULL,
+    state        TEXT NOT NULL DEFAULT 'open'
+                 CHECK (state IN ('open', 'done', 'failed', 'cancelled')),
+    lock_user    TEXT NULL,
+    lock_time    INTEGER NULL,
+    lock_token   INTEGER NOT NULL DEFAULT 0,
+    notes        TEXT NOT NULL DEFAULT '',
+    result       TEXT NULL,
+    error        TEXT NULL,
+    created_at   INTEGER NOT NULL,
+    created_by   TEXT NOT NULL,
+    finished_at  INTEGER NULL,
+    finished_by  TEXT NULL,
+    CHECK ((lock_user IS NULL) = (lock_time IS NULL)),
+    CHECK (state = 'open' OR lock_user IS NULL)
+);
+
+-- Take order within a queue, exactly: neither a claim nor the first screen sorts.
+CREATE INDEX items_take ON items (queue, priority DESC, created_at, id) WHERE state = 'open';
+-- Take order across all queues (take next without a queue filter, the unfiltered list).
+CREATE INDEX items_take_all ON items (priority DESC, created_at, id) WHERE state = 'open';
+-- Held locks by age: the Locks view, reaping, expiry.
+CREATE INDEX items_lock_time ON items (lock_time) WHERE lock_user IS NOT NULL;
+-- A user's own locks: Mine, resume, the WIP limit.
+CREATE INDEX items_lock_user ON items (lock_user, queue) WHERE lock_user IS NOT NULL;
+-- Open items by age and by due time: the Stats view, the oldest open item, overdue items.
+CREATE INDEX items_open_age ON items (created_at) WHERE state = 'open';
+CREATE INDEX items_due ON items (due_at) WHERE state = 'open' AND due_at IS NOT NULL;
+
+CREATE TABLE events (
+    id       INTEGER PRIMARY KEY,
+    item_id  INTEGER NOT NULL REFERENCES items(id),
+    at       INTEGER NOT NULL,
+    actor    TEXT NOT NULL,
+    os_user  TEXT NOT NULL,
+    kind     TEXT NOT NULL CHECK (kind IN ('created', 'locked', 'renewed', 'released',
+             'expired', 'taken_over', 'completed', 'failed', 'requeued', 'unlocked',
+             'reassigned', 'skipped', 'noted', 'cancelled')),
+    detail   TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(detail))
+);
+CREATE INDEX events_item ON events (item_id, id);
+CREATE INDEX events_actor ON events (actor, at);
+CREATE INDEX events_at ON events (at);
+
+CREATE TABLE users (
+    name       TEXT PRIMARY KEY NOT NULL,
+    role       TEXT NOT NULL DEFAULT 'staff' CHECK (role IN ('staff', 'supervisor')),
+    last_seen  INTEGER NULL
+) WITHOUT ROWID;
+
+-- Counts by queue and state, kept by triggers so that a refresh never scans items.
+CREATE TABLE item_counts (
+    queue  TEXT NOT NULL,
+    state  TEXT NOT NULL,
+    n      INTEGER NOT NULL,
+    PRIMARY KEY (queue, state)
+) WITHOUT ROWID;
+
+CREATE TRIGGER items_count_insert AFTER INSERT ON items BEGIN
+    INSERT INTO item_counts (queue, state, n) VALUES (NEW.queue, NEW.state, 1)
+        ON CONFLICT (queue, state) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER items_count_update AFTER UPDATE OF state, queue ON items
+WHEN OLD.state IS NOT NEW.state OR OLD.queue IS NOT NEW.queue BEGIN
+    UPDATE item_counts SET n = n - 1 WHERE queue = OLD.queue AND state = OLD.state;
+    INSERT INTO item_counts (queue, state, n) VALUES (NEW.queue, NEW.state, 1)
+        ON CONFLICT (queue, state) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER items_count_delete AFTER DELETE ON items BEGIN
+    UPDATE item_counts SET n = n - 1 WHERE queue = OLD.queue AND state = OLD.state;
+END;

@@ -1,0 +1,113 @@
+//! The audit trail: one event for every change, written in the change's transaction.
+
+use serde::Serialize;
+
+use super::time::Millis;
+
+/// What happened to an item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    Created,
+    Locked,
+    Renewed,
+    Released,
+    Expired,
+    TakenOver,
+    Completed,
+    Failed,
+    Requeued,
+    Unlocked,
+    Reassigned,
+    Skipped,
+    Noted,
+    Cancelled,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 14] = [
+        EventKind::Created,
+        EventKind::Locked,
+        EventKind::Renewed,
+        EventKind::Released,
+        EventKind::Expired,
+        EventKind::TakenOver,
+        EventKind::Completed,
+        EventKind::Failed,
+        EventKind::Requeued,
+        EventKind::Unlocked,
+        EventKind::Reassigned,
+        EventKind::Skipped,
+        EventKind::Noted,
+        EventKind::Cancelled,
+    ];
+
+    /// The kind's name as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Created => "created",
+            EventKind::Locked => "locked",
+            EventKind::Renewed => "renewed",
+            EventKind::Released => "released",
+            EventKind::Expired => "expired",
+            EventKind::TakenOver => "taken_over",
+            EventKind::Completed => "completed",
+            EventKind::Failed => "failed",
+            EventKind::Requeued => "requeued",
+            EventKind::Unlocked => "unlocked",
+            EventKind::Reassigned => "reassigned",
+            EventKind::Skipped => "skipped",
+            EventKind::Noted => "noted",
+            EventKind::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses a stored kind name.
+    pub fn parse(s: &str) -> Option<EventKind> {
+        EventKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// True for kinds by which a holder loses a lock to someone else's action.
+    pub fn ends_anothers_lock(self) -> bool {
+        matches!(
+            self,
+            EventKind::TakenOver
+                | EventKind::Expired
+                | EventKind::Unlocked
+                | EventKind::Reassigned
+                | EventKind::Cancelled
+        )
+    }
+}
+
+/// One audit event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub id: i64,
+    pub item_id: i64,
+    pub at: Millis,
+    pub actor: String,
+    pub os_user: String,
+    pub kind: EventKind,
+    pub detail: serde_json::Value,
+}
+
+impl Event {
+    /// A string field of the detail, if present.
+    pub fn detail_str(&self, key: &str) -> Option<&str> {
+        self.detail.get(key).and_then(|v| v.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_round_trip() {
+        for k in EventKind::ALL {
+            assert_eq!(EventKind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!(EventKind::parse("exploded"), None);
+    }
+}

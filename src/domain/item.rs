@@ -1,0 +1,274 @@
+//! Items: the unit of work, their states and the rules for new ones.
+
+use serde::Serialize;
+
+use super::time::Millis;
+
+/// Longest title, in characters.
+pub const MAX_TITLE_CHARS: usize = 1000;
+/// Largest text field (body, params, notes, result, reason), in bytes.
+pub const MAX_FIELD_BYTES: usize = 1024 * 1024;
+
+/// An item's life-cycle state; only `Open` items carry a lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ItemState {
+    Open,
+    Done,
+    Failed,
+    Cancelled,
+}
+
+impl ItemState {
+    pub const ALL: [ItemState; 4] = [
+        ItemState::Open,
+        ItemState::Done,
+        ItemState::Failed,
+        ItemState::Cancelled,
+    ];
+
+    /// The state's name as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemState::Open => "open",
+            ItemState::Done => "done",
+            ItemState::Failed => "failed",
+            ItemState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses a stored state name.
+    pub fn parse(s: &str) -> Option<ItemState> {
+        ItemState::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+}
+
+/// An item as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    pub id: i64,
+    pub queue: String,
+    pub request_id: Option<String>,
+    pub title: String,
+    pub body: String,
+    /// JSON text (always valid JSON).
+    pub params: String,
+    pub priority: i64,
+    pub due_at: Option<Millis>,
+    pub state: ItemState,
+    pub lock_user: Option<String>,
+    pub lock_time: Option<Millis>,
+    pub lock_token: i64,
+    pub notes: String,
+    pub result: Option<String>,
+    pub error: Option<String>,
+    pub created_at: Millis,
+    pub created_by: String,
+    pub finished_at: Option<Millis>,
+    pub finished_by: Option<String>,
+}
+
+impl Item {
+    /// The current lock, if the item is held (expired or not).
+    pub fn lock(&self) -> Option<super::Lock> {
+        match (&self.lock_user, self.lock_time) {
+            (Some(user), Some(time)) => Some(super::Lock {
+                user: user.clone(),
+                time,
+                token: self.lock_token,
+            }),
+            _ => None,
+        }
+    }
+
+    /// True when `user` holds the item's lock (expired or not).
+    pub fn is_held_by(&self, user: &str) -> bool {
+        self.lock_user.as_deref() == Some(user)
+    }
+
+    /// True when the item is past its due time.
+    pub fn is_overdue(&self, now: Millis) -> bool {
+        self.state == ItemState::Open && self.due_at.is_some_and(|d| d < now)
+    }
+}
+
+/// A new item, as a producer gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewItem {
+    pub queue: String,
+    pub title: String,
+    pub body: String,
+    /// JSON text.
+    pub params: String,
+    pub priority: i64,
+    pub due_at: Option<Millis>,
+    pub request_id: Option<String>,
+}
+
+impl NewItem {
+    /// A new item with only a title, in the default queue.
+    pub fn titled(title: &str) -> Self {
+        NewItem {
+            queue: super::queue::DEFAULT_QUEUE.to_string(),
+            title: title.to_string(),
+            body: String::new(),
+            params: "{}".to_string(),
+            priority: 0,
+            due_at: None,
+            request_id: None,
+        }
+    }
+
+    /// Checks every field; the first problem found is returned, naming the field.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        super::queue::validate_queue_name(&self.queue)
+            .map_err(|m| ValidationError::new("queue", m))?;
+        let title = self.title.trim();
+        if title.is_empty() {
+            return Err(ValidationError::new("title", "title is empty"));
+        }
+        let n = self.title.chars().count();
+        if n > MAX_TITLE_CHARS {
+            return Err(ValidationError::new(
+                "title",
+                format!("title is {n} characters long; the limit is {MAX_TITLE_CHARS}"),
+            ));
+        }
+        check_text("title", &self.title)?;
+        check_text("body", &self.body)?;
+        check_text("params", &self.params)?;
+        match serde_json::from_str::<serde_json::Value>(&self.params) {
+            Ok(serde_json::Value::Object(_)) => {}
+            Ok(_) => {
+                return Err(ValidationError::new(
+                    "params",
+                    "params must be a JSON object, e.g. {\"key\": \"value\"}",
+                ));
+            }
+            Err(e) => {
+                return Err(ValidationError::new(
+                    "params",
+                    format!("params is not valid JSON: {e}"),
+                ));
+            }
+        }
+        if let Some(r) = &self.request_id {
+            if r.is_empty() {
+                return Err(ValidationError::new("request_id", "request id is empty"));
+            }
+            if r.len() > 1000 {
+                return Err(ValidationError::new(
+                    "request_id",
+                    "request id is longer than 1000 bytes",
+                ));
+            }
+            check_text("request_id", r)?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks a free-text field: no NUL bytes, at most 1 MiB.
+pub fn check_text(field: &'static str, text: &str) -> Result<(), ValidationError> {
+    if text.len() > MAX_FIELD_BYTES {
+        return Err(ValidationError::new(
+            field,
+            format!(
+                "{field} is {} bytes; the limit is {MAX_FIELD_BYTES} (1 MiB)",
+                text.len()
+            ),
+        ));
+    }
+    if text.contains('\0') {
+        return Err(ValidationError::new(
+            field,
+            format!("{field} contains a NUL byte"),
+        ));
+    }
+    Ok(())
+}
+
+/// A field that breaks a rule, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ValidationError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl ValidationError {
+    pub fn new(field: &'static str, message: impl Into<String>) -> Self {
+        ValidationError {
+            field,
+            message: message.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_items_are_checked_field_by_field() {
+        assert!(NewItem::titled("Reset password").validate().is_ok());
+        let long = NewItem::titled(&"x".repeat(1001));
+        assert_eq!(long.validate().unwrap_err().field, "title");
+        assert!(NewItem::titled(&"é".repeat(1000)).validate().is_ok());
+        let nul = NewItem {
+            body: "a\0b".into(),
+            ..NewItem::titled("t")
+        };
+        assert!(nul.validate().unwrap_err().message.contains("NUL"));
+        let big = NewItem {
+            body: "x".repeat(MAX_FIELD_BYTES + 1),
+            ..NewItem::titled("t")
+        };
+        assert_eq!(big.validate().unwrap_err().field, "body");
+        let bad_json = NewItem {
+            params: "{oops".into(),
+            ..NewItem::titled("t")
+        };
+        assert_eq!(bad_json.validate().unwrap_err().field, "params");
+        let array = NewItem {
+            params: "[1]".into(),
+            ..NewItem::titled("t")
+        };
+        assert!(array.validate().is_err());
+        assert!(NewItem::titled("   ").validate().is_err());
+    }
+
+    #[test]
+    fn overdue_only_while_open() {
+        let mut item = test_item();
+        item.due_at = Some(100);
+        assert!(item.is_overdue(101));
+        assert!(!item.is_overdue(100));
+        item.state = ItemState::Done;
+        assert!(!item.is_overdue(101));
+    }
+
+    pub(crate) fn test_item() -> Item {
+        Item {
+            id: 1,
+            queue: "default".into(),
+            request_id: None,
+            title: "t".into(),
+            body: String::new(),
+            params: "{}".into(),
+            priority: 0,
+            due_at: None,
+            state: ItemState::Open,
+            lock_user: None,
+            lock_time: None,
+            lock_token: 0,
+            notes: String::new(),
+            result: None,
+            error: None,
+            created_at: 0,
+            created_by: "p".into(),
+            finished_at: None,
+            finished_by: None,
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! The domain: items, queues, locks, events, users, and the pure rules over them.
+//!
+//! Nothing here reads the clock or touches a database: `now` is always a parameter.
+
+pub mod event;
+pub mod item;
+pub mod lock;
+pub mod queue;
+pub mod sanitize;
+pub mod time;
+pub mod user;
+
+pub use event::{Event, EventKind};
+pub use item::{Item, ItemState, NewItem, ValidationError};
+pub use lock::{Lock, LockStatus};
+pub use queue::{QueueSettings, QueueUpdate};
+pub use time::Millis;
+pub use user::{Actor, Role};

@@ -1,0 +1,142 @@
+//! Queue settings shared by every user of a database.
+
+use serde::Serialize;
+
+/// Default lock age: a lock not renewed for this long expires.
+pub const DEFAULT_LOCK_SECONDS: i64 = 1800;
+/// Default warning time before expiry.
+pub const DEFAULT_WARN_SECONDS: i64 = 120;
+/// The queue items go to when none is named.
+pub const DEFAULT_QUEUE: &str = "default";
+
+/// One queue's settings, as stored in `queues`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QueueSettings {
+    pub name: String,
+    pub lock_seconds: i64,
+    pub warn_seconds: i64,
+    pub max_per_user: Option<i64>,
+    pub paused: bool,
+}
+
+impl QueueSettings {
+    /// A queue with the default settings.
+    pub fn new(name: &str) -> Self {
+        QueueSettings {
+            name: name.to_string(),
+            lock_seconds: DEFAULT_LOCK_SECONDS,
+            warn_seconds: DEFAULT_WARN_SECONDS,
+            max_per_user: None,
+            paused: false,
+        }
+    }
+
+    /// Lock age in milliseconds.
+    pub fn lock_ms(&self) -> i64 {
+        self.lock_seconds * 1000
+    }
+}
+
+/// A change to a queue's settings; `None` leaves a setting as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueueUpdate {
+    pub lock_seconds: Option<i64>,
+    pub warn_seconds: Option<i64>,
+    /// `Some(None)` removes the limit, `Some(Some(n))` sets it.
+    pub max_per_user: Option<Option<i64>>,
+    pub paused: Option<bool>,
+}
+
+impl QueueUpdate {
+    /// Applies the change to `current`, checking the result; the message names the setting.
+    pub fn apply(&self, current: &QueueSettings) -> Result<QueueSettings, String> {
+        let mut next = current.clone();
+        if let Some(v) = self.lock_seconds {
+            if !(1..=7 * 86_400).contains(&v) {
+                return Err(format!(
+                    "lock-seconds must be between 1 and 604800 (a week), not {v}"
+                ));
+            }
+            next.lock_seconds = v;
+        }
+        if let Some(v) = self.warn_seconds {
+            if v < 0 {
+                return Err(format!("warn-seconds must not be negative, not {v}"));
+            }
+            next.warn_seconds = v;
+        }
+        if let Some(v) = self.max_per_user {
+            if let Some(n) = v
+                && n < 1
+            {
+                return Err(format!(
+                    "max-per-user must be at least 1 (or 0 for no limit), not {n}"
+                ));
+            }
+            next.max_per_user = v;
+        }
+        if let Some(p) = self.paused {
+            next.paused = p;
+        }
+        if next.warn_seconds >= next.lock_seconds {
+            return Err(format!(
+                "warn-seconds ({}) must be less than lock-seconds ({})",
+                next.warn_seconds, next.lock_seconds
+            ));
+        }
+        Ok(next)
+    }
+
+    /// True when the update changes nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == QueueUpdate::default()
+    }
+}
+
+/// Checks a queue name.
+pub fn validate_queue_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("queue name is empty".into());
+    }
+    if name.chars().count() > 100 {
+        return Err("queue name is longer than 100 characters".into());
+    }
+    if name.chars().any(|c| c.is_control()) {
+        return Err("queue name contains control characters".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn updates_are_validated_against_the_result() {
+        let q = QueueSettings::new("a");
+        let ok = QueueUpdate {
+            lock_seconds: Some(600),
+            max_per_user: Some(Some(3)),
+            ..Default::default()
+        }
+        .apply(&q)
+        .unwrap();
+        assert_eq!(ok.lock_seconds, 600);
+        assert_eq!(ok.max_per_user, Some(3));
+        let too_short = QueueUpdate {
+            lock_seconds: Some(60),
+            ..Default::default()
+        };
+        assert!(too_short.apply(&q).unwrap_err().contains("warn-seconds"));
+        let zero = QueueUpdate {
+            lock_seconds: Some(0),
+            ..Default::default()
+        };
+        assert!(zero.apply(&q).is_err());
+        let unlimited = QueueUpdate {
+            max_per_user: Some(None),
+            ..Default::default()
+        };
+        assert_eq!(unlimited.apply(&ok).unwrap().max_per_user, None);
+    }
+}

@@ -1,0 +1,75 @@
+//! Who is acting, and what they may do.
+
+use serde::Serialize;
+
+/// A user's role; users missing from the `users` table are staff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Staff,
+    Supervisor,
+}
+
+impl Role {
+    /// The role's name as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Staff => "staff",
+            Role::Supervisor => "supervisor",
+        }
+    }
+
+    /// Parses a stored or typed role name.
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "staff" => Some(Role::Staff),
+            "supervisor" => Some(Role::Supervisor),
+            _ => None,
+        }
+    }
+}
+
+/// The person acting: the name caseload knows them by and their OS login (both audited).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    pub name: String,
+    pub os_user: String,
+}
+
+impl Actor {
+    pub fn new(name: impl Into<String>, os_user: impl Into<String>) -> Self {
+        Actor {
+            name: name.into(),
+            os_user: os_user.into(),
+        }
+    }
+}
+
+/// Checks a user name given on the command line or in the environment.
+pub fn validate_user_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("user name is empty".into());
+    }
+    if name.chars().count() > 100 {
+        return Err("user name is longer than 100 characters".into());
+    }
+    if name.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err("user name contains spaces or control characters".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_names_are_checked() {
+        assert!(validate_user_name("alice").is_ok());
+        assert!(validate_user_name("").is_err());
+        assert!(validate_user_name("a b").is_err());
+        assert!(validate_user_name("a\u{1b}[2J").is_err());
+        assert_eq!(Role::parse("supervisor"), Some(Role::Supervisor));
+        assert_eq!(Role::parse("boss"), None);
+    }
+}

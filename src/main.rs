@@ -1,0 +1,61 @@
+//! The `caseload` binary: parse arguments, dispatch, map errors to an exit code.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use caseload::cli::{self, Cli};
+use caseload::domain::sanitize;
+use caseload::store::exit;
+
+fn main() -> ExitCode {
+    // A panic must never reach a user as a backtrace: one line, exit 1.
+    std::panic::set_hook(Box::new(|info| {
+        tracing::error!(%info, "panic");
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unexpected error".into());
+        eprintln!(
+            "caseload: internal error: {} (please report this)",
+            sanitize::line(&msg)
+        );
+    }));
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = match e.kind() {
+                clap::error::ErrorKind::DisplayHelp
+                | clap::error::ErrorKind::DisplayVersion
+                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => exit::OK,
+                _ => exit::USAGE,
+            };
+            let _ = e.print();
+            return ExitCode::from(code as u8);
+        }
+    };
+    caseload::logging::init();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cli::run(cli, &mut out)));
+    let _ = out.flush();
+    match result {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(f)) => {
+            // A closed pipe (`caseload list | head`) is not an error.
+            if f.error.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            tracing::warn!(code = f.code, error = %format!("{:#}", f.error), "command failed");
+            eprintln!("caseload: {}", sanitize::line(&format!("{:#}", f.error)));
+            ExitCode::from(f.code as u8)
+        }
+        Err(_) => ExitCode::from(exit::ERROR as u8),
+    }
+}

@@ -1,0 +1,93 @@
+//! The store's errors: each says what happened in one line and maps to an exit code.
+
+use crate::domain::time::clock_hm;
+use crate::domain::{ItemState, Millis};
+
+/// Exit codes of DESIGN section 4.
+pub mod exit {
+    pub const OK: i32 = 0;
+    pub const ERROR: i32 = 1;
+    pub const USAGE: i32 = 2;
+    pub const CONFLICT: i32 = 3;
+    pub const NOTHING: i32 = 4;
+    pub const SUPERVISOR_ONLY: i32 = 5;
+}
+
+/// Everything a store operation can refuse or fail with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    #[error("item #{0} does not exist")]
+    NotFound(i64),
+    #[error("unknown queue '{name}'{}", known_list(.known))]
+    UnknownQueue { name: String, known: Vec<String> },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("#{id} is held by {holder} (since {})", clock_hm(*.since))]
+    HeldByOther {
+        id: i64,
+        holder: String,
+        since: Millis,
+    },
+    #[error("#{id} is {} already{}", .state.as_str(), by_whom(.by))]
+    NotOpen {
+        id: i64,
+        state: ItemState,
+        by: Option<String>,
+    },
+    #[error("lock on #{id} lost: {detail}")]
+    LockLost { id: i64, detail: String },
+    #[error("nothing to claim: {0}")]
+    NothingToClaim(String),
+    #[error("nothing to claim: you hold {held} item(s) in queue '{queue}', its limit per user")]
+    WipLimit { queue: String, held: i64 },
+    #[error("supervisor only: {0}")]
+    SupervisorOnly(String),
+    #[error("database is read-only: {0}")]
+    ReadOnly(String),
+    #[error("database is busy: {0}")]
+    Busy(String),
+    #[error("{0}")]
+    Corrupt(String),
+    #[error("{0}")]
+    Unusable(String),
+    #[error("database error: {0}")]
+    Database(String),
+    #[error("connection lost: {0}")]
+    Connection(String),
+}
+
+fn known_list(known: &[String]) -> String {
+    if known.is_empty() {
+        " (there are no queues yet)".to_string()
+    } else {
+        format!(" (known: {})", known.join(", "))
+    }
+}
+
+fn by_whom(by: &Option<String>) -> String {
+    by.as_ref()
+        .map(|b| format!(" (by {b})"))
+        .unwrap_or_default()
+}
+
+impl StoreError {
+    /// The documented exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            StoreError::HeldByOther { .. }
+            | StoreError::NotOpen { .. }
+            | StoreError::LockLost { .. } => exit::CONFLICT,
+            StoreError::NothingToClaim(_) | StoreError::WipLimit { .. } => exit::NOTHING,
+            StoreError::SupervisorOnly(_) => exit::SUPERVISOR_ONLY,
+            _ => exit::ERROR,
+        }
+    }
+
+    /// True for the conflicts of the lock protocol (exit 3).
+    pub fn is_conflict(&self) -> bool {
+        self.exit_code() == exit::CONFLICT
+    }
+}
+
+/// Result of a store operation.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
