@@ -31,6 +31,24 @@ pub enum Migration {
     Migrated { from: i64 },
 }
 
+/// Refuses, before anything is written, a file that is another program's SQLite
+/// database or comes from a newer caseload.
+pub fn check_ours(conn: &Connection) -> Result<()> {
+    let (version, app_id) = versions(conn)?;
+    check_version(version, app_id)?;
+    if version == 0 {
+        let tables: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(super::sqlite::map_err)?;
+        if tables > 0 {
+            return Err(StoreError::Unusable(
+                "this is an SQLite database, but not a caseload database".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Brings the database up to date. `creator` is recorded as the first supervisor of a
 /// fresh database.
 pub fn migrate(conn: &Connection, creator: &Actor, now: Millis) -> Result<Migration> {

@@ -97,6 +97,7 @@ impl SqliteStore {
         // Reading the schema version makes SQLite read the header: not-a-database shows here.
         conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
             .map_err(map_err)?;
+        migrate::check_ours(&conn)?;
         let now = clock();
         let migration = if read_only {
             let v: i64 = conn
@@ -680,27 +681,53 @@ fn claim(
     Ok(item)
 }
 
-/// Why the caller can claim nothing from `queue` (or anywhere).
+/// Why the caller can claim nothing from `queue` (or anywhere): a WIP limit reached or a
+/// paused queue holding free items, else simply no free items.
 fn explain_nothing(c: &Connection, queue: Option<&QueueSettings>, me: &str) -> Result<StoreError> {
-    if let Some(q) = queue
-        && let Some(max) = q.max_per_user
-    {
-        let held: i64 = c.query_row(
-            "SELECT count(*) FROM items WHERE lock_user = ?1 AND queue = ?2",
-            params![me, q.name],
-            |r| r.get(0),
-        )?;
-        if held >= max {
-            return Ok(StoreError::WipLimit {
-                queue: q.name.clone(),
-                held,
-            });
+    let queues = match queue {
+        Some(q) => vec![q.clone()],
+        None => c
+            .prepare_cached(
+                "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues \
+                 WHERE paused = 1 OR max_per_user IS NOT NULL ORDER BY name",
+            )?
+            .query_map([], queue_from_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?,
+    };
+    let mut paused = Vec::new();
+    for q in &queues {
+        let has_free: bool = c
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM items WHERE queue = ?1 AND state = 'open' \
+                 AND lock_user IS NULL)",
+            )?
+            .query_row([&q.name], |r| r.get(0))?;
+        if !has_free {
+            continue;
+        }
+        if q.paused {
+            paused.push(q.name.clone());
+            continue;
+        }
+        if let Some(max) = q.max_per_user {
+            let held: i64 = c
+                .prepare_cached("SELECT count(*) FROM items WHERE lock_user = ?1 AND queue = ?2")?
+                .query_row(params![me, q.name], |r| r.get(0))?;
+            if held >= max {
+                return Ok(StoreError::WipLimit {
+                    queue: q.name.clone(),
+                    held,
+                });
+            }
         }
     }
-    Ok(StoreError::NothingToClaim(match queue {
-        Some(q) => format!("no free items in queue '{}'", q.name),
-        None => "no free items in any open queue".into(),
-    }))
+    Ok(StoreError::NothingToClaim(
+        match (queue, paused.is_empty()) {
+            (_, false) => format!("queue '{}' is paused", paused.join("', '")),
+            (Some(q), true) => format!("no free items in queue '{}'", q.name),
+            (None, true) => "no free items in any open queue".into(),
+        },
+    ))
 }
 
 /// Builds the WHERE clause and ORDER BY of a list query, with its parameters.
