@@ -335,3 +335,43 @@ impl RawFingerprint for Env {
         std::fs::read(&self.db).unwrap()
     }
 }
+
+/// Unmounts a FUSE mount when dropped.
+struct Mount(std::path::PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("fusermount")
+            .arg("-u")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[test]
+fn a_database_on_a_network_filesystem_is_refused() {
+    // bindfs gives a real FUSE mount (.ci/run installs it).
+    let env = Env::new();
+    let src = env.dir.path().join("src");
+    let mnt = env.dir.path().join("mnt");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    let status = std::process::Command::new("bindfs")
+        .arg(&src)
+        .arg(&mnt)
+        .status()
+        .expect("bindfs is installed (see .ci/run)");
+    assert!(status.success(), "bindfs could not mount");
+    let _mount = Mount(mnt.clone());
+    let db = mnt.join("q.db");
+    let err = env.fails("a", &["--db", db.to_str().unwrap(), "init"], 1);
+    assert!(
+        err.contains("network filesystem (FUSE)") && err.contains("--allow-network-fs"),
+        "{err}"
+    );
+    assert!(!src.join("q.db").exists(), "nothing was created");
+    env.ok(
+        "a",
+        &["--db", db.to_str().unwrap(), "--allow-network-fs", "init"],
+    );
+}

@@ -176,7 +176,7 @@ pub fn check_local_fs(dir: &Path) -> Result<(), String> {
         Some(name) => Err(format!(
             "{} is on a network filesystem ({name}); SQLite's locking is not reliable there and \
              two people could take the same item. Put the database on a local disk, use \
-             PostgreSQL, or set CASELOAD_ALLOW_NETWORK_FS=1 if you are sure",
+             PostgreSQL, or pass --allow-network-fs (or set CASELOAD_ALLOW_NETWORK_FS=1) if you are sure",
             dir.display()
         )),
         None => Ok(()),

@@ -936,11 +936,13 @@ impl Store for SqliteStore {
             if let Some(item) = claim(c, id, cur.lock_user.clone(), now, actor)? {
                 return Ok(item);
             }
-            if let (Some(holder), Some(since)) = (&cur.lock_user, cur.lock_time) {
+            if let Some(lock) = cur.lock()
+                && !lock.is_expired(&q, now)
+            {
                 return Err(StoreError::HeldByOther {
                     id,
-                    holder: holder.clone(),
-                    since,
+                    holder: lock.user,
+                    since: lock.time,
                 });
             }
             if q.paused {
