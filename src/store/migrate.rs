@@ -56,7 +56,7 @@ pub fn migrate(conn: &Connection, creator: &Actor, now: Millis) -> Result<Migrat
     if version == LATEST && app_id == APPLICATION_ID {
         return Ok(Migration::UpToDate);
     }
-    check_version(version, app_id)?;
+    check_ours(conn)?;
     conn.execute_batch("BEGIN IMMEDIATE")
         .map_err(super::sqlite::map_err)?;
     let outcome = migrate_locked(conn, creator, now);
@@ -75,17 +75,9 @@ pub fn migrate(conn: &Connection, creator: &Actor, now: Millis) -> Result<Migrat
 
 fn migrate_locked(conn: &Connection, creator: &Actor, now: Millis) -> Result<Migration> {
     // Re-read under the write lock: another program may have migrated meanwhile.
-    let (version, app_id) = versions(conn)?;
-    check_version(version, app_id)?;
+    check_ours(conn)?;
+    let (version, _) = versions(conn)?;
     let outcome = if version == 0 {
-        let tables: i64 = conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-            .map_err(super::sqlite::map_err)?;
-        if tables > 0 {
-            return Err(StoreError::Unusable(
-                "this is an SQLite database, but not a caseload database".into(),
-            ));
-        }
         conn.execute_batch(SCHEMA).map_err(super::sqlite::map_err)?;
         conn.execute(
             "INSERT INTO users (name, role, last_seen) VALUES (?1, 'supervisor', ?2)",

@@ -487,6 +487,19 @@ fn load_item(c: &Connection, id: i64) -> Result<Item> {
         .ok_or(StoreError::NotFound(id))
 }
 
+/// One item that must still be open (else `NotOpen`, naming who finished it).
+fn load_open_item(c: &Connection, id: i64) -> Result<Item> {
+    let item = load_item(c, id)?;
+    if item.state != ItemState::Open {
+        return Err(StoreError::NotOpen {
+            id,
+            state: item.state,
+            by: item.finished_by,
+        });
+    }
+    Ok(item)
+}
+
 fn load_queue(c: &Connection, name: &str) -> Result<QueueSettings> {
     let q = c
         .prepare_cached(
@@ -565,14 +578,11 @@ fn require_supervisor(c: &Connection, actor: &Actor, action: &str) -> Result<()>
 
 /// Why a fenced holder write changed nothing, in the holder's terms.
 fn explain_loss(c: &Connection, id: i64, token: i64, me: &str) -> Result<StoreError> {
-    let item = load_item(c, id)?;
-    if item.state != ItemState::Open {
-        return Ok(StoreError::NotOpen {
-            id,
-            state: item.state,
-            by: item.finished_by,
-        });
-    }
+    let item = match load_open_item(c, id) {
+        Ok(item) => item,
+        Err(e @ StoreError::NotOpen { .. }) => return Ok(e),
+        Err(e) => return Err(e),
+    };
     let last = last_lock_change(c, id)?;
     let how = |e: &Event| -> String {
         match e.kind {
@@ -907,14 +917,7 @@ impl Store for SqliteStore {
 
     fn take(&mut self, id: i64) -> Result<Item> {
         self.write(|c, now, actor| {
-            let cur = load_item(c, id)?;
-            if cur.state != ItemState::Open {
-                return Err(StoreError::NotOpen {
-                    id,
-                    state: cur.state,
-                    by: cur.finished_by,
-                });
-            }
+            let cur = load_open_item(c, id)?;
             if cur.is_held_by(&actor.name) {
                 // Already mine (perhaps expired but not taken over): renew quietly.
                 c.prepare_cached(
@@ -1120,14 +1123,7 @@ impl Store for SqliteStore {
         validate_user_name(to).map_err(|m| StoreError::Invalid(format!("--to: {m}")))?;
         self.write(|c, now, actor| {
             require_supervisor(c, actor, "reassign items")?;
-            let cur = load_item(c, id)?;
-            if cur.state != ItemState::Open {
-                return Err(StoreError::NotOpen {
-                    id,
-                    state: cur.state,
-                    by: cur.finished_by,
-                });
-            }
+            let cur = load_open_item(c, id)?;
             let item = c
                 .prepare_cached(&format!(
                     "UPDATE items SET lock_user = ?1, lock_time = ?2, lock_token = lock_token + 1 \
@@ -1176,14 +1172,7 @@ impl Store for SqliteStore {
         let reason = required_reason(reason)?;
         self.write(|c, now, actor| {
             require_supervisor(c, actor, "cancel items")?;
-            let cur = load_item(c, id)?;
-            if cur.state != ItemState::Open {
-                return Err(StoreError::NotOpen {
-                    id,
-                    state: cur.state,
-                    by: cur.finished_by,
-                });
-            }
+            let cur = load_open_item(c, id)?;
             c.prepare_cached(
                 "UPDATE items SET state = 'cancelled', error = ?1, lock_user = NULL, \
                  lock_time = NULL, finished_at = ?2, finished_by = ?3 \
