@@ -88,11 +88,32 @@ pub enum Command {
     },
     /// Release expired locks; prints how many.
     Reap,
-    /// Supervisor: return a held item to the pool.
+    /// Supervisor: return a held item (or, without ID, every lock matching the filters) to
+    /// the pool.
     Unlock {
-        id: i64,
+        #[arg(required_unless_present_any = ["expired", "holder"])]
+        id: Option<i64>,
         #[arg(long)]
         reason: String,
+        /// Without ID: only expired locks.
+        #[arg(long, conflicts_with = "id")]
+        expired: bool,
+        /// Without ID: only locks held by this user.
+        #[arg(long, value_name = "USER", conflicts_with = "id")]
+        holder: Option<String>,
+        /// Without ID: only locks in this queue.
+        #[arg(long, conflicts_with = "id")]
+        queue: Option<String>,
+    },
+    /// What a user did (default: you, today).
+    History {
+        #[arg(long, value_name = "USER")]
+        user: Option<String>,
+        /// Start time, RFC 3339 (default: midnight today, local time).
+        #[arg(long)]
+        since: Option<String>,
+        #[arg(long)]
+        json: bool,
     },
     /// Supervisor: give an item's lock to another user.
     Reassign {
@@ -310,11 +331,11 @@ pub fn open_store(ctx: &Context_, init: bool) -> Result<Box<dyn Store>, Failure>
                 .with_context(|| path.display().to_string())?;
             Ok(Box::new(store))
         }
-        Location::Postgres(url) => Err(anyhow!(
-            "{}: PostgreSQL is not supported by this build yet",
-            location::redact_url(url)
-        )
-        .into()),
+        Location::Postgres(url) => {
+            let opts = crate::store::postgres::PgOptions::default();
+            let store = crate::store::postgres::PgStore::open(url, ctx.actor.clone(), &opts)?;
+            Ok(Box::new(store))
+        }
     }
 }
 
@@ -322,8 +343,7 @@ pub fn open_store(ctx: &Context_, init: bool) -> Result<Box<dyn Store>, Failure>
 pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
     let ctx = context(&cli)?;
     let Some(command) = cli.command else {
-        bail_usage("no subcommand given; see `caseload --help`")?;
-        return Ok(());
+        return tui(&ctx);
     };
     match command {
         Command::Init => init(&ctx, out),
@@ -370,10 +390,46 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
             writeln!(out, "{n}")?;
             Ok(())
         }
-        Command::Unlock { id, reason } => {
+        Command::Unlock {
+            id: Some(id),
+            reason,
+            ..
+        } => {
             open_store(&ctx, false)?.unlock(id, &reason)?;
             writeln!(out, "Unlocked #{id}")?;
             Ok(())
+        }
+        Command::Unlock {
+            id: None,
+            reason,
+            expired,
+            holder,
+            queue,
+        } => {
+            let mut s = open_store(&ctx, false)?;
+            let filter = ListFilter {
+                state: if expired {
+                    StateFilter::Expired
+                } else {
+                    StateFilter::Locked
+                },
+                queue,
+                holder,
+                text: None,
+                limit: usize::MAX >> 1,
+                offset: 0,
+            };
+            let locks: Vec<(i64, i64)> = s
+                .list(&filter)?
+                .iter()
+                .map(|i| (i.id, i.lock_token))
+                .collect();
+            let n = s.unlock_many(&locks, &reason)?;
+            writeln!(out, "Unlocked {n} item(s)")?;
+            Ok(())
+        }
+        Command::History { user, since, json } => {
+            history(&mut *open_store(&ctx, false)?, user, since, json, out)
         }
         Command::Reassign { id, to, reason } => {
             let item = open_store(&ctx, false)?.reassign(id, &to, &reason)?;
@@ -414,6 +470,18 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
     }
 }
 
+/// Opens the TUI (no subcommand); it needs a terminal.
+fn tui(ctx: &Context_) -> CliResult {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return bail_usage(
+            "the interactive view needs a terminal; use a subcommand (see `caseload --help`)",
+        );
+    }
+    let mut store = open_store(ctx, false)?;
+    crate::tui::run(&mut *store)?;
+    Ok(())
+}
+
 fn bail_usage(msg: &str) -> CliResult {
     Err(Failure {
         code: exit::USAGE,
@@ -440,6 +508,15 @@ fn demo(ctx: &Context_, db_given: bool, out: &mut dyn Write) -> CliResult {
         _ => demo_path()?,
     };
     let n = crate::demo::create(&path, &ctx.actor, !db_given)?;
+    if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+        let ctx = Context_ {
+            location: Location::File(path.clone()),
+            source: location::Source::Flag,
+            actor: ctx.actor.clone(),
+            allow_network_fs: ctx.allow_network_fs,
+        };
+        return tui(&ctx);
+    }
     writeln!(
         out,
         "Demo database {} holds {n} items. Open it with: caseload --db {}",
@@ -712,6 +789,44 @@ pub fn event_line(e: &Event) -> String {
     ))
     .trim_end()
     .to_string()
+}
+
+fn history(
+    s: &mut dyn Store,
+    user: Option<String>,
+    since: Option<String>,
+    json: bool,
+    out: &mut dyn Write,
+) -> CliResult {
+    let user = user.unwrap_or_else(|| s.actor().name.clone());
+    let since = match since {
+        Some(t) => parse_rfc3339(&t).ok_or_else(|| {
+            anyhow!(
+                "--since '{}' is not an RFC 3339 time (e.g. 2026-12-01T08:00:00Z)",
+                sanitize::line(&t)
+            )
+        })?,
+        None => start_of_today(),
+    };
+    let events = s.events_by(&user, since)?;
+    if json {
+        write_json(out, &Value::Array(events.iter().map(event_json).collect()))?;
+        return Ok(());
+    }
+    for e in &events {
+        writeln!(out, "#{:<6} {}", e.item_id, event_line(e))?;
+    }
+    Ok(())
+}
+
+/// Local midnight today, in Unix milliseconds.
+fn start_of_today() -> i64 {
+    use chrono::{Local, TimeZone};
+    let today = Local::now().date_naive();
+    today
+        .and_hms_opt(0, 0, 0)
+        .and_then(|t| Local.from_local_datetime(&t).earliest())
+        .map_or(0, |t| t.timestamp_millis())
 }
 
 fn claim(

@@ -702,3 +702,108 @@ fn a_closed_pipe_is_not_an_error() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn bulk_unlock_of_expired_locks_by_holder() {
+    let env = Env::new();
+    env.ok("sup", &["init"]);
+    env.ok(
+        "sup",
+        &["queue", "set", "slow", "--create", "--lock-seconds", "600"],
+    );
+    env.ok(
+        "sup",
+        &[
+            "queue",
+            "set",
+            "fast",
+            "--create",
+            "--lock-seconds",
+            "1",
+            "--warn-seconds",
+            "0",
+        ],
+    );
+    for i in 0..3 {
+        env.ok(
+            "p",
+            &["add", "--title", &format!("fast {i}"), "--queue", "fast"],
+        );
+    }
+    env.ok("p", &["add", "--title", "slow", "--queue", "slow"]);
+    env.claim("bob", &["--queue", "fast"]);
+    env.claim("bob", &["--queue", "fast"]);
+    env.claim("bob", &["--queue", "slow"]);
+    env.claim("carol", &["--queue", "fast"]);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    env.fails(
+        "bob",
+        &["unlock", "--expired", "--holder", "bob", "--reason", "x"],
+        5,
+    );
+    env.fails("sup", &["unlock", "--reason", "x"], 2);
+    let out = env.ok(
+        "sup",
+        &[
+            "unlock",
+            "--expired",
+            "--holder",
+            "bob",
+            "--reason",
+            "bob went home",
+        ],
+    );
+    assert_eq!(out.trim(), "Unlocked 2 item(s)");
+    let locked: Value =
+        serde_json::from_str(&env.ok("x", &["list", "--state", "locked", "--json"])).unwrap();
+    let holders: Vec<(&str, &str)> = locked
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["lock_user"].as_str().unwrap(),
+                v["queue"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(holders.len(), 2);
+    assert!(holders.contains(&("bob", "slow")) && holders.contains(&("carol", "fast")));
+    let v = env.show(1);
+    let last = v["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["kind"], "unlocked");
+    assert_eq!(last["actor"], "sup");
+    assert_eq!(last["detail"]["from"], "bob");
+    assert_eq!(last["detail"]["reason"], "bob went home");
+}
+
+#[test]
+fn history_of_a_user() {
+    let env = Env::new();
+    let a = env.add("a");
+    env.add("b");
+    env.claim("alice", &[]);
+    env.ok("alice", &["complete", &a.to_string()]);
+    env.claim("bob", &[]);
+    let v: Value =
+        serde_json::from_str(&env.ok("sup", &["history", "--user", "alice", "--json"])).unwrap();
+    let kinds: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["locked", "completed"]);
+    let text = env.ok("alice", &["history"]);
+    assert!(
+        text.contains(&format!("#{a}")) && text.contains("completed"),
+        "{text}"
+    );
+    let later: Value = serde_json::from_str(&env.ok(
+        "alice",
+        &["history", "--since", "2999-01-01T00:00:00Z", "--json"],
+    ))
+    .unwrap();
+    assert!(later.as_array().unwrap().is_empty());
+    env.fails("alice", &["history", "--since", "yesterday"], 1);
+}

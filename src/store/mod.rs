@@ -9,6 +9,7 @@ pub mod error;
 pub mod identity;
 pub mod location;
 pub mod migrate;
+pub mod postgres;
 pub mod sqlite;
 
 use std::path::Path;
@@ -210,6 +211,23 @@ pub trait Store {
 
     /// Supervisor: returns a held item to the pool.
     fn unlock(&mut self, id: i64, reason: &str) -> Result<()>;
+    /// Supervisor: returns many held items to the pool in one transaction. Each entry is
+    /// `(id, lock_token)` as the supervisor saw it; an item whose lock changed since (taken
+    /// over, completed, released) is left alone. Returns how many were unlocked.
+    fn unlock_many(&mut self, locks: &[(i64, i64)], reason: &str) -> Result<usize> {
+        let mut n = 0;
+        for &(id, token) in locks {
+            match self.item(id) {
+                Ok(item) if item.lock_user.is_some() && item.lock_token == token => {
+                    self.unlock(id, reason)?;
+                    n += 1;
+                }
+                Ok(_) | Err(StoreError::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(n)
+    }
     /// Supervisor: gives the item's lock to another user.
     fn reassign(&mut self, id: i64, to: &str, reason: &str) -> Result<Item>;
     /// Supervisor: reopens a failed (or cancelled) item.

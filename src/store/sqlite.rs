@@ -1118,6 +1118,42 @@ impl Store for SqliteStore {
         })
     }
 
+    fn unlock_many(&mut self, locks: &[(i64, i64)], reason: &str) -> Result<usize> {
+        let reason = required_reason(reason)?;
+        self.write(|c, now, actor| {
+            require_supervisor(c, actor, "unlock items")?;
+            let mut n = 0;
+            for &(id, token) in locks {
+                // Fenced by the token the supervisor saw: a lock that changed since stays.
+                let holder: Option<String> = c
+                    .prepare_cached(
+                        "SELECT lock_user FROM items WHERE id = ?1 AND lock_token = ?2 \
+                         AND lock_user IS NOT NULL",
+                    )?
+                    .query_row(params![id, token], |r| r.get(0))
+                    .optional()?;
+                let Some(holder) = holder else {
+                    continue;
+                };
+                c.prepare_cached(
+                    "UPDATE items SET lock_user = NULL, lock_time = NULL \
+                     WHERE id = ?1 AND lock_token = ?2",
+                )?
+                .execute(params![id, token])?;
+                insert_event(
+                    c,
+                    id,
+                    now,
+                    actor,
+                    EventKind::Unlocked,
+                    &json!({"from": holder, "reason": reason, "token": token, "bulk": true}),
+                )?;
+                n += 1;
+            }
+            Ok(n)
+        })
+    }
+
     fn reassign(&mut self, id: i64, to: &str, reason: &str) -> Result<Item> {
         let reason = required_reason(reason)?;
         validate_user_name(to).map_err(|m| StoreError::Invalid(format!("--to: {m}")))?;
