@@ -3,15 +3,23 @@
 //! Module map (what may use what is in `shared/STYLE.md`):
 //! - [`domain`]: items, queues, locks, events, users and the pure rules over them; never
 //!   reads the clock.
-//! - [`store`]: the [`store::Store`] trait, its errors, the SQLite implementation, the
-//!   migrator, database location and identity lookup.
+//! - [`store`]: the [`store::Store`] trait, its errors, the SQLite and PostgreSQL
+//!   implementations, the migrators, database location and identity lookup.
+//! - [`app`]: the TUI's state, messages, `update(state, msg) -> effects` and the key
+//!   table; pure (never touches the store or the clock).
+//! - [`ui`]: `render(&state, frame)`, one file per view or widget; no I/O.
+//! - [`tui`]: the thin loop that runs `app`'s effects against the Store and draws `ui`,
+//!   plus the terminal's life cycle (restore on every exit, SIGHUP).
 //! - [`cli`]: the subcommands, each a few lines over the Store.
 //! - [`import`]: CSV / JSON Lines parsing and validation for `caseload import`.
 //! - [`logging`]: diagnostics to a log file, never to a screen.
 
+pub mod app;
 pub mod cli;
 pub mod demo;
 pub mod domain;
 pub mod import;
 pub mod logging;
 pub mod store;
+pub mod tui;
+pub mod ui;

@@ -1,0 +1,532 @@
+//! The TUI's state and logic, Elm style: [`update`] takes the state and a [`Msg`] and
+//! returns [`Effect`]s for the loop (`tui.rs`) to run against the Store; their results
+//! come back as messages. Nothing here touches the store or reads the clock.
+
+pub mod keymap;
+pub mod layout;
+pub mod lost;
+pub mod textbuf;
+mod update;
+
+use std::collections::BTreeMap;
+
+use crate::domain::{Event, Item, LockStatus, Millis, QueueSettings, Role};
+use crate::store::{ListFilter, LostLock, StateFilter, Stats, StoreError, TakeNext};
+pub use textbuf::TextBuf;
+pub use update::update;
+
+/// How often the loop ticks when no key arrives (countdowns, live refresh).
+pub const TICK_MS: u64 = 500;
+
+/// The four views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Queue,
+    Mine,
+    Locks,
+    Stats,
+}
+
+impl View {
+    pub const ALL: [View; 4] = [View::Queue, View::Mine, View::Locks, View::Stats];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            View::Queue => "Queue",
+            View::Mine => "Mine",
+            View::Locks => "Locks",
+            View::Stats => "Stats",
+        }
+    }
+
+    fn index(self) -> usize {
+        View::ALL.iter().position(|v| *v == self).unwrap_or(0)
+    }
+}
+
+/// A window onto a list: the rows on screen, where they start and which one is selected.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListPane {
+    pub rows: Vec<Item>,
+    /// How many items match in all.
+    pub total: u64,
+    /// Position of `rows[0]` in the whole list.
+    pub offset: usize,
+    /// Selected position in the whole list.
+    pub selected: usize,
+}
+
+impl ListPane {
+    /// The selected item, if it is loaded.
+    pub fn selected_item(&self) -> Option<&Item> {
+        self.selected
+            .checked_sub(self.offset)
+            .and_then(|i| self.rows.get(i))
+    }
+}
+
+/// The filter of the Queue view.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    pub text: Option<String>,
+    pub queue: Option<String>,
+}
+
+impl Filter {
+    /// Parses what was typed at `/`: `queue:NAME` (or `q:NAME`) words pick a queue, the
+    /// rest is text to search for.
+    pub fn parse(s: &str) -> Filter {
+        let mut queue = None;
+        let mut words = Vec::new();
+        for w in s.split_whitespace() {
+            if let Some(q) = w.strip_prefix("queue:").or_else(|| w.strip_prefix("q:")) {
+                if !q.is_empty() {
+                    queue = Some(q.to_string());
+                }
+            } else {
+                words.push(w);
+            }
+        }
+        let text = words.join(" ");
+        Filter {
+            text: (!text.is_empty()).then_some(text),
+            queue,
+        }
+    }
+
+    /// The filter as it would be typed.
+    pub fn display(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(q) = &self.queue {
+            parts.push(format!("queue:{q}"));
+        }
+        if let Some(t) = &self.text {
+            parts.push(t.clone());
+        }
+        parts.join(" ")
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.text.is_none() && self.queue.is_none()
+    }
+}
+
+/// A lock the TUI believes the user holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub id: i64,
+    pub token: i64,
+    /// Acquisition or last renewal.
+    pub lock_time: Millis,
+    pub queue: String,
+    pub title: String,
+}
+
+impl Held {
+    pub fn of(item: &Item) -> Held {
+        Held {
+            id: item.id,
+            token: item.lock_token,
+            lock_time: item.lock_time.unwrap_or(0),
+            queue: item.queue.clone(),
+            title: item.title.clone(),
+        }
+    }
+
+    pub fn lock(&self, user: &str) -> crate::domain::Lock {
+        crate::domain::Lock {
+            user: user.to_string(),
+            time: self.lock_time,
+            token: self.token,
+        }
+    }
+}
+
+/// A line of the detail pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetailLine {
+    pub kind: LineKind,
+    /// Already sanitized.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    Heading,
+    Text,
+    Dim,
+}
+
+/// The item open in the detail pane.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Detail {
+    pub item: Item,
+    pub history: Vec<Event>,
+    pub lines: Vec<DetailLine>,
+    pub scroll: usize,
+}
+
+/// A lock the user lost, as told to them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub item_id: i64,
+    pub message: String,
+    pub at: Millis,
+}
+
+/// What a confirmation dialog does when confirmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pending {
+    Complete {
+        id: i64,
+        token: i64,
+    },
+    Fail {
+        id: i64,
+        token: i64,
+    },
+    /// Add the kept notes of a lost item as a comment.
+    Comment {
+        id: i64,
+    },
+    /// Quit although notes are unsaved (they are kept nowhere else).
+    Quit,
+    /// Nothing: an information popup.
+    Dismiss,
+}
+
+/// The one dialog mechanism: a question, an optional text field, Enter/Esc.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dialog {
+    pub title: String,
+    pub message: String,
+    /// A text field and its label, when the dialog asks for text.
+    pub input: Option<(String, TextBuf)>,
+    /// Confirming needs non-empty input.
+    pub required: bool,
+    pub pending: Pending,
+    /// Shown after a refused Enter (e.g. "a reason is required").
+    pub error: Option<String>,
+}
+
+/// The notes editor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Editor {
+    pub item_id: i64,
+    pub buf: TextBuf,
+    /// The notes as saved, to tell whether anything is unsaved.
+    pub original: String,
+    pub saving: bool,
+}
+
+/// A one-line message at the bottom.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub text: String,
+    pub error: bool,
+}
+
+/// Everything the screen shows and the keys act on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct State {
+    pub me: String,
+    pub role: Role,
+    pub now: Millis,
+    pub width: u16,
+    pub height: u16,
+    /// False under NO_COLOR.
+    pub color: bool,
+    pub view: View,
+    /// Queue, Mine and Locks windows.
+    pub panes: [ListPane; 3],
+    pub filter: Filter,
+    /// The `/` prompt while typing.
+    pub filter_prompt: Option<TextBuf>,
+    pub queues: BTreeMap<String, QueueSettings>,
+    pub held: BTreeMap<i64, Held>,
+    pub detail: Option<Detail>,
+    pub editor: Option<Editor>,
+    /// Notes typed but not saved, by item.
+    pub drafts: BTreeMap<i64, String>,
+    pub dialog: Option<Dialog>,
+    /// The help screen, scrolled this many lines.
+    pub help: Option<u16>,
+    pub status: Option<Status>,
+    /// Lost-lock notices of this session, newest first.
+    pub notices: Vec<Notice>,
+    /// Locks lost since the last visit (from startup).
+    pub lost_since: Vec<LostLock>,
+    /// "You have N unfinished items" at startup.
+    pub resume_line: Option<String>,
+    /// Items skipped this session.
+    pub skipped: Vec<i64>,
+    pub stats: Option<Stats>,
+    /// The last seen change marker.
+    pub marker: Option<u64>,
+    /// A renewal is on its way (one at a time).
+    pub renewing: Option<i64>,
+    pub quit: bool,
+}
+
+/// What `update` hears about.
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Key {
+        key: ratatui::crossterm::event::KeyEvent,
+        now: Millis,
+    },
+    Mouse {
+        mouse: ratatui::crossterm::event::MouseEvent,
+        now: Millis,
+    },
+    Paste {
+        text: String,
+        now: Millis,
+    },
+    Resize {
+        width: u16,
+        height: u16,
+    },
+    Tick {
+        now: Millis,
+    },
+    Marker(u64),
+    Resumed(Box<Resume>),
+    Reacquired(Vec<(i64, Result<Item, StoreError>)>),
+    Refreshed(Box<Snapshot>),
+    /// An item was taken (or opened) with its history.
+    Opened {
+        taken: bool,
+        result: Result<(Item, Vec<Event>), StoreError>,
+    },
+    Renewed {
+        id: i64,
+        result: Result<Item, StoreError>,
+    },
+    NotesSaved {
+        id: i64,
+        text: String,
+        result: Result<(), StoreError>,
+    },
+    Finished {
+        id: i64,
+        what: Finish,
+        result: Result<(), StoreError>,
+    },
+    Commented {
+        id: i64,
+        result: Result<(), StoreError>,
+    },
+}
+
+/// Startup facts for resuming.
+#[derive(Debug, Clone, Default)]
+pub struct Resume {
+    pub own: Vec<Item>,
+    pub queues: Vec<QueueSettings>,
+    pub lost: Vec<LostLock>,
+    pub last_seen: Option<Millis>,
+    pub role: Option<Role>,
+}
+
+/// A held lock as the database shows it now.
+#[derive(Debug, Clone)]
+pub struct LockCheck {
+    pub id: i64,
+    pub item: Result<Item, StoreError>,
+    /// Only fetched when the lock is gone.
+    pub history: Vec<Event>,
+}
+
+/// A refresh's results.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub marker: Option<u64>,
+    pub view: Option<View>,
+    pub rows: Vec<Item>,
+    pub total: u64,
+    pub offset: usize,
+    pub queues: Vec<QueueSettings>,
+    pub checks: Vec<LockCheck>,
+    pub stats: Option<Stats>,
+    pub error: Option<StoreError>,
+}
+
+/// How an item is finished.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finish {
+    Complete(Option<String>),
+    Fail(String),
+    Release,
+    /// Release as skipped, then take the next item not skipped this session.
+    Skip(TakeNext),
+}
+
+/// What the loop does for `update`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Load own locks, lost locks and settings; record this visit.
+    Resume,
+    Reacquire(Vec<i64>),
+    /// Read the change marker (live refresh).
+    CheckMarker,
+    Refresh(RefreshRequest),
+    TakeNext(TakeNext),
+    Take(i64),
+    Open(i64),
+    Renew {
+        id: i64,
+        token: i64,
+    },
+    SaveNotes {
+        id: i64,
+        token: i64,
+        text: String,
+    },
+    /// Finish an item, saving `notes` first when given.
+    Finish {
+        id: i64,
+        token: i64,
+        what: Finish,
+        notes: Option<String>,
+    },
+    Comment {
+        id: i64,
+        text: String,
+    },
+}
+
+/// What to re-query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefreshRequest {
+    pub view: View,
+    /// The visible window of the current list view.
+    pub list: Option<ListFilter>,
+    pub stats: bool,
+    /// Held locks to check: (id, token).
+    pub checks: Vec<(i64, i64)>,
+}
+
+impl State {
+    /// The state before anything is loaded.
+    pub fn new(me: &str, now: Millis, width: u16, height: u16, color: bool) -> State {
+        State {
+            me: me.to_string(),
+            role: Role::Staff,
+            now,
+            width,
+            height,
+            color,
+            view: View::Queue,
+            panes: Default::default(),
+            filter: Filter::default(),
+            filter_prompt: None,
+            queues: BTreeMap::new(),
+            held: BTreeMap::new(),
+            detail: None,
+            editor: None,
+            drafts: BTreeMap::new(),
+            dialog: None,
+            help: None,
+            status: None,
+            notices: Vec::new(),
+            lost_since: Vec::new(),
+            resume_line: None,
+            skipped: Vec::new(),
+            stats: None,
+            marker: None,
+            renewing: None,
+            quit: false,
+        }
+    }
+
+    /// The settings of `queue` (defaults until loaded).
+    pub fn queue(&self, queue: &str) -> QueueSettings {
+        self.queues
+            .get(queue)
+            .cloned()
+            .unwrap_or_else(|| QueueSettings::new(queue))
+    }
+
+    /// An item's lock as shown at `now`.
+    pub fn lock_status(&self, item: &Item) -> LockStatus {
+        crate::domain::lock::status_of(item.lock().as_ref(), &self.queue(&item.queue), self.now)
+    }
+
+    /// The pane of a list view.
+    pub fn pane(&self, view: View) -> Option<&ListPane> {
+        match view {
+            View::Stats => None,
+            v => self.panes.get(v.index()),
+        }
+    }
+
+    fn pane_mut(&mut self, view: View) -> Option<&mut ListPane> {
+        match view {
+            View::Stats => None,
+            v => self.panes.get_mut(v.index()),
+        }
+    }
+
+    /// Alerts about held locks: (id, text, expired). Expired first, then warnings.
+    pub fn lock_alerts(&self) -> Vec<LockAlert> {
+        let mut out = Vec::new();
+        for h in self.held.values() {
+            let q = self.queue(&h.queue);
+            let lock = h.lock(&self.me);
+            match lock.status(&q, self.now) {
+                LockStatus::Expired { overrun, .. } => out.push(LockAlert {
+                    id: h.id,
+                    expired: true,
+                    ms: overrun,
+                }),
+                LockStatus::Held { remaining, .. } if lock.in_warning(&q, self.now) => {
+                    out.push(LockAlert {
+                        id: h.id,
+                        expired: false,
+                        ms: remaining,
+                    })
+                }
+                _ => {}
+            }
+        }
+        out.sort_by_key(|a| (!a.expired, a.ms));
+        out
+    }
+}
+
+/// A held lock near or past expiry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockAlert {
+    pub id: i64,
+    pub expired: bool,
+    /// Time left (warning) or overrun (expired).
+    pub ms: i64,
+}
+
+/// The list filter of a view's window.
+pub fn list_filter(state: &State, view: View, offset: usize, limit: usize) -> Option<ListFilter> {
+    let base = ListFilter {
+        limit,
+        offset,
+        ..ListFilter::default()
+    };
+    match view {
+        View::Queue => Some(ListFilter {
+            state: StateFilter::Open,
+            queue: state.filter.queue.clone(),
+            text: state.filter.text.clone(),
+            ..base
+        }),
+        View::Mine => Some(ListFilter {
+            state: StateFilter::Locked,
+            holder: Some(state.me.clone()),
+            ..base
+        }),
+        View::Locks => Some(ListFilter {
+            state: StateFilter::Locked,
+            ..base
+        }),
+        View::Stats => None,
+    }
+}

@@ -1,0 +1,102 @@
+//! The item detail pane: title and lock, then body, params, notes and history, scrolled.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::Theme;
+use crate::app::{Detail, LineKind, State};
+use crate::domain::sanitize;
+use crate::domain::time::short_duration;
+use crate::domain::{ItemState, LockStatus};
+
+pub fn render(state: &State, d: &Detail, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let item = &d.item;
+    let held = state.held.get(&item.id);
+    let lock = match (held, item.state) {
+        (_, s) if s != ItemState::Open => (s.as_str().to_uppercase(), theme.dim()),
+        (Some(h), _) => {
+            let q = state.queue(&item.queue);
+            let l = h.lock(&state.me);
+            match l.status(&q, state.now) {
+                LockStatus::Expired { overrun, .. } => (
+                    format!(
+                        "EXPIRED +{} (yours until someone takes it)",
+                        short_duration(overrun)
+                    ),
+                    theme.expired(),
+                ),
+                LockStatus::Held { remaining, .. } if l.in_warning(&q, state.now) => (
+                    format!("! yours, {} left", short_duration(remaining)),
+                    theme.expired(),
+                ),
+                LockStatus::Held { remaining, .. } => (
+                    format!("yours, {} left", short_duration(remaining)),
+                    theme.mine(),
+                ),
+                LockStatus::Free => ("free".into(), theme.dim()),
+            }
+        }
+        (None, _) if state.notices.iter().any(|n| n.item_id == item.id) => {
+            ("LOCK LOST".into(), theme.expired())
+        }
+        (None, _) => match state.lock_status(item) {
+            LockStatus::Free => ("not yours (free)".into(), theme.dim()),
+            LockStatus::Held { user, .. } => {
+                (format!("held by {}", sanitize::line(&user)), theme.held())
+            }
+            LockStatus::Expired { user, .. } => (
+                format!("EXPIRED, held by {}", sanitize::line(&user)),
+                theme.expired(),
+            ),
+        },
+    };
+    let head = Line::from(vec![
+        Span::styled(format!("#{} ", item.id), theme.heading()),
+        Span::styled(
+            format!("[{} · pri {}] ", sanitize::line(&item.queue), item.priority),
+            theme.dim(),
+        ),
+        Span::raw(sanitize::line(&item.title).into_owned()),
+    ]);
+    let lock_w = lock.0.chars().count() as u16 + 2;
+    frame.render_widget(
+        Paragraph::new(head),
+        Rect {
+            height: 1,
+            width: area.width.saturating_sub(lock_w),
+            ..area
+        },
+    );
+    frame.render_widget(
+        Paragraph::new(Span::styled(format!(" {}", lock.0), lock.1)),
+        Rect {
+            x: area.x + area.width.saturating_sub(lock_w),
+            width: lock_w.min(area.width),
+            height: 1,
+            ..area
+        },
+    );
+    let body = Rect {
+        y: area.y + 1,
+        height: area.height.saturating_sub(1),
+        ..area
+    };
+    // Only a screenful of lines is handed to the wrapper, however long the text.
+    let lines: Vec<Line> = d
+        .lines
+        .iter()
+        .skip(d.scroll)
+        .take(body.height as usize)
+        .map(|l| {
+            let style = match l.kind {
+                LineKind::Heading => theme.heading(),
+                LineKind::Dim => theme.dim(),
+                LineKind::Text => Default::default(),
+            };
+            Line::styled(l.text.as_str(), style)
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
+}

@@ -1,0 +1,126 @@
+//! Popups: the one confirmation dialog and the notes editor.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use super::Theme;
+use crate::app::{Dialog, Editor, Pending, State};
+use crate::domain::sanitize;
+
+/// A rectangle of `w` x `h` centred in `area` (clipped to it).
+pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+pub fn confirm(d: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let w = area.width.saturating_sub(8).min(72);
+    let inner_w = w.saturating_sub(2).max(1) as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    for l in sanitize::text(&d.message).split('\n') {
+        lines.push(Line::raw(l.to_string()));
+    }
+    let mut cursor = None;
+    if let Some((label, buf)) = &d.input {
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(label.clone(), theme.dim()));
+        let text = sanitize::line(&buf.text()).into_owned();
+        cursor = Some(lines.len());
+        lines.push(Line::from(vec![
+            Span::styled("> ", theme.key()),
+            Span::raw(text),
+        ]));
+    }
+    if let Some(e) = &d.error {
+        lines.push(Line::styled(e.clone(), theme.error()));
+    }
+    lines.push(Line::raw(""));
+    let hint = match d.pending {
+        Pending::Comment { .. } => "Enter: add as comment · Esc: keep them for later",
+        Pending::Dismiss => "Enter or Esc: close",
+        Pending::Quit => "Enter: quit · Esc: stay",
+        _ => "Enter: confirm · Esc: cancel",
+    };
+    lines.push(Line::styled(hint, theme.dim()));
+    // Height: wrapped lines, within the screen.
+    let heights: Vec<usize> = lines
+        .iter()
+        .map(|l| l.width().max(1).div_ceil(inner_w))
+        .collect();
+    let wrapped: usize = heights.iter().sum();
+    let rect = centered(area, w, wrapped as u16 + 2);
+    frame.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border())
+        .title(Span::styled(
+            format!(" {} ", sanitize::line(&d.title)),
+            theme.heading(),
+        ));
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(block),
+        rect,
+    );
+    if let (Some(row), Some((_, buf))) = (cursor, &d.input) {
+        // Lines before the input are counted wrapped, as drawn.
+        let x = rect.x + 3 + buf.cursor().1 as u16;
+        let y = rect.y + 1 + heights[..row].iter().sum::<usize>() as u16;
+        if x < rect.x + rect.width - 1 && y < rect.y + rect.height - 1 {
+            frame.set_cursor_position((x, y));
+        }
+    }
+}
+
+pub fn editor(state: &State, ed: &Editor, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let rect = Rect {
+        x: area.x + 2,
+        y: area.y + 2,
+        width: area.width.saturating_sub(4),
+        height: area.height.saturating_sub(4),
+    };
+    frame.render_widget(Clear, rect);
+    let title = format!(
+        " Notes on #{}{} — Ctrl-S saves, Esc closes ",
+        ed.item_id,
+        if ed.saving { " (saving…)" } else { "" }
+    );
+    let lost = !state.held.contains_key(&ed.item_id);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(if lost {
+            theme.expired()
+        } else {
+            theme.border()
+        })
+        .title(Span::styled(title, theme.heading()));
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    let (row, col) = ed.buf.cursor();
+    let h = inner.height.max(1) as usize;
+    let top = row.saturating_sub(h - 1);
+    let w = inner.width.max(1) as usize;
+    let left = col.saturating_sub(w - 1);
+    let lines: Vec<Line> = ed
+        .buf
+        .lines()
+        .iter()
+        .skip(top)
+        .take(h)
+        .map(|l| {
+            let shown: String = sanitize::line(l).chars().skip(left).collect();
+            Line::raw(shown)
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+    frame.set_cursor_position((inner.x + (col - left) as u16, inner.y + (row - top) as u16));
+}

@@ -1,0 +1,209 @@
+//! Drawing: `render(&state, frame)` and one file per view or widget. No I/O, no clock:
+//! everything shown comes from the state, and every database string is sanitized here.
+
+mod detail;
+mod dialog;
+mod help;
+mod list;
+mod stats;
+mod theme;
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use crate::app::layout::{self, MIN_HEIGHT, MIN_WIDTH};
+use crate::app::{State, View};
+use crate::domain::sanitize;
+use crate::domain::time::short_duration;
+pub use theme::Theme;
+
+/// Draws the whole screen.
+pub fn render(state: &State, frame: &mut Frame) {
+    let area = frame.area();
+    let theme = Theme::new(state.color);
+    if !layout::fits(state) || area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        too_small(frame, area);
+        return;
+    }
+    tab_bar(state, &theme, frame, Rect { height: 1, ..area });
+    let main = Rect {
+        y: 1,
+        height: area.height - 3,
+        ..area
+    };
+    match (&state.detail, state.view) {
+        (Some(d), _) => detail::render(state, d, &theme, frame, main),
+        (None, View::Stats) => stats::render(state, &theme, frame, main),
+        (None, view) => list::render(state, view, &theme, frame, main),
+    }
+    status_line(
+        state,
+        &theme,
+        frame,
+        Rect {
+            y: area.height - 2,
+            height: 1,
+            ..area
+        },
+    );
+    key_line(
+        state,
+        &theme,
+        frame,
+        Rect {
+            y: area.height - 1,
+            height: 1,
+            ..area
+        },
+    );
+    if let Some(ed) = &state.editor {
+        dialog::editor(state, ed, &theme, frame, area);
+    }
+    if let Some(d) = &state.dialog {
+        dialog::confirm(d, &theme, frame, area);
+    }
+    if let Some(top) = state.help {
+        help::render(top, &theme, frame, area);
+    }
+}
+
+fn too_small(frame: &mut Frame, area: Rect) {
+    let msg = format!(
+        "Terminal too small ({}x{}). caseload needs at least {MIN_WIDTH}x{MIN_HEIGHT}: enlarge the window, or press q to quit.",
+        area.width, area.height
+    );
+    frame.render_widget(
+        Paragraph::new(msg)
+            .wrap(Wrap { trim: true })
+            .alignment(Alignment::Left),
+        area,
+    );
+}
+
+fn tab_bar(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let mut spans = vec![Span::raw(" ")];
+    for (i, v) in View::ALL.iter().enumerate() {
+        let text = format!(" {} {} ", i + 1, v.title());
+        if *v == state.view && state.detail.is_none() {
+            spans.push(Span::styled(text, theme.tab_active()));
+        } else {
+            spans.push(Span::styled(text, theme.tab()));
+        }
+    }
+    let held = state.held.len();
+    let mut right = format!("{} · {held} held", sanitize::line(&state.me));
+    if let (None, Some(p)) = (&state.detail, state.pane(state.view)) {
+        let at = if p.total == 0 { 0 } else { p.selected + 1 };
+        right = format!("{at}/{} · {right}", p.total);
+    }
+    if state.view == View::Queue && !state.filter.is_empty() {
+        right = format!(
+            "filter: {} · {right}",
+            sanitize::line(&state.filter.display())
+        );
+    }
+    let left_w: usize = spans.iter().map(|s| s.width()).sum();
+    let pad = (area.width as usize).saturating_sub(left_w + right.chars().count() + 1);
+    spans.push(Span::raw(" ".repeat(pad)));
+    spans.push(Span::styled(right, theme.dim()));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    if let Some(p) = &state.filter_prompt {
+        let text: String = p.text();
+        let line = Line::from(vec![
+            Span::styled(
+                "Filter (text, queue:NAME; Enter applies, Esc cancels): ",
+                theme.dim(),
+            ),
+            Span::raw(sanitize::line(&text).into_owned()),
+        ]);
+        let cursor_x = (line.width() as u16)
+            .saturating_sub(text.chars().count().saturating_sub(p.cursor().1) as u16);
+        frame.render_widget(Paragraph::new(line), area);
+        frame.set_cursor_position((area.x + cursor_x.min(area.width - 1), area.y));
+        return;
+    }
+    let mut spans = Vec::new();
+    if let Some(a) = state.lock_alerts().first() {
+        let text = if a.expired {
+            format!(
+                " EXPIRED: your lock on #{} ran out {} ago; press a key in its view to renew ",
+                a.id,
+                short_duration(a.ms)
+            )
+        } else {
+            format!(
+                " ! Your lock on #{} expires in {} (keys in its view renew it) ",
+                a.id,
+                short_duration(a.ms)
+            )
+        };
+        spans.push(Span::styled(text, theme.alert(a.expired)));
+        spans.push(Span::raw(" "));
+    }
+    if let Some(st) = &state.status {
+        let style = if st.error {
+            theme.error()
+        } else {
+            theme.info()
+        };
+        spans.push(Span::styled(sanitize::line(&st.text).into_owned(), style));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn key_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let hints: &[(&str, &str)] = if state.editor.is_some() {
+        &[("Ctrl-S", "save"), ("Esc", "close (text kept)")]
+    } else if state.dialog.is_some() {
+        &[("Enter", "confirm"), ("Esc", "cancel")]
+    } else if let Some(d) = &state.detail {
+        if state.held.contains_key(&d.item.id) {
+            &[
+                ("c", "complete"),
+                ("f", "fail"),
+                ("r", "release"),
+                ("s", "skip"),
+                ("e", "notes"),
+                ("j/k", "scroll"),
+                ("Esc", "back"),
+                ("?", "help"),
+            ]
+        } else {
+            &[
+                ("j/k", "scroll"),
+                ("Esc", "back"),
+                ("n", "take next"),
+                ("?", "help"),
+            ]
+        }
+    } else if state.view == View::Mine {
+        &[
+            ("Enter", "open"),
+            ("c/f/r/s/e", "act on row"),
+            ("n", "take next"),
+            ("1-4", "views"),
+            ("?", "help"),
+            ("q", "quit"),
+        ]
+    } else {
+        &[
+            ("n", "take next"),
+            ("Enter", "take/open"),
+            ("/", "filter"),
+            ("1-4", "views"),
+            ("?", "help"),
+            ("q", "quit"),
+        ]
+    };
+    let mut spans = Vec::new();
+    for (k, what) in hints {
+        spans.push(Span::styled(format!(" {k}"), theme.key()));
+        spans.push(Span::styled(format!(" {what} "), theme.dim()));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}

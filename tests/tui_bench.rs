@@ -1,0 +1,165 @@
+//! TUI timings on a 1,000,000-item file (ignored by default; run in release):
+//!
+//! ```text
+//! cargo test --release --test tui_bench -- --ignored --nocapture
+//! ```
+//!
+//! The file is built once at `target/tui-bench-1m.db` (or `CASELOAD_BENCH_DB`) and reused.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use caseload::domain::{Actor, NewItem};
+use caseload::store::sqlite::{OpenOptions, SqliteStore};
+use caseload::store::{ListFilter, StateFilter, Store};
+use caseload::tui::Session;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+
+const N: usize = 1_000_000;
+
+fn db_path() -> PathBuf {
+    std::env::var_os("CASELOAD_BENCH_DB")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/tui-bench-1m.db"))
+}
+
+fn open(user: &str) -> SqliteStore {
+    SqliteStore::open(&db_path(), Actor::new(user, user), &OpenOptions::default()).unwrap()
+}
+
+fn ensure_db() {
+    let mut s = open("feeder");
+    let have = s
+        .count(&ListFilter {
+            state: StateFilter::All,
+            ..ListFilter::default()
+        })
+        .unwrap() as usize;
+    let queues = ["helpdesk", "verification", "fulfilment"];
+    let mut i = have;
+    while i < N {
+        let batch: Vec<NewItem> = (i..(i + 10_000).min(N))
+            .map(|k| {
+                let mut it = NewItem::titled(&format!(
+                    "Item {k}: check the thing for customer {}",
+                    k % 9973
+                ));
+                it.queue = queues[k % 3].to_string();
+                it.priority = (k % 5) as i64;
+                it
+            })
+            .collect();
+        i += batch.len();
+        s.add_batch(&batch).unwrap();
+    }
+}
+
+fn key(c: KeyCode) -> Option<Event> {
+    Some(Event::Key(KeyEvent::new(c, KeyModifiers::NONE)))
+}
+
+fn time<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let t = Instant::now();
+    let r = f();
+    (r, t.elapsed())
+}
+
+fn avg(n: u32, mut f: impl FnMut()) -> Duration {
+    let t = Instant::now();
+    for _ in 0..n {
+        f();
+    }
+    t.elapsed() / n
+}
+
+#[test]
+#[ignore = "builds a 1M-item file; run explicitly in release"]
+fn tui_timings_on_a_million_items() {
+    ensure_db();
+    let (w, h) = (120, 40);
+    let ((), first) = time(|| {
+        let mut store = open("alice");
+        let s = Session::start(&mut store, w, h, true);
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        caseload::tui::draw(&mut t, &s.state).unwrap();
+    });
+    let mut store = open("alice");
+    let mut s = Session::start(&mut store, w, h, true);
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    let frame = avg(200, || caseload::tui::draw(&mut t, &s.state).unwrap());
+    let total = s.state.panes[0].total;
+    assert_eq!(total as usize, N.max(total as usize));
+    let j_in_window = avg(30, || {
+        s.handle(key(KeyCode::Char('j')));
+        caseload::tui::draw(&mut t, &s.state).unwrap();
+    });
+    // Past the window every j re-queries the window and the count.
+    let j_scrolling = avg(100, || {
+        s.handle(key(KeyCode::Char('j')));
+        caseload::tui::draw(&mut t, &s.state).unwrap();
+    });
+    let pgdn = avg(50, || {
+        s.handle(key(KeyCode::PageDown));
+        caseload::tui::draw(&mut t, &s.state).unwrap();
+    });
+    let ((), end) = time(|| {
+        s.handle(key(KeyCode::Char('G')));
+        caseload::tui::draw(&mut t, &s.state).unwrap();
+    });
+    // Deep in the list every window query pays for its OFFSET.
+    let up_at_end = avg(40, || {
+        s.handle(key(KeyCode::PageUp));
+        caseload::tui::draw(&mut t, &s.state).unwrap();
+    });
+    s.handle(key(KeyCode::Char('g')));
+    for _ in 0..(500_000 / 36) {
+        s.state.panes[0].selected += 36;
+    }
+    let ((), middle) = time(|| {
+        s.handle(key(KeyCode::Char('j')));
+        caseload::tui::draw(&mut t, &s.state).unwrap();
+    });
+    s.handle(key(KeyCode::Char('g')));
+    s.handle(key(KeyCode::Char('/')));
+    let filter_key = avg(20, || {
+        s.handle(key(KeyCode::Char('7')));
+        caseload::tui::draw(&mut t, &s.state).unwrap();
+    });
+    for _ in 0..20 {
+        s.handle(key(KeyCode::Backspace));
+    }
+    for c in "queue:helpdesk".chars() {
+        s.handle(key(KeyCode::Char(c)));
+    }
+    let ((), apply_queue) = time(|| {
+        s.handle(key(KeyCode::Enter));
+        caseload::tui::draw(&mut t, &s.state).unwrap();
+    });
+    s.handle(key(KeyCode::Char('/')));
+    for c in " customer 42".chars() {
+        s.handle(key(KeyCode::Char(c)));
+    }
+    let ((), apply_text) = time(|| {
+        s.handle(key(KeyCode::Enter));
+        caseload::tui::draw(&mut t, &s.state).unwrap();
+    });
+    let tick = avg(50, || {
+        s.handle(None);
+        caseload::tui::draw(&mut t, &s.state).unwrap();
+    });
+    println!("items: {total}");
+    println!("first frame (open + resume + first window + draw): {first:?}");
+    println!("draw one frame ({w}x{h}, TestBackend): {frame:?}");
+    println!("key-to-frame j (within window): {j_in_window:?}");
+    println!("key-to-frame j (scrolling, re-query): {j_scrolling:?}");
+    println!("key-to-frame PgDn: {pgdn:?}");
+    println!("key-to-frame G (last of 1M): {end:?}");
+    println!("key-to-frame PgUp near the end (OFFSET ~1M): {up_at_end:?}");
+    println!("key-to-frame j jumping to row ~500k (OFFSET ~500k): {middle:?}");
+    println!("key-to-frame filter keystroke (typing at /): {filter_key:?}");
+    println!("apply filter queue:helpdesk (Enter): {apply_queue:?}");
+    println!("apply filter text over 1M (Enter): {apply_text:?}");
+    println!("idle tick (marker check + draw): {tick:?}");
+}
