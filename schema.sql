@@ -37,10 +37,11 @@ CREATE TABLE items (
     CHECK (state = 'open' OR lock_user IS NULL)
 );
 
--- Take order within a queue, exactly: neither a claim nor the first screen sorts.
-CREATE INDEX items_take ON items (queue, priority DESC, created_at, id) WHERE state = 'open';
+-- Take order within a queue, exactly: neither a claim nor the first screen sorts. The
+-- trailing `state` makes them covering, so skipping rows while paging never reads the table.
+CREATE INDEX items_take ON items (queue, priority DESC, created_at, id, state) WHERE state = 'open';
 -- Take order across all queues (take next without a queue filter, the unfiltered list).
-CREATE INDEX items_take_all ON items (priority DESC, created_at, id) WHERE state = 'open';
+CREATE INDEX items_take_all ON items (priority DESC, created_at, id, state) WHERE state = 'open';
 -- Held locks by age: the Locks view, reaping, expiry.
 CREATE INDEX items_lock_time ON items (lock_time) WHERE lock_user IS NOT NULL;
 -- A user's own locks: Mine, resume, the WIP limit.

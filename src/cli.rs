@@ -153,6 +153,13 @@ pub enum Command {
     Check,
     /// Write a consistent copy of the database to FILE (online, while others work).
     Backup { file: PathBuf },
+    /// Copy this SQLite database (items, locks, notes, history, queues, roles) into an
+    /// empty PostgreSQL database.
+    MigrateTo {
+        /// The target, postgres://USER@HOST/DB (a password is better kept in ~/.pgpass).
+        #[arg(value_name = "URL")]
+        url: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -462,6 +469,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
             export(&mut *open_store(&ctx, false)?, state, format, out)
         }
         Command::Check => check(&mut *open_store(&ctx, false)?, out),
+        Command::MigrateTo { url } => migrate_to(&ctx, &url, out),
         Command::Backup { file } => {
             open_store(&ctx, false)?.backup(&file)?;
             writeln!(out, "Backed up to {}", file.display())?;
@@ -479,6 +487,44 @@ fn tui(ctx: &Context_) -> CliResult {
     }
     let mut store = open_store(ctx, false)?;
     crate::tui::run(&mut *store)?;
+    Ok(())
+}
+
+/// Copies the SQLite database of `ctx` into the PostgreSQL database at `url`.
+fn migrate_to(ctx: &Context_, url: &str, out: &mut dyn Write) -> CliResult {
+    let Location::File(path) = &ctx.location else {
+        return Err(anyhow!("migrate-to copies from an SQLite file; give --db PATH").into());
+    };
+    if !matches!(Location::parse(url), Location::Postgres(_)) {
+        return bail_usage("migrate-to needs a postgres:// URL");
+    }
+    let opts = OpenOptions {
+        allow_network_fs: ctx.allow_network_fs,
+        must_exist: true,
+        ..OpenOptions::default()
+    };
+    let src = SqliteStore::open(path, ctx.actor.clone(), &opts)
+        .with_context(|| path.display().to_string())?;
+    let mut dst = crate::store::postgres::PgStore::open(
+        url,
+        ctx.actor.clone(),
+        &crate::store::postgres::PgOptions::default(),
+    )?;
+    let c = crate::store::copy::sqlite_to_postgres(src.connection(), &mut dst)?;
+    let problems = dst.check()?;
+    writeln!(
+        out,
+        "Copied {} items, {} events, {} queues and {} users from {} to {}",
+        c.items,
+        c.events,
+        c.queues,
+        c.users,
+        path.display(),
+        location::redact_url(url)
+    )?;
+    for p in &problems {
+        writeln!(out, "check: {}", sanitize::line(p))?;
+    }
     Ok(())
 }
 

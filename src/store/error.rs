@@ -52,7 +52,9 @@ pub enum StoreError {
     Unusable(String),
     #[error("database error: {0}")]
     Database(String),
-    #[error("connection lost: {0}")]
+    /// The database server cannot be reached or dropped the connection; the message
+    /// says which, and names the server without its password.
+    #[error("{0}")]
     Connection(String),
 }
 

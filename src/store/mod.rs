@@ -5,6 +5,7 @@
 //! `(id, lock_user, lock_token)`, and every change writes its audit event in the same
 //! transaction.
 
+pub mod copy;
 pub mod error;
 pub mod identity;
 pub mod location;
@@ -40,6 +41,19 @@ pub enum StateFilter {
 }
 
 impl StateFilter {
+    /// The name the CLI and the `/` filter take.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StateFilter::Open => "open",
+            StateFilter::Locked => "locked",
+            StateFilter::Expired => "expired",
+            StateFilter::Done => "done",
+            StateFilter::Failed => "failed",
+            StateFilter::Cancelled => "cancelled",
+            StateFilter::All => "all",
+        }
+    }
+
     /// Parses the names the CLI takes.
     pub fn parse(s: &str) -> Option<StateFilter> {
         Some(match s {
@@ -214,13 +228,24 @@ pub trait Store {
     /// Supervisor: returns many held items to the pool in one transaction. Each entry is
     /// `(id, lock_token)` as the supervisor saw it; an item whose lock changed since (taken
     /// over, completed, released) is left alone. Returns how many were unlocked.
+    ///
+    /// This default is composed of `item` and `unlock`, one transaction per item, and is
+    /// not fenced atomically (a lock taken over between the two calls is removed): a
+    /// backend should override it with one fenced transaction, as SQLite does.
     fn unlock_many(&mut self, locks: &[(i64, i64)], reason: &str) -> Result<usize> {
+        if reason.trim().is_empty() {
+            return Err(StoreError::Invalid("a reason is required".into()));
+        }
         let mut n = 0;
         for &(id, token) in locks {
             match self.item(id) {
                 Ok(item) if item.lock_user.is_some() && item.lock_token == token => {
-                    self.unlock(id, reason)?;
-                    n += 1;
+                    match self.unlock(id, reason) {
+                        Ok(()) => n += 1,
+                        // Finished or released since it was read: left alone.
+                        Err(StoreError::Invalid(_) | StoreError::NotFound(_)) => {}
+                        Err(e) => return Err(e),
+                    }
                 }
                 Ok(_) | Err(StoreError::NotFound(_)) => {}
                 Err(e) => return Err(e),
@@ -260,6 +285,30 @@ pub trait Store {
     fn role(&mut self, user: &str) -> Result<Role>;
     /// The figures of the Stats view.
     fn stats(&mut self) -> Result<Stats>;
+    /// When each of these items' current lock was taken (its last `locked`, `taken_over`
+    /// or `reassigned` event); items never locked are left out. `lock_time` is the last
+    /// renewal, so the Locks view asks this for "held for".
+    fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
+        let mut out = Vec::new();
+        for &id in ids {
+            let events = match self.history(id) {
+                Ok(h) => h,
+                Err(StoreError::NotFound(_)) => continue,
+                Err(e) => return Err(e),
+            };
+            if let Some(e) = events.iter().rev().find(|e| {
+                matches!(
+                    e.kind,
+                    crate::domain::EventKind::Locked
+                        | crate::domain::EventKind::TakenOver
+                        | crate::domain::EventKind::Reassigned
+                )
+            }) {
+                out.push((id, e.at));
+            }
+        }
+        Ok(out)
+    }
     /// Events by one actor since a time, oldest first.
     fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>>;
     /// Locks `user` lost to others since a time, newest first.

@@ -67,6 +67,19 @@ pub struct SqliteStore {
     read_only: bool,
     migration: Migration,
     own_commits: u64,
+    /// Completions per hour counted so far (the Stats view refreshes often).
+    completions: Option<CompletionCounts>,
+}
+
+/// Completed events counted by hour up to event `last_id`. Events are append-only and
+/// their ids grow with time, so a refresh reads only the events after `last_id` (a rowid
+/// range) instead of every event of the last 24 hours: there is no index on `kind`.
+#[derive(Debug, Clone, Default)]
+struct CompletionCounts {
+    last_id: i64,
+    /// The first hour counted (hours since the epoch).
+    from_hour: i64,
+    hours: std::collections::BTreeMap<i64, u64>,
 }
 
 impl SqliteStore {
@@ -96,6 +109,11 @@ impl SqliteStore {
             .map_err(map_err)?;
         // Reading the schema version makes SQLite read the header: not-a-database shows here.
         conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
+            .map_err(map_err)?;
+        // A 32 MiB page cache (SQLite's default is 2 MiB): an import batch of 2000 rows on a
+        // large file dirties more pages than 2 MiB holds, and SQLite then spills them to the
+        // WAL mid-transaction and reads them back (benches/queue.rs, BENCHMARKS.md).
+        conn.execute_batch("PRAGMA cache_size = -32768")
             .map_err(map_err)?;
         migrate::check_ours(&conn)?;
         let now = clock();
@@ -140,6 +158,7 @@ impl SqliteStore {
             read_only,
             migration,
             own_commits: 0,
+            completions: None,
         })
     }
 
@@ -801,6 +820,25 @@ fn list_sql(
     (where_, order.to_string(), ps)
 }
 
+/// Offsets beyond this are worth a count to decide from which end to read.
+const DEEP_OFFSET: usize = 2_000;
+
+/// The opposite of an ORDER BY list: `priority DESC, created_at, id` becomes
+/// `priority, created_at DESC, id DESC`.
+fn reverse_order(order: &str) -> String {
+    order
+        .split(',')
+        .map(|term| {
+            let term = term.trim();
+            match term.strip_suffix(" DESC") {
+                Some(col) => col.to_string(),
+                None => format!("{term} DESC"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn bind_named(
     stmt: &mut rusqlite::CachedStatement<'_>,
     ps: &[(&'static str, rusqlite::types::Value)],
@@ -830,6 +868,230 @@ fn bucket_counts(ages_ms: &[i64]) -> Vec<Bucket> {
             count,
         })
         .collect()
+}
+
+impl SqliteStore {
+    fn stats_in_snapshot(&mut self) -> Result<Stats> {
+        let now = (self.clock)();
+        let mut by_state: Vec<StateCount> = ItemState::ALL
+            .iter()
+            .map(|s| StateCount {
+                state: *s,
+                count: 0,
+            })
+            .collect();
+        let mut by_queue: Vec<QueueCount> = self
+            .queues()?
+            .into_iter()
+            .map(|q| QueueCount {
+                queue: q.name,
+                open: 0,
+                locked: 0,
+                done: 0,
+                failed: 0,
+                cancelled: 0,
+                paused: q.paused,
+            })
+            .collect();
+        let c2 = &self.conn;
+        let mut stmt = c2.prepare_cached("SELECT queue, state, n FROM item_counts")?;
+        let rows: Vec<(String, String, i64)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        for (queue, state, n) in rows {
+            let n = n.max(0) as u64;
+            let Some(st) = ItemState::parse(&state) else {
+                continue;
+            };
+            if let Some(sc) = by_state.iter_mut().find(|s| s.state == st) {
+                sc.count += n;
+            }
+            if let Some(qc) = by_queue.iter_mut().find(|q| q.queue == queue) {
+                match st {
+                    ItemState::Open => qc.open += n,
+                    ItemState::Done => qc.done += n,
+                    ItemState::Failed => qc.failed += n,
+                    ItemState::Cancelled => qc.cancelled += n,
+                }
+            }
+        }
+        let mut locks: Vec<(String, String, i64, i64)> = c2
+            .prepare_cached(
+                "SELECT i.lock_user, i.queue, i.lock_time, q.lock_seconds FROM items i \
+                 JOIN queues q ON q.name = i.queue WHERE i.lock_user IS NOT NULL",
+            )?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        locks.sort();
+        let mut wip: Vec<UserWip> = Vec::new();
+        let mut expired = 0u64;
+        let mut lock_ages = Vec::with_capacity(locks.len());
+        for (user, queue, time, secs) in &locks {
+            if let Some(qc) = by_queue.iter_mut().find(|q| &q.queue == queue) {
+                qc.locked += 1;
+            }
+            match wip.last_mut() {
+                Some(w) if &w.user == user => w.held += 1,
+                _ => wip.push(UserWip {
+                    user: user.clone(),
+                    held: 1,
+                }),
+            }
+            if now >= time + secs * 1000 {
+                expired += 1;
+            }
+            lock_ages.push(now - time);
+        }
+        let overdue: i64 = c2
+            .prepare_cached("SELECT count(*) FROM items WHERE state = 'open' AND due_at < ?1")?
+            .query_row([now], |r| r.get(0))?;
+        let hour = 3_600_000;
+        let first_hour = now.div_euclid(hour) - 23;
+        let cache = self.completions.take().filter(|c| c.from_hour <= first_hour);
+        let cache = completion_counts(&self.conn, cache, first_hour)?;
+        let completed_per_hour: Vec<u64> = (first_hour..first_hour + 24)
+            .map(|h| cache.hours.get(&h).copied().unwrap_or(0))
+            .collect();
+        self.completions = Some(cache);
+        let c2 = &self.conn;
+        let total_open = by_state
+            .iter()
+            .find(|s| s.state == ItemState::Open)
+            .map_or(0, |s| s.count);
+        let open_ages = open_age_buckets(c2, now, total_open)?;
+        let oldest_open = c2
+            .prepare_cached(
+                "SELECT id, title, created_at FROM items WHERE state = 'open' \
+                 ORDER BY created_at, id LIMIT 1",
+            )?
+            .query_row([], |r| {
+                Ok(OldestItem {
+                    id: r.get(0)?,
+                    title: r.get(1)?,
+                    created_at: r.get(2)?,
+                })
+            })
+            .optional()?;
+        Ok(Stats {
+            at: now,
+            by_state,
+            by_queue,
+            locked: locks.len() as u64,
+            expired,
+            overdue: overdue as u64,
+            completed_per_hour,
+            open_ages,
+            lock_ages: bucket_counts(&lock_ages),
+            wip,
+            oldest_open,
+        })
+    }
+}
+
+/// Brings the completion counts up to the newest event: from scratch (every completed
+/// event since `first_hour`) when there is no cache, else only the events after it.
+fn completion_counts(
+    c: &Connection,
+    cache: Option<CompletionCounts>,
+    first_hour: i64,
+) -> Result<CompletionCounts> {
+    let last_id: i64 = c
+        .prepare_cached("SELECT coalesce(max(id), 0) FROM events")?
+        .query_row([], |r| r.get(0))?;
+    let (mut counts, rows) = match cache {
+        Some(cc) if cc.last_id == last_id => return Ok(cc),
+        Some(cc) => {
+            let mut stmt = c.prepare_cached(
+                "SELECT at / 3600000, count(*) FROM events WHERE id > ?1 AND id <= ?2 \
+                 AND kind = 'completed' GROUP BY 1",
+            )?;
+            let rows = stmt
+                .query_map([cc.last_id, last_id], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            (cc, rows)
+        }
+        None => {
+            let mut stmt = c.prepare_cached(
+                "SELECT at / 3600000, count(*) FROM events WHERE at >= ?1 AND id <= ?2 \
+                 AND kind = 'completed' GROUP BY 1",
+            )?;
+            let rows = stmt
+                .query_map([first_hour * 3_600_000, last_id], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            (
+                CompletionCounts {
+                    last_id: 0,
+                    from_hour: first_hour,
+                    hours: Default::default(),
+                },
+                rows,
+            )
+        }
+    };
+    for (h, n) in rows {
+        *counts.hours.entry(h).or_default() += n.max(0) as u64;
+    }
+    counts.hours.retain(|h, _| *h >= first_hour);
+    counts.from_hour = counts.from_hour.max(first_hour);
+    counts.last_id = last_id;
+    Ok(counts)
+}
+
+/// Open items by age. Each bucket is counted over the open-age index, but at most
+/// `CAP` entries each: a bucket holding more (a million items imported yesterday) is
+/// the total open count minus the others, so a refresh never walks a million entries.
+fn open_age_buckets(c: &Connection, now: Millis, total_open: u64) -> Result<Vec<Bucket>> {
+    const CAP: i64 = 20_000;
+    let mut counts = Vec::with_capacity(AGE_BUCKETS.len());
+    let mut ranges = Vec::with_capacity(AGE_BUCKETS.len());
+    let mut prev = now + 1;
+    for (_, lim) in AGE_BUCKETS {
+        let lower = if lim == i64::MAX { i64::MIN } else { now - lim };
+        ranges.push((lower, prev));
+        prev = lower + 1;
+    }
+    let mut capped = c.prepare_cached(
+        "SELECT count(*) FROM (SELECT 1 FROM items WHERE state = 'open' AND created_at > ?1 \
+         AND created_at < ?2 LIMIT ?3)",
+    )?;
+    for &(lower, upper) in &ranges {
+        counts.push(capped.query_row(params![lower, upper, CAP + 1], |r| r.get::<_, i64>(0))?);
+    }
+    let big: Vec<usize> = (0..counts.len()).filter(|&i| counts[i] > CAP).collect();
+    if big.len() == 1 {
+        // Items created after `now` (another host's clock) are in no bucket.
+        let future: i64 = c
+            .prepare_cached(
+                "SELECT count(*) FROM items WHERE state = 'open' AND created_at > ?1",
+            )?
+            .query_row([now], |r| r.get(0))?;
+        let others: i64 = (0..counts.len())
+            .filter(|i| *i != big[0])
+            .map(|i| counts[i])
+            .sum();
+        counts[big[0]] = (total_open as i64 - future - others).max(0);
+    } else {
+        let mut full = c.prepare_cached(
+            "SELECT count(*) FROM items WHERE state = 'open' AND created_at > ?1 \
+             AND created_at < ?2",
+        )?;
+        for i in big {
+            let (lower, upper) = ranges[i];
+            counts[i] = full.query_row([lower, upper], |r| r.get(0))?;
+        }
+    }
+    Ok(AGE_BUCKETS
+        .iter()
+        .zip(counts)
+        .map(|((label, _), n)| Bucket {
+            label: label.to_string(),
+            count: n.max(0) as u64,
+        })
+        .collect())
 }
 
 impl Store for SqliteStore {
@@ -1307,17 +1569,43 @@ impl Store for SqliteStore {
             load_queue(&self.conn, q)?;
         }
         let (where_, order, mut ps) = list_sql(filter, now);
+        let limit = filter.limit.max(1);
+        let mut offset = filter.offset;
+        let mut window = limit;
+        let mut order = order;
+        let mut reversed = false;
+        // A window past the middle of a long list is read from the far end, so that `G`
+        // and deep paging walk at most half the index (counts are O(1) for these filters).
+        if offset > DEEP_OFFSET && filter.holder.is_none() && filter.text.is_none() {
+            let total = self.count(filter)? as usize;
+            if offset >= total {
+                return Ok(Vec::new());
+            }
+            if offset * 2 > total {
+                let end = (offset + limit).min(total);
+                window = end - offset;
+                offset = total - end;
+                order = reverse_order(&order);
+                reversed = true;
+            }
+        }
+        // The inner query reads only the index (id is its rowid): skipping `offset` rows
+        // never touches the table.
         let sql = format!(
-            "SELECT {ITEM_COLS} FROM items {where_} ORDER BY {order} LIMIT :limit OFFSET :offset"
+            "SELECT {ITEM_COLS} FROM items WHERE id IN (SELECT id FROM items {where_} \
+             ORDER BY {order} LIMIT :limit OFFSET :offset) ORDER BY {order}"
         );
-        ps.push((":limit", (filter.limit.max(1) as i64).into()));
-        ps.push((":offset", (filter.offset as i64).into()));
+        ps.push((":limit", (window as i64).into()));
+        ps.push((":offset", (offset as i64).into()));
         let mut stmt = self.conn.prepare_cached(&sql)?;
         bind_named(&mut stmt, &ps)?;
         let mut rows = stmt.raw_query();
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
             out.push(item_from_row(r)?);
+        }
+        if reversed {
+            out.reverse();
         }
         Ok(out)
     }
@@ -1378,136 +1666,27 @@ impl Store for SqliteStore {
     }
 
     fn stats(&mut self) -> Result<Stats> {
-        let now = (self.clock)();
-        let mut by_state: Vec<StateCount> = ItemState::ALL
-            .iter()
-            .map(|s| StateCount {
-                state: *s,
-                count: 0,
-            })
-            .collect();
-        let mut by_queue: Vec<QueueCount> = self
-            .queues()?
-            .into_iter()
-            .map(|q| QueueCount {
-                queue: q.name,
-                open: 0,
-                locked: 0,
-                done: 0,
-                failed: 0,
-                cancelled: 0,
-                paused: q.paused,
-            })
-            .collect();
-        let c2 = &self.conn;
-        let mut stmt = c2.prepare_cached("SELECT queue, state, n FROM item_counts")?;
-        let rows: Vec<(String, String, i64)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        for (queue, state, n) in rows {
-            let n = n.max(0) as u64;
-            let Some(st) = ItemState::parse(&state) else {
-                continue;
-            };
-            if let Some(sc) = by_state.iter_mut().find(|s| s.state == st) {
-                sc.count += n;
-            }
-            if let Some(qc) = by_queue.iter_mut().find(|q| q.queue == queue) {
-                match st {
-                    ItemState::Open => qc.open += n,
-                    ItemState::Done => qc.done += n,
-                    ItemState::Failed => qc.failed += n,
-                    ItemState::Cancelled => qc.cancelled += n,
-                }
-            }
-        }
-        let mut locks: Vec<(String, String, i64, i64)> = c2
-            .prepare_cached(
-                "SELECT i.lock_user, i.queue, i.lock_time, q.lock_seconds FROM items i \
-                 JOIN queues q ON q.name = i.queue WHERE i.lock_user IS NOT NULL",
-            )?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        locks.sort();
-        let mut wip: Vec<UserWip> = Vec::new();
-        let mut expired = 0u64;
-        let mut lock_ages = Vec::with_capacity(locks.len());
-        for (user, queue, time, secs) in &locks {
-            if let Some(qc) = by_queue.iter_mut().find(|q| &q.queue == queue) {
-                qc.locked += 1;
-            }
-            match wip.last_mut() {
-                Some(w) if &w.user == user => w.held += 1,
-                _ => wip.push(UserWip {
-                    user: user.clone(),
-                    held: 1,
-                }),
-            }
-            if now >= time + secs * 1000 {
-                expired += 1;
-            }
-            lock_ages.push(now - time);
-        }
-        let overdue: i64 = c2
-            .prepare_cached("SELECT count(*) FROM items WHERE state = 'open' AND due_at < ?1")?
-            .query_row([now], |r| r.get(0))?;
-        let hour = 3_600_000;
-        let start = (now / hour - 23) * hour;
-        let mut completed_per_hour = vec![0u64; 24];
-        let mut stmt = c2.prepare_cached(
-            "SELECT (at - ?1) / 3600000, count(*) FROM events \
-             WHERE kind = 'completed' AND at >= ?1 AND at <= ?2 GROUP BY 1",
+        // One read transaction: every figure comes from the same snapshot.
+        self.conn.execute_batch("BEGIN")?;
+        let out = self.stats_in_snapshot();
+        let _ = self.conn.execute_batch(if out.is_ok() { "COMMIT" } else { "ROLLBACK" });
+        out
+    }
+
+    fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
+        // One indexed probe per item (events_item): a screenful of locks, never a scan.
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT max(at) FROM events WHERE item_id = ?1 \
+             AND kind IN ('locked', 'taken_over', 'reassigned')",
         )?;
-        for row in stmt.query_map([start, now], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-        })? {
-            let (h, n) = row?;
-            if (0..24).contains(&h) {
-                completed_per_hour[h as usize] = n as u64;
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let at: Option<i64> = stmt.query_row([id], |r| r.get(0))?;
+            if let Some(at) = at {
+                out.push((id, at));
             }
         }
-        let mut open_ages = Vec::new();
-        let mut prev = now + 1;
-        for (label, lim) in AGE_BUCKETS {
-            let lower = if lim == i64::MAX { i64::MIN } else { now - lim };
-            let n: i64 = c2
-                .prepare_cached(
-                    "SELECT count(*) FROM items WHERE state = 'open' AND created_at > ?1 \
-                     AND created_at < ?2",
-                )?
-                .query_row([lower, prev], |r| r.get(0))?;
-            open_ages.push(Bucket {
-                label: label.to_string(),
-                count: n as u64,
-            });
-            prev = lower + 1;
-        }
-        let oldest_open = c2
-            .prepare_cached(
-                "SELECT id, title, created_at FROM items WHERE state = 'open' \
-                 ORDER BY created_at, id LIMIT 1",
-            )?
-            .query_row([], |r| {
-                Ok(OldestItem {
-                    id: r.get(0)?,
-                    title: r.get(1)?,
-                    created_at: r.get(2)?,
-                })
-            })
-            .optional()?;
-        Ok(Stats {
-            at: now,
-            by_state,
-            by_queue,
-            locked: locks.len() as u64,
-            expired,
-            overdue: overdue as u64,
-            completed_per_hour,
-            open_ages,
-            lock_ages: bucket_counts(&lock_ages),
-            wip,
-            oldest_open,
-        })
+        Ok(out)
     }
 
     fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>> {

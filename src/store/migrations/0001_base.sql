@@ -32,8 +32,8 @@ CREATE TABLE items (
     CHECK (state = 'open' OR lock_user IS NULL)
 );
 
-CREATE INDEX items_take ON items (queue, priority DESC, created_at, id) WHERE state = 'open';
-CREATE INDEX items_take_all ON items (priority DESC, created_at, id) WHERE state = 'open';
+CREATE INDEX items_take ON items (queue, priority DESC, created_at, id, state) WHERE state = 'open';
+CREATE INDEX items_take_all ON items (priority DESC, created_at, id, state) WHERE state = 'open';
 CREATE INDEX items_lock_time ON items (lock_time) WHERE lock_user IS NOT NULL;
 CREATE INDEX items_lock_user ON items (lock_user, queue) WHERE lock_user IS NOT NULL;
 -- Open items by age and by due time: the Stats view, the oldest open item, overdue items.
