@@ -51,6 +51,7 @@ conformance!(
     now_follows_the_deciding_clock,
     change_marker_moves_on_another_users_change,
     parallel_claims_never_share_an_item,
+    every_window_of_a_long_list_matches_the_full_list,
 );
 
 const MIN: i64 = 60_000;
@@ -1334,4 +1335,53 @@ fn wip_limit_holds_under_parallel_claims_by_one_user(b: &dyn Backend) {
         ..filter(StateFilter::Locked)
     };
     assert_eq!(boss.count(&held).unwrap(), 2);
+}
+
+/// Windows anywhere in a long list (deep ones are read from the far end) give exactly the
+/// rows of the full list at that position.
+fn every_window_of_a_long_list_matches_the_full_list(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let items: Vec<NewItem> = (0..6000)
+        .map(|i| NewItem {
+            priority: (i * 7 % 5) as i64,
+            queue: if i % 3 == 0 { "a".into() } else { "b".into() },
+            ..NewItem::titled(&format!("item {i}"))
+        })
+        .collect();
+    for chunk in items.chunks(2000) {
+        boss.add_batch(chunk).unwrap();
+    }
+    for _ in 0..100 {
+        let it = boss.take_next(&TakeNext::default()).unwrap();
+        boss.complete(it.id, it.lock_token, None).unwrap();
+    }
+    for (state, queue) in [
+        (StateFilter::Open, None),
+        (StateFilter::Open, Some("b".to_string())),
+        (StateFilter::All, None),
+    ] {
+        let base = ListFilter {
+            state,
+            queue: queue.clone(),
+            limit: 100_000,
+            ..ListFilter::default()
+        };
+        let full: Vec<i64> = boss.list(&base).unwrap().iter().map(|i| i.id).collect();
+        assert_eq!(full.len() as u64, boss.count(&base).unwrap());
+        for offset in [0, 1999, 2001, 2999, 3001, 3950, 5999, 6000, 7000] {
+            for limit in [1, 40] {
+                let window = ListFilter {
+                    offset,
+                    limit,
+                    ..base.clone()
+                };
+                let got: Vec<i64> = boss.list(&window).unwrap().iter().map(|i| i.id).collect();
+                let want: Vec<i64> = full.iter().skip(offset).take(limit).copied().collect();
+                assert_eq!(
+                    got, want,
+                    "{state:?} {queue:?} offset {offset} limit {limit}"
+                );
+            }
+        }
+    }
 }

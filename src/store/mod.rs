@@ -82,6 +82,70 @@ pub struct ListFilter {
     pub offset: usize,
 }
 
+/// Which rows of the whole list a window reads, and from which end.
+///
+/// A window past the middle of a long list is read from the far end in reverse order, so
+/// that `G` and deep paging walk at most half the index. Knowing where the middle is needs
+/// the total, which is O(1) only for filters without holder or text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub offset: usize,
+    pub limit: usize,
+    /// Read in reverse order (then reverse the rows).
+    pub reversed: bool,
+}
+
+/// Offsets beyond this are worth a count to decide from which end to read.
+const DEEP_OFFSET: usize = 2_000;
+
+impl Window {
+    /// True when planning this filter's window needs the total.
+    pub(crate) fn wants_total(f: &ListFilter) -> bool {
+        f.offset > DEEP_OFFSET && f.holder.is_none() && f.text.is_none()
+    }
+
+    /// The window to read; `None` when it lies past the end.
+    pub(crate) fn plan(f: &ListFilter, total: Option<u64>) -> Option<Window> {
+        let limit = f.limit.max(1);
+        let front = Window {
+            offset: f.offset,
+            limit,
+            reversed: false,
+        };
+        let Some(total) = total.map(|t| t as usize) else {
+            return Some(front);
+        };
+        if f.offset >= total {
+            return None;
+        }
+        if f.offset * 2 <= total {
+            return Some(front);
+        }
+        let end = (f.offset + limit).min(total);
+        Some(Window {
+            offset: total - end,
+            limit: end - f.offset,
+            reversed: true,
+        })
+    }
+}
+
+/// The opposite of an ORDER BY list: `priority DESC, created_at, id` becomes
+/// `priority, created_at DESC, id DESC`.
+pub(crate) fn reverse_order(order: &str) -> String {
+    order
+        .split(',')
+        .map(|term| {
+            let term = term.trim();
+            match term.strip_suffix(" DESC") {
+                Some(col) => col.to_string(),
+                None => format!("{term} DESC"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// What `take_next` may take.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TakeNext {

@@ -24,7 +24,7 @@ use super::location::redact_url;
 use super::sqlite::{Clock, system_clock};
 use super::{
     AGE_BUCKETS, Added, Bucket, ListFilter, LostLock, OldestItem, QueueCount, StateCount,
-    StateFilter, Stats, Store, TakeNext, UserWip,
+    StateFilter, Stats, Store, TakeNext, UserWip, Window, reverse_order,
 };
 use crate::domain::item::check_text;
 use crate::domain::queue::validate_queue_name;
@@ -1596,6 +1596,14 @@ impl Store for PgStore {
     }
 
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>> {
+        let total = if Window::wants_total(filter) {
+            Some(self.count(filter)?)
+        } else {
+            None
+        };
+        let Some(window) = Window::plan(filter, total) else {
+            return Ok(Vec::new());
+        };
         self.read(|c| {
             let now = c.now()?;
             if let Some(q) = &filter.queue {
@@ -1603,16 +1611,26 @@ impl Store for PgStore {
             }
             let mut ps = Params::default();
             let (where_, order) = list_sql(filter, now, &mut ps);
-            let limit = ps.push(filter.limit.max(1) as i64);
-            let offset = ps.push(filter.offset as i64);
+            let order = if window.reversed {
+                reverse_order(&order)
+            } else {
+                order.to_string()
+            };
+            let limit = ps.push(window.limit as i64);
+            let offset = ps.push(window.offset as i64);
             let sql = format!(
                 "SELECT {ITEM_COLS} FROM items {where_} ORDER BY {order} \
                  LIMIT {limit} OFFSET {offset}"
             );
-            Ok(c.query(&sql, &ps.refs())?
+            let mut items: Vec<Item> = c
+                .query(&sql, &ps.refs())?
                 .iter()
                 .map(item_from_row)
-                .collect())
+                .collect();
+            if window.reversed {
+                items.reverse();
+            }
+            Ok(items)
         })
     }
 

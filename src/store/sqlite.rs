@@ -16,7 +16,7 @@ use super::error::{Result, StoreError};
 use super::migrate::{self, Migration};
 use super::{
     AGE_BUCKETS, Added, Bucket, ListFilter, LostLock, OldestItem, QueueCount, StateCount,
-    StateFilter, Stats, Store, TakeNext, UserWip,
+    StateFilter, Stats, Store, TakeNext, UserWip, Window, reverse_order,
 };
 use crate::domain::item::check_text;
 use crate::domain::queue::validate_queue_name;
@@ -820,25 +820,6 @@ fn list_sql(
     (where_, order.to_string(), ps)
 }
 
-/// Offsets beyond this are worth a count to decide from which end to read.
-const DEEP_OFFSET: usize = 2_000;
-
-/// The opposite of an ORDER BY list: `priority DESC, created_at, id` becomes
-/// `priority, created_at DESC, id DESC`.
-fn reverse_order(order: &str) -> String {
-    order
-        .split(',')
-        .map(|term| {
-            let term = term.trim();
-            match term.strip_suffix(" DESC") {
-                Some(col) => col.to_string(),
-                None => format!("{term} DESC"),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 fn bind_named(
     stmt: &mut rusqlite::CachedStatement<'_>,
     ps: &[(&'static str, rusqlite::types::Value)],
@@ -947,7 +928,10 @@ impl SqliteStore {
             .query_row([now], |r| r.get(0))?;
         let hour = 3_600_000;
         let first_hour = now.div_euclid(hour) - 23;
-        let cache = self.completions.take().filter(|c| c.from_hour <= first_hour);
+        let cache = self
+            .completions
+            .take()
+            .filter(|c| c.from_hour <= first_hour);
         let cache = completion_counts(&self.conn, cache, first_hour)?;
         let completed_per_hour: Vec<u64> = (first_hour..first_hour + 24)
             .map(|h| cache.hours.get(&h).copied().unwrap_or(0))
@@ -1065,9 +1049,7 @@ fn open_age_buckets(c: &Connection, now: Millis, total_open: u64) -> Result<Vec<
     if big.len() == 1 {
         // Items created after `now` (another host's clock) are in no bucket.
         let future: i64 = c
-            .prepare_cached(
-                "SELECT count(*) FROM items WHERE state = 'open' AND created_at > ?1",
-            )?
+            .prepare_cached("SELECT count(*) FROM items WHERE state = 'open' AND created_at > ?1")?
             .query_row([now], |r| r.get(0))?;
         let others: i64 = (0..counts.len())
             .filter(|i| *i != big[0])
@@ -1569,34 +1551,27 @@ impl Store for SqliteStore {
             load_queue(&self.conn, q)?;
         }
         let (where_, order, mut ps) = list_sql(filter, now);
-        let limit = filter.limit.max(1);
-        let mut offset = filter.offset;
-        let mut window = limit;
-        let mut order = order;
-        let mut reversed = false;
-        // A window past the middle of a long list is read from the far end, so that `G`
-        // and deep paging walk at most half the index (counts are O(1) for these filters).
-        if offset > DEEP_OFFSET && filter.holder.is_none() && filter.text.is_none() {
-            let total = self.count(filter)? as usize;
-            if offset >= total {
-                return Ok(Vec::new());
-            }
-            if offset * 2 > total {
-                let end = (offset + limit).min(total);
-                window = end - offset;
-                offset = total - end;
-                order = reverse_order(&order);
-                reversed = true;
-            }
-        }
+        let total = if Window::wants_total(filter) {
+            Some(self.count(filter)?)
+        } else {
+            None
+        };
+        let Some(window) = Window::plan(filter, total) else {
+            return Ok(Vec::new());
+        };
+        let order = if window.reversed {
+            reverse_order(&order)
+        } else {
+            order
+        };
         // The inner query reads only the index (id is its rowid): skipping `offset` rows
         // never touches the table.
         let sql = format!(
             "SELECT {ITEM_COLS} FROM items WHERE id IN (SELECT id FROM items {where_} \
              ORDER BY {order} LIMIT :limit OFFSET :offset) ORDER BY {order}"
         );
-        ps.push((":limit", (window as i64).into()));
-        ps.push((":offset", (offset as i64).into()));
+        ps.push((":limit", (window.limit as i64).into()));
+        ps.push((":offset", (window.offset as i64).into()));
         let mut stmt = self.conn.prepare_cached(&sql)?;
         bind_named(&mut stmt, &ps)?;
         let mut rows = stmt.raw_query();
@@ -1604,7 +1579,7 @@ impl Store for SqliteStore {
         while let Some(r) = rows.next()? {
             out.push(item_from_row(r)?);
         }
-        if reversed {
+        if window.reversed {
             out.reverse();
         }
         Ok(out)
@@ -1669,7 +1644,9 @@ impl Store for SqliteStore {
         // One read transaction: every figure comes from the same snapshot.
         self.conn.execute_batch("BEGIN")?;
         let out = self.stats_in_snapshot();
-        let _ = self.conn.execute_batch(if out.is_ok() { "COMMIT" } else { "ROLLBACK" });
+        let _ = self
+            .conn
+            .execute_batch(if out.is_ok() { "COMMIT" } else { "ROLLBACK" });
         out
     }
 
