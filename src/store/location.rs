@@ -119,7 +119,25 @@ pub fn read_config_db(path: &Path) -> Result<Option<String>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: cannot read config: {e}", path.display())),
     };
-    parse_config_db(&text).map_err(|(line, m)| format!("{}:{line}: {m}", path.display()))
+    let db =
+        parse_config_db(&text).map_err(|(line, m)| format!("{}:{line}: {m}", path.display()))?;
+    if let Some(url) = &db
+        && redact_url(url) != *url
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)
+            .map(|m| m.permissions().mode())
+            .unwrap_or(0);
+        if mode & 0o077 != 0 {
+            return Err(format!(
+                "{}: holds a database password but others can read it; run `chmod 600 {}` \
+                 or keep the password in ~/.pgpass",
+                path.display(),
+                path.display()
+            ));
+        }
+    }
+    Ok(db)
 }
 
 /// The tiny subset of TOML caseload reads: `key = "string"` lines and comments.
@@ -213,6 +231,33 @@ mod tests {
             "postgres://bob@host/q?sslmode=require&password=***"
         );
         assert_eq!(redact_url("postgres://host/q"), "postgres://host/q");
+    }
+
+    #[test]
+    fn a_password_in_a_readable_config_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("caseload-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = dir.join("config.toml");
+        std::fs::write(&cfg, "db = \"postgres://bob:s3cret@h/q\"\n").unwrap();
+        std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let err = read_config_db(&cfg).unwrap_err();
+        assert!(
+            err.contains("chmod 600") && !err.contains("s3cret"),
+            "{err}"
+        );
+        std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(
+            read_config_db(&cfg).unwrap().as_deref(),
+            Some("postgres://bob:s3cret@h/q")
+        );
+        std::fs::write(&cfg, "db = \"postgres://bob@h/q\"\n").unwrap();
+        std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(
+            read_config_db(&cfg).is_ok(),
+            "no password, no secret to keep"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
