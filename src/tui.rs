@@ -18,7 +18,8 @@ use ratatui::crossterm::event::{self, Event};
 use ratatui::{Terminal, crossterm};
 
 use crate::app::{
-    self, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, State, TICK_MS,
+    self, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, State, SupervisorOp,
+    TICK_MS, View,
 };
 use crate::store::{ListFilter, StateFilter, Store};
 
@@ -180,7 +181,59 @@ impl<'s> Session<'s> {
                 id,
                 result: st.comment(id, &text),
             }],
+            Effect::Supervise(op) => {
+                let result = supervise(st, &op);
+                vec![Msg::Supervised { op, result }]
+            }
+            Effect::CollectLocks(filter) => {
+                let result = st.list(&app::locks_filter(&filter)).map(|items| {
+                    items
+                        .into_iter()
+                        .filter_map(|i| i.lock_user.map(|h| (i.id, i.lock_token, h)))
+                        .collect()
+                });
+                vec![Msg::LocksCollected { filter, result }]
+            }
+            Effect::Activity { user, since } => {
+                let result = st.events_by(&user, since);
+                vec![Msg::Activity {
+                    user,
+                    since,
+                    result,
+                }]
+            }
         }
+    }
+}
+
+/// Runs a supervisor's change; `Ok(n)` is how many items changed. Unlock and reassign
+/// are fenced by the lock token the supervisor saw: a lock that changed since (completed,
+/// released, taken over) is left alone rather than someone else's newer lock removed.
+fn supervise(st: &mut dyn Store, op: &SupervisorOp) -> crate::store::Result<usize> {
+    match op {
+        SupervisorOp::Unlock { id, token, reason } => st.unlock_many(&[(*id, *token)], reason),
+        SupervisorOp::Reassign {
+            id,
+            token,
+            to,
+            reason,
+        } => {
+            let now = st.item(*id)?;
+            if now.lock_user.is_none() || now.lock_token != *token {
+                return Err(crate::store::StoreError::Invalid(format!(
+                    "#{id} changed since you looked ({}); nothing done",
+                    match &now.lock_user {
+                        Some(h) => format!("now held by {h}"),
+                        None => format!("now {}", now.state.as_str()),
+                    }
+                )));
+            }
+            st.reassign(*id, to, reason).map(|_| 1)
+        }
+        SupervisorOp::UnlockMany { locks, reason } => st.unlock_many(locks, reason),
+        SupervisorOp::Requeue { id } => st.requeue(*id).map(|()| 1),
+        SupervisorOp::Cancel { id, reason } => st.cancel(*id, reason).map(|()| 1),
+        SupervisorOp::SetQueue { name, update } => st.set_queue(name, update, false).map(|_| 1),
     }
 }
 
@@ -205,6 +258,10 @@ fn refresh(st: &mut dyn Store, req: RefreshRequest) -> Snapshot {
         if let Some(f) = &req.list {
             snap.rows = st.list(f)?;
             snap.total = st.count(f)?;
+            if req.view == View::Locks {
+                let ids: Vec<i64> = snap.rows.iter().map(|i| i.id).collect();
+                snap.lock_since = st.lock_started(&ids)?;
+            }
             snap.offset = f.offset;
             snap.view = Some(req.view);
         }

@@ -31,6 +31,15 @@ pub enum Action {
     CloseEditor,
     Confirm,
     Cancel,
+    NextField,
+    PrevField,
+    Unlock,
+    Reassign,
+    UnlockAll,
+    Requeue,
+    CancelItem,
+    QueueSettings,
+    Activity,
 }
 
 /// Where a binding applies.
@@ -44,6 +53,9 @@ pub enum Context {
     Item,
     /// The notes editor.
     Editor,
+    /// Supervisor actions (staff are told "supervisor only"), and the read-only
+    /// activity report anyone may open.
+    Supervisor,
     /// Dialogs and the filter prompt.
     Dialog,
 }
@@ -56,14 +68,16 @@ impl Context {
             Context::Moving => "Lists and the detail pane",
             Context::Item => "Working an item you hold",
             Context::Editor => "Notes editor",
+            Context::Supervisor => "Supervisors (staff may use t; the rest says supervisor only)",
             Context::Dialog => "Dialogs and the filter prompt",
         }
     }
 
-    pub const ALL: [Context; 5] = [
+    pub const ALL: [Context; 6] = [
         Context::Global,
         Context::Moving,
         Context::Item,
+        Context::Supervisor,
         Context::Editor,
         Context::Dialog,
     ];
@@ -134,7 +148,7 @@ pub const KEYMAP: &[Binding] = &[
         K::Char('/'),
         C::Global,
         A::Filter,
-        "filter by text; queue:NAME limits to one queue",
+        "filter: text, queue:Q, state:failed; Locks: holder:U",
     ),
     b(K::Char('n'), C::Global, A::TakeNext, "take the next item"),
     b(K::Char('?'), C::Global, A::Help, "this help"),
@@ -189,7 +203,51 @@ pub const KEYMAP: &[Binding] = &[
         A::CloseEditor,
         "close the editor (unsaved text is kept)",
     ),
+    b(
+        K::Char('u'),
+        C::Supervisor,
+        A::Unlock,
+        "unlock the selected lock (reason required)",
+    ),
+    b(
+        K::Char('a'),
+        C::Supervisor,
+        A::Reassign,
+        "reassign the selected lock to another user",
+    ),
+    b(
+        K::Char('U'),
+        C::Supervisor,
+        A::UnlockAll,
+        "unlock all locks the Locks filter shows (count first)",
+    ),
+    b(
+        K::Char('R'),
+        C::Supervisor,
+        A::Requeue,
+        "requeue a failed item (Queue view, / state:failed)",
+    ),
+    b(
+        K::Char('x'),
+        C::Supervisor,
+        A::CancelItem,
+        "cancel the selected open item (reason required)",
+    ),
+    b(
+        K::Char('S'),
+        C::Supervisor,
+        A::QueueSettings,
+        "edit the selected queue's settings (Stats view)",
+    ),
+    b(
+        K::Char('t'),
+        C::Supervisor,
+        A::Activity,
+        "what the selected holder (or you) did today",
+    ),
     b(K::Enter, C::Dialog, A::Confirm, "confirm"),
+    b(K::Tab, C::Dialog, A::NextField, "next field"),
+    b(K::BackTab, C::Dialog, A::PrevField, "previous field"),
     b(K::Esc, C::Dialog, A::Cancel, "cancel"),
 ];
 
@@ -216,6 +274,7 @@ pub fn key_name(bd: &Binding) -> String {
         K::PageUp => "PgUp".into(),
         K::Home => "Home".into(),
         K::End => "End".into(),
+        K::BackTab => "Shift-Tab".into(),
         other => format!("{other:?}"),
     };
     if bd.ctrl {

@@ -38,7 +38,18 @@ pub fn explain(me: &str, held: &Held, queue: &QueueSettings, history: &[Event]) 
     let at = clock_hm(e.at);
     let who = &e.actor;
     let mine = who == me;
-    match e.kind {
+    // A supervisor's action carries the reason they gave; the holder is told it.
+    let why = e
+        .detail_str("reason")
+        .filter(|_| {
+            matches!(
+                e.kind,
+                EventKind::Unlocked | EventKind::Reassigned | EventKind::Cancelled
+            )
+        })
+        .map(|r| format!(", reason: “{r}”"))
+        .unwrap_or_default();
+    let text = match e.kind {
         EventKind::TakenOver | EventKind::Locked if !mine => {
             if e.at >= held.lock_time + queue.lock_ms() {
                 format!("Your lock on #{id} expired at {expired_at}; {who} took it at {at}")
@@ -52,9 +63,11 @@ pub fn explain(me: &str, held: &Held, queue: &QueueSettings, history: &[Event]) 
         EventKind::Expired => {
             format!("Your lock on #{id} expired at {expired_at}; {who} released it at {at}")
         }
-        EventKind::Unlocked => format!("Your lock on #{id} was removed by {who} at {at}"),
+        EventKind::Unlocked => {
+            format!("{who} unlocked #{id} at {at} (you held it; it is back in the pool)")
+        }
         EventKind::Reassigned => format!(
-            "#{id} was reassigned to {} by {who} at {at}",
+            "{who} reassigned #{id} from you to {} at {at}",
             e.detail_str("to").unwrap_or("someone else")
         ),
         EventKind::Released | EventKind::Skipped if mine => {
@@ -68,7 +81,8 @@ pub fn explain(me: &str, held: &Held, queue: &QueueSettings, history: &[Event]) 
             };
             format!("#{id} was {} by {by} at {at}", past_tense(kind))
         }
-    }
+    };
+    format!("{text}{why}")
 }
 
 fn past_tense(kind: EventKind) -> &'static str {

@@ -5,13 +5,15 @@
 pub mod keymap;
 pub mod layout;
 pub mod lost;
+mod supervise;
 pub mod textbuf;
 mod update;
 
 use std::collections::BTreeMap;
 
-use crate::domain::{Event, Item, LockStatus, Millis, QueueSettings, Role};
+use crate::domain::{Event, Item, LockStatus, Millis, QueueSettings, QueueUpdate, Role};
 use crate::store::{ListFilter, LostLock, StateFilter, Stats, StoreError, TakeNext};
+pub use supervise::start_of_day;
 pub use textbuf::TextBuf;
 pub use update::update;
 
@@ -65,40 +67,59 @@ impl ListPane {
     }
 }
 
-/// The filter of the Queue view.
+/// The filter of a list view, as typed at `/`: the Queue view's and the Locks view's
+/// each keep their own.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Filter {
     pub text: Option<String>,
     pub queue: Option<String>,
+    /// Only locks held by this user (`holder:NAME`).
+    pub holder: Option<String>,
+    /// Another state than the view's own (`state:failed` in Queue, `state:expired` in
+    /// Locks).
+    pub state: Option<StateFilter>,
 }
 
 impl Filter {
-    /// Parses what was typed at `/`: `queue:NAME` (or `q:NAME`) words pick a queue, the
-    /// rest is text to search for.
+    /// Parses what was typed at `/`: `queue:NAME` (or `q:NAME`) picks a queue,
+    /// `holder:NAME` (or `h:NAME`) a lock holder, `state:NAME` (or `s:NAME`) a state
+    /// (open, locked, expired, done, failed, cancelled, all); the rest is text to search
+    /// for. A word that looks like a key with an unknown value stays text.
     pub fn parse(s: &str) -> Filter {
-        let mut queue = None;
+        let mut f = Filter::default();
         let mut words = Vec::new();
         for w in s.split_whitespace() {
-            if let Some(q) = w.strip_prefix("queue:").or_else(|| w.strip_prefix("q:")) {
+            let value = |keys: &[&str]| keys.iter().find_map(|k| w.strip_prefix(k));
+            if let Some(q) = value(&["queue:", "q:"]) {
                 if !q.is_empty() {
-                    queue = Some(q.to_string());
+                    f.queue = Some(q.to_string());
                 }
+            } else if let Some(h) = value(&["holder:", "h:"]) {
+                if !h.is_empty() {
+                    f.holder = Some(h.to_string());
+                }
+            } else if let Some(st) = value(&["state:", "s:"]).and_then(StateFilter::parse) {
+                f.state = Some(st);
             } else {
                 words.push(w);
             }
         }
         let text = words.join(" ");
-        Filter {
-            text: (!text.is_empty()).then_some(text),
-            queue,
-        }
+        f.text = (!text.is_empty()).then_some(text);
+        f
     }
 
     /// The filter as it would be typed.
     pub fn display(&self) -> String {
         let mut parts = Vec::new();
+        if let Some(h) = &self.holder {
+            parts.push(format!("holder:{h}"));
+        }
         if let Some(q) = &self.queue {
             parts.push(format!("queue:{q}"));
+        }
+        if let Some(st) = self.state {
+            parts.push(format!("state:{}", st.as_str()));
         }
         if let Some(t) = &self.text {
             parts.push(t.clone());
@@ -107,7 +128,7 @@ impl Filter {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.text.is_none() && self.queue.is_none()
+        *self == Filter::default()
     }
 }
 
@@ -193,20 +214,98 @@ pub enum Pending {
     Quit,
     /// Nothing: an information popup.
     Dismiss,
+    /// Supervisor: return a held item to the pool (fenced by the token seen).
+    Unlock {
+        id: i64,
+        token: i64,
+    },
+    /// Supervisor: give a held item to another user (fields: user, reason).
+    Reassign {
+        id: i64,
+        token: i64,
+    },
+    /// Supervisor: unlock every lock matching a filter, as seen: (id, token).
+    UnlockMany {
+        locks: Vec<(i64, i64)>,
+    },
+    /// Supervisor: reopen a failed or cancelled item.
+    Requeue {
+        id: i64,
+    },
+    /// Supervisor: cancel an open item (field: reason).
+    Cancel {
+        id: i64,
+    },
+    /// Supervisor: change a queue's settings (fields: lock, warning, WIP limit, paused).
+    QueueSettings {
+        name: String,
+    },
 }
 
-/// The one dialog mechanism: a question, an optional text field, Enter/Esc.
+/// The one dialog mechanism: a question, optional text fields (Tab moves between them),
+/// Enter/Esc.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dialog {
     pub title: String,
     pub message: String,
-    /// A text field and its label, when the dialog asks for text.
-    pub input: Option<(String, TextBuf)>,
-    /// Confirming needs non-empty input.
+    /// Text fields and their labels, when the dialog asks for text.
+    pub inputs: Vec<(String, TextBuf)>,
+    /// The field being typed in.
+    pub focus: usize,
+    /// Confirming needs every field non-empty.
     pub required: bool,
     pub pending: Pending,
     /// Shown after a refused Enter (e.g. "a reason is required").
     pub error: Option<String>,
+}
+
+impl Dialog {
+    /// A dialog with no fields.
+    pub fn new(title: impl Into<String>, message: impl Into<String>, pending: Pending) -> Dialog {
+        Dialog {
+            title: title.into(),
+            message: message.into(),
+            inputs: Vec::new(),
+            focus: 0,
+            required: false,
+            pending,
+            error: None,
+        }
+    }
+
+    /// Adds a text field.
+    pub fn field(mut self, label: impl Into<String>, value: &str) -> Dialog {
+        self.inputs.push((label.into(), TextBuf::line(value)));
+        self
+    }
+
+    /// Every field must be filled in.
+    pub fn required(mut self) -> Dialog {
+        self.required = true;
+        self
+    }
+
+    /// The trimmed text of field `i` (empty when there is none).
+    pub fn value(&self, i: usize) -> String {
+        self.inputs
+            .get(i)
+            .map(|(_, b)| b.text().trim().to_string())
+            .unwrap_or_default()
+    }
+
+    /// The field being typed in.
+    pub fn focused_mut(&mut self) -> Option<&mut TextBuf> {
+        let i = self.focus;
+        self.inputs.get_mut(i).map(|(_, b)| b)
+    }
+}
+
+/// A read-only text pane over the list: what a user did today.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub title: String,
+    pub lines: Vec<DetailLine>,
+    pub scroll: usize,
 }
 
 /// The notes editor.
@@ -240,6 +339,8 @@ pub struct State {
     /// Queue, Mine and Locks windows.
     pub panes: [ListPane; 3],
     pub filter: Filter,
+    /// The Locks view's filter (`holder:bob queue:helpdesk state:expired`).
+    pub locks_filter: Filter,
     /// The `/` prompt while typing.
     pub filter_prompt: Option<TextBuf>,
     pub queues: BTreeMap<String, QueueSettings>,
@@ -261,6 +362,12 @@ pub struct State {
     /// Items skipped this session.
     pub skipped: Vec<i64>,
     pub stats: Option<Stats>,
+    /// The selected queue of the Stats view (an index into `stats.by_queue`).
+    pub stats_selected: usize,
+    /// When each lock on screen in the Locks view was taken (id → time).
+    pub lock_since: BTreeMap<i64, Millis>,
+    /// A user's activity, shown over the list (Esc closes).
+    pub report: Option<Report>,
     /// The last seen change marker.
     pub marker: Option<u64>,
     /// A renewal is on its way (one at a time).
@@ -317,6 +424,55 @@ pub enum Msg {
         id: i64,
         result: Result<(), StoreError>,
     },
+    /// A supervisor action ran; `Ok(n)` is how many items it changed.
+    Supervised {
+        op: SupervisorOp,
+        result: Result<usize, StoreError>,
+    },
+    /// The locks a bulk unlock would touch, as listed now: (id, token, holder).
+    LocksCollected {
+        filter: Filter,
+        result: Result<Vec<(i64, i64, String)>, StoreError>,
+    },
+    /// A user's events since a time.
+    Activity {
+        user: String,
+        since: Millis,
+        result: Result<Vec<Event>, StoreError>,
+    },
+}
+
+/// A supervisor's change, run by the loop against the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SupervisorOp {
+    /// Unlock the item if its lock still has `token`.
+    Unlock {
+        id: i64,
+        token: i64,
+        reason: String,
+    },
+    /// Reassign the item if its lock still has `token`.
+    Reassign {
+        id: i64,
+        token: i64,
+        to: String,
+        reason: String,
+    },
+    UnlockMany {
+        locks: Vec<(i64, i64)>,
+        reason: String,
+    },
+    Requeue {
+        id: i64,
+    },
+    Cancel {
+        id: i64,
+        reason: String,
+    },
+    SetQueue {
+        name: String,
+        update: QueueUpdate,
+    },
 }
 
 /// Startup facts for resuming.
@@ -349,6 +505,8 @@ pub struct Snapshot {
     pub queues: Vec<QueueSettings>,
     pub checks: Vec<LockCheck>,
     pub stats: Option<Stats>,
+    /// When the listed locks were taken (Locks view).
+    pub lock_since: Vec<(i64, Millis)>,
     pub error: Option<StoreError>,
 }
 
@@ -394,6 +552,14 @@ pub enum Effect {
         id: i64,
         text: String,
     },
+    Supervise(SupervisorOp),
+    /// List every lock matching the filter (for a bulk unlock).
+    CollectLocks(Filter),
+    /// Load a user's events since a time.
+    Activity {
+        user: String,
+        since: Millis,
+    },
 }
 
 /// What to re-query.
@@ -420,6 +586,7 @@ impl State {
             view: View::Queue,
             panes: Default::default(),
             filter: Filter::default(),
+            locks_filter: Filter::default(),
             filter_prompt: None,
             queues: BTreeMap::new(),
             held: BTreeMap::new(),
@@ -434,6 +601,9 @@ impl State {
             resume_line: None,
             skipped: Vec::new(),
             stats: None,
+            stats_selected: 0,
+            lock_since: BTreeMap::new(),
+            report: None,
             marker: None,
             renewing: None,
             quit: false,
@@ -513,8 +683,9 @@ pub fn list_filter(state: &State, view: View, offset: usize, limit: usize) -> Op
     };
     match view {
         View::Queue => Some(ListFilter {
-            state: StateFilter::Open,
+            state: state.filter.state.unwrap_or(StateFilter::Open),
             queue: state.filter.queue.clone(),
+            holder: state.filter.holder.clone(),
             text: state.filter.text.clone(),
             ..base
         }),
@@ -524,9 +695,27 @@ pub fn list_filter(state: &State, view: View, offset: usize, limit: usize) -> Op
             ..base
         }),
         View::Locks => Some(ListFilter {
-            state: StateFilter::Locked,
-            ..base
+            limit,
+            offset,
+            ..locks_filter(&state.locks_filter)
         }),
         View::Stats => None,
+    }
+}
+
+/// Every lock matching the Locks view's filter (no window): `state:expired` narrows to
+/// expired locks; any other state is ignored, as the view shows locks only.
+pub fn locks_filter(f: &Filter) -> ListFilter {
+    ListFilter {
+        state: if f.state == Some(StateFilter::Expired) {
+            StateFilter::Expired
+        } else {
+            StateFilter::Locked
+        },
+        queue: f.queue.clone(),
+        holder: f.holder.clone(),
+        text: f.text.clone(),
+        limit: usize::MAX >> 1,
+        offset: 0,
     }
 }

@@ -8,6 +8,7 @@ use ratatui::crossterm::event::{
 use super::keymap::{self, Action, Context};
 use super::layout::{self, LIST_TOP};
 use super::lost::{explain, is_lost};
+use super::supervise;
 use super::{
     Detail, DetailLine, Dialog, Editor, Effect, Filter, Finish, Held, LineKind, Msg, Notice,
     Pending, RefreshRequest, Resume, Snapshot, State, Status, TextBuf, View, list_filter,
@@ -34,8 +35,8 @@ pub fn update(s: &mut State, msg: Msg) -> Vec<Effect> {
         }
         Msg::Paste { text, now } => {
             s.now = now;
-            if let Some(d) = s.dialog.as_mut().and_then(|d| d.input.as_mut()) {
-                d.1.insert_str(&text);
+            if let Some(b) = s.dialog.as_mut().and_then(|d| d.focused_mut()) {
+                b.insert_str(&text);
             } else if let Some(p) = s.filter_prompt.as_mut() {
                 p.insert_str(&text);
             } else if let Some(e) = s.editor.as_mut() {
@@ -189,6 +190,13 @@ pub fn update(s: &mut State, msg: Msg) -> Vec<Effect> {
                 vec![refresh(s)]
             }
         },
+        Msg::Supervised { op, result } => supervise::supervised(s, op, result),
+        Msg::LocksCollected { filter, result } => supervise::locks_collected(s, filter, result),
+        Msg::Activity {
+            user,
+            since,
+            result,
+        } => supervise::activity_loaded(s, user, since, result),
         Msg::Commented { id, result } => {
             match result {
                 Ok(()) => {
@@ -206,11 +214,11 @@ pub fn update(s: &mut State, msg: Msg) -> Vec<Effect> {
     }
 }
 
-fn set_info(s: &mut State, text: String) {
+pub(super) fn set_info(s: &mut State, text: String) {
     s.status = Some(Status { text, error: false });
 }
 
-fn set_error(s: &mut State, text: String) {
+pub(super) fn set_error(s: &mut State, text: String) {
     s.status = Some(Status { text, error: true });
 }
 
@@ -269,7 +277,12 @@ fn on_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     if s.editor.is_some() {
         return editor_key(s, key);
     }
-    for ctx in [Context::Global, Context::Moving, Context::Item] {
+    for ctx in [
+        Context::Global,
+        Context::Moving,
+        Context::Item,
+        Context::Supervisor,
+    ] {
         if let Some(a) = keymap::lookup(ctx, &key) {
             return act(s, a);
         }
@@ -280,6 +293,7 @@ fn on_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
 fn switch_view(s: &mut State, v: View) -> Vec<Effect> {
     s.view = v;
     s.detail = None;
+    s.report = None;
     ensure_visible(s, v);
     vec![refresh(s)]
 }
@@ -309,7 +323,8 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
                         "You have unsaved notes on {}. Quit anyway? The notes will be lost.",
                         ids.join(", ")
                     ),
-                    input: None,
+                    inputs: Vec::new(),
+                    focus: 0,
                     required: false,
                     pending: Pending::Quit,
                     error: None,
@@ -318,12 +333,19 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
             vec![]
         }
         Action::Back => {
-            if s.detail.take().is_some() {
+            if s.report.take().is_some() {
+                vec![]
+            } else if s.detail.take().is_some() {
                 vec![refresh(s)]
             } else if s.view == View::Queue && !s.filter.is_empty() {
                 s.filter = Filter::default();
                 s.panes[0].selected = 0;
                 s.panes[0].offset = 0;
+                vec![refresh(s)]
+            } else if s.view == View::Locks && !s.locks_filter.is_empty() {
+                s.locks_filter = Filter::default();
+                s.panes[2].selected = 0;
+                s.panes[2].offset = 0;
                 vec![refresh(s)]
             } else {
                 vec![]
@@ -359,6 +381,12 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
             }
         }
         Action::Filter => {
+            s.report = None;
+            if s.view == View::Locks {
+                s.detail = None;
+                s.filter_prompt = Some(TextBuf::line(&s.locks_filter.display()));
+                return vec![];
+            }
             if s.view != View::Queue {
                 s.view = View::Queue;
                 s.detail = None;
@@ -369,8 +397,20 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         Action::Complete | Action::Fail | Action::Release | Action::Skip | Action::EditNotes => {
             item_action(s, a)
         }
+        Action::Unlock
+        | Action::Reassign
+        | Action::UnlockAll
+        | Action::Requeue
+        | Action::CancelItem
+        | Action::QueueSettings
+        | Action::Activity => supervise::act(s, a),
         // Editor and dialog actions are handled in their own modes.
-        Action::SaveNotes | Action::CloseEditor | Action::Confirm | Action::Cancel => vec![],
+        Action::SaveNotes
+        | Action::CloseEditor
+        | Action::Confirm
+        | Action::Cancel
+        | Action::NextField
+        | Action::PrevField => vec![],
     }
 }
 
@@ -403,7 +443,8 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
             s.dialog = Some(Dialog {
                 title: format!("You no longer hold #{id}"),
                 message: "Your unsaved notes are kept. Add them to the item as a comment?".into(),
-                input: None,
+                inputs: Vec::new(),
+                focus: 0,
                 required: false,
                 pending: Pending::Comment { id },
                 error: None,
@@ -428,7 +469,8 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
             s.dialog = Some(Dialog {
                 title: format!("Complete #{id}?"),
                 message: title,
-                input: Some(("Result (optional)".into(), TextBuf::line(""))),
+                inputs: vec![("Result (optional)".into(), TextBuf::line(""))],
+                focus: 0,
                 required: false,
                 pending: Pending::Complete { id, token },
                 error: None,
@@ -439,7 +481,8 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
             s.dialog = Some(Dialog {
                 title: format!("Fail #{id}?"),
                 message: title,
-                input: Some(("Reason (required)".into(), TextBuf::line(""))),
+                inputs: vec![("Reason (required)".into(), TextBuf::line(""))],
+                focus: 0,
                 required: true,
                 pending: Pending::Fail { id, token },
                 error: None,
@@ -503,6 +546,15 @@ fn page_size(s: &State) -> i64 {
 
 fn move_by(s: &mut State, delta: i64) -> Vec<Effect> {
     let page = layout::detail_rows(s);
+    if let Some(r) = s.report.as_mut() {
+        let max = r.lines.len().saturating_sub(page.saturating_sub(1)) as i64;
+        r.scroll = (r.scroll as i64).saturating_add(delta).clamp(0, max) as usize;
+        return vec![];
+    }
+    if s.view == View::Stats && s.detail.is_none() {
+        supervise::move_stats(s, delta);
+        return vec![];
+    }
     if let Some(d) = s.detail.as_mut() {
         let max = d.lines.len().saturating_sub(page.saturating_sub(1)) as i64;
         d.scroll = (d.scroll as i64).saturating_add(delta).clamp(0, max) as usize;
@@ -554,6 +606,19 @@ fn edit_line(buf: &mut TextBuf, key: KeyEvent) {
 fn dialog_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     match keymap::lookup(Context::Dialog, &key) {
         Some(Action::Confirm) => confirm(s),
+        Some(a @ (Action::NextField | Action::PrevField)) => {
+            if let Some(d) = s.dialog.as_mut()
+                && !d.inputs.is_empty()
+            {
+                let n = d.inputs.len();
+                d.focus = if a == Action::NextField {
+                    (d.focus + 1) % n
+                } else {
+                    (d.focus + n - 1) % n
+                };
+            }
+            vec![]
+        }
         Some(Action::Cancel) => {
             if let Some(d) = s.dialog.take()
                 && let Pending::Comment { id } = d.pending
@@ -566,7 +631,7 @@ fn dialog_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
             vec![]
         }
         _ => {
-            if let Some((_, buf)) = s.dialog.as_mut().and_then(|d| d.input.as_mut()) {
+            if let Some(buf) = s.dialog.as_mut().and_then(|d| d.focused_mut()) {
                 edit_line(buf, key);
             }
             vec![]
@@ -578,14 +643,17 @@ fn confirm(s: &mut State) -> Vec<Effect> {
     let Some(d) = s.dialog.take() else {
         return vec![];
     };
-    let text = d
-        .input
-        .as_ref()
-        .map(|(_, b)| b.text().trim().to_string())
-        .unwrap_or_default();
-    if d.required && text.is_empty() {
+    let text = d.value(0);
+    if d.required
+        && let Some(i) = (0..d.inputs.len()).find(|i| d.value(*i).is_empty())
+    {
+        let error = match d.inputs[i].0.split(" (").next().unwrap_or("A value") {
+            "Reason" => "A reason is required".to_string(),
+            what => format!("{what} is required"),
+        };
         s.dialog = Some(Dialog {
-            error: Some("A reason is required".into()),
+            error: Some(error),
+            focus: i,
             ..d
         });
         return vec![];
@@ -615,6 +683,12 @@ fn confirm(s: &mut State) -> Vec<Effect> {
             vec![]
         }
         Pending::Dismiss => vec![],
+        Pending::Unlock { .. }
+        | Pending::Reassign { .. }
+        | Pending::UnlockMany { .. }
+        | Pending::Requeue { .. }
+        | Pending::Cancel { .. }
+        | Pending::QueueSettings { .. } => supervise::confirm(s, d),
     }
 }
 
@@ -622,9 +696,14 @@ fn prompt_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     match keymap::lookup(Context::Dialog, &key) {
         Some(Action::Confirm) => {
             let typed = s.filter_prompt.take().map(|b| b.text()).unwrap_or_default();
-            s.filter = Filter::parse(&typed);
-            s.panes[0].selected = 0;
-            s.panes[0].offset = 0;
+            let (filter, pane) = if s.view == View::Locks {
+                (&mut s.locks_filter, 2)
+            } else {
+                (&mut s.filter, 0)
+            };
+            *filter = Filter::parse(&typed);
+            s.panes[pane].selected = 0;
+            s.panes[pane].offset = 0;
             vec![refresh(s)]
         }
         Some(Action::Cancel) => {
@@ -786,6 +865,11 @@ fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
     }
     if snap.stats.is_some() {
         s.stats = snap.stats;
+        let n = s.stats.as_ref().map_or(0, |st| st.by_queue.len());
+        s.stats_selected = s.stats_selected.min(n.saturating_sub(1));
+    }
+    if snap.view == Some(View::Locks) && snap.error.is_none() {
+        s.lock_since = snap.lock_since.iter().copied().collect();
     }
     let mut moved = false;
     if let Some(view) = snap.view
@@ -861,7 +945,8 @@ fn lose(s: &mut State, held: &Held, history: &[Event]) {
             message: format!(
                 "{message}.\nYour unsaved notes are kept. Add them to #{id} as a comment?"
             ),
-            input: None,
+            inputs: Vec::new(),
+            focus: 0,
             required: false,
             pending: Pending::Comment { id },
             error: None,
@@ -870,7 +955,8 @@ fn lose(s: &mut State, held: &Held, history: &[Event]) {
         Dialog {
             title: "Lock lost".into(),
             message: format!("{message}."),
-            input: None,
+            inputs: Vec::new(),
+            focus: 0,
             required: false,
             pending: Pending::Dismiss,
             error: None,

@@ -29,13 +29,16 @@ pub fn confirm(d: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
         lines.push(Line::raw(l.to_string()));
     }
     let mut cursor = None;
-    if let Some((label, buf)) = &d.input {
+    for (i, (label, buf)) in d.inputs.iter().enumerate() {
         lines.push(Line::raw(""));
         lines.push(Line::styled(label.clone(), theme.dim()));
         let text = sanitize::line(&buf.text()).into_owned();
-        cursor = Some(lines.len());
+        let focused = i == d.focus;
+        if focused {
+            cursor = Some((lines.len(), buf));
+        }
         lines.push(Line::from(vec![
-            Span::styled("> ", theme.key()),
+            Span::styled(if focused { "> " } else { "  " }, theme.key()),
             Span::raw(text),
         ]));
     }
@@ -47,6 +50,7 @@ pub fn confirm(d: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
         Pending::Comment { .. } => "Enter: add as comment · Esc: keep them for later",
         Pending::Dismiss => "Enter or Esc: close",
         Pending::Quit => "Enter: quit · Esc: stay",
+        _ if d.inputs.len() > 1 => "Tab: next field · Enter: confirm · Esc: cancel",
         _ => "Enter: confirm · Esc: cancel",
     };
     lines.push(Line::styled(hint, theme.dim()));
@@ -71,7 +75,7 @@ pub fn confirm(d: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
             .block(block),
         rect,
     );
-    if let (Some(row), Some((_, buf))) = (cursor, &d.input) {
+    if let Some((row, buf)) = cursor {
         // Lines before the input are counted wrapped, as drawn.
         let x = rect.x + 3 + buf.cursor().1 as u16;
         let y = rect.y + 1 + heights[..row].iter().sum::<usize>() as u16;

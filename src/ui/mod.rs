@@ -5,6 +5,8 @@ mod detail;
 mod dialog;
 mod help;
 mod list;
+mod locks;
+mod report;
 mod stats;
 mod theme;
 
@@ -15,8 +17,8 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use crate::app::layout::{self, MIN_HEIGHT, MIN_WIDTH};
 use crate::app::{State, View};
-use crate::domain::sanitize;
 use crate::domain::time::short_duration;
+use crate::domain::{Role, sanitize};
 pub use theme::Theme;
 
 /// Draws the whole screen.
@@ -33,10 +35,12 @@ pub fn render(state: &State, frame: &mut Frame) {
         height: area.height - 3,
         ..area
     };
-    match (&state.detail, state.view) {
-        (Some(d), _) => detail::render(state, d, &theme, frame, main),
-        (None, View::Stats) => stats::render(state, &theme, frame, main),
-        (None, view) => list::render(state, view, &theme, frame, main),
+    match (&state.report, &state.detail, state.view) {
+        (Some(r), _, _) => report::render(r, &theme, frame, main),
+        (None, Some(d), _) => detail::render(state, d, &theme, frame, main),
+        (None, None, View::Stats) => stats::render(state, &theme, frame, main),
+        (None, None, View::Locks) => locks::render(state, &theme, frame, main),
+        (None, None, view) => list::render(state, view, &theme, frame, main),
     }
     status_line(
         state,
@@ -93,18 +97,27 @@ fn tab_bar(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         }
     }
     let held = state.held.len();
-    let mut right = format!("{} · {held} held", sanitize::line(&state.me));
+    let role = match state.role {
+        Role::Supervisor => " (supervisor)",
+        Role::Staff => "",
+    };
+    let mut right = format!("{}{role} · {held} held", sanitize::line(&state.me));
     if let (None, Some(p)) = (&state.detail, state.pane(state.view)) {
         let at = if p.total == 0 { 0 } else { p.selected + 1 };
         right = format!("{at}/{} · {right}", p.total);
     }
-    if state.view == View::Queue && !state.filter.is_empty() {
-        right = format!(
-            "filter: {} · {right}",
-            sanitize::line(&state.filter.display())
-        );
+    let filter = match state.view {
+        View::Queue => &state.filter,
+        View::Locks => &state.locks_filter,
+        _ => &crate::app::Filter::default(),
+    };
+    if !filter.is_empty() {
+        right = format!("filter: {} · {right}", sanitize::line(&filter.display()));
     }
     let left_w: usize = spans.iter().map(|s| s.width()).sum();
+    if !role.is_empty() && left_w + right.chars().count() + 1 > area.width as usize {
+        right = right.replacen(role, "", 1);
+    }
     let pad = (area.width as usize).saturating_sub(left_w + right.chars().count() + 1);
     spans.push(Span::raw(" ".repeat(pad)));
     spans.push(Span::styled(right, theme.dim()));
@@ -114,11 +127,13 @@ fn tab_bar(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
 fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     if let Some(p) = &state.filter_prompt {
         let text: String = p.text();
+        let label = if state.view == View::Locks {
+            "Filter locks (holder:NAME queue:NAME state:expired text; Enter applies): "
+        } else {
+            "Filter (text, queue:NAME, state:failed; Enter applies, Esc cancels): "
+        };
         let line = Line::from(vec![
-            Span::styled(
-                "Filter (text, queue:NAME; Enter applies, Esc cancels): ",
-                theme.dim(),
-            ),
+            Span::styled(label, theme.dim()),
             Span::raw(sanitize::line(&text).into_owned()),
         ]);
         let cursor_x = (line.width() as u16)
@@ -157,10 +172,21 @@ fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
 }
 
 fn key_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let sup = state.role == Role::Supervisor;
     let hints: &[(&str, &str)] = if state.editor.is_some() {
         &[("Ctrl-S", "save"), ("Esc", "close (text kept)")]
-    } else if state.dialog.is_some() {
-        &[("Enter", "confirm"), ("Esc", "cancel")]
+    } else if let Some(d) = &state.dialog {
+        if d.inputs.len() > 1 {
+            &[
+                ("Tab", "next field"),
+                ("Enter", "confirm"),
+                ("Esc", "cancel"),
+            ]
+        } else {
+            &[("Enter", "confirm"), ("Esc", "cancel")]
+        }
+    } else if state.report.is_some() {
+        &[("j/k", "scroll"), ("Esc", "back"), ("?", "help")]
     } else if let Some(d) = &state.detail {
         if state.held.contains_key(&d.item.id) {
             &[
@@ -181,6 +207,40 @@ fn key_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
                 ("?", "help"),
             ]
         }
+    } else if state.view == View::Locks && sup {
+        &[
+            ("u", "unlock"),
+            ("a", "reassign"),
+            ("U", "unlock all shown"),
+            ("x", "cancel"),
+            ("t", "holder's day"),
+            ("/", "filter"),
+            ("?", "help"),
+        ]
+    } else if state.view == View::Locks {
+        &[
+            ("read-only", ""),
+            ("t", "holder's day"),
+            ("/", "filter"),
+            ("1-4", "views"),
+            ("?", "help"),
+            ("q", "quit"),
+        ]
+    } else if state.view == View::Stats && sup {
+        &[
+            ("j/k", "select queue"),
+            ("S", "queue settings"),
+            ("1-4", "views"),
+            ("?", "help"),
+            ("q", "quit"),
+        ]
+    } else if state.view == View::Stats {
+        &[
+            ("read-only", ""),
+            ("1-4", "views"),
+            ("?", "help"),
+            ("q", "quit"),
+        ]
     } else if state.view == View::Mine {
         &[
             ("Enter", "open"),
