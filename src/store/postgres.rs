@@ -1502,6 +1502,49 @@ impl Store for PgStore {
         })
     }
 
+    fn unlock_many(&mut self, locks: &[(i64, i64)], reason: &str) -> Result<usize> {
+        let reason = required_reason(reason)?;
+        self.write(|c, now, actor| {
+            require_supervisor(c, actor, "unlock items")?;
+            let mut n = 0;
+            for &(id, token) in locks {
+                // Fenced by the token the supervisor saw: a lock that changed since stays.
+                let Some(row) = c.query_opt(
+                    "UPDATE items i SET lock_user = NULL, lock_time = NULL \
+                     FROM (SELECT id, lock_user FROM items WHERE id = $1 AND lock_token = $2 \
+                           AND lock_user IS NOT NULL FOR UPDATE) old \
+                     WHERE i.id = old.id RETURNING old.lock_user",
+                    &[&id, &token],
+                )?
+                else {
+                    continue;
+                };
+                let holder: String = row.get(0);
+                let detail = if locks.len() > 1 {
+                    json!({"from": holder, "reason": reason, "token": token, "bulk": true})
+                } else {
+                    json!({"from": holder, "reason": reason, "token": token})
+                };
+                insert_event(c, id, now, actor, EventKind::Unlocked, &detail)?;
+                n += 1;
+            }
+            Ok(n)
+        })
+    }
+
+    fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
+        self.read(|c| {
+            Ok(c.query(
+                "SELECT item_id, max(at) FROM events WHERE item_id = ANY($1) \
+                 AND kind IN ('locked', 'taken_over', 'reassigned') GROUP BY item_id",
+                &[&ids],
+            )?
+            .iter()
+            .map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1)))
+            .collect())
+        })
+    }
+
     fn reassign(&mut self, id: i64, to: &str, reason: &str) -> Result<Item> {
         let reason = required_reason(reason)?;
         validate_user_name(to).map_err(|m| StoreError::Invalid(format!("--to: {m}")))?;
@@ -1693,7 +1736,7 @@ impl Store for PgStore {
             let mut ps = Params::default();
             let (where_, order) = list_sql(filter, now, &mut ps);
             let order = if window.reversed {
-                reverse_order(&order)
+                reverse_order(order)
             } else {
                 order.to_string()
             };

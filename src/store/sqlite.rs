@@ -67,19 +67,6 @@ pub struct SqliteStore {
     read_only: bool,
     migration: Migration,
     own_commits: u64,
-    /// Completions per hour counted so far (the Stats view refreshes often).
-    completions: Option<CompletionCounts>,
-}
-
-/// Completed events counted by hour up to event `last_id`. Events are append-only and
-/// their ids grow with time, so a refresh reads only the events after `last_id` (a rowid
-/// range) instead of every event of the last 24 hours: there is no index on `kind`.
-#[derive(Debug, Clone, Default)]
-struct CompletionCounts {
-    last_id: i64,
-    /// The first hour counted (hours since the epoch).
-    from_hour: i64,
-    hours: std::collections::BTreeMap<i64, u64>,
 }
 
 impl SqliteStore {
@@ -158,7 +145,6 @@ impl SqliteStore {
             read_only,
             migration,
             own_commits: 0,
-            completions: None,
         })
     }
 
@@ -926,17 +912,24 @@ impl SqliteStore {
         let overdue: i64 = c2
             .prepare_cached("SELECT count(*) FROM items WHERE state = 'open' AND due_at < ?1")?
             .query_row([now], |r| r.get(0))?;
-        let hour = 3_600_000;
-        let first_hour = now.div_euclid(hour) - 23;
-        let cache = self
-            .completions
-            .take()
-            .filter(|c| c.from_hour <= first_hour);
-        let cache = completion_counts(&self.conn, cache, first_hour)?;
-        let completed_per_hour: Vec<u64> = (first_hour..first_hour + 24)
-            .map(|h| cache.hours.get(&h).copied().unwrap_or(0))
-            .collect();
-        self.completions = Some(cache);
+        // events_kind_at: only the last day's completions are read.
+        let first_hour = now.div_euclid(3_600_000) - 23;
+        let mut completed_per_hour = vec![0u64; 24];
+        let mut stmt = c2.prepare_cached(
+            "SELECT at / 3600000 - ?1, count(*) FROM events \
+             WHERE kind = 'completed' AND at >= ?1 * 3600000 AND at <= ?2 GROUP BY 1",
+        )?;
+        for row in stmt.query_map([first_hour, now], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+        })? {
+            let (h, n) = row?;
+            if let Some(slot) = usize::try_from(h)
+                .ok()
+                .and_then(|h| completed_per_hour.get_mut(h))
+            {
+                *slot = n as u64;
+            }
+        }
         let c2 = &self.conn;
         let total_open = by_state
             .iter()
@@ -970,59 +963,6 @@ impl SqliteStore {
             oldest_open,
         })
     }
-}
-
-/// Brings the completion counts up to the newest event: from scratch (every completed
-/// event since `first_hour`) when there is no cache, else only the events after it.
-fn completion_counts(
-    c: &Connection,
-    cache: Option<CompletionCounts>,
-    first_hour: i64,
-) -> Result<CompletionCounts> {
-    let last_id: i64 = c
-        .prepare_cached("SELECT coalesce(max(id), 0) FROM events")?
-        .query_row([], |r| r.get(0))?;
-    let (mut counts, rows) = match cache {
-        Some(cc) if cc.last_id == last_id => return Ok(cc),
-        Some(cc) => {
-            let mut stmt = c.prepare_cached(
-                "SELECT at / 3600000, count(*) FROM events WHERE id > ?1 AND id <= ?2 \
-                 AND kind = 'completed' GROUP BY 1",
-            )?;
-            let rows = stmt
-                .query_map([cc.last_id, last_id], |r| {
-                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            (cc, rows)
-        }
-        None => {
-            let mut stmt = c.prepare_cached(
-                "SELECT at / 3600000, count(*) FROM events WHERE at >= ?1 AND id <= ?2 \
-                 AND kind = 'completed' GROUP BY 1",
-            )?;
-            let rows = stmt
-                .query_map([first_hour * 3_600_000, last_id], |r| {
-                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            (
-                CompletionCounts {
-                    last_id: 0,
-                    from_hour: first_hour,
-                    hours: Default::default(),
-                },
-                rows,
-            )
-        }
-    };
-    for (h, n) in rows {
-        *counts.hours.entry(h).or_default() += n.max(0) as u64;
-    }
-    counts.hours.retain(|h, _| *h >= first_hour);
-    counts.from_hour = counts.from_hour.max(first_hour);
-    counts.last_id = last_id;
-    Ok(counts)
 }
 
 /// Open items by age. Each bucket is counted over the open-age index, but at most
@@ -1390,7 +1330,11 @@ impl Store for SqliteStore {
                     now,
                     actor,
                     EventKind::Unlocked,
-                    &json!({"from": holder, "reason": reason, "token": token, "bulk": true}),
+                    &if locks.len() > 1 {
+                        json!({"from": holder, "reason": reason, "token": token, "bulk": true})
+                    } else {
+                        json!({"from": holder, "reason": reason, "token": token})
+                    },
                 )?;
                 n += 1;
             }

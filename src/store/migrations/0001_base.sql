@@ -53,7 +53,8 @@ CREATE TABLE events (
 );
 CREATE INDEX events_item ON events (item_id, id);
 CREATE INDEX events_actor ON events (actor, at);
-CREATE INDEX events_at ON events (at);
+-- Events of a kind over time: completions per hour, locks lost since a visit.
+CREATE INDEX events_kind_at ON events (kind, at);
 
 CREATE TABLE users (
     name  TEXT PRIMARY KEY NOT NULL,
