@@ -301,16 +301,62 @@ pub trait EventSource {
 }
 
 /// Events from the terminal via crossterm.
+///
+/// The wait happens here, on the terminal's file descriptor, not inside crossterm: when
+/// the terminal goes away (a dropped SSH session, a killed tmux) its descriptor reports
+/// hang-up and reads return end-of-file forever, and crossterm 0.29 would spin on that
+/// at full CPU without ever returning. Seeing the hang-up here ends the loop instead.
 pub struct TerminalEvents;
 
 impl EventSource for TerminalEvents {
     fn next(&mut self, timeout: Duration) -> std::io::Result<Option<Event>> {
-        if event::poll(timeout)? {
-            Ok(Some(event::read()?))
-        } else {
-            Ok(None)
+        // Events crossterm has already parsed come first.
+        if event::poll(Duration::ZERO)? {
+            return Ok(Some(event::read()?));
+        }
+        match wait_for_terminal(timeout)? {
+            TerminalWait::Input => {
+                if event::poll(Duration::ZERO)? {
+                    Ok(Some(event::read()?))
+                } else {
+                    Ok(None)
+                }
+            }
+            TerminalWait::Timeout => Ok(None),
+            TerminalWait::HungUp => Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the terminal went away",
+            )),
         }
     }
+}
+
+enum TerminalWait {
+    Input,
+    Timeout,
+    HungUp,
+}
+
+/// Waits up to `timeout` for input on standard input (the terminal).
+fn wait_for_terminal(timeout: Duration) -> std::io::Result<TerminalWait> {
+    let mut fd = libc::pollfd {
+        fd: libc::STDIN_FILENO,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: one pollfd that lives on this stack frame for the whole call.
+    let n = unsafe { libc::poll(&mut fd, 1, ms) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if n == 0 {
+        return Ok(TerminalWait::Timeout);
+    }
+    if fd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+        return Ok(TerminalWait::HungUp);
+    }
+    Ok(TerminalWait::Input)
 }
 
 /// Draws the state.
@@ -366,6 +412,24 @@ extern "C" fn on_hangup(_sig: libc::c_int) {
     HANGUP.store(true, Ordering::SeqCst);
 }
 
+/// After a hang-up the loop has two seconds to leave on its own (restoring what it can);
+/// if it is stuck in a read of a dead terminal, the process ends anyway. Locks stay held
+/// either way: nothing is released on the way out, so the user can resume.
+fn start_hangup_watchdog() {
+    std::thread::spawn(|| {
+        loop {
+            std::thread::sleep(Duration::from_millis(200));
+            if HANGUP.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_secs(2));
+                tracing::warn!("hang-up: the loop did not stop; exiting");
+                // SAFETY: _exit ends the process at once; SQLite and PostgreSQL both
+                // survive an abrupt end (an open transaction is rolled back).
+                unsafe { libc::_exit(129) };
+            }
+        }
+    });
+}
+
 fn install_signal_handlers() {
     let handler = on_hangup as extern "C" fn(libc::c_int) as libc::sighandler_t;
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
@@ -403,6 +467,7 @@ impl Drop for TerminalGuard {
 /// Opens the TUI on `store` in the real terminal and runs it until the user quits.
 pub fn run(store: &mut dyn Store) -> anyhow::Result<()> {
     install_signal_handlers();
+    start_hangup_watchdog();
     // The panic hook restores the terminal before the message is printed, so the message
     // is readable; the guard below covers every other way out.
     let previous = std::panic::take_hook();
@@ -426,6 +491,14 @@ pub fn run(store: &mut dyn Store) -> anyhow::Result<()> {
     let size = terminal.size().context("reading the terminal size")?;
     let mut session = Session::start(store, size.width, size.height, color);
     let result = run_loop(&mut terminal, &mut session, &mut TerminalEvents, &HANGUP);
+    let hung_up = matches!(&result, Err(e) if e.chain().any(|c| c
+        .downcast_ref::<std::io::Error>()
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)));
+    if hung_up {
+        HANGUP.store(true, Ordering::SeqCst);
+        tracing::info!("the terminal went away: leaving with locks held");
+        return Ok(());
+    }
     if HANGUP.load(Ordering::SeqCst) {
         // The session is gone; locks stay held for the user to resume. Nothing to print.
         tracing::info!("hang-up: leaving with locks held");

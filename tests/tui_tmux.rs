@@ -186,3 +186,39 @@ fn hangup_restores_the_terminal_and_keeps_the_lock() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_vanished_terminal_ends_the_program_and_keeps_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let Some(t) = Tmux::start("gone") else {
+        return;
+    };
+    start_tui(&t, &db);
+    t.send(&["n"]);
+    t.wait_for("the detail pane", |s| s.contains("yours, "));
+    let shell = t.format("#{pane_pid}");
+    let out = Command::new("pgrep").args(["-P", &shell]).output().unwrap();
+    let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(!pid.is_empty(), "caseload's pid under the shell {shell}");
+    // The whole terminal disappears (as when an SSH connection drops): no key, no quit.
+    t.cmd(&["kill-server"]);
+    let start = Instant::now();
+    while Path::new(&format!("/proc/{pid}")).exists() {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.split_whitespace().nth(2) == Some("Z") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(6),
+            "caseload {pid} still runs after its terminal went away"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let shown = caseload(&db, "feeder", &["list", "--state", "locked", "--json"]);
+    assert!(
+        shown.contains("\"lock_user\":\"alice\"") || shown.contains("\"lock_user\": \"alice\""),
+        "the lock stays held for alice to resume: {shown}"
+    );
+}
