@@ -372,6 +372,8 @@ pub struct State {
     pub marker: Option<u64>,
     /// A renewal is on its way (one at a time).
     pub renewing: Option<i64>,
+    /// The database server cannot be reached; every tick tries again.
+    pub offline: bool,
     pub quit: bool,
 }
 
@@ -606,6 +608,7 @@ impl State {
             report: None,
             marker: None,
             renewing: None,
+            offline: false,
             quit: false,
         }
     }

@@ -854,8 +854,23 @@ fn resumed(s: &mut State, r: Resume) -> Vec<Effect> {
 }
 
 fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
-    if let Some(e) = &snap.error {
-        set_error(s, e.to_string());
+    match &snap.error {
+        Some(StoreError::Connection(m)) => {
+            // Nothing on screen is thrown away (typing, drafts, dialogs); the next tick tries
+            // again, and the first good refresh re-reads everything.
+            s.offline = true;
+            s.marker = None;
+            set_error(s, format!("reconnecting… {m}"));
+        }
+        Some(e) => set_error(s, e.to_string()),
+        None if s.offline => {
+            s.offline = false;
+            s.status = Some(Status {
+                text: "Reconnected".into(),
+                error: false,
+            });
+        }
+        None => {}
     }
     if snap.marker.is_some() {
         s.marker = snap.marker;

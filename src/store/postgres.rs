@@ -260,10 +260,22 @@ pub struct PgStore {
     listener: Option<Listener>,
     notifications: u64,
     own_commits: u64,
-    /// The client host's clock: used only to report skew, never to decide expiry.
+    /// The client host's clock: used only to report skew and to tell the time between
+    /// round trips, never to decide expiry.
     client_clock: Clock,
+    /// The server's clock minus the client's, and when it was last measured: `now()`
+    /// for a screen's countdowns needs no round trip (every write measures it anew).
+    server_offset: Option<(i64, Instant)>,
+    /// After a failed reconnect, when to try again (a screen ticking while the server is
+    /// down must not stall on every tick).
+    retry_at: Option<Instant>,
     created: bool,
 }
+
+/// How long a measured server-clock offset is trusted.
+const OFFSET_TTL: Duration = Duration::from_secs(10);
+/// How long to wait after a failed reconnect before the next attempt.
+const RECONNECT_PAUSE: Duration = Duration::from_secs(1);
 
 impl PgStore {
     /// Connects to `url` (creating or migrating the schema when needed).
@@ -307,6 +319,8 @@ impl PgStore {
             notifications: 0,
             own_commits: 0,
             client_clock,
+            server_offset: None,
+            retry_at: None,
             created,
         })
     }
@@ -343,10 +357,31 @@ impl PgStore {
     }
 
     fn reconnect(&mut self) -> Result<()> {
-        let client = connect(&self.config, &self.shown, &self.opts)?;
-        self.conn.client = client;
-        self.conn.cache.clear();
-        Ok(())
+        if let Some(at) = self.retry_at
+            && Instant::now() < at
+        {
+            return Err(StoreError::Connection(format!(
+                "cannot reach {}; trying again",
+                self.shown
+            )));
+        }
+        match connect(&self.config, &self.shown, &self.opts) {
+            Ok(client) => {
+                self.retry_at = None;
+                self.conn.client = client;
+                self.conn.cache.clear();
+                Ok(())
+            }
+            Err(e) => {
+                self.retry_at = Some(Instant::now() + RECONNECT_PAUSE);
+                Err(e)
+            }
+        }
+    }
+
+    /// Remembers how far the server's clock is from the client's.
+    fn measured(&mut self, server_now: Millis) {
+        self.server_offset = Some((server_now - (self.client_clock)(), Instant::now()));
     }
 
     /// Runs a read, reconnecting once when the connection was lost.
@@ -413,6 +448,7 @@ impl PgStore {
                     return Err(map_err(&e));
                 }
             };
+            self.measured(now);
             let out = f(&mut self.conn, now, &self.actor).and_then(|v| {
                 self.conn.client.batch_execute("COMMIT")?;
                 Ok(v)
@@ -1194,7 +1230,14 @@ impl Store for PgStore {
     }
 
     fn now(&mut self) -> Result<Millis> {
-        self.read(|c| Ok(c.now()?))
+        if let Some((offset, at)) = self.server_offset
+            && at.elapsed() < OFFSET_TTL
+        {
+            return Ok((self.client_clock)() + offset);
+        }
+        let now = self.read(|c| Ok(c.now()?))?;
+        self.measured(now);
+        Ok(now)
     }
 
     fn change_marker(&mut self) -> Result<u64> {

@@ -102,6 +102,9 @@ fn tab_bar(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         Role::Staff => "",
     };
     let mut right = format!("{}{role} · {held} held", sanitize::line(&state.me));
+    if state.offline {
+        right = format!("reconnecting… · {right}");
+    }
     if let (None, Some(p)) = (&state.detail, state.pane(state.view)) {
         let at = if p.total == 0 { 0 } else { p.selected + 1 };
         right = format!("{at}/{} · {right}", p.total);
