@@ -1,1 +1,1483 @@
-fn main() {}
+//! The engine benchmark: caseload's `SqliteStore` (through the `Store` trait) against a
+//! raw-rusqlite baseline that runs the same SQL statements with the same settings (WAL,
+//! `synchronous=FULL`, `BEGIN IMMEDIATE`, a busy handler of short jittered sleeps) but
+//! none of caseload's layers.
+//!
+//! Run all sections with `cargo bench --bench queue`, or some of them by name:
+//! `cargo bench --bench queue -- claim fairness`. Sections: `cycles`, `fairness`, `claim`,
+//! `enqueue`, `import`, `screen`. Sizes come from environment variables (see `Config`).
+//!
+//! Multi-process figures use real OS processes: this binary re-executes itself with the
+//! argument `__worker`; workers report over stdout. Big database files and the import
+//! CSV are built once and cached under `<target dir>/bench-cache` (override with
+//! `CL_BENCH_CACHE`).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use caseload::domain::{Actor, NewItem};
+use caseload::store::sqlite::OpenOptions;
+use caseload::store::{ListFilter, SqliteStore, StateFilter, Store, StoreError, TakeNext};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, named_params, params};
+
+// ---------------------------------------------------------------------------------------
+// The SQL the store runs, copied verbatim from src/store/sqlite.rs (`candidate_sql(false)`,
+// `CLAIM_SQL`, `insert_event`, the `complete` holder write, `insert_item`, `list`,
+// `count`). The baseline runs exactly these statements.
+
+const EXPIRED: &str =
+    "lock_time <= :now - (SELECT q.lock_seconds * 1000 FROM queues q WHERE q.name = items.queue)";
+
+fn candidate_sql() -> String {
+    format!(
+        "SELECT id, lock_user FROM items \
+         WHERE state = 'open' {} \
+         AND (lock_user IS NULL OR {EXPIRED}) \
+         AND id NOT IN (SELECT value FROM json_each(:skip)) \
+         AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = items.queue AND (q.paused = 1 OR \
+              (q.max_per_user IS NOT NULL AND q.max_per_user <= (SELECT count(*) FROM items h \
+               WHERE h.lock_user = :me AND h.queue = items.queue AND h.id <> items.id)))) \
+         ORDER BY priority DESC, created_at, id LIMIT 1",
+        ""
+    )
+}
+
+const CLAIM_SQL: &str = "UPDATE items SET lock_user = :me, lock_time = :now, \
+     lock_token = lock_token + 1 \
+     WHERE id = :id AND state = 'open' \
+     AND (lock_user IS NULL OR lock_time <= :now - \
+          (SELECT q.lock_seconds * 1000 FROM queues q WHERE q.name = items.queue)) \
+     AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = items.queue AND (q.paused = 1 OR \
+          (q.max_per_user IS NOT NULL AND q.max_per_user <= (SELECT count(*) FROM items h \
+           WHERE h.lock_user = :me AND h.queue = items.queue AND h.id <> items.id)))) \
+     RETURNING id, queue, request_id, title, body, params, priority, due_at, state, \
+     lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
+     finished_at, finished_by";
+
+const EVENT_SQL: &str = "INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+const COMPLETE_SQL: &str = "UPDATE items SET state = 'done', result = :value, lock_user = NULL, \
+     lock_time = NULL, finished_at = :now, finished_by = :me WHERE id = :id AND lock_user = :me \
+     AND lock_token = :token AND state = 'open'";
+
+const RID_SQL: &str = "SELECT id FROM items WHERE request_id = ?1";
+const QUEUE_SQL: &str = "INSERT INTO queues (name) VALUES (?1) ON CONFLICT (name) DO NOTHING";
+const ITEM_SQL: &str = "INSERT INTO items (queue, request_id, title, body, params, priority, \
+     due_at, created_at, created_by) VALUES (?1, ?2, ?3, ?4, json(?5), ?6, ?7, ?8, ?9) \
+     RETURNING id";
+
+const ITEM_COLS: &str = "id, queue, request_id, title, body, params, priority, due_at, state, \
+     lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
+     finished_at, finished_by";
+const COUNT_SQL: &str = "SELECT coalesce(sum(n), 0) FROM item_counts \
+     WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR queue = ?2)";
+
+// ---------------------------------------------------------------------------------------
+// Configuration
+
+struct Config {
+    /// Section 1: items consumed per run.
+    cycle_items: usize,
+    /// Section 1: process counts and runs per count (the median is reported).
+    procs: Vec<usize>,
+    cycle_runs: usize,
+    /// Section 2: processes and seconds of flat-out claiming.
+    flat_procs: usize,
+    flat_secs: f64,
+    /// Section 3: file sizes and claims measured per file and implementation.
+    small: usize,
+    big: usize,
+    claims: usize,
+    /// Section 4: single adds, import rows, import claimer think time.
+    adds: usize,
+    import_rows: usize,
+    /// Section 5: repetitions of the first screen.
+    screen_iters: usize,
+    cache: PathBuf,
+}
+
+fn env_num<T: std::str::FromStr>(name: &str, default: T) -> T {
+    match std::env::var(name) {
+        Ok(v) => v
+            .trim()
+            .replace('_', "")
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v}: not a number")),
+        Err(_) => default,
+    }
+}
+
+impl Config {
+    fn from_env() -> Config {
+        let procs = std::env::var("CL_BENCH_PROCS")
+            .unwrap_or_else(|_| "1,2,4,8".into())
+            .split(',')
+            .map(|s| {
+                s.trim()
+                    .parse()
+                    .expect("CL_BENCH_PROCS: comma-separated numbers")
+            })
+            .collect();
+        let cache = std::env::var_os("CL_BENCH_CACHE")
+            .map(PathBuf::from)
+            .unwrap_or_else(default_cache);
+        Config {
+            cycle_items: env_num("CL_BENCH_CYCLE_ITEMS", 1200),
+            procs,
+            cycle_runs: env_num("CL_BENCH_CYCLE_RUNS", 3),
+            flat_procs: env_num("CL_BENCH_FLAT_PROCS", 8),
+            flat_secs: env_num("CL_BENCH_FLAT_SECS", 6.0),
+            small: env_num("CL_BENCH_SMALL", 10_000),
+            big: env_num("CL_BENCH_BIG", 1_000_000),
+            claims: env_num("CL_BENCH_CLAIMS", 1000),
+            adds: env_num("CL_BENCH_ADDS", 400),
+            import_rows: env_num("CL_BENCH_IMPORT_ROWS", 1_000_000),
+            screen_iters: env_num("CL_BENCH_SCREEN_ITERS", 50),
+            cache,
+        }
+    }
+}
+
+/// `<target dir>/bench-cache`, found from this executable (`<target>/release/deps/queue-*`).
+fn default_cache() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    exe.ancestors()
+        .nth(3)
+        .map(|t| t.join("bench-cache"))
+        .unwrap_or_else(|| std::env::temp_dir().join("caseload-bench-cache"))
+}
+
+// ---------------------------------------------------------------------------------------
+// Small helpers
+
+fn epoch_us() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
+/// Median time of a 4 KiB write + fsync in `dir`: every commit pays at least one of these
+/// (WAL, `synchronous=FULL`), so it bounds every latency and rate below.
+fn fsync_probe(dir: &Path) -> f64 {
+    use std::os::unix::fs::FileExt;
+    let path = dir.join("fsync-probe");
+    let f = std::fs::File::create(&path).unwrap();
+    let buf = [0u8; 4096];
+    let mut t: Vec<f64> = (0..50)
+        .map(|i| {
+            let s = Instant::now();
+            f.write_all_at(&buf, (i % 8) * 4096).unwrap();
+            f.sync_data().unwrap();
+            s.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    let _ = std::fs::remove_file(&path);
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+/// The 1/5/15-minute load averages (other work on the machine skews every figure).
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn now_ms() -> i64 {
+    (epoch_us() / 1000) as i64
+}
+
+fn actor(name: &str) -> Actor {
+    Actor::new(name, "bench")
+}
+
+fn open_store(path: &Path, user: &str) -> SqliteStore {
+    SqliteStore::open(path, actor(user), &OpenOptions::default()).expect("open store")
+}
+
+/// Percentile (0..=100) of sorted values.
+fn pct(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn ms(us: u64) -> f64 {
+    us as f64 / 1000.0
+}
+
+/// The baseline's busy handler: the same short jittered sleeps as the store's.
+fn raw_busy(attempt: i32) -> bool {
+    if attempt > 100_000 {
+        return false;
+    }
+    std::thread::sleep(Duration::from_micros(100 + rand_below(400)));
+    true
+}
+
+fn rand_below(max: u64) -> u64 {
+    use std::cell::Cell;
+    thread_local! {
+        static S: Cell<u64> = Cell::new(((std::process::id() as u64) << 32) ^ epoch_us() | 1);
+    }
+    S.with(|s| {
+        let mut x = s.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.set(x);
+        x % max
+    })
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
+}
+
+/// The baseline's connection: WAL, synchronous=FULL, foreign keys, the busy handler.
+fn open_raw(path: &Path) -> Connection {
+    let c = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .expect("open raw");
+    c.busy_handler(Some(raw_busy)).unwrap();
+    c.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+    let mode: String = c
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    c.execute_batch("PRAGMA synchronous = FULL").unwrap();
+    // The store's page cache size (src/store/sqlite.rs), so that only its layers differ.
+    c.execute_batch("PRAGMA cache_size = -32768").unwrap();
+    c
+}
+
+// ---------------------------------------------------------------------------------------
+// The raw baseline's operations
+
+/// What a claim attempt gave.
+enum Claimed {
+    Item(i64, i64),
+    Nothing,
+}
+
+/// Any error, with busy ones told apart.
+#[derive(Debug)]
+enum OpError {
+    Busy(String),
+    Other(String),
+}
+
+fn raw_err(e: rusqlite::Error) -> OpError {
+    if is_busy(&e) {
+        OpError::Busy(e.to_string())
+    } else {
+        OpError::Other(e.to_string())
+    }
+}
+
+fn store_err(e: StoreError) -> OpError {
+    match e {
+        StoreError::Busy(m) => OpError::Busy(m),
+        e => OpError::Other(e.to_string()),
+    }
+}
+
+fn raw_txn<T>(
+    c: &Connection,
+    f: impl FnOnce(&Connection, i64) -> rusqlite::Result<T>,
+) -> Result<T, OpError> {
+    c.execute_batch("BEGIN IMMEDIATE").map_err(raw_err)?;
+    let now = now_ms();
+    match f(c, now) {
+        Ok(v) => match c.execute_batch("COMMIT") {
+            Ok(()) => Ok(v),
+            Err(e) => {
+                let _ = c.execute_batch("ROLLBACK");
+                Err(raw_err(e))
+            }
+        },
+        Err(e) => {
+            let _ = c.execute_batch("ROLLBACK");
+            Err(raw_err(e))
+        }
+    }
+}
+
+fn raw_take_next(c: &Connection, me: &str, cand: &str) -> Result<Claimed, OpError> {
+    raw_txn(c, |c, now| {
+        let row: Option<(i64, Option<String>)> = c
+            .prepare_cached(cand)?
+            .query_row(named_params! {":now": now, ":skip": "[]", ":me": me}, |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?;
+        let Some((id, prev)) = row else {
+            return Ok(Claimed::Nothing);
+        };
+        let token: Option<i64> = c
+            .prepare_cached(CLAIM_SQL)?
+            .query_row(named_params! {":me": me, ":now": now, ":id": id}, |r| {
+                r.get(11)
+            })
+            .optional()?;
+        let Some(token) = token else {
+            return Ok(Claimed::Nothing);
+        };
+        let (kind, detail) = match prev {
+            Some(from) => (
+                "taken_over",
+                format!(r#"{{"from":"{from}","token":{token}}}"#),
+            ),
+            None => ("locked", format!(r#"{{"token":{token}}}"#)),
+        };
+        c.prepare_cached(EVENT_SQL)?
+            .execute(params![id, now, me, "bench", kind, detail])?;
+        Ok(Claimed::Item(id, token))
+    })
+}
+
+fn raw_complete(c: &Connection, me: &str, id: i64, token: i64) -> Result<(), OpError> {
+    raw_txn(c, |c, now| {
+        let n = c.prepare_cached(COMPLETE_SQL)?.execute(named_params! {
+            ":value": None::<String>, ":now": now, ":me": me, ":id": id, ":token": token
+        })?;
+        if n != 1 {
+            return Err(rusqlite::Error::StatementChangedRows(n));
+        }
+        c.prepare_cached(EVENT_SQL)?.execute(params![
+            id,
+            now,
+            me,
+            "bench",
+            "completed",
+            format!(r#"{{"token":{token},"result":null}}"#)
+        ])?;
+        Ok(())
+    })
+}
+
+fn raw_insert(c: &Connection, it: &NewItem, now: i64, me: &str) -> rusqlite::Result<bool> {
+    if let Some(rid) = &it.request_id {
+        let known: Option<i64> = c
+            .prepare_cached(RID_SQL)?
+            .query_row([rid], |r| r.get(0))
+            .optional()?;
+        if known.is_some() {
+            return Ok(false);
+        }
+    }
+    c.prepare_cached(QUEUE_SQL)?.execute([&it.queue])?;
+    let id: i64 = c.prepare_cached(ITEM_SQL)?.query_row(
+        params![
+            it.queue,
+            it.request_id,
+            it.title,
+            it.body,
+            it.params,
+            it.priority,
+            it.due_at,
+            now,
+            me
+        ],
+        |r| r.get(0),
+    )?;
+    let detail = match &it.request_id {
+        Some(r) => format!(r#"{{"request_id":"{r}"}}"#),
+        None => r#"{"request_id":null}"#.to_string(),
+    };
+    c.prepare_cached(EVENT_SQL)?
+        .execute(params![id, now, me, "bench", "created", detail])?;
+    Ok(true)
+}
+
+/// One implementation behind a common face, so the same loops drive both.
+enum Engine {
+    Store(Box<SqliteStore>),
+    Raw {
+        conn: Box<Connection>,
+        me: String,
+        cand: String,
+    },
+}
+
+impl Engine {
+    fn open(kind: &str, path: &Path, user: &str) -> Engine {
+        match kind {
+            "store" => {
+                let s = open_store(path, user);
+                diag_pragmas(s.connection());
+                Engine::Store(Box::new(s))
+            }
+            "raw" => {
+                let conn = open_raw(path);
+                diag_pragmas(&conn);
+                Engine::Raw {
+                    conn: Box::new(conn),
+                    me: user.to_string(),
+                    cand: candidate_sql(),
+                }
+            }
+            _ => panic!("unknown engine {kind}"),
+        }
+    }
+
+    fn take_next(&mut self) -> Result<Claimed, OpError> {
+        match self {
+            Engine::Store(s) => match s.take_next(&TakeNext::default()) {
+                Ok(item) => Ok(Claimed::Item(item.id, item.lock_token)),
+                Err(StoreError::NothingToClaim(_)) => Ok(Claimed::Nothing),
+                Err(e) => Err(store_err(e)),
+            },
+            Engine::Raw { conn, me, cand } => raw_take_next(conn, me, cand),
+        }
+    }
+
+    fn complete(&mut self, id: i64, token: i64) -> Result<(), OpError> {
+        match self {
+            Engine::Store(s) => s.complete(id, token, None).map_err(store_err),
+            Engine::Raw { conn, me, .. } => raw_complete(conn, me, id, token),
+        }
+    }
+
+    fn add(&mut self, it: &NewItem) -> Result<(), OpError> {
+        match self {
+            Engine::Store(s) => s.add(it).map(|_| ()).map_err(store_err),
+            Engine::Raw { conn, me, .. } => {
+                let me = me.clone();
+                raw_txn(conn, |c, now| raw_insert(c, it, now, &me)).map(|_| ())
+            }
+        }
+    }
+
+    fn add_batch(&mut self, items: &[NewItem]) -> Result<usize, OpError> {
+        match self {
+            Engine::Store(s) => s.add_batch(items).map_err(store_err),
+            Engine::Raw { conn, me, .. } => {
+                let me = me.clone();
+                raw_txn(conn, |c, now| {
+                    let mut n = 0;
+                    for it in items {
+                        n += raw_insert(c, it, now, &me)? as usize;
+                    }
+                    Ok(n)
+                })
+            }
+        }
+    }
+
+    /// The first screen: 200 open items in take order, the open count and the total.
+    fn first_screen(&mut self) -> (usize, u64, u64) {
+        match self {
+            Engine::Store(s) => {
+                let open = ListFilter {
+                    state: StateFilter::Open,
+                    limit: 200,
+                    ..ListFilter::default()
+                };
+                let rows = s.list(&open).unwrap().len();
+                let n_open = s.count(&open).unwrap();
+                let all = ListFilter {
+                    state: StateFilter::All,
+                    ..ListFilter::default()
+                };
+                (rows, n_open, s.count(&all).unwrap())
+            }
+            Engine::Raw { conn, .. } => {
+                let sql = format!(
+                    "SELECT {ITEM_COLS} FROM items WHERE state = 'open' ORDER BY priority DESC, \
+                     created_at, id LIMIT :limit OFFSET :offset"
+                );
+                let mut stmt = conn.prepare_cached(&sql).unwrap();
+                let mut rows = stmt
+                    .query(named_params! {":limit": 200i64, ":offset": 0i64})
+                    .unwrap();
+                let mut n = 0;
+                while let Some(r) = rows.next().unwrap() {
+                    // Read every column, as the store does.
+                    for i in 0..19 {
+                        let _: rusqlite::types::Value = r.get(i).unwrap();
+                    }
+                    n += 1;
+                }
+                let mut cs = conn.prepare_cached(COUNT_SQL).unwrap();
+                let n_open: i64 = cs
+                    .query_row(params![Some("open"), None::<String>], |r| r.get(0))
+                    .unwrap();
+                let all: i64 = cs
+                    .query_row(params![None::<String>, None::<String>], |r| r.get(0))
+                    .unwrap();
+                (n, n_open as u64, all as u64)
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Workers (child processes)
+
+/// `__worker cycle <engine> <db> <user> <mode> <value>`: loops take_next + complete.
+/// mode `drain`: until nothing is left; `secs`: for `value` seconds; `stop`: until the
+/// parent writes STOP. Prints READY, waits for GO, then prints one RESULT line and one
+/// LAT line (claim latencies in µs).
+fn worker(args: &[String]) {
+    let [kind, db, user, mode, value] = args else {
+        panic!("worker args: {args:?}");
+    };
+    let mut eng = Engine::open(kind, Path::new(db), user);
+    let stdin = std::io::stdin();
+    let mut line = String::new();
+    println!("READY");
+    std::io::stdout().flush().unwrap();
+    stdin.lock().read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "GO");
+    let stop = Arc::new(AtomicBool::new(false));
+    if mode == "stop" {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut l = String::new();
+            let _ = std::io::stdin().lock().read_line(&mut l);
+            stop.store(true, Ordering::Relaxed);
+        });
+    }
+    let deadline = if mode == "secs" {
+        Some(Instant::now() + Duration::from_secs_f64(value.parse().unwrap()))
+    } else {
+        None
+    };
+    let think_us: u64 = if mode == "stop" {
+        value.parse().unwrap()
+    } else {
+        0
+    };
+    let start = epoch_us();
+    let mut lat = Vec::with_capacity(4096);
+    let (mut cycles, mut busy, mut other) = (0u64, 0u64, 0u64);
+    let mut first_err = String::new();
+    loop {
+        if stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        let t = Instant::now();
+        let r = eng.take_next();
+        let l = t.elapsed().as_micros() as u64;
+        match r {
+            Ok(Claimed::Item(id, token)) => {
+                lat.push(l);
+                match eng.complete(id, token) {
+                    Ok(()) => cycles += 1,
+                    Err(OpError::Busy(m)) => {
+                        busy += 1;
+                        first_err.get_or_insert_with_str(&m);
+                    }
+                    Err(OpError::Other(m)) => {
+                        other += 1;
+                        first_err.get_or_insert_with_str(&m);
+                    }
+                }
+            }
+            Ok(Claimed::Nothing) => {
+                if mode == "drain" {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(OpError::Busy(m)) => {
+                busy += 1;
+                first_err.get_or_insert_with_str(&m);
+            }
+            Err(OpError::Other(m)) => {
+                other += 1;
+                first_err.get_or_insert_with_str(&m);
+                if other > 100 {
+                    break;
+                }
+            }
+        }
+        if think_us > 0 {
+            std::thread::sleep(Duration::from_micros(think_us));
+        }
+    }
+    let end = epoch_us();
+    println!(
+        "RESULT {start} {end} {cycles} {busy} {other} {}",
+        first_err.replace(['\n', ' '], "_")
+    );
+    let lats: Vec<String> = lat.iter().map(u64::to_string).collect();
+    println!("LAT {}", lats.join(" "));
+}
+
+trait StrExt {
+    fn get_or_insert_with_str(&mut self, m: &str);
+}
+impl StrExt for String {
+    fn get_or_insert_with_str(&mut self, m: &str) {
+        if self.is_empty() {
+            self.push_str(m);
+        }
+    }
+}
+
+struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    out: BufReader<ChildStdout>,
+}
+
+#[derive(Debug, Default)]
+struct WorkerResult {
+    start: u64,
+    end: u64,
+    cycles: u64,
+    busy: u64,
+    other: u64,
+    err: String,
+    lat: Vec<u64>,
+}
+
+fn spawn_worker(engine: &str, db: &Path, user: &str, mode: &str, value: &str) -> Worker {
+    let exe = std::env::current_exe().unwrap();
+    let mut child = Command::new(exe)
+        .args([
+            "__worker",
+            "cycle",
+            engine,
+            db.to_str().unwrap(),
+            user,
+            mode,
+            value,
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn worker");
+    let stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "READY", "worker did not start");
+    Worker { child, stdin, out }
+}
+
+fn go(ws: &mut [Worker]) {
+    for w in ws.iter_mut() {
+        w.stdin.write_all(b"GO\n").unwrap();
+        w.stdin.flush().unwrap();
+    }
+}
+
+fn collect(w: Worker) -> WorkerResult {
+    let Worker {
+        mut child,
+        stdin,
+        mut out,
+    } = w;
+    drop(stdin);
+    let mut r = WorkerResult::default();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if out.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        let mut parts = line.split_whitespace();
+        match parts.next() {
+            Some("RESULT") => {
+                let v: Vec<&str> = parts.collect();
+                r.start = v[0].parse().unwrap();
+                r.end = v[1].parse().unwrap();
+                r.cycles = v[2].parse().unwrap();
+                r.busy = v[3].parse().unwrap();
+                r.other = v[4].parse().unwrap();
+                r.err = v.get(5).unwrap_or(&"").to_string();
+            }
+            Some("LAT") => r.lat = parts.map(|s| s.parse().unwrap()).collect(),
+            _ => {}
+        }
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success(), "worker failed: {status}");
+    r
+}
+
+/// Runs `n` workers together; returns their results.
+fn run_workers(engine: &str, db: &Path, n: usize, mode: &str, value: &str) -> Vec<WorkerResult> {
+    let mut ws: Vec<Worker> = (0..n)
+        .map(|i| spawn_worker(engine, db, &format!("w{i}"), mode, value))
+        .collect();
+    go(&mut ws);
+    ws.into_iter().map(collect).collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Building databases
+
+const QUEUES: [&str; 3] = ["default", "billing", "returns"];
+
+/// A fresh caseload file (schema applied by the store itself).
+fn fresh_db(path: &Path) {
+    for ext in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
+    }
+    drop(open_store(path, "bench"));
+}
+
+/// Fills a fresh file with `n` items, the last `open` of them open (the rest done), with
+/// their created (and completed) events, in one transaction of raw inserts. The item
+/// counts are kept by the schema's triggers.
+fn fill(path: &Path, n: usize, open: usize) {
+    fresh_db(path);
+    let c = Connection::open(path).unwrap();
+    c.execute_batch("PRAGMA synchronous = OFF; PRAGMA cache_size = -400000; BEGIN")
+        .unwrap();
+    for q in QUEUES {
+        c.execute(QUEUE_SQL, [q]).unwrap();
+    }
+    let base = now_ms() - 30 * 86_400_000;
+    {
+        let mut ins = c
+            .prepare(
+                "INSERT INTO items (id, queue, title, body, params, priority, state, created_at, \
+                 created_by, finished_at, finished_by) VALUES (?1, ?2, ?3, ?4, '{}', ?5, ?6, ?7, \
+                 'producer', ?8, ?9)",
+            )
+            .unwrap();
+        let mut ev = c
+            .prepare(
+                "INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+                 VALUES (?1, ?2, ?3, 'bench', ?4, ?5)",
+            )
+            .unwrap();
+        for i in 1..=n {
+            let id = i as i64;
+            let created = base + id * 2;
+            let done = i <= n - open;
+            let prio = if i % 10 == 0 { (i % 3) as i64 } else { 0 };
+            let title = format!("Customer request {i}: check the invoice and reply");
+            let body = format!(
+                "Order {} was charged twice. Please verify against the ledger and refund.",
+                i * 7919 % 1_000_003
+            );
+            let (state, fin_at, fin_by) = if done {
+                ("done", Some(created + 60_000), Some("w0"))
+            } else {
+                ("open", None, None)
+            };
+            ins.execute(params![
+                id,
+                QUEUES[i % 3],
+                title,
+                body,
+                prio,
+                state,
+                created,
+                fin_at,
+                fin_by
+            ])
+            .unwrap();
+            ev.execute(params![
+                id,
+                created,
+                "producer",
+                "created",
+                r#"{"request_id":null}"#
+            ])
+            .unwrap();
+            if let Some(at) = fin_at {
+                ev.execute(params![
+                    id,
+                    at,
+                    "w0",
+                    "completed",
+                    r#"{"token":1,"result":null}"#
+                ])
+                .unwrap();
+            }
+        }
+    }
+    c.execute_batch("COMMIT; PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+}
+
+/// A cached filled file copied to `dest` (built on first use).
+fn filled_copy(cfg: &Config, n: usize, open: usize, dest: &Path) {
+    std::fs::create_dir_all(&cfg.cache).unwrap();
+    let cached = cfg.cache.join(format!("items-{n}-open-{open}-v1.db"));
+    if !cached.exists() {
+        let t = Instant::now();
+        let tmp = cfg.cache.join("building.db");
+        fill(&tmp, n, open);
+        std::fs::rename(&tmp, &cached).unwrap();
+        eprintln!(
+            "  (built {} in {:.1} s)",
+            cached.display(),
+            t.elapsed().as_secs_f64()
+        );
+    }
+    for ext in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{ext}", dest.display()));
+    }
+    std::fs::copy(&cached, dest).unwrap();
+}
+
+// ---------------------------------------------------------------------------------------
+// Reporting
+
+struct Row {
+    section: &'static str,
+    metric: String,
+    store: String,
+    raw: String,
+    ratio: String,
+    target: String,
+    met: String,
+}
+
+#[derive(Default)]
+struct Report {
+    rows: Vec<Row>,
+}
+
+fn yes(b: bool) -> String {
+    if b { "yes".into() } else { "**NO**".into() }
+}
+
+impl Report {
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        section: &'static str,
+        metric: impl Into<String>,
+        store: impl Into<String>,
+        raw: impl Into<String>,
+        ratio: impl Into<String>,
+        target: impl Into<String>,
+        met: impl Into<String>,
+    ) {
+        let r = Row {
+            section,
+            metric: metric.into(),
+            store: store.into(),
+            raw: raw.into(),
+            ratio: ratio.into(),
+            target: target.into(),
+            met: met.into(),
+        };
+        println!(
+            "  {:<48} caseload {:>12}  raw {:>12}  ratio {:>6}  target {:<14} met {}",
+            r.metric, r.store, r.raw, r.ratio, r.target, r.met
+        );
+        self.rows.push(r);
+    }
+
+    fn print_markdown(&self) {
+        println!();
+        println!("| section | metric | caseload | raw | caseload/raw | target | met |");
+        println!("|---|---|---:|---:|---:|---|---|");
+        for r in &self.rows {
+            println!(
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                r.section, r.metric, r.store, r.raw, r.ratio, r.target, r.met
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Sections
+
+/// 1. claim+complete cycles/s with 1, 2, 4, 8 processes draining a fixed item count.
+fn sec_cycles(cfg: &Config, dir: &Path, rep: &mut Report) {
+    println!(
+        "\n== cycles: take_next + complete, {} items drained per run, median of {} runs ==",
+        cfg.cycle_items, cfg.cycle_runs
+    );
+    let template = dir.join("cycles-template.db");
+    fill(&template, cfg.cycle_items, cfg.cycle_items);
+    for &p in &cfg.procs {
+        let mut rates: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        let mut errs = [0u64; 2];
+        // Runs alternate between the two so that load from elsewhere hits both alike.
+        for _ in 0..cfg.cycle_runs {
+            for (k, engine) in ["store", "raw"].iter().enumerate() {
+                let db = dir.join(format!("cycles-{engine}-{p}.db"));
+                for ext in ["-wal", "-shm"] {
+                    let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+                }
+                std::fs::copy(&template, &db).unwrap();
+                let rs = run_workers(engine, &db, p, "drain", "0");
+                let start = rs.iter().map(|r| r.start).min().unwrap();
+                let end = rs.iter().map(|r| r.end).max().unwrap();
+                let cycles: u64 = rs.iter().map(|r| r.cycles).sum();
+                errs[k] += rs.iter().map(|r| r.busy + r.other).sum::<u64>();
+                assert_eq!(
+                    cycles as usize, cfg.cycle_items,
+                    "{engine}: not all drained"
+                );
+                rates[k].push(cycles as f64 / ((end - start) as f64 / 1e6));
+                for r in rs.iter().filter(|r| !r.err.is_empty()) {
+                    println!("  {engine} error: {}", r.err);
+                }
+            }
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        println!(
+            "  {p} process(es): caseload runs {:.0?}, raw runs {:.0?} cycles/s",
+            rates[0], rates[1]
+        );
+        let rate = [median(&mut rates[0]), median(&mut rates[1])];
+        let ratio = rate[0] / rate[1];
+        rep.add(
+            "1 cycles",
+            format!("cycles/s, {p} process(es)"),
+            format!("{:.0}", rate[0]),
+            format!("{:.0}", rate[1]),
+            format!("{ratio:.2}"),
+            "≥0.7 of raw",
+            yes(ratio >= 0.7 && errs[0] == 0),
+        );
+    }
+}
+
+/// 2. 8 processes claiming flat out: latency tail, fairness, busy errors.
+fn sec_fairness(cfg: &Config, dir: &Path, rep: &mut Report) {
+    let p = cfg.flat_procs;
+    println!(
+        "\n== fairness: {p} processes claim+complete flat out for {} s ==",
+        cfg.flat_secs
+    );
+    // Enough items that nobody runs dry.
+    let n = 40_000;
+    let template = dir.join("flat-template.db");
+    filled_copy(cfg, n, n, &template);
+    let mut res = Vec::new();
+    for engine in ["store", "raw"] {
+        let db = dir.join(format!("flat-{engine}.db"));
+        std::fs::copy(&template, &db).unwrap();
+        let rs = run_workers(engine, &db, p, "secs", &cfg.flat_secs.to_string());
+        let mut lat: Vec<u64> = rs.iter().flat_map(|r| r.lat.iter().copied()).collect();
+        lat.sort_unstable();
+        let counts: Vec<u64> = rs.iter().map(|r| r.lat.len() as u64).collect();
+        let fair = *counts.iter().min().unwrap() as f64 / *counts.iter().max().unwrap() as f64;
+        let busy: u64 = rs.iter().map(|r| r.busy).sum();
+        let other: u64 = rs.iter().map(|r| r.other).sum();
+        for r in rs.iter().filter(|r| !r.err.is_empty()) {
+            println!("  {engine} error: {}", r.err);
+        }
+        println!(
+            "  {engine}: claims per process {counts:?}, p50 {:.2} ms, other errors {other}",
+            ms(pct(&lat, 50.0))
+        );
+        res.push((
+            pct(&lat, 99.0),
+            *lat.last().unwrap_or(&0),
+            fair,
+            busy,
+            other,
+        ));
+    }
+    let (s, r) = (res[0], res[1]);
+    rep.add(
+        "2 fairness",
+        format!("p99 claim latency, {p} procs (ms)"),
+        format!("{:.2}", ms(s.0)),
+        format!("{:.2}", ms(r.0)),
+        format!("{:.2}", s.0 as f64 / r.0.max(1) as f64),
+        "≤10 ms",
+        yes(s.0 <= 10_000),
+    );
+    rep.add(
+        "2 fairness",
+        format!("worst claim latency, {p} procs (ms)"),
+        format!("{:.1}", ms(s.1)),
+        format!("{:.1}", ms(r.1)),
+        format!("{:.2}", s.1 as f64 / r.1.max(1) as f64),
+        "≤100 ms",
+        yes(s.1 <= 100_000),
+    );
+    rep.add(
+        "2 fairness",
+        "fairness (fewest claims / most)",
+        format!("{:.2}", s.2),
+        format!("{:.2}", r.2),
+        format!("{:.2}", s.2 / r.2),
+        "≥0.5",
+        yes(s.2 >= 0.5),
+    );
+    rep.add(
+        "2 fairness",
+        "busy errors surfaced (other errors)",
+        format!("{} ({})", s.3, s.4),
+        format!("{} ({})", r.3, r.4),
+        "-",
+        "0",
+        yes(s.3 == 0 && s.4 == 0),
+    );
+}
+
+/// Measures `k` claims (take_next only; each followed by an untimed complete) in one
+/// process; every 50 claims the completed items are reopened (untimed) so the open count
+/// stays as built.
+fn claim_latencies(engine: &str, db: &Path, k: usize) -> Vec<u64> {
+    let mut eng = Engine::open(engine, db, "w0");
+    let fixer = open_raw(db);
+    let mut lat = Vec::with_capacity(k);
+    let mut done = Vec::new();
+    let mut warm = 10;
+    while lat.len() < k {
+        let t = Instant::now();
+        let r = eng.take_next();
+        let l = t.elapsed().as_micros() as u64;
+        match r {
+            Ok(Claimed::Item(id, token)) => {
+                // The first claims on a fresh connection load the schema and pages.
+                if warm > 0 {
+                    warm -= 1;
+                } else {
+                    lat.push(l);
+                }
+                eng.complete(id, token).unwrap();
+                done.push(id);
+            }
+            Ok(Claimed::Nothing) => panic!("{engine}: ran dry"),
+            Err(e) => panic!("{engine}: {e:?}"),
+        }
+        if done.len() >= 50 {
+            fixer.execute_batch("BEGIN IMMEDIATE").unwrap();
+            for id in done.drain(..) {
+                fixer
+                    .execute(
+                        "UPDATE items SET state = 'open', result = NULL, finished_at = NULL, \
+                         finished_by = NULL WHERE id = ?1",
+                        [id],
+                    )
+                    .unwrap();
+            }
+            fixer.execute_batch("COMMIT").unwrap();
+        }
+    }
+    lat.sort_unstable();
+    lat
+}
+
+/// Diagnostics only: `CL_BENCH_PRAGMAS="PRAGMA ...; PRAGMA ..."` is run on every measured
+/// connection (store and raw alike), e.g. to show what checkpoints or the page cache cost.
+fn diag_pragmas(c: &Connection) {
+    if let Ok(sql) = std::env::var("CL_BENCH_PRAGMAS") {
+        c.execute_batch(&sql).unwrap();
+    }
+}
+
+/// 3. claim latency on small and big files, 10 % open and 100 open.
+fn sec_claim(cfg: &Config, dir: &Path, rep: &mut Report) {
+    println!(
+        "\n== claim: take_next latency, one process, {} claims per case ==",
+        cfg.claims
+    );
+    let mut p99s = std::collections::HashMap::new();
+    for &n in &[cfg.small, cfg.big] {
+        for open in [n / 10, 100.min(n)] {
+            let mut res = Vec::new();
+            for engine in ["store", "raw"] {
+                // A fresh copy each, so both start from the same file and an empty WAL.
+                let db = dir.join("claim.db");
+                filled_copy(cfg, n, open, &db);
+                let lat = claim_latencies(engine, &db, cfg.claims);
+                let over = lat.iter().filter(|&&l| l > 2000).count();
+                println!(
+                    "  {engine}: {n} items, {open} open: p50 {:.3} p90 {:.3} p99 {:.3} max {:.3} ms, \
+                     {over} of {} claims over 2 ms",
+                    ms(pct(&lat, 50.0)),
+                    ms(pct(&lat, 90.0)),
+                    ms(pct(&lat, 99.0)),
+                    ms(*lat.last().unwrap()),
+                    lat.len()
+                );
+                res.push((pct(&lat, 50.0), pct(&lat, 99.0), *lat.last().unwrap()));
+            }
+            let (s, r) = (res[0], res[1]);
+            p99s.insert((n, open), s.1);
+            rep.add(
+                "3 claim",
+                format!("p50 claim, {n} items, {open} open (ms)"),
+                format!("{:.3}", ms(s.0)),
+                format!("{:.3}", ms(r.0)),
+                format!("{:.2}", s.0 as f64 / r.0.max(1) as f64),
+                "-",
+                "-",
+            );
+            let vs_small = if n == cfg.big {
+                let small = p99s.get(&(cfg.small, if open == 100 { 100 } else { cfg.small / 10 }));
+                small.map(|&sm| s.1 as f64 / sm.max(1) as f64)
+            } else {
+                None
+            };
+            let (target, met) = match vs_small {
+                Some(x) => (
+                    "≤2 ms; ≤2× small".to_string(),
+                    format!("{} ({x:.2}× small)", yes(s.1 <= 2000 && x <= 2.0)),
+                ),
+                None => ("≤2 ms".to_string(), yes(s.1 <= 2000)),
+            };
+            rep.add(
+                "3 claim",
+                format!("p99 claim, {n} items, {open} open (ms)"),
+                format!("{:.3}", ms(s.1)),
+                format!("{:.3}", ms(r.1)),
+                format!("{:.2}", s.1 as f64 / r.1.max(1) as f64),
+                target,
+                met,
+            );
+        }
+    }
+}
+
+fn new_item(i: usize) -> NewItem {
+    NewItem {
+        queue: QUEUES[i % 3].to_string(),
+        title: format!("Customer request {i}: check the invoice and reply"),
+        body: format!("Order {} was charged twice.", i * 7919 % 1_000_003),
+        params: "{}".into(),
+        priority: (i % 3) as i64,
+        due_at: None,
+        request_id: None,
+    }
+}
+
+/// 4a. enqueue one at a time.
+fn sec_enqueue(cfg: &Config, dir: &Path, rep: &mut Report) {
+    println!("\n== enqueue: {} single adds ==", cfg.adds);
+    let mut rates = Vec::new();
+    for engine in ["store", "raw"] {
+        let db = dir.join(format!("enqueue-{engine}.db"));
+        filled_copy(cfg, cfg.small, cfg.small / 10, &db);
+        let mut eng = Engine::open(engine, &db, "producer");
+        let t = Instant::now();
+        for i in 0..cfg.adds {
+            eng.add(&new_item(i)).unwrap();
+        }
+        rates.push(cfg.adds as f64 / t.elapsed().as_secs_f64());
+    }
+    let ratio = rates[0] / rates[1];
+    rep.add(
+        "4 enqueue",
+        "adds/s, one at a time (Store::add)",
+        format!("{:.0}", rates[0]),
+        format!("{:.0}", rates[1]),
+        format!("{ratio:.2}"),
+        "≥0.5 of raw",
+        yes(ratio >= 0.5),
+    );
+}
+
+/// The import CSV (cached).
+fn import_csv(cfg: &Config) -> PathBuf {
+    std::fs::create_dir_all(&cfg.cache).unwrap();
+    let path = cfg.cache.join(format!("import-{}.csv", cfg.import_rows));
+    if !path.exists() {
+        let tmp = cfg.cache.join("import-building.csv");
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp).unwrap());
+        writeln!(w, "title,queue,body,priority").unwrap();
+        for i in 0..cfg.import_rows {
+            writeln!(
+                w,
+                "\"Imported order {i}: verify address\",{},\"Row {i}, batch {}\",{}",
+                QUEUES[i % 3],
+                i / 1000,
+                i % 3
+            )
+            .unwrap();
+        }
+        w.flush().unwrap();
+        drop(w);
+        std::fs::rename(&tmp, &path).unwrap();
+    }
+    path
+}
+
+/// 4b. import through the real path, with a claimer process running alongside.
+fn sec_import(cfg: &Config, dir: &Path, rep: &mut Report) {
+    println!(
+        "\n== import: {} CSV rows, batches of {} ==",
+        cfg.import_rows,
+        caseload::cli::IMPORT_BATCH
+    );
+    let csv = import_csv(cfg);
+    let mut res = Vec::new();
+    for engine in ["store", "raw"] {
+        let db = dir.join(format!("import-{engine}.db"));
+        // A working queue of 10 000 items (10 % open) for the claimer.
+        filled_copy(cfg, cfg.small, cfg.small / 10, &db);
+        let mut claimer = spawn_worker(engine, &db, "claimer", "stop", "2000");
+        go(std::slice::from_mut(&mut claimer));
+        std::thread::sleep(Duration::from_millis(200));
+        let mut eng = Engine::open(engine, &db, "importer");
+        let t = Instant::now();
+        let data = std::fs::read(&csv).unwrap();
+        let rows = caseload::import::parse(&data, caseload::import::Format::Csv, "default")
+            .unwrap_or_else(|e| panic!("parse: {:?}", &e[..e.len().min(3)]));
+        let parsed = t.elapsed();
+        // Diagnostics only: sequential request ids instead of the derived content hashes.
+        let mut rows = rows;
+        if std::env::var_os("CL_BENCH_SEQ_RID").is_some() {
+            for (i, r) in rows.iter_mut().enumerate() {
+                r.request_id = Some(format!("import:{i:012}"));
+            }
+        }
+        let mut worst = Duration::ZERO;
+        let mut created = 0;
+        for chunk in rows.chunks(caseload::cli::IMPORT_BATCH) {
+            let b = Instant::now();
+            created += eng.add_batch(chunk).unwrap();
+            worst = worst.max(b.elapsed());
+        }
+        let total = t.elapsed();
+        claimer.stdin.write_all(b"STOP\n").unwrap();
+        let cr = collect(claimer);
+        assert_eq!(created, cfg.import_rows);
+        let mut lat = cr.lat.clone();
+        lat.sort_unstable();
+        println!(
+            "  {engine}: parse {:.2} s, total {:.2} s, claimer {} claims (busy {}, other {})",
+            parsed.as_secs_f64(),
+            total.as_secs_f64(),
+            lat.len(),
+            cr.busy,
+            cr.other
+        );
+        res.push((
+            cfg.import_rows as f64 / total.as_secs_f64(),
+            worst,
+            *lat.last().unwrap_or(&0),
+            pct(&lat, 99.0),
+        ));
+    }
+    let (s, r) = (res[0], res[1]);
+    rep.add(
+        "4 import",
+        format!("import rows/s ({} rows, parse included)", cfg.import_rows),
+        format!("{:.0}", s.0),
+        format!("{:.0}", r.0),
+        format!("{:.2}", s.0 / r.0),
+        "≥200,000/s",
+        yes(s.0 >= 200_000.0),
+    );
+    rep.add(
+        "4 import",
+        "longest batch transaction (ms)",
+        format!("{:.1}", s.1.as_secs_f64() * 1e3),
+        format!("{:.1}", r.1.as_secs_f64() * 1e3),
+        format!("{:.2}", s.1.as_secs_f64() / r.1.as_secs_f64()),
+        "≤100 ms",
+        yes(s.1 <= Duration::from_millis(100)),
+    );
+    rep.add(
+        "4 import",
+        "concurrent claimer p99 / worst claim (ms)",
+        format!("{:.1} / {:.1}", ms(s.3), ms(s.2)),
+        format!("{:.1} / {:.1}", ms(r.3), ms(r.2)),
+        format!("{:.2}", s.2 as f64 / r.2.max(1) as f64),
+        "(reported)",
+        "-",
+    );
+}
+
+/// 5. the first screen at the big size.
+fn sec_screen(cfg: &Config, dir: &Path, rep: &mut Report) {
+    println!(
+        "\n== screen: first 200 open items + counts, {} items, 10% open ==",
+        cfg.big
+    );
+    let db = dir.join("screen.db");
+    filled_copy(cfg, cfg.big, cfg.big / 10, &db);
+    let mut res = Vec::new();
+    for engine in ["store", "raw"] {
+        // The first call on a fresh connection is what a user starting the TUI waits for.
+        let mut eng = Engine::open(engine, &db, "viewer");
+        let t = Instant::now();
+        let (rows, open, all) = eng.first_screen();
+        let first = t.elapsed().as_micros() as u64;
+        assert_eq!(rows, 200.min(cfg.big / 10));
+        assert_eq!(open as usize, cfg.big / 10);
+        assert_eq!(all as usize, cfg.big);
+        let mut lat = Vec::new();
+        for _ in 0..cfg.screen_iters {
+            let t = Instant::now();
+            eng.first_screen();
+            lat.push(t.elapsed().as_micros() as u64);
+        }
+        lat.sort_unstable();
+        res.push((first, pct(&lat, 50.0), pct(&lat, 99.0)));
+    }
+    let (s, r) = (res[0], res[1]);
+    rep.add(
+        "5 screen",
+        "first screen, fresh connection (ms)",
+        format!("{:.2}", ms(s.0)),
+        format!("{:.2}", ms(r.0)),
+        format!("{:.2}", s.0 as f64 / r.0.max(1) as f64),
+        "≤20 ms",
+        yes(s.0 <= 20_000),
+    );
+    rep.add(
+        "5 screen",
+        "first screen, repeated p50 / p99 (ms)",
+        format!("{:.2} / {:.2}", ms(s.1), ms(s.2)),
+        format!("{:.2} / {:.2}", ms(r.1), ms(r.2)),
+        format!("{:.2}", s.2 as f64 / r.2.max(1) as f64),
+        "≤20 ms",
+        yes(s.2 <= 20_000),
+    );
+}
+
+/// `__diag_import <rows>`: the raw import alone, one process, with SQLite's own counters
+/// per batch (pages written, spilled, missed) and the time split between the inserts and
+/// the COMMIT. A diagnostic for the import section; not part of the figures.
+fn diag_import(cfg: &Config, dir: &Path, rows_n: usize) {
+    use rusqlite::ffi;
+    let db = dir.join("diag-import.db");
+    filled_copy(cfg, cfg.small, cfg.small / 10, &db);
+    let cfg2 = Config {
+        import_rows: rows_n,
+        cache: cfg.cache.clone(),
+        ..Config::from_env()
+    };
+    let csv = import_csv(&cfg2);
+    let data = std::fs::read(&csv).unwrap();
+    let rows = caseload::import::parse(&data, caseload::import::Format::Csv, "default").unwrap();
+    let conn = open_raw(&db);
+    diag_pragmas(&conn);
+    let stat = |op: i32| -> i64 {
+        let (mut cur, mut hi) = (0, 0);
+        // SAFETY: a valid handle of an open connection, used on this thread only.
+        unsafe { ffi::sqlite3_db_status(conn.handle(), op, &mut cur, &mut hi, 1) };
+        cur as i64
+    };
+    let (mut t_ins, mut t_commit) = (Duration::ZERO, Duration::ZERO);
+    let (mut writes, mut spills, mut misses) = (0i64, 0i64, 0i64);
+    let t = Instant::now();
+    for (b, chunk) in rows.chunks(caseload::cli::IMPORT_BATCH).enumerate() {
+        let t0 = Instant::now();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let now = now_ms();
+        for it in chunk {
+            raw_insert(&conn, it, now, "importer").unwrap();
+        }
+        let t1 = Instant::now();
+        let spill = stat(ffi::SQLITE_DBSTATUS_CACHE_SPILL);
+        conn.execute_batch("COMMIT").unwrap();
+        let t2 = Instant::now();
+        let w = stat(ffi::SQLITE_DBSTATUS_CACHE_WRITE);
+        let m = stat(ffi::SQLITE_DBSTATUS_CACHE_MISS);
+        t_ins += t1 - t0;
+        t_commit += t2 - t1;
+        writes += w;
+        spills += spill;
+        misses += m;
+        if b % 50 == 0 {
+            println!(
+                "batch {b}: inserts {:.1} ms, commit {:.1} ms, pages written {w}, spilled {spill}, \
+                 cache misses {m}",
+                (t1 - t0).as_secs_f64() * 1e3,
+                (t2 - t1).as_secs_f64() * 1e3
+            );
+        }
+    }
+    println!(
+        "{rows_n} rows in {:.2} s ({:.0}/s): inserts {:.2} s, commits {:.2} s, pages written {writes} \
+         ({:.2}/row), spilled {spills}, misses {misses}",
+        t.elapsed().as_secs_f64(),
+        rows_n as f64 / t.elapsed().as_secs_f64(),
+        t_ins.as_secs_f64(),
+        t_commit.as_secs_f64(),
+        writes as f64 / rows_n as f64
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+
+type Section = fn(&Config, &Path, &mut Report);
+
+const SECTIONS: [(&str, Section); 6] = [
+    ("cycles", sec_cycles),
+    ("fairness", sec_fairness),
+    ("claim", sec_claim),
+    ("enqueue", sec_enqueue),
+    ("import", sec_import),
+    ("screen", sec_screen),
+];
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("__worker") {
+        let rest = &args[1..];
+        assert_eq!(rest.first().map(String::as_str), Some("cycle"));
+        worker(&rest[1..]);
+        return;
+    }
+    // cargo bench passes --bench; names select sections.
+    let wanted: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .take_while(|a| !a.starts_with("__"))
+        .collect();
+    for w in &wanted {
+        assert!(
+            SECTIONS.iter().any(|(n, _)| n == w),
+            "unknown section {w}; sections: {}",
+            SECTIONS.map(|(n, _)| n).join(", ")
+        );
+    }
+    let cfg = Config::from_env();
+    let tmp = tempfile::Builder::new()
+        .prefix("caseload-bench-")
+        .tempdir()
+        .unwrap();
+    if args.first().map(String::as_str) == Some("__diag_import") {
+        let n = args.get(1).map_or(200_000, |s| s.parse().unwrap());
+        diag_import(&cfg, tmp.path(), n);
+        return;
+    }
+    println!(
+        "caseload engine benchmark — work dir {}, cache {}, load average {}",
+        tmp.path().display(),
+        cfg.cache.display(),
+        loadavg()
+    );
+    println!(
+        "fsync probe: {:.3} ms per 4 KiB write + fdatasync (median of 50)",
+        fsync_probe(tmp.path())
+    );
+    if let Ok(p) = std::env::var("CL_BENCH_PRAGMAS") {
+        println!("DIAGNOSTIC RUN: every measured connection also runs `{p}`");
+    }
+    let started = Instant::now();
+    let mut rep = Report::default();
+    for (name, f) in SECTIONS {
+        if wanted.is_empty() || wanted.contains(&name) {
+            let t = Instant::now();
+            f(&cfg, tmp.path(), &mut rep);
+            println!(
+                "  ({name}: {:.1} s; load average now {})",
+                t.elapsed().as_secs_f64(),
+                loadavg()
+            );
+        }
+    }
+    rep.print_markdown();
+    println!("\ntotal {:.1} s", started.elapsed().as_secs_f64());
+}
