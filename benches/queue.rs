@@ -68,8 +68,8 @@ const COMPLETE_SQL: &str = "UPDATE items SET state = 'done', result = :value, lo
 const RID_SQL: &str = "SELECT id FROM items WHERE request_id = ?1";
 const QUEUE_SQL: &str = "INSERT INTO queues (name) VALUES (?1) ON CONFLICT (name) DO NOTHING";
 const ITEM_SQL: &str = "INSERT INTO items (queue, request_id, title, body, params, priority, \
-     due_at, created_at, created_by) VALUES (?1, ?2, ?3, ?4, json(?5), ?6, ?7, ?8, ?9) \
-     RETURNING id";
+     due_at, created_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+     ON CONFLICT (request_id) DO NOTHING RETURNING id";
 
 const ITEM_COLS: &str = "id, queue, request_id, title, body, params, priority, due_at, state, \
      lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
@@ -368,30 +368,28 @@ fn raw_complete(c: &Connection, me: &str, id: i64, token: i64) -> Result<(), OpE
 }
 
 fn raw_insert(c: &Connection, it: &NewItem, now: i64, me: &str) -> rusqlite::Result<bool> {
-    if let Some(rid) = &it.request_id {
-        let known: Option<i64> = c
-            .prepare_cached(RID_SQL)?
-            .query_row([rid], |r| r.get(0))
-            .optional()?;
-        if known.is_some() {
-            return Ok(false);
-        }
-    }
-    c.prepare_cached(QUEUE_SQL)?.execute([&it.queue])?;
-    let id: i64 = c.prepare_cached(ITEM_SQL)?.query_row(
-        params![
-            it.queue,
-            it.request_id,
-            it.title,
-            it.body,
-            it.params,
-            it.priority,
-            it.due_at,
-            now,
-            me
-        ],
-        |r| r.get(0),
-    )?;
+    let id: Option<i64> = c
+        .prepare_cached(ITEM_SQL)?
+        .query_row(
+            params![
+                it.queue,
+                it.request_id,
+                it.title,
+                it.body,
+                it.params,
+                it.priority,
+                it.due_at,
+                now,
+                me
+            ],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let Some(id) = id else {
+        c.prepare_cached(RID_SQL)?
+            .query_row([&it.request_id], |r| r.get::<_, i64>(0))?;
+        return Ok(false);
+    };
     let detail = match &it.request_id {
         Some(r) => format!(r#"{{"request_id":"{r}"}}"#),
         None => r#"{"request_id":null}"#.to_string(),
@@ -455,7 +453,11 @@ impl Engine {
             Engine::Store(s) => s.add(it).map(|_| ()).map_err(store_err),
             Engine::Raw { conn, me, .. } => {
                 let me = me.clone();
-                raw_txn(conn, |c, now| raw_insert(c, it, now, &me)).map(|_| ())
+                raw_txn(conn, |c, now| {
+                    c.prepare_cached(QUEUE_SQL)?.execute([&it.queue])?;
+                    raw_insert(c, it, now, &me)
+                })
+                .map(|_| ())
             }
         }
     }
@@ -466,6 +468,11 @@ impl Engine {
             Engine::Raw { conn, me, .. } => {
                 let me = me.clone();
                 raw_txn(conn, |c, now| {
+                    let queues: std::collections::BTreeSet<&str> =
+                        items.iter().map(|i| i.queue.as_str()).collect();
+                    for q in queues {
+                        c.prepare_cached(QUEUE_SQL)?.execute([q])?;
+                    }
                     let mut n = 0;
                     for it in items {
                         n += raw_insert(c, it, now, &me)? as usize;
@@ -1184,6 +1191,9 @@ fn sec_enqueue(cfg: &Config, dir: &Path, rep: &mut Report) {
 }
 
 /// The import CSV (cached).
+/// Rows per transaction in the import diagnostics (fixed, so runs compare).
+const DIAG_BATCH: usize = 2000;
+
 fn import_csv(cfg: &Config) -> PathBuf {
     std::fs::create_dir_all(&cfg.cache).unwrap();
     let path = cfg.cache.join(format!("import-{}.csv", cfg.import_rows));
@@ -1211,9 +1221,9 @@ fn import_csv(cfg: &Config) -> PathBuf {
 /// 4b. import through the real path, with a claimer process running alongside.
 fn sec_import(cfg: &Config, dir: &Path, rep: &mut Report) {
     println!(
-        "\n== import: {} CSV rows, batches of {} ==",
+        "\n== import: {} CSV rows, batches sized to ~{} ms ==",
         cfg.import_rows,
-        caseload::cli::IMPORT_BATCH
+        caseload::import::BATCH_TARGET.as_millis()
     );
     let csv = import_csv(cfg);
     let mut res = Vec::new();
@@ -1239,10 +1249,16 @@ fn sec_import(cfg: &Config, dir: &Path, rep: &mut Report) {
         }
         let mut worst = Duration::ZERO;
         let mut created = 0;
-        for chunk in rows.chunks(caseload::cli::IMPORT_BATCH) {
+        // The same batch sizing as `caseload import`.
+        let mut sizer = caseload::import::BatchSizer::default();
+        let mut rest = &rows[..];
+        while !rest.is_empty() {
+            let (chunk, tail) = rest.split_at(sizer.next_len().min(rest.len()));
             let b = Instant::now();
             created += eng.add_batch(chunk).unwrap();
+            sizer.record(chunk.len(), b.elapsed());
             worst = worst.max(b.elapsed());
+            rest = tail;
         }
         let total = t.elapsed();
         claimer.stdin.write_all(b"STOP\n").unwrap();
@@ -1369,7 +1385,7 @@ fn diag_import(cfg: &Config, dir: &Path, rows_n: usize) {
     let (mut t_ins, mut t_commit) = (Duration::ZERO, Duration::ZERO);
     let (mut writes, mut spills, mut misses) = (0i64, 0i64, 0i64);
     let t = Instant::now();
-    for (b, chunk) in rows.chunks(caseload::cli::IMPORT_BATCH).enumerate() {
+    for (b, chunk) in rows.chunks(DIAG_BATCH).enumerate() {
         let t0 = Instant::now();
         conn.execute_batch("BEGIN IMMEDIATE").unwrap();
         let now = now_ms();

@@ -635,11 +635,17 @@ fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write) -> CliResu
     let bar = progress_bar(rows.len() as u64);
     let mut created = 0usize;
     // Short batches: the write lock is never held long, so staff keep claiming.
-    for chunk in rows.chunks(IMPORT_BATCH) {
+    let mut sizer = import::BatchSizer::default();
+    let mut rest = &rows[..];
+    while !rest.is_empty() {
+        let (chunk, tail) = rest.split_at(sizer.next_len().min(rest.len()));
+        let started = std::time::Instant::now();
         created += s
             .add_batch(chunk)
             .with_context(|| format!("{shown}: import stopped part-way; run it again to finish"))?;
+        sizer.record(chunk.len(), started.elapsed());
         bar.inc(chunk.len() as u64);
+        rest = tail;
     }
     bar.finish_and_clear();
     writeln!(
@@ -649,9 +655,6 @@ fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write) -> CliResu
     )?;
     Ok(())
 }
-
-/// Rows per import transaction.
-pub const IMPORT_BATCH: usize = 2000;
 
 fn progress_bar(len: u64) -> indicatif::ProgressBar {
     if !std::io::stderr().is_terminal() {

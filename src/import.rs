@@ -38,6 +38,44 @@ pub const COLUMNS: [&str; 7] = [
     "request_id",
 ];
 
+/// Sizes import batches so that each write transaction takes about [`BATCH_TARGET`]:
+/// the write lock is never held long, so staff keep claiming during a large import, on
+/// a quiet machine and a busy one alike.
+#[derive(Debug, Clone)]
+pub struct BatchSizer {
+    len: usize,
+}
+
+/// How long one import transaction should hold the write lock.
+pub const BATCH_TARGET: std::time::Duration = std::time::Duration::from_millis(40);
+const MIN_BATCH: usize = 50;
+const MAX_BATCH: usize = 5000;
+
+impl Default for BatchSizer {
+    fn default() -> Self {
+        BatchSizer { len: 500 }
+    }
+}
+
+impl BatchSizer {
+    /// How many rows the next batch should hold.
+    pub fn next_len(&self) -> usize {
+        self.len
+    }
+
+    /// Learns from how long a batch of `rows` took: the next one aims at the target,
+    /// growing at most twofold, shrinking at once.
+    pub fn record(&mut self, rows: usize, took: std::time::Duration) {
+        let per_row = took.as_secs_f64() / rows.max(1) as f64;
+        let fit = if per_row > 0.0 {
+            (BATCH_TARGET.as_secs_f64() / per_row) as usize
+        } else {
+            MAX_BATCH
+        };
+        self.len = fit.min(self.len * 2).clamp(MIN_BATCH, MAX_BATCH);
+    }
+}
+
 /// One bad line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineError {
@@ -444,6 +482,21 @@ mod tests {
         )
         .unwrap();
         assert_eq!(rows[0].params, "{\"k\":1}");
+    }
+
+    #[test]
+    fn batches_aim_at_the_time_target() {
+        let mut b = BatchSizer::default();
+        let start = b.next_len();
+        // Fast rows: grow, but at most twofold per batch.
+        b.record(start, std::time::Duration::from_millis(4));
+        assert_eq!(b.next_len(), start * 2);
+        // Slower rows (0.1 ms each): shrink at once to what fits the target.
+        b.record(1000, std::time::Duration::from_millis(100));
+        assert_eq!(b.next_len(), 400);
+        // Never below the floor, however slow.
+        b.record(400, std::time::Duration::from_secs(10));
+        assert_eq!(b.next_len(), MIN_BATCH);
     }
 
     #[test]

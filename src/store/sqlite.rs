@@ -1035,7 +1035,10 @@ impl Store for SqliteStore {
     fn add(&mut self, item: &NewItem) -> Result<Added> {
         item.validate()
             .map_err(|e| StoreError::Invalid(e.message))?;
-        self.write(|c, now, actor| insert_item(c, item, now, actor))
+        self.write(|c, now, actor| {
+            ensure_queue(c, &item.queue)?;
+            insert_item(c, item, now, actor)
+        })
     }
 
     fn add_batch(&mut self, items: &[NewItem]) -> Result<usize> {
@@ -1043,6 +1046,11 @@ impl Store for SqliteStore {
             it.validate().map_err(|e| StoreError::Invalid(e.message))?;
         }
         self.write(|c, now, actor| {
+            let queues: std::collections::BTreeSet<&str> =
+                items.iter().map(|i| i.queue.as_str()).collect();
+            for q in queues {
+                ensure_queue(c, q)?;
+            }
             let mut created = 0;
             for it in items {
                 if insert_item(c, it, now, actor)?.created {
@@ -1811,22 +1819,21 @@ fn required_reason(reason: &str) -> Result<&str> {
     Ok(r)
 }
 
-fn insert_item(c: &Connection, item: &NewItem, now: Millis, actor: &Actor) -> Result<Added> {
-    if let Some(rid) = &item.request_id {
-        let known: Option<i64> = c
-            .prepare_cached("SELECT id FROM items WHERE request_id = ?1")?
-            .query_row([rid], |r| r.get(0))
-            .optional()?;
-        if let Some(id) = known {
-            return Ok(Added { id, created: false });
-        }
-    }
+/// Creates the queue row on first use, with the default settings.
+fn ensure_queue(c: &Connection, name: &str) -> Result<()> {
     c.prepare_cached("INSERT INTO queues (name) VALUES (?1) ON CONFLICT (name) DO NOTHING")?
-        .execute([&item.queue])?;
-    let id: i64 = c
+        .execute([name])?;
+    Ok(())
+}
+
+/// Inserts one item (its queue exists) with its `created` event; a known request id
+/// gives the existing item instead.
+fn insert_item(c: &Connection, item: &NewItem, now: Millis, actor: &Actor) -> Result<Added> {
+    let id: Option<i64> = c
         .prepare_cached(
             "INSERT INTO items (queue, request_id, title, body, params, priority, due_at, \
-             created_at, created_by) VALUES (?1, ?2, ?3, ?4, json(?5), ?6, ?7, ?8, ?9) RETURNING id",
+             created_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+             ON CONFLICT (request_id) DO NOTHING RETURNING id",
         )?
         .query_row(
             params![
@@ -1841,7 +1848,17 @@ fn insert_item(c: &Connection, item: &NewItem, now: Millis, actor: &Actor) -> Re
                 actor.name
             ],
             |r| r.get(0),
-        )?;
+        )
+        .optional()?;
+    let Some(id) = id else {
+        let known: i64 = c
+            .prepare_cached("SELECT id FROM items WHERE request_id = ?1")?
+            .query_row([&item.request_id], |r| r.get(0))?;
+        return Ok(Added {
+            id: known,
+            created: false,
+        });
+    };
     insert_event(
         c,
         id,
