@@ -7,6 +7,7 @@
 
 pub mod copy;
 pub mod error;
+mod holder;
 pub mod identity;
 pub mod location;
 pub mod migrate;

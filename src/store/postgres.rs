@@ -20,6 +20,7 @@ use postgres::{Client, NoTls, Row, SimpleQueryMessage, Statement};
 use serde_json::json;
 
 use super::error::{Result, StoreError};
+use super::holder::HolderOp;
 use super::location::redact_url;
 use super::sqlite::{Clock, system_clock};
 use super::{
@@ -497,26 +498,24 @@ impl PgStore {
         }
     }
 
-    /// A holder's fenced write: `set` applies only where the caller still holds the lock
-    /// with `token`; otherwise the loss is explained. In `set`, `$4` is now and `$5` the
-    /// value.
-    fn holder_write(
-        &mut self,
-        id: i64,
-        token: i64,
-        set: &str,
-        value: Option<&str>,
-        kind: EventKind,
-        detail: serde_json::Value,
-    ) -> Result<()> {
-        // The fenced update and its event in one statement: one round trip.
+    /// A holder's fenced write: it applies only where the caller still holds the lock
+    /// with `token`; otherwise the loss is explained. The update and its event are one
+    /// statement: one round trip.
+    fn holder_write(&mut self, id: i64, token: i64, op: HolderOp<'_>) -> Result<()> {
+        let w = op.plan(token)?;
+        let set = w
+            .set
+            .replace(":now", "$4")
+            .replace(":me", "$2")
+            .replace(":value", "$5");
         let sql = format!(
             "WITH u AS (UPDATE items SET {set} WHERE id = $1 AND lock_user = $2 \
              AND lock_token = $3 AND state = 'open' RETURNING id) \
              INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
              SELECT id, $4, $2, $6, $7, $8::text::json FROM u"
         );
-        let detail = detail.to_string();
+        let detail = w.detail.to_string();
+        let (kind, value) = (w.kind, w.value);
         self.write(|c, now, actor| {
             let stmt = c.prep_typed(
                 &sql,
@@ -1396,83 +1395,28 @@ impl Store for PgStore {
     }
 
     fn renew(&mut self, id: i64, token: i64) -> Result<Item> {
-        self.holder_write(
-            id,
-            token,
-            "lock_time = $4",
-            None,
-            EventKind::Renewed,
-            json!({"token": token}),
-        )?;
+        self.holder_write(id, token, HolderOp::Renew)?;
         self.read(|c| load_item(c, id))
     }
 
     fn release(&mut self, id: i64, token: i64) -> Result<()> {
-        self.holder_write(
-            id,
-            token,
-            "lock_user = NULL, lock_time = NULL",
-            None,
-            EventKind::Released,
-            json!({"token": token}),
-        )
+        self.holder_write(id, token, HolderOp::Release)
     }
 
     fn skip(&mut self, id: i64, token: i64) -> Result<()> {
-        self.holder_write(
-            id,
-            token,
-            "lock_user = NULL, lock_time = NULL",
-            None,
-            EventKind::Skipped,
-            json!({"token": token}),
-        )
+        self.holder_write(id, token, HolderOp::Skip)
     }
 
     fn save_notes(&mut self, id: i64, token: i64, notes: &str) -> Result<()> {
-        check_text("notes", notes).map_err(|e| StoreError::Invalid(e.message))?;
-        self.holder_write(
-            id,
-            token,
-            "notes = $5",
-            Some(notes),
-            EventKind::Noted,
-            json!({"token": token, "notes_chars": notes.chars().count()}),
-        )
+        self.holder_write(id, token, HolderOp::SaveNotes(notes))
     }
 
     fn complete(&mut self, id: i64, token: i64, result: Option<&str>) -> Result<()> {
-        if let Some(r) = result {
-            check_text("result", r).map_err(|e| StoreError::Invalid(e.message))?;
-        }
-        self.holder_write(
-            id,
-            token,
-            "state = 'done', result = $5, lock_user = NULL, lock_time = NULL, \
-             finished_at = $4, finished_by = $2",
-            result,
-            EventKind::Completed,
-            json!({"token": token, "result": result}),
-        )
+        self.holder_write(id, token, HolderOp::Complete(result))
     }
 
     fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<()> {
-        let reason = reason.trim();
-        if reason.is_empty() {
-            return Err(StoreError::Invalid(
-                "a reason is required to fail an item".into(),
-            ));
-        }
-        check_text("reason", reason).map_err(|e| StoreError::Invalid(e.message))?;
-        self.holder_write(
-            id,
-            token,
-            "state = 'failed', error = $5, lock_user = NULL, lock_time = NULL, \
-             finished_at = $4, finished_by = $2",
-            Some(reason),
-            EventKind::Failed,
-            json!({"token": token, "reason": reason}),
-        )
+        self.holder_write(id, token, HolderOp::Fail(reason))
     }
 
     fn comment(&mut self, id: i64, text: &str) -> Result<()> {

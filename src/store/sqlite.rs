@@ -13,6 +13,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use serde_json::json;
 
 use super::error::{Result, StoreError};
+use super::holder::HolderOp;
 use super::migrate::{self, Migration};
 use super::{
     AGE_BUCKETS, Added, Bucket, ListFilter, LostLock, OldestItem, QueueCount, StateCount,
@@ -204,27 +205,21 @@ impl SqliteStore {
         }
     }
 
-    /// A holder's fenced write: `set` applies only where the caller still holds the lock
+    /// A holder's fenced write: it applies only where the caller still holds the lock
     /// with `token`; otherwise the loss is explained.
-    fn holder_write(
-        &mut self,
-        id: i64,
-        token: i64,
-        set: &str,
-        value: Option<&str>,
-        kind: EventKind,
-        detail: serde_json::Value,
-    ) -> Result<()> {
+    fn holder_write(&mut self, id: i64, token: i64, op: HolderOp<'_>) -> Result<()> {
+        let w = op.plan(token)?;
         let sql = format!(
-            "UPDATE items SET {set} WHERE id = :id AND lock_user = :me AND lock_token = :token \
-             AND state = 'open'"
+            "UPDATE items SET {} WHERE id = :id AND lock_user = :me AND lock_token = :token \
+             AND state = 'open'",
+            w.set
         );
         self.write(|c, now, actor| {
-            let n = execute_named_subset(c, &sql, id, &actor.name, token, now, value)?;
+            let n = execute_named_subset(c, &sql, id, &actor.name, token, now, w.value)?;
             if n == 0 {
                 return Err(explain_loss(c, id, token, &actor.name)?);
             }
-            insert_event(c, id, now, actor, kind, &detail)
+            insert_event(c, id, now, actor, w.kind, &w.detail)
         })
     }
 }
@@ -1151,83 +1146,28 @@ impl Store for SqliteStore {
     }
 
     fn renew(&mut self, id: i64, token: i64) -> Result<Item> {
-        self.holder_write(
-            id,
-            token,
-            "lock_time = :now",
-            None,
-            EventKind::Renewed,
-            json!({"token": token}),
-        )?;
+        self.holder_write(id, token, HolderOp::Renew)?;
         load_item(&self.conn, id)
     }
 
     fn release(&mut self, id: i64, token: i64) -> Result<()> {
-        self.holder_write(
-            id,
-            token,
-            "lock_user = NULL, lock_time = NULL",
-            None,
-            EventKind::Released,
-            json!({"token": token}),
-        )
+        self.holder_write(id, token, HolderOp::Release)
     }
 
     fn skip(&mut self, id: i64, token: i64) -> Result<()> {
-        self.holder_write(
-            id,
-            token,
-            "lock_user = NULL, lock_time = NULL",
-            None,
-            EventKind::Skipped,
-            json!({"token": token}),
-        )
+        self.holder_write(id, token, HolderOp::Skip)
     }
 
     fn save_notes(&mut self, id: i64, token: i64, notes: &str) -> Result<()> {
-        check_text("notes", notes).map_err(|e| StoreError::Invalid(e.message))?;
-        self.holder_write(
-            id,
-            token,
-            "notes = :value",
-            Some(notes),
-            EventKind::Noted,
-            json!({"token": token, "notes_chars": notes.chars().count()}),
-        )
+        self.holder_write(id, token, HolderOp::SaveNotes(notes))
     }
 
     fn complete(&mut self, id: i64, token: i64, result: Option<&str>) -> Result<()> {
-        if let Some(r) = result {
-            check_text("result", r).map_err(|e| StoreError::Invalid(e.message))?;
-        }
-        self.holder_write(
-            id,
-            token,
-            "state = 'done', result = :value, lock_user = NULL, lock_time = NULL, \
-             finished_at = :now, finished_by = :me",
-            result,
-            EventKind::Completed,
-            json!({"token": token, "result": result}),
-        )
+        self.holder_write(id, token, HolderOp::Complete(result))
     }
 
     fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<()> {
-        let reason = reason.trim();
-        if reason.is_empty() {
-            return Err(StoreError::Invalid(
-                "a reason is required to fail an item".into(),
-            ));
-        }
-        check_text("reason", reason).map_err(|e| StoreError::Invalid(e.message))?;
-        self.holder_write(
-            id,
-            token,
-            "state = 'failed', error = :value, lock_user = NULL, lock_time = NULL, \
-             finished_at = :now, finished_by = :me",
-            Some(reason),
-            EventKind::Failed,
-            json!({"token": token, "reason": reason}),
-        )
+        self.holder_write(id, token, HolderOp::Fail(reason))
     }
 
     fn comment(&mut self, id: i64, text: &str) -> Result<()> {
