@@ -5,7 +5,11 @@
 //!
 //! Run all sections with `cargo bench --bench queue`, or some of them by name:
 //! `cargo bench --bench queue -- claim fairness`. Sections: `cycles`, `fairness`, `claim`,
-//! `enqueue`, `import`, `screen`. Sizes come from environment variables (see `Config`).
+//! `enqueue`, `import`, `screen`, `pg`. Sizes come from environment variables (see `Config`).
+//!
+//! Section `pg` runs the claim+complete cycles against the PostgreSQL server named by
+//! `CASELOAD_TEST_PG` (skipped when unset): caseload's `PgStore` against a raw
+//! `postgres`-crate baseline running the store's statements and transactions.
 //!
 //! Multi-process figures use real OS processes: this binary re-executes itself with the
 //! argument `__worker`; workers report over stdout. Big database files and the import
@@ -20,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use caseload::domain::{Actor, NewItem};
+use caseload::store::postgres::{PgOptions, PgStore};
 use caseload::store::sqlite::OpenOptions;
 use caseload::store::{ListFilter, SqliteStore, StateFilter, Store, StoreError, TakeNext};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, named_params, params};
@@ -98,6 +103,9 @@ struct Config {
     import_rows: usize,
     /// Section 5: repetitions of the first screen.
     screen_iters: usize,
+    /// Section 6 (PostgreSQL): items drained per run, runs per process count.
+    pg_items: usize,
+    pg_runs: usize,
     cache: PathBuf,
 }
 
@@ -138,6 +146,8 @@ impl Config {
             adds: env_num("CL_BENCH_ADDS", 400),
             import_rows: env_num("CL_BENCH_IMPORT_ROWS", 1_000_000),
             screen_iters: env_num("CL_BENCH_SCREEN_ITERS", 50),
+            pg_items: env_num("CL_BENCH_PG_ITEMS", 2000),
+            pg_runs: env_num("CL_BENCH_PG_RUNS", 3),
             cache,
         }
     }
@@ -399,6 +409,196 @@ fn raw_insert(c: &Connection, it: &NewItem, now: i64, me: &str) -> rusqlite::Res
     Ok(true)
 }
 
+// ---------------------------------------------------------------------------------------
+// The PostgreSQL baseline: the statements and transactions of src/store/postgres.rs
+// (`write()`'s `BEGIN; <server now>` … `COMMIT`, `candidate_sql(false)`, `CLAIM_SQL`,
+// `holder_write` for `complete`, `notify`), copied verbatim and run with the `postgres`
+// crate directly.
+
+/// `write()`: the transaction starts by reading the server's clock (`now_sql(0)`).
+const PG_BEGIN: &str = "BEGIN; SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint \
+     + (0)::bigint";
+
+const PG_CANDIDATE_SQL: &str = "SELECT i.id, i.lock_user, i.queue, q.max_per_user IS NOT NULL \
+     FROM items i \
+     JOIN queues q ON q.name = i.queue \
+     WHERE i.state = 'open'  \
+     AND (i.lock_user IS NULL OR i.lock_time <= $2 - q.lock_seconds * 1000) \
+     AND NOT (i.id = ANY($3)) \
+     AND NOT q.paused \
+     AND (q.max_per_user IS NULL OR q.max_per_user > (SELECT count(*) FROM items h \
+          WHERE h.lock_user = $1 AND h.queue = i.queue AND h.id <> i.id)) \
+     ORDER BY i.priority DESC, i.created_at, i.id LIMIT 1 \
+     FOR UPDATE OF i SKIP LOCKED";
+
+const PG_WIP_SQL: &str = "SELECT pg_advisory_xact_lock($1, hashtext($2))";
+const PG_WIP_LOCK_CLASS: i32 = 0x4353_4C57;
+
+const PG_CLAIM_SQL: &str = "WITH u AS (UPDATE items SET lock_user = $1, lock_time = $2, \
+     lock_token = lock_token + 1 \
+     FROM queues q \
+     WHERE items.id = $3 AND q.name = items.queue AND items.state = 'open' \
+     AND (items.lock_user IS NULL OR items.lock_time <= $2 - q.lock_seconds * 1000) \
+     AND NOT q.paused \
+     AND (q.max_per_user IS NULL OR q.max_per_user > (SELECT count(*) FROM items h \
+          WHERE h.lock_user = $1 AND h.queue = items.queue AND h.id <> items.id)) \
+     RETURNING items.id, items.queue, items.request_id, items.title, items.body, \
+     items.params::text, items.priority, items.due_at, items.state, items.lock_user, \
+     items.lock_time, items.lock_token, items.notes, items.result, items.error, \
+     items.created_at, items.created_by, items.finished_at, items.finished_by), \
+     e AS (INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+     SELECT u.id, $2, $1, $4, CASE WHEN $5::text IS NULL THEN 'locked' ELSE 'taken_over' END, \
+     CASE WHEN $5::text IS NULL THEN json_build_object('token', u.lock_token) \
+     ELSE json_build_object('from', $5::text, 'token', u.lock_token) END FROM u) \
+     SELECT * FROM u";
+
+/// `holder_write` with `complete`'s SET clause.
+const PG_COMPLETE_SQL: &str = "WITH u AS (UPDATE items SET state = 'done', result = $5, \
+     lock_user = NULL, lock_time = NULL, finished_at = $4, finished_by = $2 \
+     WHERE id = $1 AND lock_user = $2 \
+     AND lock_token = $3 AND state = 'open' RETURNING id) \
+     INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+     SELECT id, $4, $2, $6, $7, $8::text::json FROM u";
+
+/// `PgStore::notify`, sent after every committed write.
+const PG_NOTIFY_SQL: &str = "BEGIN; SET LOCAL synchronous_commit = off; \
+     SELECT pg_notify('caseload', coalesce(current_schema(), '')); COMMIT";
+
+/// The raw baseline's connection: the store's session settings (`connect()` with the
+/// default `PgOptions`) and its statements prepared once.
+struct PgRaw {
+    client: postgres::Client,
+    me: String,
+    notify: bool,
+    cand: postgres::Statement,
+    claim: postgres::Statement,
+    complete: postgres::Statement,
+}
+
+fn pg_err(e: postgres::Error) -> OpError {
+    OpError::Other(match e.as_db_error() {
+        Some(d) => format!("{}: {}", d.code().code(), d.message()),
+        None => e.to_string(),
+    })
+}
+
+impl PgRaw {
+    fn open(url: &str, me: &str, notify: bool) -> PgRaw {
+        let mut client = postgres::Client::connect(url, postgres::NoTls).expect("connect raw");
+        client
+            .batch_execute(
+                "SET lock_timeout = 5000; SET statement_timeout = 30000; \
+                 SET idle_in_transaction_session_timeout = 60000; SET TIME ZONE 'UTC'",
+            )
+            .unwrap();
+        let cand = client.prepare(PG_CANDIDATE_SQL).unwrap();
+        let claim = client.prepare(PG_CLAIM_SQL).unwrap();
+        use postgres::types::Type;
+        let complete = client
+            .prepare_typed(
+                PG_COMPLETE_SQL,
+                &[
+                    Type::INT8,
+                    Type::TEXT,
+                    Type::INT8,
+                    Type::INT8,
+                    Type::TEXT,
+                    Type::TEXT,
+                    Type::TEXT,
+                    Type::TEXT,
+                ],
+            )
+            .unwrap();
+        PgRaw {
+            client,
+            me: me.to_string(),
+            notify,
+            cand,
+            claim,
+            complete,
+        }
+    }
+
+    /// `write()`: BEGIN with the server's clock, `f`, COMMIT (ROLLBACK on error or when
+    /// `f` gives `None`), then the notify if this baseline sends it.
+    fn txn<T>(
+        &mut self,
+        f: impl FnOnce(&mut PgRaw, i64) -> Result<Option<T>, postgres::Error>,
+    ) -> Result<Option<T>, OpError> {
+        let msgs = self.client.simple_query(PG_BEGIN).map_err(pg_err)?;
+        let now: i64 = msgs
+            .iter()
+            .find_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => r.get(0).and_then(|s| s.parse().ok()),
+                _ => None,
+            })
+            .expect("server clock");
+        match f(self, now) {
+            Ok(Some(v)) => {
+                self.client.batch_execute("COMMIT").map_err(pg_err)?;
+                if self.notify {
+                    self.client.batch_execute(PG_NOTIFY_SQL).map_err(pg_err)?;
+                }
+                Ok(Some(v))
+            }
+            Ok(None) => {
+                let _ = self.client.batch_execute("ROLLBACK");
+                Ok(None)
+            }
+            Err(e) => {
+                let _ = self.client.batch_execute("ROLLBACK");
+                Err(pg_err(e))
+            }
+        }
+    }
+
+    fn take_next(&mut self) -> Result<Claimed, OpError> {
+        let got = self.txn(|r, now| {
+            let skip: Vec<i64> = Vec::new();
+            let Some(row) = r.client.query_opt(&r.cand, &[&r.me, &now, &skip])? else {
+                return Ok(None);
+            };
+            let id: i64 = row.get(0);
+            let prev: Option<String> = row.get(1);
+            let queue: String = row.get(2);
+            let limited: bool = row.get(3);
+            if limited {
+                let key = format!("{}\u{1}{queue}", r.me);
+                r.client.execute(PG_WIP_SQL, &[&PG_WIP_LOCK_CLASS, &key])?;
+            }
+            let claimed = r
+                .client
+                .query_opt(&r.claim, &[&r.me, &now, &id, &"bench", &prev])?;
+            Ok(claimed.map(|row| (id, row.get::<_, i64>(11))))
+        })?;
+        Ok(match got {
+            Some((id, token)) => Claimed::Item(id, token),
+            None => Claimed::Nothing,
+        })
+    }
+
+    fn complete(&mut self, id: i64, token: i64) -> Result<(), OpError> {
+        let detail = format!(r#"{{"result":null,"token":{token}}}"#);
+        let got = self.txn(|r, now| {
+            let n = r.client.execute(
+                &r.complete,
+                &[
+                    &id,
+                    &r.me,
+                    &token,
+                    &now,
+                    &None::<&str>,
+                    &"bench",
+                    &"completed",
+                    &detail,
+                ],
+            )?;
+            Ok((n == 1).then_some(()))
+        })?;
+        got.ok_or_else(|| OpError::Other(format!("lost the lock on #{id}")))
+    }
+}
+
 /// One implementation behind a common face, so the same loops drive both.
 enum Engine {
     Store(Box<SqliteStore>),
@@ -407,6 +607,10 @@ enum Engine {
         me: String,
         cand: String,
     },
+    /// caseload's `PgStore` (the "db" argument is the URL).
+    Pg(Box<PgStore>),
+    /// The raw `postgres`-crate baseline.
+    PgRaw(Box<PgRaw>),
 }
 
 impl Engine {
@@ -426,6 +630,12 @@ impl Engine {
                     cand: candidate_sql(),
                 }
             }
+            "pgstore" => Engine::Pg(Box::new(
+                PgStore::open(pg_url_arg(path), actor(user), &PgOptions::default())
+                    .expect("open PgStore"),
+            )),
+            "pgraw" => Engine::PgRaw(Box::new(PgRaw::open(pg_url_arg(path), user, false))),
+            "pgrawn" => Engine::PgRaw(Box::new(PgRaw::open(pg_url_arg(path), user, true))),
             _ => panic!("unknown engine {kind}"),
         }
     }
@@ -438,6 +648,12 @@ impl Engine {
                 Err(e) => Err(store_err(e)),
             },
             Engine::Raw { conn, me, cand } => raw_take_next(conn, me, cand),
+            Engine::Pg(s) => match s.take_next(&TakeNext::default()) {
+                Ok(item) => Ok(Claimed::Item(item.id, item.lock_token)),
+                Err(StoreError::NothingToClaim(_)) => Ok(Claimed::Nothing),
+                Err(e) => Err(store_err(e)),
+            },
+            Engine::PgRaw(r) => r.take_next(),
         }
     }
 
@@ -445,6 +661,8 @@ impl Engine {
         match self {
             Engine::Store(s) => s.complete(id, token, None).map_err(store_err),
             Engine::Raw { conn, me, .. } => raw_complete(conn, me, id, token),
+            Engine::Pg(s) => s.complete(id, token, None).map_err(store_err),
+            Engine::PgRaw(r) => r.complete(id, token),
         }
     }
 
@@ -459,6 +677,7 @@ impl Engine {
                 })
                 .map(|_| ())
             }
+            Engine::Pg(_) | Engine::PgRaw(_) => unimplemented!("SQLite sections only"),
         }
     }
 
@@ -480,6 +699,7 @@ impl Engine {
                     Ok(n)
                 })
             }
+            Engine::Pg(_) | Engine::PgRaw(_) => unimplemented!("SQLite sections only"),
         }
     }
 
@@ -526,6 +746,7 @@ impl Engine {
                     .unwrap();
                 (n, n_open as u64, all as u64)
             }
+            Engine::Pg(_) | Engine::PgRaw(_) => unimplemented!("SQLite sections only"),
         }
     }
 }
@@ -853,6 +1074,8 @@ struct Row {
 #[derive(Default)]
 struct Report {
     rows: Vec<Row>,
+    /// The `cycles` section's medians (processes, caseload, raw), for the `pg` section.
+    sqlite_cycles: Vec<(usize, f64, f64)>,
 }
 
 fn yes(b: bool) -> String {
@@ -947,6 +1170,7 @@ fn sec_cycles(cfg: &Config, dir: &Path, rep: &mut Report) {
         );
         let rate = [median(&mut rates[0]), median(&mut rates[1])];
         let ratio = rate[0] / rate[1];
+        rep.sqlite_cycles.push((p, rate[0], rate[1]));
         rep.add(
             "1 cycles",
             format!("cycles/s, {p} process(es)"),
@@ -1359,6 +1583,161 @@ fn sec_screen(cfg: &Config, dir: &Path, rep: &mut Report) {
     );
 }
 
+/// The PostgreSQL URL a worker got in place of a database path.
+fn pg_url_arg(path: &Path) -> &str {
+    path.to_str().expect("URL")
+}
+
+/// `url` pointed at `schema` (`options=-c search_path=<schema>`).
+fn pg_schema_url(url: &str, schema: &str) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}options=-c%20search_path%3D{schema}")
+}
+
+/// A fresh schema with `n` open items (one multi-row INSERT each for the queues, items and
+/// their `created` events), created by `PgStore::open`; returns its name and URL.
+fn pg_fresh_schema(base: &str, n: usize) -> (String, String) {
+    let schema = format!("bench_{}_{}", std::process::id(), epoch_us());
+    let mut admin = postgres::Client::connect(base, postgres::NoTls).expect("connect");
+    admin
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .unwrap();
+    let url = pg_schema_url(base, &schema);
+    drop(PgStore::open(&url, actor("bench"), &PgOptions::default()).expect("create schema"));
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let base_ms = now_ms() - 86_400_000;
+    c.batch_execute(&format!(
+        "BEGIN; \
+         INSERT INTO queues (name) VALUES ('default'), ('billing'), ('returns') \
+         ON CONFLICT (name) DO NOTHING; \
+         INSERT INTO items (queue, title, body, priority, created_at, created_by) \
+         SELECT (ARRAY['default', 'billing', 'returns'])[g % 3 + 1], \
+         'Customer request ' || g || ': check the invoice and reply', \
+         'Order ' || (g * 7919 % 1000003) || ' was charged twice.', \
+         CASE WHEN g % 10 = 0 THEN g % 3 ELSE 0 END, {base_ms} + g * 2, 'producer' \
+         FROM generate_series(1, {n}) g; \
+         INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+         SELECT id, created_at, 'producer', 'bench', 'created', '{{\"request_id\":null}}' \
+         FROM items; \
+         COMMIT"
+    ))
+    .unwrap();
+    // Fresh statistics and visibility map for both sides alike (no autovacuum mid-run).
+    c.batch_execute("VACUUM ANALYZE").unwrap();
+    (schema, url)
+}
+
+fn pg_drop_schema(base: &str, schema: &str) {
+    let mut admin = postgres::Client::connect(base, postgres::NoTls).expect("connect");
+    admin
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .unwrap();
+}
+
+/// Section 6, PostgreSQL: claim+complete cycles/s with 1, 2, 4, 8 processes draining a
+/// fixed item count, caseload's `PgStore` against the raw `postgres`-crate baseline (with
+/// and without the post-commit notify).
+fn sec_pg(cfg: &Config, _dir: &Path, rep: &mut Report) {
+    let Some(base) = std::env::var("CASELOAD_TEST_PG")
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+    else {
+        println!("\n== pg: skipped (set CASELOAD_TEST_PG to a PostgreSQL URL) ==");
+        return;
+    };
+    println!(
+        "\n== pg: take_next + complete on PostgreSQL, {} items drained per run, median of {} \
+         runs ==",
+        cfg.pg_items, cfg.pg_runs
+    );
+    {
+        let mut c = postgres::Client::connect(&base, postgres::NoTls).expect("connect");
+        let v: String = c.query_one("SHOW server_version", &[]).unwrap().get(0);
+        let sc: String = c.query_one("SHOW synchronous_commit", &[]).unwrap().get(0);
+        println!("  server {v}, synchronous_commit {sc}");
+    }
+    const ENGINES: [&str; 3] = ["pgstore", "pgrawn", "pgraw"];
+    let mut store_rates = Vec::new();
+    for &p in &cfg.procs {
+        let mut rates: [Vec<f64>; 3] = Default::default();
+        let mut errs = [0u64; 3];
+        // Runs alternate between the engines so that load from elsewhere hits all alike.
+        for _ in 0..cfg.pg_runs {
+            for (k, engine) in ENGINES.iter().enumerate() {
+                let (schema, url) = pg_fresh_schema(&base, cfg.pg_items);
+                let rs = run_workers(engine, Path::new(&url), p, "drain", "0");
+                pg_drop_schema(&base, &schema);
+                let start = rs.iter().map(|r| r.start).min().unwrap();
+                let end = rs.iter().map(|r| r.end).max().unwrap();
+                let cycles: u64 = rs.iter().map(|r| r.cycles).sum();
+                errs[k] += rs.iter().map(|r| r.busy + r.other).sum::<u64>();
+                for r in rs.iter().filter(|r| !r.err.is_empty()) {
+                    println!("  {engine} error: {}", r.err);
+                }
+                assert_eq!(cycles as usize, cfg.pg_items, "{engine}: not all drained");
+                rates[k].push(cycles as f64 / ((end - start) as f64 / 1e6));
+            }
+        }
+        println!(
+            "  {p} process(es): caseload runs {:.0?}, raw+notify runs {:.0?}, raw runs {:.0?} \
+             cycles/s; load average {}",
+            rates[0],
+            rates[1],
+            rates[2],
+            loadavg()
+        );
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let rate = [
+            median(&mut rates[0]),
+            median(&mut rates[1]),
+            median(&mut rates[2]),
+        ];
+        store_rates.push((p, rate[0]));
+        let ratio = rate[0] / rate[1];
+        rep.add(
+            "6 pg",
+            format!("cycles/s, {p} process(es), raw with notify"),
+            format!("{:.0}", rate[0]),
+            format!("{:.0}", rate[1]),
+            format!("{ratio:.2}"),
+            "≥0.7 of raw",
+            yes(ratio >= 0.7 && errs[0] == 0),
+        );
+        rep.add(
+            "6 pg",
+            format!("cycles/s, {p} process(es), raw without notify"),
+            format!("{:.0}", rate[0]),
+            format!("{:.0}", rate[2]),
+            format!("{:.2}", rate[0] / rate[2]),
+            "(reported)",
+            "-",
+        );
+        if let Some(&(_, sc, sr)) = rep.sqlite_cycles.iter().find(|c| c.0 == p) {
+            println!(
+                "  SQLite (cycles section, same run), {p} process(es): caseload {sc:.0}, raw \
+                 {sr:.0} cycles/s"
+            );
+        }
+    }
+    if let (Some(&(p1, r1)), Some(&(pn, rn))) = (store_rates.first(), store_rates.last())
+        && pn > p1
+    {
+        let rising = store_rates.windows(2).all(|w| w[1].1 >= w[0].1);
+        rep.add(
+            "6 pg",
+            format!("caseload scaling, {pn} vs {p1} process(es)"),
+            format!("{:.2}×", rn / r1),
+            "-",
+            "-",
+            "rises 1→8",
+            format!("{} (monotonic: {rising})", yes(rn > r1)),
+        );
+    }
+}
+
 /// `__diag_import <rows>`: the raw import alone, one process, with SQLite's own counters
 /// per batch (pages written, spilled, missed) and the time split between the inserts and
 /// the COMMIT. A diagnostic for the import section; not part of the figures.
@@ -1427,13 +1806,14 @@ fn diag_import(cfg: &Config, dir: &Path, rows_n: usize) {
 
 type Section = fn(&Config, &Path, &mut Report);
 
-const SECTIONS: [(&str, Section); 6] = [
+const SECTIONS: [(&str, Section); 7] = [
     ("cycles", sec_cycles),
     ("fairness", sec_fairness),
     ("claim", sec_claim),
     ("enqueue", sec_enqueue),
     ("import", sec_import),
     ("screen", sec_screen),
+    ("pg", sec_pg),
 ];
 
 fn main() {
