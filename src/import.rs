@@ -47,7 +47,7 @@ pub struct BatchSizer {
 }
 
 /// How long one import transaction should hold the write lock.
-pub const BATCH_TARGET: std::time::Duration = std::time::Duration::from_millis(40);
+pub const BATCH_TARGET: std::time::Duration = std::time::Duration::from_millis(25);
 const MIN_BATCH: usize = 50;
 const MAX_BATCH: usize = 5000;
 
@@ -493,9 +493,9 @@ mod tests {
         assert_eq!(b.next_len(), start * 2);
         // Slower rows (0.1 ms each): shrink at once to what fits the target.
         b.record(1000, std::time::Duration::from_millis(100));
-        assert_eq!(b.next_len(), 400);
+        assert_eq!(b.next_len(), 250);
         // Never below the floor, however slow.
-        b.record(400, std::time::Duration::from_secs(10));
+        b.record(250, std::time::Duration::from_secs(10));
         assert_eq!(b.next_len(), MIN_BATCH);
     }
 
