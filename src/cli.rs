@@ -2,7 +2,7 @@
 //! few lines over the Store. Everything printed from the database is sanitized.
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, anyhow};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -300,8 +300,9 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
 /// Result of a subcommand.
 pub type CliResult = Result<(), Failure>;
 
-/// Everything a subcommand needs from the environment.
-pub struct Context_ {
+/// Who runs caseload against which database: everything a subcommand needs from the
+/// flags and the environment.
+pub struct Invocation {
     pub location: Location,
     pub source: Source,
     pub actor: Actor,
@@ -309,14 +310,14 @@ pub struct Context_ {
 }
 
 /// Resolves user and database from flags and environment.
-pub fn context(cli: &Cli) -> Result<Context_, Failure> {
+pub fn context(cli: &Cli) -> Result<Invocation, Failure> {
     let env_user = std::env::var("CASELOAD_USER").ok();
     let actor = crate::store::identity::resolve(cli.user.as_deref(), env_user.as_deref())
         .map_err(|m| anyhow!(m))?;
     let env_db = std::env::var("CASELOAD_DB").ok();
     let (location, source) =
         location::resolve(cli.db.as_deref(), env_db.as_deref()).map_err(|m| anyhow!(m))?;
-    Ok(Context_ {
+    Ok(Invocation {
         location,
         source,
         actor,
@@ -325,7 +326,7 @@ pub fn context(cli: &Cli) -> Result<Context_, Failure> {
 }
 
 /// Opens the store for a subcommand.
-pub fn open_store(ctx: &Context_, init: bool) -> Result<Box<dyn Store>, Failure> {
+pub fn open_store(ctx: &Invocation, init: bool) -> Result<Box<dyn Store>, Failure> {
     match &ctx.location {
         Location::File(path) => {
             let opts = OpenOptions {
@@ -479,7 +480,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
 }
 
 /// Opens the TUI (no subcommand); it needs a terminal.
-fn tui(ctx: &Context_) -> CliResult {
+fn tui(ctx: &Invocation) -> CliResult {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return bail_usage(
             "the interactive view needs a terminal; use a subcommand (see `caseload --help`)",
@@ -491,7 +492,7 @@ fn tui(ctx: &Context_) -> CliResult {
 }
 
 /// Copies the SQLite database of `ctx` into the PostgreSQL database at `url`.
-fn migrate_to(ctx: &Context_, url: &str, out: &mut dyn Write) -> CliResult {
+fn migrate_to(ctx: &Invocation, url: &str, out: &mut dyn Write) -> CliResult {
     let Location::File(path) = &ctx.location else {
         return Err(anyhow!("migrate-to copies from an SQLite file; give --db PATH").into());
     };
@@ -535,7 +536,7 @@ fn bail_usage(msg: &str) -> CliResult {
     })
 }
 
-fn init(ctx: &Context_, out: &mut dyn Write) -> CliResult {
+fn init(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
     let store = open_store(ctx, true)?;
     drop(store);
     writeln!(out, "{}", ctx.location.display())?;
@@ -545,7 +546,7 @@ fn init(ctx: &Context_, out: &mut dyn Write) -> CliResult {
 /// The bundled demo data set.
 pub const DEMO_DATA: &str = include_str!("../assets/demo.jsonl");
 
-fn demo(ctx: &Context_, db_given: bool, out: &mut dyn Write) -> CliResult {
+fn demo(ctx: &Invocation, db_given: bool, out: &mut dyn Write) -> CliResult {
     let path = match (&ctx.location, db_given) {
         (Location::File(p), true) => p.clone(),
         (Location::Postgres(_), true) => {
@@ -555,7 +556,7 @@ fn demo(ctx: &Context_, db_given: bool, out: &mut dyn Write) -> CliResult {
     };
     let n = crate::demo::create(&path, &ctx.actor, !db_given)?;
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-        let ctx = Context_ {
+        let ctx = Invocation {
             location: Location::File(path.clone()),
             source: location::Source::Flag,
             actor: ctx.actor.clone(),
@@ -1199,14 +1200,6 @@ pub fn escape_json_output(s: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     std::borrow::Cow::Owned(out)
-}
-
-/// Path of a file database, if the context names one (for messages).
-pub fn file_path(ctx: &Context_) -> Option<&Path> {
-    match &ctx.location {
-        Location::File(p) => Some(p),
-        Location::Postgres(_) => None,
-    }
 }
 
 #[cfg(test)]
