@@ -92,6 +92,24 @@ impl<'a> HolderOp<'a> {
     }
 }
 
+/// A supervisor's or holder's reason: required, trimmed, checked like any text.
+pub(crate) fn required_reason(reason: &str) -> Result<&str> {
+    let r = reason.trim();
+    if r.is_empty() {
+        return Err(StoreError::Invalid("a reason is required".into()));
+    }
+    check_text("reason", r).map_err(|e| StoreError::Invalid(e.message))?;
+    Ok(r)
+}
+
+/// A comment on an item's history: not empty, checked like any text.
+pub(crate) fn check_comment(text: &str) -> Result<()> {
+    if text.trim().is_empty() {
+        return Err(StoreError::Invalid("the comment is empty".into()));
+    }
+    check_text("comment", text).map_err(|e| StoreError::Invalid(e.message))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

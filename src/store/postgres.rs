@@ -20,14 +20,13 @@ use postgres::{Client, NoTls, Row, SimpleQueryMessage, Statement};
 use serde_json::json;
 
 use super::error::{Result, StoreError};
-use super::holder::HolderOp;
+use super::holder::{HolderOp, check_comment, required_reason};
 use super::location::redact_url;
 use super::sqlite::{Clock, system_clock};
 use super::{
     AGE_BUCKETS, Added, Bucket, ListFilter, LostLock, OldestItem, QueueCount, StateCount,
     StateFilter, Stats, Store, TakeNext, UserWip, Window, reverse_order,
 };
-use crate::domain::item::check_text;
 use crate::domain::queue::validate_queue_name;
 use crate::domain::time::clock_hm;
 use crate::domain::user::validate_user_name;
@@ -862,6 +861,20 @@ fn lock_item(c: &mut Conn, id: i64) -> TxResult<Item> {
         .ok_or(TxError::Store(StoreError::NotFound(id)))
 }
 
+/// Locks one item that must still be open (else `NotOpen`, naming who finished it).
+fn lock_open_item(c: &mut Conn, id: i64) -> TxResult<Item> {
+    let item = lock_item(c, id)?;
+    if item.state != ItemState::Open {
+        return Err(StoreError::NotOpen {
+            id,
+            state: item.state,
+            by: item.finished_by,
+        }
+        .into());
+    }
+    Ok(item)
+}
+
 fn load_queue(c: &mut Conn, name: &str) -> TxResult<QueueSettings> {
     let row = c.query_opt(
         "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues \
@@ -1171,15 +1184,6 @@ fn bucket_counts(ages_ms: &[i64]) -> Vec<Bucket> {
         .collect()
 }
 
-fn required_reason(reason: &str) -> Result<&str> {
-    let r = reason.trim();
-    if r.is_empty() {
-        return Err(StoreError::Invalid("a reason is required".into()));
-    }
-    check_text("reason", r).map_err(|e| StoreError::Invalid(e.message))?;
-    Ok(r)
-}
-
 fn insert_item(c: &mut Conn, item: &NewItem, now: Millis, actor: &Actor) -> TxResult<Added> {
     c.execute(
         "INSERT INTO queues (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
@@ -1344,15 +1348,7 @@ impl Store for PgStore {
 
     fn take(&mut self, id: i64) -> Result<Item> {
         self.write(|c, now, actor| {
-            let cur = lock_item(c, id)?;
-            if cur.state != ItemState::Open {
-                return Err(StoreError::NotOpen {
-                    id,
-                    state: cur.state,
-                    by: cur.finished_by,
-                }
-                .into());
-            }
+            let cur = lock_open_item(c, id)?;
             if cur.is_held_by(&actor.name) {
                 // Already mine (perhaps expired but not taken over): renew quietly.
                 c.execute(
@@ -1420,10 +1416,7 @@ impl Store for PgStore {
     }
 
     fn comment(&mut self, id: i64, text: &str) -> Result<()> {
-        if text.trim().is_empty() {
-            return Err(StoreError::Invalid("the comment is empty".into()));
-        }
-        check_text("comment", text).map_err(|e| StoreError::Invalid(e.message))?;
+        check_comment(text)?;
         self.write(|c, now, actor| {
             load_item(c, id)?;
             insert_event(
@@ -1537,15 +1530,7 @@ impl Store for PgStore {
         validate_user_name(to).map_err(|m| StoreError::Invalid(format!("--to: {m}")))?;
         self.write(|c, now, actor| {
             require_supervisor(c, actor, "reassign items")?;
-            let cur = lock_item(c, id)?;
-            if cur.state != ItemState::Open {
-                return Err(StoreError::NotOpen {
-                    id,
-                    state: cur.state,
-                    by: cur.finished_by,
-                }
-                .into());
-            }
+            let cur = lock_open_item(c, id)?;
             let item = item_from_row(&c.query_one(
                 &format!(
                     "UPDATE items SET lock_user = $1, lock_time = $2, \
@@ -1597,15 +1582,7 @@ impl Store for PgStore {
         let reason = required_reason(reason)?;
         self.write(|c, now, actor| {
             require_supervisor(c, actor, "cancel items")?;
-            let cur = lock_item(c, id)?;
-            if cur.state != ItemState::Open {
-                return Err(StoreError::NotOpen {
-                    id,
-                    state: cur.state,
-                    by: cur.finished_by,
-                }
-                .into());
-            }
+            let cur = lock_open_item(c, id)?;
             c.execute(
                 "UPDATE items SET state = 'cancelled', error = $1, lock_user = NULL, \
                  lock_time = NULL, finished_at = $2, finished_by = $3 \

@@ -13,13 +13,12 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use serde_json::json;
 
 use super::error::{Result, StoreError};
-use super::holder::HolderOp;
+use super::holder::{HolderOp, check_comment, required_reason};
 use super::migrate::{self, Migration};
 use super::{
     AGE_BUCKETS, Added, Bucket, ListFilter, LostLock, OldestItem, QueueCount, StateCount,
     StateFilter, Stats, Store, TakeNext, UserWip, Window, reverse_order,
 };
-use crate::domain::item::check_text;
 use crate::domain::queue::validate_queue_name;
 use crate::domain::time::clock_hm;
 use crate::domain::user::validate_user_name;
@@ -1171,10 +1170,7 @@ impl Store for SqliteStore {
     }
 
     fn comment(&mut self, id: i64, text: &str) -> Result<()> {
-        if text.trim().is_empty() {
-            return Err(StoreError::Invalid("the comment is empty".into()));
-        }
-        check_text("comment", text).map_err(|e| StoreError::Invalid(e.message))?;
+        check_comment(text)?;
         self.write(|c, now, actor| {
             load_item(c, id)?;
             insert_event(
@@ -1748,15 +1744,6 @@ impl Store for SqliteStore {
         }
         Ok(n)
     }
-}
-
-fn required_reason(reason: &str) -> Result<&str> {
-    let r = reason.trim();
-    if r.is_empty() {
-        return Err(StoreError::Invalid("a reason is required".into()));
-    }
-    check_text("reason", r).map_err(|e| StoreError::Invalid(e.message))?;
-    Ok(r)
 }
 
 /// Creates the queue row on first use, with the default settings.
