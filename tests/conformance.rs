@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use caseload::domain::{EventKind, ItemState, NewItem, QueueUpdate, Role};
 use caseload::store::{ListFilter, StateFilter, Store, StoreError, TakeNext, exit};
-use common::{Backend, BoxStore};
+use common::{Backend, BoxStore, MIN, add, kinds, setup};
 
 conformance!(
     add_is_idempotent_by_request_id,
@@ -54,29 +54,7 @@ conformance!(
     every_window_of_a_long_list_matches_the_full_list,
 );
 
-const MIN: i64 = 60_000;
-
 // ----- helpers -------------------------------------------------------------------------
-
-/// Opens boss (the supervisor) and gives the default queue a 60 s lock.
-fn setup(b: &dyn Backend) -> BoxStore {
-    let mut boss = b.open("boss", 0);
-    boss.set_queue(
-        "default",
-        &QueueUpdate {
-            lock_seconds: Some(60),
-            warn_seconds: Some(10),
-            ..Default::default()
-        },
-        true,
-    )
-    .expect("set queue");
-    boss
-}
-
-fn add(s: &mut dyn Store, title: &str) -> i64 {
-    s.add(&NewItem::titled(title)).expect("add").id
-}
 
 fn add_in(s: &mut dyn Store, queue: &str, title: &str, priority: i64) -> i64 {
     s.add(&NewItem {
@@ -86,14 +64,6 @@ fn add_in(s: &mut dyn Store, queue: &str, title: &str, priority: i64) -> i64 {
     })
     .expect("add")
     .id
-}
-
-fn kinds(s: &mut dyn Store, id: i64) -> Vec<&'static str> {
-    s.history(id)
-        .expect("history")
-        .iter()
-        .map(|e| e.kind.as_str())
-        .collect()
 }
 
 fn next(s: &mut dyn Store) -> Result<i64, StoreError> {

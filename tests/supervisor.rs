@@ -8,9 +8,9 @@
 
 mod common;
 
-use caseload::domain::{EventKind, ItemState, NewItem, QueueUpdate};
+use caseload::domain::{EventKind, ItemState};
 use caseload::store::{Store, StoreError, exit};
-use common::{Backend, BoxStore};
+use common::{Backend, BoxStore, MIN, add, kinds, setup};
 
 conformance!(
     unlock_many_is_fenced_by_the_token_seen_and_audited,
@@ -21,35 +21,6 @@ conformance!(
     events_by_lists_a_users_day_in_order,
     lock_started_is_the_take_not_the_last_renewal,
 );
-
-const MIN: i64 = 60_000;
-
-fn setup(b: &dyn Backend) -> BoxStore {
-    let mut boss = b.open("boss", 0);
-    boss.set_queue(
-        "default",
-        &QueueUpdate {
-            lock_seconds: Some(60),
-            warn_seconds: Some(10),
-            ..Default::default()
-        },
-        true,
-    )
-    .expect("set queue");
-    boss
-}
-
-fn add(s: &mut dyn Store, title: &str) -> i64 {
-    s.add(&NewItem::titled(title)).expect("add").id
-}
-
-fn kinds(s: &mut dyn Store, id: i64) -> Vec<&'static str> {
-    s.history(id)
-        .expect("history")
-        .iter()
-        .map(|e| e.kind.as_str())
-        .collect()
-}
 
 #[track_caller]
 fn assert_code<T: std::fmt::Debug>(r: Result<T, StoreError>, code: i32) -> StoreError {

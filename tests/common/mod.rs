@@ -10,10 +10,43 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use caseload::domain::Actor;
+use caseload::domain::{Actor, NewItem, QueueUpdate};
 use caseload::store::Store;
 use caseload::store::postgres::{PgOptions, PgStore};
 use caseload::store::sqlite::{OpenOptions, SqliteStore, system_clock};
+
+/// One minute in milliseconds (clock offsets).
+pub const MIN: i64 = 60_000;
+
+/// Opens boss (the supervisor: first to open) and gives the default queue a 60 s lock.
+pub fn setup(b: &dyn Backend) -> BoxStore {
+    let mut boss = b.open("boss", 0);
+    boss.set_queue(
+        "default",
+        &QueueUpdate {
+            lock_seconds: Some(60),
+            warn_seconds: Some(10),
+            ..Default::default()
+        },
+        true,
+    )
+    .expect("set queue");
+    boss
+}
+
+/// Adds an item to the default queue; returns its id.
+pub fn add(s: &mut dyn Store, title: &str) -> i64 {
+    s.add(&NewItem::titled(title)).expect("add").id
+}
+
+/// The kinds of an item's events, in order.
+pub fn kinds(s: &mut dyn Store, id: i64) -> Vec<&'static str> {
+    s.history(id)
+        .expect("history")
+        .iter()
+        .map(|e| e.kind.as_str())
+        .collect()
+}
 
 /// A store able to move to another thread (the race tests).
 pub type BoxStore = Box<dyn Store + Send>;
