@@ -11,12 +11,14 @@
 //! draw, through the real session), and a bulk release of 1,000 locks via `unlock_many`
 //! while another connection claims in a loop, reporting that claimer's worst latency.
 
+mod tui_support;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use caseload::domain::{Actor, NewItem, Role};
+use caseload::domain::{Actor, Role};
 use caseload::store::sqlite::{OpenOptions, SqliteStore};
 use caseload::store::{ListFilter, StateFilter, Store, TakeNext};
 use caseload::tui::Session;
@@ -33,9 +35,7 @@ fn root() -> PathBuf {
 }
 
 fn base_path() -> PathBuf {
-    std::env::var_os("CASELOAD_BENCH_DB")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("tui-bench-1m.db"))
+    tui_support::million_item_db()
 }
 
 fn bench_path() -> PathBuf {
@@ -46,39 +46,10 @@ fn open_at(path: &Path, user: &str) -> SqliteStore {
     SqliteStore::open(path, Actor::new(user, user), &OpenOptions::default()).unwrap()
 }
 
-/// The 1M base file, as `tui_bench` builds it.
-fn ensure_base() {
-    let mut s = open_at(&base_path(), "feeder");
-    let have = s
-        .count(&ListFilter {
-            state: StateFilter::All,
-            ..ListFilter::default()
-        })
-        .unwrap() as usize;
-    let queues = ["helpdesk", "verification", "fulfilment"];
-    let mut i = have;
-    while i < N {
-        let batch: Vec<NewItem> = (i..(i + 10_000).min(N))
-            .map(|k| {
-                let mut it = NewItem::titled(&format!(
-                    "Item {k}: check the thing for customer {}",
-                    k % 9973
-                ));
-                it.queue = queues[k % 3].to_string();
-                it.priority = (k % 5) as i64;
-                it
-            })
-            .collect();
-        i += batch.len();
-        s.add_batch(&batch).unwrap();
-    }
-}
-
 /// A copy of the base file with exactly 10,000 locks held by 50 users, taken over the
 /// last hour (so about half are expired under the 30-minute default), each with its
 /// `locked` event.
 fn prepare() -> SqliteStore {
-    ensure_base();
     let path = bench_path();
     {
         // A consistent copy even if the base is in WAL mode.

@@ -6,12 +6,12 @@
 //!
 //! The file is built once at `target/tui-bench-1m.db` (or `CASELOAD_BENCH_DB`) and reused.
 
-use std::path::PathBuf;
+mod tui_support;
+
 use std::time::{Duration, Instant};
 
-use caseload::domain::{Actor, NewItem};
+use caseload::domain::Actor;
 use caseload::store::sqlite::{OpenOptions, SqliteStore};
-use caseload::store::{ListFilter, StateFilter, Store};
 use caseload::tui::Session;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -19,41 +19,13 @@ use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 const N: usize = 1_000_000;
 
-fn db_path() -> PathBuf {
-    std::env::var_os("CASELOAD_BENCH_DB")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/tui-bench-1m.db"))
-}
-
 fn open(user: &str) -> SqliteStore {
-    SqliteStore::open(&db_path(), Actor::new(user, user), &OpenOptions::default()).unwrap()
-}
-
-fn ensure_db() {
-    let mut s = open("feeder");
-    let have = s
-        .count(&ListFilter {
-            state: StateFilter::All,
-            ..ListFilter::default()
-        })
-        .unwrap() as usize;
-    let queues = ["helpdesk", "verification", "fulfilment"];
-    let mut i = have;
-    while i < N {
-        let batch: Vec<NewItem> = (i..(i + 10_000).min(N))
-            .map(|k| {
-                let mut it = NewItem::titled(&format!(
-                    "Item {k}: check the thing for customer {}",
-                    k % 9973
-                ));
-                it.queue = queues[k % 3].to_string();
-                it.priority = (k % 5) as i64;
-                it
-            })
-            .collect();
-        i += batch.len();
-        s.add_batch(&batch).unwrap();
-    }
+    SqliteStore::open(
+        &tui_support::million_item_db(),
+        Actor::new(user, user),
+        &OpenOptions::default(),
+    )
+    .unwrap()
 }
 
 fn key(c: KeyCode) -> Option<Event> {
@@ -77,7 +49,7 @@ fn avg(n: u32, mut f: impl FnMut()) -> Duration {
 #[test]
 #[ignore = "builds a 1M-item file; run explicitly in release"]
 fn tui_timings_on_a_million_items() {
-    ensure_db();
+    tui_support::million_item_db();
     let (w, h) = (120, 40);
     let ((), first) = time(|| {
         let mut store = open("alice");

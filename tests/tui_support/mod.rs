@@ -123,3 +123,44 @@ pub fn buffer_text(b: &TestBackend) -> String {
     }
     out
 }
+
+/// The benchmarks' file of 1,000,000 open items over three queues
+/// (`target/tui-bench-1m.db`, or `CASELOAD_BENCH_DB`), built or topped up on first use.
+pub fn million_item_db() -> PathBuf {
+    const N: usize = 1_000_000;
+    let path = std::env::var_os("CASELOAD_BENCH_DB")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/tui-bench-1m.db")
+        });
+    let mut s = SqliteStore::open(
+        &path,
+        Actor::new("feeder", "feeder"),
+        &OpenOptions::default(),
+    )
+    .unwrap();
+    let have = s
+        .count(&caseload::store::ListFilter {
+            state: caseload::store::StateFilter::All,
+            ..Default::default()
+        })
+        .unwrap() as usize;
+    let queues = ["helpdesk", "verification", "fulfilment"];
+    let mut i = have;
+    while i < N {
+        let batch: Vec<NewItem> = (i..(i + 10_000).min(N))
+            .map(|k| {
+                let mut it = NewItem::titled(&format!(
+                    "Item {k}: check the thing for customer {}",
+                    k % 9973
+                ));
+                it.queue = queues[k % 3].to_string();
+                it.priority = (k % 5) as i64;
+                it
+            })
+            .collect();
+        i += batch.len();
+        s.add_batch(&batch).unwrap();
+    }
+    path
+}
