@@ -103,6 +103,15 @@ fn caseload(db: &Path, user: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The pid of the caseload running under the pane's shell.
+fn caseload_pid(t: &Tmux) -> String {
+    let shell = t.format("#{pane_pid}");
+    let out = Command::new("pgrep").args(["-P", &shell]).output().unwrap();
+    let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(!pid.is_empty(), "caseload's pid under the shell {shell}");
+    pid
+}
+
 fn start_tui(t: &Tmux, db: &Path) {
     t.wait_for("the shell prompt", |s| s.contains("READY$"));
     t.send(&[
@@ -165,10 +174,7 @@ fn hangup_restores_the_terminal_and_keeps_the_lock() {
     start_tui(&t, &db);
     t.send(&["n"]);
     t.wait_for("the detail pane", |s| s.contains("yours, "));
-    let shell = t.format("#{pane_pid}");
-    let out = Command::new("pgrep").args(["-P", &shell]).output().unwrap();
-    let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert!(!pid.is_empty(), "caseload's pid under the shell {shell}");
+    let pid = caseload_pid(&t);
     assert!(
         Command::new("kill")
             .args(["-HUP", &pid])
@@ -198,10 +204,7 @@ fn a_vanished_terminal_ends_the_program_and_keeps_the_lock() {
     start_tui(&t, &db);
     t.send(&["n"]);
     t.wait_for("the detail pane", |s| s.contains("yours, "));
-    let shell = t.format("#{pane_pid}");
-    let out = Command::new("pgrep").args(["-P", &shell]).output().unwrap();
-    let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert!(!pid.is_empty(), "caseload's pid under the shell {shell}");
+    let pid = caseload_pid(&t);
     // The whole terminal disappears (as when an SSH connection drops): no key, no quit.
     t.cmd(&["kill-server"]);
     let start = Instant::now();
