@@ -305,6 +305,8 @@ pub type CliResult = Result<(), Failure>;
 pub struct Invocation {
     pub location: Location,
     pub source: Source,
+    /// The config files' settings (user over system).
+    pub config: crate::config::Config,
     pub actor: Actor,
     pub allow_network_fs: bool,
 }
@@ -314,12 +316,15 @@ pub fn context(cli: &Cli) -> Result<Invocation, Failure> {
     let env_user = std::env::var("CASELOAD_USER").ok();
     let actor = crate::store::identity::resolve(cli.user.as_deref(), env_user.as_deref())
         .map_err(|m| anyhow!(m))?;
+    let config = crate::config::Config::load()?;
     let env_db = std::env::var("CASELOAD_DB").ok();
-    let (location, source) =
-        location::resolve(cli.db.as_deref(), env_db.as_deref()).map_err(|m| anyhow!(m))?;
+    let (location, source) = config
+        .resolve_db(cli.db.as_deref(), env_db.as_deref())
+        .map_err(|m| anyhow!(m))?;
     Ok(Invocation {
         location,
         source,
+        config,
         actor,
         allow_network_fs: cli.allow_network_fs,
     })
@@ -559,6 +564,7 @@ fn demo(ctx: &Invocation, db_given: bool, out: &mut dyn Write) -> CliResult {
         let ctx = Invocation {
             location: Location::File(path.clone()),
             source: location::Source::Flag,
+            config: ctx.config.clone(),
             actor: ctx.actor.clone(),
             allow_network_fs: ctx.allow_network_fs,
         };
