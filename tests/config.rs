@@ -184,3 +184,28 @@ fn the_binary_reports_a_bad_config_in_one_line_and_changes_nothing() {
     write(&cfg, "notify = \"desktop\"\n", 0o644);
     assert!(env.ok("a", &["list"]).contains("one"));
 }
+
+#[test]
+fn the_example_config_shows_every_key_with_its_default() {
+    let text = include_str!("../assets/config.toml");
+    let f = files();
+    write(&f.system, text, 0o644);
+    assert_eq!(
+        Config::load_files(&f.system, None).unwrap(),
+        Config::default(),
+        "as shipped, the example changes nothing"
+    );
+    for (key, _) in caseload::config::KEYS {
+        let prefix = format!("#{key} = ");
+        let settings: Vec<&str> = text.lines().filter(|l| l.starts_with(&prefix)).collect();
+        assert!(!settings.is_empty(), "the example lacks `{key}`");
+        // Every commented setting, uncommented, is a valid value.
+        for line in settings {
+            write(&f.system, &line[1..], 0o644);
+            let c = Config::load_files(&f.system, None).unwrap_or_else(|e| panic!("{line}: {e}"));
+            if *key == "notify" {
+                assert_eq!(c.notify, Notify::default(), "the example shows the default");
+            }
+        }
+    }
+}
