@@ -131,6 +131,36 @@ fn a_bad_value_names_file_and_line() {
 }
 
 #[test]
+fn files_that_are_not_config_files_are_named_not_read_forever() {
+    let f = files();
+    std::fs::create_dir_all(f.user.parent().unwrap()).unwrap();
+    // A FIFO would block a plain read forever.
+    let status = std::process::Command::new("mkfifo")
+        .arg(&f.user)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let e = Config::load_files(&f.system, Some(&f.user)).unwrap_err();
+    assert!(e.to_string().ends_with(": is not a regular file"), "{e}");
+    std::fs::remove_file(&f.user).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &f.user).unwrap();
+    let e = Config::load_files(&f.system, Some(&f.user)).unwrap_err();
+    assert!(e.message.contains("not a regular file"), "{e}");
+    std::fs::remove_file(&f.user).unwrap();
+    std::fs::write(&f.user, vec![b'#'; 2 << 20]).unwrap();
+    let e = Config::load_files(&f.system, Some(&f.user)).unwrap_err();
+    assert!(e.message.contains("larger than 1 MiB"), "{e}");
+    std::fs::write(&f.user, b"notify = \"off\"\ndb = \"/q\xff.db\"\n").unwrap();
+    let e = Config::load_files(&f.system, Some(&f.user)).unwrap_err();
+    assert_eq!(e.line, Some(2), "{e}");
+    assert!(e.message.contains("not valid UTF-8"), "{e}");
+    // A byte-order mark and CRLF line ends, as Windows editors write them, are fine.
+    write(&f.user, "\u{feff}# mine\r\nnotify = \"off\"\r\n", 0o644);
+    let c = Config::load_files(&f.system, Some(&f.user)).unwrap();
+    assert_eq!(c.notify, Notify::Off);
+}
+
+#[test]
 fn a_password_others_can_read_is_refused_without_showing_it() {
     let f = files();
     let url = "db = \"postgres://bob:s3cret@db.example/work\"\n";
