@@ -7,12 +7,14 @@
 
 pub mod copy;
 pub mod error;
+pub mod fsfacts;
 mod holder;
 pub mod identity;
 pub mod location;
 pub mod migrate;
 pub mod postgres;
 pub mod sqlite;
+mod sqlite_open;
 
 use std::path::Path;
 
