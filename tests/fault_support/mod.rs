@@ -185,13 +185,20 @@ impl Users {
     /// Names are made unique per process so parallel tests never share them.
     pub fn create(group: &str, users: &[(&str, bool)]) -> Users {
         let tag = std::process::id() % 100_000;
-        let group = format!("{group}{tag}");
-        let _ = Command::new("groupdel").arg(&group).status();
+        let prefix = group;
+        let group = format!("{prefix}{tag}");
+        let _ = Command::new("groupdel")
+            .arg(&group)
+            .stderr(std::process::Stdio::null())
+            .status();
         run(Command::new("groupadd").arg(&group));
         let mut names = Vec::new();
         for (name, in_group) in users {
-            let name = format!("{name}{tag}");
-            let _ = Command::new("userdel").arg(&name).status();
+            let name = format!("{prefix}{name}{tag}");
+            let _ = Command::new("userdel")
+                .arg(&name)
+                .stderr(std::process::Stdio::null())
+                .status();
             let mut cmd = Command::new("useradd");
             cmd.args(["-M", "-N", "-s", "/bin/sh"]);
             if *in_group {
