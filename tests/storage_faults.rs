@@ -63,3 +63,68 @@ fn a_nearly_full_filesystem_gives_disk_full_never_a_signal() {
     env.add("after");
     assert_eq!(env.ok("x", &["check"]).trim(), "ok");
 }
+
+#[test]
+fn things_that_are_not_database_files_are_named_as_such() {
+    let env = Env::new();
+    let fifo = env.dir.path().join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    for (path, args) in [
+        ("/dev/null", &["init"][..]),
+        ("/dev/null", &["list"]),
+        ("/dev/zero", &["list"]),
+        ("/proc/self/status", &["list"]),
+        ("/proc/self/status", &["init"]),
+        (fifo.to_str().unwrap(), &["list"]),
+        (fifo.to_str().unwrap(), &["init"]),
+    ] {
+        let mut a = vec!["--db", path];
+        a.extend_from_slice(args);
+        let err = env.fails("a", &a, 1);
+        assert!(
+            err.contains(path) && err.contains("not a regular file") && !err.contains("empty"),
+            "{err}"
+        );
+    }
+}
+
+/// Shuts an ext4 filesystem down (EXT4_IOC_SHUTDOWN): from then on every access fails
+/// with EIO, as on a failed disk.
+fn shut_down(dir: &std::path::Path) {
+    const EXT4_IOC_SHUTDOWN: libc::c_ulong = 0x8004_587D;
+    const NOLOGFLUSH: u32 = 2;
+    let f = std::fs::File::open(dir).unwrap();
+    let flags = NOLOGFLUSH;
+    // SAFETY: the ioctl reads one u32 from a value we own, on a descriptor we own.
+    let rc = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(&f),
+            EXT4_IOC_SHUTDOWN as _,
+            &flags,
+        )
+    };
+    assert_eq!(rc, 0, "shutdown: {}", std::io::Error::last_os_error());
+}
+
+#[test]
+fn a_failing_disk_is_an_io_error_not_read_only() {
+    if fault_support::skip_unless_root("a_failing_disk_is_an_io_error_not_read_only") {
+        return;
+    }
+    let mut env = Env::new();
+    let mnt = fault_support::Mount::ext4_1k(&env.dir.path().join("ext4"), 4096);
+    env.db = mnt.dir.join("q.db");
+    env.add("one");
+    shut_down(&mnt.dir);
+    let mount = mnt.dir.display().to_string();
+    for args in [&["list"][..], &["add", "--title", "two"], &["check"]] {
+        let err = env.fails("a", args, 1);
+        assert!(
+            err.contains(&format!("I/O error on {mount}")) && !err.contains("read-only"),
+            "{}: {err}",
+            args[0]
+        );
+    }
+}

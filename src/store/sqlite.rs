@@ -87,7 +87,7 @@ impl SqliteStore {
         let read_only = plan.read_only;
         sqlite_open::guard_shared_memory();
         let conn = Connection::open_with_flags(&plan.target, plan.flags)
-            .map_err(|e| sqlite_open::explain(path, Facts::default(), map_err(e)))?;
+            .map_err(|e| sqlite_open::explain(path, Facts::of_error(&e), map_err(e)))?;
         let migration = Self::prepare(&conn, path, read_only, &actor, clock())
             .map_err(|e| sqlite_open::explain(path, Facts::of(&conn), e))?;
         Ok(SqliteStore {

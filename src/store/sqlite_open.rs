@@ -252,6 +252,17 @@ impl Facts {
         Facts { code, errno }
     }
 
+    /// The facts a failed open leaves (no connection to ask: the code only).
+    pub fn of_error(e: &rusqlite::Error) -> Facts {
+        match e {
+            rusqlite::Error::SqliteFailure(f, _) => Facts {
+                code: f.extended_code,
+                errno: 0,
+            },
+            _ => Facts::default(),
+        }
+    }
+
     fn primary(self) -> i32 {
         self.code & 0xff
     }
