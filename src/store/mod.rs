@@ -13,6 +13,8 @@ pub mod location;
 pub mod migrate;
 pub mod postgres;
 pub mod sqlite;
+pub mod sqlite_check;
+mod sqlite_rows;
 
 use std::path::Path;
 

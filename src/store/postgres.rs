@@ -815,6 +815,8 @@ fn item_from_row(r: &Row) -> Item {
         created_by: r.get(16),
         finished_at: r.get(17),
         finished_by: r.get(18),
+        // The server checks every text against the database encoding.
+        unreadable: Vec::new(),
     }
 }
 
