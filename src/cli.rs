@@ -688,7 +688,11 @@ fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliResult {
     let now = s.now()?;
     let queues = s.queues()?;
     for item in &items {
-        let lock = lock_text(item, &queues, now);
+        let mut lock = lock_text(item, &queues, now);
+        if a.mine && item.lock_user.is_some() {
+            // What a holder needs to carry on (`--token`), e.g. after a lost answer.
+            lock = format!("{lock} token {}", item.lock_token);
+        }
         let due = item
             .due_at
             .map(|d| rfc3339(d)[..16].to_string())

@@ -420,8 +420,8 @@ pub fn map_err(e: rusqlite::Error) -> StoreError {
                     "the file is not a caseload database (not an SQLite file)".into(),
                 ),
                 C::DatabaseCorrupt => StoreError::Corrupt(format!(
-                    "the database is corrupt ({text}); run `caseload check` and restore from \
-                     a backup"
+                    "the database is damaged ({text}); `caseload check` lists what is damaged \
+                     and how to save what still reads"
                 )),
                 C::ReadOnly => StoreError::ReadOnly(format!("{text}; changes are refused")),
                 C::DatabaseBusy | C::DatabaseLocked => StoreError::Busy(format!(
