@@ -15,6 +15,8 @@ pub mod migrate;
 pub mod postgres;
 pub mod sqlite;
 mod sqlite_open;
+pub mod sqlite_check;
+mod sqlite_rows;
 
 use std::path::Path;
 
