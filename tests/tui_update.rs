@@ -357,6 +357,14 @@ fn skip_releases_and_never_offers_skipped_items_again() {
     assert!(
         matches!(&fx[0], Effect::Finish { id: 43, what: Finish::Skip(t), .. } if t.skip == vec![42, 43])
     );
+    update(
+        &mut s,
+        Msg::Finished {
+            id: 43,
+            what: Finish::Release,
+            result: Ok(()),
+        },
+    );
     let fx = update(&mut s, key('n', T0 + 3000));
     assert!(matches!(&fx[0], Effect::TakeNext(t) if t.skip == vec![42, 43]));
 }
@@ -405,6 +413,14 @@ fn complete_confirms_with_optional_result_and_fail_needs_a_reason() {
             what: Finish::Complete(Some("done".into())),
             notes: None
         }]
+    );
+    update(
+        &mut s,
+        Msg::Finished {
+            id: 42,
+            what: Finish::Complete(Some("done".into())),
+            result: Err(StoreError::Invalid("refused".into())),
+        },
     );
     update(&mut s, key('f', T0));
     let fx = update(&mut s, code(KeyCode::Enter, T0));

@@ -9,7 +9,7 @@ use super::detail::rebuild_detail;
 use super::keymap::{self, Action, Context};
 use super::layout::{self, LIST_TOP};
 use super::supervise;
-use super::update::{refresh, set_error, set_info};
+use super::update::{refresh, set_error, set_info, still};
 use super::{Dialog, Editor, Effect, Filter, Finish, Held, Pending, State, TextBuf, View};
 use crate::domain::sanitize;
 use crate::store::TakeNext;
@@ -120,6 +120,7 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         }
         Action::Top => move_by(s, i64::MIN / 2),
         Action::Bottom => move_by(s, i64::MAX / 2),
+        Action::TakeNext if refused(s) => vec![],
         Action::TakeNext => vec![Effect::TakeNext(TakeNext {
             queue: s.filter.queue.clone(),
             skip: s.skipped.clone(),
@@ -134,7 +135,11 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
             if item.is_held_by(&s.me) {
                 vec![Effect::Open(item.id)]
             } else {
-                vec![Effect::Take(item.id)]
+                let id = item.id;
+                if refused(s) {
+                    return vec![];
+                }
+                vec![Effect::Take(id)]
             }
         }
         Action::Filter => {
@@ -151,6 +156,7 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
             s.filter_prompt = Some(TextBuf::line(&s.filter.display()));
             vec![]
         }
+        Action::Release | Action::Skip if refused(s) => vec![],
         Action::Complete | Action::Fail | Action::Release | Action::Skip | Action::EditNotes => {
             item_action(s, a)
         }
@@ -396,6 +402,16 @@ fn dialog_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     }
 }
 
+/// Refuses a second change while one is under way (saying so); true when refused.
+fn refused(s: &mut State) -> bool {
+    let Some(d) = &s.doing else {
+        return false;
+    };
+    let text = still(&d.what);
+    set_error(s, text);
+    true
+}
+
 fn confirm(s: &mut State) -> Vec<Effect> {
     let Some(d) = s.dialog.take() else {
         return vec![];
@@ -411,6 +427,17 @@ fn confirm(s: &mut State) -> Vec<Effect> {
         s.dialog = Some(Dialog {
             error: Some(error),
             focus: i,
+            ..d
+        });
+        return vec![];
+    }
+    if let Some(doing) = &s.doing
+        && !matches!(d.pending, Pending::Quit | Pending::Dismiss)
+    {
+        // The dialog stays, with what was typed, until the change under way is answered.
+        let error = format!("Still {}: Enter again once it is done", doing.what);
+        s.dialog = Some(Dialog {
+            error: Some(error),
             ..d
         });
         return vec![];
@@ -481,6 +508,11 @@ fn editor_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
         return vec![];
     };
     match keymap::lookup(Context::Editor, &key) {
+        Some(Action::SaveNotes) if s.doing.is_some() => {
+            // The text stays in the editor; Ctrl-S again once the change is answered.
+            refused(s);
+            vec![]
+        }
         Some(Action::SaveNotes) => {
             let id = ed.item_id;
             let text = ed.buf.text();

@@ -16,7 +16,9 @@ use std::collections::BTreeMap;
 
 use crate::domain::{Event, Item, LockStatus, Millis, QueueSettings, Role};
 use crate::store::{ListFilter, LostLock, StateFilter, Stats};
-pub use msg::{Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp};
+pub use msg::{
+    Call, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp,
+};
 pub use supervise::start_of_day;
 pub use textbuf::TextBuf;
 pub use update::update;
@@ -322,6 +324,19 @@ pub struct Editor {
     pub saving: bool,
 }
 
+/// A change the user asked for that has not been answered yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Doing {
+    /// "completing #42".
+    pub what: String,
+    /// The dialog it was confirmed in, as typed: shown again when the change fails for a
+    /// reason worth trying again, so nothing typed is lost.
+    pub dialog: Option<Dialog>,
+}
+
+/// How long a store call runs before the status bar says what it is waiting for.
+pub const WAIT_NOTICE_MS: i64 = 1000;
+
 /// A one-line message at the bottom.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
@@ -378,6 +393,10 @@ pub struct State {
     pub renewing: Option<i64>,
     /// The database server cannot be reached; every tick tries again.
     pub offline: bool,
+    /// The change under way (one at a time).
+    pub doing: Option<Doing>,
+    /// The store call the loop's worker is running, if any.
+    pub call: Option<Call>,
     pub quit: bool,
 }
 
@@ -415,6 +434,8 @@ impl State {
             marker: None,
             renewing: None,
             offline: false,
+            doing: None,
+            call: None,
             quit: false,
         }
     }
@@ -445,6 +466,31 @@ impl State {
             View::Stats => None,
             v => self.panes.get_mut(v.index()),
         }
+    }
+
+    /// The waiting line, once a store call has run for [`WAIT_NOTICE_MS`]: what waits, on
+    /// what, and for how long ("Completing #42: waiting for the database — another
+    /// program holds it (12 s)").
+    pub fn waiting(&self) -> Option<String> {
+        let call = self.call.as_ref()?;
+        let ms = self.now.saturating_sub(call.since);
+        if ms < WAIT_NOTICE_MS {
+            return None;
+        }
+        let what = self.doing.as_ref().map_or(&call.what, |d| &d.what);
+        let mut what_cap = what.clone();
+        if let Some(first) = what_cap.get_mut(..1) {
+            first.make_ascii_uppercase();
+        }
+        let holder = if call.writes {
+            " — another program holds it"
+        } else {
+            ""
+        };
+        Some(format!(
+            "{what_cap}: waiting for the database{holder} ({} s)",
+            ms / 1000
+        ))
     }
 
     /// Alerts about held locks: (id, text, expired). Expired first, then warnings.

@@ -72,6 +72,51 @@ pub enum Msg {
         since: Millis,
         result: Result<Vec<Event>, StoreError>,
     },
+    /// The loop handed a store call to its worker (`Some`), or has none under way (`None`).
+    Calling(Option<Call>),
+}
+
+/// A store call under way on the loop's worker thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    /// What it does, as the waiting line says it ("completing #42").
+    pub what: String,
+    /// It writes, so it may be waiting for another program's write lock.
+    pub writes: bool,
+    /// When it was handed over (the same clock as `State::now`).
+    pub since: Millis,
+}
+
+impl Msg {
+    /// The answer to a change the user asked for (see [`Effect::is_change`]).
+    pub fn ends_change(&self) -> bool {
+        matches!(
+            self,
+            Msg::Opened { taken: true, .. }
+                | Msg::NotesSaved { .. }
+                | Msg::Finished { .. }
+                | Msg::Commented { .. }
+                | Msg::Supervised { .. }
+        )
+    }
+
+    /// The error of a change that failed for a reason worth trying again (the database was
+    /// busy past its patience, the server was unreachable, a disk error), not a refusal.
+    pub fn retryable_error(&self) -> Option<&StoreError> {
+        let e = match self {
+            Msg::Opened { result: Err(e), .. } => e,
+            Msg::NotesSaved { result: Err(e), .. }
+            | Msg::Finished { result: Err(e), .. }
+            | Msg::Commented { result: Err(e), .. } => e,
+            Msg::Supervised { result: Err(e), .. } => e,
+            _ => return None,
+        };
+        matches!(
+            e,
+            StoreError::Busy(_) | StoreError::Connection(_) | StoreError::Database(_)
+        )
+        .then_some(e)
+    }
 }
 
 /// A supervisor's change, run by the loop against the store.
@@ -192,6 +237,117 @@ pub enum Effect {
         user: String,
         since: Millis,
     },
+}
+
+impl Effect {
+    /// A change the user asked for: taking, saving notes, finishing, commenting, a
+    /// supervisor's change. One is under way at a time; keys asking for another are refused
+    /// until its answer comes back.
+    pub fn is_change(&self) -> bool {
+        matches!(
+            self,
+            Effect::TakeNext(_)
+                | Effect::Take(_)
+                | Effect::SaveNotes { .. }
+                | Effect::Finish { .. }
+                | Effect::Comment { .. }
+                | Effect::Supervise(_)
+        )
+    }
+
+    /// Writes to the database, so it may wait for another program's write lock.
+    pub fn writes(&self) -> bool {
+        self.is_change()
+            || matches!(
+                self,
+                Effect::Resume | Effect::Reacquire(_) | Effect::Renew { .. }
+            )
+    }
+
+    /// What it does, in the words of the waiting line ("completing #42").
+    pub fn describe(&self) -> String {
+        match self {
+            Effect::Resume => "loading your work".into(),
+            Effect::Reacquire(ids) => match ids.as_slice() {
+                [id] => format!("taking back #{id}"),
+                _ => format!("taking back {} items", ids.len()),
+            },
+            Effect::CheckMarker => "checking for changes".into(),
+            Effect::Refresh(_) => "refreshing the screen".into(),
+            Effect::TakeNext(_) => "taking the next item".into(),
+            Effect::Take(id) => format!("taking #{id}"),
+            Effect::Open(id) => format!("opening #{id}"),
+            Effect::Renew { id, .. } => format!("renewing your lock on #{id}"),
+            Effect::SaveNotes { id, .. } => format!("saving notes on #{id}"),
+            Effect::Finish { id, what, .. } => match what {
+                Finish::Complete(_) => format!("completing #{id}"),
+                Finish::Fail(_) => format!("failing #{id}"),
+                Finish::Release => format!("releasing #{id}"),
+                Finish::Skip(_) => format!("skipping #{id}"),
+            },
+            Effect::Comment { id, .. } => format!("adding your notes to #{id}"),
+            Effect::Supervise(op) => match op {
+                SupervisorOp::Unlock { id, .. } => format!("unlocking #{id}"),
+                SupervisorOp::Reassign { id, .. } => format!("reassigning #{id}"),
+                SupervisorOp::UnlockMany { locks, .. } => {
+                    format!("unlocking {} locks", locks.len())
+                }
+                SupervisorOp::Requeue { id } => format!("requeueing #{id}"),
+                SupervisorOp::Cancel { id, .. } => format!("cancelling #{id}"),
+                SupervisorOp::SetQueue { .. } => "changing the queue's settings".into(),
+            },
+            Effect::CollectLocks(_) => "listing the locks".into(),
+            Effect::Activity { .. } => "loading the activity".into(),
+        }
+    }
+
+    /// The messages saying this effect failed with `e`: what the loop sends back when
+    /// its worker cannot run it, so every screen state waiting for an answer gets one.
+    pub fn failed(self, e: StoreError) -> Vec<Msg> {
+        let snapshot = |e| {
+            Msg::Refreshed(Box::new(Snapshot {
+                error: Some(e),
+                ..Snapshot::default()
+            }))
+        };
+        match self {
+            Effect::Resume => vec![Msg::Resumed(Box::default()), snapshot(e)],
+            Effect::Reacquire(ids) => vec![Msg::Reacquired(
+                ids.into_iter().map(|id| (id, Err(e.clone()))).collect(),
+            )],
+            Effect::CheckMarker | Effect::Refresh(_) => vec![snapshot(e)],
+            Effect::TakeNext(_) | Effect::Take(_) => vec![Msg::Opened {
+                taken: true,
+                result: Err(e),
+            }],
+            Effect::Open(_) => vec![Msg::Opened {
+                taken: false,
+                result: Err(e),
+            }],
+            Effect::Renew { id, .. } => vec![Msg::Renewed { id, result: Err(e) }],
+            Effect::SaveNotes { id, text, .. } => vec![Msg::NotesSaved {
+                id,
+                text,
+                result: Err(e),
+            }],
+            Effect::Finish { id, what, .. } => vec![Msg::Finished {
+                id,
+                what,
+                result: Err(e),
+            }],
+            Effect::Comment { id, .. } => vec![Msg::Commented { id, result: Err(e) }],
+            Effect::Supervise(op) => vec![Msg::Supervised { op, result: Err(e) }],
+            Effect::CollectLocks(filter) => vec![Msg::LocksCollected {
+                filter,
+                result: Err(e),
+            }],
+            Effect::Activity { user, since } => vec![Msg::Activity {
+                user,
+                since,
+                result: Err(e),
+            }],
+        }
+    }
 }
 
 /// What to re-query.

@@ -10,15 +10,70 @@ use super::layout;
 use super::lost::{explain, is_lost};
 use super::supervise;
 use super::{
-    Dialog, Effect, Finish, Held, Msg, Notice, Pending, RefreshRequest, Resume, Snapshot, State,
-    Status, View, list_filter,
+    Dialog, Doing, Effect, Finish, Held, Msg, Notice, Pending, RefreshRequest, Resume, Snapshot,
+    State, Status, View, list_filter,
 };
 use crate::domain::sanitize;
 use crate::domain::{Event, ItemState};
 use crate::store::StoreError;
 
 /// Applies one message to the state; returns what the loop must do next.
+///
+/// One change at a time: an effect that changes something (see [`Effect::is_change`])
+/// marks the state as doing it until its answer comes back, and meanwhile no second one
+/// leaves here (the keys that would ask for one say so instead). A change that fails for
+/// a reason worth trying again (busy past the store's patience, no connection) brings
+/// back the dialog it was confirmed in, with what was typed.
 pub fn update(s: &mut State, msg: Msg) -> Vec<Effect> {
+    let ended = if msg.ends_change() {
+        s.doing.take()
+    } else {
+        None
+    };
+    let retry = msg.retryable_error().map(|e| e.to_string());
+    let dialog_before = match &msg {
+        Msg::Key { .. } => s.dialog.clone(),
+        _ => None,
+    };
+    let busy = s.doing.as_ref().map(|d| d.what.clone());
+    let mut fx = apply(s, msg);
+    if let (
+        Some(err),
+        Some(Doing {
+            dialog: Some(d), ..
+        }),
+    ) = (retry, ended)
+        && s.dialog.is_none()
+    {
+        s.dialog = Some(Dialog {
+            error: Some(format!("{err} — Enter tries again, Esc cancels")),
+            ..d
+        });
+    }
+    if let Some(what) = busy
+        && fx.iter().any(Effect::is_change)
+    {
+        // The keys refuse first (keeping their dialog or editor); this is the backstop.
+        fx.retain(|e| !e.is_change());
+        set_error(s, still(&what));
+    }
+    if s.doing.is_none()
+        && let Some(e) = fx.iter().find(|e| e.is_change())
+    {
+        s.doing = Some(Doing {
+            what: e.describe(),
+            dialog: dialog_before,
+        });
+    }
+    fx
+}
+
+/// Why a second change is refused while one is under way.
+pub(super) fn still(what: &str) -> String {
+    format!("Not yet: still {what} (one change at a time)")
+}
+
+fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Key { key, now } => {
             s.now = now;
@@ -209,6 +264,10 @@ pub fn update(s: &mut State, msg: Msg) -> Vec<Effect> {
                 ),
             }
             rebuild_detail(s);
+            vec![]
+        }
+        Msg::Calling(call) => {
+            s.call = call;
             vec![]
         }
     }
