@@ -407,7 +407,7 @@ fn refused(s: &mut State) -> bool {
     let Some(d) = &s.doing else {
         return false;
     };
-    let text = still(&d.what);
+    let text = still(s, &d.what);
     set_error(s, text);
     true
 }

@@ -55,7 +55,8 @@ pub fn update(s: &mut State, msg: Msg) -> Vec<Effect> {
     {
         // The keys refuse first (keeping their dialog or editor); this is the backstop.
         fx.retain(|e| !e.is_change());
-        set_error(s, still(&what));
+        let text = still(s, &what);
+        set_error(s, text);
     }
     if s.doing.is_none()
         && let Some(e) = fx.iter().find(|e| e.is_change())
@@ -68,9 +69,14 @@ pub fn update(s: &mut State, msg: Msg) -> Vec<Effect> {
     fx
 }
 
-/// Why a second change is refused while one is under way.
-pub(super) fn still(what: &str) -> String {
-    format!("Not yet: still {what} (one change at a time)")
+/// Why a second change is refused while one is under way: short when the waiting line
+/// beside it already says what is under way.
+pub(super) fn still(s: &State, what: &str) -> String {
+    if s.waiting().is_some() {
+        "One change at a time".to_string()
+    } else {
+        format!("Not yet: still {what} (one change at a time)")
+    }
 }
 
 fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {

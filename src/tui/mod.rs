@@ -15,15 +15,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, anyhow};
+use ratatui::Terminal;
 use ratatui::backend::Backend;
-use ratatui::{Terminal, crossterm};
 
 use crate::app::{State, TICK_MS};
 use crate::domain::sanitize;
 use crate::store::Store;
 pub use session::Session;
 pub use terminal::{EventSource, TerminalEvents, restore_terminal};
-use terminal::{HANGUP, TerminalGuard, install_signal_handlers, start_hangup_watchdog};
+use terminal::{
+    HANGUP, TerminalGuard, install_signal_handlers, start_hangup_watchdog, take_over_terminal,
+};
 pub use worker::{UiClock, WORKER_THREAD};
 
 /// How long a scripted run (tests) waits for the store to answer before going on.
@@ -114,15 +116,8 @@ pub fn run(store: Box<dyn Store>) -> anyhow::Result<()> {
         previous(info);
     }));
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    crossterm::terminal::enable_raw_mode().context("switching the terminal to raw mode")?;
     let _guard = TerminalGuard;
-    crossterm::execute!(
-        std::io::stdout(),
-        crossterm::terminal::EnterAlternateScreen,
-        crossterm::event::EnableMouseCapture,
-        crossterm::event::EnableBracketedPaste
-    )
-    .context("setting up the terminal")?;
+    take_over_terminal()?;
     let backend = ratatui::backend::CrosstermBackend::new(std::io::stdout());
     let mut terminal = Terminal::new(backend).context("setting up the terminal")?;
     terminal.clear().context("clearing the terminal")?;
@@ -163,8 +158,8 @@ fn leave(session: &mut Session) {
     let before = session.state.status.clone();
     if !session.settle_change(QUIT_QUIET) {
         eprintln!(
-            "caseload: still {what}: waiting for the database (another program holds it) \
-             before leaving; Ctrl-C leaves now"
+            "caseload: waiting for the database to finish {what} (another program holds it); \
+             Ctrl-C leaves now"
         );
         if !session.settle_change(QUIT_PATIENCE) {
             eprintln!(

@@ -93,6 +93,11 @@ impl Session {
         self.in_flight.is_some()
     }
 
+    /// How many effects wait behind the call under way.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
     /// Applies every answer that has arrived; true if there was one.
     pub fn poll(&mut self) -> bool {
         let mut any = false;

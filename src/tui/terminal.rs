@@ -147,10 +147,32 @@ pub(super) fn install_signal_handlers() {
     }
 }
 
+/// The terminal is in the TUI's modes (raw, alternate screen, mouse capture).
+static TAKEN_OVER: AtomicBool = AtomicBool::new(false);
+
+/// Puts the terminal in the TUI's modes: raw, the alternate screen, mouse capture and
+/// bracketed paste.
+pub(super) fn take_over_terminal() -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    crossterm::terminal::enable_raw_mode().context("switching the terminal to raw mode")?;
+    TAKEN_OVER.store(true, Ordering::SeqCst);
+    crossterm::execute!(
+        std::io::stdout(),
+        crossterm::terminal::EnterAlternateScreen,
+        crossterm::event::EnableMouseCapture,
+        crossterm::event::EnableBracketedPaste
+    )
+    .context("setting up the terminal")
+}
+
 /// Puts the terminal back: leaves the alternate screen, stops mouse capture, ends raw
-/// mode, shows the cursor. Safe to call more than once; errors are ignored (after a
-/// hang-up there may be no terminal left to write to).
+/// mode, shows the cursor. Does it once however often it is called (leaving the alternate
+/// screen twice would move the cursor back over what was printed since); errors are
+/// ignored (after a hang-up there may be no terminal left to write to).
 pub fn restore_terminal() {
+    if !TAKEN_OVER.swap(false, Ordering::SeqCst) {
+        return;
+    }
     let mut out = std::io::stdout();
     let _ = crossterm::execute!(
         out,
