@@ -568,8 +568,8 @@ fn tui(ctx: &Invocation) -> CliResult {
             "the interactive view needs a terminal; use a subcommand (see `caseload --help`)",
         );
     }
-    let mut store = open_store(ctx, false)?;
-    crate::tui::run(&mut *store)?;
+    let store = open_store(ctx, false)?;
+    crate::tui::run(store)?;
     Ok(())
 }
 
