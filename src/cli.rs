@@ -549,7 +549,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::Export { state, format } => {
             export(&mut *open_store(&ctx, false)?, state, format, out)
         }
-        Command::Check => check(&mut *open_store(&ctx, false)?, out),
+        Command::Check => check(&ctx, out),
         Command::MigrateTo { url } => migrate_to(&ctx, &url, out),
         Command::Backup { file } => {
             open_store(&ctx, false)?.backup(&file)?;
@@ -568,8 +568,8 @@ fn tui(ctx: &Invocation) -> CliResult {
             "the interactive view needs a terminal; use a subcommand (see `caseload --help`)",
         );
     }
-    let mut store = open_store(ctx, false)?;
-    crate::tui::run(&mut *store)?;
+    let store = open_store(ctx, false)?;
+    crate::tui::run(store)?;
     Ok(())
 }
 
@@ -771,7 +771,11 @@ fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliResult {
     let now = s.now()?;
     let queues = s.queues()?;
     for item in &items {
-        let lock = lock_text(item, &queues, now);
+        let mut lock = lock_text(item, &queues, now);
+        if a.mine && item.lock_user.is_some() {
+            // What a holder needs to carry on (`--token`), e.g. after a lost answer.
+            lock = format!("{lock} token {}", item.lock_token);
+        }
         let due = item
             .due_at
             .map(|d| rfc3339(d)[..16].to_string())
@@ -784,7 +788,7 @@ fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliResult {
             lock,
             due,
             truncate(&sanitize::line(&item.queue), 12),
-            truncate(&sanitize::line(&item.title), 100)
+            truncate(&sanitize::line(&item.list_title()), 100)
         )?;
     }
     Ok(())
@@ -848,6 +852,13 @@ fn write_item(s: &mut dyn Store, item: &Item, out: &mut dyn Write) -> CliResult 
     let now = s.now()?;
     let queues = s.queues()?;
     writeln!(out, "#{} {}", item.id, sanitize::line(&item.title))?;
+    if let Some(why) = item.unreadable_summary() {
+        writeln!(
+            out,
+            "unreadable: {why} (another program or a damaged disk wrote it; bad bytes show \
+             as \u{FFFD}; see `caseload check`)"
+        )?;
+    }
     writeln!(out, "queue:      {}", sanitize::line(&item.queue))?;
     writeln!(out, "state:      {}", lock_text(item, &queues, now))?;
     if item.lock_user.is_some() {
@@ -1146,9 +1157,15 @@ fn export(
             s.to_string()
         }
     };
+    let mut left_out: Vec<(i64, String)> = Vec::new();
+    let mut written = 0u64;
     match format {
         FormatArg::Jsonl => {
             s.export(state, &mut |item| {
+                if left_out_unreadable(item, &mut left_out) {
+                    return Ok(());
+                }
+                written += 1;
                 writeln!(out, "{}", escape_json_output(&item_json(item).to_string()))
             })?;
         }
@@ -1177,6 +1194,10 @@ fn export(
             ];
             w.write_record(HEADER)?;
             s.export(state, &mut |item| {
+                if left_out_unreadable(item, &mut left_out) {
+                    return Ok(());
+                }
+                written += 1;
                 let t = |v: Option<i64>| v.map(rfc3339).unwrap_or_default();
                 let o = |v: &Option<String>| v.as_deref().map(clean).unwrap_or_default();
                 w.write_record([
@@ -1205,11 +1226,54 @@ fn export(
             w.flush()?;
         }
     }
-    Ok(())
+    unreadable_left_out(written, &left_out)
 }
 
-fn check(s: &mut dyn Store, out: &mut dyn Write) -> CliResult {
-    let problems = s.check()?;
+/// Export writes data exactly or not at all: a row with unreadable text is left out (and
+/// reported after the rest) rather than written with its bad bytes replaced.
+fn left_out_unreadable(item: &Item, left_out: &mut Vec<(i64, String)>) -> bool {
+    match item.unreadable_summary() {
+        Some(why) => {
+            left_out.push((item.id, why));
+            true
+        }
+        None => false,
+    }
+}
+
+/// Exit 1 with one line naming the rows export left out, once every other row is written.
+fn unreadable_left_out(written: u64, left_out: &[(i64, String)]) -> CliResult {
+    if left_out.is_empty() {
+        return Ok(());
+    }
+    let named: Vec<String> = left_out
+        .iter()
+        .take(5)
+        .map(|(id, why)| format!("#{id} ({why})"))
+        .collect();
+    let more = match left_out.len() {
+        n if n > 5 => format!(" and {} more", n - 5),
+        _ => String::new(),
+    };
+    Err(anyhow!(
+        "export wrote {written} item(s) but left out {} unreadable item(s): {}{more}; \
+         `caseload show ID` shows what is readable, `caseload check` lists them all",
+        left_out.len(),
+        named.join(", ")
+    )
+    .into())
+}
+
+/// `caseload check`: always finishes with the list of every problem it can see (exit 1)
+/// or "ok"; a file too damaged to open normally is still checked as far as SQLite can read.
+fn check(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
+    let problems = match (open_store(ctx, false), &ctx.location) {
+        (Ok(mut s), _) => s.check()?,
+        (Err(f), Location::File(path)) if path.is_file() => {
+            crate::store::sqlite_check::run_on_file(path, &format!("{:#}", f.error))
+        }
+        (Err(f), _) => return Err(f),
+    };
     if problems.is_empty() {
         writeln!(out, "ok")?;
         return Ok(());
@@ -1217,13 +1281,18 @@ fn check(s: &mut dyn Store, out: &mut dyn Write) -> CliResult {
     for p in &problems {
         writeln!(out, "{}", sanitize::line(p))?;
     }
+    if matches!(ctx.location, Location::File(_)) {
+        for a in crate::store::sqlite_check::advice(&problems) {
+            writeln!(out, "{}", sanitize::line(&a))?;
+        }
+    }
     Err(anyhow!("check found {} problem(s)", problems.len()).into())
 }
 
 /// An item as JSON: schema field names, times as RFC 3339 UTC strings, params as JSON.
 pub fn item_json(item: &Item) -> Value {
     let t = |v: Option<i64>| v.map_or(Value::Null, |t| Value::String(rfc3339(t)));
-    json!({
+    let mut v = json!({
         "id": item.id,
         "queue": item.queue,
         "request_id": item.request_id,
@@ -1243,7 +1312,15 @@ pub fn item_json(item: &Item) -> Value {
         "created_by": item.created_by,
         "finished_at": t(item.finished_at),
         "finished_by": item.finished_by,
-    })
+    });
+    if !item.unreadable.is_empty() {
+        v["unreadable"] = item
+            .unreadable
+            .iter()
+            .map(|u| json!({"column": u.column, "problem": u.problem}))
+            .collect();
+    }
+    v
 }
 
 /// An event as JSON.

@@ -7,12 +7,16 @@
 
 pub mod copy;
 pub mod error;
+pub mod fsfacts;
 mod holder;
 pub mod identity;
 pub mod location;
 pub mod migrate;
 pub mod postgres;
 pub mod sqlite;
+mod sqlite_open;
+pub mod sqlite_check;
+mod sqlite_rows;
 
 use std::path::Path;
 
@@ -250,8 +254,8 @@ pub const AGE_BUCKETS: [(&str, i64); 6] = [
 ];
 
 /// Every read and write of the queue. One implementation per backend; the same
-/// conformance tests run against each.
-pub trait Store {
+/// conformance tests run against each. `Send`: the TUI runs its store on a thread of its own.
+pub trait Store: Send {
     /// Who is acting.
     fn actor(&self) -> &Actor;
     /// Now, by the clock that decides expiry (the host's on SQLite, the server's on
