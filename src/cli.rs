@@ -16,9 +16,10 @@ use crate::store::sqlite::OpenOptions;
 use crate::store::{ListFilter, SqliteStore, StateFilter, Store, StoreError, TakeNext, exit};
 
 const AFTER_HELP: &str = "\
-Database: --db, else CASELOAD_DB, else `db = \"...\"` in /etc/caseload/config.toml or the
-user's config.toml, else caseload.db in the user's data directory (created on first use).
-User: --user, else CASELOAD_USER, else the OS login name.
+Database: --db, else CASELOAD_DB, else `db = \"...\"` in the user's ~/.config/caseload/config.toml,
+else in /etc/caseload/config.toml, else caseload.db in the user's data directory (created on
+first use). User: --user, else CASELOAD_USER, else the OS login name.
+Config files: keys `db` and `notify` (bell, desktop, both or off; default bell); see `man caseload`.
 
 Exit codes: 0 done, 1 error (bad input, I/O, corrupt file), 2 usage, 3 conflict (taken by
 someone else, lock lost, token mismatch), 4 nothing to claim, 5 supervisor only.";
