@@ -153,6 +153,13 @@ pub enum Command {
     Check,
     /// Write a consistent copy of the database to FILE (online, while others work).
     Backup { file: PathBuf },
+    /// Check the deployment: permissions, disk, filesystem, schema, server; one line per
+    /// check with the fix. Exit 0 when every check passes, 1 otherwise.
+    Doctor {
+        /// Print one JSON object instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
     /// Copy this SQLite database (items, locks, notes, history, queues, roles) into an
     /// empty PostgreSQL database.
     MigrateTo {
@@ -471,6 +478,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         }
         Command::Check => check(&mut *open_store(&ctx, false)?, out),
         Command::MigrateTo { url } => migrate_to(&ctx, &url, out),
+        Command::Doctor { json } => doctor(&ctx, json, out),
         Command::Backup { file } => {
             open_store(&ctx, false)?.backup(&file)?;
             writeln!(out, "Backed up to {}", file.display())?;
@@ -489,6 +497,17 @@ fn tui(ctx: &Invocation) -> CliResult {
     let mut store = open_store(ctx, false)?;
     crate::tui::run(&mut *store)?;
     Ok(())
+}
+
+/// Checks the deployment of `ctx`'s database; fails (exit 1) when a check fails.
+fn doctor(ctx: &Invocation, json: bool, out: &mut dyn Write) -> CliResult {
+    let report = crate::doctor::examine(&ctx.location, &ctx.source, ctx.allow_network_fs);
+    crate::doctor::print(&report, json, out)?;
+    let failed = report.checks.iter().filter(|c| !c.ok).count();
+    if failed == 0 {
+        return Ok(());
+    }
+    Err(anyhow!("doctor: {failed} check(s) failed; each ✘ line says how to fix it").into())
 }
 
 /// Copies the SQLite database of `ctx` into the PostgreSQL database at `url`.

@@ -12,11 +12,13 @@
 //!   plus the terminal's life cycle (restore on every exit, SIGHUP).
 //! - [`cli`]: the subcommands, each a few lines over the Store.
 //! - [`import`]: CSV / JSON Lines parsing and validation for `caseload import`.
+//! - [`doctor`]: `caseload doctor`, the deployment checks (files, disk, schema, server).
 //! - [`logging`]: diagnostics to a log file, never to a screen.
 
 pub mod app;
 pub mod cli;
 pub mod demo;
+pub mod doctor;
 pub mod domain;
 pub mod import;
 pub mod logging;

@@ -14,7 +14,7 @@ pub mod location;
 pub mod migrate;
 pub mod postgres;
 pub mod sqlite;
-mod sqlite_open;
+pub(crate) mod sqlite_open;
 
 use std::path::Path;
 

@@ -346,11 +346,18 @@ pub fn map_err(e: rusqlite::Error) -> StoreError {
                     message: "disk full: free space on the database's filesystem, then retry"
                         .into(),
                 },
-                C::SystemIoFailure if sqlite_open::take_shm_no_space() => StoreError::Storage {
-                    code: rusqlite::ffi::SQLITE_FULL,
-                    message: "disk full: free space on the database's filesystem, then retry"
-                        .into(),
-                },
+                // Growing the -shm fails for want of space (SQLite's own extension or
+                // caseload's allocation guard): a full disk, whatever errno said.
+                C::SystemIoFailure
+                    if f.extended_code == rusqlite::ffi::SQLITE_IOERR_SHMSIZE
+                        || sqlite_open::take_shm_no_space() =>
+                {
+                    StoreError::Storage {
+                        code: rusqlite::ffi::SQLITE_FULL,
+                        message: "disk full: free space on the database's filesystem, then retry"
+                            .into(),
+                    }
+                }
                 C::SystemIoFailure => StoreError::Storage {
                     code: f.extended_code,
                     message: format!("I/O error ({text})"),

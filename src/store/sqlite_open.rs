@@ -153,6 +153,33 @@ pub(super) fn plan(path: &Path, opts: &OpenOptions) -> Result<Plan, StoreError> 
     reader_plan(path, &meta, nobody_writes)
 }
 
+/// Opens `path` for reading only, as `caseload doctor` does: never creates or migrates
+/// the file, and (like any reader) creates no -wal or -shm that writers could not use.
+pub(crate) fn inspect(path: &Path, allow_network_fs: bool) -> Result<Connection, StoreError> {
+    let opts = OpenOptions {
+        allow_network_fs,
+        must_exist: true,
+        ..OpenOptions::default()
+    };
+    let plan = plan(path, &opts)?;
+    let flags = if plan.read_only {
+        plan.flags
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+    };
+    guard_shared_memory();
+    let conn = Connection::open_with_flags(&plan.target, flags)
+        .map_err(|e| explain(path, Facts::of_error(&e), super::sqlite::map_err(e)))?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(super::sqlite::map_err)?;
+    Ok(conn)
+}
+
+/// Explains a failed statement on an inspection connection.
+pub(crate) fn explain_query(path: &Path, conn: &Connection, e: rusqlite::Error) -> StoreError {
+    explain(path, Facts::of(conn), super::sqlite::map_err(e))
+}
+
 /// A user who may not write the file must not create its -wal or -shm: files they own
 /// would lock out every writer. So they open only when the files are there already
 /// (writers keep them), or when nobody at all may write the file.
