@@ -87,7 +87,9 @@ fn source_text(source: &Source) -> String {
     match source {
         Source::Flag => "from --db".into(),
         Source::Env => "from CASELOAD_DB".into(),
-        Source::Config(path) => format!("db set in {}", path.display()),
+        Source::UserConfig(path) | Source::SystemConfig(path) => {
+            format!("db set in {}", path.display())
+        }
         Source::Default => "the default location: no --db, CASELOAD_DB or config file".into(),
     }
 }

@@ -14,7 +14,9 @@ pub mod location;
 pub mod migrate;
 pub mod postgres;
 pub mod sqlite;
+pub mod sqlite_check;
 pub(crate) mod sqlite_open;
+mod sqlite_rows;
 
 use std::path::Path;
 
@@ -252,8 +254,8 @@ pub const AGE_BUCKETS: [(&str, i64); 6] = [
 ];
 
 /// Every read and write of the queue. One implementation per backend; the same
-/// conformance tests run against each.
-pub trait Store {
+/// conformance tests run against each. `Send`: the TUI runs its store on a thread of its own.
+pub trait Store: Send {
     /// Who is acting.
     fn actor(&self) -> &Actor;
     /// Now, by the clock that decides expiry (the host's on SQLite, the server's on

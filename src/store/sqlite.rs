@@ -16,6 +16,9 @@ use super::error::{Result, StoreError};
 use super::holder::{HolderOp, check_comment, required_reason};
 use super::migrate::{self, Migration};
 use super::sqlite_open::{self, Facts};
+use super::sqlite_rows::{
+    event_from_row, item_from_row, lossy_opt_text, lossy_text, with_unreadable,
+};
 use super::{
     AGE_BUCKETS, Added, Bucket, ListFilter, LostLock, OldestItem, QueueCount, StateCount,
     StateFilter, Stats, Store, TakeNext, UserWip, Window, reverse_order,
@@ -376,45 +379,6 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
-fn item_from_row(r: &Row<'_>) -> rusqlite::Result<Item> {
-    let state: String = r.get(8)?;
-    Ok(Item {
-        id: r.get(0)?,
-        queue: r.get(1)?,
-        request_id: r.get(2)?,
-        title: r.get(3)?,
-        body: r.get(4)?,
-        params: r.get(5)?,
-        priority: r.get(6)?,
-        due_at: r.get(7)?,
-        state: ItemState::parse(&state).unwrap_or(ItemState::Open),
-        lock_user: r.get(9)?,
-        lock_time: r.get(10)?,
-        lock_token: r.get(11)?,
-        notes: r.get(12)?,
-        result: r.get(13)?,
-        error: r.get(14)?,
-        created_at: r.get(15)?,
-        created_by: r.get(16)?,
-        finished_at: r.get(17)?,
-        finished_by: r.get(18)?,
-    })
-}
-
-fn event_from_row(r: &Row<'_>) -> rusqlite::Result<Event> {
-    let kind: String = r.get(5)?;
-    let detail: String = r.get(6)?;
-    Ok(Event {
-        id: r.get(0)?,
-        item_id: r.get(1)?,
-        at: r.get(2)?,
-        actor: r.get(3)?,
-        os_user: r.get(4)?,
-        kind: EventKind::parse(&kind).unwrap_or(EventKind::Noted),
-        detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
-    })
-}
-
 fn load_item(c: &Connection, id: i64) -> Result<Item> {
     c.prepare_cached(&format!("SELECT {ITEM_COLS} FROM items WHERE id = ?1"))?
         .query_row([id], item_from_row)
@@ -455,14 +419,14 @@ fn load_queue(c: &Connection, name: &str) -> Result<QueueSettings> {
 fn queue_names(c: &Connection) -> Result<Vec<String>> {
     let mut stmt = c.prepare_cached("SELECT name FROM queues ORDER BY name")?;
     let names = stmt
-        .query_map([], |r| r.get(0))?
+        .query_map([], |r| lossy_text(r, 0))?
         .collect::<rusqlite::Result<Vec<String>>>()?;
     Ok(names)
 }
 
 fn queue_from_row(r: &Row<'_>) -> rusqlite::Result<QueueSettings> {
     Ok(QueueSettings {
-        name: r.get(0)?,
+        name: lossy_text(r, 0)?,
         lock_seconds: r.get(1)?,
         warn_seconds: r.get(2)?,
         max_per_user: r.get(3)?,
@@ -496,8 +460,9 @@ fn insert_event(
 fn role_of(c: &Connection, user: &str) -> Result<Role> {
     let role: Option<String> = c
         .prepare_cached("SELECT role FROM users WHERE name = ?1")?
-        .query_row([user], |r| r.get(0))
-        .optional()?;
+        .query_row([user], |r| lossy_opt_text(r, 0))
+        .optional()?
+        .flatten();
     Ok(role.as_deref().and_then(Role::parse).unwrap_or(Role::Staff))
 }
 
@@ -586,6 +551,18 @@ fn candidate_sql(one_queue: bool) -> String {
          ORDER BY priority DESC, created_at, id LIMIT 1",
         if one_queue { "AND queue = :queue" } else { "" }
     )
+}
+
+/// True when item `id` reads cleanly; an unreadable one is logged, added to `unreadable`
+/// and must be passed over by take-next.
+fn readable(c: &Connection, id: i64, unreadable: &mut Vec<Item>) -> Result<bool> {
+    let item = load_item(c, id)?;
+    let Some(why) = item.unreadable_summary() else {
+        return Ok(true);
+    };
+    tracing::warn!(id, problem = %why, "take-next passed over an unreadable item");
+    unreadable.push(item);
+    Ok(false)
 }
 
 /// Takes `id` for `actor` if the claim condition holds; writes the event.
@@ -793,7 +770,9 @@ impl SqliteStore {
         let c2 = &self.conn;
         let mut stmt = c2.prepare_cached("SELECT queue, state, n FROM item_counts")?;
         let rows: Vec<(String, String, i64)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .query_map([], |r| {
+                Ok((lossy_text(r, 0)?, lossy_text(r, 1)?, r.get(2)?))
+            })?
             .collect::<rusqlite::Result<_>>()?;
         for (queue, state, n) in rows {
             let n = n.max(0) as u64;
@@ -817,7 +796,9 @@ impl SqliteStore {
                 "SELECT i.lock_user, i.queue, i.lock_time, q.lock_seconds FROM items i \
                  JOIN queues q ON q.name = i.queue WHERE i.lock_user IS NOT NULL",
             )?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+            .query_map([], |r| {
+                Ok((lossy_text(r, 0)?, lossy_text(r, 1)?, r.get(2)?, r.get(3)?))
+            })?
             .collect::<rusqlite::Result<_>>()?;
         locks.sort();
         let mut wip: Vec<UserWip> = Vec::new();
@@ -874,7 +855,7 @@ impl SqliteStore {
             .query_row([], |r| {
                 Ok(OldestItem {
                     id: r.get(0)?,
-                    title: r.get(1)?,
+                    title: lossy_text(r, 1)?,
                     created_at: r.get(2)?,
                 })
             })
@@ -992,7 +973,6 @@ impl Store for SqliteStore {
     }
 
     fn take_next(&mut self, opts: &TakeNext) -> Result<Item> {
-        let skip = serde_json::to_string(&opts.skip).unwrap_or_else(|_| "[]".into());
         self.write(|c, now, actor| {
             let queue = match &opts.queue {
                 Some(name) => {
@@ -1008,24 +988,41 @@ impl Store for SqliteStore {
             };
             let sql = candidate_sql(queue.is_some());
             let mut stmt = c.prepare_cached(&sql)?;
-            let mut ps: Vec<(&'static str, rusqlite::types::Value)> = vec![
-                (":now", now.into()),
-                (":skip", skip.clone().into()),
-                (":me", actor.name.clone().into()),
-            ];
+            let mut ps: Vec<(&'static str, rusqlite::types::Value)> =
+                vec![(":now", now.into()), (":me", actor.name.clone().into())];
             if let Some(q) = &queue {
                 ps.push((":queue", q.name.clone().into()));
             }
-            bind_named(&mut stmt, &ps)?;
-            let candidate = {
-                let mut rows = stmt.raw_query();
-                match rows.next()? {
-                    Some(r) => Some((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?)),
-                    None => None,
+            // A row another program or the disk spoiled is skipped, not fatal to everyone.
+            let mut unreadable: Vec<Item> = Vec::new();
+            let candidate = loop {
+                let skip = opts
+                    .skip
+                    .iter()
+                    .copied()
+                    .chain(unreadable.iter().map(|i| i.id));
+                let skip = serde_json::to_string(&skip.collect::<Vec<i64>>())
+                    .unwrap_or_else(|_| "[]".into());
+                bind_named(&mut stmt, &ps)?;
+                bind_named(&mut stmt, &[(":skip", skip.into())])?;
+                let found = {
+                    let mut rows = stmt.raw_query();
+                    match rows.next()? {
+                        Some(r) => Some((r.get::<_, i64>(0)?, lossy_opt_text(r, 1)?)),
+                        None => None,
+                    }
+                };
+                match found {
+                    Some((id, prev)) if readable(c, id, &mut unreadable)? => {
+                        break Some((id, prev));
+                    }
+                    Some(_) => {}
+                    None => break None,
                 }
             };
             let Some((id, prev)) = candidate else {
-                return Err(explain_nothing(c, queue.as_ref(), &actor.name)?);
+                let why = explain_nothing(c, queue.as_ref(), &actor.name)?;
+                return Err(with_unreadable(why, &unreadable));
             };
             match claim(c, id, prev, now, actor)? {
                 Some(item) => Ok(item),
@@ -1131,7 +1128,7 @@ impl Store for SqliteStore {
                          WHERE lock_user IS NOT NULL AND {EXPIRED} ORDER BY lock_time LIMIT 500"
                     ))?
                     .query_map(rusqlite::named_params! {":now": now}, |r| {
-                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                        Ok((r.get(0)?, lossy_text(r, 1)?, r.get(2)?))
                     })?
                     .collect::<rusqlite::Result<_>>()?;
                 for (id, holder, token) in &expired {
@@ -1194,8 +1191,9 @@ impl Store for SqliteStore {
                         "SELECT lock_user FROM items WHERE id = ?1 AND lock_token = ?2 \
                          AND lock_user IS NOT NULL",
                     )?
-                    .query_row(params![id, token], |r| r.get(0))
-                    .optional()?;
+                    .query_row(params![id, token], |r| lossy_opt_text(r, 0))
+                    .optional()?
+                    .flatten();
                 let Some(holder) = holder else {
                     continue;
                 };
@@ -1511,14 +1509,14 @@ impl Store for SqliteStore {
         )?;
         let lost = stmt
             .query_map(params![user, since], |r| {
-                let kind: String = r.get(2)?;
+                let kind = lossy_text(r, 2)?;
                 Ok(LostLock {
                     item_id: r.get(0)?,
-                    title: r.get(1)?,
+                    title: lossy_text(r, 1)?,
                     how: EventKind::parse(&kind).unwrap_or(EventKind::Expired),
-                    by: r.get(3)?,
+                    by: lossy_text(r, 3)?,
                     at: r.get(4)?,
-                    now_held_by: r.get(5)?,
+                    now_held_by: lossy_opt_text(r, 5)?,
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
@@ -1544,89 +1542,7 @@ impl Store for SqliteStore {
     }
 
     fn check(&mut self) -> Result<Vec<String>> {
-        let c = &self.conn;
-        let mut problems = Vec::new();
-        let mut stmt = c.prepare("PRAGMA integrity_check")?;
-        for row in stmt.query_map([], |r| r.get::<_, String>(0))? {
-            let line = row?;
-            if line != "ok" {
-                problems.push(format!("integrity: {line}"));
-            }
-        }
-        let mut stmt = c.prepare("PRAGMA foreign_key_check")?;
-        for row in stmt.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, Option<i64>>(1)?,
-                r.get::<_, String>(2)?,
-            ))
-        })? {
-            let (table, rowid, parent) = row?;
-            problems.push(format!(
-                "{table} row {} refers to a missing {parent} row",
-                rowid.map_or("?".into(), |r| r.to_string())
-            ));
-        }
-        let checks: [(&str, &str); 6] = [
-            (
-                "SELECT id FROM items WHERE (lock_user IS NULL) <> (lock_time IS NULL) LIMIT 20",
-                "lock_user and lock_time disagree",
-            ),
-            (
-                "SELECT id FROM items WHERE state <> 'open' AND lock_user IS NOT NULL LIMIT 20",
-                "is not open but carries a lock",
-            ),
-            (
-                "SELECT id FROM items WHERE state NOT IN ('open','done','failed','cancelled') LIMIT 20",
-                "has an unknown state",
-            ),
-            (
-                "SELECT id FROM items WHERE NOT json_valid(params) LIMIT 20",
-                "has params that are not JSON",
-            ),
-            (
-                "SELECT id FROM items WHERE lock_user IS NOT NULL AND lock_token < 1 LIMIT 20",
-                "is locked with no lock token",
-            ),
-            (
-                "SELECT i.id FROM items i WHERE NOT EXISTS \
-                 (SELECT 1 FROM events e WHERE e.item_id = i.id AND e.kind = 'created') LIMIT 20",
-                "has no 'created' event",
-            ),
-        ];
-        for (sql, what) in checks {
-            let mut stmt = c.prepare(sql)?;
-            for id in stmt.query_map([], |r| r.get::<_, i64>(0))? {
-                problems.push(format!("item #{} {what}", id?));
-            }
-        }
-        let mut stmt = c.prepare(
-            "SELECT coalesce(a.queue, k.queue), coalesce(a.state, k.state), coalesce(a.n, 0), \
-             coalesce(k.n, 0) FROM (SELECT queue, state, count(*) AS n FROM items \
-             GROUP BY queue, state) a FULL OUTER JOIN item_counts k \
-             ON k.queue = a.queue AND k.state = a.state WHERE coalesce(a.n, 0) <> coalesce(k.n, 0)",
-        )?;
-        for row in stmt.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, i64>(3)?,
-            ))
-        })? {
-            let (q, s, actual, kept) = row?;
-            problems.push(format!(
-                "counts: queue '{q}' has {actual} {s} items but the kept count says {kept}"
-            ));
-        }
-        let v: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        if v != migrate::LATEST {
-            problems.push(format!(
-                "schema version is {v}, expected {}",
-                migrate::LATEST
-            ));
-        }
-        Ok(problems)
+        Ok(super::sqlite_check::run(&self.conn))
     }
 
     fn backup(&mut self, dest: &Path) -> Result<()> {

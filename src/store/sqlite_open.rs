@@ -202,7 +202,7 @@ fn reader_plan(
         });
     }
     let missing = if has_wal { shm } else { wal };
-    Err(StoreError::Unusable(format!(
+    Err(StoreError::ReadOnly(format!(
         "{}: you may read but not write it ({}), and {} is missing; caseload will not create \
          it for you, because a file you own there would lock out everyone who writes the \
          database. Ask someone who may write it to run any caseload command once (the file \
