@@ -1572,7 +1572,8 @@ impl Store for SqliteStore {
             std::fs::rename(&tmp, dest)
                 .map_err(|e| StoreError::Database(format!("cannot write {}: {e}", dest.display())))
         };
-        let out = run();
+        // Failures here concern the copy: a full disk is the copy's disk.
+        let out = run().map_err(|e| sqlite_open::explain(dest, Facts::default(), e));
         if out.is_err() {
             let _ = std::fs::remove_file(&tmp);
         }

@@ -358,10 +358,8 @@ pub(super) fn disk_full(path: &Path) -> StoreError {
     StoreError::Storage {
         code: ffi::SQLITE_FULL,
         message: format!(
-            "disk full on {}: free space then retry ({} needs room for its -wal and -shm \
-             files; nothing was lost)",
-            mount.display(),
-            path.display()
+            "disk full on {}: free space then retry (nothing was lost)",
+            mount.display()
         ),
     }
 }
