@@ -183,6 +183,13 @@ pub enum Command {
         /// Where to write the copy; must not exist yet.
         file: PathBuf,
     },
+    /// Check the deployment: permissions, disk, filesystem, schema, server; one line per
+    /// check with the fix. Exit 0 when every check passes, 1 otherwise.
+    Doctor {
+        /// Print one JSON object instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
     /// Copy this SQLite database (items, locks, notes, history, queues, roles) into an
     /// empty PostgreSQL database.
     MigrateTo {
@@ -552,6 +559,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         }
         Command::Check => check(&ctx, out),
         Command::MigrateTo { url } => migrate_to(&ctx, &url, out),
+        Command::Doctor { json } => doctor(&ctx, json, out),
         Command::Backup { file } => {
             open_store(&ctx, false)?.backup(&file)?;
             writeln!(out, "Backed up to {}", file.display())?;
@@ -572,6 +580,17 @@ fn tui(ctx: &Invocation) -> CliResult {
     let store = open_store(ctx, false)?;
     crate::tui::run(store)?;
     Ok(())
+}
+
+/// Checks the deployment of `ctx`'s database; fails (exit 1) when a check fails.
+fn doctor(ctx: &Invocation, json: bool, out: &mut dyn Write) -> CliResult {
+    let report = crate::doctor::examine(&ctx.location, &ctx.source, ctx.allow_network_fs);
+    crate::doctor::print(&report, json, out)?;
+    let failed = report.checks.iter().filter(|c| !c.ok).count();
+    if failed == 0 {
+        return Ok(());
+    }
+    Err(anyhow!("doctor: {failed} check(s) failed; each ✘ line says how to fix it").into())
 }
 
 /// Copies the SQLite database of `ctx` into the PostgreSQL database at `url`.
@@ -1270,7 +1289,15 @@ fn unreadable_left_out(written: u64, left_out: &[(i64, String)]) -> CliResult {
 fn check(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
     let problems = match (open_store(ctx, false), &ctx.location) {
         (Ok(mut s), _) => s.check()?,
-        (Err(f), Location::File(path)) if path.is_file() => {
+        // Only damage is examined further; a full disk, a permission or a missing -wal
+        // is not a damaged file, and its message already says what to do.
+        (Err(f), Location::File(path))
+            if path.is_file()
+                && is_damage(&f)
+                && (ctx.allow_network_fs
+                    || location::check_local_fs(&crate::store::fsfacts::parent_dir(path))
+                        .is_ok()) =>
+        {
             crate::store::sqlite_check::run_on_file(path, &format!("{:#}", f.error))
         }
         (Err(f), _) => return Err(f),
@@ -1288,6 +1315,19 @@ fn check(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
         }
     }
     Err(anyhow!("check found {} problem(s)", problems.len()).into())
+}
+
+/// True when opening failed because the file's content is damaged.
+fn is_damage(f: &Failure) -> bool {
+    f.error
+        .chain()
+        .filter_map(|c| c.downcast_ref::<StoreError>())
+        .any(|e| {
+            matches!(
+                e,
+                StoreError::Corrupt(_) | StoreError::Database(_) | StoreError::Unusable(_)
+            )
+        })
 }
 
 /// An item as JSON: schema field names, times as RFC 3339 UTC strings, params as JSON.

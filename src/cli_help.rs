@@ -280,6 +280,19 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         )],
     ),
     (
+        "doctor",
+        &[
+            (
+                "caseload doctor",
+                "one line per check (✔ or ✘ with the fix); exit 1 if any fails",
+            ),
+            (
+                "caseload --db postgres://caseload@db.example.com/work doctor --json",
+                "the server's checks, as JSON",
+            ),
+        ],
+    ),
+    (
         "migrate-to",
         &[(
             "caseload --db /srv/caseload/queue.db migrate-to postgres://caseload@db.example.com/work",

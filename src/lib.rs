@@ -14,6 +14,7 @@
 //! - [`cli_help`]: the examples after every `--help`, shell completions, man pages.
 //! - [`config`]: the system and user config files (`toml`) in one `Config`.
 //! - [`import`]: CSV / JSON Lines parsing and validation for `caseload import`.
+//! - [`doctor`]: `caseload doctor`, the deployment checks (files, disk, schema, server).
 //! - [`logging`]: diagnostics to a log file, never to a screen.
 
 pub mod app;
@@ -21,6 +22,7 @@ pub mod cli;
 pub mod cli_help;
 pub mod config;
 pub mod demo;
+pub mod doctor;
 pub mod domain;
 pub mod import;
 pub mod logging;

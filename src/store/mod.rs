@@ -15,7 +15,7 @@ pub mod migrate;
 pub mod postgres;
 pub mod sqlite;
 pub mod sqlite_check;
-mod sqlite_open;
+pub(crate) mod sqlite_open;
 mod sqlite_rows;
 
 use std::path::Path;

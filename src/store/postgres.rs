@@ -331,18 +331,7 @@ impl PgStore {
         opts: &PgOptions,
         client_clock: Clock,
     ) -> Result<Self> {
-        let shown = redact_url(url);
-        let mut config: postgres::Config = url.parse().map_err(|e| {
-            StoreError::Unusable(format!("{shown} is not a valid PostgreSQL URL: {e}"))
-        })?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(opts.connect_timeout);
-        }
-        if config.get_application_name().is_none() {
-            config.application_name("caseload");
-        }
-        fill_password(&mut config);
-        let client = connect(&config, &shown, opts)?;
+        let (config, shown, client) = connect_url(url, opts)?;
         let mut conn = Conn {
             client,
             cache: HashMap::new(),
@@ -705,6 +694,26 @@ fn pgpass_lookup(text: &str, want: [&str; 4]) -> Option<String> {
         }
     }
     None
+}
+
+/// Connects to `url` as every caseload command does (password from `~/.pgpass` or
+/// `PGPASSWORD`, the session timeouts) without touching the schema; returns the config,
+/// the URL as shown to users (no password) and the client. `caseload doctor` inspects a
+/// server with it.
+pub fn connect_url(url: &str, opts: &PgOptions) -> Result<(postgres::Config, String, Client)> {
+    let shown = redact_url(url);
+    let mut config: postgres::Config = url
+        .parse()
+        .map_err(|e| StoreError::Unusable(format!("{shown} is not a valid PostgreSQL URL: {e}")))?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(opts.connect_timeout);
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("caseload");
+    }
+    fill_password(&mut config);
+    let client = connect(&config, &shown, opts)?;
+    Ok((config, shown, client))
 }
 
 fn connect(config: &postgres::Config, shown: &str, opts: &PgOptions) -> Result<Client> {

@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
+use rusqlite::Connection;
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OpenFlags};
 
 use super::migrate;
 use super::sqlite_rows::item_from_row;
@@ -60,10 +60,10 @@ pub fn run(c: &Connection) -> Vec<String> {
 /// same checks on a plain read-only connection, after the reason it could not be opened.
 pub fn run_on_file(path: &Path, why: &str) -> Vec<String> {
     let mut found = vec![format!("{DAMAGE} opening it failed: {why}")];
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    match Connection::open_with_flags(path, flags) {
+    // Opened as doctor opens: read-only, creating no -wal/-shm a writer could not use.
+    match super::sqlite_open::inspect(path, true) {
         Ok(c) => found.extend(run(&c)),
-        Err(e) => found.push(format!("{DAMAGE} SQLite cannot open it: {}", one_line(&e))),
+        Err(e) => found.push(format!("{DAMAGE} SQLite cannot open it: {e}")),
     }
     found
 }
