@@ -126,3 +126,33 @@ fn a_completion_waits_and_the_notes_and_result_typed_are_saved_with_it() {
     assert_eq!(item.result.as_deref(), Some("reset done"));
     assert_eq!(item.notes, "called Kim");
 }
+
+#[test]
+fn scrolling_behind_a_stuck_take_moves_at_once_and_shows_unread_rows_as_not_loaded() {
+    let db = Db::new();
+    let clock = Clock::at(T0);
+    let mut feeder = db.store("feeder", &clock);
+    let titles: Vec<String> = (1..=40).map(|i| format!("Item {i}")).collect();
+    let titles: Vec<&str> = titles.iter().map(String::as_str).collect();
+    add_items(&mut feeder, "helpdesk", &titles);
+    let mut s = start(db.store("alice", &clock), &clock, 100, 20, true);
+    let writer = Writer::hold(&db);
+    s.handle(key('n'));
+    for _ in 0..30 {
+        s.handle(key('j'));
+    }
+    let text = screen(&s.state);
+    assert!(text.contains("31/40"), "{text}");
+    let selected = text.lines().find(|l| l.starts_with('>')).unwrap();
+    assert_eq!(selected.trim_end(), "> …", "{text}");
+    assert!(
+        !text.contains("Item 31"),
+        "nothing read yet is shown: {text}"
+    );
+    writer.let_go();
+    assert!(s.settle(Duration::from_secs(30)));
+    s.step(code(KeyCode::Esc));
+    let text = screen(&s.state);
+    let selected = text.lines().find(|l| l.starts_with('>')).unwrap();
+    assert!(selected.contains("Item 31"), "{text}");
+}
