@@ -3,12 +3,16 @@
 //! taking keys, says what it waits for, asks for nothing more meanwhile, and carries the
 //! action out once the lock is let go.
 
+mod common;
 mod tui_support;
 
 use std::time::Duration;
 
-use caseload::app::View;
+use caseload::app::{Pending, View};
+use caseload::domain::{Actor, ItemState, NewItem};
+use caseload::store::postgres::{PgOptions, PgStore};
 use caseload::store::{ListFilter, StateFilter, Store};
+use common::PgBackend;
 use ratatui::crossterm::event::KeyCode;
 use tui_support::*;
 
@@ -155,4 +159,60 @@ fn scrolling_behind_a_stuck_take_moves_at_once_and_shows_unread_rows_as_not_load
     let text = screen(&s.state);
     let selected = text.lines().find(|l| l.starts_with('>')).unwrap();
     assert!(selected.contains("Item 31"), "{text}");
+}
+
+#[test]
+fn on_postgres_a_completion_behind_a_locked_row_fails_after_the_patience_and_keeps_the_result() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let opts = PgOptions {
+        lock_timeout: Duration::from_millis(1500),
+        ..PgOptions::default()
+    };
+    let mut feeder = PgStore::open(&b.url, Actor::new("feeder", "feeder"), &opts).unwrap();
+    let id = feeder.add(&NewItem::titled("Printer on fire")).unwrap().id;
+    let alice = PgStore::open(&b.url, Actor::new("alice", "alice"), &opts).unwrap();
+    let mut s = live_session(alice, 100, 20, false);
+    s.step(key('n'));
+    assert!(s.state.held.contains_key(&id));
+
+    // A suspended laptop: another session locked the row and went quiet.
+    let mut other = b.admin();
+    let mut tx = other.transaction().unwrap();
+    tx.query("SELECT id FROM items WHERE id = $1 FOR UPDATE", &[&id])
+        .unwrap();
+    s.handle(key('c'));
+    for c in "new toner".chars() {
+        s.handle(key(c));
+    }
+    s.handle(code(KeyCode::Enter));
+    assert_eq!(
+        s.state.doing.as_ref().unwrap().what,
+        format!("completing #{id}")
+    );
+    s.handle(key('?'));
+    assert!(s.state.help.is_some(), "keys work while it waits");
+    s.handle(code(KeyCode::Esc));
+
+    // The store's patience (lock_timeout) runs out: said so, and the dialog is back as typed.
+    assert!(s.settle(Duration::from_secs(30)));
+    assert!(s.state.doing.is_none());
+    let d = s.state.dialog.as_ref().expect("the dialog is back");
+    assert!(matches!(d.pending, Pending::Complete { .. }));
+    assert_eq!(d.value(0), "new toner");
+    let err = d.error.as_deref().unwrap();
+    assert!(err.contains("lock_timeout"), "{err}");
+    assert!(err.ends_with("Enter tries again, Esc cancels"), "{err}");
+
+    // The other session lets go; Enter tries again and it goes through.
+    tx.rollback().unwrap();
+    s.step(code(KeyCode::Enter));
+    assert_eq!(
+        s.state.status.as_ref().unwrap().text,
+        format!("Completed #{id}")
+    );
+    let item = feeder.item(id).unwrap();
+    assert_eq!(item.state, ItemState::Done);
+    assert_eq!(item.result.as_deref(), Some("new toner"));
 }
