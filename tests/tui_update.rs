@@ -33,6 +33,7 @@ fn item(id: i64, holder: Option<&str>, lock_time: i64, token: i64) -> Item {
         created_by: "feeder".into(),
         finished_at: None,
         finished_by: None,
+        unreadable: Vec::new(),
     }
 }
 

@@ -97,6 +97,10 @@ pub(super) fn build_detail(s: &State, item: Item, history: Vec<Event>) -> Detail
             .unwrap_or_default()
     );
     push_text(&mut lines, w, &sanitize::line(&meta), LineKind::Dim);
+    if let Some(why) = item.unreadable_summary() {
+        let note = format!("unreadable: {why} (bad bytes shown as \u{FFFD})");
+        push_text(&mut lines, w, &note, LineKind::Heading);
+    }
     heading(&mut lines, "Body");
     if item.body.is_empty() {
         push_text(&mut lines, w, "(empty)", LineKind::Dim);

@@ -7,12 +7,16 @@
 
 pub mod copy;
 pub mod error;
+pub mod fsfacts;
 mod holder;
 pub mod identity;
 pub mod location;
 pub mod migrate;
 pub mod postgres;
 pub mod sqlite;
+mod sqlite_open;
+pub mod sqlite_check;
+mod sqlite_rows;
 
 use std::path::Path;
 

@@ -230,6 +230,46 @@ pub fn map_err(e: &postgres::Error) -> StoreError {
     StoreError::Database(one_line(e))
 }
 
+/// A connection error's message names the server (`shown`: the URL without password).
+pub(crate) fn name_server(e: StoreError, shown: &str) -> StoreError {
+    match e {
+        StoreError::Connection(m) if !m.contains(shown) => {
+            StoreError::Connection(format!("{m} ({shown})"))
+        }
+        e => e,
+    }
+}
+
+/// The connection broke after COMMIT was sent and before its answer came: the server may
+/// have applied the change or not.
+fn commit_lost(shown: &str, e: &postgres::Error) -> StoreError {
+    tracing::warn!(error = %one_line(e), server = %shown, "connection lost while committing");
+    StoreError::OutcomeUnknown(format!(
+        "the connection to {shown} was lost while committing; the server may have applied \
+         it — run `caseload list --mine` to see what you hold (or `caseload show ID` for an \
+         item) before trying again ({})",
+        connection_reason(e)
+    ))
+}
+
+/// The connection broke inside a write transaction, before COMMIT: the server rolls the
+/// transaction back, so nothing was changed.
+fn lost_before_commit(shown: &str, e: &postgres::Error) -> StoreError {
+    StoreError::Connection(format!(
+        "the connection to {shown} was lost before the change was committed; nothing was \
+         changed, try again ({})",
+        connection_reason(e)
+    ))
+}
+
+/// Why a connection broke, in a few words.
+fn connection_reason(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => one_line(e),
+    }
+}
+
 fn one_line(e: &postgres::Error) -> String {
     let mut s = e.to_string();
     if let Some(src) = std::error::Error::source(e) {
@@ -308,7 +348,8 @@ impl PgStore {
             cache: HashMap::new(),
             now_sql: now_sql(opts.clock_offset_ms),
         };
-        let created = migrate(&mut conn, &actor).map_err(|e| e.into_store())?;
+        let created =
+            migrate(&mut conn, &actor).map_err(|e| name_server(e.into_store(), &shown))?;
         Ok(PgStore {
             conn,
             config,
@@ -392,12 +433,7 @@ impl PgStore {
 
     /// A lost connection's message names the server (without its password).
     fn named(&self, e: StoreError) -> StoreError {
-        match e {
-            StoreError::Connection(m) if !m.contains(&self.shown) => {
-                StoreError::Connection(format!("{m} ({})", self.shown))
-            }
-            e => e,
-        }
+        name_server(e, &self.shown)
     }
 
     fn read_inner<T>(&mut self, mut f: impl FnMut(&mut Conn) -> TxResult<T>) -> Result<T> {
@@ -449,10 +485,19 @@ impl PgStore {
                 }
             };
             self.measured(now);
-            let out = f(&mut self.conn, now, &self.actor).and_then(|v| {
-                self.conn.client.batch_execute("COMMIT")?;
-                Ok(v)
-            });
+            let out = match f(&mut self.conn, now, &self.actor) {
+                Ok(v) => match self.conn.client.batch_execute("COMMIT") {
+                    Ok(()) => Ok(v),
+                    Err(e) if is_connection_error(&e) => {
+                        return Err(commit_lost(&self.shown, &e));
+                    }
+                    Err(e) => Err(TxError::Pg(e)),
+                },
+                Err(TxError::Pg(e)) if is_connection_error(&e) => {
+                    return Err(lost_before_commit(&self.shown, &e));
+                }
+                Err(e) => Err(e),
+            };
             match out {
                 Ok(v) => {
                     self.own_commits += 1;
@@ -553,13 +598,13 @@ impl PgStore {
         let mut client = connect(&self.config, &self.shown, &self.opts)?;
         client
             .batch_execute(&format!("LISTEN {CHANNEL}"))
-            .map_err(|e| map_err(&e))?;
+            .map_err(|e| self.named(map_err(&e)))?;
         let row = client
             .query_one(
                 "SELECT pg_backend_pid(), coalesce(current_schema(), '')",
                 &[],
             )
-            .map_err(|e| map_err(&e))?;
+            .map_err(|e| self.named(map_err(&e)))?;
         Ok(Listener {
             client,
             pid: row.get(0),
@@ -681,7 +726,7 @@ fn connect(config: &postgres::Config, shown: &str, opts: &PgOptions) -> Result<C
             opts.statement_timeout.as_millis(),
             opts.idle_in_transaction_timeout.as_millis()
         ))
-        .map_err(|e| map_err(&e))?;
+        .map_err(|e| name_server(map_err(&e), shown))?;
     Ok(client)
 }
 
@@ -815,6 +860,8 @@ fn item_from_row(r: &Row) -> Item {
         created_by: r.get(16),
         finished_at: r.get(17),
         finished_by: r.get(18),
+        // The server checks every text against the database encoding.
+        unreadable: Vec::new(),
     }
 }
 
@@ -1924,13 +1971,15 @@ impl Store for PgStore {
             "SELECT {ITEM_COLS} FROM items WHERE $1::text IS NULL OR state = $1 ORDER BY id"
         );
         let params: [&(dyn ToSql + Sync); 1] = [&state];
+        let shown = self.shown.clone();
+        let pg = |e: postgres::Error| name_server(map_err(&e), &shown);
         let mut rows = self
             .conn
             .client
             .query_raw(sql.as_str(), params.iter().copied())
-            .map_err(|e| map_err(&e))?;
+            .map_err(pg)?;
         let mut n = 0;
-        while let Some(r) = rows.next().map_err(|e| map_err(&e))? {
+        while let Some(r) = rows.next().map_err(pg)? {
             each(&item_from_row(&r))
                 .map_err(|e| StoreError::Database(format!("writing the export: {e}")))?;
             n += 1;

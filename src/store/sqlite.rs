@@ -9,12 +9,16 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::json;
 
 use super::error::{Result, StoreError};
 use super::holder::{HolderOp, check_comment, required_reason};
 use super::migrate::{self, Migration};
+use super::sqlite_open::{self, Facts};
+use super::sqlite_rows::{
+    event_from_row, item_from_row, lossy_opt_text, lossy_text, with_unreadable,
+};
 use super::{
     AGE_BUCKETS, Added, Bucket, ListFilter, LostLock, OldestItem, QueueCount, StateCount,
     StateFilter, Stats, Store, TakeNext, UserWip, Window, reverse_order,
@@ -82,19 +86,41 @@ impl SqliteStore {
         opts: &OpenOptions,
         clock: Clock,
     ) -> Result<Self> {
-        let read_only = preflight(path, opts)?;
-        let flags = if read_only {
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        } else {
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        };
-        let conn = Connection::open_with_flags(path, flags).map_err(map_err)?;
+        let plan = sqlite_open::plan(path, opts)?;
+        let read_only = plan.read_only;
+        sqlite_open::guard_shared_memory();
+        let conn = Connection::open_with_flags(&plan.target, plan.flags)
+            .map_err(|e| sqlite_open::explain(path, Facts::of_error(&e), map_err(e)))?;
+        let migration = Self::prepare(&conn, path, read_only, &actor, clock())
+            .map_err(|e| sqlite_open::explain(path, Facts::of(&conn), e))?;
+        Ok(SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+            actor,
+            clock,
+            read_only,
+            migration,
+            own_commits: 0,
+        })
+    }
+
+    /// Readies a fresh connection: busy handler, pragmas, and the schema (created or
+    /// migrated when writable).
+    fn prepare(
+        conn: &Connection,
+        path: &Path,
+        read_only: bool,
+        actor: &Actor,
+        now: Millis,
+    ) -> Result<Migration> {
+        if !read_only {
+            sqlite_open::prepare_writer(conn);
+        }
         conn.busy_handler(Some(busy_sleep)).map_err(map_err)?;
         conn.execute_batch("PRAGMA foreign_keys = ON")
             .map_err(map_err)?;
-        // Reading the schema version makes SQLite read the header: not-a-database shows here.
+        // Reading the schema version makes SQLite read the header: not-a-database shows
+        // here, and a WAL left by a crash or a cut-short checkpoint is recovered here.
         conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
             .map_err(map_err)?;
         // A 32 MiB page cache (SQLite's default is 2 MiB): an import batch of 2000 rows on a
@@ -102,9 +128,8 @@ impl SqliteStore {
         // WAL mid-transaction and reads them back (benches/queue.rs, BENCHMARKS.md).
         conn.execute_batch("PRAGMA cache_size = -32768")
             .map_err(map_err)?;
-        migrate::check_ours(&conn)?;
-        let now = clock();
-        let migration = if read_only {
+        migrate::check_ours(conn)?;
+        if read_only {
             let v: i64 = conn
                 .query_row("PRAGMA user_version", [], |r| r.get(0))
                 .map_err(map_err)?;
@@ -115,37 +140,28 @@ impl SqliteStore {
                     migrate::LATEST
                 )));
             }
-            Migration::UpToDate
-        } else {
-            retry_busy(|| {
-                let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
-                Ok(mode)
-            })?;
-            conn.execute_batch("PRAGMA synchronous = FULL")
-                .map_err(map_err)?;
-            let mut attempt = Instant::now();
-            loop {
-                match migrate::migrate(&conn, &actor, now) {
-                    Err(StoreError::Busy(_)) if attempt.elapsed() < BUSY_PATIENCE => {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                    Err(e) => return Err(e),
-                    Ok(m) => break m,
+            return Ok(Migration::UpToDate);
+        }
+        retry_busy(|| {
+            let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+            Ok(mode)
+        })?;
+        sqlite_open::align_sidecars(path);
+        conn.execute_batch("PRAGMA synchronous = FULL")
+            .map_err(map_err)?;
+        let mut attempt = Instant::now();
+        loop {
+            match migrate::migrate(conn, actor, now) {
+                Err(StoreError::Busy(_)) if attempt.elapsed() < BUSY_PATIENCE => {
+                    std::thread::sleep(Duration::from_millis(1));
                 }
-                if attempt.elapsed() > BUSY_PATIENCE {
-                    attempt = Instant::now();
-                }
+                Err(e) => return Err(e),
+                Ok(m) => return Ok(m),
             }
-        };
-        Ok(SqliteStore {
-            conn,
-            path: path.to_path_buf(),
-            actor,
-            clock,
-            read_only,
-            migration,
-            own_commits: 0,
-        })
+            if attempt.elapsed() > BUSY_PATIENCE {
+                attempt = Instant::now();
+            }
+        }
     }
 
     /// Replaces the clock (tests).
@@ -177,13 +193,10 @@ impl SqliteStore {
     /// on success, rolls back on error.
     fn write<T>(&mut self, f: impl FnOnce(&Connection, Millis, &Actor) -> Result<T>) -> Result<T> {
         if self.read_only {
-            return Err(StoreError::ReadOnly(format!(
-                "{} cannot be written (its permissions are read-only); browsing works, changes \
-                 are refused",
-                self.path.display()
-            )));
+            return Err(sqlite_open::read_only_error(&self.path));
         }
-        retry_busy(|| self.conn.execute_batch("BEGIN IMMEDIATE"))?;
+        retry_busy(|| self.conn.execute_batch("BEGIN IMMEDIATE"))
+            .map_err(|e| sqlite_open::explain(&self.path, Facts::of(&self.conn), e))?;
         let now = (self.clock)();
         let out = f(&self.conn, now, &self.actor);
         match out {
@@ -193,13 +206,15 @@ impl SqliteStore {
                     Ok(v)
                 }
                 Err(e) => {
+                    let facts = Facts::of(&self.conn);
                     let _ = self.conn.execute_batch("ROLLBACK");
-                    Err(map_err(e))
+                    Err(sqlite_open::explain_commit(&self.path, facts, map_err(e)))
                 }
             },
             Err(e) => {
+                let facts = Facts::of(&self.conn);
                 let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e)
+                Err(sqlite_open::explain(&self.path, facts, e))
             }
         }
     }
@@ -251,103 +266,6 @@ fn execute_named_subset(
         }
     }
     stmt.raw_execute()
-}
-
-/// Checks the file before SQLite sees it; returns whether it must be opened read-only.
-fn preflight(path: &Path, opts: &OpenOptions) -> Result<bool> {
-    let shown = path.display();
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => Some(m),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(StoreError::Unusable(format!("{shown}: {e}"))),
-    };
-    if meta.is_none() {
-        if opts.must_exist {
-            return Err(StoreError::Unusable(format!(
-                "{shown} does not exist (run `caseload init` to create it)"
-            )));
-        }
-        if !dir.exists() {
-            if opts.create_dirs {
-                std::fs::create_dir_all(&dir).map_err(|e| {
-                    StoreError::Unusable(format!("cannot create {}: {e}", dir.display()))
-                })?;
-            } else {
-                return Err(StoreError::Unusable(format!(
-                    "{shown}: directory {} does not exist",
-                    dir.display()
-                )));
-            }
-        }
-    }
-    if !opts.allow_network_fs && std::env::var_os("CASELOAD_ALLOW_NETWORK_FS").is_none() {
-        super::location::check_local_fs(&dir).map_err(StoreError::Unusable)?;
-    }
-    let Some(meta) = meta else {
-        return Ok(false);
-    };
-    if meta.is_dir() {
-        return Err(StoreError::Unusable(format!(
-            "{shown} is a directory, not a database file"
-        )));
-    }
-    let len = meta.len();
-    if len == 0 {
-        if opts.allow_empty {
-            return Ok(false);
-        }
-        return Err(StoreError::Unusable(format!(
-            "{shown} is an empty file, not a caseload database (run `caseload init` to create \
-             the database in it)"
-        )));
-    }
-    let mut header = [0u8; 100];
-    let got = read_prefix(path, &mut header)
-        .map_err(|e| StoreError::Unusable(format!("{shown}: cannot read: {e}")))?;
-    if got < 16 || &header[..16] != b"SQLite format 3\0" {
-        return Err(StoreError::Unusable(format!(
-            "{shown} is not a caseload database (not an SQLite file)"
-        )));
-    }
-    if got < 100 {
-        return Err(StoreError::Corrupt(format!(
-            "{shown} is truncated ({len} bytes, shorter than an SQLite header); restore it \
-             from a backup"
-        )));
-    }
-    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
-        1 => 65536u64,
-        n => u64::from(n),
-    };
-    let pages = u64::from(u32::from_be_bytes([
-        header[28], header[29], header[30], header[31],
-    ]));
-    let change = &header[24..28];
-    let valid_for = &header[92..96];
-    if change == valid_for && pages > 0 && page_size >= 512 && pages * page_size > len {
-        return Err(StoreError::Corrupt(format!(
-            "{shown} is truncated ({len} bytes, its header says {}); restore it from a backup",
-            pages * page_size
-        )));
-    }
-    Ok(meta.permissions().readonly())
-}
-
-fn read_prefix(path: &Path, buf: &mut [u8]) -> std::io::Result<usize> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
-    let mut got = 0;
-    while got < buf.len() {
-        match f.read(&mut buf[got..])? {
-            0 => break,
-            n => got += n,
-        }
-    }
-    Ok(got)
 }
 
 /// The busy handler: short sleeps with jitter so that waiting processes take turns.
@@ -417,15 +335,29 @@ pub fn map_err(e: rusqlite::Error) -> StoreError {
                     "the file is not a caseload database (not an SQLite file)".into(),
                 ),
                 C::DatabaseCorrupt => StoreError::Corrupt(format!(
-                    "the database is corrupt ({text}); run `caseload check` and restore from \
-                     a backup"
+                    "the database is damaged (SQLite: {text}); keep the file and any -wal \
+                     beside it as they are, run `caseload check` to see what is affected, and \
+                     copy what can be read with `caseload backup NEW.db`"
                 )),
                 C::ReadOnly => StoreError::ReadOnly(format!("{text}; changes are refused")),
                 C::DatabaseBusy | C::DatabaseLocked => StoreError::Busy(format!(
                     "{text} (another program held the write lock too long)"
                 )),
                 C::CannotOpen => StoreError::Unusable(format!("cannot open the database: {text}")),
-                C::DiskFull => StoreError::Database(format!("the disk is full: {text}")),
+                C::DiskFull => StoreError::Storage {
+                    code: f.extended_code,
+                    message: "disk full: free space on the database's filesystem, then retry"
+                        .into(),
+                },
+                C::SystemIoFailure if sqlite_open::take_shm_no_space() => StoreError::Storage {
+                    code: rusqlite::ffi::SQLITE_FULL,
+                    message: "disk full: free space on the database's filesystem, then retry"
+                        .into(),
+                },
+                C::SystemIoFailure => StoreError::Storage {
+                    code: f.extended_code,
+                    message: format!("I/O error ({text})"),
+                },
                 C::ConstraintViolation => StoreError::Invalid(format!("refused: {text}")),
                 _ => StoreError::Database(text),
             }
@@ -438,45 +370,6 @@ impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
         map_err(e)
     }
-}
-
-fn item_from_row(r: &Row<'_>) -> rusqlite::Result<Item> {
-    let state: String = r.get(8)?;
-    Ok(Item {
-        id: r.get(0)?,
-        queue: r.get(1)?,
-        request_id: r.get(2)?,
-        title: r.get(3)?,
-        body: r.get(4)?,
-        params: r.get(5)?,
-        priority: r.get(6)?,
-        due_at: r.get(7)?,
-        state: ItemState::parse(&state).unwrap_or(ItemState::Open),
-        lock_user: r.get(9)?,
-        lock_time: r.get(10)?,
-        lock_token: r.get(11)?,
-        notes: r.get(12)?,
-        result: r.get(13)?,
-        error: r.get(14)?,
-        created_at: r.get(15)?,
-        created_by: r.get(16)?,
-        finished_at: r.get(17)?,
-        finished_by: r.get(18)?,
-    })
-}
-
-fn event_from_row(r: &Row<'_>) -> rusqlite::Result<Event> {
-    let kind: String = r.get(5)?;
-    let detail: String = r.get(6)?;
-    Ok(Event {
-        id: r.get(0)?,
-        item_id: r.get(1)?,
-        at: r.get(2)?,
-        actor: r.get(3)?,
-        os_user: r.get(4)?,
-        kind: EventKind::parse(&kind).unwrap_or(EventKind::Noted),
-        detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
-    })
 }
 
 fn load_item(c: &Connection, id: i64) -> Result<Item> {
@@ -519,14 +412,14 @@ fn load_queue(c: &Connection, name: &str) -> Result<QueueSettings> {
 fn queue_names(c: &Connection) -> Result<Vec<String>> {
     let mut stmt = c.prepare_cached("SELECT name FROM queues ORDER BY name")?;
     let names = stmt
-        .query_map([], |r| r.get(0))?
+        .query_map([], |r| lossy_text(r, 0))?
         .collect::<rusqlite::Result<Vec<String>>>()?;
     Ok(names)
 }
 
 fn queue_from_row(r: &Row<'_>) -> rusqlite::Result<QueueSettings> {
     Ok(QueueSettings {
-        name: r.get(0)?,
+        name: lossy_text(r, 0)?,
         lock_seconds: r.get(1)?,
         warn_seconds: r.get(2)?,
         max_per_user: r.get(3)?,
@@ -560,8 +453,9 @@ fn insert_event(
 fn role_of(c: &Connection, user: &str) -> Result<Role> {
     let role: Option<String> = c
         .prepare_cached("SELECT role FROM users WHERE name = ?1")?
-        .query_row([user], |r| r.get(0))
-        .optional()?;
+        .query_row([user], |r| lossy_opt_text(r, 0))
+        .optional()?
+        .flatten();
     Ok(role.as_deref().and_then(Role::parse).unwrap_or(Role::Staff))
 }
 
@@ -650,6 +544,18 @@ fn candidate_sql(one_queue: bool) -> String {
          ORDER BY priority DESC, created_at, id LIMIT 1",
         if one_queue { "AND queue = :queue" } else { "" }
     )
+}
+
+/// True when item `id` reads cleanly; an unreadable one is logged, added to `unreadable`
+/// and must be passed over by take-next.
+fn readable(c: &Connection, id: i64, unreadable: &mut Vec<Item>) -> Result<bool> {
+    let item = load_item(c, id)?;
+    let Some(why) = item.unreadable_summary() else {
+        return Ok(true);
+    };
+    tracing::warn!(id, problem = %why, "take-next passed over an unreadable item");
+    unreadable.push(item);
+    Ok(false)
 }
 
 /// Takes `id` for `actor` if the claim condition holds; writes the event.
@@ -857,7 +763,9 @@ impl SqliteStore {
         let c2 = &self.conn;
         let mut stmt = c2.prepare_cached("SELECT queue, state, n FROM item_counts")?;
         let rows: Vec<(String, String, i64)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .query_map([], |r| {
+                Ok((lossy_text(r, 0)?, lossy_text(r, 1)?, r.get(2)?))
+            })?
             .collect::<rusqlite::Result<_>>()?;
         for (queue, state, n) in rows {
             let n = n.max(0) as u64;
@@ -881,7 +789,9 @@ impl SqliteStore {
                 "SELECT i.lock_user, i.queue, i.lock_time, q.lock_seconds FROM items i \
                  JOIN queues q ON q.name = i.queue WHERE i.lock_user IS NOT NULL",
             )?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+            .query_map([], |r| {
+                Ok((lossy_text(r, 0)?, lossy_text(r, 1)?, r.get(2)?, r.get(3)?))
+            })?
             .collect::<rusqlite::Result<_>>()?;
         locks.sort();
         let mut wip: Vec<UserWip> = Vec::new();
@@ -938,7 +848,7 @@ impl SqliteStore {
             .query_row([], |r| {
                 Ok(OldestItem {
                     id: r.get(0)?,
-                    title: r.get(1)?,
+                    title: lossy_text(r, 1)?,
                     created_at: r.get(2)?,
                 })
             })
@@ -1056,7 +966,6 @@ impl Store for SqliteStore {
     }
 
     fn take_next(&mut self, opts: &TakeNext) -> Result<Item> {
-        let skip = serde_json::to_string(&opts.skip).unwrap_or_else(|_| "[]".into());
         self.write(|c, now, actor| {
             let queue = match &opts.queue {
                 Some(name) => {
@@ -1072,24 +981,41 @@ impl Store for SqliteStore {
             };
             let sql = candidate_sql(queue.is_some());
             let mut stmt = c.prepare_cached(&sql)?;
-            let mut ps: Vec<(&'static str, rusqlite::types::Value)> = vec![
-                (":now", now.into()),
-                (":skip", skip.clone().into()),
-                (":me", actor.name.clone().into()),
-            ];
+            let mut ps: Vec<(&'static str, rusqlite::types::Value)> =
+                vec![(":now", now.into()), (":me", actor.name.clone().into())];
             if let Some(q) = &queue {
                 ps.push((":queue", q.name.clone().into()));
             }
-            bind_named(&mut stmt, &ps)?;
-            let candidate = {
-                let mut rows = stmt.raw_query();
-                match rows.next()? {
-                    Some(r) => Some((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?)),
-                    None => None,
+            // A row another program or the disk spoiled is skipped, not fatal to everyone.
+            let mut unreadable: Vec<Item> = Vec::new();
+            let candidate = loop {
+                let skip = opts
+                    .skip
+                    .iter()
+                    .copied()
+                    .chain(unreadable.iter().map(|i| i.id));
+                let skip = serde_json::to_string(&skip.collect::<Vec<i64>>())
+                    .unwrap_or_else(|_| "[]".into());
+                bind_named(&mut stmt, &ps)?;
+                bind_named(&mut stmt, &[(":skip", skip.into())])?;
+                let found = {
+                    let mut rows = stmt.raw_query();
+                    match rows.next()? {
+                        Some(r) => Some((r.get::<_, i64>(0)?, lossy_opt_text(r, 1)?)),
+                        None => None,
+                    }
+                };
+                match found {
+                    Some((id, prev)) if readable(c, id, &mut unreadable)? => {
+                        break Some((id, prev));
+                    }
+                    Some(_) => {}
+                    None => break None,
                 }
             };
             let Some((id, prev)) = candidate else {
-                return Err(explain_nothing(c, queue.as_ref(), &actor.name)?);
+                let why = explain_nothing(c, queue.as_ref(), &actor.name)?;
+                return Err(with_unreadable(why, &unreadable));
             };
             match claim(c, id, prev, now, actor)? {
                 Some(item) => Ok(item),
@@ -1195,7 +1121,7 @@ impl Store for SqliteStore {
                          WHERE lock_user IS NOT NULL AND {EXPIRED} ORDER BY lock_time LIMIT 500"
                     ))?
                     .query_map(rusqlite::named_params! {":now": now}, |r| {
-                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                        Ok((r.get(0)?, lossy_text(r, 1)?, r.get(2)?))
                     })?
                     .collect::<rusqlite::Result<_>>()?;
                 for (id, holder, token) in &expired {
@@ -1258,8 +1184,9 @@ impl Store for SqliteStore {
                         "SELECT lock_user FROM items WHERE id = ?1 AND lock_token = ?2 \
                          AND lock_user IS NOT NULL",
                     )?
-                    .query_row(params![id, token], |r| r.get(0))
-                    .optional()?;
+                    .query_row(params![id, token], |r| lossy_opt_text(r, 0))
+                    .optional()?
+                    .flatten();
                 let Some(holder) = holder else {
                     continue;
                 };
@@ -1575,14 +1502,14 @@ impl Store for SqliteStore {
         )?;
         let lost = stmt
             .query_map(params![user, since], |r| {
-                let kind: String = r.get(2)?;
+                let kind = lossy_text(r, 2)?;
                 Ok(LostLock {
                     item_id: r.get(0)?,
-                    title: r.get(1)?,
+                    title: lossy_text(r, 1)?,
                     how: EventKind::parse(&kind).unwrap_or(EventKind::Expired),
-                    by: r.get(3)?,
+                    by: lossy_text(r, 3)?,
                     at: r.get(4)?,
-                    now_held_by: r.get(5)?,
+                    now_held_by: lossy_opt_text(r, 5)?,
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
@@ -1608,89 +1535,7 @@ impl Store for SqliteStore {
     }
 
     fn check(&mut self) -> Result<Vec<String>> {
-        let c = &self.conn;
-        let mut problems = Vec::new();
-        let mut stmt = c.prepare("PRAGMA integrity_check")?;
-        for row in stmt.query_map([], |r| r.get::<_, String>(0))? {
-            let line = row?;
-            if line != "ok" {
-                problems.push(format!("integrity: {line}"));
-            }
-        }
-        let mut stmt = c.prepare("PRAGMA foreign_key_check")?;
-        for row in stmt.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, Option<i64>>(1)?,
-                r.get::<_, String>(2)?,
-            ))
-        })? {
-            let (table, rowid, parent) = row?;
-            problems.push(format!(
-                "{table} row {} refers to a missing {parent} row",
-                rowid.map_or("?".into(), |r| r.to_string())
-            ));
-        }
-        let checks: [(&str, &str); 6] = [
-            (
-                "SELECT id FROM items WHERE (lock_user IS NULL) <> (lock_time IS NULL) LIMIT 20",
-                "lock_user and lock_time disagree",
-            ),
-            (
-                "SELECT id FROM items WHERE state <> 'open' AND lock_user IS NOT NULL LIMIT 20",
-                "is not open but carries a lock",
-            ),
-            (
-                "SELECT id FROM items WHERE state NOT IN ('open','done','failed','cancelled') LIMIT 20",
-                "has an unknown state",
-            ),
-            (
-                "SELECT id FROM items WHERE NOT json_valid(params) LIMIT 20",
-                "has params that are not JSON",
-            ),
-            (
-                "SELECT id FROM items WHERE lock_user IS NOT NULL AND lock_token < 1 LIMIT 20",
-                "is locked with no lock token",
-            ),
-            (
-                "SELECT i.id FROM items i WHERE NOT EXISTS \
-                 (SELECT 1 FROM events e WHERE e.item_id = i.id AND e.kind = 'created') LIMIT 20",
-                "has no 'created' event",
-            ),
-        ];
-        for (sql, what) in checks {
-            let mut stmt = c.prepare(sql)?;
-            for id in stmt.query_map([], |r| r.get::<_, i64>(0))? {
-                problems.push(format!("item #{} {what}", id?));
-            }
-        }
-        let mut stmt = c.prepare(
-            "SELECT coalesce(a.queue, k.queue), coalesce(a.state, k.state), coalesce(a.n, 0), \
-             coalesce(k.n, 0) FROM (SELECT queue, state, count(*) AS n FROM items \
-             GROUP BY queue, state) a FULL OUTER JOIN item_counts k \
-             ON k.queue = a.queue AND k.state = a.state WHERE coalesce(a.n, 0) <> coalesce(k.n, 0)",
-        )?;
-        for row in stmt.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, i64>(3)?,
-            ))
-        })? {
-            let (q, s, actual, kept) = row?;
-            problems.push(format!(
-                "counts: queue '{q}' has {actual} {s} items but the kept count says {kept}"
-            ));
-        }
-        let v: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        if v != migrate::LATEST {
-            problems.push(format!(
-                "schema version is {v}, expected {}",
-                migrate::LATEST
-            ));
-        }
-        Ok(problems)
+        Ok(super::sqlite_check::run(&self.conn))
     }
 
     fn backup(&mut self, dest: &Path) -> Result<()> {
