@@ -203,6 +203,20 @@ fn row(what: &str, s: &[Duration]) {
     );
 }
 
+/// CPU time (user + system, in clock ticks) of this process's thread named `name`.
+fn thread_ticks(name: &str) -> Option<u64> {
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim() == name {
+            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+            let after = stat.rsplit_once(')')?.1;
+            let f: Vec<&str> = after.split_whitespace().collect();
+            return Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?);
+        }
+    }
+    None
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("__hold") {
@@ -254,7 +268,9 @@ fn main() {
     let quiet = type_for(&mut session, None, 5);
 
     let mut writer = StoppedWriter::start(&db);
+    let cpu_before = thread_ticks(caseload::tui::WORKER_THREAD);
     let stuck = type_for(&mut session, Some(key(KeyCode::Char('n'))), secs);
+    let cpu_after = thread_ticks(caseload::tui::WORKER_THREAD);
     let still_waiting = session.state.doing.is_some();
     let waiting_line = session.state.waiting();
     let t = Instant::now();
@@ -284,5 +300,13 @@ fn main() {
         ms(answer),
         status.unwrap_or_default()
     );
+    if let (Some(a), Some(b)) = (cpu_before, cpu_after) {
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        println!(
+            "CPU of the store's thread while its call waited (SQLite's busy handler): {:.1} % of a core",
+            (b - a) as f64 / hz / secs as f64 * 100.0
+        );
+    }
     assert!(still_waiting, "the take waited for the writer");
 }

@@ -14,8 +14,8 @@ pub mod location;
 pub mod migrate;
 pub mod postgres;
 pub mod sqlite;
-mod sqlite_open;
 pub mod sqlite_check;
+mod sqlite_open;
 mod sqlite_rows;
 
 use std::path::Path;
