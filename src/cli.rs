@@ -1186,7 +1186,7 @@ fn unreadable_left_out(written: u64, left_out: &[(i64, String)]) -> CliResult {
 fn check(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
     let problems = match (open_store(ctx, false), &ctx.location) {
         (Ok(mut s), _) => s.check()?,
-        (Err(f), Location::File(path)) if path.is_file() => {
+        (Err(f), Location::File(path)) if damaged(&f) => {
             crate::store::sqlite_check::run_on_file(path, &format!("{:#}", f.error))
         }
         (Err(f), _) => return Err(f),
@@ -1204,6 +1204,17 @@ fn check(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
         }
     }
     Err(anyhow!("check found {} problem(s)", problems.len()).into())
+}
+
+/// True when opening failed because SQLite found the file's content damaged (not for a
+/// refusal such as a network filesystem or a missing file, which the error explains).
+fn damaged(f: &Failure) -> bool {
+    f.error.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<StoreError>(),
+            Some(StoreError::Corrupt(_) | StoreError::Database(_))
+        )
+    })
 }
 
 /// An item as JSON: schema field names, times as RFC 3339 UTC strings, params as JSON.

@@ -56,6 +56,10 @@ pub enum StoreError {
     Unusable(String),
     #[error("database error: {0}")]
     Database(String),
+    /// The storage under the database failed (disk full, an I/O error); the message names
+    /// the cause, where, and the fix. `code` is SQLite's extended result code.
+    #[error("{message}")]
+    Storage { code: i32, message: String },
     /// The database server cannot be reached or dropped the connection; the message
     /// says which, and names the server without its password.
     #[error("{0}")]

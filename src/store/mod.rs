@@ -7,6 +7,7 @@
 
 pub mod copy;
 pub mod error;
+pub mod fsfacts;
 mod holder;
 pub mod identity;
 pub mod location;
@@ -14,6 +15,7 @@ pub mod migrate;
 pub mod postgres;
 pub mod sqlite;
 pub mod sqlite_check;
+mod sqlite_open;
 mod sqlite_rows;
 
 use std::path::Path;

@@ -9,12 +9,13 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::json;
 
 use super::error::{Result, StoreError};
 use super::holder::{HolderOp, check_comment, required_reason};
 use super::migrate::{self, Migration};
+use super::sqlite_open::{self, Facts};
 use super::sqlite_rows::{
     event_from_row, item_from_row, lossy_opt_text, lossy_text, with_unreadable,
 };
@@ -85,19 +86,41 @@ impl SqliteStore {
         opts: &OpenOptions,
         clock: Clock,
     ) -> Result<Self> {
-        let read_only = preflight(path, opts)?;
-        let flags = if read_only {
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        } else {
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        };
-        let conn = Connection::open_with_flags(path, flags).map_err(map_err)?;
+        let plan = sqlite_open::plan(path, opts)?;
+        let read_only = plan.read_only;
+        sqlite_open::guard_shared_memory();
+        let conn = Connection::open_with_flags(&plan.target, plan.flags)
+            .map_err(|e| sqlite_open::explain(path, Facts::of_error(&e), map_err(e)))?;
+        let migration = Self::prepare(&conn, path, read_only, &actor, clock())
+            .map_err(|e| sqlite_open::explain(path, Facts::of(&conn), e))?;
+        Ok(SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+            actor,
+            clock,
+            read_only,
+            migration,
+            own_commits: 0,
+        })
+    }
+
+    /// Readies a fresh connection: busy handler, pragmas, and the schema (created or
+    /// migrated when writable).
+    fn prepare(
+        conn: &Connection,
+        path: &Path,
+        read_only: bool,
+        actor: &Actor,
+        now: Millis,
+    ) -> Result<Migration> {
+        if !read_only {
+            sqlite_open::prepare_writer(conn);
+        }
         conn.busy_handler(Some(busy_sleep)).map_err(map_err)?;
         conn.execute_batch("PRAGMA foreign_keys = ON")
             .map_err(map_err)?;
-        // Reading the schema version makes SQLite read the header: not-a-database shows here.
+        // Reading the schema version makes SQLite read the header: not-a-database shows
+        // here, and a WAL left by a crash or a cut-short checkpoint is recovered here.
         conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
             .map_err(map_err)?;
         // A 32 MiB page cache (SQLite's default is 2 MiB): an import batch of 2000 rows on a
@@ -105,9 +128,8 @@ impl SqliteStore {
         // WAL mid-transaction and reads them back (benches/queue.rs, BENCHMARKS.md).
         conn.execute_batch("PRAGMA cache_size = -32768")
             .map_err(map_err)?;
-        migrate::check_ours(&conn)?;
-        let now = clock();
-        let migration = if read_only {
+        migrate::check_ours(conn)?;
+        if read_only {
             let v: i64 = conn
                 .query_row("PRAGMA user_version", [], |r| r.get(0))
                 .map_err(map_err)?;
@@ -118,37 +140,28 @@ impl SqliteStore {
                     migrate::LATEST
                 )));
             }
-            Migration::UpToDate
-        } else {
-            retry_busy(|| {
-                let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
-                Ok(mode)
-            })?;
-            conn.execute_batch("PRAGMA synchronous = FULL")
-                .map_err(map_err)?;
-            let mut attempt = Instant::now();
-            loop {
-                match migrate::migrate(&conn, &actor, now) {
-                    Err(StoreError::Busy(_)) if attempt.elapsed() < BUSY_PATIENCE => {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                    Err(e) => return Err(e),
-                    Ok(m) => break m,
+            return Ok(Migration::UpToDate);
+        }
+        retry_busy(|| {
+            let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+            Ok(mode)
+        })?;
+        sqlite_open::align_sidecars(path);
+        conn.execute_batch("PRAGMA synchronous = FULL")
+            .map_err(map_err)?;
+        let mut attempt = Instant::now();
+        loop {
+            match migrate::migrate(conn, actor, now) {
+                Err(StoreError::Busy(_)) if attempt.elapsed() < BUSY_PATIENCE => {
+                    std::thread::sleep(Duration::from_millis(1));
                 }
-                if attempt.elapsed() > BUSY_PATIENCE {
-                    attempt = Instant::now();
-                }
+                Err(e) => return Err(e),
+                Ok(m) => return Ok(m),
             }
-        };
-        Ok(SqliteStore {
-            conn,
-            path: path.to_path_buf(),
-            actor,
-            clock,
-            read_only,
-            migration,
-            own_commits: 0,
-        })
+            if attempt.elapsed() > BUSY_PATIENCE {
+                attempt = Instant::now();
+            }
+        }
     }
 
     /// Replaces the clock (tests).
@@ -180,13 +193,10 @@ impl SqliteStore {
     /// on success, rolls back on error.
     fn write<T>(&mut self, f: impl FnOnce(&Connection, Millis, &Actor) -> Result<T>) -> Result<T> {
         if self.read_only {
-            return Err(StoreError::ReadOnly(format!(
-                "{} cannot be written (its permissions are read-only); browsing works, changes \
-                 are refused",
-                self.path.display()
-            )));
+            return Err(sqlite_open::read_only_error(&self.path));
         }
-        retry_busy(|| self.conn.execute_batch("BEGIN IMMEDIATE"))?;
+        retry_busy(|| self.conn.execute_batch("BEGIN IMMEDIATE"))
+            .map_err(|e| sqlite_open::explain(&self.path, Facts::of(&self.conn), e))?;
         let now = (self.clock)();
         let out = f(&self.conn, now, &self.actor);
         match out {
@@ -196,13 +206,15 @@ impl SqliteStore {
                     Ok(v)
                 }
                 Err(e) => {
+                    let facts = Facts::of(&self.conn);
                     let _ = self.conn.execute_batch("ROLLBACK");
-                    Err(map_err(e))
+                    Err(sqlite_open::explain_commit(&self.path, facts, map_err(e)))
                 }
             },
             Err(e) => {
+                let facts = Facts::of(&self.conn);
                 let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e)
+                Err(sqlite_open::explain(&self.path, facts, e))
             }
         }
     }
@@ -254,103 +266,6 @@ fn execute_named_subset(
         }
     }
     stmt.raw_execute()
-}
-
-/// Checks the file before SQLite sees it; returns whether it must be opened read-only.
-fn preflight(path: &Path, opts: &OpenOptions) -> Result<bool> {
-    let shown = path.display();
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => Some(m),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(StoreError::Unusable(format!("{shown}: {e}"))),
-    };
-    if meta.is_none() {
-        if opts.must_exist {
-            return Err(StoreError::Unusable(format!(
-                "{shown} does not exist (run `caseload init` to create it)"
-            )));
-        }
-        if !dir.exists() {
-            if opts.create_dirs {
-                std::fs::create_dir_all(&dir).map_err(|e| {
-                    StoreError::Unusable(format!("cannot create {}: {e}", dir.display()))
-                })?;
-            } else {
-                return Err(StoreError::Unusable(format!(
-                    "{shown}: directory {} does not exist",
-                    dir.display()
-                )));
-            }
-        }
-    }
-    if !opts.allow_network_fs && std::env::var_os("CASELOAD_ALLOW_NETWORK_FS").is_none() {
-        super::location::check_local_fs(&dir).map_err(StoreError::Unusable)?;
-    }
-    let Some(meta) = meta else {
-        return Ok(false);
-    };
-    if meta.is_dir() {
-        return Err(StoreError::Unusable(format!(
-            "{shown} is a directory, not a database file"
-        )));
-    }
-    let len = meta.len();
-    if len == 0 {
-        if opts.allow_empty {
-            return Ok(false);
-        }
-        return Err(StoreError::Unusable(format!(
-            "{shown} is an empty file, not a caseload database (run `caseload init` to create \
-             the database in it)"
-        )));
-    }
-    let mut header = [0u8; 100];
-    let got = read_prefix(path, &mut header)
-        .map_err(|e| StoreError::Unusable(format!("{shown}: cannot read: {e}")))?;
-    if got < 16 || &header[..16] != b"SQLite format 3\0" {
-        return Err(StoreError::Unusable(format!(
-            "{shown} is not a caseload database (not an SQLite file)"
-        )));
-    }
-    if got < 100 {
-        return Err(StoreError::Corrupt(format!(
-            "{shown} is truncated ({len} bytes, shorter than an SQLite header); restore it \
-             from a backup"
-        )));
-    }
-    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
-        1 => 65536u64,
-        n => u64::from(n),
-    };
-    let pages = u64::from(u32::from_be_bytes([
-        header[28], header[29], header[30], header[31],
-    ]));
-    let change = &header[24..28];
-    let valid_for = &header[92..96];
-    if change == valid_for && pages > 0 && page_size >= 512 && pages * page_size > len {
-        return Err(StoreError::Corrupt(format!(
-            "{shown} is truncated ({len} bytes, its header says {}); restore it from a backup",
-            pages * page_size
-        )));
-    }
-    Ok(meta.permissions().readonly())
-}
-
-fn read_prefix(path: &Path, buf: &mut [u8]) -> std::io::Result<usize> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
-    let mut got = 0;
-    while got < buf.len() {
-        match f.read(&mut buf[got..])? {
-            0 => break,
-            n => got += n,
-        }
-    }
-    Ok(got)
 }
 
 /// The busy handler: short sleeps with jitter so that waiting processes take turns.
@@ -420,15 +335,29 @@ pub fn map_err(e: rusqlite::Error) -> StoreError {
                     "the file is not a caseload database (not an SQLite file)".into(),
                 ),
                 C::DatabaseCorrupt => StoreError::Corrupt(format!(
-                    "the database is damaged ({text}); `caseload check` lists what is damaged \
-                     and how to save what still reads"
+                    "the database is damaged (SQLite: {text}); keep the file and any -wal \
+                     beside it as they are, run `caseload check` to see what is affected, and \
+                     copy what can be read with `caseload backup NEW.db`"
                 )),
                 C::ReadOnly => StoreError::ReadOnly(format!("{text}; changes are refused")),
                 C::DatabaseBusy | C::DatabaseLocked => StoreError::Busy(format!(
                     "{text} (another program held the write lock too long)"
                 )),
                 C::CannotOpen => StoreError::Unusable(format!("cannot open the database: {text}")),
-                C::DiskFull => StoreError::Database(format!("the disk is full: {text}")),
+                C::DiskFull => StoreError::Storage {
+                    code: f.extended_code,
+                    message: "disk full: free space on the database's filesystem, then retry"
+                        .into(),
+                },
+                C::SystemIoFailure if sqlite_open::take_shm_no_space() => StoreError::Storage {
+                    code: rusqlite::ffi::SQLITE_FULL,
+                    message: "disk full: free space on the database's filesystem, then retry"
+                        .into(),
+                },
+                C::SystemIoFailure => StoreError::Storage {
+                    code: f.extended_code,
+                    message: format!("I/O error ({text})"),
+                },
                 C::ConstraintViolation => StoreError::Invalid(format!("refused: {text}")),
                 _ => StoreError::Database(text),
             }

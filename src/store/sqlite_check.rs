@@ -7,10 +7,11 @@
 
 use std::path::Path;
 
+use rusqlite::Connection;
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OpenFlags};
 
 use super::migrate;
+use super::sqlite::OpenOptions;
 use super::sqlite_rows::item_from_row;
 
 /// How many rows one check names before it only counts the rest.
@@ -56,12 +57,25 @@ pub fn run(c: &Connection) -> Vec<String> {
     found
 }
 
-/// Checks a file that caseload could not open normally (`why` says what failed): the
-/// same checks on a plain read-only connection, after the reason it could not be opened.
+/// Checks a file that caseload could not open normally because SQLite found it damaged
+/// (`why` says what failed): the same checks on a plain connection, after that reason.
 pub fn run_on_file(path: &Path, why: &str) -> Vec<String> {
     let mut found = vec![format!("{DAMAGE} opening it failed: {why}")];
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    match Connection::open_with_flags(path, flags) {
+    // The normal open got past the location checks; open the way it would (a reader
+    // creates no -wal or -shm), without its schema steps.
+    let opts = OpenOptions {
+        allow_network_fs: true,
+        must_exist: true,
+        ..OpenOptions::default()
+    };
+    let plan = match super::sqlite_open::plan(path, &opts) {
+        Ok(p) => p,
+        Err(e) => {
+            found.push(format!("{DAMAGE} it cannot be opened to check: {e}"));
+            return found;
+        }
+    };
+    match Connection::open_with_flags(&plan.target, plan.flags) {
         Ok(c) => found.extend(run(&c)),
         Err(e) => found.push(format!("{DAMAGE} SQLite cannot open it: {}", one_line(&e))),
     }
