@@ -3,6 +3,7 @@
 //! stop everyone, and `check` must always finish with its list.
 
 mod cli_support;
+mod tui_support;
 
 use cli_support::{Env, explain};
 
@@ -113,6 +114,40 @@ fn check_names_unreadable_rows() {
         stdout.contains(&format!("item #{id}: title is not valid UTF-8")),
         "{stdout}"
     );
+}
+
+#[test]
+fn the_tui_marks_an_unreadable_row_and_takes_the_next_readable_one() {
+    let db = tui_support::Db::new();
+    let clock = tui_support::Clock::at(tui_support::T0);
+    let mut feeder = db.store("feeder", &clock);
+    let ids = tui_support::add_items(&mut feeder, "helpdesk", &["Spoiled", "Order toner"]);
+    rusqlite::Connection::open(&db.path)
+        .unwrap()
+        .execute(
+            "UPDATE items SET title = CAST(x'5370ff696c6564' AS TEXT) WHERE id = ?1",
+            [ids[0]],
+        )
+        .unwrap();
+    let mut store = db.store("alice", &clock);
+    let mut s = caseload::tui::Session::start(&mut store, 100, 20, false);
+    s.handle(None);
+    let screen = tui_support::screen(&s.state);
+    assert!(
+        screen.contains("[unreadable: title] Sp\u{FFFD}iled"),
+        "{screen}"
+    );
+    s.handle(tui_support::key('n'));
+    s.handle(None);
+    let screen = tui_support::screen(&s.state);
+    assert!(screen.contains("Order toner"), "{screen}");
+    let mut look = db.store("look", &clock);
+    use caseload::store::Store;
+    assert_eq!(
+        look.item(ids[1]).unwrap().lock_user.as_deref(),
+        Some("alice")
+    );
+    assert_eq!(look.item(ids[0]).unwrap().lock_user, None);
 }
 
 /// A small xorshift generator: the corruptions are the same on every run.

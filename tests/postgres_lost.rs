@@ -201,6 +201,12 @@ fn a_complete_whose_backend_is_terminated_during_commit_says_so_and_a_retry_work
     // The caller looks: the server did not apply it (the backend died before COMMIT
     // finished), so the item is still held, with its token.
     assert_eq!(list_mine(&b.url, "boss"), vec![(id, token)]);
+    let text = run(&b.url, "boss", &["list", "--mine"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!("#{id}")) && text.contains(&format!("token {token}")),
+        "{text}"
+    );
     let out = run(&b.url, "boss", &["complete", &id.to_string()]);
     assert_eq!(out.status.code(), Some(0), "the retry: {}", explain(&out));
 }
