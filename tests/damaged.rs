@@ -129,16 +129,15 @@ fn the_tui_marks_an_unreadable_row_and_takes_the_next_readable_one() {
             [ids[0]],
         )
         .unwrap();
-    let mut store = db.store("alice", &clock);
-    let mut s = caseload::tui::Session::start(&mut store, 100, 20, false);
-    s.handle(None);
+    let mut s = tui_support::start(db.store("alice", &clock), &clock, 100, 20, false);
+    s.step(None);
     let screen = tui_support::screen(&s.state);
     assert!(
         screen.contains("[unreadable: title] Sp\u{FFFD}iled"),
         "{screen}"
     );
-    s.handle(tui_support::key('n'));
-    s.handle(None);
+    s.step(tui_support::key('n'));
+    s.step(None);
     let screen = tui_support::screen(&s.state);
     assert!(screen.contains("Order toner"), "{screen}");
     let mut look = db.store("look", &clock);

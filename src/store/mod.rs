@@ -254,8 +254,8 @@ pub const AGE_BUCKETS: [(&str, i64); 6] = [
 ];
 
 /// Every read and write of the queue. One implementation per backend; the same
-/// conformance tests run against each.
-pub trait Store {
+/// conformance tests run against each. `Send`: the TUI runs its store on a thread of its own.
+pub trait Store: Send {
     /// Who is acting.
     fn actor(&self) -> &Actor;
     /// Now, by the clock that decides expiry (the host's on SQLite, the server's on
