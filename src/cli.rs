@@ -21,7 +21,8 @@ user's config.toml, else caseload.db in the user's data directory (created on fi
 User: --user, else CASELOAD_USER, else the OS login name.
 
 Exit codes: 0 done, 1 error (bad input, I/O, corrupt file), 2 usage, 3 conflict (taken by
-someone else, lock lost, token mismatch), 4 nothing to claim, 5 supervisor only.";
+someone else, lock lost, token mismatch), 4 nothing to claim, 5 supervisor only, 6 outcome
+unknown (the connection was lost while committing: see `caseload list --mine`).";
 
 /// The heading of the flags every subcommand takes.
 const GLOBAL: &str = "Global options";
