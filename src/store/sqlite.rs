@@ -532,7 +532,7 @@ const CLAIM_SQL: &str = "UPDATE items SET lock_user = :me, lock_time = :now, \
 /// The first takeable item in take order, across all queues or within one.
 fn candidate_sql(one_queue: bool) -> String {
     format!(
-        "SELECT id, lock_user FROM items \
+        "SELECT {ITEM_COLS} FROM items \
          WHERE state = 'open' {} \
          AND (lock_user IS NULL OR {EXPIRED}) \
          AND id NOT IN (SELECT value FROM json_each(:skip)) \
@@ -548,16 +548,15 @@ fn candidate_sql(one_queue: bool) -> String {
 /// unreadable ones (counted in `passed`); rows are read one at a time, so the usual case
 /// reads one.
 fn first_readable(
-    c: &Connection,
     stmt: &mut rusqlite::CachedStatement<'_>,
     passed: &mut PassedOver,
 ) -> Result<Option<(i64, Option<String>)>> {
     let mut rows = stmt.raw_query();
     while let Some(r) = rows.next()? {
-        let id: i64 = r.get(0)?;
-        let item = load_item(c, id)?;
+        // The row is read for its lock anyway; reading all of it checks it is readable.
+        let item = item_from_row(r)?;
         if item.unreadable.is_empty() {
-            return Ok(Some((id, lossy_opt_text(r, 1)?)));
+            return Ok(Some((item.id, item.lock_user)));
         }
         passed.add(item);
     }
@@ -999,7 +998,7 @@ impl Store for SqliteStore {
             bind_named(&mut stmt, &ps)?;
             // A row another program or the disk spoiled is passed over, not fatal to all.
             let mut passed = PassedOver::default();
-            let candidate = first_readable(c, &mut stmt, &mut passed)?;
+            let candidate = first_readable(&mut stmt, &mut passed)?;
             passed.log();
             let Some((id, prev)) = candidate else {
                 let why = explain_nothing(c, queue.as_ref(), &actor.name)?;
