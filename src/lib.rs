@@ -12,6 +12,7 @@
 //!   that owns the Store (answers come back as messages; the screen never waits for the
 //!   database), plus the terminal's life cycle (restore on every exit, SIGHUP).
 //! - [`cli`]: the subcommands, each a few lines over the Store.
+//! - [`cli_damage`]: `check`'s findings and advice, the rows `export` leaves out.
 //! - [`cli_help`]: the examples after every `--help`, shell completions, man pages.
 //! - [`config`]: the system and user config files (`toml`) in one `Config`.
 //! - [`import`]: CSV / JSON Lines parsing and validation for `caseload import`.
@@ -20,6 +21,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod cli_damage;
 pub mod cli_help;
 pub mod config;
 pub mod demo;
