@@ -547,4 +547,8 @@ nothing to claim (queue empty or paused, or your limit per user reached)
 .TP
 5
 supervisor only
+.TP
+6
+outcome unknown: the connection to the server was lost while a change was being
+committed; it may have been applied (\fBcaseload list \-\-mine\fR shows what you hold)
 "#;

@@ -182,7 +182,7 @@ fn sqlstate(e: &postgres::Error) -> Option<&str> {
 }
 
 /// True when the connection itself failed (the server went away, the network broke).
-fn is_connection_error(e: &postgres::Error) -> bool {
+pub(crate) fn is_connection_error(e: &postgres::Error) -> bool {
     if e.is_closed() {
         return true;
     }
@@ -263,7 +263,7 @@ fn lost_before_commit(shown: &str, e: &postgres::Error) -> StoreError {
 }
 
 /// Why a connection broke, in a few words.
-fn connection_reason(e: &postgres::Error) -> String {
+pub(crate) fn connection_reason(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => db.message().to_string(),
         None => one_line(e),
@@ -375,6 +375,11 @@ impl PgStore {
     /// The backend process id of the main connection.
     pub fn backend_pid(&mut self) -> Result<i32> {
         self.read(|c| Ok(c.query_one("SELECT pg_backend_pid()", &[])?.get(0)))
+    }
+
+    /// The server as messages name it: the URL without its password.
+    pub fn shown(&self) -> &str {
+        &self.shown
     }
 
     /// The main connection, for the bulk copy of `caseload migrate-to`.

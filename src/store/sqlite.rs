@@ -16,9 +16,7 @@ use super::error::{Result, StoreError};
 use super::holder::{HolderOp, check_comment, required_reason};
 use super::migrate::{self, Migration};
 use super::sqlite_open::{self, Facts};
-use super::sqlite_rows::{
-    event_from_row, item_from_row, lossy_opt_text, lossy_text, with_unreadable,
-};
+use super::sqlite_rows::{PassedOver, event_from_row, item_from_row, lossy_opt_text, lossy_text};
 use super::{
     AGE_BUCKETS, Added, Bucket, ListFilter, LostLock, OldestItem, QueueCount, StateCount,
     StateFilter, Stats, Store, TakeNext, UserWip, Window, reverse_order,
@@ -541,28 +539,35 @@ const CLAIM_SQL: &str = "UPDATE items SET lock_user = :me, lock_time = :now, \
 /// The first takeable item in take order, across all queues or within one.
 fn candidate_sql(one_queue: bool) -> String {
     format!(
-        "SELECT id, lock_user FROM items \
+        "SELECT {ITEM_COLS} FROM items \
          WHERE state = 'open' {} \
          AND (lock_user IS NULL OR {EXPIRED}) \
          AND id NOT IN (SELECT value FROM json_each(:skip)) \
          AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = items.queue AND (q.paused = 1 OR \
               (q.max_per_user IS NOT NULL AND q.max_per_user <= (SELECT count(*) FROM items h \
                WHERE h.lock_user = :me AND h.queue = items.queue AND h.id <> items.id)))) \
-         ORDER BY priority DESC, created_at, id LIMIT 1",
+         ORDER BY priority DESC, created_at, id",
         if one_queue { "AND queue = :queue" } else { "" }
     )
 }
 
-/// True when item `id` reads cleanly; an unreadable one is logged, added to `unreadable`
-/// and must be passed over by take-next.
-fn readable(c: &Connection, id: i64, unreadable: &mut Vec<Item>) -> Result<bool> {
-    let item = load_item(c, id)?;
-    let Some(why) = item.unreadable_summary() else {
-        return Ok(true);
-    };
-    tracing::warn!(id, problem = %why, "take-next passed over an unreadable item");
-    unreadable.push(item);
-    Ok(false)
+/// The first candidate of `stmt` (take order) whose row reads cleanly, stepping past
+/// unreadable ones (counted in `passed`); rows are read one at a time, so the usual case
+/// reads one.
+fn first_readable(
+    stmt: &mut rusqlite::CachedStatement<'_>,
+    passed: &mut PassedOver,
+) -> Result<Option<(i64, Option<String>)>> {
+    let mut rows = stmt.raw_query();
+    while let Some(r) = rows.next()? {
+        // The row is read for its lock anyway; reading all of it checks it is readable.
+        let item = item_from_row(r)?;
+        if item.unreadable.is_empty() {
+            return Ok(Some((item.id, item.lock_user)));
+        }
+        passed.add(item);
+    }
+    Ok(None)
 }
 
 /// Takes `id` for `actor` if the claim condition holds; writes the event.
@@ -988,41 +993,23 @@ impl Store for SqliteStore {
             };
             let sql = candidate_sql(queue.is_some());
             let mut stmt = c.prepare_cached(&sql)?;
-            let mut ps: Vec<(&'static str, rusqlite::types::Value)> =
-                vec![(":now", now.into()), (":me", actor.name.clone().into())];
+            let skip = serde_json::to_string(&opts.skip).unwrap_or_else(|_| "[]".into());
+            let mut ps: Vec<(&'static str, rusqlite::types::Value)> = vec![
+                (":now", now.into()),
+                (":skip", skip.into()),
+                (":me", actor.name.clone().into()),
+            ];
             if let Some(q) = &queue {
                 ps.push((":queue", q.name.clone().into()));
             }
-            // A row another program or the disk spoiled is skipped, not fatal to everyone.
-            let mut unreadable: Vec<Item> = Vec::new();
-            let candidate = loop {
-                let skip = opts
-                    .skip
-                    .iter()
-                    .copied()
-                    .chain(unreadable.iter().map(|i| i.id));
-                let skip = serde_json::to_string(&skip.collect::<Vec<i64>>())
-                    .unwrap_or_else(|_| "[]".into());
-                bind_named(&mut stmt, &ps)?;
-                bind_named(&mut stmt, &[(":skip", skip.into())])?;
-                let found = {
-                    let mut rows = stmt.raw_query();
-                    match rows.next()? {
-                        Some(r) => Some((r.get::<_, i64>(0)?, lossy_opt_text(r, 1)?)),
-                        None => None,
-                    }
-                };
-                match found {
-                    Some((id, prev)) if readable(c, id, &mut unreadable)? => {
-                        break Some((id, prev));
-                    }
-                    Some(_) => {}
-                    None => break None,
-                }
-            };
+            bind_named(&mut stmt, &ps)?;
+            // A row another program or the disk spoiled is passed over, not fatal to all.
+            let mut passed = PassedOver::default();
+            let candidate = first_readable(&mut stmt, &mut passed)?;
+            passed.log();
             let Some((id, prev)) = candidate else {
                 let why = explain_nothing(c, queue.as_ref(), &actor.name)?;
-                return Err(with_unreadable(why, &unreadable));
+                return Err(passed.explain(why));
             };
             match claim(c, id, prev, now, actor)? {
                 Some(item) => Ok(item),

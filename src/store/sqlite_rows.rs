@@ -185,20 +185,46 @@ pub(crate) fn lossy_opt_text(r: &Row<'_>, i: usize) -> rusqlite::Result<Option<S
     Cols::new(r).opt_text(i, "")
 }
 
-/// Why nothing could be taken, adding the unreadable items take-next passed over.
-pub(crate) fn with_unreadable(why: StoreError, unreadable: &[Item]) -> StoreError {
-    let Some(first) = unreadable.first() else {
-        return why;
-    };
-    let also = format!(
-        "; passed over {} unreadable item(s), e.g. #{}: {} (see `caseload check`)",
-        unreadable.len(),
-        first.id,
-        first.unreadable_summary().unwrap_or_default()
-    );
-    match why {
-        StoreError::NothingToClaim(m) => StoreError::NothingToClaim(format!("{m}{also}")),
-        other => other,
+/// The unreadable items take-next passed over: how many, and the first for messages.
+#[derive(Default)]
+pub(crate) struct PassedOver {
+    count: usize,
+    first: Option<Item>,
+}
+
+impl PassedOver {
+    pub(crate) fn add(&mut self, item: Item) {
+        self.count += 1;
+        self.first.get_or_insert(item);
+    }
+
+    /// One log line per take, however many were passed over.
+    pub(crate) fn log(&self) {
+        if let Some(first) = &self.first {
+            tracing::warn!(
+                count = self.count,
+                first = first.id,
+                problem = %first.unreadable_summary().unwrap_or_default(),
+                "take-next passed over unreadable items"
+            );
+        }
+    }
+
+    /// Why nothing could be taken, adding what was passed over.
+    pub(crate) fn explain(&self, why: StoreError) -> StoreError {
+        let Some(first) = &self.first else {
+            return why;
+        };
+        let also = format!(
+            "; passed over {} unreadable item(s), e.g. #{}: {} (see `caseload check`)",
+            self.count,
+            first.id,
+            first.unreadable_summary().unwrap_or_default()
+        );
+        match why {
+            StoreError::NothingToClaim(m) => StoreError::NothingToClaim(format!("{m}{also}")),
+            other => other,
+        }
     }
 }
 
