@@ -219,7 +219,14 @@ fn a_directory_writers_cannot_create_files_in_is_named_with_its_fix() {
     assert!(
         err.contains(&dir.display().to_string())
             && err.contains("chmod 2775")
-            && err.contains(&users.group),
+            && err.contains(&users.group)
+            && !err.contains("read-only"),
+        "{err}"
+    );
+    // check says the same, and does not call the file damaged.
+    let err = fails_as(&env, &users, &bob, &["check"]);
+    assert!(
+        err.contains("chmod 2775") && !err.contains("damaged"),
         "{err}"
     );
     chmod(&dir, 0o2775);

@@ -393,7 +393,10 @@ fn os_fault(path: &Path, doing: &str, e: &std::io::Error) -> StoreError {
         Some(libc::EIO) => io_error(path),
         Some(libc::ENOSPC) | Some(libc::EDQUOT) => disk_full(path),
         Some(libc::EROFS) => read_only_fs(path),
-        _ => StoreError::Unusable(format!("{doing} {}: {e}", path.display())),
+        _ => StoreError::Storage {
+            code: ffi::SQLITE_CANTOPEN,
+            message: format!("{doing} {}: {e}", path.display()),
+        },
     }
 }
 
@@ -458,19 +461,22 @@ fn cannot_open(path: &Path) -> Option<StoreError> {
             .map(|m| fsfacts::group_name(m.gid()))
             .unwrap_or_else(|_| "GROUP".into());
         let d = fsfacts::shell_quote(&dir);
-        return Some(StoreError::ReadOnly(format!(
-            "{} cannot be used: SQLite must create {} beside it, and you ({}) may not create \
-             files in {} ({about}). Fix: `sudo chgrp {group} {d} && sudo chmod 2775 {d}` so \
-             everyone in group {group} may",
-            path.display(),
-            missing
-                .iter()
-                .map(|f| f.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" and "),
-            fsfacts::user_name(fsfacts::euid()),
-            dir.display(),
-        )));
+        return Some(StoreError::Storage {
+            code: ffi::SQLITE_CANTOPEN,
+            message: format!(
+                "{} cannot be used: SQLite must create {} beside it, and you ({}) may not \
+                 create files in {} ({about}). Fix: `sudo chgrp {group} {d} && sudo chmod \
+                 2775 {d}` so everyone in group {group} may",
+                path.display(),
+                missing
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+                fsfacts::user_name(fsfacts::euid()),
+                dir.display(),
+            ),
+        });
     }
     if let Err(e) = std::fs::OpenOptions::new()
         .read(true)

@@ -22,6 +22,32 @@ pub fn skip_unless_root(test: &str) -> bool {
     true
 }
 
+/// Runs an account command (useradd, groupadd, ...), one at a time in this process and
+/// retried while another process holds /etc/passwd's lock.
+fn run_account(cmd: &mut Command) {
+    if let Err(why) = try_account(cmd) {
+        panic!("{cmd:?} failed: {why}");
+    }
+}
+
+static ACCOUNTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn try_account(cmd: &mut Command) -> Result<(), String> {
+    let _one = ACCOUNTS.lock().unwrap_or_else(|e| e.into_inner());
+    for _ in 0..50 {
+        let out = cmd.output().map_err(|e| e.to_string())?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        if !err.contains("lock") {
+            return Err(err);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    Err("/etc/passwd stayed locked".into())
+}
+
 fn run(cmd: &mut Command) {
     let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
     assert!(
@@ -187,24 +213,18 @@ impl Users {
         let tag = std::process::id() % 100_000;
         let prefix = group;
         let group = format!("{prefix}{tag}");
-        let _ = Command::new("groupdel")
-            .arg(&group)
-            .stderr(std::process::Stdio::null())
-            .status();
-        run(Command::new("groupadd").arg(&group));
+        let _ = try_account(Command::new("groupdel").arg(&group));
+        run_account(Command::new("groupadd").arg(&group));
         let mut names = Vec::new();
         for (name, in_group) in users {
             let name = format!("{prefix}{name}{tag}");
-            let _ = Command::new("userdel")
-                .arg(&name)
-                .stderr(std::process::Stdio::null())
-                .status();
+            let _ = try_account(Command::new("userdel").arg(&name));
             let mut cmd = Command::new("useradd");
             cmd.args(["-M", "-N", "-s", "/bin/sh"]);
             if *in_group {
                 cmd.args(["-g", &group]);
             }
-            run(cmd.arg(&name));
+            run_account(cmd.arg(&name));
             names.push(name);
         }
         Users { group, names }
@@ -213,22 +233,41 @@ impl Users {
     /// uid and gid of a user.
     pub fn ids(&self, name: &str) -> (u32, u32) {
         let c = std::ffi::CString::new(name).unwrap();
-        // SAFETY: getpwnam returns a pointer to static storage or null; read at once.
+        // SAFETY: getpwnam_r writes only into the buffers we own (tests run in parallel
+        // threads, so the non-reentrant getpwnam would race).
         unsafe {
-            let p = libc::getpwnam(c.as_ptr());
-            assert!(!p.is_null(), "no user {name}");
-            ((*p).pw_uid, (*p).pw_gid)
+            let mut pwd: libc::passwd = std::mem::zeroed();
+            let mut buf = vec![0 as libc::c_char; 4096];
+            let mut result: *mut libc::passwd = std::ptr::null_mut();
+            let rc = libc::getpwnam_r(
+                c.as_ptr(),
+                &mut pwd,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut result,
+            );
+            assert!(rc == 0 && !result.is_null(), "no user {name}");
+            (pwd.pw_uid, pwd.pw_gid)
         }
     }
 
     /// The group's gid.
     pub fn gid(&self) -> u32 {
         let c = std::ffi::CString::new(self.group.as_str()).unwrap();
-        // SAFETY: getgrnam returns a pointer to static storage or null; read at once.
+        // SAFETY: getgrnam_r writes only into the buffers we own.
         unsafe {
-            let g = libc::getgrnam(c.as_ptr());
-            assert!(!g.is_null(), "no group {}", self.group);
-            (*g).gr_gid
+            let mut grp: libc::group = std::mem::zeroed();
+            let mut buf = vec![0 as libc::c_char; 16384];
+            let mut result: *mut libc::group = std::ptr::null_mut();
+            let rc = libc::getgrnam_r(
+                c.as_ptr(),
+                &mut grp,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut result,
+            );
+            assert!(rc == 0 && !result.is_null(), "no group {}", self.group);
+            grp.gr_gid
         }
     }
 }
@@ -236,9 +275,9 @@ impl Users {
 impl Drop for Users {
     fn drop(&mut self) {
         for n in &self.names {
-            let _ = Command::new("userdel").arg(n).status();
+            let _ = try_account(Command::new("userdel").arg(n));
         }
-        let _ = Command::new("groupdel").arg(&self.group).status();
+        let _ = try_account(Command::new("groupdel").arg(&self.group));
     }
 }
 
@@ -252,13 +291,5 @@ pub fn sidecar(path: &Path, suffix: &str) -> PathBuf {
 /// Owner name of a file.
 pub fn owner_of(path: &Path) -> String {
     use std::os::unix::fs::MetadataExt;
-    let uid = std::fs::metadata(path).unwrap().uid();
-    // SAFETY: getpwuid returns static storage or null; copied at once.
-    unsafe {
-        let p = libc::getpwuid(uid);
-        assert!(!p.is_null());
-        std::ffi::CStr::from_ptr((*p).pw_name)
-            .to_string_lossy()
-            .into_owned()
-    }
+    caseload::store::fsfacts::user_name(std::fs::metadata(path).unwrap().uid())
 }
