@@ -10,7 +10,7 @@ pub mod error;
 mod holder;
 pub mod identity;
 pub mod location;
-pub mod migrate;
+pub use sqlite::migrate;
 pub mod postgres;
 pub mod sqlite;
 

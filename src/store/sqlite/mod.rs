@@ -6,24 +6,26 @@
 //! seconds while others re-take the lock. `now` is read after the write lock is taken, so
 //! lock times are ordered like the writes themselves.
 
+pub mod migrate;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 use serde_json::json;
 
-use super::error::{Result, StoreError};
-use super::holder::{HolderOp, check_comment, required_reason};
-use super::migrate::{self, Migration};
-use super::{
-    AGE_BUCKETS, Added, Bucket, ListFilter, LostLock, OldestItem, QueueCount, StateCount,
-    StateFilter, Stats, Store, TakeNext, UserWip, Window, reverse_order,
-};
+use self::migrate::Migration;
 use crate::domain::queue::validate_queue_name;
 use crate::domain::time::clock_hm;
 use crate::domain::user::validate_user_name;
 use crate::domain::{
     Actor, Event, EventKind, Item, ItemState, Millis, NewItem, QueueSettings, QueueUpdate, Role,
+};
+use crate::store::error::{Result, StoreError};
+use crate::store::holder::{HolderOp, check_comment, required_reason};
+use crate::store::{
+    AGE_BUCKETS, Added, Bucket, ListFilter, LostLock, OldestItem, QueueCount, StateCount,
+    StateFilter, Stats, Store, TakeNext, UserWip, Window, reverse_order,
 };
 
 /// A source of "now" in Unix milliseconds; tests pass a fixed or stepped clock.
@@ -285,7 +287,7 @@ fn preflight(path: &Path, opts: &OpenOptions) -> Result<bool> {
         }
     }
     if !opts.allow_network_fs && std::env::var_os("CASELOAD_ALLOW_NETWORK_FS").is_none() {
-        super::location::check_local_fs(&dir).map_err(StoreError::Unusable)?;
+        crate::store::location::check_local_fs(&dir).map_err(StoreError::Unusable)?;
     }
     let Some(meta) = meta else {
         return Ok(false);
