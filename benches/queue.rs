@@ -659,9 +659,9 @@ impl Engine {
 
     fn complete(&mut self, id: i64, token: i64) -> Result<(), OpError> {
         match self {
-            Engine::Store(s) => s.complete(id, token, None).map_err(store_err),
+            Engine::Store(s) => s.complete(id, token, None).map(|_| ()).map_err(store_err),
             Engine::Raw { conn, me, .. } => raw_complete(conn, me, id, token),
-            Engine::Pg(s) => s.complete(id, token, None).map_err(store_err),
+            Engine::Pg(s) => s.complete(id, token, None).map(|_| ()).map_err(store_err),
             Engine::PgRaw(r) => r.complete(id, token),
         }
     }

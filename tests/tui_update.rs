@@ -279,9 +279,13 @@ fn resume_reacquires_expired_own_locks_and_opens_on_mine() {
             lost: vec![caseload::store::LostLock {
                 item_id: 9,
                 title: "Gone".into(),
-                how: EventKind::TakenOver,
-                by: "bob".into(),
-                at: T0 - 30 * MIN,
+                loss: caseload::domain::LockLoss {
+                    how: EventKind::TakenOver,
+                    by: "bob".into(),
+                    at: T0 - 30 * MIN,
+                    to: None,
+                    reason: None,
+                },
                 now_held_by: Some("bob".into()),
             }],
             last_seen: Some(T0 - 24 * 60 * MIN),

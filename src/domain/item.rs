@@ -86,6 +86,13 @@ impl Item {
         self.lock_user.as_deref() == Some(user)
     }
 
+    /// True while `user` still holds the item's lock under `token` (the item open, the
+    /// lock neither taken over, moved nor renewed into a newer token): the one test of
+    /// "is my lock gone?".
+    pub fn held_with(&self, user: &str, token: i64) -> bool {
+        self.state == ItemState::Open && self.is_held_by(user) && self.lock_token == token
+    }
+
     /// True when the item is past its due time.
     pub fn is_overdue(&self, now: Millis) -> bool {
         self.state == ItemState::Open && self.due_at.is_some_and(|d| d < now)
