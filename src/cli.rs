@@ -25,18 +25,23 @@ User: --user, else CASELOAD_USER, else the OS login name.
 Exit codes: 0 done, 1 error (bad input, I/O, corrupt file), 2 usage, 3 conflict (taken by
 someone else, lock lost, token mismatch), 4 nothing to claim, 5 supervisor only.";
 
+/// The heading of the flags every subcommand takes.
+const GLOBAL: &str = "Global options";
+
 /// caseload: a terminal work queue for people.
 #[derive(Debug, Parser)]
 #[command(name = "caseload", version, about, after_help = AFTER_HELP)]
 pub struct Cli {
-    /// Database file, or a postgres:// URL.
-    #[arg(long, global = true, value_name = "PATH|URL")]
+    /// Database file, or a postgres:// URL (default: CASELOAD_DB, else `db` in the config
+    /// files, else caseload.db in your data directory).
+    #[arg(long, global = true, value_name = "PATH|URL", help_heading = GLOBAL)]
     pub db: Option<String>,
-    /// Act as this user (default: CASELOAD_USER, else the OS login).
-    #[arg(long, global = true, value_name = "NAME")]
+    /// Act as this user (default: CASELOAD_USER, else your OS login name).
+    #[arg(long, global = true, value_name = "NAME", help_heading = GLOBAL)]
     pub user: Option<String>,
-    /// Open a database on a network filesystem even though SQLite locking is unreliable there.
-    #[arg(long, global = true)]
+    /// Open a database on a network filesystem (NFS, SMB, FUSE, 9p) although SQLite's
+    /// locking is unreliable there (also CASELOAD_ALLOW_NETWORK_FS=1; default: refuse).
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub allow_network_fs: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -56,16 +61,21 @@ pub enum Command {
     List(ListArgs),
     /// Show one item and its history.
     Show {
+        /// The item's id (as `list` prints it, without the #).
         id: i64,
+        /// Print one JSON object: the item's fields and its `history`.
         #[arg(long)]
         json: bool,
     },
     /// Take the next item (or --id ID); prints it with its lock_token.
     Claim {
+        /// Take from this queue only (default: every queue).
         #[arg(long)]
         queue: Option<String>,
-        #[arg(long)]
+        /// Take this item instead of the next one in take order.
+        #[arg(long, value_name = "ID")]
         id: Option<i64>,
+        /// Print the item as one JSON object, with its lock_token.
         #[arg(long)]
         json: bool,
     },
@@ -77,7 +87,7 @@ pub enum Command {
     Complete {
         #[command(flatten)]
         holder: HolderArgs,
-        /// What was done.
+        /// What was done, kept as the item's result (default: none).
         #[arg(long)]
         result: Option<String>,
     },
@@ -85,6 +95,7 @@ pub enum Command {
     Fail {
         #[command(flatten)]
         holder: HolderArgs,
+        /// Why it failed (required; kept as the item's error and in its history).
         #[arg(long)]
         reason: String,
     },
@@ -93,8 +104,10 @@ pub enum Command {
     /// Supervisor: return a held item (or, without ID, every lock matching the filters) to
     /// the pool.
     Unlock {
+        /// The item's id; without it, every lock that --expired, --holder and --queue match.
         #[arg(required_unless_present_any = ["expired", "holder"])]
         id: Option<i64>,
+        /// Why (required; shown to the holder and kept in the history).
         #[arg(long)]
         reason: String,
         /// Without ID: only expired locks.
@@ -109,27 +122,37 @@ pub enum Command {
     },
     /// What a user did (default: you, today).
     History {
+        /// Whose actions (default: you).
         #[arg(long, value_name = "USER")]
         user: Option<String>,
         /// Start time, RFC 3339 (default: midnight today, local time).
-        #[arg(long)]
+        #[arg(long, value_name = "TIME")]
         since: Option<String>,
+        /// Print one JSON array of events.
         #[arg(long)]
         json: bool,
     },
     /// Supervisor: give an item's lock to another user.
     Reassign {
+        /// The item's id.
         id: i64,
+        /// The user who gets the lock.
         #[arg(long, value_name = "USER")]
         to: String,
+        /// Why (required; shown to both users and kept in the history).
         #[arg(long)]
         reason: String,
     },
     /// Supervisor: reopen a failed or cancelled item.
-    Requeue { id: i64 },
+    Requeue {
+        /// The item's id.
+        id: i64,
+    },
     /// Supervisor: cancel an open item.
     Cancel {
+        /// The item's id.
         id: i64,
+        /// Why (required; kept in the history).
         #[arg(long)]
         reason: String,
     },
@@ -141,20 +164,26 @@ pub enum Command {
     User(UserCommand),
     /// Counts, throughput, lock ages and work in progress.
     Stats {
+        /// Print one JSON object with the same figures.
         #[arg(long)]
         json: bool,
     },
     /// Write items as CSV or JSON Lines to standard output.
     Export {
+        /// Only items in this state: open, done, failed or cancelled (default: every item).
         #[arg(long, value_parser = parse_item_state)]
         state: Option<ItemState>,
+        /// Output format.
         #[arg(long, value_enum, default_value = "csv")]
         format: FormatArg,
     },
     /// Check the file's integrity and the schema's invariants.
     Check,
     /// Write a consistent copy of the database to FILE (online, while others work).
-    Backup { file: PathBuf },
+    Backup {
+        /// Where to write the copy; must not exist yet.
+        file: PathBuf,
+    },
     /// Copy this SQLite database (items, locks, notes, history, queues, roles) into an
     /// empty PostgreSQL database.
     MigrateTo {
@@ -162,57 +191,84 @@ pub enum Command {
         #[arg(value_name = "URL")]
         url: String,
     },
+    /// Print a shell completion script (bash, zsh or fish) to standard output.
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: crate::cli_help::Shell,
+    },
+    /// Write the manual pages (caseload.1 and caseload-COMMAND.1 for each command) into DIR.
+    Man {
+        /// The directory to write into (created if missing).
+        dir: PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]
 pub struct AddArgs {
+    /// Title shown in lists (required; at most 1000 characters).
     #[arg(long)]
     pub title: String,
+    /// Queue to add to (default: `default`; a new queue is created on first use).
     #[arg(long)]
     pub queue: Option<String>,
-    #[arg(long, default_value = "")]
+    /// Body text, shown in the item's detail (default: empty; at most 1 MiB).
+    #[arg(long, default_value = "", hide_default_value = true)]
     pub body: String,
-    /// A JSON object.
+    /// Parameters, a JSON object (e.g. '{"order": 42}').
     #[arg(long, default_value = "{}")]
     pub params: String,
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    /// Priority, an integer; higher is taken first.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
     pub priority: i64,
-    /// Due time, RFC 3339 (e.g. 2026-12-01T17:00:00Z).
-    #[arg(long)]
+    /// Due time, RFC 3339 (e.g. 2026-12-01T17:00:00Z; default: none).
+    #[arg(long, value_name = "TIME")]
     pub due: Option<String>,
-    /// The producer's idempotency key.
+    /// The producer's idempotency key: adding a known key again prints the first item's id
+    /// and adds nothing (default: none).
     #[arg(long)]
     pub request_id: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
+    /// The CSV (with a header row) or JSON Lines file to import.
     pub file: PathBuf,
     /// File format (default: from the extension; .jsonl/.ndjson are JSON Lines, else CSV).
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
-    /// Queue for rows that name none.
+    /// Queue for rows that name none (default: `default`).
     #[arg(long)]
     pub queue: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
+    /// Which items: open (in take order), locked, expired, done, failed, cancelled or all.
     #[arg(long, value_parser = parse_state_filter, default_value = "open")]
     pub state: StateFilter,
+    /// Only items in this queue (default: every queue).
     #[arg(long)]
     pub queue: Option<String>,
     /// Only items you hold.
     #[arg(long)]
     pub mine: bool,
-    #[arg(long, default_value_t = 100)]
+    /// Print at most this many items.
+    #[arg(long, value_name = "N", default_value_t = 100)]
     pub limit: usize,
+    /// Print one JSON array of items instead of text lines.
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct HolderArgs {
+    /// The item's id.
     pub id: i64,
     /// The lock token (default: your current lock on the item).
     #[arg(long)]
@@ -223,15 +279,21 @@ pub struct HolderArgs {
 pub enum QueueCommand {
     /// Change a queue's settings (shared by every user).
     Set {
+        /// The queue's name.
         name: String,
-        #[arg(long)]
+        /// Seconds after which a lock expires, 1 to 604800 (a new queue has 1800).
+        #[arg(long, value_name = "SECONDS")]
         lock_seconds: Option<i64>,
-        #[arg(long)]
+        /// Seconds before expiry to warn the holder, less than the lock age (a new queue
+        /// has 120).
+        #[arg(long, value_name = "SECONDS")]
         warn_seconds: Option<i64>,
-        /// Most items one user may hold at once (0 removes the limit).
-        #[arg(long)]
+        /// Most items one user may hold at once (0 removes the limit; a new queue has none).
+        #[arg(long, value_name = "N")]
         max_per_user: Option<i64>,
-        #[arg(long, value_parser = parse_bool)]
+        /// true stops claims from the queue, false resumes them (also yes/no, on/off, 1/0;
+        /// a new queue runs).
+        #[arg(long, value_parser = parse_bool, value_name = "BOOL")]
         paused: Option<bool>,
         /// Create the queue if it does not exist yet.
         #[arg(long)]
@@ -239,6 +301,7 @@ pub enum QueueCommand {
     },
     /// List queues and their settings.
     List {
+        /// Print one JSON array of queues.
         #[arg(long)]
         json: bool,
     },
@@ -248,7 +311,9 @@ pub enum QueueCommand {
 pub enum UserCommand {
     /// Set a user's role.
     Set {
+        /// The user's name (as given by --user, CASELOAD_USER or the OS login).
         name: String,
+        /// staff (the default for unknown users) or supervisor.
         #[arg(long, value_parser = parse_role)]
         role: Role,
     },
@@ -256,7 +321,9 @@ pub enum UserCommand {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
+    /// Comma-separated values with a header row.
     Csv,
+    /// One JSON object per line.
     Jsonl,
 }
 
@@ -307,6 +374,8 @@ pub type CliResult = Result<(), Failure>;
 pub struct Invocation {
     pub location: Location,
     pub source: Source,
+    /// The config files' settings (user over system).
+    pub config: crate::config::Config,
     pub actor: Actor,
     pub allow_network_fs: bool,
 }
@@ -316,12 +385,15 @@ pub fn context(cli: &Cli) -> Result<Invocation, Failure> {
     let env_user = std::env::var("CASELOAD_USER").ok();
     let actor = crate::store::identity::resolve(cli.user.as_deref(), env_user.as_deref())
         .map_err(|m| anyhow!(m))?;
+    let config = crate::config::Config::load()?;
     let env_db = std::env::var("CASELOAD_DB").ok();
-    let (location, source) =
-        location::resolve(cli.db.as_deref(), env_db.as_deref()).map_err(|m| anyhow!(m))?;
+    let (location, source) = config
+        .resolve_db(cli.db.as_deref(), env_db.as_deref())
+        .map_err(|m| anyhow!(m))?;
     Ok(Invocation {
         location,
         source,
+        config,
         actor,
         allow_network_fs: cli.allow_network_fs,
     })
@@ -351,6 +423,14 @@ pub fn open_store(ctx: &Invocation, init: bool) -> Result<Box<dyn Store>, Failur
 
 /// Runs a subcommand.
 pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
+    // Completions and man pages need no database, user or config file.
+    match &cli.command {
+        Some(Command::Completions { shell }) => {
+            return crate::cli_help::completions(*shell, out);
+        }
+        Some(Command::Man { dir }) => return crate::cli_help::man(dir, out),
+        _ => {}
+    }
     let ctx = context(&cli)?;
     let Some(command) = cli.command else {
         return tui(&ctx);
@@ -475,13 +555,15 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::Export { state, format } => {
             export(&mut *open_store(&ctx, false)?, state, format, out)
         }
-        Command::Check => check(&mut *open_store(&ctx, false)?, out),
+        Command::Check => check(&ctx, out),
         Command::MigrateTo { url } => migrate_to(&ctx, &url, out),
         Command::Backup { file } => {
             open_store(&ctx, false)?.backup(&file)?;
             writeln!(out, "Backed up to {}", file.display())?;
             Ok(())
         }
+        // Answered above, before the config files are read.
+        Command::Completions { .. } | Command::Man { .. } => Ok(()),
     }
 }
 
@@ -492,8 +574,8 @@ fn tui(ctx: &Invocation) -> CliResult {
             "the interactive view needs a terminal; use a subcommand (see `caseload --help`)",
         );
     }
-    let mut store = open_store(ctx, false)?;
-    crate::tui::run(&mut *store)?;
+    let store = open_store(ctx, false)?;
+    crate::tui::run(store)?;
     Ok(())
 }
 
@@ -565,6 +647,7 @@ fn demo(ctx: &Invocation, db_given: bool, out: &mut dyn Write) -> CliResult {
         let ctx = Invocation {
             location: Location::File(path.clone()),
             source: location::Source::Flag,
+            config: ctx.config.clone(),
             actor: ctx.actor.clone(),
             allow_network_fs: ctx.allow_network_fs,
         };
@@ -694,7 +777,11 @@ fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliResult {
     let now = s.now()?;
     let queues = s.queues()?;
     for item in &items {
-        let lock = lock_text(item, &queues, now);
+        let mut lock = lock_text(item, &queues, now);
+        if a.mine && item.lock_user.is_some() {
+            // What a holder needs to carry on (`--token`), e.g. after a lost answer.
+            lock = format!("{lock} token {}", item.lock_token);
+        }
         let due = item
             .due_at
             .map(|d| rfc3339(d)[..16].to_string())
@@ -707,7 +794,7 @@ fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliResult {
             lock,
             due,
             truncate(&sanitize::line(&item.queue), 12),
-            truncate(&sanitize::line(&item.title), 100)
+            truncate(&sanitize::line(&item.list_title()), 100)
         )?;
     }
     Ok(())
@@ -771,6 +858,13 @@ fn write_item(s: &mut dyn Store, item: &Item, out: &mut dyn Write) -> CliResult 
     let now = s.now()?;
     let queues = s.queues()?;
     writeln!(out, "#{} {}", item.id, sanitize::line(&item.title))?;
+    if let Some(why) = item.unreadable_summary() {
+        writeln!(
+            out,
+            "unreadable: {why} (another program or a damaged disk wrote it; bad bytes show \
+             as \u{FFFD}; see `caseload check`)"
+        )?;
+    }
     writeln!(out, "queue:      {}", sanitize::line(&item.queue))?;
     writeln!(out, "state:      {}", lock_text(item, &queues, now))?;
     if item.lock_user.is_some() {
@@ -1062,9 +1156,15 @@ fn export(
             s.to_string()
         }
     };
+    let mut left_out: Vec<(i64, String)> = Vec::new();
+    let mut written = 0u64;
     match format {
         FormatArg::Jsonl => {
             s.export(state, &mut |item| {
+                if left_out_unreadable(item, &mut left_out) {
+                    return Ok(());
+                }
+                written += 1;
                 writeln!(out, "{}", escape_json_output(&item_json(item).to_string()))
             })?;
         }
@@ -1093,6 +1193,10 @@ fn export(
             ];
             w.write_record(HEADER)?;
             s.export(state, &mut |item| {
+                if left_out_unreadable(item, &mut left_out) {
+                    return Ok(());
+                }
+                written += 1;
                 let t = |v: Option<i64>| v.map(rfc3339).unwrap_or_default();
                 let o = |v: &Option<String>| v.as_deref().map(clean).unwrap_or_default();
                 w.write_record([
@@ -1121,11 +1225,54 @@ fn export(
             w.flush()?;
         }
     }
-    Ok(())
+    unreadable_left_out(written, &left_out)
 }
 
-fn check(s: &mut dyn Store, out: &mut dyn Write) -> CliResult {
-    let problems = s.check()?;
+/// Export writes data exactly or not at all: a row with unreadable text is left out (and
+/// reported after the rest) rather than written with its bad bytes replaced.
+fn left_out_unreadable(item: &Item, left_out: &mut Vec<(i64, String)>) -> bool {
+    match item.unreadable_summary() {
+        Some(why) => {
+            left_out.push((item.id, why));
+            true
+        }
+        None => false,
+    }
+}
+
+/// Exit 1 with one line naming the rows export left out, once every other row is written.
+fn unreadable_left_out(written: u64, left_out: &[(i64, String)]) -> CliResult {
+    if left_out.is_empty() {
+        return Ok(());
+    }
+    let named: Vec<String> = left_out
+        .iter()
+        .take(5)
+        .map(|(id, why)| format!("#{id} ({why})"))
+        .collect();
+    let more = match left_out.len() {
+        n if n > 5 => format!(" and {} more", n - 5),
+        _ => String::new(),
+    };
+    Err(anyhow!(
+        "export wrote {written} item(s) but left out {} unreadable item(s): {}{more}; \
+         `caseload show ID` shows what is readable, `caseload check` lists them all",
+        left_out.len(),
+        named.join(", ")
+    )
+    .into())
+}
+
+/// `caseload check`: always finishes with the list of every problem it can see (exit 1)
+/// or "ok"; a file too damaged to open normally is still checked as far as SQLite can read.
+fn check(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
+    let problems = match (open_store(ctx, false), &ctx.location) {
+        (Ok(mut s), _) => s.check()?,
+        (Err(f), Location::File(path)) if path.is_file() => {
+            crate::store::sqlite_check::run_on_file(path, &format!("{:#}", f.error))
+        }
+        (Err(f), _) => return Err(f),
+    };
     if problems.is_empty() {
         writeln!(out, "ok")?;
         return Ok(());
@@ -1133,13 +1280,18 @@ fn check(s: &mut dyn Store, out: &mut dyn Write) -> CliResult {
     for p in &problems {
         writeln!(out, "{}", sanitize::line(p))?;
     }
+    if matches!(ctx.location, Location::File(_)) {
+        for a in crate::store::sqlite_check::advice(&problems) {
+            writeln!(out, "{}", sanitize::line(&a))?;
+        }
+    }
     Err(anyhow!("check found {} problem(s)", problems.len()).into())
 }
 
 /// An item as JSON: schema field names, times as RFC 3339 UTC strings, params as JSON.
 pub fn item_json(item: &Item) -> Value {
     let t = |v: Option<i64>| v.map_or(Value::Null, |t| Value::String(rfc3339(t)));
-    json!({
+    let mut v = json!({
         "id": item.id,
         "queue": item.queue,
         "request_id": item.request_id,
@@ -1159,7 +1311,15 @@ pub fn item_json(item: &Item) -> Value {
         "created_by": item.created_by,
         "finished_at": t(item.finished_at),
         "finished_by": item.finished_by,
-    })
+    });
+    if !item.unreadable.is_empty() {
+        v["unreadable"] = item
+            .unreadable
+            .iter()
+            .map(|u| json!({"column": u.column, "problem": u.problem}))
+            .collect();
+    }
+    v
 }
 
 /// An event as JSON.

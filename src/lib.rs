@@ -11,11 +11,15 @@
 //! - [`tui`]: the thin loop that runs `app`'s effects against the Store and draws `ui`,
 //!   plus the terminal's life cycle (restore on every exit, SIGHUP).
 //! - [`cli`]: the subcommands, each a few lines over the Store.
+//! - [`cli_help`]: the examples after every `--help`, shell completions, man pages.
+//! - [`config`]: the system and user config files (`toml`) in one `Config`.
 //! - [`import`]: CSV / JSON Lines parsing and validation for `caseload import`.
 //! - [`logging`]: diagnostics to a log file, never to a screen.
 
 pub mod app;
 pub mod cli;
+pub mod cli_help;
+pub mod config;
 pub mod demo;
 pub mod domain;
 pub mod import;

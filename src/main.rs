@@ -3,9 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
-
-use caseload::cli::{self, Cli};
+use caseload::cli;
 use caseload::domain::sanitize;
 use caseload::store::exit;
 
@@ -24,7 +22,7 @@ fn main() -> ExitCode {
             sanitize::line(&msg)
         );
     }));
-    let cli = match Cli::try_parse() {
+    let cli = match caseload::cli_help::parse() {
         Ok(c) => c,
         Err(e) => {
             let code = match e.kind() {

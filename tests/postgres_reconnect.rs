@@ -14,7 +14,6 @@ use std::time::Duration;
 use caseload::domain::{Actor, NewItem};
 use caseload::store::Store;
 use caseload::store::postgres::{PgOptions, PgStore};
-use caseload::tui::Session;
 use common::PgBackend;
 use ratatui::crossterm::event::KeyCode;
 
@@ -117,23 +116,23 @@ fn the_tui_reconnects_and_keeps_the_users_typing() {
     };
     let mut feeder = PgStore::open(&b.url, Actor::new("feeder", "feeder"), &opts).unwrap();
     feeder.add(&NewItem::titled("Printer on fire")).unwrap();
-    let mut alice = PgStore::open(&url, Actor::new("alice", "alice"), &opts).unwrap();
-    let mut s = Session::start(&mut alice, 100, 20, false);
-    s.handle(None);
+    let alice = PgStore::open(&url, Actor::new("alice", "alice"), &opts).unwrap();
+    let mut s = tui_support::live_session(alice, 100, 20, false);
+    s.step(None);
     assert!(tui_support::screen(&s.state).contains("Printer on fire"));
 
     // The user is typing a filter when the server goes away.
-    s.handle(tui_support::key('/'));
+    s.step(tui_support::key('/'));
     tui_support::type_text(&mut s, "print");
     proxy.cut();
-    s.handle(None);
+    s.step(None);
     let screen = tui_support::screen(&s.state);
     assert!(s.state.offline, "the session knows it is offline");
     assert!(screen.contains("reconnecting…"), "{screen}");
     // Ticks while the server is down neither stall nor lose anything.
     let t = std::time::Instant::now();
     for _ in 0..5 {
-        s.handle(None);
+        s.step(None);
     }
     assert!(
         t.elapsed() < Duration::from_secs(3),
@@ -151,11 +150,11 @@ fn the_tui_reconnects_and_keeps_the_users_typing() {
         .unwrap();
     proxy.restore();
     std::thread::sleep(Duration::from_millis(1100));
-    s.handle(None);
-    s.handle(None);
+    s.step(None);
+    s.step(None);
     assert!(!s.state.offline, "back online");
-    s.handle(tui_support::code(KeyCode::Enter));
-    s.handle(None);
+    s.step(tui_support::code(KeyCode::Enter));
+    s.step(None);
     let screen = tui_support::screen(&s.state);
     assert!(
         screen.contains("Printer out of toner") && screen.contains("Printer on fire"),

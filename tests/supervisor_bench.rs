@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 use caseload::domain::{Actor, Role};
 use caseload::store::sqlite::{OpenOptions, SqliteStore};
 use caseload::store::{ListFilter, StateFilter, Store, TakeNext};
-use caseload::tui::Session;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -122,51 +121,52 @@ fn supervisor_timings_on_a_million_items_and_ten_thousand_locks() {
         })
         .unwrap();
     assert_eq!(held as usize, LOCKS);
-    let mut s = Session::start(&mut store, w, h, true);
+    let mut s = tui_support::live_session(store, w, h, true);
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
 
     // Locks view: switching to it queries the window, the count and the lock starts.
     let mut worst_locks = Duration::ZERO;
     let locks_view = avg(20, || {
-        s.handle(key(KeyCode::Char('1')));
+        s.step(key(KeyCode::Char('1')));
         let t0 = Instant::now();
-        s.handle(key(KeyCode::Char('3')));
+        s.step(key(KeyCode::Char('3')));
         caseload::tui::draw(&mut t, &s.state).unwrap();
         worst_locks = worst_locks.max(t0.elapsed());
     });
     assert_eq!(s.state.panes[2].total as usize, LOCKS);
     let locks_pgdn = avg(20, || {
-        s.handle(key(KeyCode::PageDown));
+        s.step(key(KeyCode::PageDown));
         caseload::tui::draw(&mut t, &s.state).unwrap();
     });
-    s.handle(key(KeyCode::Char('/')));
+    s.step(key(KeyCode::Char('/')));
     for c in "holder:user7 state:expired".chars() {
-        s.handle(key(KeyCode::Char(c)));
+        s.step(key(KeyCode::Char(c)));
     }
     let t0 = Instant::now();
-    s.handle(key(KeyCode::Enter));
+    s.step(key(KeyCode::Enter));
     caseload::tui::draw(&mut t, &s.state).unwrap();
     let locks_filtered = t0.elapsed();
 
     // Stats view: the whole `stats()` query plus the draw.
     // The first load in a session counts the last 24 hours' completions from scratch;
     // later refreshes read only the events since (see `CompletionCounts` in sqlite.rs).
-    s.handle(key(KeyCode::Char('1')));
+    s.step(key(KeyCode::Char('1')));
     let t0 = Instant::now();
-    s.handle(key(KeyCode::Char('4')));
+    s.step(key(KeyCode::Char('4')));
     caseload::tui::draw(&mut t, &s.state).unwrap();
     let stats_first = t0.elapsed();
     let mut worst_stats = Duration::ZERO;
     let stats_view = avg(10, || {
-        s.handle(key(KeyCode::Char('1')));
+        s.step(key(KeyCode::Char('1')));
         let t0 = Instant::now();
-        s.handle(key(KeyCode::Char('4')));
+        s.step(key(KeyCode::Char('4')));
         caseload::tui::draw(&mut t, &s.state).unwrap();
         worst_stats = worst_stats.max(t0.elapsed());
     });
     let stats = s.state.stats.clone().unwrap();
     assert_eq!(stats.locked as usize, LOCKS);
     drop(s);
+    let mut store = open_at(&path, "sup");
 
     // Bulk release of 1,000 locks while another connection claims in a loop.
     let locks: Vec<(i64, i64)> = store

@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use caseload::domain::Actor;
 use caseload::store::sqlite::{OpenOptions, SqliteStore};
-use caseload::tui::Session;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -52,73 +51,73 @@ fn tui_timings_on_a_million_items() {
     tui_support::million_item_db();
     let (w, h) = (120, 40);
     let ((), first) = time(|| {
-        let mut store = open("alice");
-        let s = Session::start(&mut store, w, h, true);
+        let store = open("alice");
+        let s = tui_support::live_session(store, w, h, true);
         let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
         caseload::tui::draw(&mut t, &s.state).unwrap();
     });
-    let mut store = open("alice");
-    let mut s = Session::start(&mut store, w, h, true);
+    let store = open("alice");
+    let mut s = tui_support::live_session(store, w, h, true);
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     let frame = avg(200, || caseload::tui::draw(&mut t, &s.state).unwrap());
     let total = s.state.panes[0].total;
     assert_eq!(total as usize, N.max(total as usize));
     let j_in_window = avg(30, || {
-        s.handle(key(KeyCode::Char('j')));
+        s.step(key(KeyCode::Char('j')));
         caseload::tui::draw(&mut t, &s.state).unwrap();
     });
     // Past the window every j re-queries the window and the count.
     let j_scrolling = avg(100, || {
-        s.handle(key(KeyCode::Char('j')));
+        s.step(key(KeyCode::Char('j')));
         caseload::tui::draw(&mut t, &s.state).unwrap();
     });
     let pgdn = avg(50, || {
-        s.handle(key(KeyCode::PageDown));
+        s.step(key(KeyCode::PageDown));
         caseload::tui::draw(&mut t, &s.state).unwrap();
     });
     let ((), end) = time(|| {
-        s.handle(key(KeyCode::Char('G')));
+        s.step(key(KeyCode::Char('G')));
         caseload::tui::draw(&mut t, &s.state).unwrap();
     });
     // Deep in the list every window query pays for its OFFSET.
     let up_at_end = avg(40, || {
-        s.handle(key(KeyCode::PageUp));
+        s.step(key(KeyCode::PageUp));
         caseload::tui::draw(&mut t, &s.state).unwrap();
     });
-    s.handle(key(KeyCode::Char('g')));
+    s.step(key(KeyCode::Char('g')));
     for _ in 0..(500_000 / 36) {
         s.state.panes[0].selected += 36;
     }
     let ((), middle) = time(|| {
-        s.handle(key(KeyCode::Char('j')));
+        s.step(key(KeyCode::Char('j')));
         caseload::tui::draw(&mut t, &s.state).unwrap();
     });
-    s.handle(key(KeyCode::Char('g')));
-    s.handle(key(KeyCode::Char('/')));
+    s.step(key(KeyCode::Char('g')));
+    s.step(key(KeyCode::Char('/')));
     let filter_key = avg(20, || {
-        s.handle(key(KeyCode::Char('7')));
+        s.step(key(KeyCode::Char('7')));
         caseload::tui::draw(&mut t, &s.state).unwrap();
     });
     for _ in 0..20 {
-        s.handle(key(KeyCode::Backspace));
+        s.step(key(KeyCode::Backspace));
     }
     for c in "queue:helpdesk".chars() {
-        s.handle(key(KeyCode::Char(c)));
+        s.step(key(KeyCode::Char(c)));
     }
     let ((), apply_queue) = time(|| {
-        s.handle(key(KeyCode::Enter));
+        s.step(key(KeyCode::Enter));
         caseload::tui::draw(&mut t, &s.state).unwrap();
     });
-    s.handle(key(KeyCode::Char('/')));
+    s.step(key(KeyCode::Char('/')));
     for c in " customer 42".chars() {
-        s.handle(key(KeyCode::Char(c)));
+        s.step(key(KeyCode::Char(c)));
     }
     let ((), apply_text) = time(|| {
-        s.handle(key(KeyCode::Enter));
+        s.step(key(KeyCode::Enter));
         caseload::tui::draw(&mut t, &s.state).unwrap();
     });
     let tick = avg(50, || {
-        s.handle(None);
+        s.step(None);
         caseload::tui::draw(&mut t, &s.state).unwrap();
     });
     println!("items: {total}");

@@ -23,9 +23,12 @@ impl EventSource for Script {
     fn next(&mut self, _timeout: Duration) -> std::io::Result<Option<Event>> {
         Ok(self.0.pop_front().unwrap_or_else(|| key('q')))
     }
+    fn lockstep(&self) -> bool {
+        true
+    }
 }
 
-fn drive(term: &mut Terminal<TestBackend>, s: &mut Session<'_>, events: Vec<Option<Event>>) {
+fn drive(term: &mut Terminal<TestBackend>, s: &mut Session, events: Vec<Option<Event>>) {
     s.state.quit = false;
     let stop = AtomicBool::new(false);
     run_loop(term, s, &mut Script(events.into()), &stop).unwrap();
@@ -52,12 +55,12 @@ fn alice_takes_bob_sees_it_alice_completes() {
     let clock = Clock::at(T0);
     let mut feeder = db.store("feeder", &clock);
     let ids = add_items(&mut feeder, "helpdesk", &["Reset password", "Order toner"]);
-    let mut alice_store = db.store("alice", &clock);
-    let mut bob_store = db.store("bob", &clock);
+    let alice_store = db.store("alice", &clock);
+    let bob_store = db.store("bob", &clock);
     let mut alice_term = Terminal::new(TestBackend::new(100, 20)).unwrap();
     let mut bob_term = Terminal::new(TestBackend::new(100, 20)).unwrap();
-    let mut alice = Session::start(&mut alice_store, 100, 20, true);
-    let mut bob = Session::start(&mut bob_store, 100, 20, true);
+    let mut alice = start(alice_store, &clock, 100, 20, true);
+    let mut bob = start(bob_store, &clock, 100, 20, true);
 
     drive(&mut bob_term, &mut bob, vec![]);
     let before = buffer_text(bob_term.backend());

@@ -5,7 +5,6 @@ mod tui_support;
 
 use caseload::domain::{NewItem, QueueUpdate};
 use caseload::store::{Store, TakeNext};
-use caseload::tui::Session;
 use ratatui::crossterm::event::KeyCode;
 use ratatui::style::Color;
 use tui_support::*;
@@ -56,8 +55,8 @@ fn world() -> (Db, Clock) {
 #[test]
 fn queue_view() {
     let (db, clock) = world();
-    let mut store = db.store("alice", &clock);
-    let s = Session::start(&mut store, 100, 14, true);
+    let store = db.store("alice", &clock);
+    let s = start(store, &clock, 100, 14, true);
     let text = screen(&s.state);
     assert!(text.contains("bob, 25m00s left"), "{text}");
     assert!(text.contains("EXPIRED carol +15m00s"), "{text}");
@@ -67,9 +66,9 @@ fn queue_view() {
 #[test]
 fn take_next_opens_the_detail_then_mine_shows_the_countdown() {
     let (db, clock) = world();
-    let mut store = db.store("alice", &clock);
-    let mut s = Session::start(&mut store, 100, 24, true);
-    s.handle(key('n'));
+    let store = db.store("alice", &clock);
+    let mut s = start(store, &clock, 100, 24, true);
+    s.step(key('n'));
     let text = screen(&s.state);
     assert!(
         text.contains("#1 "),
@@ -79,8 +78,8 @@ fn take_next_opens_the_detail_then_mine_shows_the_countdown() {
     insta::assert_snapshot!("detail", text);
 
     clock.advance(90_000);
-    s.handle(code(KeyCode::Esc));
-    s.handle(key('2'));
+    s.step(code(KeyCode::Esc));
+    s.step(key('2'));
     let text = screen(&s.state);
     assert!(text.contains("you, 28m30s left"), "live countdown: {text}");
     insta::assert_snapshot!("mine", text);
@@ -89,28 +88,28 @@ fn take_next_opens_the_detail_then_mine_shows_the_countdown() {
 #[test]
 fn help_is_generated_from_the_key_table() {
     let (db, clock) = world();
-    let mut store = db.store("alice", &clock);
-    let mut s = Session::start(&mut store, 100, 50, true);
-    s.handle(key('?'));
+    let store = db.store("alice", &clock);
+    let mut s = start(store, &clock, 100, 50, true);
+    s.step(key('?'));
     let text = screen(&s.state);
     for bd in caseload::app::keymap::KEYMAP {
         assert!(text.contains(bd.help), "{} missing", bd.help);
     }
     insta::assert_snapshot!("help", text);
-    s.handle(key('x'));
+    s.step(key('x'));
     assert!(s.state.help.is_none(), "any key closes the help");
 }
 
 #[test]
 fn complete_asks_for_confirmation() {
     let (db, clock) = world();
-    let mut store = db.store("alice", &clock);
-    let mut s = Session::start(&mut store, 100, 24, true);
-    s.handle(key('n'));
-    s.handle(key('c'));
+    let store = db.store("alice", &clock);
+    let mut s = start(store, &clock, 100, 24, true);
+    s.step(key('n'));
+    s.step(key('c'));
     type_text(&mut s, "Replaced the fuser");
     insta::assert_snapshot!("confirm", screen(&s.state));
-    s.handle(code(KeyCode::Esc));
+    s.step(code(KeyCode::Esc));
     assert!(s.state.dialog.is_none());
     assert_eq!(s.state.held.len(), 1, "Esc cancels: still held");
 }
@@ -118,25 +117,25 @@ fn complete_asks_for_confirmation() {
 #[test]
 fn a_lost_lock_is_noticed_without_a_key() {
     let (db, clock) = world();
-    let mut store = db.store("alice", &clock);
-    let mut s = Session::start(&mut store, 100, 24, true);
-    s.handle(key('n')); // takes #1 at 10:00
-    s.handle(key('e'));
+    let store = db.store("alice", &clock);
+    let mut s = start(store, &clock, 100, 24, true);
+    s.step(key('n')); // takes #1 at 10:00
+    s.step(key('e'));
     type_text(&mut s, "Spoke to Sam");
-    s.handle(code(KeyCode::Esc)); // kept as a draft, not saved
+    s.step(code(KeyCode::Esc)); // kept as a draft, not saved
     clock.set(T0 + 31 * MIN);
     let mut bob_store = db.store("bob", &clock);
     let taken = bob_store.take(1).unwrap();
     assert_eq!(taken.lock_user.as_deref(), Some("bob"));
     clock.advance(1000);
-    s.handle(None); // a tick: the marker changed, the lock check finds the loss
+    s.step(None); // a tick: the marker changed, the lock check finds the loss
     let text = screen(&s.state);
     assert!(
         text.contains("Your lock on #1 expired at 10:30; bob took it at 10:31"),
         "{text}"
     );
     insta::assert_snapshot!("lost_lock", text);
-    s.handle(code(KeyCode::Enter)); // add the notes as a comment
+    s.step(code(KeyCode::Enter)); // add the notes as a comment
     let hist = bob_store.history(1).unwrap();
     let last = hist.last().unwrap();
     assert_eq!(last.actor, "alice");
@@ -146,8 +145,8 @@ fn a_lost_lock_is_noticed_without_a_key() {
 #[test]
 fn a_small_terminal_gets_a_message() {
     let (db, clock) = world();
-    let mut store = db.store("alice", &clock);
-    let s = Session::start(&mut store, 40, 8, true);
+    let store = db.store("alice", &clock);
+    let s = start(store, &clock, 40, 8, true);
     insta::assert_snapshot!("too_small", screen(&s.state));
 }
 
@@ -162,10 +161,10 @@ fn hostile_text_is_shown_harmlessly() {
         .into();
     it.params = r#"{"k":"\u001b[31mred"}"#.into();
     feeder.add(&it).unwrap();
-    let mut store = db.store("alice", &clock);
-    let mut s = Session::start(&mut store, 100, 20, true);
+    let store = db.store("alice", &clock);
+    let mut s = start(store, &clock, 100, 20, true);
     let list = screen(&s.state);
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Enter));
     let detail = screen(&s.state);
     for text in [&list, &detail] {
         for bad in [
@@ -182,10 +181,10 @@ fn hostile_text_is_shown_harmlessly() {
 #[test]
 fn no_color_is_monochrome_but_shows_every_state() {
     let (db, clock) = world();
-    let mut store = db.store("alice", &clock);
-    let mut s = Session::start(&mut store, 100, 14, false);
-    s.handle(key('n'));
-    s.handle(code(KeyCode::Esc));
+    let store = db.store("alice", &clock);
+    let mut s = start(store, &clock, 100, 14, false);
+    s.step(key('n'));
+    s.step(code(KeyCode::Esc));
     let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 14)).unwrap();
     caseload::tui::draw(&mut t, &s.state).unwrap();
     let buf = t.backend().buffer();
@@ -208,15 +207,15 @@ fn no_color_is_monochrome_but_shows_every_state() {
 #[test]
 fn take_next_skips_what_was_skipped_this_session() {
     let (db, clock) = world();
-    let mut store = db.store("alice", &clock);
-    let mut s = Session::start(&mut store, 100, 24, true);
-    s.handle(key('n'));
+    let store = db.store("alice", &clock);
+    let mut s = start(store, &clock, 100, 24, true);
+    s.step(key('n'));
     assert_eq!(s.state.detail.as_ref().unwrap().item.id, 1);
-    s.handle(key('s'));
+    s.step(key('s'));
     let next = s.state.detail.as_ref().unwrap().item.id;
     assert_ne!(next, 1);
-    s.handle(key('r'));
-    s.handle(key('n'));
+    s.step(key('r'));
+    s.step(key('n'));
     let again = s.state.detail.as_ref().unwrap().item.id;
     assert_ne!(again, 1, "the skipped item is not offered again");
     let _ = TakeNext::default();
@@ -234,16 +233,16 @@ fn a_one_mebibyte_body_scrolls_without_freezing() {
         .join("");
     assert!(it.body.len() < 1 << 20);
     feeder.add(&it).unwrap();
-    let mut store = db.store("alice", &clock);
-    let mut s = Session::start(&mut store, 100, 30, true);
-    s.handle(code(KeyCode::Enter));
+    let store = db.store("alice", &clock);
+    let mut s = start(store, &clock, 100, 30, true);
+    s.step(code(KeyCode::Enter));
     let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30)).unwrap();
     let start = std::time::Instant::now();
     for _ in 0..200 {
-        s.handle(code(KeyCode::PageDown));
+        s.step(code(KeyCode::PageDown));
         caseload::tui::draw(&mut t, &s.state).unwrap();
     }
-    s.handle(key('G'));
+    s.step(key('G'));
     caseload::tui::draw(&mut t, &s.state).unwrap();
     let took = start.elapsed();
     assert!(
@@ -258,19 +257,19 @@ fn a_one_mebibyte_body_scrolls_without_freezing() {
 fn resume_at_startup_reacquires_and_lists_lost_locks() {
     let (db, clock) = world();
     {
-        let mut store = db.store("alice", &clock);
-        let mut s = Session::start(&mut store, 100, 20, true);
-        s.handle(key('n')); // #1
-        s.handle(key('n')); // #3, carol's expired lock, taken over
-        s.handle(key('n')); // #5
+        let store = db.store("alice", &clock);
+        let mut s = start(store, &clock, 100, 20, true);
+        s.step(key('n')); // #1
+        s.step(key('n')); // #3, carol's expired lock, taken over
+        s.step(key('n')); // #5
         assert_eq!(s.state.held.len(), 3);
     } // alice's terminal closes with the locks held
     clock.set(T0 + 31 * MIN); // all three expired
     let mut bob = db.store("bob", &clock);
     bob.take(5).unwrap(); // bob takes one over
     clock.advance(MIN);
-    let mut store = db.store("alice", &clock);
-    let s = Session::start(&mut store, 100, 20, true);
+    let store = db.store("alice", &clock);
+    let s = start(store, &clock, 100, 20, true);
     let text = screen(&s.state);
     assert_eq!(s.state.view, caseload::app::View::Mine, "opens on Mine");
     assert!(text.contains("You have 2 unfinished items"), "{text}");
@@ -289,16 +288,16 @@ fn resume_at_startup_reacquires_and_lists_lost_locks() {
 #[test]
 fn the_screen_warns_before_expiry_and_flags_it_after() {
     let (db, clock) = world();
-    let mut store = db.store("alice", &clock);
-    let mut s = Session::start(&mut store, 100, 20, false);
-    s.handle(key('n'));
+    let store = db.store("alice", &clock);
+    let mut s = start(store, &clock, 100, 20, false);
+    s.step(key('n'));
     clock.advance(29 * MIN + 15_000); // helpdesk: 30-minute locks, 2-minute warning
-    s.handle(None);
+    s.step(None);
     let text = screen(&s.state);
     assert!(text.contains("! yours, 45s left"), "{text}");
     assert!(text.contains("! Your lock on #1 expires in 45s"), "{text}");
     clock.advance(50_000);
-    s.handle(None);
+    s.step(None);
     let text = screen(&s.state);
     assert!(text.contains("EXPIRED +5s"), "{text}");
     assert!(
@@ -306,7 +305,7 @@ fn the_screen_warns_before_expiry_and_flags_it_after() {
         "{text}"
     );
     // A key in the item's view renews it (nobody took it over).
-    s.handle(key('j'));
+    s.step(key('j'));
     let text = screen(&s.state);
     assert!(text.contains("yours, 30m00s left"), "{text}");
 }

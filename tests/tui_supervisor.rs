@@ -91,11 +91,11 @@ fn world() -> (Db, Clock) {
     (db, clock)
 }
 
-fn press(s: &mut Session<'_>, keys: &str) {
+fn press(s: &mut Session, keys: &str) {
     type_text(s, keys);
 }
 
-fn status(s: &Session<'_>) -> String {
+fn status(s: &Session) -> String {
     s.state
         .status
         .as_ref()
@@ -122,9 +122,9 @@ fn lock_row(screen: &str, id: i64) -> String {
 #[test]
 fn locks_view_lists_every_lock_oldest_first_and_flags_stale_ones() {
     let (db, clock) = world();
-    let mut store = db.store("sup", &clock);
-    let mut s = Session::start(&mut store, 100, 16, true);
-    s.handle(key('3'));
+    let store = db.store("sup", &clock);
+    let mut s = start(store, &clock, 100, 16, true);
+    s.step(key('3'));
     let text = screen(&s.state);
     insta::assert_snapshot!("locks", text);
     let body: Vec<&str> = text.lines().skip(2).take(6).collect();
@@ -162,9 +162,9 @@ fn locks_view_lists_every_lock_oldest_first_and_flags_stale_ones() {
 fn stale_locks_stand_out_in_colour_and_without_it() {
     let (db, clock) = world();
     for color in [true, false] {
-        let mut store = db.store("sup", &clock);
-        let mut s = Session::start(&mut store, 100, 16, color);
-        s.handle(key('3'));
+        let store = db.store("sup", &clock);
+        let mut s = start(store, &clock, 100, 16, color);
+        s.step(key('3'));
         let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 16)).unwrap();
         caseload::tui::draw(&mut t, &s.state).unwrap();
         let buf = t.backend().buffer().clone();
@@ -192,12 +192,12 @@ fn stale_locks_stand_out_in_colour_and_without_it() {
 #[test]
 fn locks_filter_by_holder_queue_and_expiry() {
     let (db, clock) = world();
-    let mut store = db.store("sup", &clock);
-    let mut s = Session::start(&mut store, 100, 16, false);
-    s.handle(key('3'));
-    s.handle(key('/'));
+    let store = db.store("sup", &clock);
+    let mut s = start(store, &clock, 100, 16, false);
+    s.step(key('3'));
+    s.step(key('/'));
     press(&mut s, "holder:bob state:expired");
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Enter));
     let text = screen(&s.state);
     insta::assert_snapshot!("locks_filtered", text);
     assert!(text.contains("filter: holder:bob state:expired"), "{text}");
@@ -208,24 +208,24 @@ fn locks_filter_by_holder_queue_and_expiry() {
         "bob's live lock filtered out: {text}"
     );
     // queue: narrows too; Esc clears.
-    s.handle(key('/'));
+    s.step(key('/'));
     for _ in 0..40 {
-        s.handle(code(KeyCode::Backspace));
+        s.step(code(KeyCode::Backspace));
     }
     press(&mut s, "queue:verification");
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Enter));
     assert_eq!(s.state.panes[2].total, 1);
     assert_eq!(s.state.panes[2].rows[0].lock_user.as_deref(), Some("dave"));
-    s.handle(code(KeyCode::Esc));
+    s.step(code(KeyCode::Esc));
     assert_eq!(s.state.panes[2].total, 6);
 }
 
 #[test]
 fn stats_view_shows_every_figure() {
     let (db, clock) = world();
-    let mut store = db.store("sup", &clock);
-    let mut s = Session::start(&mut store, 100, 34, true);
-    s.handle(key('4'));
+    let store = db.store("sup", &clock);
+    let mut s = start(store, &clock, 100, 34, true);
+    s.step(key('4'));
     let text = screen(&s.state);
     insta::assert_snapshot!("stats", text);
     assert!(text.contains("open 7  (held 6, EXPIRED 3)"), "{text}");
@@ -248,11 +248,11 @@ fn stats_view_shows_every_figure() {
 #[test]
 fn supervisor_unlocks_a_stale_lock_with_a_reason() {
     let (db, clock) = world();
-    let mut store = db.store("sup", &clock);
-    let mut s = Session::start(&mut store, 100, 24, true);
-    s.handle(key('3'));
+    let store = db.store("sup", &clock);
+    let mut s = start(store, &clock, 100, 24, true);
+    s.step(key('3'));
     assert_eq!(s.state.panes[2].rows[0].id, 3, "carol's lock is first");
-    s.handle(key('u'));
+    s.step(key('u'));
     let text = screen(&s.state);
     insta::assert_snapshot!("unlock_dialog", text);
     assert!(
@@ -260,11 +260,11 @@ fn supervisor_unlocks_a_stale_lock_with_a_reason() {
         "{text}"
     );
     // No reason: refused in place.
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Enter));
     let d = s.state.dialog.as_ref().expect("still asking");
     assert_eq!(d.error.as_deref(), Some("A reason is required"));
     press(&mut s, "carol is on leave");
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Enter));
     assert!(s.state.dialog.is_none());
     assert_eq!(status(&s), "Unlocked #3; it is back in the pool");
     drop(s);
@@ -279,16 +279,16 @@ fn supervisor_unlocks_a_stale_lock_with_a_reason() {
 #[test]
 fn an_unlock_of_a_lock_that_changed_since_does_nothing() {
     let (db, clock) = world();
-    let mut store = db.store("sup", &clock);
+    let store = db.store("sup", &clock);
     let mut carol = db.store("carol", &clock);
-    let mut s = Session::start(&mut store, 100, 24, true);
-    s.handle(key('3'));
-    s.handle(key('u'));
+    let mut s = start(store, &clock, 100, 24, true);
+    s.step(key('3'));
+    s.step(key('u'));
     // Meanwhile carol finishes the item she held.
     let t = carol.item(3).unwrap().lock_token;
     carol.complete(3, t, Some("done after all")).unwrap();
     press(&mut s, "stale");
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Enter));
     assert!(
         status(&s).contains("changed since you looked"),
         "{}",
@@ -301,14 +301,14 @@ fn an_unlock_of_a_lock_that_changed_since_does_nothing() {
 #[test]
 fn reassign_asks_for_the_user_and_the_reason_in_one_dialog() {
     let (db, clock) = world();
-    let mut store = db.store("sup", &clock);
-    let mut s = Session::start(&mut store, 100, 24, true);
-    s.handle(key('3'));
-    s.handle(key('a'));
+    let store = db.store("sup", &clock);
+    let mut s = start(store, &clock, 100, 24, true);
+    s.step(key('3'));
+    s.step(key('a'));
     press(&mut s, "not a name");
-    s.handle(code(KeyCode::Tab));
+    s.step(code(KeyCode::Tab));
     press(&mut s, "carol is away");
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Enter));
     let d = s
         .state
         .dialog
@@ -318,12 +318,12 @@ fn reassign_asks_for_the_user_and_the_reason_in_one_dialog() {
     assert_eq!(d.value(1), "carol is away", "the reason typed is kept");
     assert_eq!(d.focus, 0, "back on the bad field");
     for _ in 0..10 {
-        s.handle(code(KeyCode::Backspace));
+        s.step(code(KeyCode::Backspace));
     }
     press(&mut s, "erin");
     let text = screen(&s.state);
     insta::assert_snapshot!("reassign_dialog", text);
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Enter));
     assert_eq!(status(&s), "Reassigned #3 to erin");
     drop(s);
     let mut check = db.store("check", &clock);
@@ -339,13 +339,13 @@ fn reassign_asks_for_the_user_and_the_reason_in_one_dialog() {
 #[test]
 fn bulk_unlock_releases_all_expired_locks_of_bob_after_saying_how_many() {
     let (db, clock) = world();
-    let mut store = db.store("sup", &clock);
-    let mut s = Session::start(&mut store, 100, 24, true);
-    s.handle(key('3'));
-    s.handle(key('/'));
+    let store = db.store("sup", &clock);
+    let mut s = start(store, &clock, 100, 24, true);
+    s.step(key('3'));
+    s.step(key('/'));
     press(&mut s, "holder:bob state:expired");
-    s.handle(code(KeyCode::Enter));
-    s.handle(key('U'));
+    s.step(code(KeyCode::Enter));
+    s.step(key('U'));
     let text = screen(&s.state);
     insta::assert_snapshot!("bulk_dialog", text);
     let d = s.state.dialog.as_ref().expect("asks first");
@@ -353,7 +353,7 @@ fn bulk_unlock_releases_all_expired_locks_of_bob_after_saying_how_many() {
     assert!(d.message.contains("This touches 2 items"), "{}", d.message);
     assert!(d.message.contains("held by bob (2)"), "{}", d.message);
     press(&mut s, "bob went home");
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Enter));
     assert_eq!(status(&s), "Unlocked 2 locks");
     assert_eq!(s.state.panes[2].total, 0, "the filtered view is empty now");
     drop(s);
@@ -378,32 +378,32 @@ fn bulk_unlock_releases_all_expired_locks_of_bob_after_saying_how_many() {
 #[test]
 fn requeue_a_failed_item_and_cancel_an_open_one() {
     let (db, clock) = world();
-    let mut store = db.store("sup", &clock);
-    let mut s = Session::start(&mut store, 100, 24, true);
-    s.handle(key('/'));
+    let store = db.store("sup", &clock);
+    let mut s = start(store, &clock, 100, 24, true);
+    s.step(key('/'));
     press(&mut s, "state:failed");
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Enter));
     assert_eq!(s.state.panes[0].rows[0].id, 6);
-    s.handle(key('R'));
+    s.step(key('R'));
     let d = s.state.dialog.as_ref().expect("confirm first");
     assert!(
         d.message.contains("It is failed (address unknown)"),
         "{}",
         d.message
     );
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Enter));
     assert_eq!(status(&s), "Requeued #6; it is open again");
     assert_eq!(s.state.panes[0].total, 0, "no failed items left");
     // Cancel the open item #1 from the Queue view.
-    s.handle(code(KeyCode::Esc));
-    s.handle(key('x'));
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Esc));
+    s.step(key('x'));
+    s.step(code(KeyCode::Enter));
     assert_eq!(
         s.state.dialog.as_ref().unwrap().error.as_deref(),
         Some("A reason is required")
     );
     press(&mut s, "duplicate of #2");
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Enter));
     assert_eq!(status(&s), "Cancelled #1");
     drop(s);
     let mut check = db.store("check", &clock);
@@ -426,9 +426,9 @@ fn requeue_a_failed_item_and_cancel_an_open_one() {
 #[test]
 fn queue_settings_are_edited_with_the_clis_validation_and_keep_typed_values() {
     let (db, clock) = world();
-    let mut store = db.store("sup", &clock);
-    let mut s = Session::start(&mut store, 100, 34, true);
-    s.handle(key('4'));
+    let store = db.store("sup", &clock);
+    let mut s = start(store, &clock, 100, 34, true);
+    s.step(key('4'));
     let names: Vec<String> = s
         .state
         .stats
@@ -440,9 +440,9 @@ fn queue_settings_are_edited_with_the_clis_validation_and_keep_typed_values() {
         .collect();
     let v = names.iter().position(|n| n == "verification").unwrap();
     for _ in 0..v {
-        s.handle(key('j'));
+        s.step(key('j'));
     }
-    s.handle(key('S'));
+    s.step(key('S'));
     let d = s.state.dialog.as_ref().expect("the settings form");
     assert_eq!(
         (0..4).map(|i| d.value(i)).collect::<Vec<_>>(),
@@ -450,18 +450,18 @@ fn queue_settings_are_edited_with_the_clis_validation_and_keep_typed_values() {
         "prefilled with the queue's settings"
     );
     // Warning 700 s with a 600 s lock: QueueUpdate::apply refuses, as the CLI does.
-    s.handle(code(KeyCode::Tab));
+    s.step(code(KeyCode::Tab));
     for _ in 0..5 {
-        s.handle(code(KeyCode::Backspace));
+        s.step(code(KeyCode::Backspace));
     }
     press(&mut s, "700");
-    s.handle(code(KeyCode::Tab));
-    s.handle(code(KeyCode::Tab));
+    s.step(code(KeyCode::Tab));
+    s.step(code(KeyCode::Tab));
     for _ in 0..5 {
-        s.handle(code(KeyCode::Backspace));
+        s.step(code(KeyCode::Backspace));
     }
     press(&mut s, "yes");
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Enter));
     let text = screen(&s.state);
     insta::assert_snapshot!("queue_settings_refused", text);
     let d = s.state.dialog.as_ref().expect("kept open");
@@ -474,16 +474,16 @@ fn queue_settings_are_edited_with_the_clis_validation_and_keep_typed_values() {
     assert_eq!(d.focus, 1, "the cursor is put on the field to fix");
     // Not a number: named.
     press(&mut s, "x");
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Enter));
     assert_eq!(
         s.state.dialog.as_ref().unwrap().error.as_deref(),
         Some("Warning seconds: '700x' is not a whole number")
     );
     for _ in 0..4 {
-        s.handle(code(KeyCode::Backspace));
+        s.step(code(KeyCode::Backspace));
     }
     press(&mut s, "90");
-    s.handle(code(KeyCode::Enter));
+    s.step(code(KeyCode::Enter));
     assert!(s.state.dialog.is_none(), "{:?}", s.state.dialog);
     assert_eq!(
         status(&s),
@@ -504,9 +504,9 @@ fn staff_see_locks_and_stats_read_only_and_every_supervisor_key_is_refused() {
     let mut check = db.store("check", &clock);
     let events_before: usize = (1..=12).map(|id| check.history(id).unwrap().len()).sum();
     let queues_before = check.queues().unwrap();
-    let mut store = db.store("erin", &clock);
-    let mut s = Session::start(&mut store, 100, 24, true);
-    s.handle(key('3'));
+    let store = db.store("erin", &clock);
+    let mut s = start(store, &clock, 100, 24, true);
+    s.step(key('3'));
     let text = screen(&s.state);
     assert!(text.contains("read-only"), "{text}");
     assert!(text.contains("EXPIRED"), "staff see the locks: {text}");
@@ -520,13 +520,13 @@ fn staff_see_locks_and_stats_read_only_and_every_supervisor_key_is_refused() {
         ('1', 'R'),
         ('4', 'S'),
     ] {
-        s.handle(key(view));
+        s.step(key(view));
         if view == '1' {
-            s.handle(key('/'));
+            s.step(key('/'));
             press(&mut s, "state:failed");
-            s.handle(code(KeyCode::Enter));
+            s.step(code(KeyCode::Enter));
         }
-        s.handle(key(k));
+        s.step(key(k));
         assert!(s.state.dialog.is_none(), "{k}: no dialog for staff");
         let st = status(&s);
         assert!(st.starts_with("Supervisor only"), "{k}: {st}");
@@ -545,12 +545,12 @@ fn staff_see_locks_and_stats_read_only_and_every_supervisor_key_is_refused() {
 #[test]
 fn what_a_holder_did_today() {
     let (db, clock) = world();
-    let mut store = db.store("sup", &clock);
-    let mut s = Session::start(&mut store, 100, 20, true);
-    s.handle(key('3'));
+    let store = db.store("sup", &clock);
+    let mut s = start(store, &clock, 100, 20, true);
+    s.step(key('3'));
     // Select bob's first lock (#7) and ask for his day.
-    s.handle(key('j'));
-    s.handle(key('t'));
+    s.step(key('j'));
+    s.step(key('t'));
     let text = screen(&s.state);
     insta::assert_snapshot!("activity", text);
     let r = s.state.report.as_ref().expect("a report");
@@ -564,6 +564,6 @@ fn what_a_holder_did_today() {
     );
     assert!(text.contains("09:20  locked      #7"), "{text}");
     assert!(text.contains("09:55  locked      #2"), "{text}");
-    s.handle(code(KeyCode::Esc));
+    s.step(code(KeyCode::Esc));
     assert!(s.state.report.is_none());
 }

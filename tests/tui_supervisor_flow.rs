@@ -27,6 +27,9 @@ impl EventSource for Script {
     fn next(&mut self, _timeout: Duration) -> std::io::Result<Option<Event>> {
         Ok(self.0.pop_front().unwrap_or_else(|| key('q')))
     }
+    fn lockstep(&self) -> bool {
+        true
+    }
 }
 
 /// Stops the loop when the script is used up even if a popup would swallow the `q`.
@@ -40,13 +43,12 @@ impl EventSource for Stop<'_> {
         }
         self.0.next(timeout)
     }
+    fn lockstep(&self) -> bool {
+        true
+    }
 }
 
-fn drive(
-    term: &mut Terminal<TestBackend>,
-    s: &mut Session<'_>,
-    events: Vec<Option<Event>>,
-) -> String {
+fn drive(term: &mut Terminal<TestBackend>, s: &mut Session, events: Vec<Option<Event>>) -> String {
     s.state.quit = false;
     let stop = AtomicBool::new(false);
     let mut script = Stop(Script(events.into()), &stop);
@@ -68,16 +70,16 @@ fn an_expired_lock_is_reassigned_and_everyone_sees_it() {
     let id = ids[0];
 
     // Alice takes the item and then leaves her terminal alone.
-    let mut alice_store = db.store("alice", &clock);
+    let alice_store = db.store("alice", &clock);
     let mut alice_term = Terminal::new(TestBackend::new(100, 20)).unwrap();
-    let mut alice = Session::start(&mut alice_store, 100, 20, true);
+    let mut alice = start(alice_store, &clock, 100, 20, true);
     let a = drive(&mut alice_term, &mut alice, vec![key('n')]);
     assert!(a.contains(&format!("#{id} [helpdesk")), "{a}");
 
     // 31 minutes later her 30-minute lock has expired.
     clock.advance(31 * MIN);
     let mut sup_term = Terminal::new(TestBackend::new(100, 20)).unwrap();
-    let mut sup = Session::start(&mut sup_store, 100, 20, true);
+    let mut sup = start(sup_store, &clock, 100, 20, true);
     let locks = drive(&mut sup_term, &mut sup, vec![key('3')]);
     let row = locks
         .lines()
@@ -131,9 +133,9 @@ fn an_expired_lock_is_reassigned_and_everyone_sees_it() {
     );
 
     // Bob opens caseload: his Mine view has the item.
-    let mut bob_store = db.store("bob", &clock);
+    let bob_store = db.store("bob", &clock);
     let mut bob_term = Terminal::new(TestBackend::new(100, 30)).unwrap();
-    let mut bob = Session::start(&mut bob_store, 100, 30, true);
+    let mut bob = start(bob_store, &clock, 100, 30, true);
     let bob_mine = drive(&mut bob_term, &mut bob, vec![]);
     assert!(
         bob_mine.contains("You have 1 unfinished item"),

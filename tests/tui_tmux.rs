@@ -1,8 +1,10 @@
 //! The real binary in a real terminal (tmux): take, complete, quit, and the terminal comes
-//! back; a hang-up (SIGHUP) restores it too and leaves the lock held.
+//! back; a hang-up (SIGHUP) restores it too and leaves the lock held; a writer stopped
+//! while it holds the write lock (SIGSTOP) never freezes the screen.
 
+use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_caseload");
@@ -223,5 +225,154 @@ fn a_vanished_terminal_ends_the_program_and_keeps_the_lock() {
     assert!(
         shown.contains("\"lock_user\":\"alice\"") || shown.contains("\"lock_user\": \"alice\""),
         "the lock stays held for alice to resume: {shown}"
+    );
+}
+
+/// Not a test on its own: the stuck writer, run by the tests below as a child process of
+/// this test binary (with `CASELOAD_HOLD_DB` set). It takes the database's write lock,
+/// says HELD, and lets go when a line arrives on its standard input.
+#[test]
+fn stuck_writer_child() {
+    let Some(db) = std::env::var_os("CASELOAD_HOLD_DB") else {
+        return;
+    };
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.execute_batch("BEGIN IMMEDIATE").unwrap();
+    println!("HELD");
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).unwrap();
+    c.execute_batch("ROLLBACK").unwrap();
+}
+
+/// Another program holding the write lock, stopped (SIGSTOP) as by Ctrl-Z. Dropping it
+/// continues and ends it.
+struct StoppedWriter {
+    child: Child,
+}
+
+impl StoppedWriter {
+    fn start(db: &Path) -> StoppedWriter {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "stuck_writer_child", "--nocapture"])
+            .args(["--test-threads", "1"])
+            .env("CASELOAD_HOLD_DB", db)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let mut held = false;
+        for line in out.lines() {
+            if line.unwrap().contains("HELD") {
+                held = true;
+                break;
+            }
+        }
+        let w = StoppedWriter { child };
+        assert!(held, "the writer took the lock");
+        w.signal(libc::SIGSTOP);
+        w
+    }
+
+    fn signal(&self, sig: libc::c_int) {
+        // SAFETY: a signal to our own child, which has not been reaped yet.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
+    }
+
+    /// Continues it; it lets go of the lock and ends.
+    fn go_on(&mut self) {
+        self.signal(libc::SIGCONT);
+        if let Some(stdin) = self.child.stdin.as_mut() {
+            let _ = writeln!(stdin);
+        }
+    }
+}
+
+impl Drop for StoppedWriter {
+    fn drop(&mut self) {
+        self.signal(libc::SIGCONT);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const WAITING: &str = "waiting for the database — another program holds it";
+
+#[test]
+fn a_stopped_writer_never_freezes_the_screen_and_the_take_happens_when_it_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let Some(t) = Tmux::start("stuck") else {
+        return;
+    };
+    start_tui(&t, &db);
+    let mut writer = StoppedWriter::start(&db);
+
+    t.send(&["n"]);
+    let s = t.wait_for("the waiting line", |s| s.contains(WAITING));
+    assert!(s.contains("Taking the next item: "), "{s}");
+    // Keys work while the take waits: help opens and closes, views switch.
+    t.send(&["?"]);
+    t.wait_for("the help screen", |s| s.contains("Keys (j/k scroll"));
+    t.send(&["Escape"]);
+    t.wait_for("the help closed", |s| !s.contains("Keys (j/k scroll"));
+    t.send(&["3"]);
+    t.wait_for("the Locks view", |s| s.contains("holder's day"));
+    t.send(&["1"]);
+    t.wait_for("the Queue view", |s| {
+        s.contains("Enter take/open") && s.contains("Fix the printer")
+    });
+    let s = t.wait_for("the wait counting up", |s| {
+        s.contains("another program holds it (2 s)") || s.contains("another program holds it (3 s)")
+    });
+    assert!(s.contains("free"), "nothing taken yet: {s}");
+
+    writer.go_on();
+    let s = t.wait_for("the take", |s| s.contains("Took #1: Fix the printer"));
+    assert!(!s.contains(WAITING), "{s}");
+    let shown = caseload(&db, "feeder", &["list", "--state", "locked", "--json"]);
+    assert!(
+        shown.contains("\"lock_user\":\"alice\"") || shown.contains("\"lock_user\": \"alice\""),
+        "{shown}"
+    );
+}
+
+#[test]
+fn quitting_while_a_take_waits_closes_the_screen_and_says_how_it_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let Some(t) = Tmux::start("stuckquit") else {
+        return;
+    };
+    start_tui(&t, &db);
+    let mut writer = StoppedWriter::start(&db);
+    t.send(&["n"]);
+    t.wait_for("the waiting line", |s| s.contains(WAITING));
+    t.send(&["q"]);
+    let s = t.wait_for("the screen to close", |s| {
+        s.contains("caseload: waiting for the database to finish taking the next item")
+    });
+    assert_eq!(
+        t.format("#{alternate_on}"),
+        "0",
+        "alternate screen left: {s}"
+    );
+    assert!(s.contains("Ctrl-C"), "says how to stop waiting: {s}");
+
+    writer.go_on();
+    let s = t.wait_for("the outcome and the prompt", |s| {
+        s.contains("caseload: Took #1: Fix the printer") && s.trim_end().ends_with("READY$")
+    });
+    assert!(
+        s.find("caseload: waiting") < s.find("caseload: Took #1"),
+        "printed in order, nothing overwritten: {s}"
+    );
+    let shown = caseload(&db, "feeder", &["list", "--state", "locked", "--json"]);
+    assert!(
+        shown.contains("\"lock_user\":\"alice\"") || shown.contains("\"lock_user\": \"alice\""),
+        "the take committed and was told: {shown}"
     );
 }

@@ -2,7 +2,7 @@
 //! resume, skip, and nothing typed ever lost. No terminal, no database.
 
 use caseload::app::{
-    Detail, Editor, Effect, Finish, Held, LockCheck, Msg, Pending, Resume, Snapshot, State,
+    Call, Detail, Editor, Effect, Finish, Held, LockCheck, Msg, Pending, Resume, Snapshot, State,
     TextBuf, View, update,
 };
 use caseload::domain::{Event, EventKind, Item, ItemState, QueueSettings};
@@ -33,6 +33,7 @@ fn item(id: i64, holder: Option<&str>, lock_time: i64, token: i64) -> Item {
         created_by: "feeder".into(),
         finished_at: None,
         finished_by: None,
+        unreadable: Vec::new(),
     }
 }
 
@@ -361,6 +362,14 @@ fn skip_releases_and_never_offers_skipped_items_again() {
     assert!(
         matches!(&fx[0], Effect::Finish { id: 43, what: Finish::Skip(t), .. } if t.skip == vec![42, 43])
     );
+    update(
+        &mut s,
+        Msg::Finished {
+            id: 43,
+            what: Finish::Release,
+            result: Ok(()),
+        },
+    );
     let fx = update(&mut s, key('n', T0 + 3000));
     assert!(matches!(&fx[0], Effect::TakeNext(t) if t.skip == vec![42, 43]));
 }
@@ -409,6 +418,14 @@ fn complete_confirms_with_optional_result_and_fail_needs_a_reason() {
             what: Finish::Complete(Some("done".into())),
             notes: None
         }]
+    );
+    update(
+        &mut s,
+        Msg::Finished {
+            id: 42,
+            what: Finish::Complete(Some("done".into())),
+            result: Err(StoreError::Invalid("refused".into())),
+        },
     );
     update(&mut s, key('f', T0));
     let fx = update(&mut s, code(KeyCode::Enter, T0));
@@ -618,4 +635,253 @@ fn pasted_text_goes_into_the_editor_and_counts_as_activity() {
     );
     assert!(fx.is_empty());
     assert_eq!(s.renewing, None);
+}
+
+fn ctrl(c: char, now: i64) -> Msg {
+    Msg::Key {
+        key: KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL),
+        now,
+    }
+}
+
+/// The loop's report that it handed `effect` to its worker at `since`.
+fn calling(effect: &Effect, since: i64) -> Msg {
+    Msg::Calling(Some(Call {
+        what: effect.describe(),
+        writes: effect.writes(),
+        since,
+    }))
+}
+
+fn busy() -> StoreError {
+    StoreError::Busy("database is locked (another program held the write lock too long)".into())
+}
+
+#[test]
+fn a_change_under_way_refuses_another_while_views_help_and_scrolling_go_on() {
+    let mut s = holding();
+    update(&mut s, key('c', T0));
+    let fx = update(&mut s, code(KeyCode::Enter, T0));
+    assert!(matches!(&fx[..], [Effect::Finish { id: 42, .. }]));
+    assert_eq!(s.doing.as_ref().unwrap().what, "completing #42");
+    update(&mut s, calling(&fx[0], T0));
+
+    // A second change is refused, and says why.
+    for c in ['n', 'r', 's'] {
+        assert_eq!(update(&mut s, key(c, T0 + 100)), vec![], "{c}");
+        assert_eq!(
+            s.status.as_ref().unwrap().text,
+            "Not yet: still completing #42 (one change at a time)"
+        );
+    }
+    // Confirming another dialog keeps it open, with what was typed.
+    update(&mut s, key('f', T0 + 200));
+    for c in "no toner".chars() {
+        update(&mut s, key(c, T0 + 200));
+    }
+    assert_eq!(update(&mut s, code(KeyCode::Enter, T0 + 300)), vec![]);
+    let d = s.dialog.as_ref().unwrap();
+    assert_eq!(d.value(0), "no toner");
+    assert_eq!(
+        d.error.as_deref(),
+        Some("Still completing #42: Enter again once it is done")
+    );
+    update(&mut s, code(KeyCode::Esc, T0 + 300));
+
+    // Everything else works: scrolling, views, help.
+    let fx = update(&mut s, key('2', T0 + 500));
+    assert_eq!(s.view, View::Mine);
+    assert!(matches!(&fx[..], [Effect::Refresh(_)]), "{fx:?}");
+    update(&mut s, key('?', T0 + 600));
+    update(&mut s, key('j', T0 + 650));
+    assert_eq!(s.help, Some(1), "help opens and scrolls");
+    update(&mut s, code(KeyCode::Esc, T0 + 700));
+    assert!(s.help.is_none());
+
+    // The answer ends it; the next change goes out.
+    update(
+        &mut s,
+        Msg::Finished {
+            id: 42,
+            what: Finish::Complete(None),
+            result: Ok(()),
+        },
+    );
+    assert!(s.doing.is_none());
+    let fx = update(&mut s, key('n', T0 + 800));
+    assert!(matches!(&fx[..], [Effect::TakeNext(_)]), "{fx:?}");
+    assert_eq!(s.doing.as_ref().unwrap().what, "taking the next item");
+}
+
+#[test]
+fn the_waiting_line_says_what_waits_on_what_and_for_how_long() {
+    let mut s = holding();
+    update(&mut s, key('r', T0));
+    let release = Effect::Finish {
+        id: 42,
+        token: 3,
+        what: Finish::Release,
+        notes: None,
+    };
+    update(&mut s, calling(&release, T0));
+    update(&mut s, Msg::Tick { now: T0 + 900 });
+    assert_eq!(s.waiting(), None, "quick calls are not announced");
+    update(&mut s, Msg::Tick { now: T0 + 12_400 });
+    assert_eq!(
+        s.waiting().as_deref(),
+        Some("Releasing #42: waiting for the database — another program holds it (12 s)")
+    );
+    // A refusal beside it is short: the line already says what is under way.
+    update(&mut s, key('n', T0 + 12_500));
+    assert_eq!(s.status.as_ref().unwrap().text, "One change at a time");
+
+    // A read does not wait for a writer's lock; it just says how long.
+    let mut r = state();
+    let refresh = Effect::Refresh(caseload::app::RefreshRequest {
+        view: View::Queue,
+        list: None,
+        stats: false,
+        checks: vec![],
+    });
+    update(&mut r, calling(&refresh, T0));
+    update(&mut r, Msg::Tick { now: T0 + 3_000 });
+    assert_eq!(
+        r.waiting().as_deref(),
+        Some("Refreshing the screen: waiting for the database (3 s)")
+    );
+    update(&mut r, Msg::Calling(None));
+    assert_eq!(r.waiting(), None);
+}
+
+#[test]
+fn countdowns_and_warnings_keep_ticking_while_a_call_waits() {
+    let mut s = holding();
+    let fx = update(&mut s, key('n', T0));
+    update(&mut s, calling(&fx[0], T0));
+    update(
+        &mut s,
+        Msg::Tick {
+            now: T0 + 9 * MIN + 30_000,
+        },
+    );
+    let alerts = s.lock_alerts();
+    assert_eq!(alerts.len(), 1);
+    assert_eq!(alerts[0].ms, 30_000, "the warning counts down meanwhile");
+    assert_eq!(
+        s.waiting().as_deref(),
+        Some("Taking the next item: waiting for the database — another program holds it (570 s)")
+    );
+    update(
+        &mut s,
+        Msg::Tick {
+            now: T0 + 10 * MIN + 1_000,
+        },
+    );
+    assert!(s.lock_alerts()[0].expired, "and expiry is flagged");
+}
+
+#[test]
+fn a_change_that_fails_after_the_patience_brings_back_its_dialog_as_typed() {
+    let mut s = holding();
+    update(&mut s, key('f', T0));
+    for c in "printer gone".chars() {
+        update(&mut s, key(c, T0));
+    }
+    let fx = update(&mut s, code(KeyCode::Enter, T0));
+    assert!(s.dialog.is_none());
+    let Effect::Finish { what, .. } = fx[0].clone() else {
+        panic!("{fx:?}")
+    };
+    update(
+        &mut s,
+        Msg::Finished {
+            id: 42,
+            what,
+            result: Err(busy()),
+        },
+    );
+    assert!(s.doing.is_none());
+    let d = s.dialog.as_ref().expect("the dialog is back");
+    assert!(matches!(d.pending, Pending::Fail { id: 42, token: 3 }));
+    assert_eq!(d.value(0), "printer gone", "with the reason as typed");
+    assert!(
+        d.error
+            .as_deref()
+            .unwrap()
+            .contains("another program held the write lock too long")
+            && d.error
+                .as_deref()
+                .unwrap()
+                .ends_with("Enter tries again, Esc cancels"),
+        "{:?}",
+        d.error
+    );
+    let fx = update(&mut s, code(KeyCode::Enter, T0 + 1000));
+    assert!(
+        matches!(&fx[..], [Effect::Finish { id: 42, what: Finish::Fail(r), .. }] if r == "printer gone"),
+        "Enter tries again: {fx:?}"
+    );
+
+    // A refusal (the lock was lost meanwhile) is not worth retrying: no dialog.
+    update(
+        &mut s,
+        Msg::Finished {
+            id: 42,
+            what: Finish::Fail("printer gone".into()),
+            result: Err(StoreError::LockLost {
+                id: 42,
+                why: caseload::domain::NoLock::HeldBy("bob".into()),
+            }),
+        },
+    );
+    assert!(s.dialog.is_none());
+    assert!(s.status.as_ref().unwrap().text.contains("bob holds it now"));
+}
+
+#[test]
+fn notes_typed_while_a_save_waits_are_kept_when_it_fails() {
+    let mut s = holding();
+    update(&mut s, key('e', T0));
+    for c in "called".chars() {
+        update(&mut s, key(c, T0));
+    }
+    let fx = update(&mut s, ctrl('s', T0));
+    assert!(matches!(&fx[..], [Effect::SaveNotes { text, .. }] if text == "called"));
+    update(&mut s, calling(&fx[0], T0));
+    // The editor takes more typing while the save waits; a second save is refused.
+    for c in " back".chars() {
+        update(&mut s, key(c, T0 + 500));
+    }
+    assert_eq!(update(&mut s, ctrl('s', T0 + 600)), vec![]);
+    assert_eq!(s.editor.as_ref().unwrap().buf.text(), "called back");
+    update(
+        &mut s,
+        Msg::NotesSaved {
+            id: 42,
+            text: "called".into(),
+            result: Err(busy()),
+        },
+    );
+    let st = s.status.as_ref().unwrap();
+    assert!(st.error && st.text.ends_with("your text is kept"), "{st:?}");
+    let ed = s.editor.as_ref().unwrap();
+    assert_eq!(ed.buf.text(), "called back");
+    assert!(!ed.saving);
+    assert_eq!(s.drafts.get(&42).map(String::as_str), Some("called"));
+    // Ctrl-S now saves all of it.
+    let fx = update(&mut s, ctrl('s', T0 + 700));
+    assert!(matches!(&fx[..], [Effect::SaveNotes { text, .. }] if text == "called back"));
+}
+
+#[test]
+fn a_failed_call_is_answered_for_every_effect() {
+    // What the loop sends back when its worker cannot run an effect: each one ends in the
+    // message its screen state waits for, so nothing stays "under way" for ever.
+    let mut s = holding();
+    let fx = update(&mut s, key('n', T0));
+    for m in fx[0].clone().failed(busy()) {
+        update(&mut s, m);
+    }
+    assert!(s.doing.is_none());
+    assert!(s.status.as_ref().unwrap().error);
 }

@@ -66,9 +66,53 @@ pub struct Item {
     pub created_by: String,
     pub finished_at: Option<Millis>,
     pub finished_by: Option<String>,
+    /// Columns whose stored value could not be read (text that is not valid UTF-8,
+    /// written by another program or damaged on disk). Their fields hold a lossy
+    /// rendering, bad bytes shown as U+FFFD. Empty for every healthy row.
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// A column of a stored row that could not be read as its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unreadable {
+    /// The column's name in the schema.
+    pub column: &'static str,
+    /// What is wrong with it, e.g. "is not valid UTF-8".
+    pub problem: &'static str,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.column, self.problem)
+    }
 }
 
 impl Item {
+    /// "title is not valid UTF-8, notes is not valid UTF-8" for a row with unreadable
+    /// columns; `None` for a healthy one.
+    pub fn unreadable_summary(&self) -> Option<String> {
+        if self.unreadable.is_empty() {
+            return None;
+        }
+        Some(
+            self.unreadable
+                .iter()
+                .map(Unreadable::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
+    }
+
+    /// The title as listings show it: a row with unreadable columns is marked
+    /// "[unreadable: title, body] " in front of its (lossy) title.
+    pub fn list_title(&self) -> std::borrow::Cow<'_, str> {
+        if self.unreadable.is_empty() {
+            return std::borrow::Cow::Borrowed(&self.title);
+        }
+        let cols: Vec<&str> = self.unreadable.iter().map(|u| u.column).collect();
+        std::borrow::Cow::Owned(format!("[unreadable: {}] {}", cols.join(", "), self.title))
+    }
+
     /// The current lock, if the item is held (expired or not).
     pub fn lock(&self) -> Option<super::Lock> {
         match (&self.lock_user, self.lock_time) {
@@ -276,6 +320,29 @@ mod tests {
             created_by: "p".into(),
             finished_at: None,
             finished_by: None,
+            unreadable: Vec::new(),
         }
+    }
+
+    #[test]
+    fn unreadable_rows_are_marked_in_listings() {
+        let mut item = test_item();
+        assert_eq!(item.list_title(), "t");
+        assert_eq!(item.unreadable_summary(), None);
+        item.unreadable = vec![
+            Unreadable {
+                column: "title",
+                problem: "is not valid UTF-8",
+            },
+            Unreadable {
+                column: "notes",
+                problem: "is not valid UTF-8",
+            },
+        ];
+        assert_eq!(item.list_title(), "[unreadable: title, notes] t");
+        assert_eq!(
+            item.unreadable_summary().unwrap(),
+            "title is not valid UTF-8, notes is not valid UTF-8"
+        );
     }
 }

@@ -11,7 +11,7 @@ pub mod time;
 pub mod user;
 
 pub use event::{Event, EventKind};
-pub use item::{Item, ItemState, NewItem, ValidationError};
+pub use item::{Item, ItemState, NewItem, Unreadable, ValidationError};
 pub use lock::{Lock, LockLoss, LockStatus, NoLock};
 pub use queue::{QueueSettings, QueueUpdate};
 pub use time::Millis;

@@ -14,7 +14,7 @@ use crate::domain::{
 };
 
 /// A database backend. Implementing this gives a [`Store`].
-pub trait Backend {
+pub trait Backend: Send {
     /// Who is acting.
     fn actor(&self) -> &Actor;
     /// Now, by the clock that decides expiry.

@@ -5,7 +5,7 @@ use crate::domain::{EventKind, ItemState};
 use crate::store::sql::kinds_sql;
 
 /// At most this many rows are named per finding.
-const LIMIT: usize = 20;
+pub(crate) const LIMIT: usize = 20;
 
 /// `(query, row kind, what is wrong)`: the query selects the ids of offending rows; a
 /// finding reads "item #7 has an unknown state".
@@ -28,12 +28,12 @@ pub(crate) fn invariants() -> Vec<(String, &'static str, &'static str)> {
             "is not open but carries a lock",
         ),
         (
-            items(&format!("state NOT IN ({states})")),
+            items(&format!("state IS NULL OR state NOT IN ({states})")),
             "item",
             "has an unknown state (column state)",
         ),
         (
-            items("lock_user IS NOT NULL AND lock_token < 1"),
+            items("lock_user IS NOT NULL AND (lock_token IS NULL OR lock_token < 1)"),
             "item",
             "is locked with no lock token",
         ),
@@ -47,7 +47,8 @@ pub(crate) fn invariants() -> Vec<(String, &'static str, &'static str)> {
         ),
         (
             format!(
-                "SELECT id FROM events WHERE kind NOT IN ({}) ORDER BY id LIMIT {LIMIT}",
+                "SELECT id FROM events WHERE kind IS NULL OR kind NOT IN ({}) ORDER BY id \
+                 LIMIT {LIMIT}",
                 kinds_sql(&EventKind::ALL)
             ),
             "event",

@@ -11,6 +11,10 @@ pub mod exit {
     pub const CONFLICT: i32 = 3;
     pub const NOTHING: i32 = 4;
     pub const SUPERVISOR_ONLY: i32 = 5;
+    /// The connection was lost while a change was being committed: it may or may not
+    /// have been applied, so look (`caseload list --mine`, `caseload show ID`) before
+    /// retrying.
+    pub const UNKNOWN: i32 = 6;
 }
 
 /// Everything a store operation can refuse or fail with.
@@ -57,10 +61,19 @@ pub enum StoreError {
     Unusable(String),
     #[error("database error: {0}")]
     Database(String),
+    /// The storage under the database failed (disk full, an I/O error); the message names
+    /// the cause, where, and the fix. `code` is SQLite's extended result code.
+    #[error("{message}")]
+    Storage { code: i32, message: String },
     /// The database server cannot be reached or dropped the connection; the message
     /// says which, and names the server without its password.
     #[error("{0}")]
     Connection(String),
+    /// The connection was lost while committing: the server may have applied the change
+    /// or not, and nobody can tell from here. The message names the server and says how
+    /// to find out.
+    #[error("{0}")]
+    OutcomeUnknown(String),
 }
 
 fn known_list(known: &[String]) -> String {
@@ -103,6 +116,7 @@ impl StoreError {
             | StoreError::Paused { .. }
             | StoreError::WipLimit { .. } => exit::NOTHING,
             StoreError::SupervisorOnly(_) => exit::SUPERVISOR_ONLY,
+            StoreError::OutcomeUnknown(_) => exit::UNKNOWN,
             _ => exit::ERROR,
         }
     }

@@ -1,19 +1,34 @@
-//! Where the database is: `--db`, else `CASELOAD_DB`, else `db =` in the config file
-//! (`/etc/caseload/config.toml`, then the user's config dir), else
+//! Where the database is: `--db`, else `CASELOAD_DB`, else `db =` from the config files
+//! (read by `crate::config`; the user's over `/etc/caseload/config.toml`), else
 //! `<user data dir>/caseload.db`. Also the network-filesystem guard.
 
 use std::path::{Path, PathBuf};
 
-/// The system-wide config file.
-pub const SYSTEM_CONFIG: &str = "/etc/caseload/config.toml";
-
-/// Where a database location came from, for messages.
+/// Where a database location came from, for messages and `doctor`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
+    /// `--db`.
     Flag,
+    /// `CASELOAD_DB`.
     Env,
-    Config(PathBuf),
+    /// `db =` in the user's config file.
+    UserConfig(PathBuf),
+    /// `db =` in the system config file (`/etc/caseload/config.toml`).
+    SystemConfig(PathBuf),
+    /// `<user data dir>/caseload.db`.
     Default,
+}
+
+impl Source {
+    /// Where the location came from, in words: "--db", "/etc/caseload/config.toml", ...
+    pub fn describe(&self) -> String {
+        match self {
+            Source::Flag => "--db".into(),
+            Source::Env => "CASELOAD_DB".into(),
+            Source::UserConfig(p) | Source::SystemConfig(p) => p.display().to_string(),
+            Source::Default => "the default location".into(),
+        }
+    }
 }
 
 /// A resolved database location.
@@ -82,23 +97,21 @@ fn redact_query_password(url: &str) -> String {
     format!("{base}?{}", parts.join("&"))
 }
 
-/// Resolves the database location from the flag, the environment, the config files and
-/// the default, in that order.
-pub fn resolve(flag: Option<&str>, env: Option<&str>) -> Result<(Location, Source), String> {
+/// Resolves the database location from the flag, the environment, `db` from the config
+/// files (with the file that set it) and the default, in that order.
+pub fn resolve(
+    flag: Option<&str>,
+    env: Option<&str>,
+    config_db: Option<(String, Source)>,
+) -> Result<(Location, Source), String> {
     if let Some(f) = flag.filter(|f| !f.is_empty()) {
         return Ok((Location::parse(f), Source::Flag));
     }
     if let Some(e) = env.filter(|e| !e.is_empty()) {
         return Ok((Location::parse(e), Source::Env));
     }
-    let mut configs = vec![PathBuf::from(SYSTEM_CONFIG)];
-    if let Some(dirs) = project_dirs() {
-        configs.push(dirs.config_dir().join("config.toml"));
-    }
-    for path in configs {
-        if let Some(db) = read_config_db(&path)? {
-            return Ok((Location::parse(&db), Source::Config(path)));
-        }
+    if let Some((db, source)) = config_db {
+        return Ok((Location::parse(&db), source));
     }
     let dirs = project_dirs().ok_or("cannot find a home directory; give --db or CASELOAD_DB")?;
     Ok((
@@ -110,62 +123,6 @@ pub fn resolve(flag: Option<&str>, env: Option<&str>) -> Result<(Location, Sourc
 /// caseload's per-user directories.
 pub fn project_dirs() -> Option<directories::ProjectDirs> {
     directories::ProjectDirs::from("", "", "caseload")
-}
-
-/// Reads `db = "..."` from a config file; a missing file is not an error.
-pub fn read_config_db(path: &Path) -> Result<Option<String>, String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: cannot read config: {e}", path.display())),
-    };
-    let db =
-        parse_config_db(&text).map_err(|(line, m)| format!("{}:{line}: {m}", path.display()))?;
-    if let Some(url) = &db
-        && redact_url(url) != *url
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)
-            .map(|m| m.permissions().mode())
-            .unwrap_or(0);
-        if mode & 0o077 != 0 {
-            return Err(format!(
-                "{}: holds a database password but others can read it; run `chmod 600 {}` \
-                 or keep the password in ~/.pgpass",
-                path.display(),
-                path.display()
-            ));
-        }
-    }
-    Ok(db)
-}
-
-/// The tiny subset of TOML caseload reads: `key = "string"` lines and comments.
-pub fn parse_config_db(text: &str) -> Result<Option<String>, (usize, String)> {
-    let mut db = None;
-    for (i, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else {
-            return Err((i + 1, "expected key = \"value\"".into()));
-        };
-        if key.trim() != "db" {
-            continue;
-        }
-        let v = value.trim();
-        let v = v.split(" #").next().unwrap_or(v).trim();
-        let unquoted = v
-            .strip_prefix('"')
-            .and_then(|s| s.strip_suffix('"'))
-            .or_else(|| v.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')));
-        match unquoted {
-            Some(s) if !s.is_empty() => db = Some(s.to_string()),
-            _ => return Err((i + 1, "db must be a quoted, non-empty string".into())),
-        }
-    }
-    Ok(db)
 }
 
 /// Filesystem types on which SQLite's locking cannot be trusted.
@@ -234,41 +191,18 @@ mod tests {
     }
 
     #[test]
-    fn a_password_in_a_readable_config_is_refused() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!("caseload-cfg-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let cfg = dir.join("config.toml");
-        std::fs::write(&cfg, "db = \"postgres://bob:s3cret@h/q\"\n").unwrap();
-        std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let err = read_config_db(&cfg).unwrap_err();
-        assert!(
-            err.contains("chmod 600") && !err.contains("s3cret"),
-            "{err}"
-        );
-        std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert_eq!(
-            read_config_db(&cfg).unwrap().as_deref(),
-            Some("postgres://bob:s3cret@h/q")
-        );
-        std::fs::write(&cfg, "db = \"postgres://bob@h/q\"\n").unwrap();
-        std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert!(
-            read_config_db(&cfg).is_ok(),
-            "no password, no secret to keep"
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn config_reads_db_line() {
-        assert_eq!(
-            parse_config_db("# shared queue\ndb = \"/srv/q.db\"\n").unwrap(),
-            Some("/srv/q.db".into())
-        );
-        assert_eq!(parse_config_db("other = 'x'\n").unwrap(), None);
-        assert_eq!(parse_config_db("db = \n").unwrap_err().0, 1);
-        assert_eq!(parse_config_db("\n\nnonsense\n").unwrap_err().0, 3);
+    fn flag_then_env_then_config_then_default() {
+        let cfg = Some((
+            "/srv/q.db".to_string(),
+            Source::UserConfig("/u.toml".into()),
+        ));
+        let (l, s) = resolve(Some("/a.db"), Some("/b.db"), cfg.clone()).unwrap();
+        assert_eq!((l, s), (Location::File("/a.db".into()), Source::Flag));
+        let (l, s) = resolve(None, Some("/b.db"), cfg.clone()).unwrap();
+        assert_eq!((l, s), (Location::File("/b.db".into()), Source::Env));
+        let (l, s) = resolve(Some(""), None, cfg).unwrap();
+        assert_eq!(l, Location::File("/srv/q.db".into()));
+        assert_eq!(s, Source::UserConfig("/u.toml".into()));
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod backend;
 mod check;
 pub mod copy;
 pub mod error;
+pub mod fsfacts;
 pub mod identity;
 mod list;
 pub mod location;
@@ -22,6 +23,7 @@ pub mod sql;
 pub mod sqlite;
 mod stats;
 
+pub use sqlite::check as sqlite_check;
 pub use sqlite::migrate;
 
 use std::path::Path;
@@ -129,8 +131,8 @@ pub struct LostLock {
 }
 
 /// Every read and write of the queue. One implementation per backend; the same
-/// conformance tests run against each.
-pub trait Store {
+/// conformance tests run against each. `Send`: the TUI runs its store on a thread of its own.
+pub trait Store: Send {
     /// Who is acting.
     fn actor(&self) -> &Actor;
     /// Now, by the clock that decides expiry (the host's on SQLite, the server's on

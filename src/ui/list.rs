@@ -146,7 +146,7 @@ fn row<'a>(state: &State, item: &'a Item, selected: bool, theme: &Theme) -> Row<
         Cell::from(short_duration(now - item.created_at)),
         Cell::from(due).style(due_style),
         Cell::from(sanitize::line(&item.queue).into_owned()),
-        Cell::from(sanitize::line(&item.title).into_owned()),
+        Cell::from(sanitize::line(&item.list_title()).into_owned()),
         Cell::from(lock).style(lock_style),
     ];
     let r = Row::new(cells);

@@ -126,7 +126,7 @@ fn row<'a>(state: &State, item: &'a Item, selected: bool, theme: &Theme) -> Row<
         Cell::from(holder),
         Cell::from(sanitize::line(&item.queue).into_owned()),
         Cell::from(item.id.to_string()),
-        Cell::from(sanitize::line(&item.title).into_owned()),
+        Cell::from(sanitize::line(&item.list_title()).into_owned()),
         Cell::from(short_duration(now - since)),
         Cell::from(left).style(style),
     ];

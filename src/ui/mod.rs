@@ -163,6 +163,17 @@ fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         spans.push(Span::styled(text, theme.alert(a.expired)));
         spans.push(Span::raw(" "));
     }
+    if let Some(w) = state.waiting() {
+        // Shorter beside a lock alert, so both fit on one line.
+        let text = if spans.is_empty() {
+            w
+        } else {
+            w.split_once(": ")
+                .map_or(w.clone(), |(_, rest)| rest.to_string())
+        };
+        spans.push(Span::styled(format!(" {text} "), theme.waiting()));
+        spans.push(Span::raw(" "));
+    }
     if let Some(st) = &state.status {
         let style = if st.error {
             theme.error()

@@ -70,6 +70,17 @@ impl Theme {
             Style::default().add_modifier(Modifier::REVERSED | Modifier::BOLD)
         }
     }
+    /// The waiting-for-the-database line.
+    pub fn waiting(&self) -> Style {
+        if self.color {
+            Style::default()
+                .bg(Color::Blue)
+                .fg(Color::White)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::default().add_modifier(Modifier::REVERSED)
+        }
+    }
     pub fn error(&self) -> Style {
         self.fg(Color::Red).add_modifier(Modifier::BOLD)
     }

@@ -35,6 +35,18 @@ impl Clock {
     pub fn now(&self) -> i64 {
         self.0.load(Ordering::SeqCst)
     }
+    /// The same clock for the TUI's loop.
+    pub fn ui(&self) -> caseload::tui::UiClock {
+        let c = self.clone();
+        Arc::new(move || c.now())
+    }
+}
+
+/// A session over `store` whose countdowns run on `clock`.
+pub fn start(store: SqliteStore, clock: &Clock, width: u16, height: u16, color: bool) -> Session {
+    let mut s = Session::start(Box::new(store), clock.ui(), width, height, color).unwrap();
+    s.settle(std::time::Duration::from_secs(60));
+    s
 }
 
 /// A temp database file.
@@ -61,6 +73,14 @@ impl Db {
         )
         .unwrap()
     }
+}
+
+/// A session over `store` on the host's clock, once it has loaded its first screen.
+pub fn live_session(store: impl Store + 'static, width: u16, height: u16, color: bool) -> Session {
+    let clock = caseload::tui::system_clock();
+    let mut s = Session::start(Box::new(store), clock, width, height, color).unwrap();
+    s.settle(std::time::Duration::from_secs(60));
+    s
 }
 
 /// Adds items titled `titles` (priority by order: first is highest) to queue `q`.
@@ -96,9 +116,9 @@ pub fn ctrl(c: char) -> Option<Event> {
 }
 
 /// Types a string, one key event per character.
-pub fn type_text(s: &mut Session<'_>, text: &str) {
+pub fn type_text(s: &mut Session, text: &str) {
     for c in text.chars() {
-        s.handle(key(c));
+        s.step(key(c));
     }
 }
 

@@ -71,6 +71,9 @@ pub trait Tx {
     /// Serialises the actor's claims in a WIP-limited `queue` until the transaction ends
     /// (PostgreSQL: an advisory lock; SQLite: the write lock already does).
     fn serialise_claims(&mut self, queue: &str) -> Result<()>;
+    /// The item when some of its columns cannot be read (SQLite: text another program
+    /// stored; PostgreSQL checks every text it stores, so never).
+    fn unreadable(&mut self, id: i64) -> Result<Option<Item>>;
     /// The first item the actor may take, in take order (within `queue` when given),
     /// other than those in `skip`: its id and current (expired) holder. PostgreSQL holds
     /// the row and skips rows others are writing.
@@ -104,9 +107,10 @@ pub trait Tx {
     fn reap(&mut self, limit: usize) -> Result<usize>;
 }
 
-/// The item, or `NotFound`.
+/// The item, or `NotFound`; an item whose state or lock cannot be read is refused (see
+/// [`crate::store::rows`]).
 pub(crate) fn found(id: i64, item: Option<Item>) -> Result<Item> {
-    item.ok_or(StoreError::NotFound(id))
+    crate::store::rows::ruled(item.ok_or(StoreError::NotFound(id))?)
 }
 
 /// The item held for this transaction; it must still be open (else `NotOpen`, naming

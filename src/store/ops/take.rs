@@ -89,10 +89,19 @@ pub(crate) fn take_next(tx: &mut dyn Tx, opts: &TakeNext) -> Result<Item> {
     };
     let queue = scope.as_ref().map(|q| q.name.as_str());
     let mut skip = opts.skip.clone();
+    // A row another program or the disk spoiled is passed over, not fatal to everyone.
+    let mut unreadable: Vec<Item> = Vec::new();
     loop {
         let Some((id, prev)) = tx.candidate(queue, &skip)? else {
-            return Err(explain_nothing(tx, scope.as_ref(), &skip)?);
+            let why = explain_nothing(tx, scope.as_ref(), &skip)?;
+            return Err(with_unreadable(why, &unreadable));
         };
+        if let Some(item) = tx.unreadable(id)? {
+            tracing::warn!(id, problem = ?item.unreadable_summary(), "take-next passed over an unreadable item");
+            unreadable.push(item);
+            skip.push(id);
+            continue;
+        }
         if let Some(item) = tx.claim(id, prev.as_deref())? {
             return Ok(item);
         }
@@ -100,6 +109,23 @@ pub(crate) fn take_next(tx: &mut dyn Tx, opts: &TakeNext) -> Result<Item> {
         // own parallel claim filled it meanwhile (PostgreSQL). Look again; the next
         // candidate search sees that claim and passes over the full queue.
         skip.push(id);
+    }
+}
+
+/// Why nothing could be taken, adding the unreadable items take-next passed over.
+fn with_unreadable(why: StoreError, unreadable: &[Item]) -> StoreError {
+    let Some(first) = unreadable.first() else {
+        return why;
+    };
+    let also = format!(
+        "; passed over {} unreadable item(s), e.g. #{}: {} (see `caseload check`)",
+        unreadable.len(),
+        first.id,
+        first.unreadable_summary().unwrap_or_default()
+    );
+    match why {
+        StoreError::NothingToClaim(m) => StoreError::NothingToClaim(format!("{m}{also}")),
+        other => other,
     }
 }
 

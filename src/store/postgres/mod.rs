@@ -32,7 +32,10 @@ use postgres::Client;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 
-use self::open::{Conn, TxError, TxResult, connect, first_i64, is_connection_error, one_line};
+use self::open::{
+    Conn, TxError, TxResult, commit_lost, connect, first_i64, is_connection_error,
+    lost_before_commit, name_server, one_line,
+};
 pub use self::open::{PgOptions, map_err};
 use self::tx::PgTx;
 use crate::domain::{Actor, Event, Item, ItemState, Millis, QueueSettings, Role};
@@ -119,7 +122,8 @@ impl PgStore {
             cache: HashMap::new(),
             now_sql: sql::now(opts.clock_offset_ms),
         };
-        let created = migrate::migrate(&mut conn, &actor).map_err(|e| e.into_store())?;
+        let created =
+            migrate::migrate(&mut conn, &actor).map_err(|e| name_server(e.into_store(), &shown))?;
         Ok(PgStore {
             conn,
             config,
@@ -203,12 +207,7 @@ impl PgStore {
 
     /// A lost connection's message names the server (without its password).
     fn named(&self, e: StoreError) -> StoreError {
-        match e {
-            StoreError::Connection(m) if !m.contains(&self.shown) => {
-                StoreError::Connection(format!("{m} ({})", self.shown))
-            }
-            e => e,
-        }
+        name_server(e, &self.shown)
     }
 
     fn read_inner<T>(&mut self, mut f: impl FnMut(&mut Conn) -> TxResult<T>) -> Result<T> {
@@ -257,13 +256,24 @@ impl PgStore {
                 now,
                 actor: &self.actor,
                 retry: false,
+                lost: None,
             };
-            let out = f(&mut tx).and_then(|()| {
-                tx.c.client.batch_execute("COMMIT").map_err(|e| {
-                    tx.retry |= open::is_retryable(&e);
-                    map_err(&e)
-                })
-            });
+            let out = match f(&mut tx) {
+                Ok(()) => match tx.c.client.batch_execute("COMMIT") {
+                    Ok(()) => Ok(()),
+                    Err(e) if is_connection_error(&e) => {
+                        return Err(commit_lost(&self.shown, &e));
+                    }
+                    Err(e) => {
+                        tx.retry |= open::is_retryable(&e);
+                        Err(map_err(&e))
+                    }
+                },
+                Err(e) => match tx.lost.take() {
+                    Some(pe) => return Err(lost_before_commit(&self.shown, &pe)),
+                    None => Err(e),
+                },
+            };
             let retry = tx.retry;
             match out {
                 Ok(()) => {
@@ -305,13 +315,13 @@ impl PgStore {
         let mut client = connect(&self.config, &self.shown, &self.opts)?;
         client
             .batch_execute(&format!("LISTEN {CHANNEL}"))
-            .map_err(|e| map_err(&e))?;
+            .map_err(|e| self.named(map_err(&e)))?;
         let row = client
             .query_one(
                 "SELECT pg_backend_pid(), coalesce(current_schema(), '')",
                 &[],
             )
-            .map_err(|e| map_err(&e))?;
+            .map_err(|e| self.named(map_err(&e)))?;
         Ok(Listener {
             client,
             pid: row.get(0),
@@ -462,14 +472,16 @@ impl Backend for PgStore {
             sql::ITEM_COLS
         );
         let params: [&(dyn ToSql + Sync); 1] = [&state];
+        let shown = self.shown.clone();
+        let pg = |e: postgres::Error| name_server(map_err(&e), &shown);
         let mut rows = self
             .conn
             .client
             .query_raw(sql.as_str(), params.iter().copied())
-            .map_err(|e| map_err(&e))?;
+            .map_err(pg)?;
         let mut n = 0;
-        while let Some(r) = rows.next().map_err(|e| map_err(&e))? {
-            let item = crate::store::rows::item_from(&r)?;
+        while let Some(r) = rows.next().map_err(pg)? {
+            let item = crate::store::rows::item_from(&mut reads::PgCells::new(&r))?;
             each(&item).map_err(|e| StoreError::Database(format!("writing the export: {e}")))?;
             n += 1;
         }

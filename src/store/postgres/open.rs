@@ -195,6 +195,46 @@ pub fn map_err(e: &postgres::Error) -> StoreError {
     StoreError::Database(one_line(e))
 }
 
+/// A connection error's message names the server (`shown`: the URL without password).
+pub(crate) fn name_server(e: StoreError, shown: &str) -> StoreError {
+    match e {
+        StoreError::Connection(m) if !m.contains(shown) => {
+            StoreError::Connection(format!("{m} ({shown})"))
+        }
+        e => e,
+    }
+}
+
+/// The connection broke after COMMIT was sent and before its answer came: the server may
+/// have applied the change or not.
+pub(super) fn commit_lost(shown: &str, e: &postgres::Error) -> StoreError {
+    tracing::warn!(error = %one_line(e), server = %shown, "connection lost while committing");
+    StoreError::OutcomeUnknown(format!(
+        "the connection to {shown} was lost while committing; the server may have applied \
+         it — run `caseload list --mine` to see what you hold (or `caseload show ID` for an \
+         item) before trying again ({})",
+        connection_reason(e)
+    ))
+}
+
+/// The connection broke inside a write transaction, before COMMIT: the server rolls the
+/// transaction back, so nothing was changed.
+pub(super) fn lost_before_commit(shown: &str, e: &postgres::Error) -> StoreError {
+    StoreError::Connection(format!(
+        "the connection to {shown} was lost before the change was committed; nothing was \
+         changed, try again ({})",
+        connection_reason(e)
+    ))
+}
+
+/// Why a connection broke, in a few words.
+fn connection_reason(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => one_line(e),
+    }
+}
+
 pub(super) fn one_line(e: &postgres::Error) -> String {
     let mut s = e.to_string();
     if let Some(src) = std::error::Error::source(e) {
@@ -233,6 +273,6 @@ pub(super) fn connect(config: &postgres::Config, shown: &str, opts: &PgOptions) 
             opts.statement_timeout.as_millis(),
             opts.idle_in_transaction_timeout.as_millis()
         ))
-        .map_err(|e| map_err(&e))?;
+        .map_err(|e| name_server(map_err(&e), shown))?;
     Ok(client)
 }

@@ -6,39 +6,59 @@ use postgres::types::ToSql;
 
 use super::open::{Conn, TxError, TxResult};
 use super::sql::{EVENT_COLS, ITEM_COLS};
-use crate::domain::{Event, EventKind, Item, Millis, QueueSettings, Role};
+use crate::domain::{Event, EventKind, Item, Millis, QueueSettings, Role, Unreadable};
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql, reverse_order};
 use crate::store::rows::{self, Cells};
 use crate::store::sql::kinds_sql;
 use crate::store::{ListFilter, LostLock};
 
-impl Cells for Row {
-    fn int(&self, i: usize) -> Result<i64> {
-        self.try_get(i).map_err(|e| super::open::map_err(&e))
+/// The cells of one PostgreSQL row. The server checks every text against the database
+/// encoding, so only a value of an unexpected type can be unreadable here.
+pub(super) struct PgCells<'r> {
+    row: &'r Row,
+    bad: Vec<Unreadable>,
+}
+
+impl<'r> PgCells<'r> {
+    pub(super) fn new(row: &'r Row) -> Self {
+        PgCells {
+            row,
+            bad: Vec::new(),
+        }
     }
 
-    fn opt_int(&self, i: usize) -> Result<Option<i64>> {
-        self.try_get(i).map_err(|e| super::open::map_err(&e))
+    fn get<'a, T: postgres::types::FromSql<'a>>(&'a self, i: usize) -> Result<T> {
+        self.row.try_get(i).map_err(|e| super::open::map_err(&e))
+    }
+}
+
+impl Cells for PgCells<'_> {
+    fn opt_text(&mut self, i: usize, _column: &'static str) -> Result<Option<String>> {
+        self.get(i)
     }
 
-    fn text(&self, i: usize) -> Result<String> {
-        self.try_get(i).map_err(|e| super::open::map_err(&e))
+    fn opt_int(&mut self, i: usize, _column: &'static str) -> Result<Option<i64>> {
+        self.get(i)
     }
 
-    fn opt_text(&self, i: usize) -> Result<Option<String>> {
-        self.try_get(i).map_err(|e| super::open::map_err(&e))
+    fn flag(&mut self, i: usize, _column: &'static str) -> Result<bool> {
+        self.get(i)
     }
 
-    fn flag(&self, i: usize) -> Result<bool> {
-        self.try_get(i).map_err(|e| super::open::map_err(&e))
+    fn mark(&mut self, column: &'static str, problem: &'static str) {
+        self.bad.push(Unreadable { column, problem });
+    }
+
+    fn marks(&self) -> &[Unreadable] {
+        &self.bad
     }
 }
 
 /// Reads every row with `read`.
-fn all<T>(rows: Vec<Row>, read: fn(&Row) -> Result<T>) -> TxResult<Vec<T>> {
+pub(super) fn all<T>(rows: Vec<Row>, read: fn(&mut PgCells) -> Result<T>) -> TxResult<Vec<T>> {
     rows.iter()
-        .map(read)
+        .map(|r| read(&mut PgCells::new(r)))
         .collect::<Result<_>>()
         .map_err(TxError::Store)
 }
@@ -48,7 +68,7 @@ pub(super) fn load_item(c: &mut Conn, id: i64) -> TxResult<Option<Item>> {
         &format!("SELECT {ITEM_COLS} FROM items WHERE id = $1"),
         &[&id],
     )?;
-    Ok(all(rows, rows::item_from)?.pop())
+    Ok(all(rows, |c| rows::item_from(c))?.pop())
 }
 
 pub(super) fn load_queue(c: &mut Conn, name: &str) -> TxResult<Option<QueueSettings>> {
@@ -57,7 +77,7 @@ pub(super) fn load_queue(c: &mut Conn, name: &str) -> TxResult<Option<QueueSetti
          WHERE name = $1",
         &[&name],
     )?;
-    Ok(all(rows, rows::queue_from)?.pop())
+    Ok(all(rows, |c| rows::queue_from(c))?.pop())
 }
 
 pub(super) fn queues(c: &mut Conn) -> TxResult<Vec<QueueSettings>> {
@@ -66,7 +86,7 @@ pub(super) fn queues(c: &mut Conn) -> TxResult<Vec<QueueSettings>> {
          ORDER BY name COLLATE \"C\"",
         &[],
     )?;
-    all(rows, rows::queue_from)
+    all(rows, |c| rows::queue_from(c))
 }
 
 /// A queue's settings, or `UnknownQueue` naming the known ones.
@@ -94,7 +114,7 @@ pub(super) fn history(c: &mut Conn, id: i64) -> TxResult<Vec<Event>> {
         &format!("SELECT {EVENT_COLS} FROM events WHERE item_id = $1 ORDER BY id"),
         &[&id],
     )?;
-    all(rows, rows::event_from)
+    all(rows, |c| rows::event_from(c))
 }
 
 const DIALECT: Dialect = Dialect {
@@ -143,7 +163,7 @@ pub(super) fn list(
         q.where_
     );
     let ps = params(&q.params);
-    let mut items = all(c.query(&sql, &refs(&ps))?, rows::item_from)?;
+    let mut items = all(c.query(&sql, &refs(&ps))?, |c| rows::item_from(c))?;
     if window.reversed {
         items.reverse();
     }
@@ -193,7 +213,7 @@ pub(super) fn events_by(c: &mut Conn, actor: &str, since: Millis) -> TxResult<Ve
         &format!("SELECT {EVENT_COLS} FROM events WHERE actor = $1 AND at >= $2 ORDER BY at, id"),
         &[&actor, &since],
     )?;
-    all(rows, rows::event_from)
+    all(rows, |c| rows::event_from(c))
 }
 
 pub(super) fn lost_locks(c: &mut Conn, user: &str, since: Millis) -> TxResult<Vec<LostLock>> {
@@ -207,5 +227,5 @@ pub(super) fn lost_locks(c: &mut Conn, user: &str, since: Millis) -> TxResult<Ve
         ),
         &[&user, &since],
     )?;
-    all(rows, rows::lost_lock_from)
+    all(rows, |c| rows::lost_lock_from(c))
 }

@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use super::open::{Conn, TxError, TxResult, is_retryable};
-use super::reads::{load_item, load_queue, queues, role_of};
+use super::open::{Conn, TxError, TxResult, is_connection_error, is_retryable, map_err};
+use super::reads::{PgCells, load_item, load_queue, queues, role_of};
 use super::sql::{self, EVENT_COLS, FENCED_UPDATE_TYPES, ITEM_COLS, WIP_LOCK, WIP_LOCK_CLASS};
 use crate::domain::{Actor, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role};
 use crate::store::Added;
@@ -22,16 +22,23 @@ pub(super) struct PgTx<'c> {
     /// Set when a statement failed in a way that makes running the transaction again
     /// right (a deadlock, a serialisation failure).
     pub retry: bool,
+    /// The connection's failure, when it broke mid-transaction (nothing was committed).
+    pub lost: Option<postgres::Error>,
 }
 
 impl PgTx<'_> {
     /// Maps a step's error, noting what the transaction loop must know of it.
     fn lift<T>(&mut self, r: TxResult<T>) -> Result<T> {
-        r.map_err(|e| {
-            if let TxError::Pg(pe) = &e {
-                self.retry |= is_retryable(pe);
+        r.map_err(|e| match e {
+            TxError::Pg(pe) => {
+                self.retry |= is_retryable(&pe);
+                let mapped = map_err(&pe);
+                if is_connection_error(&pe) {
+                    self.lost = Some(pe);
+                }
+                mapped
             }
-            e.into_store()
+            TxError::Store(e) => e,
         })
     }
 }
@@ -41,7 +48,7 @@ fn lock_item(c: &mut Conn, id: i64) -> TxResult<Option<Item>> {
         &format!("SELECT {ITEM_COLS} FROM items WHERE id = $1 FOR UPDATE"),
         &[&id],
     )?
-    .map(|r| rows::item_from(&r))
+    .map(|r| rows::item_from(&mut PgCells::new(&r)))
     .transpose()
     .map_err(TxError::Store)
 }
@@ -141,8 +148,13 @@ impl Tx for PgTx<'_> {
         );
         let r = self.c.query_opt(&sql, &[&id, &actor]);
         self.lift(r.map_err(TxError::from))?
-            .map(|r| rows::event_from(&r))
+            .map(|r| rows::event_from(&mut PgCells::new(&r)))
             .transpose()
+    }
+
+    fn unreadable(&mut self, _id: i64) -> Result<Option<Item>> {
+        // The server checks every text against the database encoding.
+        Ok(None)
     }
 
     fn serialise_claims(&mut self, queue: &str) -> Result<()> {
@@ -185,7 +197,7 @@ impl Tx for PgTx<'_> {
             ],
         );
         self.lift(r.map_err(TxError::from))?
-            .map(|r| rows::item_from(&r))
+            .map(|r| rows::item_from(&mut PgCells::new(&r)))
             .transpose()
     }
 

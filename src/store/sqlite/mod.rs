@@ -6,31 +6,56 @@
 //! seconds while others re-take the lock. `now` is read after the write lock is taken, so
 //! lock times are ordered like the writes themselves.
 //!
-//! Files: `open` (checks, settings, busy handling), `tx` (the lock protocol's primitives),
-//! `reads`, `stats`, `check`, `migrate`, and `sql` (the statements the benchmark shares).
+//! Files: `open` (what is decided before SQLite sees a file, and explaining storage
+//! faults), `busy` (waiting for the write lock), `tx` (the lock protocol's primitives),
+//! `rows` (reading rows another program may have spoiled), `reads`, `stats`, `check`,
+//! `migrate`, and `sql` (the statements the benchmark shares).
 
-mod check;
+mod busy;
+pub mod check;
 pub mod migrate;
 mod open;
 mod reads;
+mod rows;
 pub mod sql;
 mod stats;
 mod tx;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
+use self::busy::{BUSY_PATIENCE, busy_sleep, retry_busy};
 use self::migrate::Migration;
-use self::open::retry_busy;
-pub use self::open::{Clock, OpenOptions, system_clock};
+use self::open::Facts;
 use self::tx::SqliteTx;
 use crate::domain::{Actor, Event, Item, ItemState, Millis, QueueSettings, Role};
 use crate::store::backend::Backend;
 use crate::store::error::{Result, StoreError};
 use crate::store::ops::Tx;
 use crate::store::{ListFilter, LostLock, Stats};
+
+/// A source of "now" in Unix milliseconds; tests pass a fixed or stepped clock.
+pub type Clock = Box<dyn Fn() -> Millis + Send>;
+
+/// The host's clock.
+pub fn system_clock() -> Millis {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// How to open a database file.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    /// Open even on a network filesystem.
+    pub allow_network_fs: bool,
+    /// Accept an existing empty (0-byte) file as a new database (`caseload init`).
+    pub allow_empty: bool,
+    /// Create missing parent directories (the default location).
+    pub create_dirs: bool,
+    /// Never create the file; refuse a missing one.
+    pub must_exist: bool,
+}
 
 /// The SQLite implementation of the [`crate::store::Store`].
 pub struct SqliteStore {
@@ -44,22 +69,93 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    fn new(
-        conn: Connection,
-        path: PathBuf,
+    /// Opens (creating and migrating when needed) the database at `path`.
+    pub fn open(path: &Path, actor: Actor, opts: &OpenOptions) -> Result<Self> {
+        Self::open_with_clock(path, actor, opts, Box::new(system_clock))
+    }
+
+    /// Opens with a given clock (tests).
+    pub fn open_with_clock(
+        path: &Path,
         actor: Actor,
+        opts: &OpenOptions,
         clock: Clock,
-        read_only: bool,
-        migration: Migration,
-    ) -> Self {
-        SqliteStore {
+    ) -> Result<Self> {
+        let plan = open::plan(path, opts)?;
+        let read_only = plan.read_only;
+        open::guard_shared_memory();
+        let conn = Connection::open_with_flags(&plan.target, plan.flags)
+            .map_err(|e| open::explain(path, Facts::of_error(&e), map_err(e)))?;
+        let migration = Self::prepare(&conn, path, read_only, &actor, clock())
+            .map_err(|e| open::explain(path, Facts::of(&conn), e))?;
+        Ok(SqliteStore {
             conn,
-            path,
+            path: path.to_path_buf(),
             actor,
             clock,
             read_only,
             migration,
             own_commits: 0,
+        })
+    }
+
+    /// Readies a fresh connection: busy handler, pragmas, and the schema (created or
+    /// migrated when writable).
+    fn prepare(
+        conn: &Connection,
+        path: &Path,
+        read_only: bool,
+        actor: &Actor,
+        now: Millis,
+    ) -> Result<Migration> {
+        if !read_only {
+            open::prepare_writer(conn);
+        }
+        conn.busy_handler(Some(busy_sleep)).map_err(map_err)?;
+        conn.execute_batch("PRAGMA foreign_keys = ON")
+            .map_err(map_err)?;
+        // Reading the schema version makes SQLite read the header: not-a-database shows
+        // here, and a WAL left by a crash or a cut-short checkpoint is recovered here.
+        conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
+            .map_err(map_err)?;
+        // A 32 MiB page cache (SQLite's default is 2 MiB): an import batch of 2000 rows on a
+        // large file dirties more pages than 2 MiB holds, and SQLite then spills them to the
+        // WAL mid-transaction and reads them back (benches/queue.rs, BENCHMARKS.md).
+        conn.execute_batch("PRAGMA cache_size = -32768")
+            .map_err(map_err)?;
+        migrate::check_ours(conn)?;
+        if read_only {
+            let v: i64 = conn
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(map_err)?;
+            if v != migrate::LATEST {
+                return Err(StoreError::ReadOnly(format!(
+                    "the file is read-only and its schema (version {v}) is not this program's \
+                     ({}); it cannot be used without write access",
+                    migrate::LATEST
+                )));
+            }
+            return Ok(Migration::UpToDate);
+        }
+        retry_busy(|| {
+            let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+            Ok(mode)
+        })?;
+        open::align_sidecars(path);
+        conn.execute_batch("PRAGMA synchronous = FULL")
+            .map_err(map_err)?;
+        let mut attempt = Instant::now();
+        loop {
+            match migrate::migrate(conn, actor, now) {
+                Err(StoreError::Busy(_)) if attempt.elapsed() < BUSY_PATIENCE => {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(e) => return Err(e),
+                Ok(m) => return Ok(m),
+            }
+            if attempt.elapsed() > BUSY_PATIENCE {
+                attempt = Instant::now();
+            }
         }
     }
 
@@ -100,15 +196,29 @@ pub fn map_err(e: rusqlite::Error) -> StoreError {
                     "the file is not a caseload database (not an SQLite file)".into(),
                 ),
                 C::DatabaseCorrupt => StoreError::Corrupt(format!(
-                    "the database is corrupt ({text}); run `caseload check` and restore from \
-                     a backup"
+                    "the database is damaged (SQLite: {text}); keep the file and any -wal \
+                     beside it as they are, run `caseload check` to see what is affected, and \
+                     copy what can be read with `caseload backup NEW.db`"
                 )),
                 C::ReadOnly => StoreError::ReadOnly(format!("{text}; changes are refused")),
                 C::DatabaseBusy | C::DatabaseLocked => StoreError::Busy(format!(
                     "{text} (another program held the write lock too long)"
                 )),
                 C::CannotOpen => StoreError::Unusable(format!("cannot open the database: {text}")),
-                C::DiskFull => StoreError::Database(format!("the disk is full: {text}")),
+                C::DiskFull => StoreError::Storage {
+                    code: f.extended_code,
+                    message: "disk full: free space on the database's filesystem, then retry"
+                        .into(),
+                },
+                C::SystemIoFailure if open::take_shm_no_space() => StoreError::Storage {
+                    code: rusqlite::ffi::SQLITE_FULL,
+                    message: "disk full: free space on the database's filesystem, then retry"
+                        .into(),
+                },
+                C::SystemIoFailure => StoreError::Storage {
+                    code: f.extended_code,
+                    message: format!("I/O error ({text})"),
+                },
                 C::ConstraintViolation => StoreError::Invalid(format!("refused: {text}")),
                 _ => StoreError::Database(text),
             }
@@ -147,13 +257,10 @@ impl Backend for SqliteStore {
     /// success, rolls back on error.
     fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()> {
         if self.read_only {
-            return Err(StoreError::ReadOnly(format!(
-                "{} cannot be written (its permissions are read-only); browsing works, changes \
-                 are refused",
-                self.path.display()
-            )));
+            return Err(open::read_only_error(&self.path));
         }
-        retry_busy(|| self.conn.execute_batch("BEGIN IMMEDIATE"))?;
+        retry_busy(|| self.conn.execute_batch("BEGIN IMMEDIATE"))
+            .map_err(|e| open::explain(&self.path, Facts::of(&self.conn), e))?;
         let mut tx = SqliteTx {
             c: &self.conn,
             now: (self.clock)(),
@@ -166,13 +273,15 @@ impl Backend for SqliteStore {
                     Ok(())
                 }
                 Err(e) => {
+                    let facts = Facts::of(&self.conn);
                     let _ = self.conn.execute_batch("ROLLBACK");
-                    Err(map_err(e))
+                    Err(open::explain_commit(&self.path, facts, map_err(e)))
                 }
             },
             Err(e) => {
+                let facts = Facts::of(&self.conn);
                 let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e)
+                Err(open::explain(&self.path, facts, e))
             }
         }
     }
@@ -231,7 +340,7 @@ impl Backend for SqliteStore {
     }
 
     fn check(&mut self) -> Result<Vec<String>> {
-        check::check(&self.conn)
+        Ok(check::run(&self.conn))
     }
 
     fn backup(&mut self, dest: &Path) -> Result<()> {

@@ -1,131 +1,98 @@
-//! Opening an SQLite file: the checks before SQLite sees it, the connection's settings
-//! (WAL, `synchronous=FULL`, foreign keys, a 32 MiB page cache), the migration, and the
-//! busy handler of short jittered sleeps that lets waiting processes take turns.
+//! Opening an SQLite file, and explaining a storage fault in terms of its real cause.
+//!
+//! caseload makes no check of its own that SQLite makes itself: a file whose header says
+//! more pages than the main file holds is a checkpoint in progress (or one cut short),
+//! which SQLite finishes from the WAL on open. Before SQLite sees the file caseload only
+//! decides what SQLite cannot: where the file is (missing directory, network filesystem),
+//! that it is a regular file, and how a user who may only read opens it without creating
+//! files that would lock writers out. After a failure it asks SQLite (extended result
+//! code, errno) and the OS (owners, modes, free space) what happened and says so, with
+//! the fix, in one line.
+//!
+//! Two guards keep the shared files healthy:
+//! - the -shm file is mapped into memory; on a full filesystem a write into a page the
+//!   filesystem never allocated kills the process with SIGBUS. caseload replaces the
+//!   unix VFS's `mmap` with one that allocates the region's blocks first (fallocate, then
+//!   MADV_POPULATE_WRITE), so a full disk becomes an ordinary "disk full" error;
+//! - writers keep the -wal and -shm files when they close (SQLITE_FCNTL_PERSIST_WAL), so
+//!   a reader who may not write the database finds them and creates nothing.
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::cell::Cell;
+use std::os::raw::{c_int, c_void};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::sync::Once;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, ffi};
 
-use super::migrate::{self, Migration};
-use super::{SqliteStore, map_err};
-use crate::domain::{Actor, Millis};
-use crate::store::error::{Result, StoreError};
+use super::OpenOptions;
+use crate::store::error::StoreError;
+use crate::store::fsfacts::{self, sidecar};
 
-/// A source of "now" in Unix milliseconds; tests pass a fixed or stepped clock.
-pub type Clock = Box<dyn Fn() -> Millis + Send>;
-
-/// The host's clock.
-pub fn system_clock() -> Millis {
-    chrono::Utc::now().timestamp_millis()
+/// How SQLite is to open a file.
+pub(super) struct Plan {
+    /// A path, or a `file:` URI when `flags` include SQLITE_OPEN_URI.
+    pub target: String,
+    pub flags: OpenFlags,
+    /// Opened read-only: writes are refused.
+    pub read_only: bool,
 }
 
-/// How to open a database file.
-#[derive(Debug, Clone, Default)]
-pub struct OpenOptions {
-    /// Open even on a network filesystem.
-    pub allow_network_fs: bool,
-    /// Accept an existing empty (0-byte) file as a new database (`caseload init`).
-    pub allow_empty: bool,
-    /// Create missing parent directories (the default location).
-    pub create_dirs: bool,
-    /// Never create the file; refuse a missing one.
-    pub must_exist: bool,
-}
-
-/// How long a busy database is retried before giving up.
-pub(super) const BUSY_PATIENCE: Duration = Duration::from_secs(30);
-
-impl SqliteStore {
-    /// Opens (creating and migrating when needed) the database at `path`.
-    pub fn open(path: &Path, actor: Actor, opts: &OpenOptions) -> Result<Self> {
-        Self::open_with_clock(path, actor, opts, Box::new(system_clock))
-    }
-
-    /// Opens with a given clock (tests).
-    pub fn open_with_clock(
-        path: &Path,
-        actor: Actor,
-        opts: &OpenOptions,
-        clock: Clock,
-    ) -> Result<Self> {
-        let read_only = preflight(path, opts)?;
-        let flags = if read_only {
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        } else {
-            OpenFlags::SQLITE_OPEN_READ_WRITE
+impl Plan {
+    fn writer(path: &Path) -> Plan {
+        Plan {
+            target: path.display().to_string(),
+            flags: OpenFlags::SQLITE_OPEN_READ_WRITE
                 | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        };
-        let conn = Connection::open_with_flags(path, flags).map_err(map_err)?;
-        conn.busy_handler(Some(busy_sleep)).map_err(map_err)?;
-        conn.execute_batch("PRAGMA foreign_keys = ON")
-            .map_err(map_err)?;
-        // Reading the schema version makes SQLite read the header: not-a-database shows here.
-        conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
-            .map_err(map_err)?;
-        // A 32 MiB page cache (SQLite's default is 2 MiB): an import batch of 2000 rows on a
-        // large file dirties more pages than 2 MiB holds, and SQLite then spills them to the
-        // WAL mid-transaction and reads them back (benches/queue.rs, BENCHMARKS.md).
-        conn.execute_batch("PRAGMA cache_size = -32768")
-            .map_err(map_err)?;
-        migrate::check_ours(&conn)?;
-        let now = clock();
-        let migration = if read_only {
-            let v: i64 = conn
-                .query_row("PRAGMA user_version", [], |r| r.get(0))
-                .map_err(map_err)?;
-            if v != migrate::LATEST {
-                return Err(StoreError::ReadOnly(format!(
-                    "the file is read-only and its schema (version {v}) is not this program's \
-                     ({}); it cannot be used without write access",
-                    migrate::LATEST
-                )));
-            }
-            Migration::UpToDate
-        } else {
-            retry_busy(|| {
-                let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
-                Ok(mode)
-            })?;
-            conn.execute_batch("PRAGMA synchronous = FULL")
-                .map_err(map_err)?;
-            let mut attempt = Instant::now();
-            loop {
-                match migrate::migrate(&conn, &actor, now) {
-                    Err(StoreError::Busy(_)) if attempt.elapsed() < BUSY_PATIENCE => {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                    Err(e) => return Err(e),
-                    Ok(m) => break m,
-                }
-                if attempt.elapsed() > BUSY_PATIENCE {
-                    attempt = Instant::now();
-                }
-            }
-        };
-        Ok(SqliteStore::new(
-            conn,
-            path.to_path_buf(),
-            actor,
-            clock,
-            read_only,
-            migration,
-        ))
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            read_only: false,
+        }
+    }
+
+    fn reader(path: &Path) -> Plan {
+        Plan {
+            target: path.display().to_string(),
+            flags: OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            read_only: true,
+        }
+    }
+
+    /// Nobody may write the file and nobody has it open: SQLite may read it without
+    /// locks, a WAL or a -shm (`immutable=1`), creating nothing.
+    fn immutable(path: &Path) -> Plan {
+        Plan {
+            target: format!("file:{}?immutable=1", uri_path(path)),
+            flags: OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            read_only: true,
+        }
     }
 }
 
-/// Checks the file before SQLite sees it; returns whether it must be opened read-only.
-fn preflight(path: &Path, opts: &OpenOptions) -> Result<bool> {
+/// Percent-encodes a path for a `file:` URI.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/._-~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Decides how to open `path`; refuses only what SQLite cannot sensibly be given.
+pub(super) fn plan(path: &Path, opts: &OpenOptions) -> Result<Plan, StoreError> {
     let shown = path.display();
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = fsfacts::parent_dir(path);
     let meta = match std::fs::metadata(path) {
         Ok(m) => Some(m),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(StoreError::Unusable(format!("{shown}: {e}"))),
+        Err(e) => return Err(os_fault(path, "cannot reach", &e)),
     };
     if meta.is_none() {
         if opts.must_exist {
@@ -150,120 +117,478 @@ fn preflight(path: &Path, opts: &OpenOptions) -> Result<bool> {
         crate::store::location::check_local_fs(&dir).map_err(StoreError::Unusable)?;
     }
     let Some(meta) = meta else {
-        return Ok(false);
+        return Ok(Plan::writer(path));
     };
     if meta.is_dir() {
         return Err(StoreError::Unusable(format!(
             "{shown} is a directory, not a database file"
         )));
     }
-    let len = meta.len();
-    if len == 0 {
+    if !meta.is_file() {
+        return Err(StoreError::Unusable(format!(
+            "{shown} is not a regular file but {}; give the path of a caseload database file",
+            fsfacts::kind_of(&meta)
+        )));
+    }
+    if let Some(fs) = fsfacts::fs_magic(path).and_then(fsfacts::pseudo_fs_name) {
+        return Err(StoreError::Unusable(format!(
+            "{shown} is not a regular file but a file of the kernel's {fs} filesystem; give \
+             the path of a caseload database file"
+        )));
+    }
+    let wal_len = std::fs::metadata(sidecar(path, "-wal")).map_or(0, |m| m.len());
+    if meta.len() == 0 && wal_len == 0 {
         if opts.allow_empty {
-            return Ok(false);
+            return Ok(Plan::writer(path));
         }
         return Err(StoreError::Unusable(format!(
             "{shown} is an empty file, not a caseload database (run `caseload init` to create \
              the database in it)"
         )));
     }
-    let mut header = [0u8; 100];
-    let got = read_prefix(path, &mut header)
-        .map_err(|e| StoreError::Unusable(format!("{shown}: cannot read: {e}")))?;
-    if got < 16 || &header[..16] != b"SQLite format 3\0" {
-        return Err(StoreError::Unusable(format!(
-            "{shown} is not a caseload database (not an SQLite file)"
-        )));
+    let nobody_writes = meta.permissions().mode() & 0o222 == 0;
+    if !nobody_writes && fsfacts::may_write(path) {
+        return Ok(Plan::writer(path));
     }
-    if got < 100 {
-        return Err(StoreError::Corrupt(format!(
-            "{shown} is truncated ({len} bytes, shorter than an SQLite header); restore it \
-             from a backup"
-        )));
-    }
-    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
-        1 => 65536u64,
-        n => u64::from(n),
-    };
-    let pages = u64::from(u32::from_be_bytes([
-        header[28], header[29], header[30], header[31],
-    ]));
-    let change = &header[24..28];
-    let valid_for = &header[92..96];
-    if change == valid_for && pages > 0 && page_size >= 512 && pages * page_size > len {
-        return Err(StoreError::Corrupt(format!(
-            "{shown} is truncated ({len} bytes, its header says {}); restore it from a backup",
-            pages * page_size
-        )));
-    }
-    Ok(meta.permissions().readonly())
+    reader_plan(path, &meta, nobody_writes)
 }
 
-fn read_prefix(path: &Path, buf: &mut [u8]) -> std::io::Result<usize> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
-    let mut got = 0;
-    while got < buf.len() {
-        match f.read(&mut buf[got..])? {
-            0 => break,
-            n => got += n,
-        }
+/// A user who may not write the file must not create its -wal or -shm: files they own
+/// would lock out every writer. So they open only when the files are there already
+/// (writers keep them), or when nobody at all may write the file.
+fn reader_plan(
+    path: &Path,
+    meta: &std::fs::Metadata,
+    nobody_writes: bool,
+) -> Result<Plan, StoreError> {
+    let wal = sidecar(path, "-wal");
+    let shm = sidecar(path, "-shm");
+    let (has_wal, has_shm) = (wal.exists(), shm.exists());
+    if has_wal && has_shm {
+        return Ok(Plan::reader(path));
     }
-    Ok(got)
+    if nobody_writes {
+        return Ok(if has_wal {
+            Plan::reader(path)
+        } else {
+            Plan::immutable(path)
+        });
+    }
+    let missing = if has_wal { shm } else { wal };
+    Err(StoreError::Unusable(format!(
+        "{}: you may read but not write it ({}), and {} is missing; caseload will not create \
+         it for you, because a file you own there would lock out everyone who writes the \
+         database. Ask someone who may write it to run any caseload command once (the file \
+         then stays), or ask for write access",
+        path.display(),
+        fsfacts::describe_owner(meta),
+        missing.display()
+    )))
 }
 
-/// The busy handler: short sleeps with jitter so that waiting processes take turns.
-fn busy_sleep(attempt: i32) -> bool {
-    // ~30 s of patience at an average of ~300 µs a try.
-    if attempt > 100_000 {
-        return false;
-    }
-    let jitter = jitter_micros(400);
-    std::thread::sleep(Duration::from_micros(100 + jitter));
-    true
-}
-
-pub(super) fn jitter_micros(max: u64) -> u64 {
-    use std::cell::Cell;
-    thread_local! {
-        static STATE: Cell<u64> = Cell::new(
-            (std::process::id() as u64) << 32
-                ^ std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.subsec_nanos() as u64)
-                    .unwrap_or(7)
-                | 1,
+/// Sets up a writer's connection: its WAL and -shm stay when it closes.
+pub(super) fn prepare_writer(conn: &Connection) {
+    let mut persist: c_int = 1;
+    // SAFETY: the handle is open; SQLITE_FCNTL_PERSIST_WAL reads and writes one int.
+    unsafe {
+        ffi::sqlite3_file_control(
+            conn.handle(),
+            c"main".as_ptr(),
+            ffi::SQLITE_FCNTL_PERSIST_WAL,
+            (&mut persist as *mut c_int).cast::<c_void>(),
         );
     }
-    STATE.with(|s| {
-        let mut x = s.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        s.set(x);
-        x % max
-    })
+    // A persistent WAL is truncated to zero by the last writer to close, and a WAL that
+    // a large import grew is cut back to this size when it restarts.
+    let _ = conn.execute_batch("PRAGMA journal_size_limit = 67108864");
 }
 
-/// Retries `f` while SQLite reports the database busy (cases the handler cannot cover,
-/// such as WAL recovery), for up to [`BUSY_PATIENCE`].
-pub(super) fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> Result<T> {
-    let start = Instant::now();
-    loop {
-        match f() {
-            Ok(v) => return Ok(v),
-            Err(e) if is_busy(&e) && start.elapsed() < BUSY_PATIENCE => {
-                std::thread::sleep(Duration::from_micros(200 + jitter_micros(800)));
-            }
-            Err(e) => return Err(map_err(e)),
+/// Gives this user's -wal and -shm the database file's group and mode (SQLite gives them
+/// these when it creates them; a later `chmod` of the database would leave them behind).
+pub(super) fn align_sidecars(path: &Path) {
+    let Ok(db) = std::fs::metadata(path) else {
+        return;
+    };
+    let me = fsfacts::euid();
+    for suffix in ["-wal", "-shm"] {
+        let file = sidecar(path, suffix);
+        let Ok(m) = std::fs::metadata(&file) else {
+            continue;
+        };
+        if m.uid() != me && me != 0 {
+            continue;
+        }
+        if m.gid() != db.gid() || (me == 0 && m.uid() != db.uid()) {
+            let owner = if me == 0 { Some(db.uid()) } else { None };
+            let _ = std::os::unix::fs::chown(&file, owner, Some(db.gid()));
+        }
+        if m.mode() & 0o777 != db.mode() & 0o777 {
+            let _ =
+                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(db.mode() & 0o777));
         }
     }
 }
 
-fn is_busy(e: &rusqlite::Error) -> bool {
-    matches!(
-        e,
-        rusqlite::Error::SqliteFailure(f, _)
-            if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    )
+/// What SQLite said about the last failure on a connection.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Facts {
+    /// SQLite's extended result code.
+    pub code: i32,
+    /// The OS error behind an I/O or open error (0 when none).
+    pub errno: i32,
+}
+
+impl Facts {
+    /// Reads the facts of the connection's last failure; call before anything else runs
+    /// on it.
+    pub fn of(conn: &Connection) -> Facts {
+        // SAFETY: the handle is open; both calls only read the connection's state.
+        let (code, errno) = unsafe {
+            (
+                ffi::sqlite3_extended_errcode(conn.handle()),
+                ffi::sqlite3_system_errno(conn.handle()),
+            )
+        };
+        Facts { code, errno }
+    }
+
+    /// The facts a failed open leaves (no connection to ask: the code only).
+    pub fn of_error(e: &rusqlite::Error) -> Facts {
+        match e {
+            rusqlite::Error::SqliteFailure(f, _) => Facts {
+                code: f.extended_code,
+                errno: 0,
+            },
+            _ => Facts::default(),
+        }
+    }
+
+    fn primary(self) -> i32 {
+        self.code & 0xff
+    }
+}
+
+/// Rewrites a storage failure on `path` to name the real cause and the fix; other errors
+/// pass unchanged.
+pub(super) fn explain(path: &Path, facts: Facts, e: StoreError) -> StoreError {
+    let no_space = take_shm_no_space();
+    match e {
+        StoreError::Storage { code, message } => {
+            let errno = if matches!(facts.primary(), ffi::SQLITE_IOERR | ffi::SQLITE_CANTOPEN) {
+                facts.errno
+            } else {
+                0
+            };
+            if code & 0xff == ffi::SQLITE_FULL
+                || no_space
+                || errno == libc::ENOSPC
+                || errno == libc::EDQUOT
+            {
+                return disk_full(path);
+            }
+            match errno {
+                libc::EIO => io_error(path),
+                libc::EROFS => read_only_fs(path),
+                _ => StoreError::Storage {
+                    code,
+                    message: format!(
+                        "{message} on {} ({})",
+                        fsfacts::mount_of(path).display(),
+                        path.display()
+                    ),
+                },
+            }
+        }
+        StoreError::ReadOnly(text) => blocked_writer(path).unwrap_or(StoreError::ReadOnly(text)),
+        StoreError::Unusable(text) if facts.primary() == ffi::SQLITE_CANTOPEN => {
+            cannot_open(path).unwrap_or(StoreError::Unusable(text))
+        }
+        other => other,
+    }
+}
+
+/// Like [`explain`], for a failed COMMIT: after an I/O error there (not a full disk, which
+/// fails before the commit record is written) the transaction may be in the WAL, and the
+/// caller must check before retrying.
+pub(super) fn explain_commit(path: &Path, facts: Facts, e: StoreError) -> StoreError {
+    match explain(path, facts, e) {
+        StoreError::Storage { code, message } if code & 0xff != ffi::SQLITE_FULL => {
+            StoreError::Storage {
+                code,
+                message: format!(
+                    "{message}; the change may have been saved: check (`caseload list \
+                     --mine`, `caseload show ID`) before retrying"
+                ),
+            }
+        }
+        other => other,
+    }
+}
+
+/// "disk full on <mount>: free space then retry".
+pub(super) fn disk_full(path: &Path) -> StoreError {
+    let mount = fsfacts::mount_of(path);
+    StoreError::Storage {
+        code: ffi::SQLITE_FULL,
+        message: format!(
+            "disk full on {}: free space then retry ({} needs room for its -wal and -shm \
+             files; nothing was lost)",
+            mount.display(),
+            path.display()
+        ),
+    }
+}
+
+fn io_error(path: &Path) -> StoreError {
+    StoreError::Storage {
+        code: ffi::SQLITE_IOERR,
+        message: format!(
+            "I/O error on {} using {}: the disk or its filesystem failed; have an \
+             administrator check it (the system log, dmesg) and keep {} and its -wal file as \
+             they are until then",
+            fsfacts::mount_of(path).display(),
+            path.display(),
+            path.display()
+        ),
+    }
+}
+
+fn read_only_fs(path: &Path) -> StoreError {
+    StoreError::ReadOnly(format!(
+        "{} is mounted read-only, so {} cannot be changed; remount it read-write (after a \
+         filesystem error: have an administrator check it first)",
+        fsfacts::mount_of(path).display(),
+        path.display()
+    ))
+}
+
+/// An OS error reaching or opening the file itself.
+fn os_fault(path: &Path, doing: &str, e: &std::io::Error) -> StoreError {
+    match e.raw_os_error() {
+        Some(libc::EIO) => io_error(path),
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => disk_full(path),
+        Some(libc::EROFS) => read_only_fs(path),
+        _ => StoreError::Unusable(format!("{doing} {}: {e}", path.display())),
+    }
+}
+
+/// Explains why a writer cannot write: the -wal or -shm belongs to someone else, the
+/// directory does not let it create them, or the filesystem is read-only.
+pub(super) fn blocked_writer(path: &Path) -> Option<StoreError> {
+    if fsfacts::space(path).is_some_and(|s| s.read_only) {
+        return Some(read_only_fs(path));
+    }
+    let mut blocked = Vec::new();
+    let mut owners = Vec::new();
+    for suffix in ["-wal", "-shm"] {
+        let file = sidecar(path, suffix);
+        if let Ok(m) = std::fs::metadata(&file)
+            && !fsfacts::may_write(&file)
+        {
+            blocked.push(file);
+            let who = fsfacts::describe_owner(&m);
+            if !owners.contains(&who) {
+                owners.push(who);
+            }
+        }
+    }
+    if !blocked.is_empty() {
+        let files: Vec<String> = blocked.iter().map(|f| fsfacts::shell_quote(f)).collect();
+        let names: Vec<String> = blocked.iter().map(|f| f.display().to_string()).collect();
+        let db = fsfacts::shell_quote(path);
+        return Some(StoreError::ReadOnly(format!(
+            "{} cannot be written because {} {} owned by {} and you ({}) may not write {}; \
+             they were probably left by a user who may only read it. Fix (keeps all data): \
+             `sudo chown --reference={db} {f} && sudo chmod --reference={db} {f}`",
+            path.display(),
+            names.join(" and "),
+            if names.len() == 1 { "is" } else { "are" },
+            owners.join(", "),
+            fsfacts::user_name(fsfacts::euid()),
+            if names.len() == 1 { "it" } else { "them" },
+            f = files.join(" "),
+        )));
+    }
+    cannot_open(path)
+}
+
+/// Explains a failure to open or create the database's files from what the OS says.
+fn cannot_open(path: &Path) -> Option<StoreError> {
+    if let Err(e) = std::fs::File::open(path)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        return Some(os_fault(path, "cannot open", &e));
+    }
+    let dir = fsfacts::parent_dir(path);
+    let missing: Vec<_> = ["-wal", "-shm"]
+        .iter()
+        .map(|s| sidecar(path, s))
+        .filter(|f| !f.exists())
+        .collect();
+    if !missing.is_empty() && !fsfacts::may_create_in(&dir) {
+        let about = std::fs::metadata(&dir)
+            .map(|m| fsfacts::describe_owner(&m))
+            .unwrap_or_default();
+        let group = std::fs::metadata(path)
+            .map(|m| fsfacts::group_name(m.gid()))
+            .unwrap_or_else(|_| "GROUP".into());
+        let d = fsfacts::shell_quote(&dir);
+        return Some(StoreError::ReadOnly(format!(
+            "{} cannot be used: SQLite must create {} beside it, and you ({}) may not create \
+             files in {} ({about}). Fix: `sudo chgrp {group} {d} && sudo chmod 2775 {d}` so \
+             everyone in group {group} may",
+            path.display(),
+            missing
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" and "),
+            fsfacts::user_name(fsfacts::euid()),
+            dir.display(),
+        )));
+    }
+    if let Err(e) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        && fsfacts::may_write(path)
+    {
+        return Some(os_fault(path, "cannot write", &e));
+    }
+    None
+}
+
+/// The message for a write on a store opened read-only.
+pub(super) fn read_only_error(path: &Path) -> StoreError {
+    let meta = std::fs::metadata(path).ok();
+    let nobody = meta
+        .as_ref()
+        .is_some_and(|m| m.permissions().mode() & 0o222 == 0);
+    if nobody || meta.is_none() {
+        return StoreError::ReadOnly(format!(
+            "{} cannot be written (its permissions are read-only); browsing works, changes \
+             are refused",
+            path.display()
+        ));
+    }
+    let about = meta
+        .as_ref()
+        .map(fsfacts::describe_owner)
+        .unwrap_or_default();
+    StoreError::ReadOnly(format!(
+        "{} is read-only for you ({}, {about}); browsing works, changes are refused — ask \
+         its owner for write access",
+        path.display(),
+        fsfacts::user_name(fsfacts::euid())
+    ))
+}
+
+type MmapFn = unsafe extern "C" fn(
+    *mut c_void,
+    libc::size_t,
+    c_int,
+    c_int,
+    c_int,
+    libc::off_t,
+) -> *mut c_void;
+
+static REAL_MMAP: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static SHM_NO_SPACE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// True (once) when the -shm guard refused a mapping on this thread for lack of space.
+pub(super) fn take_shm_no_space() -> bool {
+    SHM_NO_SPACE.with(|c| c.replace(false))
+}
+
+/// SQLite's `mmap` for the -shm file, with the region's blocks allocated first. SQLite
+/// extends the -shm by writing one byte per 4 KiB page; on a filesystem with 1 KiB blocks
+/// the rest of each page is a hole, and the first write into it through the mapping, on
+/// a full disk, is a SIGBUS. Allocating the region up front turns that into ENOSPC, which
+/// SQLite reports as an error.
+unsafe extern "C" fn mmap_allocated(
+    addr: *mut c_void,
+    len: libc::size_t,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    off: libc::off_t,
+) -> *mut c_void {
+    // SAFETY: REAL_MMAP holds the VFS's own mmap (stored before this one was installed).
+    let real: MmapFn = unsafe { std::mem::transmute(REAL_MMAP.load(Ordering::Acquire)) };
+    let shared_write = prot & libc::PROT_WRITE != 0 && flags & libc::MAP_SHARED != 0 && fd >= 0;
+    if !shared_write {
+        // SAFETY: the caller's arguments, passed on unchanged.
+        return unsafe { real(addr, len, prot, flags, fd, off) };
+    }
+    // SAFETY: fallocate on SQLite's open descriptor, within the region it is mapping;
+    // KEEP_SIZE never changes the file's length, and allocating a hole keeps its zeros.
+    let rc = unsafe { libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, off, len as libc::off_t) };
+    if rc != 0 {
+        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        if e == libc::ENOSPC || e == libc::EDQUOT {
+            return refuse_mapping();
+        }
+    }
+    // SAFETY: the caller's arguments, passed on unchanged.
+    let p = unsafe { real(addr, len, prot, flags, fd, off) };
+    if p != libc::MAP_FAILED {
+        // Filesystems without fallocate: fault every page in writable now; a page that
+        // cannot be backed fails here with EFAULT instead of a SIGBUS later.
+        // SAFETY: p..p+len is the mapping just made.
+        let rc = unsafe { libc::madvise(p, len, libc::MADV_POPULATE_WRITE) };
+        if rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EFAULT) {
+            // SAFETY: unmapping the mapping just made, which nobody has seen.
+            unsafe { libc::munmap(p, len) };
+            return refuse_mapping();
+        }
+    }
+    p
+}
+
+fn refuse_mapping() -> *mut c_void {
+    SHM_NO_SPACE.with(|c| c.set(true));
+    // SAFETY: errno is this thread's; SQLite reads it to report the failure.
+    unsafe { *libc::__errno_location() = libc::ENOSPC };
+    libc::MAP_FAILED
+}
+
+/// Installs [`mmap_allocated`] in SQLite's unix VFS (once per process, before the first
+/// connection opens).
+pub(super) fn guard_shared_memory() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: the unix VFS's system-call table is SQLite's documented override point
+        // (xSetSystemCall); the replacement has mmap's exact signature and calls the
+        // original, stored before the swap.
+        unsafe {
+            let vfs = ffi::sqlite3_vfs_find(c"unix".as_ptr());
+            if vfs.is_null() {
+                return;
+            }
+            let (Some(get), Some(set)) = ((*vfs).xGetSystemCall, (*vfs).xSetSystemCall) else {
+                return;
+            };
+            let Some(real) = get(vfs, c"mmap".as_ptr()) else {
+                return;
+            };
+            REAL_MMAP.store(real as usize, Ordering::Release);
+            let ours: MmapFn = mmap_allocated;
+            let ours: unsafe extern "C" fn() = std::mem::transmute(ours);
+            set(vfs, c"mmap".as_ptr(), Some(ours));
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_paths_are_escaped() {
+        assert_eq!(uri_path(Path::new("/a b/q?.db")), "/a%20b/q%3F.db");
+        assert_eq!(uri_path(Path::new("rel/q.db")), "rel/q.db");
+    }
 }

@@ -1,49 +1,16 @@
 //! The SQLite store's reads: items, windows of lists, counts, history, lost locks and
 //! export. Reads run outside any write transaction (WAL: they never wait for writers).
 
-use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row, params};
 
+use super::rows::{Cols, event_from_row, item_from_row};
 use super::sql::{EVENT_COLS, ITEM_COLS, KEPT_COUNT};
 use crate::domain::{Event, EventKind, Item, ItemState, Millis, QueueSettings};
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql, reverse_order};
-use crate::store::rows::{self, Cells};
+use crate::store::rows;
 use crate::store::sql::kinds_sql;
 use crate::store::{ListFilter, LostLock};
-
-impl Cells for Row<'_> {
-    fn int(&self, i: usize) -> Result<i64> {
-        Ok(self.get(i)?)
-    }
-
-    fn opt_int(&self, i: usize) -> Result<Option<i64>> {
-        Ok(self.get(i)?)
-    }
-
-    fn text(&self, i: usize) -> Result<String> {
-        Ok(self.get(i)?)
-    }
-
-    fn opt_text(&self, i: usize) -> Result<Option<String>> {
-        Ok(self.get(i)?)
-    }
-
-    fn flag(&self, i: usize) -> Result<bool> {
-        Ok(match self.get_ref(i)? {
-            ValueRef::Integer(n) => n != 0,
-            _ => self.get::<_, bool>(i)?,
-        })
-    }
-}
-
-pub(super) fn item_from_row(r: &Row<'_>) -> Result<Item> {
-    rows::item_from(r)
-}
-
-pub(super) fn event_from_row(r: &Row<'_>) -> Result<Event> {
-    rows::event_from(r)
-}
 
 /// Runs a query whose rows are read by `read`; its errors (corruption included) end it.
 fn collect<T>(
@@ -77,7 +44,7 @@ pub(super) fn load_queue(c: &Connection, name: &str) -> Result<Option<QueueSetti
         "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues \
          WHERE name = ?1",
         [name],
-        |r| rows::queue_from(r),
+        |r| rows::queue_from(&mut Cols::new(r)),
     )?
     .pop())
 }
@@ -87,7 +54,7 @@ pub(super) fn queues(c: &Connection) -> Result<Vec<QueueSettings>> {
         c,
         "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues ORDER BY name",
         [],
-        |r| rows::queue_from(r),
+        |r| rows::queue_from(&mut Cols::new(r)),
     )
 }
 
@@ -217,7 +184,7 @@ pub(super) fn lost_locks(c: &Connection, user: &str, since: Millis) -> Result<Ve
             kinds_sql(EventKind::ENDS_ANOTHERS_LOCK)
         ),
         params![user, since],
-        |r| rows::lost_lock_from(r),
+        |r| rows::lost_lock_from(&mut Cols::new(r)),
     )
 }
 

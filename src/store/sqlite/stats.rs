@@ -4,6 +4,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::reads::queues;
+use super::rows::lossy_text;
 use crate::domain::Millis;
 use crate::store::error::Result;
 use crate::store::stats::{StatsFacts, age_ranges, assemble, first_hour};
@@ -20,14 +21,18 @@ pub(super) fn stats(c: &Connection, now: Millis) -> Result<Stats> {
 fn facts(c: &Connection, now: Millis) -> Result<StatsFacts> {
     let counts: Vec<(String, String, i64)> = c
         .prepare_cached("SELECT queue, state, n FROM item_counts")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .query_map([], |r| {
+            Ok((lossy_text(r, 0)?, lossy_text(r, 1)?, r.get(2)?))
+        })?
         .collect::<rusqlite::Result<_>>()?;
     let locks = c
         .prepare_cached(
             "SELECT i.lock_user, i.queue, i.lock_time, q.lock_seconds FROM items i \
              JOIN queues q ON q.name = i.queue WHERE i.lock_user IS NOT NULL",
         )?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .query_map([], |r| {
+            Ok((lossy_text(r, 0)?, lossy_text(r, 1)?, r.get(2)?, r.get(3)?))
+        })?
         .collect::<rusqlite::Result<_>>()?;
     let overdue: i64 = c
         .prepare_cached("SELECT count(*) FROM items WHERE state = 'open' AND due_at < ?1")?
@@ -53,7 +58,7 @@ fn facts(c: &Connection, now: Millis) -> Result<StatsFacts> {
         .query_row([], |r| {
             Ok(OldestItem {
                 id: r.get(0)?,
-                title: r.get(1)?,
+                title: lossy_text(r, 1)?,
                 created_at: r.get(2)?,
             })
         })

@@ -5,7 +5,8 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
-use super::reads::{event_from_row, item_from_row, load_item, load_queue};
+use super::reads::{load_item, load_queue};
+use super::rows::{event_from_row, item_from_row, lossy_opt_text, lossy_text};
 use super::sql;
 use crate::domain::{Actor, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role};
 use crate::store::Added;
@@ -39,8 +40,9 @@ fn execute_named(
 pub(super) fn role_of(c: &Connection, user: &str) -> Result<Role> {
     let role: Option<String> = c
         .prepare_cached("SELECT role FROM users WHERE name = ?1")?
-        .query_row([user], |r| r.get(0))
-        .optional()?;
+        .query_row([user], |r| lossy_opt_text(r, 0))
+        .optional()?
+        .flatten();
     Ok(role.as_deref().and_then(Role::parse).unwrap_or(Role::Staff))
 }
 
@@ -123,6 +125,10 @@ impl Tx for SqliteTx<'_> {
         row.transpose()
     }
 
+    fn unreadable(&mut self, id: i64) -> Result<Option<Item>> {
+        Ok(load_item(self.c, id)?.filter(|i| !i.unreadable.is_empty()))
+    }
+
     fn serialise_claims(&mut self, _queue: &str) -> Result<()> {
         // The write lock serialises every claim already.
         Ok(())
@@ -150,7 +156,7 @@ impl Tx for SqliteTx<'_> {
         }
         let mut rows = stmt.raw_query();
         Ok(match rows.next()? {
-            Some(r) => Some((r.get(0)?, r.get(1)?)),
+            Some(r) => Some((r.get(0)?, lossy_opt_text(r, 1)?)),
             None => None,
         })
     }
@@ -309,7 +315,7 @@ impl Tx for SqliteTx<'_> {
             ))?
             .query_map(
                 rusqlite::named_params! {":now": self.now, ":limit": limit as i64},
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                |r| Ok((r.get(0)?, lossy_text(r, 1)?, r.get(2)?)),
             )?
             .collect::<rusqlite::Result<_>>()?;
         for (id, holder, token) in &expired {

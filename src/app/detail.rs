@@ -1,0 +1,160 @@
+//! The detail pane's text, built once when an item is opened (wrapped to the screen's
+//! width, sanitized), so drawing only slices a screenful of short lines.
+
+use super::{Detail, DetailLine, LineKind, State};
+use crate::domain::sanitize;
+use crate::domain::{Event, Item};
+
+pub(super) fn rebuild_detail(s: &mut State) {
+    if let Some(d) = s.detail.take() {
+        let scroll = d.scroll;
+        let mut nd = build_detail(s, d.item, d.history);
+        nd.scroll = scroll.min(nd.lines.len().saturating_sub(1));
+        s.detail = Some(nd);
+    }
+}
+
+/// Wraps text to `width` characters at spaces (hard-splitting longer words), once, when
+/// the detail is built: drawing then only handles a screenful of short lines, so a 1 MiB
+/// one-line body scrolls as fast as a short one.
+fn push_text(lines: &mut Vec<DetailLine>, width: usize, text: &str, kind: LineKind) {
+    let clean = sanitize::text(text);
+    for l in clean.split('\n') {
+        if l.len() <= width {
+            lines.push(DetailLine {
+                kind,
+                text: l.to_string(),
+            });
+            continue;
+        }
+        let mut cur = String::new();
+        let mut cur_n = 0;
+        for word in l.split_inclusive(' ') {
+            let n = word.chars().count();
+            if cur_n + n > width && cur_n > 0 {
+                lines.push(DetailLine {
+                    kind,
+                    text: std::mem::take(&mut cur),
+                });
+                cur_n = 0;
+            }
+            if n > width {
+                let chars: Vec<char> = word.chars().collect();
+                let mut chunks = chars.chunks(width).peekable();
+                while let Some(c) = chunks.next() {
+                    if chunks.peek().is_some() {
+                        lines.push(DetailLine {
+                            kind,
+                            text: c.iter().collect(),
+                        });
+                    } else {
+                        cur = c.iter().collect();
+                        cur_n = c.len();
+                    }
+                }
+            } else {
+                cur.push_str(word);
+                cur_n += n;
+            }
+        }
+        if cur_n > 0 {
+            lines.push(DetailLine { kind, text: cur });
+        }
+    }
+}
+
+fn heading(lines: &mut Vec<DetailLine>, text: &str) {
+    if !lines.is_empty() {
+        lines.push(DetailLine {
+            kind: LineKind::Text,
+            text: String::new(),
+        });
+    }
+    lines.push(DetailLine {
+        kind: LineKind::Heading,
+        text: text.to_string(),
+    });
+}
+
+fn when(t: crate::domain::Millis) -> String {
+    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(t)
+        .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|| "?".into())
+}
+
+/// The detail pane's text: body, params, notes (and any unsaved draft), history.
+pub(super) fn build_detail(s: &State, item: Item, history: Vec<Event>) -> Detail {
+    let w = (s.width as usize).max(20);
+    let mut lines = Vec::new();
+    let due = item.due_at.map_or_else(|| "none".to_string(), when);
+    let meta = format!(
+        "created {} by {} · due {due}{}",
+        when(item.created_at),
+        item.created_by,
+        item.request_id
+            .as_ref()
+            .map(|r| format!(" · request {r}"))
+            .unwrap_or_default()
+    );
+    push_text(&mut lines, w, &sanitize::line(&meta), LineKind::Dim);
+    if let Some(why) = item.unreadable_summary() {
+        let note = format!("unreadable: {why} (bad bytes shown as \u{FFFD})");
+        push_text(&mut lines, w, &note, LineKind::Heading);
+    }
+    heading(&mut lines, "Body");
+    if item.body.is_empty() {
+        push_text(&mut lines, w, "(empty)", LineKind::Dim);
+    } else {
+        push_text(&mut lines, w, &item.body, LineKind::Text);
+    }
+    heading(&mut lines, "Params");
+    let pretty = serde_json::from_str::<serde_json::Value>(&item.params)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| item.params.clone());
+    push_text(&mut lines, w, &pretty, LineKind::Text);
+    heading(&mut lines, "Notes");
+    if item.notes.is_empty() {
+        push_text(&mut lines, w, "(none)", LineKind::Dim);
+    } else {
+        push_text(&mut lines, w, &item.notes, LineKind::Text);
+    }
+    if let Some(d) = s.drafts.get(&item.id) {
+        heading(&mut lines, "Unsaved notes (kept; e edits, Ctrl-S saves)");
+        push_text(&mut lines, w, d, LineKind::Text);
+    }
+    if let Some(r) = &item.result {
+        heading(&mut lines, "Result");
+        push_text(&mut lines, w, r, LineKind::Text);
+    }
+    if let Some(r) = &item.error {
+        heading(&mut lines, "Failure reason");
+        push_text(&mut lines, w, r, LineKind::Text);
+    }
+    heading(&mut lines, "History");
+    for e in &history {
+        let extra = ["result", "reason", "comment", "to", "from"]
+            .iter()
+            .filter_map(|k| e.detail_str(k).map(|v| format!("{k}: {v}")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let line = format!(
+            "{}  {:<10} {}{}",
+            when(e.at),
+            e.kind.as_str(),
+            e.actor,
+            if extra.is_empty() {
+                String::new()
+            } else {
+                format!("  ({extra})")
+            }
+        );
+        push_text(&mut lines, w, &sanitize::line(&line), LineKind::Dim);
+    }
+    Detail {
+        item,
+        history,
+        lines,
+        scroll: 0,
+    }
+}

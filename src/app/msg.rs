@@ -1,0 +1,362 @@
+//! The messages `update` hears and the effects it asks the loop to run: the whole
+//! contract between the app and the loop (`tui`), which runs effects on its store worker
+//! and sends their results back as messages.
+
+use crate::domain::{Event, Item, Millis, QueueSettings, QueueUpdate, Role};
+use crate::store::{ListFilter, LostLock, Stats, StoreError, TakeNext};
+
+use super::{Filter, View};
+
+/// What `update` hears about.
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Key {
+        key: ratatui::crossterm::event::KeyEvent,
+        now: Millis,
+    },
+    Mouse {
+        mouse: ratatui::crossterm::event::MouseEvent,
+        now: Millis,
+    },
+    Paste {
+        text: String,
+        now: Millis,
+    },
+    Resize {
+        width: u16,
+        height: u16,
+    },
+    Tick {
+        now: Millis,
+    },
+    Marker(u64),
+    Resumed(Box<Resume>),
+    Reacquired(Vec<(i64, Result<Item, StoreError>)>),
+    Refreshed(Box<Snapshot>),
+    /// An item was taken (or opened) with its history.
+    Opened {
+        taken: bool,
+        result: Result<(Item, Vec<Event>), StoreError>,
+    },
+    Renewed {
+        id: i64,
+        result: Result<Item, StoreError>,
+    },
+    NotesSaved {
+        id: i64,
+        text: String,
+        result: Result<(), StoreError>,
+    },
+    Finished {
+        id: i64,
+        what: Finish,
+        result: Result<(), StoreError>,
+    },
+    Commented {
+        id: i64,
+        result: Result<(), StoreError>,
+    },
+    /// A supervisor action ran; `Ok(n)` is how many items it changed.
+    Supervised {
+        op: SupervisorOp,
+        result: Result<usize, StoreError>,
+    },
+    /// The locks a bulk unlock would touch, as listed now: (id, token, holder).
+    LocksCollected {
+        filter: Filter,
+        result: Result<Vec<(i64, i64, String)>, StoreError>,
+    },
+    /// A user's events since a time.
+    Activity {
+        user: String,
+        since: Millis,
+        result: Result<Vec<Event>, StoreError>,
+    },
+    /// The loop handed a store call to its worker (`Some`), or has none under way (`None`).
+    Calling(Option<Call>),
+}
+
+/// A store call under way on the loop's worker thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    /// What it does, as the waiting line says it ("completing #42").
+    pub what: String,
+    /// It writes, so it may be waiting for another program's write lock.
+    pub writes: bool,
+    /// When it was handed over (the same clock as `State::now`).
+    pub since: Millis,
+}
+
+impl Msg {
+    /// The answer to a change the user asked for (see [`Effect::is_change`]).
+    pub fn ends_change(&self) -> bool {
+        matches!(
+            self,
+            Msg::Opened { taken: true, .. }
+                | Msg::NotesSaved { .. }
+                | Msg::Finished { .. }
+                | Msg::Commented { .. }
+                | Msg::Supervised { .. }
+        )
+    }
+
+    /// The error of a change that failed for a reason worth trying again (the database was
+    /// busy past its patience, the server was unreachable, a disk error), not a refusal.
+    pub fn retryable_error(&self) -> Option<&StoreError> {
+        let e = match self {
+            Msg::Opened { result: Err(e), .. } => e,
+            Msg::NotesSaved { result: Err(e), .. }
+            | Msg::Finished { result: Err(e), .. }
+            | Msg::Commented { result: Err(e), .. } => e,
+            Msg::Supervised { result: Err(e), .. } => e,
+            _ => return None,
+        };
+        matches!(
+            e,
+            StoreError::Busy(_) | StoreError::Connection(_) | StoreError::Database(_)
+        )
+        .then_some(e)
+    }
+}
+
+/// A supervisor's change, run by the loop against the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SupervisorOp {
+    /// Unlock the item if its lock still has `token`.
+    Unlock {
+        id: i64,
+        token: i64,
+        reason: String,
+    },
+    /// Reassign the item if its lock still has `token`.
+    Reassign {
+        id: i64,
+        token: i64,
+        to: String,
+        reason: String,
+    },
+    UnlockMany {
+        locks: Vec<(i64, i64)>,
+        reason: String,
+    },
+    Requeue {
+        id: i64,
+    },
+    Cancel {
+        id: i64,
+        reason: String,
+    },
+    SetQueue {
+        name: String,
+        update: QueueUpdate,
+    },
+}
+
+/// Startup facts for resuming.
+#[derive(Debug, Clone, Default)]
+pub struct Resume {
+    pub own: Vec<Item>,
+    pub queues: Vec<QueueSettings>,
+    pub lost: Vec<LostLock>,
+    pub last_seen: Option<Millis>,
+    pub role: Option<Role>,
+}
+
+/// A held lock as the database shows it now.
+#[derive(Debug, Clone)]
+pub struct LockCheck {
+    pub id: i64,
+    pub item: Result<Item, StoreError>,
+    /// Only fetched when the lock is gone.
+    pub history: Vec<Event>,
+}
+
+/// A refresh's results.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub marker: Option<u64>,
+    pub view: Option<View>,
+    pub rows: Vec<Item>,
+    pub total: u64,
+    pub offset: usize,
+    pub queues: Vec<QueueSettings>,
+    pub checks: Vec<LockCheck>,
+    pub stats: Option<Stats>,
+    /// When the listed locks were taken (Locks view).
+    pub lock_since: Vec<(i64, Millis)>,
+    pub error: Option<StoreError>,
+}
+
+/// How an item is finished.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finish {
+    Complete(Option<String>),
+    Fail(String),
+    Release,
+    /// Release as skipped, then take the next item not skipped this session.
+    Skip(TakeNext),
+}
+
+/// What the loop does for `update`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Load own locks, lost locks and settings; record this visit.
+    Resume,
+    Reacquire(Vec<i64>),
+    /// Read the change marker (live refresh).
+    CheckMarker,
+    Refresh(RefreshRequest),
+    TakeNext(TakeNext),
+    Take(i64),
+    Open(i64),
+    Renew {
+        id: i64,
+        token: i64,
+    },
+    SaveNotes {
+        id: i64,
+        token: i64,
+        text: String,
+    },
+    /// Finish an item, saving `notes` first when given.
+    Finish {
+        id: i64,
+        token: i64,
+        what: Finish,
+        notes: Option<String>,
+    },
+    Comment {
+        id: i64,
+        text: String,
+    },
+    Supervise(SupervisorOp),
+    /// List every lock matching the filter (for a bulk unlock).
+    CollectLocks(Filter),
+    /// Load a user's events since a time.
+    Activity {
+        user: String,
+        since: Millis,
+    },
+}
+
+impl Effect {
+    /// A change the user asked for: taking, saving notes, finishing, commenting, a
+    /// supervisor's change. One is under way at a time; keys asking for another are refused
+    /// until its answer comes back.
+    pub fn is_change(&self) -> bool {
+        matches!(
+            self,
+            Effect::TakeNext(_)
+                | Effect::Take(_)
+                | Effect::SaveNotes { .. }
+                | Effect::Finish { .. }
+                | Effect::Comment { .. }
+                | Effect::Supervise(_)
+        )
+    }
+
+    /// Writes to the database, so it may wait for another program's write lock.
+    pub fn writes(&self) -> bool {
+        self.is_change()
+            || matches!(
+                self,
+                Effect::Resume | Effect::Reacquire(_) | Effect::Renew { .. }
+            )
+    }
+
+    /// What it does, in the words of the waiting line ("completing #42").
+    pub fn describe(&self) -> String {
+        match self {
+            Effect::Resume => "loading your work".into(),
+            Effect::Reacquire(ids) => match ids.as_slice() {
+                [id] => format!("taking back #{id}"),
+                _ => format!("taking back {} items", ids.len()),
+            },
+            Effect::CheckMarker => "checking for changes".into(),
+            Effect::Refresh(_) => "refreshing the screen".into(),
+            Effect::TakeNext(_) => "taking the next item".into(),
+            Effect::Take(id) => format!("taking #{id}"),
+            Effect::Open(id) => format!("opening #{id}"),
+            Effect::Renew { id, .. } => format!("renewing your lock on #{id}"),
+            Effect::SaveNotes { id, .. } => format!("saving notes on #{id}"),
+            Effect::Finish { id, what, .. } => match what {
+                Finish::Complete(_) => format!("completing #{id}"),
+                Finish::Fail(_) => format!("failing #{id}"),
+                Finish::Release => format!("releasing #{id}"),
+                Finish::Skip(_) => format!("skipping #{id}"),
+            },
+            Effect::Comment { id, .. } => format!("adding your notes to #{id}"),
+            Effect::Supervise(op) => match op {
+                SupervisorOp::Unlock { id, .. } => format!("unlocking #{id}"),
+                SupervisorOp::Reassign { id, .. } => format!("reassigning #{id}"),
+                SupervisorOp::UnlockMany { locks, .. } => {
+                    format!("unlocking {} locks", locks.len())
+                }
+                SupervisorOp::Requeue { id } => format!("requeueing #{id}"),
+                SupervisorOp::Cancel { id, .. } => format!("cancelling #{id}"),
+                SupervisorOp::SetQueue { .. } => "changing the queue's settings".into(),
+            },
+            Effect::CollectLocks(_) => "listing the locks".into(),
+            Effect::Activity { .. } => "loading the activity".into(),
+        }
+    }
+
+    /// The messages saying this effect failed with `e`: what the loop sends back when
+    /// its worker cannot run it, so every screen state waiting for an answer gets one.
+    pub fn failed(self, e: StoreError) -> Vec<Msg> {
+        let snapshot = |e| {
+            Msg::Refreshed(Box::new(Snapshot {
+                error: Some(e),
+                ..Snapshot::default()
+            }))
+        };
+        match self {
+            Effect::Resume => vec![Msg::Resumed(Box::default()), snapshot(e)],
+            Effect::Reacquire(ids) => vec![Msg::Reacquired(
+                ids.into_iter().map(|id| (id, Err(e.clone()))).collect(),
+            )],
+            Effect::CheckMarker | Effect::Refresh(_) => vec![snapshot(e)],
+            Effect::TakeNext(_) | Effect::Take(_) => vec![Msg::Opened {
+                taken: true,
+                result: Err(e),
+            }],
+            Effect::Open(_) => vec![Msg::Opened {
+                taken: false,
+                result: Err(e),
+            }],
+            Effect::Renew { id, .. } => vec![Msg::Renewed { id, result: Err(e) }],
+            Effect::SaveNotes { id, text, .. } => vec![Msg::NotesSaved {
+                id,
+                text,
+                result: Err(e),
+            }],
+            Effect::Finish { id, what, .. } => vec![Msg::Finished {
+                id,
+                what,
+                result: Err(e),
+            }],
+            Effect::Comment { id, .. } => vec![Msg::Commented { id, result: Err(e) }],
+            Effect::Supervise(op) => vec![Msg::Supervised { op, result: Err(e) }],
+            Effect::CollectLocks(filter) => vec![Msg::LocksCollected {
+                filter,
+                result: Err(e),
+            }],
+            Effect::Activity { user, since } => vec![Msg::Activity {
+                user,
+                since,
+                result: Err(e),
+            }],
+        }
+    }
+}
+
+/// What to re-query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefreshRequest {
+    pub view: View,
+    /// The visible window of the current list view.
+    pub list: Option<ListFilter>,
+    pub stats: bool,
+    /// Held locks to check: (id, token).
+    pub checks: Vec<(i64, i64)>,
+}

@@ -1,0 +1,537 @@
+//! Help beyond the argument docs: the examples that end every subcommand's `--help` (one
+//! table, so each is written once and a test can parse them all), shell completions
+//! (clap_complete, static) and manual pages (clap_mangen) generated from the same
+//! command tree.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context;
+use clap::{CommandFactory, FromArgMatches, ValueEnum};
+
+use crate::cli::{Cli, CliResult};
+
+/// Examples per subcommand (space-separated path below `caseload`; "" is `caseload`
+/// itself): the command line and what it does.
+pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
+    (
+        "",
+        &[
+            ("caseload", "open the work queue in the terminal"),
+            (
+                "caseload claim --queue helpdesk --json",
+                "take the next helpdesk item",
+            ),
+            ("caseload queue set --help", "every command explains itself"),
+        ],
+    ),
+    (
+        "init",
+        &[
+            (
+                "caseload init",
+                "create your own database and print where it is",
+            ),
+            (
+                "caseload --db /srv/caseload/queue.db init",
+                "create a shared one",
+            ),
+        ],
+    ),
+    (
+        "demo",
+        &[
+            (
+                "caseload demo",
+                "340 sample items in a fresh demo database, opened at once",
+            ),
+            (
+                "caseload --db /tmp/demo.db demo",
+                "the demo in a file of your choice",
+            ),
+        ],
+    ),
+    (
+        "add",
+        &[
+            (
+                "caseload add --title 'Reset password for j.doe'",
+                "add to the default queue",
+            ),
+            (
+                "caseload add --title 'Order A-69529' --queue fulfilment --priority 5 --request-id shop-69529",
+                "urgent, and added once however often it is sent",
+            ),
+        ],
+    ),
+    (
+        "import",
+        &[
+            (
+                "caseload import tickets.csv",
+                "CSV with a header row: title,queue,body,...",
+            ),
+            (
+                "caseload import orders.jsonl --queue fulfilment",
+                "JSON Lines, default queue",
+            ),
+        ],
+    ),
+    (
+        "list",
+        &[
+            (
+                "caseload list --queue helpdesk --limit 20",
+                "the next 20 in take order",
+            ),
+            (
+                "caseload list --state expired --json",
+                "expired locks as JSON",
+            ),
+        ],
+    ),
+    (
+        "show",
+        &[
+            ("caseload show 42", "item #42 with its history"),
+            ("caseload show 42 --json", "the same as one JSON object"),
+        ],
+    ),
+    (
+        "claim",
+        &[
+            (
+                "caseload claim --queue helpdesk",
+                "take the next helpdesk item",
+            ),
+            (
+                "caseload claim --id 42 --json",
+                "take #42; the JSON has its lock_token",
+            ),
+        ],
+    ),
+    (
+        "renew",
+        &[
+            (
+                "caseload renew 42",
+                "restart the lock age of your lock on #42",
+            ),
+            (
+                "caseload renew 42 --token 7",
+                "only if the lock is still the one with token 7",
+            ),
+        ],
+    ),
+    (
+        "release",
+        &[
+            ("caseload release 42", "give #42 back to the pool"),
+            (
+                "caseload release 42 --token 7",
+                "only if your lock still has token 7",
+            ),
+        ],
+    ),
+    (
+        "complete",
+        &[
+            (
+                "caseload complete 42 --result 'Password reset, user informed'",
+                "finish #42",
+            ),
+            (
+                "caseload complete 42 --token 7",
+                "fenced by the token from claim --json",
+            ),
+        ],
+    ),
+    (
+        "fail",
+        &[(
+            "caseload fail 42 --reason 'Customer unreachable'",
+            "finish #42 as failed",
+        )],
+    ),
+    (
+        "reap",
+        &[(
+            "caseload reap",
+            "release every expired lock (e.g. from cron)",
+        )],
+    ),
+    (
+        "unlock",
+        &[
+            (
+                "caseload unlock 42 --reason 'bob is off sick'",
+                "return #42 to the pool",
+            ),
+            (
+                "caseload unlock --expired --holder bob --reason 'stale'",
+                "every expired lock of bob",
+            ),
+        ],
+    ),
+    (
+        "history",
+        &[
+            ("caseload history", "what you did today"),
+            (
+                "caseload history --user bob --since 2026-11-23T08:00:00Z --json",
+                "what bob did since 8:00 UTC",
+            ),
+        ],
+    ),
+    (
+        "reassign",
+        &[(
+            "caseload reassign 42 --to carol --reason 'bob is off sick'",
+            "carol holds #42 now",
+        )],
+    ),
+    (
+        "requeue",
+        &[("caseload requeue 42", "reopen failed item #42")],
+    ),
+    (
+        "cancel",
+        &[(
+            "caseload cancel 42 --reason 'Duplicate of #41'",
+            "#42 will not be done",
+        )],
+    ),
+    (
+        "queue",
+        &[
+            ("caseload queue list", "every queue and its settings"),
+            (
+                "caseload queue set helpdesk --lock-seconds 900",
+                "15-minute locks",
+            ),
+        ],
+    ),
+    (
+        "queue set",
+        &[
+            (
+                "caseload queue set helpdesk --lock-seconds 900 --warn-seconds 60",
+                "15-minute locks, warned a minute before",
+            ),
+            (
+                "caseload queue set returns --create --max-per-user 2 --paused true",
+                "a new queue, closed for now",
+            ),
+        ],
+    ),
+    (
+        "queue list",
+        &[(
+            "caseload queue list --json",
+            "every queue's settings as JSON",
+        )],
+    ),
+    (
+        "user",
+        &[(
+            "caseload user set alice --role supervisor",
+            "alice may unlock and reassign",
+        )],
+    ),
+    (
+        "user set",
+        &[
+            (
+                "caseload user set alice --role supervisor",
+                "alice may unlock and reassign",
+            ),
+            ("caseload user set bob --role staff", "bob works items only"),
+        ],
+    ),
+    (
+        "stats",
+        &[
+            ("caseload stats", "counts, throughput and lock ages"),
+            ("caseload stats --json", "the same as one JSON object"),
+        ],
+    ),
+    (
+        "export",
+        &[
+            (
+                "caseload export --state done > done.csv",
+                "finished items as CSV",
+            ),
+            (
+                "caseload export --format jsonl > all.jsonl",
+                "everything as JSON Lines",
+            ),
+        ],
+    ),
+    (
+        "check",
+        &[("caseload check", "prints ok, or one line per problem")],
+    ),
+    (
+        "backup",
+        &[(
+            "caseload backup /var/backups/queue-2026-11-23.db",
+            "a consistent copy, while people work",
+        )],
+    ),
+    (
+        "migrate-to",
+        &[(
+            "caseload --db /srv/caseload/queue.db migrate-to postgres://caseload@db.example.com/work",
+            "copy everything to PostgreSQL",
+        )],
+    ),
+    (
+        "completions",
+        &[
+            (
+                "caseload completions bash > ~/.local/share/bash-completion/completions/caseload",
+                "bash, for you",
+            ),
+            (
+                "caseload completions fish > ~/.config/fish/completions/caseload.fish",
+                "fish",
+            ),
+        ],
+    ),
+    (
+        "man",
+        &[(
+            "caseload man ~/.local/share/man/man1",
+            "then `man caseload`, `man caseload-claim`",
+        )],
+    ),
+];
+
+/// The shells `caseload completions` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// The full command tree: the derived arguments plus the examples after every help.
+pub fn command() -> clap::Command {
+    with_examples(Cli::command(), "")
+}
+
+/// Parses the process's arguments against [`command`].
+pub fn parse() -> Result<Cli, clap::Error> {
+    let mut cmd = command();
+    let matches = cmd.try_get_matches_from_mut(std::env::args_os())?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+}
+
+/// The examples of the subcommand at `path` ("" for caseload itself).
+pub fn examples(path: &str) -> Option<&'static [(&'static str, &'static str)]> {
+    EXAMPLES.iter().find(|(p, _)| *p == path).map(|(_, e)| *e)
+}
+
+fn with_examples(cmd: clap::Command, path: &str) -> clap::Command {
+    let mut cmd = cmd;
+    if let Some(examples) = examples(path) {
+        let mut text = match cmd.get_after_help() {
+            Some(existing) => format!("{existing}\n\n"),
+            None => String::new(),
+        };
+        text.push_str(&examples_text(examples));
+        cmd = cmd.after_help(text);
+    }
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in names {
+        let sub_path = if path.is_empty() {
+            name.clone()
+        } else {
+            format!("{path} {name}")
+        };
+        cmd = cmd.mut_subcommand(&name, |s| with_examples(s, &sub_path));
+    }
+    cmd
+}
+
+/// "Examples:" and the lines: a short command with its comment beside it, a long one with
+/// its comment above, so nothing wraps in an 100-column terminal.
+fn examples_text(examples: &[(&str, &str)]) -> String {
+    const BESIDE: usize = 50;
+    let width = examples
+        .iter()
+        .map(|(c, _)| c.chars().count())
+        .filter(|&n| n <= BESIDE)
+        .max()
+        .unwrap_or(0);
+    let mut text = String::from("Examples:");
+    for (command, what) in examples {
+        if command.chars().count() > BESIDE {
+            text.push_str(&format!("\n  # {what}\n  {command}"));
+        } else {
+            text.push_str(&format!("\n  {command:width$}  # {what}"));
+        }
+    }
+    text
+}
+
+/// `caseload completions SHELL`: the script on `out`.
+pub fn completions(shell: Shell, out: &mut dyn Write) -> CliResult {
+    let mut cmd = command();
+    let mut script = Vec::new();
+    let generator = match shell {
+        Shell::Bash => clap_complete::Shell::Bash,
+        Shell::Zsh => clap_complete::Shell::Zsh,
+        Shell::Fish => clap_complete::Shell::Fish,
+    };
+    clap_complete::generate(generator, &mut cmd, "caseload", &mut script);
+    out.write_all(&script)?;
+    Ok(())
+}
+
+/// `caseload man DIR`: caseload.1 and caseload-SUB.1 (caseload-queue-set.1, ...) in DIR.
+pub fn man(dir: &Path, out: &mut dyn Write) -> CliResult {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let mut cmd = command().disable_help_subcommand(true);
+    cmd.build();
+    let mut written = 0;
+    write_pages(&cmd, "", dir, &mut written)?;
+    writeln!(out, "Wrote {written} manual pages to {}", dir.display())?;
+    Ok(())
+}
+
+fn write_pages(cmd: &clap::Command, path: &str, dir: &Path, written: &mut usize) -> CliResult {
+    let man = clap_mangen::Man::new(cmd.clone())
+        .manual("caseload manual")
+        .source(format!("caseload {}", env!("CARGO_PKG_VERSION")));
+    let file = dir.join(man.get_filename());
+    let mut page = Vec::new();
+    render_page(&man, cmd, path, &mut page)?;
+    std::fs::write(&file, page).with_context(|| format!("{}: cannot write", file.display()))?;
+    *written += 1;
+    for sub in cmd.get_subcommands() {
+        let sub_path = if path.is_empty() {
+            sub.get_name().to_string()
+        } else {
+            format!("{path} {}", sub.get_name())
+        };
+        write_pages(sub, &sub_path, dir, written)?;
+    }
+    Ok(())
+}
+
+/// clap_mangen's sections, then EXAMPLES as a list rather than run-together text, and for
+/// caseload(1) the environment, files and exit codes.
+fn render_page(
+    man: &clap_mangen::Man,
+    cmd: &clap::Command,
+    path: &str,
+    w: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    man.render_title(w)?;
+    man.render_name_section(w)?;
+    man.render_synopsis_section(w)?;
+    man.render_description_section(w)?;
+    man.render_options_section(w)?;
+    if cmd.has_subcommands() {
+        man.render_subcommands_section(w)?;
+    }
+    if path.is_empty() {
+        w.extend_from_slice(ROOT_SECTIONS.as_bytes());
+    }
+    if let Some(examples) = examples(path) {
+        w.extend_from_slice(b".SH EXAMPLES\n");
+        for (command, what) in examples {
+            w.extend_from_slice(
+                format!(".TP\n\\fB{}\\fR\n{}\n", roff(command), roff(what)).as_bytes(),
+            );
+        }
+    }
+    let see_also = if path.is_empty() {
+        let mut pages: Vec<String> = cmd
+            .get_subcommands()
+            .map(|s| format!("{}(1)", s.get_display_name().unwrap_or(s.get_name())))
+            .collect();
+        pages.sort();
+        pages.join(", ")
+    } else {
+        "caseload(1)".to_string()
+    };
+    w.extend_from_slice(format!(".SH \"SEE ALSO\"\n.nh\n{}\n", roff(&see_also)).as_bytes());
+    if cmd.get_version().is_some() {
+        man.render_version_section(w)?;
+    }
+    Ok(())
+}
+
+/// Escapes text for a roff line: backslashes, hyphens (so they stay minus signs in
+/// commands) and a leading dot or quote (which would start a request).
+fn roff(text: &str) -> String {
+    let escaped = text.replace('\\', "\\e").replace('-', "\\-");
+    if escaped.starts_with('.') || escaped.starts_with('\'') {
+        format!("\\&{escaped}")
+    } else {
+        escaped
+    }
+}
+
+/// ENVIRONMENT, FILES and EXIT STATUS of caseload(1).
+const ROOT_SECTIONS: &str = r#".SH ENVIRONMENT
+.TP
+\fBCASELOAD_DB\fR
+The database file or postgres:// URL, when \fB\-\-db\fR is not given.
+.TP
+\fBCASELOAD_USER\fR
+The user to act as, when \fB\-\-user\fR is not given (default: the OS login name).
+.TP
+\fBCASELOAD_ALLOW_NETWORK_FS\fR
+Set to 1 to open a database on a network filesystem anyway.
+.TP
+\fBCASELOAD_LOG\fR
+The log level (e.g. debug) of caseload.log.
+.TP
+\fBNO_COLOR\fR
+Any value gives a monochrome screen.
+.TP
+\fBPGPASSWORD\fR
+The PostgreSQL password, as for libpq (or ~/.pgpass, mode 0600).
+.SH FILES
+.TP
+\fI/etc/caseload/config.toml\fR
+The system configuration: \fBdb = "PATH|URL"\fR (the database) and \fBnotify = "bell"\fR
+(\fBbell\fR, \fBdesktop\fR, \fBboth\fR or \fBoff\fR). Both files are optional.
+.TP
+\fI~/.config/caseload/config.toml\fR
+The user's configuration, same keys; a key set here wins over the system file. An unknown
+key or a bad value is an error naming the file and line. A file whose \fBdb\fR holds a
+password must be readable by its owner only (chmod 600).
+.TP
+\fI~/.local/share/caseload/caseload.db\fR
+The database when none is configured (created on first use).
+.TP
+\fI~/.local/state/caseload/caseload.log\fR
+Diagnostics; nothing is logged to the screen.
+.SH "EXIT STATUS"
+.TP
+0
+done
+.TP
+1
+error: bad input, I/O, a corrupt, foreign or read\-only file
+.TP
+2
+usage: unknown command or flag, missing argument
+.TP
+3
+conflict: taken by someone else, lock lost, token mismatch, item already finished
+.TP
+4
+nothing to claim (queue empty or paused, or your limit per user reached)
+.TP
+5
+supervisor only
+"#;

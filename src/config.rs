@@ -1,0 +1,304 @@
+//! The configuration file: `/etc/caseload/config.toml` for everyone, then the user's
+//! `config.toml` (`~/.config/caseload/config.toml` on Linux), both optional, read with the
+//! `toml` crate into one [`Config`]. A key set in the user's file wins over the system
+//! file's. An unknown key or a bad value is an error naming the file, the line and the
+//! known keys; a file holding a database password that others can read is refused.
+//! `assets/config.toml` is the commented example, every key with its default.
+
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::store::location::{self, Location, Source};
+
+/// The system-wide config file.
+pub const SYSTEM_CONFIG: &str = "/etc/caseload/config.toml";
+
+/// Every key a config file may hold, with what it takes (for error messages and docs).
+pub const KEYS: &[(&str, &str)] = &[
+    ("db", "a database file path or postgres:// URL"),
+    ("notify", "bell, desktop, both or off"),
+];
+
+/// How the TUI tells a user that work arrived in an empty view (`notify = ...`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(try_from = "String")]
+pub enum Notify {
+    /// The terminal bell (the default).
+    #[default]
+    Bell,
+    /// A desktop notification where the terminal offers one.
+    Desktop,
+    /// Bell and desktop notification.
+    Both,
+    /// Only the status line.
+    Off,
+}
+
+impl Notify {
+    /// The value as written in the config file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Notify::Bell => "bell",
+            Notify::Desktop => "desktop",
+            Notify::Both => "both",
+            Notify::Off => "off",
+        }
+    }
+}
+
+impl TryFrom<String> for Notify {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Notify, String> {
+        Ok(match s.as_str() {
+            "bell" => Notify::Bell,
+            "desktop" => Notify::Desktop,
+            "both" => Notify::Both,
+            "off" => Notify::Off,
+            _ => {
+                return Err(format!(
+                    "notify = \"{s}\" is not one of \"bell\", \"desktop\", \"both\", \"off\""
+                ));
+            }
+        })
+    }
+}
+
+/// The settings from both config files, user over system, defaults for the rest.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    /// `db`: the database path or URL, and which file set it
+    /// ([`Source::UserConfig`] or [`Source::SystemConfig`]).
+    pub db: Option<(String, Source)>,
+    /// `notify`: how to tell the user that work arrived (default `bell`).
+    pub notify: Notify,
+}
+
+/// A config file that cannot be used: which file, which line (when known) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.path.display(), self.message),
+            None => write!(f, "{}: {}", self.path.display(), self.message),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// One file's keys, each with where it stands in the file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    db: Option<Spanned<String>>,
+    notify: Option<Spanned<Notify>>,
+}
+
+impl Config {
+    /// Reads `/etc/caseload/config.toml`, then the user's config file.
+    pub fn load() -> Result<Config, ConfigError> {
+        Config::load_files(Path::new(SYSTEM_CONFIG), user_config_path().as_deref())
+    }
+
+    /// Reads the system file, then the user file (if any); a missing file is not an error.
+    pub fn load_files(system: &Path, user: Option<&Path>) -> Result<Config, ConfigError> {
+        let mut config = Config::default();
+        config.apply(system, Source::SystemConfig(system.to_path_buf()))?;
+        if let Some(user) = user {
+            config.apply(user, Source::UserConfig(user.to_path_buf()))?;
+        }
+        Ok(config)
+    }
+
+    /// Lays one file's keys over what is set so far.
+    fn apply(&mut self, path: &Path, source: Source) -> Result<(), ConfigError> {
+        let Some(file) = read_file(path)? else {
+            return Ok(());
+        };
+        if let Some(db) = file.db {
+            self.db = Some((db.into_inner(), source));
+        }
+        if let Some(notify) = file.notify {
+            self.notify = notify.into_inner();
+        }
+        Ok(())
+    }
+
+    /// Where the database is: `--db`, else `CASELOAD_DB`, else `db` from the config files
+    /// (user over system), else `<user data dir>/caseload.db`; and where that came from.
+    pub fn resolve_db(
+        &self,
+        flag: Option<&str>,
+        env: Option<&str>,
+    ) -> Result<(Location, Source), String> {
+        location::resolve(flag, env, self.db.clone())
+    }
+}
+
+/// The user's config file, `<user config dir>/config.toml`.
+pub fn user_config_path() -> Option<PathBuf> {
+    location::project_dirs().map(|d| d.config_dir().join("config.toml"))
+}
+
+/// Reads and checks one config file; `None` when it does not exist.
+fn read_file(path: &Path) -> Result<Option<FileConfig>, ConfigError> {
+    let err = |line: Option<usize>, message: String| ConfigError {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(err(None, format!("cannot read config: {e}"))),
+    };
+    // The mode of the file we read, not of whatever the path names a moment later.
+    let mode = file
+        .metadata()
+        .map_err(|e| err(None, format!("cannot read config: {e}")))?;
+    let mut text = String::new();
+    file.read_to_string(&mut text)
+        .map_err(|e| err(None, format!("cannot read config: {e}")))?;
+    let parsed = parse(&text).map_err(|(line, m)| err(line, m))?;
+    if let Some(db) = &parsed.db {
+        let line = Some(line_of(&text, db.span().start));
+        let value = db.get_ref();
+        if value.trim().is_empty() {
+            return Err(err(line, format!("db must not be empty; {}", known_keys())));
+        }
+        // A relative path would name a different file in every working directory.
+        if let Location::File(p) = Location::parse(value)
+            && !p.is_absolute()
+        {
+            return Err(err(
+                line,
+                format!(
+                    "db = \"{value}\" is not an absolute path or a postgres:// URL; {}",
+                    known_keys()
+                ),
+            ));
+        }
+        use std::os::unix::fs::PermissionsExt;
+        if location::redact_url(db.get_ref()) != *db.get_ref()
+            && mode.permissions().mode() & 0o077 != 0
+        {
+            return Err(err(
+                line,
+                format!(
+                    "holds a database password but others can read it; run `chmod 600 {}` \
+                     or keep the password in ~/.pgpass",
+                    path.display()
+                ),
+            ));
+        }
+    }
+    Ok(Some(parsed))
+}
+
+/// Parses one file's text; an error carries the line (when known) and the message.
+fn parse(text: &str) -> Result<FileConfig, (Option<usize>, String)> {
+    toml::from_str::<FileConfig>(text).map_err(|e| {
+        let line = e.span().map(|s| line_of(text, s.start));
+        let message = e.message().trim_end();
+        let message = match message.strip_prefix("unknown field ") {
+            Some(rest) => {
+                let key = rest.split(", expected").next().unwrap_or(rest);
+                format!("unknown key {key}")
+            }
+            // serde names the wrong type but not the key; the key opens its line.
+            None if message.starts_with("invalid type") => {
+                let key = line
+                    .and_then(|l| text.lines().nth(l - 1))
+                    .and_then(|l| l.split_once('='))
+                    .map(|(k, _)| k.trim())
+                    .filter(|k| KEYS.iter().any(|(known, _)| known == k));
+                match key {
+                    Some(k) => format!("{k}: {message}"),
+                    None => message.to_string(),
+                }
+            }
+            None => message.to_string(),
+        };
+        (line, format!("{message}; {}", known_keys()))
+    })
+}
+
+/// "known keys: db (…), notify (…)".
+fn known_keys() -> String {
+    let keys: Vec<String> = KEYS
+        .iter()
+        .map(|(k, what)| format!("{k} ({what})"))
+        .collect();
+    format!("known keys: {}", keys.join(", "))
+}
+
+/// The 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_ok(text: &str) -> FileConfig {
+        parse(text).unwrap_or_else(|e| panic!("{text:?}: {e:?}"))
+    }
+
+    #[test]
+    fn keys_and_comments_parse() {
+        let c = parse_ok("# shared\ndb = \"/srv/q.db\" # the queue\nnotify = \"both\"\n");
+        assert_eq!(c.db.unwrap().into_inner(), "/srv/q.db");
+        assert_eq!(c.notify.unwrap().into_inner(), Notify::Both);
+        let c = parse_ok("");
+        assert!(c.db.is_none() && c.notify.is_none());
+    }
+
+    #[test]
+    fn unknown_key_names_line_and_known_keys() {
+        let (line, m) = parse("db = \"/q.db\"\n\nnotfy = \"bell\"\n").unwrap_err();
+        assert_eq!(line, Some(3));
+        assert!(m.starts_with("unknown key `notfy`"), "{m}");
+        assert!(
+            m.contains("known keys: db (") && m.contains("notify ("),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn bad_values_name_their_line() {
+        let (line, m) = parse("\nnotify = \"loud\"\n").unwrap_err();
+        assert_eq!(line, Some(2), "{m}");
+        assert!(m.contains("\"loud\"") && m.contains("known keys"), "{m}");
+        let (line, m) = parse("db = 5\n").unwrap_err();
+        assert_eq!(line, Some(1), "{m}");
+        assert!(m.starts_with("db: invalid type"), "{m}");
+        let (line, _) = parse("db = \"unclosed\n").unwrap_err();
+        assert_eq!(line, Some(1));
+        let (line, m) = parse("[tui]\nnotify = \"off\"\n").unwrap_err();
+        assert!(line.is_some() && m.contains("unknown key `tui`"), "{m}");
+    }
+
+    #[test]
+    fn line_of_counts_newlines_before_the_offset() {
+        assert_eq!(line_of("a\nb\nc", 0), 1);
+        assert_eq!(line_of("a\nb\nc", 2), 2);
+        assert_eq!(line_of("a\nb\nc", 99), 3);
+    }
+}

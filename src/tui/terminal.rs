@@ -1,0 +1,195 @@
+//! The terminal's side of the loop: where events come from, and its life cycle. Raw
+//! mode, the alternate screen and mouse capture are undone on every way out (return,
+//! error, panic), and on SIGHUP/SIGTERM (a dropped SSH session) the loop stops at once,
+//! restores what it can and leaves every lock held so the user can resume.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use ratatui::crossterm;
+use ratatui::crossterm::event::{self, Event};
+
+use super::worker::Wake;
+
+/// Where terminal events come from: the real terminal, or a script in tests.
+pub trait EventSource {
+    /// The next event, or `None` when `timeout` passes without one or the store's worker
+    /// has answered (the loop then applies the answer and draws).
+    fn next(&mut self, timeout: Duration) -> std::io::Result<Option<Event>>;
+
+    /// True for a script (tests): the loop lets every store call be answered before it
+    /// asks for the next event, and each `None` is a tick, so a run is deterministic.
+    fn lockstep(&self) -> bool {
+        false
+    }
+}
+
+/// Events from the terminal via crossterm.
+///
+/// The wait happens here, on the terminal's file descriptor and the worker's wake pipe,
+/// not inside crossterm: when the terminal goes away (a dropped SSH session, a killed
+/// tmux) its descriptor reports hang-up and reads return end-of-file forever, and
+/// crossterm 0.29 would spin on that at full CPU without ever returning. Seeing the
+/// hang-up here ends the loop instead.
+pub struct TerminalEvents {
+    wake: Arc<Wake>,
+}
+
+impl TerminalEvents {
+    pub(super) fn new(wake: Arc<Wake>) -> TerminalEvents {
+        TerminalEvents { wake }
+    }
+}
+
+impl EventSource for TerminalEvents {
+    fn next(&mut self, timeout: Duration) -> std::io::Result<Option<Event>> {
+        // Events crossterm has already parsed come first.
+        if event::poll(Duration::ZERO)? {
+            return Ok(Some(event::read()?));
+        }
+        match wait_for_terminal(timeout, &self.wake)? {
+            TerminalWait::Input => {
+                if event::poll(Duration::ZERO)? {
+                    Ok(Some(event::read()?))
+                } else {
+                    Ok(None)
+                }
+            }
+            TerminalWait::Woken => {
+                self.wake.drain();
+                Ok(None)
+            }
+            TerminalWait::Timeout => Ok(None),
+            TerminalWait::HungUp => Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "the terminal went away",
+            )),
+        }
+    }
+}
+
+enum TerminalWait {
+    Input,
+    Woken,
+    Timeout,
+    HungUp,
+}
+
+/// Waits up to `timeout` for input on standard input (the terminal) or an answer from the
+/// store's worker.
+fn wait_for_terminal(timeout: Duration, wake: &Wake) -> std::io::Result<TerminalWait> {
+    let mut fds = [
+        libc::pollfd {
+            fd: libc::STDIN_FILENO,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: wake.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: two pollfds that live on this stack frame for the whole call.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if n == 0 {
+        return Ok(TerminalWait::Timeout);
+    }
+    let [tty, woken] = fds;
+    if tty.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+        return Ok(TerminalWait::HungUp);
+    }
+    if tty.revents & libc::POLLIN != 0 {
+        return Ok(TerminalWait::Input);
+    }
+    if woken.revents != 0 {
+        return Ok(TerminalWait::Woken);
+    }
+    Ok(TerminalWait::Timeout)
+}
+
+pub(super) static HANGUP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_hangup(_sig: libc::c_int) {
+    HANGUP.store(true, Ordering::SeqCst);
+}
+
+/// After a hang-up the loop has two seconds to leave on its own (restoring what it can);
+/// if it is stuck in a read of a dead terminal, the process ends anyway. Locks stay held
+/// either way: nothing is released on the way out, so the user can resume.
+pub(super) fn start_hangup_watchdog() {
+    std::thread::spawn(|| {
+        loop {
+            std::thread::sleep(Duration::from_millis(200));
+            if HANGUP.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_secs(2));
+                tracing::warn!("hang-up: the loop did not stop; exiting");
+                // SAFETY: _exit ends the process at once; SQLite and PostgreSQL both
+                // survive an abrupt end (an open transaction is rolled back).
+                unsafe { libc::_exit(129) };
+            }
+        }
+    });
+}
+
+pub(super) fn install_signal_handlers() {
+    let handler = on_hangup as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGHUP, handler);
+        libc::signal(libc::SIGTERM, handler);
+    }
+}
+
+/// The terminal is in the TUI's modes (raw, alternate screen, mouse capture).
+static TAKEN_OVER: AtomicBool = AtomicBool::new(false);
+
+/// Puts the terminal in the TUI's modes: raw, the alternate screen, mouse capture and
+/// bracketed paste.
+pub(super) fn take_over_terminal() -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    crossterm::terminal::enable_raw_mode().context("switching the terminal to raw mode")?;
+    TAKEN_OVER.store(true, Ordering::SeqCst);
+    crossterm::execute!(
+        std::io::stdout(),
+        crossterm::terminal::EnterAlternateScreen,
+        crossterm::event::EnableMouseCapture,
+        crossterm::event::EnableBracketedPaste
+    )
+    .context("setting up the terminal")
+}
+
+/// Puts the terminal back: leaves the alternate screen, stops mouse capture, ends raw
+/// mode, shows the cursor. Does it once however often it is called (leaving the alternate
+/// screen twice would move the cursor back over what was printed since); errors are
+/// ignored (after a hang-up there may be no terminal left to write to).
+pub fn restore_terminal() {
+    if !TAKEN_OVER.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = std::io::stdout();
+    let _ = crossterm::execute!(
+        out,
+        crossterm::event::DisableMouseCapture,
+        crossterm::event::DisableBracketedPaste,
+        crossterm::terminal::LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+    let _ = crossterm::terminal::disable_raw_mode();
+    let _ = out.flush();
+}
+
+/// Restores the terminal when dropped: on return, on error and while unwinding a panic.
+pub(super) struct TerminalGuard;
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}

@@ -1,0 +1,331 @@
+//! The store's own thread. The Session hands it one effect at a time; it runs the effect
+//! against the Store (which lives here and nowhere else) and sends the results back as
+//! messages, then pokes a pipe so the loop wakes at once. A call that waits for another
+//! program's write lock waits here, never on the thread that reads keys and draws.
+
+use std::io::{PipeReader, PipeWriter, Read as _, Write as _};
+use std::os::fd::{AsRawFd as _, RawFd};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::time::Duration;
+
+use crate::app::{
+    self, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp, View,
+};
+use crate::domain::Millis;
+use crate::store::{ListFilter, StateFilter, Store, StoreError};
+
+/// The worker thread's name (the panic hook tells its panics from the loop's by it).
+pub const WORKER_THREAD: &str = "caseload-store";
+
+/// A clock both threads read: the loop for countdowns, the worker to measure how far the
+/// store's clock (the server's, on PostgreSQL) is from it.
+pub type UiClock = Arc<dyn Fn() -> Millis + Send + Sync>;
+
+/// One effect's results.
+pub(super) struct Reply {
+    pub msgs: Vec<Msg>,
+    /// The store's clock minus the UI clock, measured right after the call.
+    pub offset: Option<i64>,
+}
+
+/// How a reply wakes the loop out of its wait on the terminal: one byte in a pipe,
+/// written only when none is pending, so the pipe never fills even when nobody reads it
+/// (the tests' scripted event sources never do).
+pub(super) struct Wake {
+    pending: AtomicBool,
+    read: PipeReader,
+    write: PipeWriter,
+}
+
+impl Wake {
+    fn new() -> std::io::Result<Wake> {
+        let (read, write) = std::io::pipe()?;
+        Ok(Wake {
+            pending: AtomicBool::new(false),
+            read,
+            write,
+        })
+    }
+
+    fn notify(&self) {
+        if !self.pending.swap(true, Ordering::SeqCst) {
+            // A failed write only costs latency: the loop also wakes on its tick.
+            let _ = (&self.write).write(&[1]);
+        }
+    }
+
+    /// The descriptor that becomes readable when a reply is waiting.
+    pub fn fd(&self) -> RawFd {
+        self.read.as_raw_fd()
+    }
+
+    /// Empties the pipe; call only when `fd` polled readable (the read then never blocks).
+    pub fn drain(&self) {
+        self.pending.store(false, Ordering::SeqCst);
+        let mut buf = [0u8; 64];
+        let _ = (&self.read).read(&mut buf);
+    }
+}
+
+/// The handle the Session keeps: a job channel in, a reply channel out.
+pub(super) struct Worker {
+    jobs: Sender<Effect>,
+    replies: Receiver<Reply>,
+    pub wake: Arc<Wake>,
+}
+
+/// Why no reply came.
+pub(super) enum NoReply {
+    /// Nothing yet.
+    Empty,
+    /// The worker thread is gone (it ended after a panic it could not catch).
+    Gone,
+}
+
+impl Worker {
+    /// Moves `store` onto a new thread.
+    pub fn start(mut store: Box<dyn Store>, clock: UiClock) -> std::io::Result<Worker> {
+        let (jobs, job_rx) = mpsc::channel::<Effect>();
+        let (reply_tx, replies) = mpsc::channel();
+        let wake = Arc::new(Wake::new()?);
+        let poke = Arc::clone(&wake);
+        std::thread::Builder::new()
+            .name(WORKER_THREAD.into())
+            .spawn(move || {
+                while let Ok(effect) = job_rx.recv() {
+                    let copy = effect.clone();
+                    let msgs = match catch_unwind(AssertUnwindSafe(|| run(&mut *store, effect))) {
+                        Ok(msgs) => msgs,
+                        Err(_) => {
+                            tracing::error!("a store call panicked: {}", copy.describe());
+                            copy.failed(StoreError::Database(
+                                "internal error (see the log); nothing was changed by it".into(),
+                            ))
+                        }
+                    };
+                    let offset = store.now().ok().map(|t| t - clock());
+                    if reply_tx.send(Reply { msgs, offset }).is_err() {
+                        break;
+                    }
+                    poke.notify();
+                }
+            })?;
+        Ok(Worker {
+            jobs,
+            replies,
+            wake,
+        })
+    }
+
+    /// Hands over one effect; false when the worker is gone.
+    pub fn send(&self, e: Effect) -> bool {
+        self.jobs.send(e).is_ok()
+    }
+
+    pub fn try_recv(&self) -> Result<Reply, NoReply> {
+        self.replies.try_recv().map_err(|e| match e {
+            TryRecvError::Empty => NoReply::Empty,
+            TryRecvError::Disconnected => NoReply::Gone,
+        })
+    }
+
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<Reply, NoReply> {
+        self.replies.recv_timeout(timeout).map_err(|e| match e {
+            RecvTimeoutError::Timeout => NoReply::Empty,
+            RecvTimeoutError::Disconnected => NoReply::Gone,
+        })
+    }
+}
+
+/// Runs one effect against the store; its results come back as messages.
+fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
+    match e {
+        Effect::Resume => {
+            let me = st.actor().name.clone();
+            let mut r = Resume::default();
+            let result = (|| -> crate::store::Result<()> {
+                r.last_seen = st.touch_last_seen()?;
+                r.queues = st.queues()?;
+                r.role = st.role(&me).ok();
+                r.own = st.list(&ListFilter {
+                    state: StateFilter::Locked,
+                    holder: Some(me.clone()),
+                    limit: 1000,
+                    ..ListFilter::default()
+                })?;
+                if let Some(since) = r.last_seen {
+                    r.lost = st.lost_locks(&me, since)?;
+                }
+                Ok(())
+            })();
+            let mut out = vec![Msg::Resumed(Box::new(r))];
+            if let Err(e) = result {
+                out.push(Msg::Refreshed(Box::new(Snapshot {
+                    error: Some(e),
+                    ..Snapshot::default()
+                })));
+            }
+            out
+        }
+        Effect::Reacquire(ids) => vec![Msg::Reacquired(
+            ids.into_iter().map(|id| (id, st.take(id))).collect(),
+        )],
+        Effect::CheckMarker => match st.change_marker() {
+            Ok(m) => vec![Msg::Marker(m)],
+            Err(e) => vec![Msg::Refreshed(Box::new(Snapshot {
+                error: Some(e),
+                ..Snapshot::default()
+            }))],
+        },
+        Effect::Refresh(req) => vec![Msg::Refreshed(Box::new(refresh(st, req)))],
+        Effect::TakeNext(opts) => vec![opened(st, true, |s| s.take_next(&opts))],
+        Effect::Take(id) => vec![opened(st, true, |s| s.take(id))],
+        Effect::Open(id) => vec![opened(st, false, |s| s.item(id))],
+        Effect::Renew { id, token } => vec![Msg::Renewed {
+            id,
+            result: st.renew(id, token),
+        }],
+        Effect::SaveNotes { id, token, text } => {
+            let result = st.save_notes(id, token, &text);
+            vec![Msg::NotesSaved { id, text, result }]
+        }
+        Effect::Finish {
+            id,
+            token,
+            what,
+            notes,
+        } => {
+            let mut out = Vec::new();
+            if let Some(text) = notes {
+                let result = st.save_notes(id, token, &text);
+                let failed = result.is_err();
+                out.push(Msg::NotesSaved {
+                    id,
+                    text,
+                    result: result.clone(),
+                });
+                if let (true, Err(e)) = (failed, result) {
+                    out.push(Msg::Finished {
+                        id,
+                        what,
+                        result: Err(e),
+                    });
+                    return out;
+                }
+            }
+            let result = match &what {
+                Finish::Complete(r) => st.complete(id, token, r.as_deref()),
+                Finish::Fail(reason) => st.fail(id, token, reason),
+                Finish::Release => st.release(id, token),
+                Finish::Skip(_) => st.skip(id, token),
+            }
+            .map(|_applied| ());
+            let next = match (&what, &result) {
+                (Finish::Skip(opts), Ok(())) => Some(opened(st, true, |s| s.take_next(opts))),
+                _ => None,
+            };
+            out.push(Msg::Finished { id, what, result });
+            out.extend(next);
+            out
+        }
+        Effect::Comment { id, text } => vec![Msg::Commented {
+            id,
+            result: st.comment(id, &text),
+        }],
+        Effect::Supervise(op) => {
+            let result = supervise(st, &op);
+            vec![Msg::Supervised { op, result }]
+        }
+        Effect::CollectLocks(filter) => {
+            let result = st.list(&app::locks_filter(&filter)).map(|items| {
+                items
+                    .into_iter()
+                    .filter_map(|i| i.lock_user.map(|h| (i.id, i.lock_token, h)))
+                    .collect()
+            });
+            vec![Msg::LocksCollected { filter, result }]
+        }
+        Effect::Activity { user, since } => {
+            let result = st.events_by(&user, since);
+            vec![Msg::Activity {
+                user,
+                since,
+                result,
+            }]
+        }
+    }
+}
+
+/// Runs a supervisor's change; `Ok(n)` is how many items changed. Unlock and reassign
+/// are fenced by the lock token the supervisor saw: a lock that changed since (completed,
+/// released, taken over) is left alone rather than someone else's newer lock removed.
+fn supervise(st: &mut dyn Store, op: &SupervisorOp) -> crate::store::Result<usize> {
+    match op {
+        SupervisorOp::Unlock { id, token, reason } => {
+            st.unlock(*id, Some(*token), reason).map(|()| 1)
+        }
+        SupervisorOp::Reassign {
+            id,
+            token,
+            to,
+            reason,
+        } => st.reassign(*id, Some(*token), to, reason).map(|_| 1),
+        SupervisorOp::UnlockMany { locks, reason } => st.unlock_many(locks, reason),
+        SupervisorOp::Requeue { id } => st.requeue(*id).map(|()| 1),
+        SupervisorOp::Cancel { id, reason } => st.cancel(*id, reason).map(|()| 1),
+        SupervisorOp::SetQueue { name, update } => st.set_queue(name, update, false).map(|_| 1),
+    }
+}
+
+fn opened(
+    st: &mut dyn Store,
+    taken: bool,
+    f: impl FnOnce(&mut dyn Store) -> crate::store::Result<crate::domain::Item>,
+) -> Msg {
+    let result = f(st).and_then(|item| {
+        let history = st.history(item.id)?;
+        Ok((item, history))
+    });
+    Msg::Opened { taken, result }
+}
+
+fn refresh(st: &mut dyn Store, req: RefreshRequest) -> Snapshot {
+    let mut snap = Snapshot::default();
+    let me = st.actor().name.clone();
+    let result = (|| -> crate::store::Result<()> {
+        snap.marker = Some(st.change_marker()?);
+        snap.queues = st.queues()?;
+        if let Some(f) = &req.list {
+            snap.rows = st.list(f)?;
+            snap.total = st.count(f)?;
+            if req.view == View::Locks {
+                let ids: Vec<i64> = snap.rows.iter().map(|i| i.id).collect();
+                snap.lock_since = st.lock_started(&ids)?;
+            }
+            snap.offset = f.offset;
+            snap.view = Some(req.view);
+        }
+        if req.stats {
+            snap.stats = Some(st.stats()?);
+        }
+        for (id, token) in &req.checks {
+            let item = st.item(*id);
+            let gone = item.as_ref().is_ok_and(|it| !it.held_with(&me, *token));
+            let history = if gone { st.history(*id)? } else { vec![] };
+            snap.checks.push(LockCheck {
+                id: *id,
+                item,
+                history,
+            });
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        snap.view = None;
+        snap.error = Some(e);
+    }
+    snap
+}
