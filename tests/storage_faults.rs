@@ -119,7 +119,7 @@ fn a_failing_disk_is_an_io_error_not_read_only() {
     env.add("one");
     shut_down(&mnt.dir);
     let mount = mnt.dir.display().to_string();
-    for args in [&["list"][..], &["add", "--title", "two"], &["check"]] {
+    for args in [&["list"][..], &["add", "--title", "two"]] {
         let err = env.fails("a", args, 1);
         assert!(
             err.contains(&format!("I/O error on {mount}")) && !err.contains("read-only"),
@@ -127,4 +127,16 @@ fn a_failing_disk_is_an_io_error_not_read_only() {
             args[0]
         );
     }
+    // `check` always finishes and lists what it saw: the I/O error is among its findings.
+    let out = env.run("a", &["check"]);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "check: {all}");
+    assert!(
+        all.contains(&format!("I/O error on {mount}")) && !all.contains("read-only"),
+        "check: {all}"
+    );
 }
