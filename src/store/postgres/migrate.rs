@@ -19,6 +19,32 @@ pub const LATEST: i64 = STEPS.len() as i64;
 
 /// Key of the advisory lock the migrator holds (per schema, see `migrate`).
 const MIGRATE_LOCK_CLASS: i32 = 0x4353_4C44; // "CSLD"
+
+/// The table that records which steps were applied (not part of any step).
+const VERSIONS_TABLE: &str = "CREATE TABLE caseload_schema (\
+     version     INTEGER PRIMARY KEY, \
+     applied_at  BIGINT NOT NULL, \
+     applied_by  TEXT NOT NULL)";
+
+/// Builds a schema at an older version by applying the first `target` released steps
+/// (tests of the migration road), on a connection whose search path names an empty
+/// schema.
+pub fn create_at_version(client: &mut postgres::Client, target: i64) -> Result<(), StoreError> {
+    let pg = |e: postgres::Error| super::open::map_err(&e);
+    let mut tx = client.transaction().map_err(pg)?;
+    tx.batch_execute(VERSIONS_TABLE).map_err(pg)?;
+    for (i, step) in STEPS.iter().take(target as usize).enumerate() {
+        tx.batch_execute(step).map_err(pg)?;
+        tx.execute(
+            "INSERT INTO caseload_schema (version, applied_at, applied_by) \
+             VALUES ($1::bigint::int, 0, 'create_at_version')",
+            &[&(i as i64 + 1)],
+        )
+        .map_err(pg)?;
+    }
+    tx.commit().map_err(pg)
+}
+
 /// Brings the schema up to date under an advisory lock held for one transaction; returns
 /// whether it created the schema. `creator` becomes the first supervisor of a new one.
 pub(super) fn migrate(c: &mut Conn, creator: &Actor) -> TxResult<bool> {
@@ -73,12 +99,7 @@ fn migrate_locked(c: &mut Conn, creator: &Actor) -> TxResult<bool> {
                 )
                 .into());
             }
-            c.client.batch_execute(
-                "CREATE TABLE caseload_schema (\
-                     version     INTEGER PRIMARY KEY, \
-                     applied_at  BIGINT NOT NULL, \
-                     applied_by  TEXT NOT NULL)",
-            )?;
+            c.client.batch_execute(VERSIONS_TABLE)?;
             c.client.batch_execute(SCHEMA)?;
             record_version(c, LATEST, creator)?;
             let now = c.now()?;
