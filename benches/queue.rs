@@ -295,7 +295,7 @@ fn raw_take_next(c: &Connection, me: &str, cand: &str) -> Result<Claimed, OpErro
         let row: Option<(i64, Option<String>)> = c
             .prepare_cached(cand)?
             .query_row(named_params! {":now": now, ":skip": "[]", ":me": me}, |r| {
-                Ok((r.get(0)?, r.get(1)?))
+                Ok((r.get("id")?, r.get("lock_user")?))
             })
             .optional()?;
         let Some((id, prev)) = row else {

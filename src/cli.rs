@@ -18,12 +18,14 @@ use crate::store::{
 };
 
 const AFTER_HELP: &str = "\
-Database: --db, else CASELOAD_DB, else `db = \"...\"` in /etc/caseload/config.toml or the
-user's config.toml, else caseload.db in the user's data directory (created on first use).
-User: --user, else CASELOAD_USER, else the OS login name.
+Database: --db, else CASELOAD_DB, else `db = \"...\"` in the user's ~/.config/caseload/config.toml,
+else in /etc/caseload/config.toml, else caseload.db in the user's data directory (created on
+first use). User: --user, else CASELOAD_USER, else the OS login name.
+Config files: keys `db` and `notify` (bell, desktop, both or off; default bell); see `man caseload`.
 
 Exit codes: 0 done, 1 error (bad input, I/O, corrupt file), 2 usage, 3 conflict (taken by
-someone else, lock lost, token mismatch), 4 nothing to claim, 5 supervisor only.";
+someone else, lock lost, token mismatch), 4 nothing to claim, 5 supervisor only, 6 outcome
+unknown (the connection was lost while committing: see `caseload list --mine`).";
 
 /// The heading of the flags every subcommand takes.
 const GLOBAL: &str = "Global options";
@@ -183,6 +185,13 @@ pub enum Command {
     Backup {
         /// Where to write the copy; must not exist yet.
         file: PathBuf,
+    },
+    /// Check the deployment: permissions, disk, filesystem, schema, server; one line per
+    /// check with the fix. Exit 0 when every check passes, 1 otherwise.
+    Doctor {
+        /// Print one JSON object instead of lines.
+        #[arg(long)]
+        json: bool,
     },
     /// Copy this SQLite database (items, locks, notes, history, queues, roles) into an
     /// empty PostgreSQL database.
@@ -555,8 +564,9 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::Export { state, format } => {
             export(&mut *open_store(&ctx, false)?, state, format, out)
         }
-        Command::Check => check(&ctx, out),
+        Command::Check => crate::cli_damage::check(&ctx, out),
         Command::MigrateTo { url } => migrate_to(&ctx, &url, out),
+        Command::Doctor { json } => doctor(&ctx, json, out),
         Command::Backup { file } => {
             open_store(&ctx, false)?.backup(&file)?;
             writeln!(out, "Backed up to {}", file.display())?;
@@ -577,6 +587,17 @@ fn tui(ctx: &Invocation) -> CliResult {
     let store = open_store(ctx, false)?;
     crate::tui::run(store)?;
     Ok(())
+}
+
+/// Checks the deployment of `ctx`'s database; fails (exit 1) when a check fails.
+fn doctor(ctx: &Invocation, json: bool, out: &mut dyn Write) -> CliResult {
+    let report = crate::doctor::examine(&ctx.location, &ctx.source, ctx.allow_network_fs);
+    crate::doctor::print(&report, json, out)?;
+    let failed = report.checks.iter().filter(|c| !c.ok).count();
+    if failed == 0 {
+        return Ok(());
+    }
+    Err(anyhow!("doctor: {failed} check(s) failed; each ✘ line says how to fix it").into())
 }
 
 /// Copies the SQLite database of `ctx` into the PostgreSQL database at `url`.
@@ -1161,7 +1182,7 @@ fn export(
     match format {
         FormatArg::Jsonl => {
             s.export(state, &mut |item| {
-                if left_out_unreadable(item, &mut left_out) {
+                if crate::cli_damage::left_out_unreadable(item, &mut left_out) {
                     return Ok(());
                 }
                 written += 1;
@@ -1193,7 +1214,7 @@ fn export(
             ];
             w.write_record(HEADER)?;
             s.export(state, &mut |item| {
-                if left_out_unreadable(item, &mut left_out) {
+                if crate::cli_damage::left_out_unreadable(item, &mut left_out) {
                     return Ok(());
                 }
                 written += 1;
@@ -1225,67 +1246,7 @@ fn export(
             w.flush()?;
         }
     }
-    unreadable_left_out(written, &left_out)
-}
-
-/// Export writes data exactly or not at all: a row with unreadable text is left out (and
-/// reported after the rest) rather than written with its bad bytes replaced.
-fn left_out_unreadable(item: &Item, left_out: &mut Vec<(i64, String)>) -> bool {
-    match item.unreadable_summary() {
-        Some(why) => {
-            left_out.push((item.id, why));
-            true
-        }
-        None => false,
-    }
-}
-
-/// Exit 1 with one line naming the rows export left out, once every other row is written.
-fn unreadable_left_out(written: u64, left_out: &[(i64, String)]) -> CliResult {
-    if left_out.is_empty() {
-        return Ok(());
-    }
-    let named: Vec<String> = left_out
-        .iter()
-        .take(5)
-        .map(|(id, why)| format!("#{id} ({why})"))
-        .collect();
-    let more = match left_out.len() {
-        n if n > 5 => format!(" and {} more", n - 5),
-        _ => String::new(),
-    };
-    Err(anyhow!(
-        "export wrote {written} item(s) but left out {} unreadable item(s): {}{more}; \
-         `caseload show ID` shows what is readable, `caseload check` lists them all",
-        left_out.len(),
-        named.join(", ")
-    )
-    .into())
-}
-
-/// `caseload check`: always finishes with the list of every problem it can see (exit 1)
-/// or "ok"; a file too damaged to open normally is still checked as far as SQLite can read.
-fn check(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
-    let problems = match (open_store(ctx, false), &ctx.location) {
-        (Ok(mut s), _) => s.check()?,
-        (Err(f), Location::File(path)) if path.is_file() => {
-            crate::store::sqlite_check::run_on_file(path, &format!("{:#}", f.error))
-        }
-        (Err(f), _) => return Err(f),
-    };
-    if problems.is_empty() {
-        writeln!(out, "ok")?;
-        return Ok(());
-    }
-    for p in &problems {
-        writeln!(out, "{}", sanitize::line(p))?;
-    }
-    if matches!(ctx.location, Location::File(_)) {
-        for a in crate::store::sqlite_check::advice(&problems) {
-            writeln!(out, "{}", sanitize::line(&a))?;
-        }
-    }
-    Err(anyhow!("check found {} problem(s)", problems.len()).into())
+    crate::cli_damage::unreadable_left_out(written, &left_out)
 }
 
 /// An item as JSON: schema field names, times as RFC 3339 UTC strings, params as JSON.

@@ -280,6 +280,19 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         )],
     ),
     (
+        "doctor",
+        &[
+            (
+                "caseload doctor",
+                "one line per check (✔ or ✘ with the fix); exit 1 if any fails",
+            ),
+            (
+                "caseload --db postgres://caseload@db.example.com/work doctor --json",
+                "the server's checks, as JSON",
+            ),
+        ],
+    ),
+    (
         "migrate-to",
         &[(
             "caseload --db /srv/caseload/queue.db migrate-to postgres://caseload@db.example.com/work",
@@ -534,4 +547,8 @@ nothing to claim (queue empty or paused, or your limit per user reached)
 .TP
 5
 supervisor only
+.TP
+6
+outcome unknown: the connection to the server was lost while a change was being
+committed; it may have been applied (\fBcaseload list \-\-mine\fR shows what you hold)
 "#;

@@ -17,6 +17,9 @@ use crate::store::location::{self, Location, Source};
 /// The system-wide config file.
 pub const SYSTEM_CONFIG: &str = "/etc/caseload/config.toml";
 
+/// A config file is a few lines; anything bigger is the wrong file.
+const MAX_BYTES: u64 = 1 << 20;
+
 /// Every key a config file may hold, with what it takes (for error messages and docs).
 pub const KEYS: &[(&str, &str)] = &[
     ("db", "a database file path or postgres:// URL"),
@@ -158,18 +161,31 @@ fn read_file(path: &Path) -> Result<Option<FileConfig>, ConfigError> {
         line,
         message,
     };
-    let mut file = match std::fs::File::open(path) {
-        Ok(f) => f,
+    // A FIFO or device would block or never end: only regular files are read.
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return Err(err(None, "is not a regular file".into())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(err(None, format!("cannot read config: {e}"))),
-    };
+    }
+    let cannot = |e: std::io::Error| err(None, format!("cannot read config: {e}"));
+    let file = std::fs::File::open(path).map_err(cannot)?;
     // The mode of the file we read, not of whatever the path names a moment later.
-    let mode = file
-        .metadata()
-        .map_err(|e| err(None, format!("cannot read config: {e}")))?;
-    let mut text = String::new();
-    file.read_to_string(&mut text)
-        .map_err(|e| err(None, format!("cannot read config: {e}")))?;
+    let mode = file.metadata().map_err(cannot)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(err(
+            None,
+            "is larger than 1 MiB; is it the right file?".into(),
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let line = line_of_bytes(e.as_bytes(), e.utf8_error().valid_up_to());
+        err(Some(line), "is not valid UTF-8".into())
+    })?;
     let parsed = parse(&text).map_err(|(line, m)| err(line, m))?;
     if let Some(db) = &parsed.db {
         let line = Some(line_of(&text, db.span().start));
@@ -245,12 +261,12 @@ fn known_keys() -> String {
 
 /// The 1-based line of a byte offset.
 fn line_of(text: &str, offset: usize) -> usize {
-    let end = offset.min(text.len());
-    text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+    line_of_bytes(text.as_bytes(), offset)
+}
+
+fn line_of_bytes(bytes: &[u8], offset: usize) -> usize {
+    let end = offset.min(bytes.len());
+    bytes[..end].iter().filter(|&&b| b == b'\n').count() + 1
 }
 
 #[cfg(test)]

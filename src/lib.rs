@@ -8,19 +8,24 @@
 //! - [`app`]: the TUI's state, messages, `update(state, msg) -> effects` and the key
 //!   table; pure (never touches the store or the clock).
 //! - [`ui`]: `render(&state, frame)`, one file per view or widget; no I/O.
-//! - [`tui`]: the thin loop that runs `app`'s effects against the Store and draws `ui`,
-//!   plus the terminal's life cycle (restore on every exit, SIGHUP).
+//! - [`tui`]: the thin loop that draws `ui` and hands `app`'s effects to a worker thread
+//!   that owns the Store (answers come back as messages; the screen never waits for the
+//!   database), plus the terminal's life cycle (restore on every exit, SIGHUP).
 //! - [`cli`]: the subcommands, each a few lines over the Store.
+//! - [`cli_damage`]: `check`'s findings and advice, the rows `export` leaves out.
 //! - [`cli_help`]: the examples after every `--help`, shell completions, man pages.
 //! - [`config`]: the system and user config files (`toml`) in one `Config`.
 //! - [`import`]: CSV / JSON Lines parsing and validation for `caseload import`.
+//! - [`doctor`]: `caseload doctor`, the deployment checks (files, disk, schema, server).
 //! - [`logging`]: diagnostics to a log file, never to a screen.
 
 pub mod app;
 pub mod cli;
+pub mod cli_damage;
 pub mod cli_help;
 pub mod config;
 pub mod demo;
+pub mod doctor;
 pub mod domain;
 pub mod import;
 pub mod logging;

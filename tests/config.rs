@@ -131,6 +131,36 @@ fn a_bad_value_names_file_and_line() {
 }
 
 #[test]
+fn files_that_are_not_config_files_are_named_not_read_forever() {
+    let f = files();
+    std::fs::create_dir_all(f.user.parent().unwrap()).unwrap();
+    // A FIFO would block a plain read forever.
+    let status = std::process::Command::new("mkfifo")
+        .arg(&f.user)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let e = Config::load_files(&f.system, Some(&f.user)).unwrap_err();
+    assert!(e.to_string().ends_with(": is not a regular file"), "{e}");
+    std::fs::remove_file(&f.user).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &f.user).unwrap();
+    let e = Config::load_files(&f.system, Some(&f.user)).unwrap_err();
+    assert!(e.message.contains("not a regular file"), "{e}");
+    std::fs::remove_file(&f.user).unwrap();
+    std::fs::write(&f.user, vec![b'#'; 2 << 20]).unwrap();
+    let e = Config::load_files(&f.system, Some(&f.user)).unwrap_err();
+    assert!(e.message.contains("larger than 1 MiB"), "{e}");
+    std::fs::write(&f.user, b"notify = \"off\"\ndb = \"/q\xff.db\"\n").unwrap();
+    let e = Config::load_files(&f.system, Some(&f.user)).unwrap_err();
+    assert_eq!(e.line, Some(2), "{e}");
+    assert!(e.message.contains("not valid UTF-8"), "{e}");
+    // A byte-order mark and CRLF line ends, as Windows editors write them, are fine.
+    write(&f.user, "\u{feff}# mine\r\nnotify = \"off\"\r\n", 0o644);
+    let c = Config::load_files(&f.system, Some(&f.user)).unwrap();
+    assert_eq!(c.notify, Notify::Off);
+}
+
+#[test]
 fn a_password_others_can_read_is_refused_without_showing_it() {
     let f = files();
     let url = "db = \"postgres://bob:s3cret@db.example/work\"\n";
@@ -183,4 +213,29 @@ fn the_binary_reports_a_bad_config_in_one_line_and_changes_nothing() {
     // A good file is used.
     write(&cfg, "notify = \"desktop\"\n", 0o644);
     assert!(env.ok("a", &["list"]).contains("one"));
+}
+
+#[test]
+fn the_example_config_shows_every_key_with_its_default() {
+    let text = include_str!("../assets/config.toml");
+    let f = files();
+    write(&f.system, text, 0o644);
+    assert_eq!(
+        Config::load_files(&f.system, None).unwrap(),
+        Config::default(),
+        "as shipped, the example changes nothing"
+    );
+    for (key, _) in caseload::config::KEYS {
+        let prefix = format!("#{key} = ");
+        let settings: Vec<&str> = text.lines().filter(|l| l.starts_with(&prefix)).collect();
+        assert!(!settings.is_empty(), "the example lacks `{key}`");
+        // Every commented setting, uncommented, is a valid value.
+        for line in settings {
+            write(&f.system, &line[1..], 0o644);
+            let c = Config::load_files(&f.system, None).unwrap_or_else(|e| panic!("{line}: {e}"));
+            if *key == "notify" {
+                assert_eq!(c.notify, Notify::default(), "the example shows the default");
+            }
+        }
+    }
 }

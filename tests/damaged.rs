@@ -3,6 +3,7 @@
 //! stop everyone, and `check` must always finish with its list.
 
 mod cli_support;
+mod tui_support;
 
 use cli_support::{Env, explain};
 
@@ -115,6 +116,39 @@ fn check_names_unreadable_rows() {
     );
 }
 
+#[test]
+fn the_tui_marks_an_unreadable_row_and_takes_the_next_readable_one() {
+    let db = tui_support::Db::new();
+    let clock = tui_support::Clock::at(tui_support::T0);
+    let mut feeder = db.store("feeder", &clock);
+    let ids = tui_support::add_items(&mut feeder, "helpdesk", &["Spoiled", "Order toner"]);
+    rusqlite::Connection::open(&db.path)
+        .unwrap()
+        .execute(
+            "UPDATE items SET title = CAST(x'5370ff696c6564' AS TEXT) WHERE id = ?1",
+            [ids[0]],
+        )
+        .unwrap();
+    let mut s = tui_support::start(db.store("alice", &clock), &clock, 100, 20, false);
+    s.step(None);
+    let screen = tui_support::screen(&s.state);
+    assert!(
+        screen.contains("[unreadable: title] Sp\u{FFFD}iled"),
+        "{screen}"
+    );
+    s.step(tui_support::key('n'));
+    s.step(None);
+    let screen = tui_support::screen(&s.state);
+    assert!(screen.contains("Order toner"), "{screen}");
+    let mut look = db.store("look", &clock);
+    use caseload::store::Store;
+    assert_eq!(
+        look.item(ids[1]).unwrap().lock_user.as_deref(),
+        Some("alice")
+    );
+    assert_eq!(look.item(ids[0]).unwrap().lock_user, None);
+}
+
 /// A small xorshift generator: the corruptions are the same on every run.
 struct Rng(u64);
 
@@ -199,12 +233,24 @@ fn check_always_finishes_on_random_page_corruption() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         if code == Some(1) {
             found_problems += 1;
+            assert_eq!(stderr.trim_end().lines().count(), 1, "{what}: {stderr}");
+            // A list of findings, or for a file SQLite does not recognise at all, the one
+            // line that says so.
+            let listed = !stdout.trim().is_empty() && stderr.contains("check found");
+            let not_sqlite = stdout.trim().is_empty() && stderr.contains("not an SQLite file");
             assert!(
-                !stdout.trim().is_empty() && stderr.trim_end().lines().count() == 1,
-                "{what}: exit 1 needs a list and one line{}",
+                listed || not_sqlite,
+                "{what}: exit 1 needs a list{}",
                 explain("alice", &["check"], &out, "a list")
             );
-            assert!(stderr.contains("check found"), "{what}: {stderr}");
+            // Advice keeps data: never restore over it, delete or replace files.
+            for bad in ["restore", "delete the", "remove the", "replace the"] {
+                assert!(
+                    !stdout.contains(bad) && !stderr.contains(bad),
+                    "{what}: {stdout}{stderr}"
+                );
+            }
+            eprintln!("{what}: {}", stdout.lines().next().unwrap_or(&stderr));
         } else {
             assert_eq!(stdout.trim(), "ok", "{what}");
         }

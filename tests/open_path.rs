@@ -204,8 +204,21 @@ fn a_disk_that_fills_during_an_import_recovers_once_space_is_freed() {
         err.contains(&format!("disk full on {}", mnt.dir.display())) && err.contains("free space"),
         "{err}"
     );
-    // Meanwhile, reading still works.
+    // Meanwhile, reading still works; a backup onto the full disk says so and leaves
+    // nothing behind.
     env.ok("viewer", &["list", "--limit", "1"]);
+    let copy = mnt.dir.join("copy.db");
+    let err = env.fails("viewer", &["backup", copy.to_str().unwrap()], 1);
+    assert!(
+        err.contains(&format!("disk full on {}", mnt.dir.display())),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&mnt.dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("q.db"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
     mnt.resize("20M");
     // No manual step: the same commands simply work again.
     env.ok("viewer", &["list", "--limit", "1"]);

@@ -79,15 +79,28 @@ fn lock_key(b: &PgBackend) -> i64 {
         & 0x7fff_ffff
 }
 
-/// Makes every COMMIT that updated an item wait for advisory lock `key` (a deferred
+/// Makes every COMMIT that wrote an item wait for advisory lock `key` (a deferred
 /// constraint trigger runs at COMMIT).
 fn hold_commits(admin: &mut postgres::Client, key: i64) {
     admin
         .batch_execute(&format!(
             "CREATE FUNCTION hold_commit() RETURNS trigger LANGUAGE plpgsql AS \
              $$ BEGIN PERFORM pg_advisory_xact_lock({key}); RETURN NULL; END $$; \
-             CREATE CONSTRAINT TRIGGER hold_commit AFTER UPDATE ON items \
+             CREATE CONSTRAINT TRIGGER hold_commit AFTER INSERT OR UPDATE ON items \
              DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION hold_commit();"
+        ))
+        .unwrap();
+}
+
+/// Makes the INSERT of item `id` wait for advisory lock `key`.
+fn hold_insert_of(admin: &mut postgres::Client, key: i64, id: i64) {
+    admin
+        .batch_execute(&format!(
+            "CREATE FUNCTION hold_commit() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN IF NEW.id = {id} THEN PERFORM pg_advisory_xact_lock({key}); END IF; \
+             RETURN NEW; END $$; \
+             CREATE TRIGGER hold_commit BEFORE INSERT ON items \
+             FOR EACH ROW EXECUTE FUNCTION hold_commit();"
         ))
         .unwrap();
 }
@@ -114,17 +127,21 @@ fn waiting_on(admin: &mut postgres::Client, key: i64) -> i32 {
     }
 }
 
-/// Runs `args` while COMMIT is held, terminates its backend at that moment, and returns
-/// the output.
-fn terminated_during_commit(b: &PgBackend, user: &str, args: &[&str]) -> Output {
+/// Runs `cmd` while `hold` makes it wait, terminates its backend at that moment, and
+/// returns the output.
+fn terminated_while_held(
+    b: &PgBackend,
+    hold: impl FnOnce(&mut postgres::Client, i64),
+    mut cmd: Command,
+) -> Output {
     let key = lock_key(b);
     let mut admin = b.admin();
     let mut holder = b.admin();
-    hold_commits(&mut admin, key);
+    hold(&mut admin, key);
     holder
         .execute("SELECT pg_advisory_lock($1)", &[&key])
         .unwrap();
-    let child = caseload(&b.url, user, args)
+    let child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -141,6 +158,12 @@ fn terminated_during_commit(b: &PgBackend, user: &str, args: &[&str]) -> Output 
         .batch_execute("DROP TRIGGER hold_commit ON items; DROP FUNCTION hold_commit()")
         .unwrap();
     out
+}
+
+/// Runs `args` while COMMIT is held, terminates its backend at that moment, and returns
+/// the output.
+fn terminated_during_commit(b: &PgBackend, user: &str, args: &[&str]) -> Output {
+    terminated_while_held(b, hold_commits, caseload(&b.url, user, args))
 }
 
 /// The server as messages name it: host, port and database of the URL.
@@ -178,6 +201,12 @@ fn a_complete_whose_backend_is_terminated_during_commit_says_so_and_a_retry_work
     // The caller looks: the server did not apply it (the backend died before COMMIT
     // finished), so the item is still held, with its token.
     assert_eq!(list_mine(&b.url, "boss"), vec![(id, token)]);
+    let text = run(&b.url, "boss", &["list", "--mine"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!("#{id}")) && text.contains(&format!("token {token}")),
+        "{text}"
+    );
     let out = run(&b.url, "boss", &["complete", &id.to_string()]);
     assert_eq!(out.status.code(), Some(0), "the retry: {}", explain(&out));
 }
@@ -415,4 +444,97 @@ fn claim_and_complete_cut_at_every_answer_never_misreport() {
             assert_eq!(said.trim(), want, "retry: {}", explain(&out));
         },
     );
+}
+
+/// An SQLite database of `n` items, each with its `created` event.
+fn sqlite_source(n: usize) -> common::SqliteBackend {
+    let sqlite = common::SqliteBackend::new();
+    let mut boss = common::Backend::open(&sqlite, "boss", 0);
+    let items: Vec<NewItem> = (0..n)
+        .map(|i| NewItem::titled(&format!("item {i}")))
+        .collect();
+    boss.add_batch(&items).unwrap();
+    sqlite
+}
+
+fn migrate_to(sqlite: &common::SqliteBackend, url: &str) -> Command {
+    let mut c = Command::new(BIN);
+    c.args([
+        "--db",
+        sqlite.path.to_str().unwrap(),
+        "--user",
+        "boss",
+        "migrate-to",
+        url,
+    ])
+    .env_remove("CASELOAD_DB")
+    .env_remove("CASELOAD_USER");
+    c
+}
+
+fn items_on(b: &PgBackend) -> i64 {
+    b.admin()
+        .query_one("SELECT count(*) FROM items", &[])
+        .unwrap()
+        .get(0)
+}
+
+#[test]
+fn migrate_to_cut_by_a_lost_connection_blames_the_connection_and_resumes() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let sqlite = sqlite_source(200);
+    // The schema exists (as after a first attempt), still empty.
+    PgStore::open(&b.url, Actor::new("boss", "boss"), &PgOptions::default()).unwrap();
+    let out = terminated_while_held(
+        &b,
+        |c, key| hold_insert_of(c, key, 100),
+        migrate_to(&sqlite, &b.url),
+    );
+    assert_eq!(out.status.code(), Some(exit::ERROR), "{}", explain(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("the connection to ")
+            && err.contains(&server_of(&b.url))
+            && err.contains("was lost while copying (99 of 200 items")
+            && err.contains("nothing was copied")
+            && err.contains("run the same `caseload migrate-to` again"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("item #100") && !err.contains("cannot be copied"),
+        "{err}"
+    );
+    assert_eq!(items_on(&b), 0, "nothing was copied");
+    let out = migrate_to(&sqlite, &b.url).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "the retry: {}", explain(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Copied 200 items"));
+    assert_eq!(items_on(&b), 200);
+}
+
+#[test]
+fn migrate_to_cut_while_committing_says_it_may_have_applied_and_how_to_tell() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let sqlite = sqlite_source(20);
+    PgStore::open(&b.url, Actor::new("boss", "boss"), &PgOptions::default()).unwrap();
+    let out = terminated_while_held(&b, hold_commits, migrate_to(&sqlite, &b.url));
+    assert_eq!(out.status.code(), Some(exit::UNKNOWN), "{}", explain(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("was lost while committing the copy of 20 items")
+            && err.contains("may have applied it")
+            && err.contains("list --state all --limit 1")
+            && err.contains(&server_of(&b.url)),
+        "{err}"
+    );
+    // Here the server did not: the advice's second branch, and the copy then succeeds.
+    assert_eq!(items_on(&b), 0);
+    let out = migrate_to(&sqlite, &b.url).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "the retry: {}", explain(&out));
+    assert_eq!(items_on(&b), 20);
 }

@@ -123,6 +123,10 @@ fn a_reader_never_locks_writers_out() {
         err.contains("q.db-wal is missing") && err.contains("lock out"),
         "{err}"
     );
+    let err = fails_as(&env, &users, &bob, &["check"]);
+    assert!(err.contains("q.db-wal is missing"), "{err}");
+    let out = run_as(&env, &users, &bob, &["doctor"]);
+    assert_eq!(out.status.code(), Some(1));
     assert!(!wal.exists() && !shm.exists(), "bob created nothing");
     ok_as(&env, &users, &alice, &["list"]);
     assert!(ok_as(&env, &users, &bob, &["list"]).contains("second"));

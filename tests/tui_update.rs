@@ -885,3 +885,36 @@ fn a_failed_call_is_answered_for_every_effect() {
     assert!(s.doing.is_none());
     assert!(s.status.as_ref().unwrap().error);
 }
+
+#[test]
+fn a_window_moved_before_its_rows_arrive_shows_nothing_stale_and_takes_nothing() {
+    let mut s = state();
+    update(
+        &mut s,
+        Msg::Refreshed(Box::new(Snapshot {
+            view: Some(View::Queue),
+            rows: (1..=26).map(|i| item(i, None, 0, 0)).collect(),
+            total: 100,
+            offset: 0,
+            ..Snapshot::default()
+        })),
+    );
+    for _ in 0..26 {
+        update(&mut s, key('j', T0));
+    }
+    // The window moved one row; the refresh for it has not been answered.
+    let p = &s.panes[0];
+    assert_eq!((p.offset, p.rows_at, p.selected), (1, 0, 26));
+    let window: Vec<Option<i64>> = p.window(26).map(|(_, i)| i.map(|i| i.id)).collect();
+    assert_eq!(window[0], Some(2), "loaded rows stay where they belong");
+    assert_eq!(window[25], None, "the new row is not shown as another");
+    assert_eq!(p.selected_item(), None);
+    assert_eq!(update(&mut s, code(KeyCode::Enter, T0)), vec![]);
+    assert_eq!(
+        s.status.as_ref().unwrap().text,
+        "That row is not loaded yet"
+    );
+    update(&mut s, key('k', T0));
+    let fx = update(&mut s, code(KeyCode::Enter, T0));
+    assert_eq!(fx, vec![Effect::Take(26)], "a loaded row is taken as shown");
+}

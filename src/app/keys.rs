@@ -130,6 +130,11 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
                 return vec![];
             }
             let Some(item) = s.pane(s.view).and_then(|p| p.selected_item()) else {
+                if s.pane(s.view)
+                    .is_some_and(|p| (p.selected as u64) < p.total)
+                {
+                    set_info(s, "That row is not loaded yet".into());
+                }
                 return vec![];
             };
             if item.is_held_by(&s.me) {

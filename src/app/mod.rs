@@ -52,24 +52,40 @@ impl View {
     }
 }
 
-/// A window onto a list: the rows on screen, where they start and which one is selected.
+/// A window onto a list: the rows loaded, where the window on screen starts and which
+/// position is selected. The window moves at once on a key; its rows follow when the
+/// store answers (at once, or after a call that waits for the database), and until then
+/// positions not loaded show as not loaded rather than as their neighbours.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListPane {
     pub rows: Vec<Item>,
     /// How many items match in all.
     pub total: u64,
-    /// Position of `rows[0]` in the whole list.
+    /// Position of the window's first row in the whole list.
     pub offset: usize,
+    /// Position of `rows[0]` in the whole list.
+    pub rows_at: usize,
     /// Selected position in the whole list.
     pub selected: usize,
 }
 
 impl ListPane {
+    /// The item at a position of the whole list, if it is loaded.
+    pub fn item_at(&self, position: usize) -> Option<&Item> {
+        position
+            .checked_sub(self.rows_at)
+            .and_then(|i| self.rows.get(i))
+    }
+
     /// The selected item, if it is loaded.
     pub fn selected_item(&self) -> Option<&Item> {
-        self.selected
-            .checked_sub(self.offset)
-            .and_then(|i| self.rows.get(i))
+        self.item_at(self.selected)
+    }
+
+    /// The window of `n` rows: each position with its item, `None` while not loaded.
+    pub fn window(&self, n: usize) -> impl Iterator<Item = (usize, Option<&Item>)> {
+        let end = (self.offset + n).min(self.total as usize);
+        (self.offset..end).map(|p| (p, self.item_at(p)))
     }
 }
 

@@ -400,6 +400,7 @@ fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
             p.rows = snap.rows;
             p.total = snap.total;
             p.offset = snap.offset;
+            p.rows_at = snap.offset;
             let max = p.total.saturating_sub(1) as usize;
             if p.selected > max {
                 p.selected = max;

@@ -5,7 +5,8 @@
 use rusqlite::Connection;
 
 use super::error::{Result, StoreError};
-use super::postgres::{PgStore, map_err};
+use super::postgres::{PgStore, connection_reason, is_connection_error, map_err};
+use super::sqlite::rows::item_from_row;
 
 /// What was copied.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -20,15 +21,67 @@ fn sq(e: rusqlite::Error) -> StoreError {
     super::sqlite::map_err(e)
 }
 
+/// How far the copy got, for a message when the connection is lost.
+struct Progress<'a> {
+    shown: &'a str,
+    items_total: i64,
+    copied: Copied,
+}
+
+impl Progress<'_> {
+    /// A server error at this point of the copy. A lost connection is not the fault of
+    /// the row being written: it names the server, says nothing was copied (the server
+    /// rolls the one transaction back) and how to resume.
+    fn failed(&self, e: &postgres::Error) -> StoreError {
+        if !is_connection_error(e) {
+            return map_err(e);
+        }
+        let Copied { items, events, .. } = self.copied;
+        StoreError::Connection(format!(
+            "the connection to {} was lost while copying ({items} of {} items and {events} \
+             events sent); nothing was copied: the copy is one transaction and the server \
+             rolled it back; run the same `caseload migrate-to` again ({})",
+            self.shown,
+            self.items_total,
+            connection_reason(e)
+        ))
+    }
+
+    /// The connection was lost while the copy was being committed.
+    fn commit_lost(&self, e: &postgres::Error) -> StoreError {
+        if !is_connection_error(e) {
+            return map_err(e);
+        }
+        StoreError::OutcomeUnknown(format!(
+            "the connection to {shown} was lost while committing the copy of {} items; the \
+             server may have applied it: `caseload --db '{shown}' list --state all --limit 1` \
+             shows whether the items arrived (then the move is done; check it with \
+             `caseload --db '{shown}' check`); if it shows none, run the same `caseload \
+             migrate-to` again — it never copies into a database that holds items ({})",
+            self.copied.items,
+            connection_reason(e),
+            shown = self.shown,
+        ))
+    }
+}
+
 /// Copies everything in `src` into `dst`, whose schema must hold no items yet. All or
 /// nothing: one PostgreSQL transaction.
 pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied> {
+    let items_total: i64 = src
+        .query_row("SELECT count(*) FROM items", [], |r| r.get(0))
+        .map_err(sq)?;
+    let shown = dst.shown().to_string();
+    let mut at = Progress {
+        shown: &shown,
+        items_total,
+        copied: Copied::default(),
+    };
     let client = dst.client_for_copy()?;
-    let mut tx = client.transaction().map_err(|e| map_err(&e))?;
-    let pg = |e: postgres::Error| map_err(&e);
+    let mut tx = client.transaction().map_err(|e| at.failed(&e))?;
     let existing: i64 = tx
         .query_one("SELECT count(*) FROM items", &[])
-        .map_err(pg)?
+        .map_err(|e| at.failed(&e))?
         .get(0);
     if existing > 0 {
         return Err(StoreError::Invalid(format!(
@@ -36,7 +89,6 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
              an empty one only"
         )));
     }
-    let mut copied = Copied::default();
 
     let mut stmt = src
         .prepare("SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues")
@@ -49,7 +101,7 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
              lock_seconds = excluded.lock_seconds, warn_seconds = excluded.warn_seconds, \
              max_per_user = excluded.max_per_user, paused = excluded.paused",
         )
-        .map_err(pg)?;
+        .map_err(|e| at.failed(&e))?;
     while let Some(r) = rows.next().map_err(sq)? {
         let (name, lock, warn, max, paused): (String, i64, i64, Option<i64>, i64) = (
             r.get(0).map_err(sq)?,
@@ -59,8 +111,8 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
             r.get(4).map_err(sq)?,
         );
         tx.execute(&ins, &[&name, &lock, &warn, &max, &(paused != 0)])
-            .map_err(pg)?;
-        copied.queues += 1;
+            .map_err(|e| at.failed(&e))?;
+        at.copied.queues += 1;
     }
 
     // Roles carry over; whoever runs the move stays a supervisor of the new database.
@@ -74,15 +126,16 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
              ON CONFLICT (name) DO UPDATE SET last_seen = excluded.last_seen, role = \
              CASE WHEN users.role = 'supervisor' THEN 'supervisor' ELSE excluded.role END",
         )
-        .map_err(pg)?;
+        .map_err(|e| at.failed(&e))?;
     while let Some(r) = rows.next().map_err(sq)? {
         let (name, role, seen): (String, String, Option<i64>) = (
             r.get(0).map_err(sq)?,
             r.get(1).map_err(sq)?,
             r.get(2).map_err(sq)?,
         );
-        tx.execute(&ins, &[&name, &role, &seen]).map_err(pg)?;
-        copied.users += 1;
+        tx.execute(&ins, &[&name, &role, &seen])
+            .map_err(|e| at.failed(&e))?;
+        at.copied.users += 1;
     }
 
     let mut stmt = src
@@ -100,55 +153,47 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
              created_by, finished_at, finished_by) VALUES ($1, $2, $3, $4, $5, \
              $6::text::json, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
         )
-        .map_err(pg)?;
+        .map_err(|e| at.failed(&e))?;
     while let Some(r) = rows.next().map_err(sq)? {
-        let id: i64 = r.get(0).map_err(sq)?;
-        let queue: String = r.get(1).map_err(sq)?;
-        let request_id: Option<String> = r.get(2).map_err(sq)?;
-        let title: String = r.get(3).map_err(sq)?;
-        let body: String = r.get(4).map_err(sq)?;
-        let params: String = r.get(5).map_err(sq)?;
-        let priority: i64 = r.get(6).map_err(sq)?;
-        let due_at: Option<i64> = r.get(7).map_err(sq)?;
-        let state: String = r.get(8).map_err(sq)?;
-        let lock_user: Option<String> = r.get(9).map_err(sq)?;
-        let lock_time: Option<i64> = r.get(10).map_err(sq)?;
-        let lock_token: i64 = r.get(11).map_err(sq)?;
-        let notes: String = r.get(12).map_err(sq)?;
-        let result: Option<String> = r.get(13).map_err(sq)?;
-        let error: Option<String> = r.get(14).map_err(sq)?;
-        let created_at: i64 = r.get(15).map_err(sq)?;
-        let created_by: String = r.get(16).map_err(sq)?;
-        let finished_at: Option<i64> = r.get(17).map_err(sq)?;
-        let finished_by: Option<String> = r.get(18).map_err(sq)?;
+        let it = item_from_row(r)?;
+        if let Some(why) = it.unreadable_summary() {
+            return Err(StoreError::Invalid(format!(
+                "item #{} cannot be copied: {why}; nothing was copied (`caseload show {}` \
+                 shows what is readable, `caseload check` lists every such item)",
+                it.id, it.id
+            )));
+        }
+        let id = it.id;
+        let state = it.state.as_str();
         tx.execute(
             &ins,
             &[
                 &id,
-                &queue,
-                &request_id,
-                &title,
-                &body,
-                &params,
-                &priority,
-                &due_at,
+                &it.queue,
+                &it.request_id,
+                &it.title,
+                &it.body,
+                &it.params,
+                &it.priority,
+                &it.due_at,
                 &state,
-                &lock_user,
-                &lock_time,
-                &lock_token,
-                &notes,
-                &result,
-                &error,
-                &created_at,
-                &created_by,
-                &finished_at,
-                &finished_by,
+                &it.lock_user,
+                &it.lock_time,
+                &it.lock_token,
+                &it.notes,
+                &it.result,
+                &it.error,
+                &it.created_at,
+                &it.created_by,
+                &it.finished_at,
+                &it.finished_by,
             ],
         )
-        .map_err(|e| {
-            StoreError::Invalid(format!("item #{id} cannot be copied: {}", map_err(&e)))
+        .map_err(|e| match at.failed(&e) {
+            lost @ StoreError::Connection(_) => lost,
+            other => StoreError::Invalid(format!("item #{id} cannot be copied: {other}")),
         })?;
-        copied.items += 1;
+        at.copied.items += 1;
     }
 
     let mut stmt = src
@@ -160,25 +205,29 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
             "INSERT INTO events (id, item_id, at, actor, os_user, kind, detail) \
              VALUES ($1, $2, $3, $4, $5, $6, $7::text::json)",
         )
-        .map_err(pg)?;
+        .map_err(|e| at.failed(&e))?;
     while let Some(r) = rows.next().map_err(sq)? {
-        let (id, item_id, at): (i64, i64, i64) = (
+        let (id, item_id, when): (i64, i64, i64) = (
             r.get(0).map_err(sq)?,
             r.get(1).map_err(sq)?,
             r.get(2).map_err(sq)?,
         );
-        let (actor, os_user, kind, detail): (String, String, String, String) = (
-            r.get(3).map_err(sq)?,
-            r.get(4).map_err(sq)?,
-            r.get(5).map_err(sq)?,
-            r.get(6).map_err(sq)?,
-        );
+        let text = |i: usize| -> Result<String> {
+            r.get(i).map_err(|e| {
+                StoreError::Invalid(format!(
+                    "event #{id} of item #{item_id} cannot be copied: {}; nothing was copied \
+                     (`caseload check` lists unreadable rows)",
+                    sq(e)
+                ))
+            })
+        };
+        let (actor, os_user, kind, detail) = (text(3)?, text(4)?, text(5)?, text(6)?);
         tx.execute(
             &ins,
-            &[&id, &item_id, &at, &actor, &os_user, &kind, &detail],
+            &[&id, &item_id, &when, &actor, &os_user, &kind, &detail],
         )
-        .map_err(pg)?;
-        copied.events += 1;
+        .map_err(|e| at.failed(&e))?;
+        at.copied.events += 1;
     }
 
     // New ids continue after the copied ones.
@@ -189,7 +238,7 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
              coalesce((SELECT max(id) FROM events), 0) + 1, false); \
          SELECT pg_notify('caseload', coalesce(current_schema(), ''))",
     )
-    .map_err(pg)?;
-    tx.commit().map_err(pg)?;
-    Ok(copied)
+    .map_err(|e| at.failed(&e))?;
+    tx.commit().map_err(|e| at.commit_lost(&e))?;
+    Ok(at.copied)
 }

@@ -25,6 +25,7 @@ mod stats;
 
 pub use sqlite::check as sqlite_check;
 pub use sqlite::migrate;
+pub(crate) use sqlite::open as sqlite_open;
 
 use std::path::Path;
 

@@ -25,13 +25,13 @@ pub fn render(state: &State, view: View, theme: &Theme, frame: &mut Frame, area:
     let header =
         Row::new(["", "ID", "PRI", "AGE", "DUE", "QUEUE", "TITLE", "LOCK"]).style(theme.header());
     let rows: Vec<Row> = pane
-        .rows
-        .iter()
-        .enumerate()
-        .take(rows_fit)
-        .map(|(i, item)| {
-            let selected = pane.offset + i == pane.selected;
-            row(state, item, selected, theme)
+        .window(rows_fit)
+        .map(|(at, item)| {
+            let selected = at == pane.selected;
+            match item {
+                Some(item) => row(state, item, selected, theme),
+                None => not_loaded(selected, theme),
+            }
         })
         .collect();
     // ID and QUEUE are as wide as what is on screen; TITLE gets the rest.
@@ -96,6 +96,19 @@ pub fn render(state: &State, view: View, theme: &Theme, frame: &mut Frame, area:
             };
             mine_notices(state, theme, frame, notices);
         }
+    }
+}
+
+/// A row of the window whose item has not been read yet (the database is busy).
+pub(super) fn not_loaded(selected: bool, theme: &Theme) -> Row<'static> {
+    let r = Row::new([
+        Cell::from(if selected { ">" } else { " " }),
+        Cell::from("…").style(theme.dim()),
+    ]);
+    if selected {
+        r.style(theme.selected())
+    } else {
+        r
     }
 }
 

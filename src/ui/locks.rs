@@ -58,7 +58,7 @@ pub fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         Constraint::Length(8),
         Constraint::Length(16),
     ];
-    if pane.rows.is_empty() {
+    if pane.total == 0 {
         frame.render_widget(
             Table::new(Vec::<Row>::new(), widths).header(header),
             table_area,
@@ -79,11 +79,11 @@ pub fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         return;
     }
     let rows: Vec<Row> = pane
-        .rows
-        .iter()
-        .enumerate()
-        .take(rows_fit)
-        .map(|(i, item)| row(state, item, pane.offset + i == pane.selected, theme))
+        .window(rows_fit)
+        .map(|(at, item)| match item {
+            Some(item) => row(state, item, at == pane.selected, theme),
+            None => super::list::not_loaded(at == pane.selected, theme),
+        })
         .collect();
     frame.render_widget(
         Table::new(rows, widths).header(header).column_spacing(1),

@@ -11,6 +11,7 @@ mod take;
 pub use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason};
 pub(crate) use supervise::{cancel, reassign, requeue, set_queue, set_role, unlock, unlock_many};
+pub use take::PassedOver;
 pub(crate) use take::{take, take_next};
 
 use serde_json::{Value, json};
@@ -71,16 +72,16 @@ pub trait Tx {
     /// Serialises the actor's claims in a WIP-limited `queue` until the transaction ends
     /// (PostgreSQL: an advisory lock; SQLite: the write lock already does).
     fn serialise_claims(&mut self, queue: &str) -> Result<()>;
-    /// The item when some of its columns cannot be read (SQLite: text another program
-    /// stored; PostgreSQL checks every text it stores, so never).
-    fn unreadable(&mut self, id: i64) -> Result<Option<Item>>;
     /// The first item the actor may take, in take order (within `queue` when given),
-    /// other than those in `skip`: its id and current (expired) holder. PostgreSQL holds
+    /// other than those in `skip`: its id and current (expired) holder. Items whose
+    /// columns cannot be read are stepped past and added to `passed` (SQLite: text
+    /// another program stored; PostgreSQL checks every text it stores). PostgreSQL holds
     /// the row and skips rows others are writing.
     fn candidate(
         &mut self,
         queue: Option<&str>,
         skip: &[i64],
+        passed: &mut PassedOver,
     ) -> Result<Option<(i64, Option<String>)>>;
     /// The claim: one conditional UPDATE (open, free or expired, queue not paused, within
     /// the WIP limit) and its event (`locked`, or `taken_over` naming `prev_holder`).

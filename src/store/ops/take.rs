@@ -90,18 +90,14 @@ pub(crate) fn take_next(tx: &mut dyn Tx, opts: &TakeNext) -> Result<Item> {
     let queue = scope.as_ref().map(|q| q.name.as_str());
     let mut skip = opts.skip.clone();
     // A row another program or the disk spoiled is passed over, not fatal to everyone.
-    let mut unreadable: Vec<Item> = Vec::new();
+    let mut passed = PassedOver::default();
     loop {
-        let Some((id, prev)) = tx.candidate(queue, &skip)? else {
+        let found = tx.candidate(queue, &skip, &mut passed)?;
+        passed.log();
+        let Some((id, prev)) = found else {
             let why = explain_nothing(tx, scope.as_ref(), &skip)?;
-            return Err(with_unreadable(why, &unreadable));
+            return Err(passed.explain(why));
         };
-        if let Some(item) = tx.unreadable(id)? {
-            tracing::warn!(id, problem = ?item.unreadable_summary(), "take-next passed over an unreadable item");
-            unreadable.push(item);
-            skip.push(id);
-            continue;
-        }
         if let Some(item) = tx.claim(id, prev.as_deref())? {
             return Ok(item);
         }
@@ -112,20 +108,51 @@ pub(crate) fn take_next(tx: &mut dyn Tx, opts: &TakeNext) -> Result<Item> {
     }
 }
 
-/// Why nothing could be taken, adding the unreadable items take-next passed over.
-fn with_unreadable(why: StoreError, unreadable: &[Item]) -> StoreError {
-    let Some(first) = unreadable.first() else {
-        return why;
-    };
-    let also = format!(
-        "; passed over {} unreadable item(s), e.g. #{}: {} (see `caseload check`)",
-        unreadable.len(),
-        first.id,
-        first.unreadable_summary().unwrap_or_default()
-    );
-    match why {
-        StoreError::NothingToClaim(m) => StoreError::NothingToClaim(format!("{m}{also}")),
-        other => other,
+/// The unreadable items take-next passed over: how many, and the first for messages.
+#[derive(Debug, Default)]
+pub struct PassedOver {
+    count: usize,
+    first: Option<Item>,
+    logged: usize,
+}
+
+impl PassedOver {
+    /// Notes an item whose columns cannot be read.
+    pub fn add(&mut self, item: Item) {
+        self.count += 1;
+        self.first.get_or_insert(item);
+    }
+
+    /// One log line per take, however many were passed over.
+    fn log(&mut self) {
+        if let Some(first) = &self.first
+            && self.count > self.logged
+        {
+            tracing::warn!(
+                count = self.count,
+                first = first.id,
+                problem = %first.unreadable_summary().unwrap_or_default(),
+                "take-next passed over unreadable items"
+            );
+            self.logged = self.count;
+        }
+    }
+
+    /// Why nothing could be taken, adding what was passed over.
+    fn explain(&self, why: StoreError) -> StoreError {
+        let Some(first) = &self.first else {
+            return why;
+        };
+        let also = format!(
+            "; passed over {} unreadable item(s), e.g. #{}: {} (see `caseload check`)",
+            self.count,
+            first.id,
+            first.unreadable_summary().unwrap_or_default()
+        );
+        match why {
+            StoreError::NothingToClaim(m) => StoreError::NothingToClaim(format!("{m}{also}")),
+            other => other,
+        }
     }
 }
 

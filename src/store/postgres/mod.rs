@@ -33,16 +33,16 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 
 use self::open::{
-    Conn, TxError, TxResult, commit_lost, connect, first_i64, is_connection_error,
-    lost_before_commit, name_server, one_line,
+    Conn, TxError, TxResult, commit_lost, connect, first_i64, lost_before_commit, name_server,
+    one_line,
 };
-pub use self::open::{PgOptions, map_err};
+pub use self::open::{PgOptions, connect_url, map_err};
+pub(crate) use self::open::{connection_reason, is_connection_error};
 use self::tx::PgTx;
 use crate::domain::{Actor, Event, Item, ItemState, Millis, QueueSettings, Role};
 use crate::store::backend::Backend;
 use crate::store::error::{Result, StoreError};
 use crate::store::list::Window;
-use crate::store::location::redact_url;
 use crate::store::ops::Tx;
 use crate::store::sqlite::{Clock, system_clock};
 use crate::store::{ListFilter, LostLock, Stats};
@@ -105,18 +105,7 @@ impl PgStore {
         opts: &PgOptions,
         client_clock: Clock,
     ) -> Result<Self> {
-        let shown = redact_url(url);
-        let mut config: postgres::Config = url.parse().map_err(|e| {
-            StoreError::Unusable(format!("{shown} is not a valid PostgreSQL URL: {e}"))
-        })?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(opts.connect_timeout);
-        }
-        if config.get_application_name().is_none() {
-            config.application_name("caseload");
-        }
-        pgpass::fill_password(&mut config);
-        let client = connect(&config, &shown, opts)?;
+        let (config, shown, client) = connect_url(url, opts)?;
         let mut conn = Conn {
             client,
             cache: HashMap::new(),
@@ -160,6 +149,11 @@ impl PgStore {
     /// The backend process id of the main connection.
     pub fn backend_pid(&mut self) -> Result<i32> {
         self.read(|c| Ok(c.query_one("SELECT pg_backend_pid()", &[])?.get(0)))
+    }
+
+    /// The server as messages name it: the URL without its password.
+    pub fn shown(&self) -> &str {
+        &self.shown
     }
 
     /// The main connection, for the bulk copy of `caseload migrate-to`.

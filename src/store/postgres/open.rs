@@ -10,6 +10,7 @@ use postgres::{Client, NoTls, Row, SimpleQueryMessage, Statement};
 
 use crate::domain::Millis;
 use crate::store::error::{Result, StoreError};
+use crate::store::location::redact_url;
 
 /// How to open a PostgreSQL store.
 #[derive(Debug, Clone)]
@@ -147,7 +148,7 @@ fn sqlstate(e: &postgres::Error) -> Option<&str> {
 }
 
 /// True when the connection itself failed (the server went away, the network broke).
-pub(super) fn is_connection_error(e: &postgres::Error) -> bool {
+pub(crate) fn is_connection_error(e: &postgres::Error) -> bool {
     if e.is_closed() {
         return true;
     }
@@ -228,7 +229,7 @@ pub(super) fn lost_before_commit(shown: &str, e: &postgres::Error) -> StoreError
 }
 
 /// Why a connection broke, in a few words.
-fn connection_reason(e: &postgres::Error) -> String {
+pub(crate) fn connection_reason(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => db.message().to_string(),
         None => one_line(e),
@@ -251,6 +252,26 @@ pub(super) fn first_i64(msgs: &[SimpleQueryMessage]) -> Option<i64> {
         SimpleQueryMessage::Row(r) => r.get(0).and_then(|s| s.parse().ok()),
         _ => None,
     })
+}
+
+/// Connects to `url` as every caseload command does (password from `~/.pgpass` or
+/// `PGPASSWORD`, the session timeouts) without touching the schema; returns the config,
+/// the URL as shown to users (no password) and the client. `caseload doctor` inspects a
+/// server with it.
+pub fn connect_url(url: &str, opts: &PgOptions) -> Result<(postgres::Config, String, Client)> {
+    let shown = redact_url(url);
+    let mut config: postgres::Config = url
+        .parse()
+        .map_err(|e| StoreError::Unusable(format!("{shown} is not a valid PostgreSQL URL: {e}")))?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(opts.connect_timeout);
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("caseload");
+    }
+    super::pgpass::fill_password(&mut config);
+    let client = connect(&config, &shown, opts)?;
+    Ok((config, shown, client))
 }
 
 /// Connects and sets the session's timeouts.

@@ -10,7 +10,7 @@ use super::sql::{self, EVENT_COLS, FENCED_UPDATE_TYPES, ITEM_COLS, WIP_LOCK, WIP
 use crate::domain::{Actor, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role};
 use crate::store::Added;
 use crate::store::error::Result;
-use crate::store::ops::{ItemWrite, Tx};
+use crate::store::ops::{ItemWrite, PassedOver, Tx};
 use crate::store::rows;
 use crate::store::sql::kinds_sql;
 
@@ -152,11 +152,6 @@ impl Tx for PgTx<'_> {
             .transpose()
     }
 
-    fn unreadable(&mut self, _id: i64) -> Result<Option<Item>> {
-        // The server checks every text against the database encoding.
-        Ok(None)
-    }
-
     fn serialise_claims(&mut self, queue: &str) -> Result<()> {
         let key = format!("{}\u{1}{queue}", self.actor.name);
         let r = self.c.execute(WIP_LOCK, &[&WIP_LOCK_CLASS, &key]);
@@ -167,7 +162,9 @@ impl Tx for PgTx<'_> {
         &mut self,
         queue: Option<&str>,
         skip: &[i64],
+        _passed: &mut PassedOver,
     ) -> Result<Option<(i64, Option<String>)>> {
+        // The server checks every text against the database encoding: nothing to pass over.
         let sql = sql::candidate(queue.is_some());
         let (me, now) = (&self.actor.name, self.now);
         let r = match queue {

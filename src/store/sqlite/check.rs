@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
+use rusqlite::Connection;
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OpenFlags};
 
 use super::migrate;
 use super::rows::item_from_row;
@@ -57,14 +57,14 @@ pub fn run(c: &Connection) -> Vec<String> {
     found
 }
 
-/// Checks a file that caseload could not open normally (`why` says what failed): the
-/// same checks on a plain read-only connection, after the reason it could not be opened.
+/// Checks a file that caseload could not open normally because SQLite found it damaged
+/// (`why` says what failed): the same checks on a plain connection, after that reason.
 pub fn run_on_file(path: &Path, why: &str) -> Vec<String> {
     let mut found = vec![format!("{DAMAGE} opening it failed: {why}")];
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    match Connection::open_with_flags(path, flags) {
+    // Opened as doctor opens: read-only, creating no -wal/-shm a writer could not use.
+    match super::open::inspect(path, true) {
         Ok(c) => found.extend(run(&c)),
-        Err(e) => found.push(format!("{DAMAGE} SQLite cannot open it: {}", one_line(&e))),
+        Err(e) => found.push(format!("{DAMAGE} SQLite cannot open it: {e}")),
     }
     found
 }
@@ -88,7 +88,18 @@ pub fn advice(found: &[String]) -> Vec<String> {
                 .to_string(),
         );
     }
-    if found.iter().any(|f| f.starts_with(UNREADABLE)) {
+    let items = format!("{UNREADABLE} item #");
+    if found
+        .iter()
+        .any(|f| f.starts_with(UNREADABLE) && !f.starts_with(&items))
+    {
+        out.push(
+            "unreadable history, queue or user text is shown with \u{FFFD} in place of its bad \
+             bytes; nothing else is affected"
+                .to_string(),
+        );
+    }
+    if found.iter().any(|f| f.starts_with(&items)) {
         out.push(
             "unreadable rows were written by another program or damaged on disk: lists mark \
              them, take-next passes them over, export leaves them out; `caseload show ID` \
@@ -367,9 +378,14 @@ mod tests {
             format!("{UNREADABLE} item #1: title is not valid UTF-8"),
         ];
         let text = advice(&found).join("\n");
+        assert!(text.contains("take-next passes them over"), "{text}");
         assert!(text.contains("caseload backup NEW-FILE"), "{text}");
         assert!(text.contains("do not delete, move or replace"), "{text}");
         assert!(!text.contains("restore"), "{text}");
         assert!(advice(&["item #1 has no 'created' event".into()]).is_empty());
+        let events = advice(&[format!(
+            "{UNREADABLE} events row 1: actor is not valid UTF-8"
+        )]);
+        assert!(!events.join(" ").contains("take-next"), "{events:?}");
     }
 }

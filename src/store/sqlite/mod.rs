@@ -14,9 +14,9 @@
 mod busy;
 pub mod check;
 pub mod migrate;
-mod open;
+pub(crate) mod open;
 mod reads;
-mod rows;
+pub(crate) mod rows;
 pub mod sql;
 mod stats;
 mod tx;
@@ -210,11 +210,18 @@ pub fn map_err(e: rusqlite::Error) -> StoreError {
                     message: "disk full: free space on the database's filesystem, then retry"
                         .into(),
                 },
-                C::SystemIoFailure if open::take_shm_no_space() => StoreError::Storage {
-                    code: rusqlite::ffi::SQLITE_FULL,
-                    message: "disk full: free space on the database's filesystem, then retry"
-                        .into(),
-                },
+                // Growing the -shm fails for want of space (SQLite's own extension or
+                // caseload's allocation guard): a full disk, whatever errno said.
+                C::SystemIoFailure
+                    if f.extended_code == rusqlite::ffi::SQLITE_IOERR_SHMSIZE
+                        || open::take_shm_no_space() =>
+                {
+                    StoreError::Storage {
+                        code: rusqlite::ffi::SQLITE_FULL,
+                        message: "disk full: free space on the database's filesystem, then retry"
+                            .into(),
+                    }
+                }
                 C::SystemIoFailure => StoreError::Storage {
                     code: f.extended_code,
                     message: format!("I/O error ({text})"),
@@ -370,7 +377,8 @@ impl Backend for SqliteStore {
             std::fs::rename(&tmp, dest)
                 .map_err(|e| StoreError::Database(format!("cannot write {}: {e}", dest.display())))
         };
-        let out = run();
+        // Failures here concern the copy: a full disk is the copy's disk.
+        let out = run().map_err(|e| open::explain(dest, Facts::default(), e));
         if out.is_err() {
             let _ = std::fs::remove_file(&tmp);
         }

@@ -153,6 +153,33 @@ pub(super) fn plan(path: &Path, opts: &OpenOptions) -> Result<Plan, StoreError> 
     reader_plan(path, &meta, nobody_writes)
 }
 
+/// Opens `path` for reading only, as `caseload doctor` does: never creates or migrates
+/// the file, and (like any reader) creates no -wal or -shm that writers could not use.
+pub(crate) fn inspect(path: &Path, allow_network_fs: bool) -> Result<Connection, StoreError> {
+    let opts = OpenOptions {
+        allow_network_fs,
+        must_exist: true,
+        ..OpenOptions::default()
+    };
+    let plan = plan(path, &opts)?;
+    let flags = if plan.read_only {
+        plan.flags
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+    };
+    guard_shared_memory();
+    let conn = Connection::open_with_flags(&plan.target, flags)
+        .map_err(|e| explain(path, Facts::of_error(&e), super::map_err(e)))?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(super::map_err)?;
+    Ok(conn)
+}
+
+/// Explains a failed statement on an inspection connection.
+pub(crate) fn explain_query(path: &Path, conn: &Connection, e: rusqlite::Error) -> StoreError {
+    explain(path, Facts::of(conn), super::map_err(e))
+}
+
 /// A user who may not write the file must not create its -wal or -shm: files they own
 /// would lock out every writer. So they open only when the files are there already
 /// (writers keep them), or when nobody at all may write the file.
@@ -175,7 +202,7 @@ fn reader_plan(
         });
     }
     let missing = if has_wal { shm } else { wal };
-    Err(StoreError::Unusable(format!(
+    Err(StoreError::ReadOnly(format!(
         "{}: you may read but not write it ({}), and {} is missing; caseload will not create \
          it for you, because a file you own there would lock out everyone who writes the \
          database. Ask someone who may write it to run any caseload command once (the file \
@@ -331,10 +358,8 @@ pub(super) fn disk_full(path: &Path) -> StoreError {
     StoreError::Storage {
         code: ffi::SQLITE_FULL,
         message: format!(
-            "disk full on {}: free space then retry ({} needs room for its -wal and -shm \
-             files; nothing was lost)",
-            mount.display(),
-            path.display()
+            "disk full on {}: free space then retry (nothing was lost)",
+            mount.display()
         ),
     }
 }

@@ -33,16 +33,18 @@ pub const CLAIM: &str = "UPDATE items SET lock_user = :me, lock_time = :now, \
      lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
      finished_at, finished_by";
 
-/// The first item `:me` may take at `:now`, in take order, across all queues or within
-/// `:queue`, other than the ids in the JSON array `:skip`: its id and current holder.
+/// The items `:me` may take at `:now`, in take order, across all queues or within
+/// `:queue`, other than the ids in the JSON array `:skip`: whole rows (`ITEM_COLS`), so
+/// that take-next can step past a row another program spoiled without another lookup.
+/// Stepped one row at a time: the usual claim reads one.
 pub fn candidate(one_queue: bool) -> String {
     format!(
-        "SELECT id, lock_user FROM items \
+        "SELECT {ITEM_COLS} FROM items \
          WHERE state = 'open' {} \
          AND (lock_user IS NULL OR {EXPIRED}) \
          AND id NOT IN (SELECT value FROM json_each(:skip)) \
          AND {QUEUE_ADMITS} \
-         ORDER BY priority DESC, created_at, id LIMIT 1",
+         ORDER BY priority DESC, created_at, id",
         if one_queue { "AND queue = :queue" } else { "" }
     )
 }

@@ -11,7 +11,7 @@ use super::sql;
 use crate::domain::{Actor, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role};
 use crate::store::Added;
 use crate::store::error::Result;
-use crate::store::ops::{ItemWrite, Tx};
+use crate::store::ops::{ItemWrite, PassedOver, Tx};
 use crate::store::sql::{FENCE_TOKEN, SET_RELEASE, kinds_sql};
 
 /// One write transaction on SQLite.
@@ -125,10 +125,6 @@ impl Tx for SqliteTx<'_> {
         row.transpose()
     }
 
-    fn unreadable(&mut self, id: i64) -> Result<Option<Item>> {
-        Ok(load_item(self.c, id)?.filter(|i| !i.unreadable.is_empty()))
-    }
-
     fn serialise_claims(&mut self, _queue: &str) -> Result<()> {
         // The write lock serialises every claim already.
         Ok(())
@@ -138,6 +134,7 @@ impl Tx for SqliteTx<'_> {
         &mut self,
         queue: Option<&str>,
         skip: &[i64],
+        passed: &mut PassedOver,
     ) -> Result<Option<(i64, Option<String>)>> {
         let skip = serde_json::to_string(skip).unwrap_or_else(|_| "[]".into());
         let mut stmt = self.c.prepare_cached(&sql::candidate(queue.is_some()))?;
@@ -154,11 +151,17 @@ impl Tx for SqliteTx<'_> {
                 stmt.raw_bind_parameter(i, v)?;
             }
         }
+        // Rows are read one at a time: the usual case reads one.
         let mut rows = stmt.raw_query();
-        Ok(match rows.next()? {
-            Some(r) => Some((r.get(0)?, lossy_opt_text(r, 1)?)),
-            None => None,
-        })
+        while let Some(r) = rows.next()? {
+            // The row is read for its lock anyway; reading all of it checks it is readable.
+            let item = item_from_row(r)?;
+            if item.unreadable.is_empty() {
+                return Ok(Some((item.id, item.lock_user)));
+            }
+            passed.add(item);
+        }
+        Ok(None)
     }
 
     fn claim(&mut self, id: i64, prev_holder: Option<&str>) -> Result<Option<Item>> {
