@@ -190,30 +190,6 @@ fn ms(us: u64) -> f64 {
     us as f64 / 1000.0
 }
 
-/// The baseline's busy handler: the same short jittered sleeps as the store's.
-fn raw_busy(attempt: i32) -> bool {
-    if attempt > 100_000 {
-        return false;
-    }
-    std::thread::sleep(Duration::from_micros(100 + rand_below(400)));
-    true
-}
-
-fn rand_below(max: u64) -> u64 {
-    use std::cell::Cell;
-    thread_local! {
-        static S: Cell<u64> = Cell::new(((std::process::id() as u64) << 32) ^ epoch_us() | 1);
-    }
-    S.with(|s| {
-        let mut x = s.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        s.set(x);
-        x % max
-    })
-}
-
 fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _)
         if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
@@ -226,14 +202,16 @@ fn open_raw(path: &Path) -> Connection {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .expect("open raw");
-    c.busy_handler(Some(raw_busy)).unwrap();
+    // The store's own busy handler: the same short jittered sleeps.
+    c.busy_handler(Some(caseload::store::sqlite::busy::busy_sleep))
+        .unwrap();
     c.execute_batch("PRAGMA foreign_keys = ON").unwrap();
     let mode: String = c
         .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
         .unwrap();
     assert_eq!(mode, "wal");
     c.execute_batch("PRAGMA synchronous = FULL").unwrap();
-    // The store's page cache size (src/store/sqlite.rs), so that only its layers differ.
+    // The store's page cache size (src/store/sqlite/mod.rs), so that only its layers differ.
     c.execute_batch("PRAGMA cache_size = -32768").unwrap();
     c
 }

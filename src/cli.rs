@@ -1191,28 +1191,7 @@ fn export(
         }
         FormatArg::Csv => {
             let mut w = csv::Writer::from_writer(out);
-            const HEADER: [&str; 19] = [
-                "id",
-                "queue",
-                "request_id",
-                "title",
-                "body",
-                "params",
-                "priority",
-                "due_at",
-                "state",
-                "lock_user",
-                "lock_time",
-                "lock_token",
-                "notes",
-                "result",
-                "error",
-                "created_at",
-                "created_by",
-                "finished_at",
-                "finished_by",
-            ];
-            w.write_record(HEADER)?;
+            w.write_record(Item::COLUMNS)?;
             s.export(state, &mut |item| {
                 if crate::cli_damage::left_out_unreadable(item, &mut left_out) {
                     return Ok(());

@@ -88,6 +88,29 @@ impl std::fmt::Display for Unreadable {
 }
 
 impl Item {
+    /// The stored columns, in schema order (export's CSV header, messages naming a column).
+    pub const COLUMNS: [&'static str; 19] = [
+        "id",
+        "queue",
+        "request_id",
+        "title",
+        "body",
+        "params",
+        "priority",
+        "due_at",
+        "state",
+        "lock_user",
+        "lock_time",
+        "lock_token",
+        "notes",
+        "result",
+        "error",
+        "created_at",
+        "created_by",
+        "finished_at",
+        "finished_by",
+    ];
+
     /// "title is not valid UTF-8, notes is not valid UTF-8" for a row with unreadable
     /// columns; `None` for a healthy one.
     pub fn unreadable_summary(&self) -> Option<String> {

@@ -34,6 +34,19 @@ impl ListSql {
         self.params.push(p);
         (self.placeholder)(self.params.len())
     }
+
+    /// The ORDER BY that reads `w` (reversed past the middle) and the placeholders of its
+    /// LIMIT and OFFSET.
+    pub(crate) fn window(&mut self, w: Window) -> (String, String, String) {
+        let order = if w.reversed {
+            reverse_order(self.order)
+        } else {
+            self.order.to_string()
+        };
+        let limit = self.push(Param::Int(w.limit as i64));
+        let offset = self.push(Param::Int(w.offset as i64));
+        (order, limit, offset)
+    }
 }
 
 /// Builds the query of a list filter at `now`.

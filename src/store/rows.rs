@@ -56,29 +56,6 @@ fn corrupt(what: String) -> StoreError {
     ))
 }
 
-/// The item columns in schema order (the order `ITEM_COLS` reads them).
-const ITEM_COLUMNS: [&str; 19] = [
-    "id",
-    "queue",
-    "request_id",
-    "title",
-    "body",
-    "params",
-    "priority",
-    "due_at",
-    "state",
-    "lock_user",
-    "lock_time",
-    "lock_token",
-    "notes",
-    "result",
-    "error",
-    "created_at",
-    "created_by",
-    "finished_at",
-    "finished_by",
-];
-
 /// An item from the columns of `ITEM_COLS`; never fails on a stored value (see the
 /// module's notes).
 pub(crate) fn item_from(c: &mut impl Cells) -> Result<Item> {
@@ -116,7 +93,7 @@ pub(crate) fn item_from(c: &mut impl Cells) -> Result<Item> {
         finished_by: c.opt_text(18, "finished_by")?,
         unreadable: c.marks().to_vec(),
     };
-    let order = |col: &str| ITEM_COLUMNS.iter().position(|c| *c == col);
+    let order = |col: &str| Item::COLUMNS.iter().position(|c| *c == col);
     item.unreadable.sort_by_key(|u| order(u.column));
     Ok(item)
 }

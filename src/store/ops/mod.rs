@@ -16,8 +16,8 @@ pub(crate) use take::{take, take_next};
 
 use serde_json::{Value, json};
 
-use super::Added;
 use super::error::{Result, StoreError};
+use super::{Added, TakeNext};
 use crate::domain::{
     Actor, Event, EventKind, Item, ItemState, Millis, NewItem, QueueSettings, Role,
 };
@@ -34,13 +34,33 @@ pub struct ItemWrite<'a> {
     pub detail: Value,
 }
 
-/// The primitives of one write transaction. Its time is read once, after the write lock
-/// is held (SQLite) or at `BEGIN` from the server's clock (PostgreSQL).
+/// What every write transaction knows: its time, read once after the write lock is held
+/// (SQLite) or at `BEGIN` from the server's clock (PostgreSQL), and who acts.
+#[derive(Debug, Clone, Copy)]
+pub struct TxCtx<'a> {
+    pub now: Millis,
+    pub actor: &'a Actor,
+}
+
+/// An item take-next may claim: its id and its current (expired) holder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claimable {
+    pub id: i64,
+    pub holder: Option<String>,
+}
+
+/// The primitives of one write transaction.
 pub trait Tx {
+    /// The transaction's time and actor.
+    fn ctx(&self) -> TxCtx<'_>;
     /// The transaction's time.
-    fn now(&self) -> Millis;
+    fn now(&self) -> Millis {
+        self.ctx().now
+    }
     /// Who is acting.
-    fn actor(&self) -> &Actor;
+    fn actor(&self) -> &Actor {
+        self.ctx().actor
+    }
 
     /// One item, as stored.
     fn item(&mut self, id: i64) -> Result<Option<Item>>;
@@ -61,28 +81,18 @@ pub trait Tx {
     /// True when `queue` has an open item that is free or whose lock has expired, other
     /// than those in `skip` (whatever its pause or the actor's limit).
     fn has_takeable(&mut self, queue: &QueueSettings, skip: &[i64]) -> Result<bool>;
-    /// The item's latest event of one of `kinds` (by `actor` when given).
-    fn last_event(
-        &mut self,
-        id: i64,
-        kinds: &[EventKind],
-        actor: Option<&str>,
-    ) -> Result<Option<Event>>;
+    /// The item's latest event of one of the kinds `of` (by `by` when given).
+    fn last_event(&mut self, id: i64, of: &[EventKind], by: Option<&str>) -> Result<Option<Event>>;
 
     /// Serialises the actor's claims in a WIP-limited `queue` until the transaction ends
     /// (PostgreSQL: an advisory lock; SQLite: the write lock already does).
     fn serialise_claims(&mut self, queue: &str) -> Result<()>;
-    /// The first item the actor may take, in take order (within `queue` when given),
-    /// other than those in `skip`: its id and current (expired) holder. Items whose
-    /// columns cannot be read are stepped past and added to `passed` (SQLite: text
-    /// another program stored; PostgreSQL checks every text it stores). PostgreSQL holds
-    /// the row and skips rows others are writing.
-    fn candidate(
-        &mut self,
-        queue: Option<&str>,
-        skip: &[i64],
-        passed: &mut PassedOver,
-    ) -> Result<Option<(i64, Option<String>)>>;
+    /// The first item the actor may take, in take order, within `next`'s queue (all when
+    /// none) and other than its skipped ones. Items whose columns cannot be read are
+    /// stepped past and added to `passed` (SQLite: text another program stored;
+    /// PostgreSQL checks every text it stores). PostgreSQL holds the row and skips rows
+    /// others are writing.
+    fn candidate(&mut self, next: &TakeNext, passed: &mut PassedOver) -> Result<Option<Claimable>>;
     /// The claim: one conditional UPDATE (open, free or expired, queue not paused, within
     /// the WIP limit) and its event (`locked`, or `taken_over` naming `prev_holder`).
     /// `None` when the condition does not hold.

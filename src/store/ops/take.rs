@@ -87,24 +87,26 @@ pub(crate) fn take_next(tx: &mut dyn Tx, opts: &TakeNext) -> Result<Item> {
         }
         None => None,
     };
-    let queue = scope.as_ref().map(|q| q.name.as_str());
-    let mut skip = opts.skip.clone();
+    let mut next = TakeNext {
+        queue: scope.as_ref().map(|q| q.name.clone()),
+        skip: opts.skip.clone(),
+    };
     // A row another program or the disk spoiled is passed over, not fatal to everyone.
     let mut passed = PassedOver::default();
     loop {
-        let found = tx.candidate(queue, &skip, &mut passed)?;
+        let found = tx.candidate(&next, &mut passed)?;
         passed.log();
-        let Some((id, prev)) = found else {
-            let why = explain_nothing(tx, scope.as_ref(), &skip)?;
+        let Some(c) = found else {
+            let why = explain_nothing(tx, scope.as_ref(), &next.skip)?;
             return Err(passed.explain(why));
         };
-        if let Some(item) = tx.claim(id, prev.as_deref())? {
+        if let Some(item) = tx.claim(c.id, c.holder.as_deref())? {
             return Ok(item);
         }
         // Only the WIP limit can refuse a candidate the transaction holds: the caller's
         // own parallel claim filled it meanwhile (PostgreSQL). Look again; the next
         // candidate search sees that claim and passes over the full queue.
-        skip.push(id);
+        next.skip.push(c.id);
     }
 }
 

@@ -43,7 +43,7 @@ use crate::domain::{Actor, Event, Item, ItemState, Millis, QueueSettings, Role};
 use crate::store::backend::Backend;
 use crate::store::error::{Result, StoreError};
 use crate::store::list::Window;
-use crate::store::ops::Tx;
+use crate::store::ops::{Tx, TxCtx};
 use crate::store::sqlite::{Clock, system_clock};
 use crate::store::{ListFilter, LostLock, Stats};
 
@@ -247,8 +247,10 @@ impl PgStore {
             self.measured(now);
             let mut tx = PgTx {
                 c: &mut self.conn,
-                now,
-                actor: &self.actor,
+                ctx: TxCtx {
+                    now,
+                    actor: &self.actor,
+                },
                 retry: false,
                 lost: None,
             };

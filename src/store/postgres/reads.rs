@@ -8,7 +8,7 @@ use super::open::{Conn, TxError, TxResult};
 use super::sql::{EVENT_COLS, ITEM_COLS};
 use crate::domain::{Event, EventKind, Item, Millis, QueueSettings, Role, Unreadable};
 use crate::store::error::{Result, StoreError};
-use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql, reverse_order};
+use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql};
 use crate::store::rows::{self, Cells};
 use crate::store::sql::kinds_sql;
 use crate::store::{ListFilter, LostLock};
@@ -151,13 +151,7 @@ pub(super) fn list(
         known_queue(c, q)?;
     }
     let mut q: ListSql = list_sql(filter, now, &DIALECT);
-    let order = if window.reversed {
-        reverse_order(q.order)
-    } else {
-        q.order.to_string()
-    };
-    let limit = q.push(Param::Int(window.limit as i64));
-    let offset = q.push(Param::Int(window.offset as i64));
+    let (order, limit, offset) = q.window(window);
     let sql = format!(
         "SELECT {ITEM_COLS} FROM items {} ORDER BY {order} LIMIT {limit} OFFSET {offset}",
         q.where_

@@ -9,16 +9,16 @@ use super::reads::{PgCells, load_item, load_queue, queues, role_of};
 use super::sql::{self, EVENT_COLS, FENCED_UPDATE_TYPES, ITEM_COLS, WIP_LOCK, WIP_LOCK_CLASS};
 use crate::domain::{Actor, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role};
 use crate::store::Added;
+use crate::store::TakeNext;
 use crate::store::error::Result;
-use crate::store::ops::{ItemWrite, PassedOver, Tx};
+use crate::store::ops::{Claimable, ItemWrite, PassedOver, Tx, TxCtx};
 use crate::store::rows;
 use crate::store::sql::kinds_sql;
 
 /// One write transaction on PostgreSQL.
 pub(super) struct PgTx<'c> {
     pub c: &'c mut Conn,
-    pub now: Millis,
-    pub actor: &'c Actor,
+    pub ctx: TxCtx<'c>,
     /// Set when a statement failed in a way that makes running the transaction again
     /// right (a deadlock, a serialisation failure).
     pub retry: bool,
@@ -77,12 +77,8 @@ fn insert_event(
 }
 
 impl Tx for PgTx<'_> {
-    fn now(&self) -> Millis {
-        self.now
-    }
-
-    fn actor(&self) -> &Actor {
-        self.actor
+    fn ctx(&self) -> TxCtx<'_> {
+        self.ctx
     }
 
     fn item(&mut self, id: i64) -> Result<Option<Item>> {
@@ -121,7 +117,7 @@ impl Tx for PgTx<'_> {
     fn held_count(&mut self, queue: &str, except: i64) -> Result<i64> {
         let r = self.c.query_one(
             "SELECT count(*) FROM items WHERE lock_user = $1 AND queue = $2 AND id <> $3",
-            &[&self.actor.name, &queue, &except],
+            &[&self.ctx.actor.name, &queue, &except],
         );
         Ok(self.lift(r.map_err(TxError::from))?.get(0))
     }
@@ -130,44 +126,34 @@ impl Tx for PgTx<'_> {
         let r = self.c.query_one(
             "SELECT EXISTS (SELECT 1 FROM items WHERE queue = $1 AND state = 'open' \
              AND (lock_user IS NULL OR lock_time <= $2) AND NOT (id = ANY($3)))",
-            &[&queue.name, &(self.now - queue.lock_ms()), &skip],
+            &[&queue.name, &(self.ctx.now - queue.lock_ms()), &skip],
         );
         Ok(self.lift(r.map_err(TxError::from))?.get(0))
     }
 
-    fn last_event(
-        &mut self,
-        id: i64,
-        kinds: &[EventKind],
-        actor: Option<&str>,
-    ) -> Result<Option<Event>> {
+    fn last_event(&mut self, id: i64, of: &[EventKind], by: Option<&str>) -> Result<Option<Event>> {
         let sql = format!(
             "SELECT {EVENT_COLS} FROM events WHERE item_id = $1 AND kind IN ({}) \
              AND ($2::text IS NULL OR actor = $2) ORDER BY id DESC LIMIT 1",
-            kinds_sql(kinds)
+            kinds_sql(of)
         );
-        let r = self.c.query_opt(&sql, &[&id, &actor]);
+        let r = self.c.query_opt(&sql, &[&id, &by]);
         self.lift(r.map_err(TxError::from))?
             .map(|r| rows::event_from(&mut PgCells::new(&r)))
             .transpose()
     }
 
     fn serialise_claims(&mut self, queue: &str) -> Result<()> {
-        let key = format!("{}\u{1}{queue}", self.actor.name);
+        let key = format!("{}\u{1}{queue}", self.ctx.actor.name);
         let r = self.c.execute(WIP_LOCK, &[&WIP_LOCK_CLASS, &key]);
         self.lift(r.map_err(TxError::from)).map(|_| ())
     }
 
-    fn candidate(
-        &mut self,
-        queue: Option<&str>,
-        skip: &[i64],
-        _passed: &mut PassedOver,
-    ) -> Result<Option<(i64, Option<String>)>> {
+    fn candidate(&mut self, next: &TakeNext, _: &mut PassedOver) -> Result<Option<Claimable>> {
         // The server checks every text against the database encoding: nothing to pass over.
-        let sql = sql::candidate(queue.is_some());
-        let (me, now) = (&self.actor.name, self.now);
-        let r = match queue {
+        let sql = sql::candidate(next.queue.is_some());
+        let (me, now, skip) = (&self.ctx.actor.name, self.ctx.now, &next.skip);
+        let r = match &next.queue {
             Some(q) => self.c.query_opt(&sql, &[me, &now, &skip, &q]),
             None => self.c.query_opt(&sql, &[me, &now, &skip]),
         };
@@ -179,17 +165,17 @@ impl Tx for PgTx<'_> {
         if limited {
             self.serialise_claims(&item_queue)?;
         }
-        Ok(Some((id, holder)))
+        Ok(Some(Claimable { id, holder }))
     }
 
     fn claim(&mut self, id: i64, prev_holder: Option<&str>) -> Result<Option<Item>> {
         let r = self.c.query_opt(
             sql::CLAIM,
             &[
-                &self.actor.name,
-                &self.now,
+                &self.ctx.actor.name,
+                &self.ctx.now,
                 &id,
-                &self.actor.os_user,
+                &self.ctx.actor.os_user,
                 &prev_holder,
             ],
         );
@@ -208,11 +194,11 @@ impl Tx for PgTx<'_> {
                 &stmt,
                 &[
                     &id,
-                    &self.actor.name,
+                    &self.ctx.actor.name,
                     &token,
-                    &self.now,
+                    &self.ctx.now,
                     &w.value,
-                    &self.actor.os_user,
+                    &self.ctx.actor.os_user,
                     &w.kind.as_str(),
                     &detail,
                 ],
@@ -222,7 +208,7 @@ impl Tx for PgTx<'_> {
     }
 
     fn insert_event(&mut self, id: i64, kind: EventKind, detail: &Value) -> Result<()> {
-        let r = insert_event(self.c, (self.now, self.actor), id, kind, detail);
+        let r = insert_event(self.c, (self.ctx.now, self.ctx.actor), id, kind, detail);
         self.lift(r)
     }
 
@@ -235,7 +221,7 @@ impl Tx for PgTx<'_> {
     }
 
     fn insert_item(&mut self, item: &NewItem) -> Result<Added> {
-        let (now, actor) = (self.now, self.actor);
+        let (now, actor) = (self.ctx.now, self.ctx.actor);
         let r = (|| -> TxResult<Added> {
             let row = self.c.query_opt(
                 "INSERT INTO items (queue, request_id, title, body, params, priority, due_at, \
@@ -299,7 +285,7 @@ impl Tx for PgTx<'_> {
     }
 
     fn swap_last_seen(&mut self) -> Result<Option<Millis>> {
-        let (now, name) = (self.now, &self.actor.name);
+        let (now, name) = (self.ctx.now, &self.ctx.actor.name);
         let r = (|| -> TxResult<Option<Millis>> {
             let prev: Option<Option<Millis>> = self
                 .c
@@ -330,9 +316,9 @@ impl Tx for PgTx<'_> {
              SELECT id, $1, $2, $3, 'expired', \
                 json_build_object('from', holder, 'token', token) FROM u",
             &[
-                &self.now,
-                &self.actor.name,
-                &self.actor.os_user,
+                &self.ctx.now,
+                &self.ctx.actor.name,
+                &self.ctx.actor.os_user,
                 &(limit as i64),
             ],
         );

@@ -11,7 +11,7 @@
 //! `rows` (reading rows another program may have spoiled), `reads`, `stats`, `check`,
 //! `migrate`, and `sql` (the statements the benchmark shares).
 
-mod busy;
+pub mod busy;
 pub mod check;
 pub mod migrate;
 pub(crate) mod open;
@@ -33,7 +33,7 @@ use self::tx::SqliteTx;
 use crate::domain::{Actor, Event, Item, ItemState, Millis, QueueSettings, Role};
 use crate::store::backend::Backend;
 use crate::store::error::{Result, StoreError};
-use crate::store::ops::Tx;
+use crate::store::ops::{Tx, TxCtx};
 use crate::store::{ListFilter, LostLock, Stats};
 
 /// A source of "now" in Unix milliseconds; tests pass a fixed or stepped clock.
@@ -270,8 +270,10 @@ impl Backend for SqliteStore {
             .map_err(|e| open::explain(&self.path, Facts::of(&self.conn), e))?;
         let mut tx = SqliteTx {
             c: &self.conn,
-            now: (self.clock)(),
-            actor: &self.actor,
+            ctx: TxCtx {
+                now: (self.clock)(),
+                actor: &self.actor,
+            },
         };
         match f(&mut tx) {
             Ok(()) => match self.conn.execute_batch("COMMIT") {

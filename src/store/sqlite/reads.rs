@@ -7,7 +7,7 @@ use super::rows::{Cols, event_from_row, item_from_row};
 use super::sql::{EVENT_COLS, ITEM_COLS, KEPT_COUNT};
 use crate::domain::{Event, EventKind, Item, ItemState, Millis, QueueSettings};
 use crate::store::error::{Result, StoreError};
-use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql, reverse_order};
+use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql};
 use crate::store::rows;
 use crate::store::sql::kinds_sql;
 use crate::store::{ListFilter, LostLock};
@@ -102,13 +102,7 @@ pub(super) fn list(c: &Connection, filter: &ListFilter, now: Millis) -> Result<V
         return Ok(Vec::new());
     };
     let mut q: ListSql = list_sql(filter, now, &DIALECT);
-    let order = if window.reversed {
-        reverse_order(q.order)
-    } else {
-        q.order.to_string()
-    };
-    let limit = q.push(Param::Int(window.limit as i64));
-    let offset = q.push(Param::Int(window.offset as i64));
+    let (order, limit, offset) = q.window(window);
     // The inner query reads only the index (id is its rowid): skipping `offset` rows
     // never touches the table.
     let sql = format!(

@@ -8,17 +8,17 @@ use serde_json::{Value, json};
 use super::reads::{load_item, load_queue};
 use super::rows::{event_from_row, item_from_row, lossy_opt_text, lossy_text};
 use super::sql;
-use crate::domain::{Actor, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role};
+use crate::domain::{Event, EventKind, Item, Millis, NewItem, QueueSettings, Role};
 use crate::store::Added;
+use crate::store::TakeNext;
 use crate::store::error::Result;
-use crate::store::ops::{ItemWrite, PassedOver, Tx};
+use crate::store::ops::{Claimable, ItemWrite, PassedOver, Tx, TxCtx};
 use crate::store::sql::{FENCE_TOKEN, SET_RELEASE, kinds_sql};
 
 /// One write transaction on SQLite.
 pub(super) struct SqliteTx<'c> {
     pub c: &'c Connection,
-    pub now: Millis,
-    pub actor: &'c Actor,
+    pub ctx: TxCtx<'c>,
 }
 
 /// Executes `sql` binding only those of the named parameters it uses.
@@ -47,12 +47,8 @@ pub(super) fn role_of(c: &Connection, user: &str) -> Result<Role> {
 }
 
 impl Tx for SqliteTx<'_> {
-    fn now(&self) -> Millis {
-        self.now
-    }
-
-    fn actor(&self) -> &Actor {
-        self.actor
+    fn ctx(&self) -> TxCtx<'_> {
+        self.ctx
     }
 
     fn item(&mut self, id: i64) -> Result<Option<Item>> {
@@ -88,7 +84,7 @@ impl Tx for SqliteTx<'_> {
             .prepare_cached(
                 "SELECT count(*) FROM items WHERE lock_user = ?1 AND queue = ?2 AND id <> ?3",
             )?
-            .query_row(params![self.actor.name, queue, except], |r| r.get(0))?)
+            .query_row(params![self.ctx.actor.name, queue, except], |r| r.get(0))?)
     }
 
     fn has_takeable(&mut self, queue: &QueueSettings, skip: &[i64]) -> Result<bool> {
@@ -100,27 +96,23 @@ impl Tx for SqliteTx<'_> {
                  AND (lock_user IS NULL OR lock_time <= ?2) \
                  AND id NOT IN (SELECT value FROM json_each(?3)))",
             )?
-            .query_row(params![queue.name, self.now - queue.lock_ms(), skip], |r| {
-                r.get(0)
-            })?)
+            .query_row(
+                params![queue.name, self.ctx.now - queue.lock_ms(), skip],
+                |r| r.get(0),
+            )?)
     }
 
-    fn last_event(
-        &mut self,
-        id: i64,
-        kinds: &[EventKind],
-        actor: Option<&str>,
-    ) -> Result<Option<Event>> {
+    fn last_event(&mut self, id: i64, of: &[EventKind], by: Option<&str>) -> Result<Option<Event>> {
         let sql = format!(
             "SELECT {} FROM events WHERE item_id = ?1 AND kind IN ({}) \
              AND (?2 IS NULL OR actor = ?2) ORDER BY id DESC LIMIT 1",
             sql::EVENT_COLS,
-            kinds_sql(kinds)
+            kinds_sql(of)
         );
         let row = self
             .c
             .prepare_cached(&sql)?
-            .query_row(params![id, actor], |r| Ok(event_from_row(r)))
+            .query_row(params![id, by], |r| Ok(event_from_row(r)))
             .optional()?;
         row.transpose()
     }
@@ -130,21 +122,18 @@ impl Tx for SqliteTx<'_> {
         Ok(())
     }
 
-    fn candidate(
-        &mut self,
-        queue: Option<&str>,
-        skip: &[i64],
-        passed: &mut PassedOver,
-    ) -> Result<Option<(i64, Option<String>)>> {
-        let skip = serde_json::to_string(skip).unwrap_or_else(|_| "[]".into());
-        let mut stmt = self.c.prepare_cached(&sql::candidate(queue.is_some()))?;
+    fn candidate(&mut self, next: &TakeNext, passed: &mut PassedOver) -> Result<Option<Claimable>> {
+        let skip = serde_json::to_string(&next.skip).unwrap_or_else(|_| "[]".into());
+        let mut stmt = self
+            .c
+            .prepare_cached(&sql::candidate(next.queue.is_some()))?;
         let mut ps: Vec<(&str, rusqlite::types::Value)> = vec![
-            (":now", self.now.into()),
+            (":now", self.ctx.now.into()),
             (":skip", skip.into()),
-            (":me", self.actor.name.clone().into()),
+            (":me", self.ctx.actor.name.clone().into()),
         ];
-        if let Some(q) = queue {
-            ps.push((":queue", q.to_string().into()));
+        if let Some(q) = &next.queue {
+            ps.push((":queue", q.clone().into()));
         }
         for (name, v) in &ps {
             if let Some(i) = stmt.parameter_index(name)? {
@@ -157,7 +146,10 @@ impl Tx for SqliteTx<'_> {
             // The row is read for its lock anyway; reading all of it checks it is readable.
             let item = item_from_row(r)?;
             if item.unreadable.is_empty() {
-                return Ok(Some((item.id, item.lock_user)));
+                return Ok(Some(Claimable {
+                    id: item.id,
+                    holder: item.lock_user,
+                }));
             }
             passed.add(item);
         }
@@ -169,7 +161,7 @@ impl Tx for SqliteTx<'_> {
             .c
             .prepare_cached(sql::CLAIM)?
             .query_row(
-                rusqlite::named_params! {":me": self.actor.name, ":now": self.now, ":id": id},
+                rusqlite::named_params! {":me": self.ctx.actor.name, ":now": self.ctx.now, ":id": id},
                 |r| Ok(item_from_row(r)),
             )
             .optional()?;
@@ -194,9 +186,9 @@ impl Tx for SqliteTx<'_> {
             &sql::fenced_update(w.set, w.fence),
             &[
                 (":id", V::Integer(id)),
-                (":me", V::Text(self.actor.name.clone())),
+                (":me", V::Text(self.ctx.actor.name.clone())),
                 (":token", V::Integer(token)),
-                (":now", V::Integer(self.now)),
+                (":now", V::Integer(self.ctx.now)),
                 (
                     ":value",
                     w.value.map_or(V::Null, |s| V::Text(s.to_string())),
@@ -213,9 +205,9 @@ impl Tx for SqliteTx<'_> {
     fn insert_event(&mut self, id: i64, kind: EventKind, detail: &Value) -> Result<()> {
         self.c.prepare_cached(sql::INSERT_EVENT)?.execute(params![
             id,
-            self.now,
-            self.actor.name,
-            self.actor.os_user,
+            self.ctx.now,
+            self.ctx.actor.name,
+            self.ctx.actor.os_user,
             kind.as_str(),
             detail.to_string()
         ])?;
@@ -240,8 +232,8 @@ impl Tx for SqliteTx<'_> {
                     item.params,
                     item.priority,
                     item.due_at,
-                    self.now,
-                    self.actor.name
+                    self.ctx.now,
+                    self.ctx.actor.name
                 ],
                 |r| r.get(0),
             )
@@ -297,14 +289,14 @@ impl Tx for SqliteTx<'_> {
         let prev: Option<Option<Millis>> = self
             .c
             .prepare_cached("SELECT last_seen FROM users WHERE name = ?1")?
-            .query_row([&self.actor.name], |r| r.get(0))
+            .query_row([&self.ctx.actor.name], |r| r.get(0))
             .optional()?;
         self.c
             .prepare_cached(
                 "INSERT INTO users (name, role, last_seen) VALUES (?1, 'staff', ?2) \
                  ON CONFLICT (name) DO UPDATE SET last_seen = excluded.last_seen",
             )?
-            .execute(params![self.actor.name, self.now])?;
+            .execute(params![self.ctx.actor.name, self.ctx.now])?;
         Ok(prev.flatten())
     }
 
@@ -317,7 +309,7 @@ impl Tx for SqliteTx<'_> {
                 sql::EXPIRED
             ))?
             .query_map(
-                rusqlite::named_params! {":now": self.now, ":limit": limit as i64},
+                rusqlite::named_params! {":now": self.ctx.now, ":limit": limit as i64},
                 |r| Ok((r.get(0)?, lossy_text(r, 1)?, r.get(2)?)),
             )?
             .collect::<rusqlite::Result<_>>()?;
