@@ -63,7 +63,7 @@ struct Listener {
     schema: String,
 }
 
-/// The PostgreSQL implementation of [`Store`].
+/// The PostgreSQL implementation of the [`crate::store::Store`].
 pub struct PgStore {
     conn: Conn,
     config: postgres::Config,
