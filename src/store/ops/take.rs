@@ -1,5 +1,6 @@
 //! Taking work: one chosen item, or the next in take order. Each refusal has one answer,
-//! decided here in a fixed order (pinned by tests/conformance.rs on both backends).
+//! decided here in a fixed order (pinned, with exact errors and exit codes, by
+//! tests/refusals.rs on both backends).
 //!
 //! `take(id)`:
 //! 1. no such item: `NotFound` (exit 1);
