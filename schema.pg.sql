@@ -1,8 +1,11 @@
 -- caseload: the whole current PostgreSQL schema (version 1), the same meaning as schema.sql.
 --
--- Applied by the migrator in src/store/postgres.rs inside one transaction holding
--- pg_advisory_xact_lock, and recorded in caseload_schema, so that many programs starting at
--- once migrate exactly once. Released steps are never edited: append new ones.
+-- Fresh schemas are created from this file by the migrator in src/store/postgres/migrate.rs,
+-- inside one transaction holding pg_advisory_xact_lock, and recorded in caseload_schema, so
+-- that many programs starting at once migrate exactly once. Existing schemas are brought up
+-- by the released steps in src/store/postgres/migrations/, which are never edited: append a
+-- step and change this file to match (tests/migrate.rs checks that both roads give the same
+-- schema).
 -- Times are Unix milliseconds (UTC), taken from the server's clock.
 
 CREATE TABLE queues (

@@ -24,63 +24,29 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use caseload::domain::{Actor, NewItem};
+use caseload::store::postgres::sql as pg_sql;
 use caseload::store::postgres::{PgOptions, PgStore};
+use caseload::store::sql::{FENCE_HOLDER, SET_COMPLETE};
 use caseload::store::sqlite::OpenOptions;
+use caseload::store::sqlite::sql::{
+    CLAIM as CLAIM_SQL, ENSURE_QUEUE as QUEUE_SQL, INSERT_EVENT as EVENT_SQL,
+    INSERT_ITEM as ITEM_SQL, ITEM_BY_REQUEST_ID as RID_SQL, ITEM_COLS, KEPT_COUNT as COUNT_SQL,
+};
 use caseload::store::{ListFilter, SqliteStore, StateFilter, Store, StoreError, TakeNext};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, named_params, params};
 
 // ---------------------------------------------------------------------------------------
-// The SQL the store runs, copied verbatim from src/store/sqlite.rs (`candidate_sql(false)`,
-// `CLAIM_SQL`, `insert_event`, the `complete` holder write, `insert_item`, `list`,
-// `count`). The baseline runs exactly these statements.
-
-const EXPIRED: &str =
-    "lock_time <= :now - (SELECT q.lock_seconds * 1000 FROM queues q WHERE q.name = items.queue)";
+// The SQL the store runs: the very statements of src/store/sqlite/sql.rs (the claim's
+// candidate and conditional UPDATE, the event insert, the `complete` holder write, the
+// item insert, the kept count), shared with the store so that the baseline cannot drift.
 
 fn candidate_sql() -> String {
-    format!(
-        "SELECT id, lock_user FROM items \
-         WHERE state = 'open' {} \
-         AND (lock_user IS NULL OR {EXPIRED}) \
-         AND id NOT IN (SELECT value FROM json_each(:skip)) \
-         AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = items.queue AND (q.paused = 1 OR \
-              (q.max_per_user IS NOT NULL AND q.max_per_user <= (SELECT count(*) FROM items h \
-               WHERE h.lock_user = :me AND h.queue = items.queue AND h.id <> items.id)))) \
-         ORDER BY priority DESC, created_at, id LIMIT 1",
-        ""
-    )
+    caseload::store::sqlite::sql::candidate(false)
 }
 
-const CLAIM_SQL: &str = "UPDATE items SET lock_user = :me, lock_time = :now, \
-     lock_token = lock_token + 1 \
-     WHERE id = :id AND state = 'open' \
-     AND (lock_user IS NULL OR lock_time <= :now - \
-          (SELECT q.lock_seconds * 1000 FROM queues q WHERE q.name = items.queue)) \
-     AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = items.queue AND (q.paused = 1 OR \
-          (q.max_per_user IS NOT NULL AND q.max_per_user <= (SELECT count(*) FROM items h \
-           WHERE h.lock_user = :me AND h.queue = items.queue AND h.id <> items.id)))) \
-     RETURNING id, queue, request_id, title, body, params, priority, due_at, state, \
-     lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
-     finished_at, finished_by";
-
-const EVENT_SQL: &str = "INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
-
-const COMPLETE_SQL: &str = "UPDATE items SET state = 'done', result = :value, lock_user = NULL, \
-     lock_time = NULL, finished_at = :now, finished_by = :me WHERE id = :id AND lock_user = :me \
-     AND lock_token = :token AND state = 'open'";
-
-const RID_SQL: &str = "SELECT id FROM items WHERE request_id = ?1";
-const QUEUE_SQL: &str = "INSERT INTO queues (name) VALUES (?1) ON CONFLICT (name) DO NOTHING";
-const ITEM_SQL: &str = "INSERT INTO items (queue, request_id, title, body, params, priority, \
-     due_at, created_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
-     ON CONFLICT (request_id) DO NOTHING RETURNING id";
-
-const ITEM_COLS: &str = "id, queue, request_id, title, body, params, priority, due_at, state, \
-     lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
-     finished_at, finished_by";
-const COUNT_SQL: &str = "SELECT coalesce(sum(n), 0) FROM item_counts \
-     WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR queue = ?2)";
+fn complete_sql() -> String {
+    caseload::store::sqlite::sql::fenced_update(SET_COMPLETE, FENCE_HOLDER)
+}
 
 // ---------------------------------------------------------------------------------------
 // Configuration
@@ -224,30 +190,6 @@ fn ms(us: u64) -> f64 {
     us as f64 / 1000.0
 }
 
-/// The baseline's busy handler: the same short jittered sleeps as the store's.
-fn raw_busy(attempt: i32) -> bool {
-    if attempt > 100_000 {
-        return false;
-    }
-    std::thread::sleep(Duration::from_micros(100 + rand_below(400)));
-    true
-}
-
-fn rand_below(max: u64) -> u64 {
-    use std::cell::Cell;
-    thread_local! {
-        static S: Cell<u64> = Cell::new(((std::process::id() as u64) << 32) ^ epoch_us() | 1);
-    }
-    S.with(|s| {
-        let mut x = s.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        s.set(x);
-        x % max
-    })
-}
-
 fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _)
         if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
@@ -260,14 +202,16 @@ fn open_raw(path: &Path) -> Connection {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .expect("open raw");
-    c.busy_handler(Some(raw_busy)).unwrap();
+    // The store's own busy handler: the same short jittered sleeps.
+    c.busy_handler(Some(caseload::store::sqlite::busy::busy_sleep))
+        .unwrap();
     c.execute_batch("PRAGMA foreign_keys = ON").unwrap();
     let mode: String = c
         .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
         .unwrap();
     assert_eq!(mode, "wal");
     c.execute_batch("PRAGMA synchronous = FULL").unwrap();
-    // The store's page cache size (src/store/sqlite.rs), so that only its layers differ.
+    // The store's page cache size (src/store/sqlite/mod.rs), so that only its layers differ.
     c.execute_batch("PRAGMA cache_size = -32768").unwrap();
     c
 }
@@ -329,7 +273,7 @@ fn raw_take_next(c: &Connection, me: &str, cand: &str) -> Result<Claimed, OpErro
         let row: Option<(i64, Option<String>)> = c
             .prepare_cached(cand)?
             .query_row(named_params! {":now": now, ":skip": "[]", ":me": me}, |r| {
-                Ok((r.get(0)?, r.get(1)?))
+                Ok((r.get("id")?, r.get("lock_user")?))
             })
             .optional()?;
         let Some((id, prev)) = row else {
@@ -359,7 +303,7 @@ fn raw_take_next(c: &Connection, me: &str, cand: &str) -> Result<Claimed, OpErro
 
 fn raw_complete(c: &Connection, me: &str, id: i64, token: i64) -> Result<(), OpError> {
     raw_txn(c, |c, now| {
-        let n = c.prepare_cached(COMPLETE_SQL)?.execute(named_params! {
+        let n = c.prepare_cached(&complete_sql())?.execute(named_params! {
             ":value": None::<String>, ":now": now, ":me": me, ":id": id, ":token": token
         })?;
         if n != 1 {
@@ -410,59 +354,10 @@ fn raw_insert(c: &Connection, it: &NewItem, now: i64, me: &str) -> rusqlite::Res
 }
 
 // ---------------------------------------------------------------------------------------
-// The PostgreSQL baseline: the statements and transactions of src/store/postgres.rs
-// (`write()`'s `BEGIN; <server now>` … `COMMIT`, `candidate_sql(false)`, `CLAIM_SQL`,
-// `holder_write` for `complete`, `notify`), copied verbatim and run with the `postgres`
-// crate directly.
-
-/// `write()`: the transaction starts by reading the server's clock (`now_sql(0)`).
-const PG_BEGIN: &str = "BEGIN; SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint \
-     + (0)::bigint";
-
-const PG_CANDIDATE_SQL: &str = "SELECT i.id, i.lock_user, i.queue, q.max_per_user IS NOT NULL \
-     FROM items i \
-     JOIN queues q ON q.name = i.queue \
-     WHERE i.state = 'open'  \
-     AND (i.lock_user IS NULL OR i.lock_time <= $2 - q.lock_seconds * 1000) \
-     AND NOT (i.id = ANY($3)) \
-     AND NOT q.paused \
-     AND (q.max_per_user IS NULL OR q.max_per_user > (SELECT count(*) FROM items h \
-          WHERE h.lock_user = $1 AND h.queue = i.queue AND h.id <> i.id)) \
-     ORDER BY i.priority DESC, i.created_at, i.id LIMIT 1 \
-     FOR UPDATE OF i SKIP LOCKED";
-
-const PG_WIP_SQL: &str = "SELECT pg_advisory_xact_lock($1, hashtext($2))";
-const PG_WIP_LOCK_CLASS: i32 = 0x4353_4C57;
-
-const PG_CLAIM_SQL: &str = "WITH u AS (UPDATE items SET lock_user = $1, lock_time = $2, \
-     lock_token = lock_token + 1 \
-     FROM queues q \
-     WHERE items.id = $3 AND q.name = items.queue AND items.state = 'open' \
-     AND (items.lock_user IS NULL OR items.lock_time <= $2 - q.lock_seconds * 1000) \
-     AND NOT q.paused \
-     AND (q.max_per_user IS NULL OR q.max_per_user > (SELECT count(*) FROM items h \
-          WHERE h.lock_user = $1 AND h.queue = items.queue AND h.id <> items.id)) \
-     RETURNING items.id, items.queue, items.request_id, items.title, items.body, \
-     items.params::text, items.priority, items.due_at, items.state, items.lock_user, \
-     items.lock_time, items.lock_token, items.notes, items.result, items.error, \
-     items.created_at, items.created_by, items.finished_at, items.finished_by), \
-     e AS (INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
-     SELECT u.id, $2, $1, $4, CASE WHEN $5::text IS NULL THEN 'locked' ELSE 'taken_over' END, \
-     CASE WHEN $5::text IS NULL THEN json_build_object('token', u.lock_token) \
-     ELSE json_build_object('from', $5::text, 'token', u.lock_token) END FROM u) \
-     SELECT * FROM u";
-
-/// `holder_write` with `complete`'s SET clause.
-const PG_COMPLETE_SQL: &str = "WITH u AS (UPDATE items SET state = 'done', result = $5, \
-     lock_user = NULL, lock_time = NULL, finished_at = $4, finished_by = $2 \
-     WHERE id = $1 AND lock_user = $2 \
-     AND lock_token = $3 AND state = 'open' RETURNING id) \
-     INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
-     SELECT id, $4, $2, $6, $7, $8::text::json FROM u";
-
-/// `PgStore::notify`, sent after every committed write.
-const PG_NOTIFY_SQL: &str = "BEGIN; SET LOCAL synchronous_commit = off; \
-     SELECT pg_notify('caseload', coalesce(current_schema(), '')); COMMIT";
+// The PostgreSQL baseline: the statements and transactions of src/store/postgres/
+// (`transact`'s `BEGIN; <server now>` … `COMMIT`, the candidate, the claim, the `complete`
+// holder write, the notify), from src/store/postgres/sql.rs — the very text the store
+// runs — executed with the `postgres` crate directly.
 
 /// The raw baseline's connection: the store's session settings (`connect()` with the
 /// default `PgOptions`) and its statements prepared once.
@@ -491,22 +386,12 @@ impl PgRaw {
                  SET idle_in_transaction_session_timeout = 60000; SET TIME ZONE 'UTC'",
             )
             .unwrap();
-        let cand = client.prepare(PG_CANDIDATE_SQL).unwrap();
-        let claim = client.prepare(PG_CLAIM_SQL).unwrap();
-        use postgres::types::Type;
+        let cand = client.prepare(&pg_sql::candidate(false)).unwrap();
+        let claim = client.prepare(pg_sql::CLAIM).unwrap();
         let complete = client
             .prepare_typed(
-                PG_COMPLETE_SQL,
-                &[
-                    Type::INT8,
-                    Type::TEXT,
-                    Type::INT8,
-                    Type::INT8,
-                    Type::TEXT,
-                    Type::TEXT,
-                    Type::TEXT,
-                    Type::TEXT,
-                ],
+                &pg_sql::fenced_update(SET_COMPLETE, FENCE_HOLDER),
+                &pg_sql::FENCED_UPDATE_TYPES,
             )
             .unwrap();
         PgRaw {
@@ -525,7 +410,10 @@ impl PgRaw {
         &mut self,
         f: impl FnOnce(&mut PgRaw, i64) -> Result<Option<T>, postgres::Error>,
     ) -> Result<Option<T>, OpError> {
-        let msgs = self.client.simple_query(PG_BEGIN).map_err(pg_err)?;
+        let msgs = self
+            .client
+            .simple_query(&pg_sql::begin(0))
+            .map_err(pg_err)?;
         let now: i64 = msgs
             .iter()
             .find_map(|m| match m {
@@ -537,7 +425,7 @@ impl PgRaw {
             Ok(Some(v)) => {
                 self.client.batch_execute("COMMIT").map_err(pg_err)?;
                 if self.notify {
-                    self.client.batch_execute(PG_NOTIFY_SQL).map_err(pg_err)?;
+                    self.client.batch_execute(pg_sql::NOTIFY).map_err(pg_err)?;
                 }
                 Ok(Some(v))
             }
@@ -564,7 +452,8 @@ impl PgRaw {
             let limited: bool = row.get(3);
             if limited {
                 let key = format!("{}\u{1}{queue}", r.me);
-                r.client.execute(PG_WIP_SQL, &[&PG_WIP_LOCK_CLASS, &key])?;
+                r.client
+                    .execute(pg_sql::WIP_LOCK, &[&pg_sql::WIP_LOCK_CLASS, &key])?;
             }
             let claimed = r
                 .client
@@ -659,9 +548,9 @@ impl Engine {
 
     fn complete(&mut self, id: i64, token: i64) -> Result<(), OpError> {
         match self {
-            Engine::Store(s) => s.complete(id, token, None).map_err(store_err),
+            Engine::Store(s) => s.complete(id, token, None).map(|_| ()).map_err(store_err),
             Engine::Raw { conn, me, .. } => raw_complete(conn, me, id, token),
-            Engine::Pg(s) => s.complete(id, token, None).map_err(store_err),
+            Engine::Pg(s) => s.complete(id, token, None).map(|_| ()).map_err(store_err),
             Engine::PgRaw(r) => r.complete(id, token),
         }
     }

@@ -13,7 +13,9 @@ use crate::domain::{Actor, Event, Item, ItemState, NewItem, QueueUpdate, Role, s
 use crate::import::{self, Format};
 use crate::store::location::{self, Location, Source};
 use crate::store::sqlite::OpenOptions;
-use crate::store::{ListFilter, SqliteStore, StateFilter, Store, StoreError, TakeNext, exit};
+use crate::store::{
+    Applied, ListFilter, SqliteStore, StateFilter, Store, StoreError, TakeNext, exit,
+};
 
 const AFTER_HELP: &str = "\
 Database: --db, else CASELOAD_DB, else `db = \"...\"` in the user's ~/.config/caseload/config.toml,
@@ -464,22 +466,26 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::Release(h) => {
             let mut s = open_store(&ctx, false)?;
             let token = token_for(&mut *s, &h)?;
-            s.release(h.id, token)?;
-            writeln!(out, "Released #{}", h.id)?;
+            let applied = s.release(h.id, token)?;
+            writeln!(out, "{}", done_line(h.id, "Released", "released", applied))?;
             Ok(())
         }
         Command::Complete { holder, result } => {
             let mut s = open_store(&ctx, false)?;
             let token = token_for(&mut *s, &holder)?;
-            s.complete(holder.id, token, result.as_deref())?;
-            writeln!(out, "Completed #{}", holder.id)?;
+            let applied = s.complete(holder.id, token, result.as_deref())?;
+            writeln!(
+                out,
+                "{}",
+                done_line(holder.id, "Completed", "completed", applied)
+            )?;
             Ok(())
         }
         Command::Fail { holder, reason } => {
             let mut s = open_store(&ctx, false)?;
             let token = token_for(&mut *s, &holder)?;
-            s.fail(holder.id, token, &reason)?;
-            writeln!(out, "Failed #{}", holder.id)?;
+            let applied = s.fail(holder.id, token, &reason)?;
+            writeln!(out, "{}", done_line(holder.id, "Failed", "failed", applied))?;
             Ok(())
         }
         Command::Reap => {
@@ -492,7 +498,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
             reason,
             ..
         } => {
-            open_store(&ctx, false)?.unlock(id, &reason)?;
+            open_store(&ctx, false)?.unlock(id, None, &reason)?;
             writeln!(out, "Unlocked #{id}")?;
             Ok(())
         }
@@ -529,7 +535,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
             history(&mut *open_store(&ctx, false)?, user, since, json, out)
         }
         Command::Reassign { id, to, reason } => {
-            let item = open_store(&ctx, false)?.reassign(id, &to, &reason)?;
+            let item = open_store(&ctx, false)?.reassign(id, None, &to, &reason)?;
             writeln!(
                 out,
                 "Reassigned #{id} to {} (token {})",
@@ -1017,31 +1023,24 @@ fn claim(
 }
 
 /// The token of the caller's current lock on the item, unless one was given.
+/// "Completed #5", or "#5 already completed by you" for a retry whose first answer was
+/// lost.
+fn done_line(id: i64, done: &str, past: &str, applied: Applied) -> String {
+    match applied {
+        Applied::Now => format!("{done} #{id}"),
+        Applied::Already => format!("#{id} already {past} by you"),
+    }
+}
+
+/// The token a holder command applies to: `--token`, else the item's current one. The
+/// store decides with it: the caller's own lock is written; anything else is explained
+/// (who took it and when) or, for a retried complete, fail or release whose answer was
+/// lost, acknowledged as already done.
 fn token_for(s: &mut dyn Store, h: &HolderArgs) -> Result<i64, Failure> {
-    if let Some(t) = h.token {
-        return Ok(t);
+    match h.token {
+        Some(t) => Ok(t),
+        None => Ok(s.item(h.id)?.lock_token),
     }
-    let item = s.item(h.id)?;
-    let me = s.actor().name.clone();
-    if item.is_held_by(&me) {
-        return Ok(item.lock_token);
-    }
-    if item.state != ItemState::Open {
-        return Err(StoreError::NotOpen {
-            id: h.id,
-            state: item.state,
-            by: item.finished_by,
-        }
-        .into());
-    }
-    Err(StoreError::LockLost {
-        id: h.id,
-        detail: match &item.lock_user {
-            Some(other) => format!("{} holds it, not you", sanitize::line(other)),
-            None => "you do not hold it".into(),
-        },
-    }
-    .into())
 }
 
 fn queue_command(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Write) -> CliResult {
@@ -1192,28 +1191,7 @@ fn export(
         }
         FormatArg::Csv => {
             let mut w = csv::Writer::from_writer(out);
-            const HEADER: [&str; 19] = [
-                "id",
-                "queue",
-                "request_id",
-                "title",
-                "body",
-                "params",
-                "priority",
-                "due_at",
-                "state",
-                "lock_user",
-                "lock_time",
-                "lock_token",
-                "notes",
-                "result",
-                "error",
-                "created_at",
-                "created_by",
-                "finished_at",
-                "finished_by",
-            ];
-            w.write_record(HEADER)?;
+            w.write_record(Item::COLUMNS)?;
             s.export(state, &mut |item| {
                 if crate::cli_damage::left_out_unreadable(item, &mut left_out) {
                     return Ok(());

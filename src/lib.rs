@@ -3,8 +3,12 @@
 //! Module map (what may use what is in `shared/STYLE.md`):
 //! - [`domain`]: items, queues, locks, events, users and the pure rules over them; never
 //!   reads the clock.
-//! - [`store`]: the [`store::Store`] trait, its errors, the SQLite and PostgreSQL
-//!   implementations, the migrators, database location and identity lookup.
+//! - [`store`]: the [`store::Store`] trait and its errors; the lock protocol written once
+//!   in [`store::ops`] over the primitives of one write transaction ([`store::ops::Tx`]);
+//!   the [`store::backend::Backend`] trait with the one `Store` over it; the SQLite and
+//!   PostgreSQL backends ([`store::sqlite`], [`store::postgres`], the same file names on
+//!   both sides: open, tx, reads, stats, check, migrate, sql); migrate-to, database
+//!   location and identity lookup.
 //! - [`app`]: the TUI's state, messages, `update(state, msg) -> effects` and the key
 //!   table; pure (never touches the store or the clock).
 //! - [`ui`]: `render(&state, frame)`, one file per view or widget; no I/O.

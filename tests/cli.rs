@@ -212,7 +212,7 @@ fn holder_commands_with_and_without_token() {
     env.ok("alice", &["release", &a.to_string()]);
     assert!(env.show(a)["lock_user"].is_null());
     let err = env.fails("alice", &["complete", &a.to_string()], 3);
-    assert!(err.contains("not"), "{err}");
+    assert!(err.contains("alice released it at"), "{err}");
 
     let (_, token) = env.claim("alice", &[]);
     env.fails("bob", &["complete", &a.to_string()], 3);
@@ -806,4 +806,63 @@ fn history_of_a_user() {
     .unwrap();
     assert!(later.as_array().unwrap().is_empty());
     env.fails("alice", &["history", "--since", "yesterday"], 1);
+}
+
+#[test]
+fn a_retried_complete_is_acknowledged_not_refused() {
+    // The first `complete` was applied but its answer never reached the caller (a killed
+    // terminal, a dropped connection); the caller runs the very same command again.
+    let env = Env::new();
+    let a = env.add("a");
+    let (_, token) = env.claim("alice", &[]);
+    let t = token.to_string();
+    let args = [
+        "complete",
+        &a.to_string(),
+        "--token",
+        &t,
+        "--result",
+        "reset",
+    ];
+    assert_eq!(env.ok("alice", &args).trim(), format!("Completed #{a}"));
+    assert_eq!(
+        env.ok("alice", &args).trim(),
+        format!("#{a} already completed by you")
+    );
+    // Without --token too: the token is the item's, and the completion was alice's.
+    let again = ["complete", &a.to_string(), "--result", "reset"];
+    assert_eq!(
+        env.ok("alice", &again).trim(),
+        format!("#{a} already completed by you")
+    );
+    // Not the same request: another result, another user, or another op is refused.
+    let err = env.fails(
+        "alice",
+        &["complete", &a.to_string(), "--result", "other"],
+        3,
+    );
+    assert!(err.contains("done already (by alice)"), "{err}");
+    env.fails("bob", &args, 3);
+    env.fails("alice", &["fail", &a.to_string(), "--reason", "r"], 3);
+    let history = env.show(a)["history"].as_array().unwrap().len();
+    assert_eq!(
+        history, 3,
+        "created, locked, completed: retries write nothing"
+    );
+
+    let b = env.add("b");
+    let (_, token) = env.claim("alice", &[]);
+    let fail = [
+        "fail",
+        &b.to_string(),
+        "--token",
+        &token.to_string(),
+        "--reason",
+        "no answer",
+    ];
+    env.ok("alice", &fail);
+    assert_eq!(
+        env.ok("alice", &fail).trim(),
+        format!("#{b} already failed by you")
+    );
 }

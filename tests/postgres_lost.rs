@@ -337,12 +337,14 @@ fn through(url: &str, port: u16) -> String {
 
 /// Cuts a command at each server answer in turn and checks the outcome against the
 /// server: `before` prepares a run and returns what to run, `applied` says whether the
-/// change happened.
+/// change happened, `retried` checks the caller's retry of a run whose outcome was
+/// unknown (given its arguments and whether the first run was applied).
 fn cut_at_every_answer(
     b: &PgBackend,
     what: &str,
     mut before: impl FnMut() -> Vec<String>,
     mut applied: impl FnMut() -> bool,
+    mut retried: impl FnMut(&[&str], bool),
 ) {
     let mut outcomes = std::collections::BTreeMap::<i32, usize>::new();
     for cut_at in 1..400 {
@@ -365,7 +367,7 @@ fn cut_at_every_answer(
         match code {
             0 => assert!(applied(), "exit 0 but not applied: {at}"),
             1 => assert!(!applied(), "exit 1 says not done, but it was: {at}"),
-            6 => {}
+            6 => retried(&argv, applied()),
             _ => panic!("unexpected exit: {at}"),
         }
         if code != 0 {
@@ -408,6 +410,7 @@ fn claim_and_complete_cut_at_every_answer_never_misreport() {
                 PgStore::open(&b.url, Actor::new("x", "x"), &PgOptions::default()).unwrap();
             !held(&mut boss, "alice").is_empty()
         },
+        |_, _| {},
     );
     // complete: each run starts with alice holding one item.
     for (id, token) in held(&mut alice, "alice") {
@@ -426,6 +429,19 @@ fn claim_and_complete_cut_at_every_answer_never_misreport() {
         || {
             let mut s = PgStore::open(&b.url, Actor::new("x", "x"), &PgOptions::default()).unwrap();
             s.item(current.get()).unwrap().state != caseload::domain::ItemState::Open
+        },
+        // The same complete again, as a caller told "may have applied" would: applied or
+        // not, it ends with exit 0, and says which.
+        |argv, was_applied| {
+            let out = run(&b.url, "alice", argv);
+            let said = String::from_utf8_lossy(&out.stdout);
+            let want = if was_applied {
+                format!("#{} already completed by you", current.get())
+            } else {
+                format!("Completed #{}", current.get())
+            };
+            assert_eq!(out.status.code(), Some(0), "retry: {}", explain(&out));
+            assert_eq!(said.trim(), want, "retry: {}", explain(&out));
         },
     );
 }

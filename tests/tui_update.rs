@@ -280,9 +280,13 @@ fn resume_reacquires_expired_own_locks_and_opens_on_mine() {
             lost: vec![caseload::store::LostLock {
                 item_id: 9,
                 title: "Gone".into(),
-                how: EventKind::TakenOver,
-                by: "bob".into(),
-                at: T0 - 30 * MIN,
+                loss: caseload::domain::LockLoss {
+                    how: EventKind::TakenOver,
+                    by: "bob".into(),
+                    at: T0 - 30 * MIN,
+                    to: None,
+                    reason: None,
+                },
                 now_held_by: Some("bob".into()),
             }],
             last_seen: Some(T0 - 24 * 60 * MIN),
@@ -826,12 +830,12 @@ fn a_change_that_fails_after_the_patience_brings_back_its_dialog_as_typed() {
             what: Finish::Fail("printer gone".into()),
             result: Err(StoreError::LockLost {
                 id: 42,
-                detail: "bob took it over".into(),
+                why: caseload::domain::NoLock::HeldBy("bob".into()),
             }),
         },
     );
     assert!(s.dialog.is_none());
-    assert!(s.status.as_ref().unwrap().text.contains("bob took it over"));
+    assert!(s.status.as_ref().unwrap().text.contains("bob holds it now"));
 }
 
 #[test]

@@ -67,16 +67,51 @@ impl EventKind {
         EventKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 
-    /// True for kinds by which a holder loses a lock to someone else's action.
-    pub fn ends_anothers_lock(self) -> bool {
-        matches!(
-            self,
-            EventKind::TakenOver
-                | EventKind::Expired
-                | EventKind::Unlocked
-                | EventKind::Reassigned
-                | EventKind::Cancelled
-        )
+    /// Kinds that give an item's lock to someone (its holder from then on).
+    pub const TAKES_LOCK: &'static [EventKind] = &[
+        EventKind::Locked,
+        EventKind::TakenOver,
+        EventKind::Reassigned,
+    ];
+
+    /// Kinds by which a holder loses a lock to someone else's action.
+    pub const ENDS_ANOTHERS_LOCK: &'static [EventKind] = &[
+        EventKind::TakenOver,
+        EventKind::Expired,
+        EventKind::Unlocked,
+        EventKind::Reassigned,
+        EventKind::Cancelled,
+    ];
+
+    /// Kinds that change who holds an open item's lock.
+    pub const CHANGES_LOCK: &'static [EventKind] = &[
+        EventKind::Locked,
+        EventKind::TakenOver,
+        EventKind::Expired,
+        EventKind::Unlocked,
+        EventKind::Reassigned,
+        EventKind::Released,
+        EventKind::Skipped,
+    ];
+
+    /// Kinds after which the previous holder holds the item no more: the lock changes and
+    /// the ways an item is finished.
+    pub const ENDS_A_HOLD: &'static [EventKind] = &[
+        EventKind::Locked,
+        EventKind::TakenOver,
+        EventKind::Expired,
+        EventKind::Unlocked,
+        EventKind::Reassigned,
+        EventKind::Released,
+        EventKind::Skipped,
+        EventKind::Completed,
+        EventKind::Failed,
+        EventKind::Cancelled,
+    ];
+
+    /// True when the kind is one of `set`.
+    pub fn is_in(self, set: &[EventKind]) -> bool {
+        set.contains(&self)
     }
 }
 
@@ -109,5 +144,20 @@ mod tests {
             assert_eq!(EventKind::parse(k.as_str()), Some(k));
         }
         assert_eq!(EventKind::parse("exploded"), None);
+    }
+
+    #[test]
+    fn the_sets_nest() {
+        for k in EventKind::CHANGES_LOCK {
+            assert!(k.is_in(EventKind::ENDS_A_HOLD), "{k:?}");
+        }
+        for k in EventKind::ENDS_ANOTHERS_LOCK
+            .iter()
+            .chain(EventKind::TAKES_LOCK)
+        {
+            assert!(k.is_in(EventKind::ENDS_A_HOLD), "{k:?}");
+        }
+        assert!(!EventKind::Renewed.is_in(EventKind::ENDS_A_HOLD));
+        assert!(!EventKind::Noted.is_in(EventKind::ENDS_A_HOLD));
     }
 }

@@ -88,6 +88,29 @@ impl std::fmt::Display for Unreadable {
 }
 
 impl Item {
+    /// The stored columns, in schema order (export's CSV header, messages naming a column).
+    pub const COLUMNS: [&'static str; 19] = [
+        "id",
+        "queue",
+        "request_id",
+        "title",
+        "body",
+        "params",
+        "priority",
+        "due_at",
+        "state",
+        "lock_user",
+        "lock_time",
+        "lock_token",
+        "notes",
+        "result",
+        "error",
+        "created_at",
+        "created_by",
+        "finished_at",
+        "finished_by",
+    ];
+
     /// "title is not valid UTF-8, notes is not valid UTF-8" for a row with unreadable
     /// columns; `None` for a healthy one.
     pub fn unreadable_summary(&self) -> Option<String> {
@@ -128,6 +151,13 @@ impl Item {
     /// True when `user` holds the item's lock (expired or not).
     pub fn is_held_by(&self, user: &str) -> bool {
         self.lock_user.as_deref() == Some(user)
+    }
+
+    /// True while `user` still holds the item's lock under `token` (the item open, the
+    /// lock neither taken over, moved nor renewed into a newer token): the one test of
+    /// "is my lock gone?".
+    pub fn held_with(&self, user: &str, token: i64) -> bool {
+        self.state == ItemState::Open && self.is_held_by(user) && self.lock_token == token
     }
 
     /// True when the item is past its due time.

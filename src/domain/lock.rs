@@ -1,7 +1,11 @@
-//! Lock rules: expiry, countdown, warnings, renewal pacing. Pure functions of `now`.
+//! Lock rules: expiry, countdown, warnings, renewal pacing (pure functions of `now`), and
+//! the one wording of how a lock was lost, for the store's errors and the TUI alike.
 
+use std::fmt;
+
+use super::event::{Event, EventKind};
 use super::queue::QueueSettings;
-use super::time::Millis;
+use super::time::{Millis, clock_hm};
 
 /// A held lock: who, since when (acquisition or last renewal), and its fencing token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +76,147 @@ pub fn status_of(lock: Option<&Lock>, queue: &QueueSettings, now: Millis) -> Loc
     lock.map_or(LockStatus::Free, |l| l.status(queue, now))
 }
 
+/// How a holder lost an item's lock: the action that ended or moved it, whose, when, to
+/// whom and why. Every message about a lost lock is worded here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockLoss {
+    /// What happened: one of [`EventKind::ENDS_A_HOLD`].
+    pub how: EventKind,
+    /// Who did it.
+    pub by: String,
+    pub at: Millis,
+    /// Whom the lock was given to (reassigned).
+    pub to: Option<String>,
+    /// The reason a supervisor gave (unlocked, reassigned, cancelled).
+    pub reason: Option<String>,
+}
+
+impl LockLoss {
+    /// The loss an event records; `None` for kinds that leave a holder's hold alone.
+    pub fn from_event(e: &Event) -> Option<LockLoss> {
+        if !e.kind.is_in(EventKind::ENDS_A_HOLD) {
+            return None;
+        }
+        let gives_reason = matches!(
+            e.kind,
+            EventKind::Unlocked | EventKind::Reassigned | EventKind::Cancelled
+        );
+        Some(LockLoss {
+            how: e.kind,
+            by: e.actor.clone(),
+            at: e.at,
+            to: e.detail_str("to").map(str::to_string),
+            reason: e
+                .detail_str("reason")
+                .filter(|_| gives_reason)
+                .map(str::to_string),
+        })
+    }
+
+    /// The latest loss in an item's history (oldest event first).
+    pub fn last_in(history: &[Event]) -> Option<LockLoss> {
+        history.iter().rev().find_map(LockLoss::from_event)
+    }
+
+    /// What `me`, who held the lock on `id` until it expired (or would have) at
+    /// `expires_at`, is told, e.g. "Your lock on #42 expired at 10:42; bob took it at 10:47".
+    pub fn told_to(&self, me: &str, id: i64, expires_at: Millis) -> String {
+        let (by, at) = (&self.by, clock_hm(self.at));
+        let mine = by == me;
+        let expired = clock_hm(expires_at);
+        let text = match self.how {
+            EventKind::TakenOver | EventKind::Locked if mine => {
+                format!("Your lock on #{id} was replaced by a newer one of yours at {at}")
+            }
+            EventKind::TakenOver | EventKind::Locked if self.at >= expires_at => {
+                format!("Your lock on #{id} expired at {expired}; {by} took it at {at}")
+            }
+            EventKind::TakenOver | EventKind::Locked => {
+                format!("Your lock on #{id} was lost; {by} took it at {at}")
+            }
+            EventKind::Expired => {
+                format!("Your lock on #{id} expired at {expired}; {by} released it at {at}")
+            }
+            EventKind::Unlocked => {
+                format!("{by} unlocked #{id} at {at} (you held it; it is back in the pool)")
+            }
+            EventKind::Reassigned => format!(
+                "{by} reassigned #{id} from you to {} at {at}",
+                self.to.as_deref().unwrap_or("someone else")
+            ),
+            EventKind::Released | EventKind::Skipped if mine => {
+                format!("You released #{id} elsewhere at {at}")
+            }
+            how => {
+                let by = if mine { "you (elsewhere)" } else { by.as_str() };
+                format!("#{id} was {} by {by} at {at}", past_tense(how))
+            }
+        };
+        format!("{text}{}", self.reason_suffix())
+    }
+
+    fn reason_suffix(&self) -> String {
+        self.reason
+            .as_ref()
+            .map(|r| format!(", reason: “{r}”"))
+            .unwrap_or_default()
+    }
+}
+
+/// "bob took it over at 10:47", "it expired and cron released it at 10:40", "sup
+/// reassigned it to carol at 10:32, reason: “off sick”".
+impl fmt::Display for LockLoss {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (by, at) = (&self.by, clock_hm(self.at));
+        match self.how {
+            EventKind::TakenOver => write!(f, "{by} took it over at {at}"),
+            EventKind::Locked => write!(f, "{by} took it at {at}"),
+            EventKind::Expired => write!(f, "it expired and {by} released it at {at}"),
+            EventKind::Reassigned => write!(
+                f,
+                "{by} reassigned it to {} at {at}",
+                self.to.as_deref().unwrap_or("someone else")
+            ),
+            how => write!(f, "{by} {} it at {at}", past_tense(how)),
+        }?;
+        f.write_str(&self.reason_suffix())
+    }
+}
+
+fn past_tense(kind: EventKind) -> &'static str {
+    match kind {
+        EventKind::Failed => "marked failed",
+        other => other.as_str(),
+    }
+}
+
+/// Why a holder's fenced write found no lock of theirs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoLock {
+    /// Someone's action ended or moved it.
+    Lost(LockLoss),
+    /// The caller holds the item, under another token.
+    OtherToken { given: i64, current: i64 },
+    /// Someone else holds it, with no change of lock on record.
+    HeldBy(String),
+    /// Nobody holds it, and no change of lock is on record.
+    NotHeld,
+}
+
+impl fmt::Display for NoLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NoLock::Lost(loss) => loss.fmt(f),
+            NoLock::OtherToken { given, current } => write!(
+                f,
+                "token {given} does not match your current lock (token {current})"
+            ),
+            NoLock::HeldBy(holder) => write!(f, "{holder} holds it now"),
+            NoLock::NotHeld => f.write_str("you do not hold it"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +284,54 @@ mod tests {
             renew_interval_ms(&short),
             1000,
             "never more than once a second"
+        );
+    }
+
+    fn event(kind: EventKind, actor: &str, at: Millis, detail: serde_json::Value) -> Event {
+        Event {
+            id: 1,
+            item_id: 42,
+            at,
+            actor: actor.into(),
+            os_user: "x".into(),
+            kind,
+            detail,
+        }
+    }
+
+    #[test]
+    fn a_loss_is_worded_once_for_the_store_and_the_holder() {
+        let ten_47 = 10 * 3_600_000 + 47 * 60_000;
+        let took = LockLoss::from_event(&event(
+            EventKind::TakenOver,
+            "bob",
+            ten_47,
+            serde_json::json!({"from": "alice"}),
+        ))
+        .unwrap();
+        assert_eq!(took.to_string(), "bob took it over at 10:47");
+        assert_eq!(
+            took.told_to("alice", 42, ten_47 - 5 * 60_000),
+            "Your lock on #42 expired at 10:42; bob took it at 10:47"
+        );
+        let moved = LockLoss::from_event(&event(
+            EventKind::Reassigned,
+            "sup",
+            ten_47,
+            serde_json::json!({"from": "alice", "to": "carol", "reason": "off sick"}),
+        ))
+        .unwrap();
+        assert_eq!(
+            moved.to_string(),
+            "sup reassigned it to carol at 10:47, reason: “off sick”"
+        );
+        assert_eq!(
+            moved.told_to("alice", 42, 0),
+            "sup reassigned #42 from you to carol at 10:47, reason: “off sick”"
+        );
+        assert!(
+            LockLoss::from_event(&event(EventKind::Renewed, "a", 0, serde_json::json!({})))
+                .is_none()
         );
     }
 

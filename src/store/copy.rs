@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 use super::error::{Result, StoreError};
 use super::postgres::{PgStore, connection_reason, is_connection_error, map_err};
-use super::sqlite_rows::item_from_row;
+use super::sqlite::rows::item_from_row;
 
 /// What was copied.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -155,7 +155,7 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
         )
         .map_err(|e| at.failed(&e))?;
     while let Some(r) = rows.next().map_err(sq)? {
-        let it = item_from_row(r).map_err(sq)?;
+        let it = item_from_row(r)?;
         if let Some(why) = it.unreadable_summary() {
             return Err(StoreError::Invalid(format!(
                 "item #{} cannot be copied: {why}; nothing was copied (`caseload show {}` \

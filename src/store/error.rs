@@ -1,7 +1,7 @@
 //! The store's errors: each says what happened in one line and maps to an exit code.
 
 use crate::domain::time::clock_hm;
-use crate::domain::{ItemState, Millis};
+use crate::domain::{ItemState, Millis, NoLock};
 
 /// Exit codes of DESIGN section 4.
 pub mod exit {
@@ -38,10 +38,15 @@ pub enum StoreError {
         state: ItemState,
         by: Option<String>,
     },
-    #[error("lock on #{id} lost: {detail}")]
-    LockLost { id: i64, detail: String },
+    #[error("lock on #{id} lost: {why}")]
+    LockLost { id: i64, why: NoLock },
+    /// A supervisor's fenced write: the lock is no longer the one the supervisor saw.
+    #[error("#{id} changed since you looked ({}); nothing done", now_held(.holder))]
+    LockChanged { id: i64, holder: Option<String> },
     #[error("nothing to claim: {0}")]
     NothingToClaim(String),
+    #[error("nothing to claim: {}", paused_list(.queues))]
+    Paused { queues: Vec<String> },
     #[error("nothing to claim: you hold {held} item(s) in queue '{queue}', its limit per user")]
     WipLimit { queue: String, held: i64 },
     #[error("supervisor only: {0}")]
@@ -79,6 +84,20 @@ fn known_list(known: &[String]) -> String {
     }
 }
 
+fn now_held(holder: &Option<String>) -> String {
+    match holder {
+        Some(h) => format!("now held by {h}"),
+        None => "now nobody holds it".into(),
+    }
+}
+
+fn paused_list(queues: &[String]) -> String {
+    match queues {
+        [one] => format!("queue '{one}' is paused"),
+        many => format!("queues '{}' are paused", many.join("', '")),
+    }
+}
+
 fn by_whom(by: &Option<String>) -> String {
     by.as_ref()
         .map(|b| format!(" (by {b})"))
@@ -91,8 +110,11 @@ impl StoreError {
         match self {
             StoreError::HeldByOther { .. }
             | StoreError::NotOpen { .. }
-            | StoreError::LockLost { .. } => exit::CONFLICT,
-            StoreError::NothingToClaim(_) | StoreError::WipLimit { .. } => exit::NOTHING,
+            | StoreError::LockLost { .. }
+            | StoreError::LockChanged { .. } => exit::CONFLICT,
+            StoreError::NothingToClaim(_)
+            | StoreError::Paused { .. }
+            | StoreError::WipLimit { .. } => exit::NOTHING,
             StoreError::SupervisorOnly(_) => exit::SUPERVISOR_ONLY,
             StoreError::OutcomeUnknown(_) => exit::UNKNOWN,
             _ => exit::ERROR,

@@ -221,7 +221,8 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
                 Finish::Fail(reason) => st.fail(id, token, reason),
                 Finish::Release => st.release(id, token),
                 Finish::Skip(_) => st.skip(id, token),
-            };
+            }
+            .map(|_applied| ());
             let next = match (&what, &result) {
                 (Finish::Skip(opts), Ok(())) => Some(opened(st, true, |s| s.take_next(opts))),
                 _ => None,
@@ -263,25 +264,15 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
 /// released, taken over) is left alone rather than someone else's newer lock removed.
 fn supervise(st: &mut dyn Store, op: &SupervisorOp) -> crate::store::Result<usize> {
     match op {
-        SupervisorOp::Unlock { id, token, reason } => st.unlock_many(&[(*id, *token)], reason),
+        SupervisorOp::Unlock { id, token, reason } => {
+            st.unlock(*id, Some(*token), reason).map(|()| 1)
+        }
         SupervisorOp::Reassign {
             id,
             token,
             to,
             reason,
-        } => {
-            let now = st.item(*id)?;
-            if now.lock_user.is_none() || now.lock_token != *token {
-                return Err(StoreError::Invalid(format!(
-                    "#{id} changed since you looked ({}); nothing done",
-                    match &now.lock_user {
-                        Some(h) => format!("now held by {h}"),
-                        None => format!("now {}", now.state.as_str()),
-                    }
-                )));
-            }
-            st.reassign(*id, to, reason).map(|_| 1)
-        }
+        } => st.reassign(*id, Some(*token), to, reason).map(|_| 1),
         SupervisorOp::UnlockMany { locks, reason } => st.unlock_many(locks, reason),
         SupervisorOp::Requeue { id } => st.requeue(*id).map(|()| 1),
         SupervisorOp::Cancel { id, reason } => st.cancel(*id, reason).map(|()| 1),
@@ -322,14 +313,7 @@ fn refresh(st: &mut dyn Store, req: RefreshRequest) -> Snapshot {
         }
         for (id, token) in &req.checks {
             let item = st.item(*id);
-            let gone = match &item {
-                Ok(it) => {
-                    it.state != crate::domain::ItemState::Open
-                        || it.lock_user.as_deref() != Some(me.as_str())
-                        || it.lock_token != *token
-                }
-                Err(_) => false,
-            };
+            let gone = item.as_ref().is_ok_and(|it| !it.held_with(&me, *token));
             let history = if gone { st.history(*id)? } else { vec![] };
             snap.checks.push(LockCheck {
                 id: *id,

@@ -58,6 +58,11 @@ pub trait Backend {
     fn open(&self, user: &str, clock_offset_ms: i64) -> BoxStore;
     /// "sqlite" or "postgres".
     fn name(&self) -> &'static str;
+    /// Another, empty database of the same kind (for tests that need one per case).
+    fn fresh(&self) -> Box<dyn Backend + Send>;
+    /// Runs SQL on the test database directly, with the schema's CHECK constraints off:
+    /// how another program (or a damaged disk) could leave a row caseload cannot read.
+    fn spoil(&self, sql: &str);
 }
 
 /// A fresh SQLite file in its own temporary directory.
@@ -92,6 +97,16 @@ impl Backend for SqliteBackend {
 
     fn name(&self) -> &'static str {
         "sqlite"
+    }
+
+    fn fresh(&self) -> Box<dyn Backend + Send> {
+        Box::new(SqliteBackend::new())
+    }
+
+    fn spoil(&self, sql: &str) {
+        let c = rusqlite::Connection::open(&self.path).expect("open the test file");
+        c.execute_batch(&format!("PRAGMA ignore_check_constraints = ON; {sql}"))
+            .expect("spoil");
     }
 }
 
@@ -176,6 +191,19 @@ impl Backend for PgBackend {
 
     fn name(&self) -> &'static str {
         "postgres"
+    }
+
+    fn fresh(&self) -> Box<dyn Backend + Send> {
+        Box::new(PgBackend::from_env().expect("CASELOAD_TEST_PG is set"))
+    }
+
+    fn spoil(&self, sql: &str) {
+        self.admin()
+            .batch_execute(&format!(
+                "ALTER TABLE items DROP CONSTRAINT IF EXISTS items_state_check; \
+                 ALTER TABLE events DROP CONSTRAINT IF EXISTS events_kind_check; {sql}"
+            ))
+            .expect("spoil");
     }
 }
 

@@ -11,7 +11,8 @@ use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 
 use super::migrate;
-use super::sqlite_rows::item_from_row;
+use super::rows::item_from_row;
+use crate::store::check::invariants as shared_invariants;
 
 /// How many rows one check names before it only counts the rest.
 const NAMED: usize = 20;
@@ -61,7 +62,7 @@ pub fn run(c: &Connection) -> Vec<String> {
 pub fn run_on_file(path: &Path, why: &str) -> Vec<String> {
     let mut found = vec![format!("{DAMAGE} opening it failed: {why}")];
     // Opened as doctor opens: read-only, creating no -wal/-shm a writer could not use.
-    match super::sqlite_open::inspect(path, true) {
+    match super::open::inspect(path, true) {
         Ok(c) => found.extend(run(&c)),
         Err(e) => found.push(format!("{DAMAGE} SQLite cannot open it: {e}")),
     }
@@ -224,43 +225,32 @@ fn foreign_keys(c: &Connection, found: &mut Vec<String>) -> rusqlite::Result<()>
 }
 
 fn invariants(c: &Connection, found: &mut Vec<String>) -> rusqlite::Result<()> {
-    let checks: [(&str, &str); 6] = [
-        (
-            "SELECT id FROM items WHERE (lock_user IS NULL) <> (lock_time IS NULL)",
-            "lock_user and lock_time disagree",
+    let mut checks = shared_invariants();
+    // SQLite stores JSON as text: it may not be JSON at all.
+    checks.push((
+        format!(
+            "SELECT id FROM items WHERE params IS NULL OR NOT json_valid(params) \
+             ORDER BY id LIMIT {NAMED}"
         ),
-        (
-            "SELECT id FROM items WHERE state <> 'open' AND lock_user IS NOT NULL",
-            "is not open but carries a lock",
+        "item",
+        "has params that are not JSON (column params)",
+    ));
+    checks.push((
+        format!(
+            "SELECT id FROM events WHERE detail IS NULL OR NOT json_valid(detail) \
+             ORDER BY id LIMIT {NAMED}"
         ),
-        (
-            "SELECT id FROM items WHERE state IS NULL \
-             OR state NOT IN ('open','done','failed','cancelled')",
-            "has an unknown state",
-        ),
-        (
-            "SELECT id FROM items WHERE params IS NULL OR NOT json_valid(params)",
-            "has params that are not JSON",
-        ),
-        (
-            "SELECT id FROM items WHERE lock_user IS NOT NULL \
-             AND (lock_token IS NULL OR lock_token < 1)",
-            "is locked with no lock token",
-        ),
-        (
-            "SELECT i.id FROM items i WHERE NOT EXISTS \
-             (SELECT 1 FROM events e WHERE e.item_id = i.id AND e.kind = 'created')",
-            "has no 'created' event",
-        ),
-    ];
+        "event",
+        "has a detail that is not JSON (column detail)",
+    ));
     let mut failed: Vec<(&str, String)> = Vec::new();
-    for (sql, what) in checks {
+    for (sql, row, what) in &checks {
         // One failing rule does not hide the others.
-        let out = each_row(c, &format!("{sql} LIMIT {NAMED}"), |id| {
-            found.push(format!("item #{} {what}", id.join(" ")));
+        let out = each_row(c, sql, |id| {
+            found.push(format!("{row} #{} {what}", id.join(" ")));
         });
         if let Err(e) = out {
-            failed.push((what, one_line(&e)));
+            failed.push((*what, one_line(&e)));
         }
     }
     // Rules that failed alike are named on one line.
@@ -285,7 +275,8 @@ fn unreadable_items(c: &Connection, found: &mut Vec<String>) -> rusqlite::Result
     let mut rows = stmt.query([])?;
     let mut n = 0usize;
     while let Some(r) = rows.next()? {
-        let item = item_from_row(r)?;
+        let item =
+            item_from_row(r).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         let Some(why) = item.unreadable_summary() else {
             continue;
         };

@@ -4,11 +4,11 @@
 
 use rusqlite::Connection;
 
-use super::error::{Result, StoreError};
 use crate::domain::{Actor, Millis};
+use crate::store::error::{Result, StoreError};
 
 /// The whole current schema, used to create a fresh database.
-pub const SCHEMA: &str = include_str!("../../schema.sql");
+pub const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// Released steps, in order; step `i` takes a database from version `i` to `i + 1`.
 /// Never edit one: append.
@@ -39,7 +39,7 @@ pub fn check_ours(conn: &Connection) -> Result<()> {
     if version == 0 {
         let tables: i64 = conn
             .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-            .map_err(super::sqlite::map_err)?;
+            .map_err(super::map_err)?;
         if tables > 0 {
             return Err(StoreError::Unusable(
                 "this is an SQLite database, but not a caseload database".into(),
@@ -58,12 +58,11 @@ pub fn migrate(conn: &Connection, creator: &Actor, now: Millis) -> Result<Migrat
     }
     check_ours(conn)?;
     conn.execute_batch("BEGIN IMMEDIATE")
-        .map_err(super::sqlite::map_err)?;
+        .map_err(super::map_err)?;
     let outcome = migrate_locked(conn, creator, now);
     match outcome {
         Ok(m) => {
-            conn.execute_batch("COMMIT")
-                .map_err(super::sqlite::map_err)?;
+            conn.execute_batch("COMMIT").map_err(super::map_err)?;
             Ok(m)
         }
         Err(e) => {
@@ -78,35 +77,35 @@ fn migrate_locked(conn: &Connection, creator: &Actor, now: Millis) -> Result<Mig
     check_ours(conn)?;
     let (version, _) = versions(conn)?;
     let outcome = if version == 0 {
-        conn.execute_batch(SCHEMA).map_err(super::sqlite::map_err)?;
+        conn.execute_batch(SCHEMA).map_err(super::map_err)?;
         conn.execute(
             "INSERT INTO users (name, role, last_seen) VALUES (?1, 'supervisor', ?2)",
             rusqlite::params![creator.name, now],
         )
-        .map_err(super::sqlite::map_err)?;
+        .map_err(super::map_err)?;
         Migration::Created
     } else if version == LATEST {
         return Ok(Migration::UpToDate);
     } else {
         for step in &STEPS[version as usize..] {
-            conn.execute_batch(step).map_err(super::sqlite::map_err)?;
+            conn.execute_batch(step).map_err(super::map_err)?;
         }
         Migration::Migrated { from: version }
     };
     conn.execute_batch(&format!(
         "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {LATEST};"
     ))
-    .map_err(super::sqlite::map_err)?;
+    .map_err(super::map_err)?;
     Ok(outcome)
 }
 
 fn versions(conn: &Connection) -> Result<(i64, i64)> {
     let v: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(super::sqlite::map_err)?;
+        .map_err(super::map_err)?;
     let a: i64 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
-        .map_err(super::sqlite::map_err)?;
+        .map_err(super::map_err)?;
     Ok((v, a))
 }
 
@@ -129,12 +128,12 @@ fn check_version(version: i64, app_id: i64) -> Result<()> {
 /// (for tests of migration).
 pub fn create_at_version(conn: &Connection, target: i64) -> Result<()> {
     conn.execute_batch("BEGIN IMMEDIATE")
-        .map_err(super::sqlite::map_err)?;
+        .map_err(super::map_err)?;
     for step in &STEPS[..target as usize] {
-        conn.execute_batch(step).map_err(super::sqlite::map_err)?;
+        conn.execute_batch(step).map_err(super::map_err)?;
     }
     conn.execute_batch(&format!(
         "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {target}; COMMIT;"
     ))
-    .map_err(super::sqlite::map_err)
+    .map_err(super::map_err)
 }

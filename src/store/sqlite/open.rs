@@ -26,9 +26,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rusqlite::{Connection, OpenFlags, ffi};
 
-use super::error::StoreError;
-use super::fsfacts::{self, sidecar};
-use super::sqlite::OpenOptions;
+use super::OpenOptions;
+use crate::store::error::StoreError;
+use crate::store::fsfacts::{self, sidecar};
 
 /// How SQLite is to open a file.
 pub(super) struct Plan {
@@ -114,7 +114,7 @@ pub(super) fn plan(path: &Path, opts: &OpenOptions) -> Result<Plan, StoreError> 
         }
     }
     if !opts.allow_network_fs && std::env::var_os("CASELOAD_ALLOW_NETWORK_FS").is_none() {
-        super::location::check_local_fs(&dir).map_err(StoreError::Unusable)?;
+        crate::store::location::check_local_fs(&dir).map_err(StoreError::Unusable)?;
     }
     let Some(meta) = meta else {
         return Ok(Plan::writer(path));
@@ -169,15 +169,15 @@ pub(crate) fn inspect(path: &Path, allow_network_fs: bool) -> Result<Connection,
     };
     guard_shared_memory();
     let conn = Connection::open_with_flags(&plan.target, flags)
-        .map_err(|e| explain(path, Facts::of_error(&e), super::sqlite::map_err(e)))?;
+        .map_err(|e| explain(path, Facts::of_error(&e), super::map_err(e)))?;
     conn.busy_timeout(std::time::Duration::from_secs(10))
-        .map_err(super::sqlite::map_err)?;
+        .map_err(super::map_err)?;
     Ok(conn)
 }
 
 /// Explains a failed statement on an inspection connection.
 pub(crate) fn explain_query(path: &Path, conn: &Connection, e: rusqlite::Error) -> StoreError {
-    explain(path, Facts::of(conn), super::sqlite::map_err(e))
+    explain(path, Facts::of(conn), super::map_err(e))
 }
 
 /// A user who may not write the file must not create its -wal or -shm: files they own

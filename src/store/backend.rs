@@ -1,0 +1,260 @@
+//! What a database backend provides — write transactions over [`Tx`] and its own reads —
+//! and the one [`Store`] implementation over it: every write operation is the same
+//! backend-neutral code of [`super::ops`] on both SQLite and PostgreSQL.
+
+use std::path::Path;
+
+use super::error::{Result, StoreError};
+use super::ops::{self, HolderOp, Tx};
+use super::{Added, Applied, ListFilter, LostLock, Stats, Store, TakeNext};
+use crate::domain::queue::validate_queue_name;
+use crate::domain::user::validate_user_name;
+use crate::domain::{
+    Actor, Event, Item, ItemState, Millis, NewItem, QueueSettings, QueueUpdate, Role,
+};
+
+/// A database backend. Implementing this gives a [`Store`].
+pub trait Backend: Send {
+    /// Who is acting.
+    fn actor(&self) -> &Actor;
+    /// Now, by the clock that decides expiry.
+    fn now(&mut self) -> Result<Millis>;
+    /// A value that changes whenever anybody commits a change.
+    fn change_marker(&mut self) -> Result<u64>;
+    /// False when every change is refused up front (a read-only SQLite file).
+    fn writable(&self) -> bool {
+        true
+    }
+    /// Runs `f` in one write transaction: committed when it returns `Ok`, rolled back
+    /// otherwise. A backend may run `f` again after a deadlock; `f` must not keep state
+    /// across runs other than its result.
+    fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()>;
+
+    fn item(&mut self, id: i64) -> Result<Item>;
+    fn history(&mut self, id: i64) -> Result<Vec<Event>>;
+    fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>>;
+    fn count(&mut self, filter: &ListFilter) -> Result<u64>;
+    fn queues(&mut self) -> Result<Vec<QueueSettings>>;
+    fn queue(&mut self, name: &str) -> Result<QueueSettings>;
+    fn role(&mut self, user: &str) -> Result<Role>;
+    fn stats(&mut self) -> Result<Stats>;
+    fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>>;
+    fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>>;
+    fn lost_locks(&mut self, user: &str, since: Millis) -> Result<Vec<LostLock>>;
+    fn check(&mut self) -> Result<Vec<String>>;
+    fn backup(&mut self, dest: &Path) -> Result<()>;
+    fn export(
+        &mut self,
+        state: Option<ItemState>,
+        each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
+    ) -> Result<u64>;
+}
+
+/// Runs `f` in one write transaction of `b` and returns what it gave.
+fn write<B: Backend, T>(b: &mut B, mut f: impl FnMut(&mut dyn Tx) -> Result<T>) -> Result<T> {
+    let mut out = None;
+    b.transact(&mut |tx| {
+        out = Some(f(tx)?);
+        Ok(())
+    })?;
+    out.ok_or_else(|| StoreError::Database("the transaction gave no result".into()))
+}
+
+/// A holder's write, checked before the transaction starts.
+fn holder<B: Backend>(b: &mut B, id: i64, token: i64, op: HolderOp<'_>) -> Result<Applied> {
+    let w = op.plan(token)?;
+    write(b, |tx| ops::holder_write(tx, id, token, op, &w))
+}
+
+fn invalid(e: crate::domain::ValidationError) -> StoreError {
+    StoreError::Invalid(e.message)
+}
+
+impl<B: Backend> Store for B {
+    fn actor(&self) -> &Actor {
+        Backend::actor(self)
+    }
+
+    fn now(&mut self) -> Result<Millis> {
+        Backend::now(self)
+    }
+
+    fn change_marker(&mut self) -> Result<u64> {
+        Backend::change_marker(self)
+    }
+
+    fn add(&mut self, item: &NewItem) -> Result<Added> {
+        item.validate().map_err(invalid)?;
+        let added = write(self, |tx| ops::add_items(tx, std::slice::from_ref(item)))?;
+        added
+            .into_iter()
+            .next()
+            .ok_or_else(|| StoreError::Database("the item was not added".into()))
+    }
+
+    fn add_batch(&mut self, items: &[NewItem]) -> Result<usize> {
+        for it in items {
+            it.validate().map_err(invalid)?;
+        }
+        let added = write(self, |tx| ops::add_items(tx, items))?;
+        Ok(added.iter().filter(|a| a.created).count())
+    }
+
+    fn take_next(&mut self, opts: &TakeNext) -> Result<Item> {
+        write(self, |tx| ops::take_next(tx, opts))
+    }
+
+    fn take(&mut self, id: i64) -> Result<Item> {
+        write(self, |tx| ops::take(tx, id))
+    }
+
+    fn renew(&mut self, id: i64, token: i64) -> Result<Item> {
+        holder(self, id, token, HolderOp::Renew)?;
+        Backend::item(self, id)
+    }
+
+    fn release(&mut self, id: i64, token: i64) -> Result<Applied> {
+        holder(self, id, token, HolderOp::Release)
+    }
+
+    fn skip(&mut self, id: i64, token: i64) -> Result<Applied> {
+        holder(self, id, token, HolderOp::Skip)
+    }
+
+    fn save_notes(&mut self, id: i64, token: i64, notes: &str) -> Result<()> {
+        holder(self, id, token, HolderOp::SaveNotes(notes)).map(|_| ())
+    }
+
+    fn complete(&mut self, id: i64, token: i64, result: Option<&str>) -> Result<Applied> {
+        holder(self, id, token, HolderOp::Complete(result))
+    }
+
+    fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<Applied> {
+        holder(self, id, token, HolderOp::Fail(reason))
+    }
+
+    fn comment(&mut self, id: i64, text: &str) -> Result<()> {
+        ops::check_comment(text)?;
+        write(self, |tx| ops::comment(tx, id, text))
+    }
+
+    fn reap(&mut self) -> Result<usize> {
+        const BATCH: usize = 500;
+        let mut total = 0;
+        loop {
+            // Short transactions: others keep claiming between them.
+            let n = write(self, |tx| tx.reap(BATCH))?;
+            total += n;
+            if n < BATCH {
+                return Ok(total);
+            }
+        }
+    }
+
+    fn unlock(&mut self, id: i64, token: Option<i64>, reason: &str) -> Result<()> {
+        let reason = ops::required_reason(reason)?;
+        write(self, |tx| ops::unlock(tx, id, token, reason))
+    }
+
+    fn unlock_many(&mut self, locks: &[(i64, i64)], reason: &str) -> Result<usize> {
+        let reason = ops::required_reason(reason)?;
+        write(self, |tx| ops::unlock_many(tx, locks, reason))
+    }
+
+    fn reassign(&mut self, id: i64, token: Option<i64>, to: &str, reason: &str) -> Result<Item> {
+        let reason = ops::required_reason(reason)?;
+        validate_user_name(to).map_err(|m| StoreError::Invalid(format!("--to: {m}")))?;
+        write(self, |tx| ops::reassign(tx, id, token, to, reason))
+    }
+
+    fn requeue(&mut self, id: i64) -> Result<()> {
+        write(self, |tx| ops::requeue(tx, id))
+    }
+
+    fn cancel(&mut self, id: i64, reason: &str) -> Result<()> {
+        let reason = ops::required_reason(reason)?;
+        write(self, |tx| ops::cancel(tx, id, reason))
+    }
+
+    fn set_queue(
+        &mut self,
+        name: &str,
+        update: &QueueUpdate,
+        create: bool,
+    ) -> Result<QueueSettings> {
+        validate_queue_name(name).map_err(StoreError::Invalid)?;
+        write(self, |tx| ops::set_queue(tx, name, update, create))
+    }
+
+    fn set_role(&mut self, user: &str, role: Role) -> Result<()> {
+        validate_user_name(user).map_err(StoreError::Invalid)?;
+        write(self, |tx| ops::set_role(tx, user, role))
+    }
+
+    fn item(&mut self, id: i64) -> Result<Item> {
+        Backend::item(self, id)
+    }
+
+    fn history(&mut self, id: i64) -> Result<Vec<Event>> {
+        Backend::history(self, id)
+    }
+
+    fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>> {
+        Backend::list(self, filter)
+    }
+
+    fn count(&mut self, filter: &ListFilter) -> Result<u64> {
+        Backend::count(self, filter)
+    }
+
+    fn queues(&mut self) -> Result<Vec<QueueSettings>> {
+        Backend::queues(self)
+    }
+
+    fn queue(&mut self, name: &str) -> Result<QueueSettings> {
+        Backend::queue(self, name)
+    }
+
+    fn role(&mut self, user: &str) -> Result<Role> {
+        Backend::role(self, user)
+    }
+
+    fn stats(&mut self) -> Result<Stats> {
+        Backend::stats(self)
+    }
+
+    fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
+        Backend::lock_started(self, ids)
+    }
+
+    fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>> {
+        Backend::events_by(self, actor, since)
+    }
+
+    fn lost_locks(&mut self, user: &str, since: Millis) -> Result<Vec<LostLock>> {
+        Backend::lost_locks(self, user, since)
+    }
+
+    fn touch_last_seen(&mut self) -> Result<Option<Millis>> {
+        if !self.writable() {
+            return Ok(None);
+        }
+        write(self, |tx| tx.swap_last_seen())
+    }
+
+    fn check(&mut self) -> Result<Vec<String>> {
+        Backend::check(self)
+    }
+
+    fn backup(&mut self, dest: &Path) -> Result<()> {
+        Backend::backup(self, dest)
+    }
+
+    fn export(
+        &mut self,
+        state: Option<ItemState>,
+        each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
+    ) -> Result<u64> {
+        Backend::export(self, state, each)
+    }
+}

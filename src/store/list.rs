@@ -1,0 +1,186 @@
+//! A list query — which items, in which order, which window of them — built once for
+//! both backends. Placeholders are numbered (`?1` on SQLite, `$1` on PostgreSQL); the
+//! window past the middle of a long list is read from the far end.
+
+use super::{ListFilter, StateFilter};
+use crate::domain::Millis;
+
+/// A query parameter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Param {
+    Int(i64),
+    Text(String),
+}
+
+/// The SQL words in which the two backends differ here.
+pub(crate) struct Dialect {
+    /// The `n`th placeholder (from 1).
+    pub placeholder: fn(usize) -> String,
+    /// Case-insensitive LIKE.
+    pub like: &'static str,
+}
+
+/// A list query's WHERE clause (empty when it has none), ORDER BY and parameters.
+pub(crate) struct ListSql {
+    pub where_: String,
+    pub order: &'static str,
+    pub params: Vec<Param>,
+    placeholder: fn(usize) -> String,
+}
+
+impl ListSql {
+    /// Adds a parameter; returns its placeholder.
+    pub(crate) fn push(&mut self, p: Param) -> String {
+        self.params.push(p);
+        (self.placeholder)(self.params.len())
+    }
+
+    /// The ORDER BY that reads `w` (reversed past the middle) and the placeholders of its
+    /// LIMIT and OFFSET.
+    pub(crate) fn window(&mut self, w: Window) -> (String, String, String) {
+        let order = if w.reversed {
+            reverse_order(self.order)
+        } else {
+            self.order.to_string()
+        };
+        let limit = self.push(Param::Int(w.limit as i64));
+        let offset = self.push(Param::Int(w.offset as i64));
+        (order, limit, offset)
+    }
+}
+
+/// Builds the query of a list filter at `now`.
+pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect) -> ListSql {
+    let mut q = ListSql {
+        where_: String::new(),
+        order: "",
+        params: Vec::new(),
+        placeholder: d.placeholder,
+    };
+    let mut conds: Vec<String> = Vec::new();
+    q.order = match f.state {
+        StateFilter::Open => {
+            conds.push("state = 'open'".into());
+            "priority DESC, created_at, id"
+        }
+        StateFilter::Locked => {
+            conds.push("lock_user IS NOT NULL".into());
+            "lock_time, id"
+        }
+        StateFilter::Expired => {
+            let p = q.push(Param::Int(now));
+            conds.push(format!(
+                "lock_user IS NOT NULL AND lock_time <= {p} - (SELECT qs.lock_seconds * 1000 \
+                 FROM queues qs WHERE qs.name = items.queue)"
+            ));
+            "lock_time, id"
+        }
+        StateFilter::Done | StateFilter::Failed | StateFilter::Cancelled => {
+            conds.push(format!("state = '{}'", f.state.as_str()));
+            "id DESC"
+        }
+        StateFilter::All => "id",
+    };
+    if let Some(queue) = &f.queue {
+        let p = q.push(Param::Text(queue.clone()));
+        conds.push(format!("queue = {p}"));
+    }
+    if let Some(h) = &f.holder {
+        let p = q.push(Param::Text(h.clone()));
+        conds.push(format!("lock_user = {p}"));
+    }
+    if let Some(t) = f.text.as_ref().filter(|t| !t.is_empty()) {
+        let escaped = t
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        let like = q.push(Param::Text(format!("%{escaped}%")));
+        let exact = q.push(Param::Text(t.trim_start_matches('#').to_string()));
+        let op = d.like;
+        conds.push(format!(
+            "(title {op} {like} ESCAPE '\\' OR body {op} {like} ESCAPE '\\' \
+             OR CAST(id AS TEXT) = {exact})"
+        ));
+    }
+    if !conds.is_empty() {
+        q.where_ = format!("WHERE {}", conds.join(" AND "));
+    }
+    q
+}
+
+/// When the filter's count is kept by triggers (no scan): `Some(state)`, the state being
+/// `None` for all states.
+pub(crate) fn kept_count(f: &ListFilter) -> Option<Option<&'static str>> {
+    let state = match f.state {
+        StateFilter::Open | StateFilter::Done | StateFilter::Failed | StateFilter::Cancelled => {
+            Some(f.state.as_str())
+        }
+        StateFilter::All => None,
+        StateFilter::Locked | StateFilter::Expired => return None,
+    };
+    (f.holder.is_none() && f.text.as_deref().is_none_or(str::is_empty)).then_some(state)
+}
+
+/// Which rows of the whole list a window reads, and from which end.
+///
+/// A window past the middle of a long list is read from the far end in reverse order, so
+/// that `G` and deep paging walk at most half the index. Knowing where the middle is needs
+/// the total, which is O(1) only for filters without holder or text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub offset: usize,
+    pub limit: usize,
+    /// Read in reverse order (then reverse the rows).
+    pub reversed: bool,
+}
+
+/// Offsets beyond this are worth a count to decide from which end to read.
+const DEEP_OFFSET: usize = 2_000;
+
+impl Window {
+    /// True when planning this filter's window needs the total.
+    pub(crate) fn wants_total(f: &ListFilter) -> bool {
+        f.offset > DEEP_OFFSET && f.holder.is_none() && f.text.is_none()
+    }
+
+    /// The window to read; `None` when it lies past the end.
+    pub(crate) fn plan(f: &ListFilter, total: Option<u64>) -> Option<Window> {
+        let limit = f.limit.max(1);
+        let front = Window {
+            offset: f.offset,
+            limit,
+            reversed: false,
+        };
+        let Some(total) = total.map(|t| t as usize) else {
+            return Some(front);
+        };
+        if f.offset >= total {
+            return None;
+        }
+        if f.offset * 2 <= total {
+            return Some(front);
+        }
+        let end = (f.offset + limit).min(total);
+        Some(Window {
+            offset: total - end,
+            limit: end - f.offset,
+            reversed: true,
+        })
+    }
+}
+
+/// The opposite of an ORDER BY list: `priority DESC, created_at, id` becomes
+/// `priority, created_at DESC, id DESC`.
+pub(crate) fn reverse_order(order: &str) -> String {
+    order
+        .split(',')
+        .map(|term| {
+            let term = term.trim();
+            match term.strip_suffix(" DESC") {
+                Some(col) => col.to_string(),
+                None => format!("{term} DESC"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,162 @@
+//! A holder's fenced writes (renew, release, skip, save notes, complete, fail): each one
+//! UPDATE conditional on `(id, lock_user, lock_token)` with its event. When the fence
+//! does not hold, the holder is told why in their terms — or, when the very same write
+//! (same op, same token, same value) was applied before and only its answer was lost, it
+//! is acknowledged again instead of refused.
+
+use serde_json::json;
+
+use super::{ItemWrite, Tx, found, not_open};
+use crate::domain::item::check_text;
+use crate::domain::{EventKind, Item, ItemState, LockLoss, NoLock};
+use crate::store::Applied;
+use crate::store::error::{Result, StoreError};
+use crate::store::sql::{FENCE_HOLDER, SET_COMPLETE, SET_FAIL, SET_NOTES, SET_RELEASE, SET_RENEW};
+
+/// A holder's write.
+#[derive(Debug, Clone, Copy)]
+pub enum HolderOp<'a> {
+    Renew,
+    Release,
+    Skip,
+    SaveNotes(&'a str),
+    Complete(Option<&'a str>),
+    Fail(&'a str),
+}
+
+impl<'a> HolderOp<'a> {
+    /// Checks the op's text and describes the write.
+    pub fn plan(self, token: i64) -> Result<ItemWrite<'a>> {
+        let invalid = |e: crate::domain::ValidationError| StoreError::Invalid(e.message);
+        let write = |set, value, kind, detail| ItemWrite {
+            set,
+            fence: FENCE_HOLDER,
+            value,
+            kind,
+            detail,
+        };
+        Ok(match self {
+            HolderOp::Renew => write(SET_RENEW, None, EventKind::Renewed, json!({"token": token})),
+            HolderOp::Release => write(
+                SET_RELEASE,
+                None,
+                EventKind::Released,
+                json!({"token": token}),
+            ),
+            HolderOp::Skip => write(
+                SET_RELEASE,
+                None,
+                EventKind::Skipped,
+                json!({"token": token}),
+            ),
+            HolderOp::SaveNotes(notes) => {
+                check_text("notes", notes).map_err(invalid)?;
+                let detail = json!({"token": token, "notes_chars": notes.chars().count()});
+                write(SET_NOTES, Some(notes), EventKind::Noted, detail)
+            }
+            HolderOp::Complete(result) => {
+                if let Some(r) = result {
+                    check_text("result", r).map_err(invalid)?;
+                }
+                let detail = json!({"token": token, "result": result});
+                write(SET_COMPLETE, result, EventKind::Completed, detail)
+            }
+            HolderOp::Fail(reason) => {
+                let reason = reason.trim();
+                if reason.is_empty() {
+                    return Err(StoreError::Invalid(
+                        "a reason is required to fail an item".into(),
+                    ));
+                }
+                check_text("reason", reason).map_err(invalid)?;
+                let detail = json!({"token": token, "reason": reason});
+                write(SET_FAIL, Some(reason), EventKind::Failed, detail)
+            }
+        })
+    }
+
+    /// True for the writes that end the holder's lock: applied once, a retry of the same
+    /// write finds the lock gone and is acknowledged as already done.
+    fn ends_lock(self) -> bool {
+        !matches!(self, HolderOp::Renew | HolderOp::SaveNotes(_))
+    }
+}
+
+/// Applies a holder's write (checked by [`HolderOp::plan`]) under `token`.
+pub(crate) fn holder_write(
+    tx: &mut dyn Tx,
+    id: i64,
+    token: i64,
+    op: HolderOp<'_>,
+    w: &ItemWrite<'_>,
+) -> Result<Applied> {
+    if tx.write_item(id, token, w)? {
+        return Ok(Applied::Now);
+    }
+    if op.ends_lock() && done_before(tx, id, w)? {
+        return Ok(Applied::Already);
+    }
+    Err(explain_loss(tx, id, token)?)
+}
+
+/// True when this holder already applied this very write (same kind, same token, same
+/// value: its event's detail is the same).
+fn done_before(tx: &mut dyn Tx, id: i64, w: &ItemWrite<'_>) -> Result<bool> {
+    let me = tx.actor().name.clone();
+    Ok(tx
+        .last_event(id, &[w.kind], Some(&me))?
+        .is_some_and(|e| e.detail == w.detail))
+}
+
+/// Why a fenced holder write changed nothing, in the holder's terms.
+fn explain_loss(tx: &mut dyn Tx, id: i64, token: i64) -> Result<StoreError> {
+    let item: Item = found(id, tx.item(id)?)?;
+    if item.state != ItemState::Open {
+        return Ok(not_open(&item));
+    }
+    let me = tx.actor().name.clone();
+    let why = match &item.lock_user {
+        Some(holder) if *holder == me => NoLock::OtherToken {
+            given: token,
+            current: item.lock_token,
+        },
+        holder => match tx.last_event(id, EventKind::CHANGES_LOCK, None)? {
+            Some(e) => LockLoss::from_event(&e).map_or(NoLock::NotHeld, NoLock::Lost),
+            None => holder.clone().map_or(NoLock::NotHeld, NoLock::HeldBy),
+        },
+    };
+    Ok(StoreError::LockLost { id, why })
+}
+
+/// A supervisor's or holder's reason: required, trimmed, checked like any text.
+pub(crate) fn required_reason(reason: &str) -> Result<&str> {
+    let r = reason.trim();
+    if r.is_empty() {
+        return Err(StoreError::Invalid("a reason is required".into()));
+    }
+    check_text("reason", r).map_err(|e| StoreError::Invalid(e.message))?;
+    Ok(r)
+}
+
+/// A comment on an item's history: not empty, checked like any text.
+pub(crate) fn check_comment(text: &str) -> Result<()> {
+    if text.trim().is_empty() {
+        return Err(StoreError::Invalid("the comment is empty".into()));
+    }
+    check_text("comment", text).map_err(|e| StoreError::Invalid(e.message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failing_needs_a_reason_and_text_is_checked() {
+        assert!(HolderOp::Fail("  ").plan(1).is_err());
+        assert!(HolderOp::SaveNotes("a\0b").plan(1).is_err());
+        let w = HolderOp::Fail(" no answer ").plan(3).unwrap();
+        assert_eq!(w.value, Some("no answer"));
+        assert_eq!(w.detail["token"], 3);
+        assert_eq!(HolderOp::Skip.plan(1).unwrap().kind, EventKind::Skipped);
+    }
+}

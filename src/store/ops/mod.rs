@@ -1,0 +1,180 @@
+//! The lock protocol's operations, written once for both backends over [`Tx`]: the
+//! primitives one write transaction offers. A backend implements the primitives with its
+//! own SQL (PostgreSQL folds some into one-round-trip statements); the rules — what may be
+//! taken, in which order refusals are given, how a lost lock is explained, which event
+//! each change writes — live here.
+
+mod holder;
+mod supervise;
+mod take;
+
+pub use holder::HolderOp;
+pub(crate) use holder::{check_comment, holder_write, required_reason};
+pub(crate) use supervise::{cancel, reassign, requeue, set_queue, set_role, unlock, unlock_many};
+pub use take::PassedOver;
+pub(crate) use take::{take, take_next};
+
+use serde_json::{Value, json};
+
+use super::error::{Result, StoreError};
+use super::{Added, TakeNext};
+use crate::domain::{
+    Actor, Event, EventKind, Item, ItemState, Millis, NewItem, QueueSettings, Role,
+};
+
+/// One write to an item: a SET clause applied where `id` matches and the fence holds,
+/// and the event it writes in the same transaction. The SQL fragments come from
+/// [`crate::store::sql`]; `:now`, `:me`, `:value` and `:token` are bound by the backend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemWrite<'a> {
+    pub set: &'static str,
+    pub fence: &'static str,
+    pub value: Option<&'a str>,
+    pub kind: EventKind,
+    pub detail: Value,
+}
+
+/// What every write transaction knows: its time, read once after the write lock is held
+/// (SQLite) or at `BEGIN` from the server's clock (PostgreSQL), and who acts.
+#[derive(Debug, Clone, Copy)]
+pub struct TxCtx<'a> {
+    pub now: Millis,
+    pub actor: &'a Actor,
+}
+
+/// An item take-next may claim: its id and its current (expired) holder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claimable {
+    pub id: i64,
+    pub holder: Option<String>,
+}
+
+/// The primitives of one write transaction.
+pub trait Tx {
+    /// The transaction's time and actor.
+    fn ctx(&self) -> TxCtx<'_>;
+    /// The transaction's time.
+    fn now(&self) -> Millis {
+        self.ctx().now
+    }
+    /// Who is acting.
+    fn actor(&self) -> &Actor {
+        self.ctx().actor
+    }
+
+    /// One item, as stored.
+    fn item(&mut self, id: i64) -> Result<Option<Item>>;
+    /// One item, its row held until the transaction ends (PostgreSQL `FOR UPDATE`; on
+    /// SQLite the write lock already holds everything).
+    fn item_for_update(&mut self, id: i64) -> Result<Option<Item>>;
+    /// One queue's settings.
+    fn queue(&mut self, name: &str) -> Result<Option<QueueSettings>>;
+    /// Every queue's settings, by name.
+    fn queues(&mut self) -> Result<Vec<QueueSettings>>;
+    /// A user's role (staff when unknown).
+    fn role_of(&mut self, user: &str) -> Result<Role>;
+    /// How many supervisors there are besides `user`; on PostgreSQL their rows are held,
+    /// so two supervisors demoting themselves at once cannot leave none.
+    fn supervisors_besides(&mut self, user: &str) -> Result<i64>;
+    /// How many items the actor holds in `queue`, not counting item `except`.
+    fn held_count(&mut self, queue: &str, except: i64) -> Result<i64>;
+    /// True when `queue` has an open item that is free or whose lock has expired, other
+    /// than those in `skip` (whatever its pause or the actor's limit).
+    fn has_takeable(&mut self, queue: &QueueSettings, skip: &[i64]) -> Result<bool>;
+    /// The item's latest event of one of the kinds `of` (by `by` when given).
+    fn last_event(&mut self, id: i64, of: &[EventKind], by: Option<&str>) -> Result<Option<Event>>;
+
+    /// Serialises the actor's claims in a WIP-limited `queue` until the transaction ends
+    /// (PostgreSQL: an advisory lock; SQLite: the write lock already does).
+    fn serialise_claims(&mut self, queue: &str) -> Result<()>;
+    /// The first item the actor may take, in take order, within `next`'s queue (all when
+    /// none) and other than its skipped ones. Items whose columns cannot be read are
+    /// stepped past and added to `passed` (SQLite: text another program stored;
+    /// PostgreSQL checks every text it stores). PostgreSQL holds the row and skips rows
+    /// others are writing.
+    fn candidate(&mut self, next: &TakeNext, passed: &mut PassedOver) -> Result<Option<Claimable>>;
+    /// The claim: one conditional UPDATE (open, free or expired, queue not paused, within
+    /// the WIP limit) and its event (`locked`, or `taken_over` naming `prev_holder`).
+    /// `None` when the condition does not hold.
+    fn claim(&mut self, id: i64, prev_holder: Option<&str>) -> Result<Option<Item>>;
+    /// Applies `w` to item `id` where its fence holds for `token`, with its event; false
+    /// when the fence did not hold (nothing written).
+    fn write_item(&mut self, id: i64, token: i64, w: &ItemWrite<'_>) -> Result<bool>;
+    /// Appends an event.
+    fn insert_event(&mut self, id: i64, kind: EventKind, detail: &Value) -> Result<()>;
+    /// Creates the queue row on first use, with the default settings.
+    fn ensure_queue(&mut self, name: &str) -> Result<()>;
+    /// Inserts an item (its queue exists) with its `created` event; a known request id
+    /// gives the existing item instead.
+    fn insert_item(&mut self, item: &NewItem) -> Result<Added>;
+    /// Writes a queue's settings (creating the row).
+    fn put_queue(&mut self, q: &QueueSettings) -> Result<()>;
+    /// Writes a user's role (creating the row).
+    fn put_role(&mut self, user: &str, role: Role) -> Result<()>;
+    /// Records the actor as seen now; returns when they were seen before.
+    fn swap_last_seen(&mut self) -> Result<Option<Millis>>;
+    /// Releases up to `limit` expired locks, each with its `expired` event naming the
+    /// holder; returns how many.
+    fn reap(&mut self, limit: usize) -> Result<usize>;
+}
+
+/// The item, or `NotFound`; an item whose state or lock cannot be read is refused (see
+/// [`crate::store::rows`]).
+pub(crate) fn found(id: i64, item: Option<Item>) -> Result<Item> {
+    crate::store::rows::ruled(item.ok_or(StoreError::NotFound(id))?)
+}
+
+/// The item held for this transaction; it must still be open (else `NotOpen`, naming
+/// who finished it).
+pub(crate) fn open_item_for_update(tx: &mut dyn Tx, id: i64) -> Result<Item> {
+    let item = found(id, tx.item_for_update(id)?)?;
+    if item.state != ItemState::Open {
+        return Err(not_open(&item));
+    }
+    Ok(item)
+}
+
+fn not_open(item: &Item) -> StoreError {
+    StoreError::NotOpen {
+        id: item.id,
+        state: item.state,
+        by: item.finished_by.clone(),
+    }
+}
+
+/// A queue's settings, or `UnknownQueue` naming the known ones.
+pub(crate) fn known_queue(tx: &mut dyn Tx, name: &str) -> Result<QueueSettings> {
+    match tx.queue(name)? {
+        Some(q) => Ok(q),
+        None => Err(StoreError::UnknownQueue {
+            name: name.to_string(),
+            known: tx.queues()?.into_iter().map(|q| q.name).collect(),
+        }),
+    }
+}
+
+/// Refuses staff.
+pub(crate) fn require_supervisor(tx: &mut dyn Tx, action: &str) -> Result<()> {
+    let me = tx.actor().name.clone();
+    match tx.role_of(&me)? {
+        Role::Supervisor => Ok(()),
+        Role::Staff => Err(StoreError::SupervisorOnly(format!(
+            "{me} is staff and may not {action}"
+        ))),
+    }
+}
+
+/// Adds checked items, each queue created on first use; returns what each became.
+pub(crate) fn add_items(tx: &mut dyn Tx, items: &[NewItem]) -> Result<Vec<Added>> {
+    let queues: std::collections::BTreeSet<&str> = items.iter().map(|i| i.queue.as_str()).collect();
+    for q in queues {
+        tx.ensure_queue(q)?;
+    }
+    items.iter().map(|it| tx.insert_item(it)).collect()
+}
+
+/// A comment on an item's history (no lock needed).
+pub(crate) fn comment(tx: &mut dyn Tx, id: i64, text: &str) -> Result<()> {
+    found(id, tx.item(id)?)?;
+    tx.insert_event(id, EventKind::Noted, &json!({"comment": text}))
+}

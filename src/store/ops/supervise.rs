@@ -1,0 +1,170 @@
+//! Supervisors' writes: unlock, reassign, requeue, cancel, queue settings and roles. Each
+//! is refused to staff, fenced by the lock token read under the write lock (or by the one
+//! the supervisor saw, when given), and writes one event naming the supervisor and the
+//! reason.
+
+use serde_json::json;
+
+use super::{ItemWrite, Tx, found, known_queue, open_item_for_update, require_supervisor};
+use crate::domain::{EventKind, Item, ItemState, QueueSettings, QueueUpdate, Role};
+use crate::store::error::{Result, StoreError};
+use crate::store::sql::{FENCE_TOKEN, SET_CANCEL, SET_REASSIGN, SET_RELEASE, SET_REQUEUE};
+
+/// A supervisor's write fenced by the token read under the write lock: it cannot fail.
+fn write_under_lock(tx: &mut dyn Tx, item: &Item, w: &ItemWrite<'_>) -> Result<()> {
+    if tx.write_item(item.id, item.lock_token, w)? {
+        Ok(())
+    } else {
+        Err(StoreError::Database(format!(
+            "#{} changed while it was held for this change; nothing done",
+            item.id
+        )))
+    }
+}
+
+/// Refuses when the lock is not the one the supervisor saw (`expected`, when given).
+fn check_expected(item: &Item, expected: Option<i64>) -> Result<()> {
+    match expected {
+        Some(token) if item.lock_user.is_none() || item.lock_token != token => {
+            Err(StoreError::LockChanged {
+                id: item.id,
+                holder: item.lock_user.clone(),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Returns a held item to the pool.
+pub(crate) fn unlock(tx: &mut dyn Tx, id: i64, expected: Option<i64>, reason: &str) -> Result<()> {
+    require_supervisor(tx, "unlock items")?;
+    let cur = found(id, tx.item_for_update(id)?)?;
+    check_expected(&cur, expected)?;
+    let Some(holder) = &cur.lock_user else {
+        return Err(StoreError::Invalid(format!("#{id} is not locked")));
+    };
+    let w = unlock_write(holder, reason, cur.lock_token, false);
+    write_under_lock(tx, &cur, &w)
+}
+
+fn unlock_write<'a>(holder: &str, reason: &str, token: i64, bulk: bool) -> ItemWrite<'a> {
+    let mut detail = json!({"from": holder, "reason": reason, "token": token});
+    if bulk {
+        detail["bulk"] = json!(true);
+    }
+    ItemWrite {
+        set: SET_RELEASE,
+        fence: FENCE_TOKEN,
+        value: None,
+        kind: EventKind::Unlocked,
+        detail,
+    }
+}
+
+/// Returns many held items to the pool; each `(id, token)` as the supervisor saw it. A
+/// lock that changed since (taken over, finished, released) is left alone.
+pub(crate) fn unlock_many(tx: &mut dyn Tx, locks: &[(i64, i64)], reason: &str) -> Result<usize> {
+    require_supervisor(tx, "unlock items")?;
+    let mut n = 0;
+    for &(id, token) in locks {
+        let Some(cur) = tx.item_for_update(id)? else {
+            continue;
+        };
+        let Some(holder) = cur.lock_user.as_deref().filter(|_| cur.lock_token == token) else {
+            continue;
+        };
+        let w = unlock_write(holder, reason, token, locks.len() > 1);
+        write_under_lock(tx, &cur, &w)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Gives the item's lock to `to` (a new acquisition: a new token).
+pub(crate) fn reassign(
+    tx: &mut dyn Tx,
+    id: i64,
+    expected: Option<i64>,
+    to: &str,
+    reason: &str,
+) -> Result<Item> {
+    require_supervisor(tx, "reassign items")?;
+    let cur = open_item_for_update(tx, id)?;
+    check_expected(&cur, expected)?;
+    let w = ItemWrite {
+        set: SET_REASSIGN,
+        fence: FENCE_TOKEN,
+        value: Some(to),
+        kind: EventKind::Reassigned,
+        detail: json!({"from": cur.lock_user, "to": to, "reason": reason,
+                       "token": cur.lock_token + 1}),
+    };
+    write_under_lock(tx, &cur, &w)?;
+    found(id, tx.item(id)?)
+}
+
+/// Reopens a failed or cancelled item.
+pub(crate) fn requeue(tx: &mut dyn Tx, id: i64) -> Result<()> {
+    require_supervisor(tx, "requeue items")?;
+    let cur = found(id, tx.item_for_update(id)?)?;
+    if !matches!(cur.state, ItemState::Failed | ItemState::Cancelled) {
+        return Err(StoreError::Invalid(format!(
+            "#{id} is {}; only failed or cancelled items can be requeued",
+            cur.state.as_str()
+        )));
+    }
+    let w = ItemWrite {
+        set: SET_REQUEUE,
+        fence: FENCE_TOKEN,
+        value: None,
+        kind: EventKind::Requeued,
+        detail: json!({"was": cur.state.as_str(), "error": cur.error}),
+    };
+    write_under_lock(tx, &cur, &w)
+}
+
+/// Cancels an open item (held or not).
+pub(crate) fn cancel(tx: &mut dyn Tx, id: i64, reason: &str) -> Result<()> {
+    require_supervisor(tx, "cancel items")?;
+    let cur = open_item_for_update(tx, id)?;
+    let w = ItemWrite {
+        set: SET_CANCEL,
+        fence: FENCE_TOKEN,
+        value: Some(reason),
+        kind: EventKind::Cancelled,
+        detail: json!({"from": cur.lock_user, "reason": reason}),
+    };
+    write_under_lock(tx, &cur, &w)
+}
+
+/// Changes a queue's settings (creating the queue when `create`).
+pub(crate) fn set_queue(
+    tx: &mut dyn Tx,
+    name: &str,
+    update: &QueueUpdate,
+    create: bool,
+) -> Result<QueueSettings> {
+    require_supervisor(tx, "change queue settings")?;
+    let cur = match tx.queue(name)? {
+        Some(q) => q,
+        None if create => QueueSettings::new(name),
+        None => known_queue(tx, name)?,
+    };
+    let next = update.apply(&cur).map_err(StoreError::Invalid)?;
+    tx.put_queue(&next)?;
+    tracing::info!(queue = %name, by = %tx.actor().name, ?next, "queue settings changed");
+    Ok(next)
+}
+
+/// Sets a user's role; the last supervisor cannot step down.
+pub(crate) fn set_role(tx: &mut dyn Tx, user: &str, role: Role) -> Result<()> {
+    require_supervisor(tx, "change roles")?;
+    if role == Role::Staff && user == tx.actor().name && tx.supervisors_besides(user)? == 0 {
+        return Err(StoreError::Invalid(
+            "you are the last supervisor; make someone else supervisor first".into(),
+        ));
+    }
+    tx.put_role(user, role)?;
+    tracing::info!(user = %user, role = role.as_str(), by = %tx.actor().name, "role changed");
+    Ok(())
+}

@@ -1,0 +1,196 @@
+//! Taking work: one chosen item, or the next in take order. Each refusal has one answer,
+//! decided here in a fixed order (pinned, with exact errors and exit codes, by
+//! tests/refusals.rs on both backends).
+//!
+//! `take(id)`:
+//! 1. no such item: `NotFound` (exit 1);
+//! 2. done, failed or cancelled: `NotOpen`, naming who finished it (exit 3);
+//! 3. the caller's own lock, live or expired but not taken over: renewed and returned;
+//! 4. someone else's live lock: `HeldByOther` (exit 3);
+//! 5. its queue paused: `Paused` (exit 4);
+//! 6. the caller's limit per user in that queue reached: `WipLimit` (exit 4);
+//! 7. otherwise it is claimed (an expired lock is taken over, naming the old holder).
+//!
+//! `take_next` (queue filter `Q` or none):
+//! 1. `Q` unknown: `UnknownQueue`; `Q` paused: `Paused`;
+//! 2. the first takeable item in take order is claimed;
+//! 3. else, when a running queue in scope has takeable items but the caller's limit
+//!    there is reached: `WipLimit`;
+//! 4. else, when paused queues in scope have takeable items: `Paused`, naming them;
+//! 5. else `NothingToClaim`: "no free items in queue 'Q'" or "… in any open queue".
+
+use super::{HolderOp, Tx, found, holder_write, known_queue, not_open};
+use crate::domain::{Item, ItemState, QueueSettings};
+use crate::store::TakeNext;
+use crate::store::error::{Result, StoreError};
+
+/// Takes one chosen item (see the module's table).
+pub(crate) fn take(tx: &mut dyn Tx, id: i64) -> Result<Item> {
+    let me = tx.actor().name.clone();
+    let now = tx.now();
+    // A claim refused after every check passed means a queue's settings changed in
+    // between (PostgreSQL); the checks are then made again.
+    for _ in 0..3 {
+        let cur = found(id, tx.item_for_update(id)?)?;
+        if cur.state != ItemState::Open {
+            return Err(not_open(&cur));
+        }
+        if cur.is_held_by(&me) {
+            let renew = HolderOp::Renew;
+            holder_write(tx, id, cur.lock_token, renew, &renew.plan(cur.lock_token)?)?;
+            return found(id, tx.item(id)?);
+        }
+        let q = known_queue(tx, &cur.queue)?;
+        if let Some(lock) = cur.lock()
+            && !lock.is_expired(&q, now)
+        {
+            return Err(StoreError::HeldByOther {
+                id,
+                holder: lock.user,
+                since: lock.time,
+            });
+        }
+        if q.paused {
+            return Err(StoreError::Paused {
+                queues: vec![q.name],
+            });
+        }
+        if let Some(max) = q.max_per_user {
+            tx.serialise_claims(&q.name)?;
+            let held = tx.held_count(&q.name, id)?;
+            if held >= max {
+                return Err(StoreError::WipLimit {
+                    queue: q.name,
+                    held,
+                });
+            }
+        }
+        if let Some(item) = tx.claim(id, cur.lock_user.as_deref())? {
+            return Ok(item);
+        }
+    }
+    Err(StoreError::Busy(format!(
+        "#{id} could not be taken: its queue's settings kept changing; try again"
+    )))
+}
+
+/// Takes the next item in take order (see the module's table).
+pub(crate) fn take_next(tx: &mut dyn Tx, opts: &TakeNext) -> Result<Item> {
+    let scope = match &opts.queue {
+        Some(name) => {
+            let q = known_queue(tx, name)?;
+            if q.paused {
+                return Err(StoreError::Paused {
+                    queues: vec![q.name],
+                });
+            }
+            Some(q)
+        }
+        None => None,
+    };
+    let mut next = TakeNext {
+        queue: scope.as_ref().map(|q| q.name.clone()),
+        skip: opts.skip.clone(),
+    };
+    // A row another program or the disk spoiled is passed over, not fatal to everyone.
+    let mut passed = PassedOver::default();
+    loop {
+        let found = tx.candidate(&next, &mut passed)?;
+        passed.log();
+        let Some(c) = found else {
+            let why = explain_nothing(tx, scope.as_ref(), &next.skip)?;
+            return Err(passed.explain(why));
+        };
+        if let Some(item) = tx.claim(c.id, c.holder.as_deref())? {
+            return Ok(item);
+        }
+        // Only the WIP limit can refuse a candidate the transaction holds: the caller's
+        // own parallel claim filled it meanwhile (PostgreSQL). Look again; the next
+        // candidate search sees that claim and passes over the full queue.
+        next.skip.push(c.id);
+    }
+}
+
+/// The unreadable items take-next passed over: how many, and the first for messages.
+#[derive(Debug, Default)]
+pub struct PassedOver {
+    count: usize,
+    first: Option<Item>,
+    logged: usize,
+}
+
+impl PassedOver {
+    /// Notes an item whose columns cannot be read.
+    pub fn add(&mut self, item: Item) {
+        self.count += 1;
+        self.first.get_or_insert(item);
+    }
+
+    /// One log line per take, however many were passed over.
+    fn log(&mut self) {
+        if let Some(first) = &self.first
+            && self.count > self.logged
+        {
+            tracing::warn!(
+                count = self.count,
+                first = first.id,
+                problem = %first.unreadable_summary().unwrap_or_default(),
+                "take-next passed over unreadable items"
+            );
+            self.logged = self.count;
+        }
+    }
+
+    /// Why nothing could be taken, adding what was passed over.
+    fn explain(&self, why: StoreError) -> StoreError {
+        let Some(first) = &self.first else {
+            return why;
+        };
+        let also = format!(
+            "; passed over {} unreadable item(s), e.g. #{}: {} (see `caseload check`)",
+            self.count,
+            first.id,
+            first.unreadable_summary().unwrap_or_default()
+        );
+        match why {
+            StoreError::NothingToClaim(m) => StoreError::NothingToClaim(format!("{m}{also}")),
+            other => other,
+        }
+    }
+}
+
+/// Why the caller can take nothing from `scope` (one queue, or all).
+fn explain_nothing(
+    tx: &mut dyn Tx,
+    scope: Option<&QueueSettings>,
+    skip: &[i64],
+) -> Result<StoreError> {
+    let queues = match scope {
+        Some(q) => vec![q.clone()],
+        None => tx.queues()?,
+    };
+    let mut paused = Vec::new();
+    for q in &queues {
+        // A running queue without a limit would have given a candidate.
+        if q.paused {
+            if tx.has_takeable(q, skip)? {
+                paused.push(q.name.clone());
+            }
+        } else if let Some(max) = q.max_per_user {
+            let held = tx.held_count(&q.name, 0)?;
+            if held >= max && tx.has_takeable(q, skip)? {
+                return Ok(StoreError::WipLimit {
+                    queue: q.name.clone(),
+                    held,
+                });
+            }
+        }
+    }
+    if !paused.is_empty() {
+        return Ok(StoreError::Paused { queues: paused });
+    }
+    Ok(StoreError::NothingToClaim(match scope {
+        Some(q) => format!("no free items in queue '{}'", q.name),
+        None => "no free items in any open queue".into(),
+    }))
+}

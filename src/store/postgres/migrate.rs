@@ -1,0 +1,149 @@
+//! The PostgreSQL migrator: append-only steps recorded in `caseload_schema`, applied in
+//! one transaction under an advisory lock per schema, so that many programs starting at
+//! once migrate exactly once (the others wait for the lock and find it done).
+
+use super::open::{Conn, TxResult};
+use crate::domain::Actor;
+use crate::store::error::StoreError;
+
+/// The whole current schema (`schema.pg.sql`).
+pub const SCHEMA: &str = include_str!("../../../schema.pg.sql");
+
+/// Released steps, in order; step `i` takes a schema from version `i` to `i + 1`. Never
+/// edit one: append (and keep `schema.pg.sql` the whole current schema; a test checks
+/// that both roads give the same schema).
+pub const STEPS: &[&str] = &[include_str!("migrations/0001_base.sql")];
+
+/// The schema version this program writes.
+pub const LATEST: i64 = STEPS.len() as i64;
+
+/// Key of the advisory lock the migrator holds (per schema, see `migrate`).
+const MIGRATE_LOCK_CLASS: i32 = 0x4353_4C44; // "CSLD"
+
+/// The table that records which steps were applied (not part of any step).
+const VERSIONS_TABLE: &str = "CREATE TABLE caseload_schema (\
+     version     INTEGER PRIMARY KEY, \
+     applied_at  BIGINT NOT NULL, \
+     applied_by  TEXT NOT NULL)";
+
+/// Builds a schema at an older version by applying the first `target` released steps
+/// (tests of the migration road), on a connection whose search path names an empty
+/// schema.
+pub fn create_at_version(client: &mut postgres::Client, target: i64) -> Result<(), StoreError> {
+    let pg = |e: postgres::Error| super::open::map_err(&e);
+    let mut tx = client.transaction().map_err(pg)?;
+    tx.batch_execute(VERSIONS_TABLE).map_err(pg)?;
+    for (i, step) in STEPS.iter().take(target as usize).enumerate() {
+        tx.batch_execute(step).map_err(pg)?;
+        tx.execute(
+            "INSERT INTO caseload_schema (version, applied_at, applied_by) \
+             VALUES ($1::bigint::int, 0, 'create_at_version')",
+            &[&(i as i64 + 1)],
+        )
+        .map_err(pg)?;
+    }
+    tx.commit().map_err(pg)
+}
+
+/// Brings the schema up to date under an advisory lock held for one transaction; returns
+/// whether it created the schema. `creator` becomes the first supervisor of a new one.
+pub(super) fn migrate(c: &mut Conn, creator: &Actor) -> TxResult<bool> {
+    if let Some(v) = schema_version(c)?
+        && v == LATEST
+    {
+        return Ok(false);
+    }
+    c.client.batch_execute("BEGIN")?;
+    let out = migrate_locked(c, creator);
+    match out {
+        Ok(created) => {
+            c.client.batch_execute("COMMIT")?;
+            Ok(created)
+        }
+        Err(e) => {
+            let _ = c.client.batch_execute("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+fn migrate_locked(c: &mut Conn, creator: &Actor) -> TxResult<bool> {
+    // One lock per schema: programs on other schemas of the same database do not wait.
+    c.client.execute(
+        "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))",
+        &[&MIGRATE_LOCK_CLASS],
+    )?;
+    // Re-read under the lock: another program may have migrated meanwhile.
+    let version = schema_version(c)?;
+    let created = match version {
+        Some(v) if v == LATEST => return Ok(false),
+        Some(v) if v > LATEST => {
+            return Err(StoreError::Unusable(format!(
+                "this database was written by a newer caseload (schema version {v}; this \
+                 program knows up to {LATEST}); upgrade caseload"
+            ))
+            .into());
+        }
+        Some(v) => {
+            for (i, step) in STEPS.iter().enumerate().skip(v as usize) {
+                c.client.batch_execute(step)?;
+                record_version(c, i as i64 + 1, creator)?;
+            }
+            false
+        }
+        None => {
+            if table_exists(c, "items")? {
+                return Err(StoreError::Unusable(
+                    "this PostgreSQL schema has an items table but is not a caseload database"
+                        .into(),
+                )
+                .into());
+            }
+            c.client.batch_execute(VERSIONS_TABLE)?;
+            c.client.batch_execute(SCHEMA)?;
+            record_version(c, LATEST, creator)?;
+            let now = c.now()?;
+            c.client.execute(
+                "INSERT INTO users (name, role, last_seen) VALUES ($1, 'supervisor', $2)",
+                &[&creator.name, &now],
+            )?;
+            true
+        }
+    };
+    Ok(created)
+}
+
+fn record_version(c: &mut Conn, version: i64, by: &Actor) -> TxResult<()> {
+    let now = c.now()?;
+    c.client.execute(
+        "INSERT INTO caseload_schema (version, applied_at, applied_by) VALUES ($1::bigint::int, $2, $3)",
+        &[&version, &now, &by.name],
+    )?;
+    Ok(())
+}
+
+/// True when the current schema has a table `name`. An MVCC query over the catalog, not
+/// `to_regclass`: a program that waited for the migration lock must see the tables the
+/// first program just committed.
+fn table_exists(c: &mut Conn, name: &str) -> TxResult<bool> {
+    Ok(c.client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class k \
+             JOIN pg_catalog.pg_namespace n ON n.oid = k.relnamespace \
+             WHERE n.nspname = current_schema() AND k.relname = $1)",
+            &[&name],
+        )?
+        .get(0))
+}
+
+/// The schema version, or `None` when there is no caseload schema here yet.
+pub(super) fn schema_version(c: &mut Conn) -> TxResult<Option<i64>> {
+    if !table_exists(c, "caseload_schema")? {
+        return Ok(None);
+    }
+    let v: Option<i64> = c
+        .client
+        .query_one("SELECT max(version)::bigint FROM caseload_schema", &[])?
+        .get(0);
+    Ok(Some(v.unwrap_or(0)))
+}

@@ -1,0 +1,486 @@
+//! The PostgreSQL store: one server shared by a team on many hosts.
+//!
+//! Same meaning, same events and same errors as the SQLite store. Every write is a short
+//! transaction; a claim picks its row with `FOR UPDATE SKIP LOCKED` and then makes the
+//! conditional UPDATE, so parallel claims do not wait for each other. The lease lives in
+//! the columns (`lock_user`, `lock_time`, `lock_token`), never in an open transaction.
+//! All lock arithmetic uses the server's clock (`clock_timestamp()`), read once at the
+//! start of each write transaction, so users on hosts with skewed clocks agree on expiry.
+//! Every committed write is followed by `pg_notify('caseload', <schema>)` (see
+//! `PgStore::notify` for why not inside it); `change_marker` counts those notifications on
+//! a second, listening connection, re-subscribing after a reconnect.
+
+//!
+//! Files: `open` (connection, session settings, error mapping), `tx` (the lock protocol's
+//! primitives), `reads`, `stats`, `check`, `migrate`, `pgpass`, and `sql` (the statements
+//! the benchmark shares).
+
+mod check;
+pub mod migrate;
+mod open;
+mod pgpass;
+mod reads;
+pub mod sql;
+mod stats;
+mod tx;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use postgres::Client;
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::ToSql;
+
+use self::open::{
+    Conn, TxError, TxResult, commit_lost, connect, first_i64, lost_before_commit, name_server,
+    one_line,
+};
+pub use self::open::{PgOptions, connect_url, map_err};
+pub(crate) use self::open::{connection_reason, is_connection_error};
+use self::tx::PgTx;
+use crate::domain::{Actor, Event, Item, ItemState, Millis, QueueSettings, Role};
+use crate::store::backend::Backend;
+use crate::store::error::{Result, StoreError};
+use crate::store::list::Window;
+use crate::store::ops::{Tx, TxCtx};
+use crate::store::sqlite::{Clock, system_clock};
+use crate::store::{ListFilter, LostLock, Stats};
+
+pub use self::migrate::{LATEST, SCHEMA, STEPS};
+
+/// The channel every write transaction notifies.
+pub const CHANNEL: &str = "caseload";
+
+/// How long a deadlocked or serialisation-failed write is retried.
+const RETRY_PATIENCE: Duration = Duration::from_secs(30);
+
+/// The listening connection behind `change_marker`.
+struct Listener {
+    client: Client,
+    pid: i32,
+    /// Notifications name the schema that changed; others' schemas are not ours.
+    schema: String,
+}
+
+/// The PostgreSQL implementation of the [`crate::store::Store`].
+pub struct PgStore {
+    conn: Conn,
+    config: postgres::Config,
+    /// The URL without its password, for messages.
+    shown: String,
+    actor: Actor,
+    opts: PgOptions,
+    listener: Option<Listener>,
+    notifications: u64,
+    own_commits: u64,
+    /// The client host's clock: used only to report skew and to tell the time between
+    /// round trips, never to decide expiry.
+    client_clock: Clock,
+    /// The server's clock minus the client's, and when it was last measured: `now()`
+    /// for a screen's countdowns needs no round trip (every write measures it anew).
+    server_offset: Option<(i64, Instant)>,
+    /// After a failed reconnect, when to try again (a screen ticking while the server is
+    /// down must not stall on every tick).
+    retry_at: Option<Instant>,
+    created: bool,
+}
+
+/// How long a measured server-clock offset is trusted.
+const OFFSET_TTL: Duration = Duration::from_secs(10);
+/// How long to wait after a failed reconnect before the next attempt.
+const RECONNECT_PAUSE: Duration = Duration::from_secs(1);
+
+impl PgStore {
+    /// Connects to `url` (creating or migrating the schema when needed).
+    pub fn open(url: &str, actor: Actor, opts: &PgOptions) -> Result<Self> {
+        Self::open_with_clock(url, actor, opts, Box::new(system_clock))
+    }
+
+    /// Connects with a given client clock. The client clock never decides expiry (the
+    /// server's does); it is only compared with the server's by [`PgStore::clock_skew`].
+    pub fn open_with_clock(
+        url: &str,
+        actor: Actor,
+        opts: &PgOptions,
+        client_clock: Clock,
+    ) -> Result<Self> {
+        let (config, shown, client) = connect_url(url, opts)?;
+        let mut conn = Conn {
+            client,
+            cache: HashMap::new(),
+            now_sql: sql::now(opts.clock_offset_ms),
+        };
+        let created =
+            migrate::migrate(&mut conn, &actor).map_err(|e| name_server(e.into_store(), &shown))?;
+        Ok(PgStore {
+            conn,
+            config,
+            shown,
+            actor,
+            opts: opts.clone(),
+            listener: None,
+            notifications: 0,
+            own_commits: 0,
+            client_clock,
+            server_offset: None,
+            retry_at: None,
+            created,
+        })
+    }
+
+    /// True when this program created the schema.
+    pub fn created_schema(&self) -> bool {
+        self.created
+    }
+
+    /// The server's clock minus the client's, in ms (positive: the client is behind).
+    pub fn clock_skew(&mut self) -> Result<i64> {
+        let server = self.now()? - self.opts.clock_offset_ms;
+        Ok(server - (self.client_clock)())
+    }
+
+    /// The backend process id of the listening connection, once `change_marker` started
+    /// it (tests kill it to check reconnection).
+    pub fn listener_pid(&self) -> Option<i32> {
+        self.listener.as_ref().map(|l| l.pid)
+    }
+
+    /// The backend process id of the main connection.
+    pub fn backend_pid(&mut self) -> Result<i32> {
+        self.read(|c| Ok(c.query_one("SELECT pg_backend_pid()", &[])?.get(0)))
+    }
+
+    /// The server as messages name it: the URL without its password.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// The main connection, for the bulk copy of `caseload migrate-to`.
+    pub(crate) fn client_for_copy(&mut self) -> Result<&mut Client> {
+        if self.conn.client.is_closed() {
+            self.reconnect()?;
+        }
+        self.conn.cache.clear();
+        Ok(&mut self.conn.client)
+    }
+
+    fn reconnect(&mut self) -> Result<()> {
+        if let Some(at) = self.retry_at
+            && Instant::now() < at
+        {
+            return Err(StoreError::Connection(format!(
+                "cannot reach {}; trying again",
+                self.shown
+            )));
+        }
+        match connect(&self.config, &self.shown, &self.opts) {
+            Ok(client) => {
+                self.retry_at = None;
+                self.conn.client = client;
+                self.conn.cache.clear();
+                Ok(())
+            }
+            Err(e) => {
+                self.retry_at = Some(Instant::now() + RECONNECT_PAUSE);
+                Err(e)
+            }
+        }
+    }
+
+    /// Remembers how far the server's clock is from the client's.
+    fn measured(&mut self, server_now: Millis) {
+        self.server_offset = Some((server_now - (self.client_clock)(), Instant::now()));
+    }
+
+    /// Runs a read, reconnecting once when the connection was lost.
+    fn read<T>(&mut self, f: impl FnMut(&mut Conn) -> TxResult<T>) -> Result<T> {
+        let out = self.read_inner(f);
+        out.map_err(|e| self.named(e))
+    }
+
+    /// A lost connection's message names the server (without its password).
+    fn named(&self, e: StoreError) -> StoreError {
+        name_server(e, &self.shown)
+    }
+
+    fn read_inner<T>(&mut self, mut f: impl FnMut(&mut Conn) -> TxResult<T>) -> Result<T> {
+        if self.conn.client.is_closed() {
+            self.reconnect()?;
+        }
+        match f(&mut self.conn) {
+            Ok(v) => Ok(v),
+            Err(TxError::Pg(e)) if is_connection_error(&e) => {
+                tracing::warn!(error = %one_line(&e), "connection lost; reconnecting");
+                self.reconnect()?;
+                f(&mut self.conn).map_err(TxError::into_store)
+            }
+            Err(e) => Err(e.into_store()),
+        }
+    }
+
+    /// Runs `f` in one short transaction with the server's `now`; commits and notifies
+    /// listeners on success, rolls back on error. Deadlocks are retried.
+    fn write_inner(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()> {
+        let start = Instant::now();
+        let mut reconnected = false;
+        loop {
+            if self.conn.client.is_closed() {
+                self.reconnect()?;
+            }
+            let begin = sql::begin(self.opts.clock_offset_ms);
+            let now = match self.conn.client.simple_query(&begin) {
+                Ok(msgs) => first_i64(&msgs).ok_or_else(|| {
+                    StoreError::Database("the server did not say what time it is".into())
+                })?,
+                Err(e) if is_connection_error(&e) && !reconnected => {
+                    // Nothing was done yet: reconnecting and starting again is safe.
+                    reconnected = true;
+                    self.reconnect()?;
+                    continue;
+                }
+                Err(e) => {
+                    let _ = self.conn.client.batch_execute("ROLLBACK");
+                    return Err(map_err(&e));
+                }
+            };
+            self.measured(now);
+            let mut tx = PgTx {
+                c: &mut self.conn,
+                ctx: TxCtx {
+                    now,
+                    actor: &self.actor,
+                },
+                retry: false,
+                lost: None,
+            };
+            let out = match f(&mut tx) {
+                Ok(()) => match tx.c.client.batch_execute("COMMIT") {
+                    Ok(()) => Ok(()),
+                    Err(e) if is_connection_error(&e) => {
+                        return Err(commit_lost(&self.shown, &e));
+                    }
+                    Err(e) => {
+                        tx.retry |= open::is_retryable(&e);
+                        Err(map_err(&e))
+                    }
+                },
+                Err(e) => match tx.lost.take() {
+                    Some(pe) => return Err(lost_before_commit(&self.shown, &pe)),
+                    None => Err(e),
+                },
+            };
+            let retry = tx.retry;
+            match out {
+                Ok(()) => {
+                    self.own_commits += 1;
+                    self.notify();
+                    return Ok(());
+                }
+                Err(e) => {
+                    if !self.conn.client.is_closed() {
+                        let _ = self.conn.client.batch_execute("ROLLBACK");
+                    }
+                    if retry && start.elapsed() < RETRY_PATIENCE {
+                        std::thread::sleep(Duration::from_millis(1));
+                        continue;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Tells listeners that something changed, right after a write committed.
+    ///
+    /// Not inside the write transaction: a transaction that notifies holds a database-wide
+    /// lock until its commit is flushed, so every write would wait for every other's disk
+    /// flush and parallel claims could not scale. A notification is only a hint, so it
+    /// goes in its own transaction without a synchronous flush, and a failure to send it
+    /// (say, a full notification queue) never turns a committed write into an error.
+    fn notify(&mut self) {
+        if let Err(e) = self.conn.client.batch_execute(sql::NOTIFY) {
+            tracing::warn!(error = %one_line(&e), "change notification not sent");
+            if !self.conn.client.is_closed() {
+                let _ = self.conn.client.batch_execute("ROLLBACK");
+            }
+        }
+    }
+
+    fn listen(&self) -> Result<Listener> {
+        let mut client = connect(&self.config, &self.shown, &self.opts)?;
+        client
+            .batch_execute(&format!("LISTEN {CHANNEL}"))
+            .map_err(|e| self.named(map_err(&e)))?;
+        let row = client
+            .query_one(
+                "SELECT pg_backend_pid(), coalesce(current_schema(), '')",
+                &[],
+            )
+            .map_err(|e| self.named(map_err(&e)))?;
+        Ok(Listener {
+            client,
+            pid: row.get(0),
+            schema: row.get(1),
+        })
+    }
+}
+
+impl Backend for PgStore {
+    fn actor(&self) -> &Actor {
+        &self.actor
+    }
+
+    fn now(&mut self) -> Result<Millis> {
+        if let Some((offset, at)) = self.server_offset
+            && at.elapsed() < OFFSET_TTL
+        {
+            return Ok((self.client_clock)() + offset);
+        }
+        let now = self.read(|c| Ok(c.now()?))?;
+        self.measured(now);
+        Ok(now)
+    }
+
+    fn change_marker(&mut self) -> Result<u64> {
+        if self.listener.is_none() {
+            self.listener = Some(self.listen()?);
+            // A (re)started listener may have missed changes: make the marker move.
+            self.notifications += 1;
+        }
+        let mut lost = false;
+        if let Some(l) = self.listener.as_mut() {
+            {
+                let mut n = l.client.notifications();
+                // Not `iter()`: it never lets the client's runtime read the socket, so it
+                // would see nothing new. A short wait does.
+                let mut it = n.timeout_iter(Duration::from_millis(1));
+                loop {
+                    match it.next() {
+                        Ok(Some(n)) => {
+                            if n.payload() == l.schema {
+                                self.notifications += 1;
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            tracing::warn!(error = %one_line(&e), "listener lost; reconnecting");
+                            lost = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            lost |= l.client.is_closed();
+        }
+        if lost {
+            self.listener = None;
+            self.listener = Some(self.listen()?);
+            self.notifications += 1;
+        }
+        Ok(self.notifications ^ (self.own_commits << 32))
+    }
+
+    fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()> {
+        let out = self.write_inner(f);
+        out.map_err(|e| self.named(e))
+    }
+
+    fn item(&mut self, id: i64) -> Result<Item> {
+        self.read(|c| reads::load_item(c, id)?.ok_or(StoreError::NotFound(id).into()))
+    }
+
+    fn history(&mut self, id: i64) -> Result<Vec<Event>> {
+        self.read(|c| reads::history(c, id))
+    }
+
+    fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>> {
+        let total = if Window::wants_total(filter) {
+            Some(Backend::count(self, filter)?)
+        } else {
+            None
+        };
+        let Some(window) = Window::plan(filter, total) else {
+            return Ok(Vec::new());
+        };
+        self.read(|c| {
+            let now = c.now()?;
+            reads::list(c, filter, window, now)
+        })
+    }
+
+    fn count(&mut self, filter: &ListFilter) -> Result<u64> {
+        self.read(|c| reads::count(c, filter))
+    }
+
+    fn queues(&mut self) -> Result<Vec<QueueSettings>> {
+        self.read(reads::queues)
+    }
+
+    fn queue(&mut self, name: &str) -> Result<QueueSettings> {
+        self.read(|c| reads::known_queue(c, name))
+    }
+
+    fn role(&mut self, user: &str) -> Result<Role> {
+        self.read(|c| reads::role_of(c, user))
+    }
+
+    fn stats(&mut self) -> Result<Stats> {
+        let facts = self.read(stats::facts)?;
+        Ok(crate::store::stats::assemble(facts))
+    }
+
+    fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
+        self.read(|c| reads::lock_started(c, ids))
+    }
+
+    fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>> {
+        self.read(|c| reads::events_by(c, actor, since))
+    }
+
+    fn lost_locks(&mut self, user: &str, since: Millis) -> Result<Vec<LostLock>> {
+        self.read(|c| reads::lost_locks(c, user, since))
+    }
+
+    fn check(&mut self) -> Result<Vec<String>> {
+        self.read(check::check)
+    }
+
+    fn backup(&mut self, _dest: &Path) -> Result<()> {
+        Err(StoreError::Invalid(format!(
+            "backup copies SQLite files only; for PostgreSQL use pg_dump, e.g. \
+             pg_dump --format=custom --file=caseload.dump '{}'",
+            self.shown
+        )))
+    }
+
+    fn export(
+        &mut self,
+        state: Option<ItemState>,
+        each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
+    ) -> Result<u64> {
+        if self.conn.client.is_closed() {
+            self.reconnect()?;
+        }
+        let state = state.map(|s| s.as_str());
+        let sql = format!(
+            "SELECT {} FROM items WHERE $1::text IS NULL OR state = $1 ORDER BY id",
+            sql::ITEM_COLS
+        );
+        let params: [&(dyn ToSql + Sync); 1] = [&state];
+        let shown = self.shown.clone();
+        let pg = |e: postgres::Error| name_server(map_err(&e), &shown);
+        let mut rows = self
+            .conn
+            .client
+            .query_raw(sql.as_str(), params.iter().copied())
+            .map_err(pg)?;
+        let mut n = 0;
+        while let Some(r) = rows.next().map_err(pg)? {
+            let item = crate::store::rows::item_from(&mut reads::PgCells::new(&r))?;
+            each(&item).map_err(|e| StoreError::Database(format!("writing the export: {e}")))?;
+            n += 1;
+        }
+        Ok(n)
+    }
+}

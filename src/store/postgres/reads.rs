@@ -1,0 +1,225 @@
+//! The PostgreSQL store's reads: items, windows of lists, counts, history, lost locks and
+//! export. Each runs on the main connection, reconnecting once when it was lost.
+
+use postgres::Row;
+use postgres::types::ToSql;
+
+use super::open::{Conn, TxError, TxResult};
+use super::sql::{EVENT_COLS, ITEM_COLS};
+use crate::domain::{Event, EventKind, Item, Millis, QueueSettings, Role, Unreadable};
+use crate::store::error::{Result, StoreError};
+use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql};
+use crate::store::rows::{self, Cells};
+use crate::store::sql::kinds_sql;
+use crate::store::{ListFilter, LostLock};
+
+/// The cells of one PostgreSQL row. The server checks every text against the database
+/// encoding, so only a value of an unexpected type can be unreadable here.
+pub(super) struct PgCells<'r> {
+    row: &'r Row,
+    bad: Vec<Unreadable>,
+}
+
+impl<'r> PgCells<'r> {
+    pub(super) fn new(row: &'r Row) -> Self {
+        PgCells {
+            row,
+            bad: Vec::new(),
+        }
+    }
+
+    fn get<'a, T: postgres::types::FromSql<'a>>(&'a self, i: usize) -> Result<T> {
+        self.row.try_get(i).map_err(|e| super::open::map_err(&e))
+    }
+}
+
+impl Cells for PgCells<'_> {
+    fn opt_text(&mut self, i: usize, _column: &'static str) -> Result<Option<String>> {
+        self.get(i)
+    }
+
+    fn opt_int(&mut self, i: usize, _column: &'static str) -> Result<Option<i64>> {
+        self.get(i)
+    }
+
+    fn flag(&mut self, i: usize, _column: &'static str) -> Result<bool> {
+        self.get(i)
+    }
+
+    fn mark(&mut self, column: &'static str, problem: &'static str) {
+        self.bad.push(Unreadable { column, problem });
+    }
+
+    fn marks(&self) -> &[Unreadable] {
+        &self.bad
+    }
+}
+
+/// Reads every row with `read`.
+pub(super) fn all<T>(rows: Vec<Row>, read: fn(&mut PgCells) -> Result<T>) -> TxResult<Vec<T>> {
+    rows.iter()
+        .map(|r| read(&mut PgCells::new(r)))
+        .collect::<Result<_>>()
+        .map_err(TxError::Store)
+}
+
+pub(super) fn load_item(c: &mut Conn, id: i64) -> TxResult<Option<Item>> {
+    let rows = c.query(
+        &format!("SELECT {ITEM_COLS} FROM items WHERE id = $1"),
+        &[&id],
+    )?;
+    Ok(all(rows, |c| rows::item_from(c))?.pop())
+}
+
+pub(super) fn load_queue(c: &mut Conn, name: &str) -> TxResult<Option<QueueSettings>> {
+    let rows = c.query(
+        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues \
+         WHERE name = $1",
+        &[&name],
+    )?;
+    Ok(all(rows, |c| rows::queue_from(c))?.pop())
+}
+
+pub(super) fn queues(c: &mut Conn) -> TxResult<Vec<QueueSettings>> {
+    let rows = c.query(
+        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues \
+         ORDER BY name COLLATE \"C\"",
+        &[],
+    )?;
+    all(rows, |c| rows::queue_from(c))
+}
+
+/// A queue's settings, or `UnknownQueue` naming the known ones.
+pub(super) fn known_queue(c: &mut Conn, name: &str) -> TxResult<QueueSettings> {
+    match load_queue(c, name)? {
+        Some(q) => Ok(q),
+        None => Err(StoreError::UnknownQueue {
+            name: name.to_string(),
+            known: queues(c)?.into_iter().map(|q| q.name).collect(),
+        }
+        .into()),
+    }
+}
+
+pub(super) fn role_of(c: &mut Conn, user: &str) -> TxResult<Role> {
+    let role: Option<String> = c
+        .query_opt("SELECT role FROM users WHERE name = $1", &[&user])?
+        .map(|r| r.get(0));
+    Ok(role.as_deref().and_then(Role::parse).unwrap_or(Role::Staff))
+}
+
+pub(super) fn history(c: &mut Conn, id: i64) -> TxResult<Vec<Event>> {
+    load_item(c, id)?.ok_or(StoreError::NotFound(id))?;
+    let rows = c.query(
+        &format!("SELECT {EVENT_COLS} FROM events WHERE item_id = $1 ORDER BY id"),
+        &[&id],
+    )?;
+    all(rows, |c| rows::event_from(c))
+}
+
+const DIALECT: Dialect = Dialect {
+    placeholder: |n| format!("${n}"),
+    like: "ILIKE",
+};
+
+/// The parameters as the `postgres` crate takes them.
+fn params(ps: &[Param]) -> Vec<Box<dyn ToSql + Sync>> {
+    ps.iter()
+        .map(|p| -> Box<dyn ToSql + Sync> {
+            match p {
+                Param::Int(n) => Box::new(*n),
+                Param::Text(t) => Box::new(t.clone()),
+            }
+        })
+        .collect()
+}
+
+fn refs(ps: &[Box<dyn ToSql + Sync>]) -> Vec<&(dyn ToSql + Sync)> {
+    ps.iter()
+        .map(|b| b.as_ref() as &(dyn ToSql + Sync))
+        .collect()
+}
+
+/// One window of a list, read at `now` (the total, when the window needs it, is given).
+pub(super) fn list(
+    c: &mut Conn,
+    filter: &ListFilter,
+    window: Window,
+    now: Millis,
+) -> TxResult<Vec<Item>> {
+    if let Some(q) = &filter.queue {
+        known_queue(c, q)?;
+    }
+    let mut q: ListSql = list_sql(filter, now, &DIALECT);
+    let (order, limit, offset) = q.window(window);
+    let sql = format!(
+        "SELECT {ITEM_COLS} FROM items {} ORDER BY {order} LIMIT {limit} OFFSET {offset}",
+        q.where_
+    );
+    let ps = params(&q.params);
+    let mut items = all(c.query(&sql, &refs(&ps))?, |c| rows::item_from(c))?;
+    if window.reversed {
+        items.reverse();
+    }
+    Ok(items)
+}
+
+pub(super) fn count(c: &mut Conn, filter: &ListFilter) -> TxResult<u64> {
+    if let Some(state) = kept_count(filter) {
+        // Kept by the trigger: no scan.
+        let n: i64 = c
+            .query_one(
+                "SELECT coalesce(sum(n), 0)::bigint FROM item_counts \
+                 WHERE ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR queue = $2)",
+                &[&state, &filter.queue],
+            )?
+            .get(0);
+        return Ok(n.max(0) as u64);
+    }
+    let now = c.now()?;
+    let q = list_sql(filter, now, &DIALECT);
+    let ps = params(&q.params);
+    let n: i64 = c
+        .query_one(
+            &format!("SELECT count(*) FROM items {}", q.where_),
+            &refs(&ps),
+        )?
+        .get(0);
+    Ok(n as u64)
+}
+
+pub(super) fn lock_started(c: &mut Conn, ids: &[i64]) -> TxResult<Vec<(i64, Millis)>> {
+    Ok(c.query(
+        &format!(
+            "SELECT item_id, max(at) FROM events WHERE item_id = ANY($1) \
+                 AND kind IN ({}) GROUP BY item_id",
+            kinds_sql(EventKind::TAKES_LOCK)
+        ),
+        &[&ids],
+    )?
+    .iter()
+    .map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1)))
+    .collect())
+}
+
+pub(super) fn events_by(c: &mut Conn, actor: &str, since: Millis) -> TxResult<Vec<Event>> {
+    let rows = c.query(
+        &format!("SELECT {EVENT_COLS} FROM events WHERE actor = $1 AND at >= $2 ORDER BY at, id"),
+        &[&actor, &since],
+    )?;
+    all(rows, |c| rows::event_from(c))
+}
+
+pub(super) fn lost_locks(c: &mut Conn, user: &str, since: Millis) -> TxResult<Vec<LostLock>> {
+    let rows = c.query(
+        &format!(
+            "SELECT e.id, e.item_id, e.at, e.actor, e.os_user, e.kind, e.detail::text, \
+             i.title, i.lock_user FROM events e JOIN items i ON i.id = e.item_id \
+             WHERE e.at >= $2 AND e.kind IN ({}) AND e.detail->>'from' = $1 \
+             AND e.actor <> $1 ORDER BY e.at DESC, e.id DESC",
+            kinds_sql(EventKind::ENDS_ANOTHERS_LOCK)
+        ),
+        &[&user, &since],
+    )?;
+    all(rows, |c| rows::lost_lock_from(c))
+}

@@ -1,0 +1,113 @@
+//! The PostgreSQL store's statements on the lock protocol's hot paths, in one place: the
+//! store runs them and the benchmark's raw baseline (benches/queue.rs) runs the very same
+//! text, so the two cannot drift apart.
+
+/// The item columns, in the order the row reader expects (`params` as text).
+pub const ITEM_COLS: &str = "id, queue, request_id, title, body, params::text, priority, due_at, \
+     state, lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
+     finished_at, finished_by";
+
+/// The event columns, in the order the row reader expects (`detail` as text).
+pub const EVENT_COLS: &str = "id, item_id, at, actor, os_user, kind, detail::text";
+
+/// The server's now in Unix ms, plus a test offset.
+pub fn now(offset_ms: i64) -> String {
+    format!(
+        "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + ({offset_ms})::bigint"
+    )
+}
+
+/// A write transaction's start: `BEGIN` and the server's clock in one simple query.
+pub fn begin(offset_ms: i64) -> String {
+    format!("BEGIN; {}", now(offset_ms))
+}
+
+/// The claim: for `$1` at `$2`, the conditional UPDATE of item `$3` (open, free or
+/// expired, queue not paused, within the WIP limit) and its event (`$4` the OS user, `$5`
+/// the previous holder: `locked`, or `taken_over` naming it) in one statement, returning
+/// the item. The row is already held by the caller's transaction.
+pub const CLAIM: &str = "WITH u AS (UPDATE items SET lock_user = $1, lock_time = $2, \
+     lock_token = lock_token + 1 \
+     FROM queues q \
+     WHERE items.id = $3 AND q.name = items.queue AND items.state = 'open' \
+     AND (items.lock_user IS NULL OR items.lock_time <= $2 - q.lock_seconds * 1000) \
+     AND NOT q.paused \
+     AND (q.max_per_user IS NULL OR q.max_per_user > (SELECT count(*) FROM items h \
+          WHERE h.lock_user = $1 AND h.queue = items.queue AND h.id <> items.id)) \
+     RETURNING items.id, items.queue, items.request_id, items.title, items.body, \
+     items.params::text, items.priority, items.due_at, items.state, items.lock_user, \
+     items.lock_time, items.lock_token, items.notes, items.result, items.error, \
+     items.created_at, items.created_by, items.finished_at, items.finished_by), \
+     e AS (INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+     SELECT u.id, $2, $1, $4, CASE WHEN $5::text IS NULL THEN 'locked' ELSE 'taken_over' END, \
+     CASE WHEN $5::text IS NULL THEN json_build_object('token', u.lock_token) \
+     ELSE json_build_object('from', $5::text, 'token', u.lock_token) END FROM u) \
+     SELECT * FROM u";
+
+/// The first item `$1` may take at `$2`, in take order (across all queues, or within
+/// `$4`), other than the ids in `$3`: its id, holder, queue and whether the queue has a
+/// limit per user. The row is held for the transaction; rows other claims are writing
+/// are skipped, not waited for.
+pub fn candidate(one_queue: bool) -> String {
+    format!(
+        "SELECT i.id, i.lock_user, i.queue, q.max_per_user IS NOT NULL FROM items i \
+         JOIN queues q ON q.name = i.queue \
+         WHERE i.state = 'open' {} \
+         AND (i.lock_user IS NULL OR i.lock_time <= $2 - q.lock_seconds * 1000) \
+         AND NOT (i.id = ANY($3)) \
+         AND NOT q.paused \
+         AND (q.max_per_user IS NULL OR q.max_per_user > (SELECT count(*) FROM items h \
+              WHERE h.lock_user = $1 AND h.queue = i.queue AND h.id <> i.id)) \
+         ORDER BY i.priority DESC, i.created_at, i.id LIMIT 1 \
+         FOR UPDATE OF i SKIP LOCKED",
+        if one_queue { "AND i.queue = $4" } else { "" }
+    )
+}
+
+/// Key class of the advisory lock that serialises one user's claims in a WIP-limited queue.
+pub const WIP_LOCK_CLASS: i32 = 0x4353_4C57; // "CSLW"
+
+/// Serialises the claims of one key (user and queue) until the transaction ends.
+pub const WIP_LOCK: &str = "SELECT pg_advisory_xact_lock($1, hashtext($2))";
+
+/// An item write with its event in one statement: `set` where the item is `$1` and
+/// `fence` holds; `$2` the actor, `$3` the token, `$4` now, `$5` the value, `$6` the OS
+/// user, `$7` the event's kind, `$8` its detail (JSON text). It inserts one event per
+/// row written, so its row count says whether the fence held. (`set` and `fence` are
+/// written with `:me`, `:token`, `:now` and `:value`; see [`crate::store::sql`].)
+pub fn fenced_update(set: &str, fence: &str) -> String {
+    let bind = |s: &str| {
+        s.replace(":me", "$2")
+            .replace(":token", "$3")
+            .replace(":now", "$4")
+            .replace(":value", "$5")
+    };
+    format!(
+        "WITH u AS (UPDATE items SET {} WHERE id = $1 AND {} RETURNING id) \
+         INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+         SELECT id, $4, $2, $6, $7, $8::text::json FROM u",
+        bind(set),
+        bind(fence)
+    )
+}
+
+/// The parameter types of [`fenced_update`] (the value may go unused, so PostgreSQL
+/// cannot infer them all).
+pub const FENCED_UPDATE_TYPES: [postgres::types::Type; 8] = {
+    use postgres::types::Type;
+    [
+        Type::INT8,
+        Type::TEXT,
+        Type::INT8,
+        Type::INT8,
+        Type::TEXT,
+        Type::TEXT,
+        Type::TEXT,
+        Type::TEXT,
+    ]
+};
+
+/// Sent after every committed write: a hint for listeners, in its own transaction
+/// without a synchronous flush (see `PgStore::notify`).
+pub const NOTIFY: &str = "BEGIN; SET LOCAL synchronous_commit = off; \
+     SELECT pg_notify('caseload', coalesce(current_schema(), '')); COMMIT";

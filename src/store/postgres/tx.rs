@@ -1,0 +1,327 @@
+//! The lock protocol's primitives on PostgreSQL, inside one short transaction: rows the
+//! rules read before writing are held `FOR UPDATE`, a claim's candidate is picked with
+//! `SKIP LOCKED`, and a claim or an item write is one statement with its event.
+
+use serde_json::{Value, json};
+
+use super::open::{Conn, TxError, TxResult, is_connection_error, is_retryable, map_err};
+use super::reads::{PgCells, load_item, load_queue, queues, role_of};
+use super::sql::{self, EVENT_COLS, FENCED_UPDATE_TYPES, ITEM_COLS, WIP_LOCK, WIP_LOCK_CLASS};
+use crate::domain::{Actor, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role};
+use crate::store::Added;
+use crate::store::TakeNext;
+use crate::store::error::Result;
+use crate::store::ops::{Claimable, ItemWrite, PassedOver, Tx, TxCtx};
+use crate::store::rows;
+use crate::store::sql::kinds_sql;
+
+/// One write transaction on PostgreSQL.
+pub(super) struct PgTx<'c> {
+    pub c: &'c mut Conn,
+    pub ctx: TxCtx<'c>,
+    /// Set when a statement failed in a way that makes running the transaction again
+    /// right (a deadlock, a serialisation failure).
+    pub retry: bool,
+    /// The connection's failure, when it broke mid-transaction (nothing was committed).
+    pub lost: Option<postgres::Error>,
+}
+
+impl PgTx<'_> {
+    /// Maps a step's error, noting what the transaction loop must know of it.
+    fn lift<T>(&mut self, r: TxResult<T>) -> Result<T> {
+        r.map_err(|e| match e {
+            TxError::Pg(pe) => {
+                self.retry |= is_retryable(&pe);
+                let mapped = map_err(&pe);
+                if is_connection_error(&pe) {
+                    self.lost = Some(pe);
+                }
+                mapped
+            }
+            TxError::Store(e) => e,
+        })
+    }
+}
+
+fn lock_item(c: &mut Conn, id: i64) -> TxResult<Option<Item>> {
+    c.query_opt(
+        &format!("SELECT {ITEM_COLS} FROM items WHERE id = $1 FOR UPDATE"),
+        &[&id],
+    )?
+    .map(|r| rows::item_from(&mut PgCells::new(&r)))
+    .transpose()
+    .map_err(TxError::Store)
+}
+
+fn insert_event(
+    c: &mut Conn,
+    tx: (Millis, &Actor),
+    id: i64,
+    kind: EventKind,
+    detail: &Value,
+) -> TxResult<()> {
+    let (now, actor) = tx;
+    c.execute(
+        "INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+         VALUES ($1, $2, $3, $4, $5, $6::text::json)",
+        &[
+            &id,
+            &now,
+            &actor.name,
+            &actor.os_user,
+            &kind.as_str(),
+            &detail.to_string(),
+        ],
+    )?;
+    Ok(())
+}
+
+impl Tx for PgTx<'_> {
+    fn ctx(&self) -> TxCtx<'_> {
+        self.ctx
+    }
+
+    fn item(&mut self, id: i64) -> Result<Option<Item>> {
+        let r = load_item(self.c, id);
+        self.lift(r)
+    }
+
+    fn item_for_update(&mut self, id: i64) -> Result<Option<Item>> {
+        let r = lock_item(self.c, id);
+        self.lift(r)
+    }
+
+    fn queue(&mut self, name: &str) -> Result<Option<QueueSettings>> {
+        let r = load_queue(self.c, name);
+        self.lift(r)
+    }
+
+    fn queues(&mut self) -> Result<Vec<QueueSettings>> {
+        let r = queues(self.c);
+        self.lift(r)
+    }
+
+    fn role_of(&mut self, user: &str) -> Result<Role> {
+        let r = role_of(self.c, user);
+        self.lift(r)
+    }
+
+    fn supervisors_besides(&mut self, user: &str) -> Result<i64> {
+        let r = self.c.query(
+            "SELECT name FROM users WHERE role = 'supervisor' AND name <> $1 FOR UPDATE",
+            &[&user],
+        );
+        Ok(self.lift(r.map_err(TxError::from))?.len() as i64)
+    }
+
+    fn held_count(&mut self, queue: &str, except: i64) -> Result<i64> {
+        let r = self.c.query_one(
+            "SELECT count(*) FROM items WHERE lock_user = $1 AND queue = $2 AND id <> $3",
+            &[&self.ctx.actor.name, &queue, &except],
+        );
+        Ok(self.lift(r.map_err(TxError::from))?.get(0))
+    }
+
+    fn has_takeable(&mut self, queue: &QueueSettings, skip: &[i64]) -> Result<bool> {
+        let r = self.c.query_one(
+            "SELECT EXISTS (SELECT 1 FROM items WHERE queue = $1 AND state = 'open' \
+             AND (lock_user IS NULL OR lock_time <= $2) AND NOT (id = ANY($3)))",
+            &[&queue.name, &(self.ctx.now - queue.lock_ms()), &skip],
+        );
+        Ok(self.lift(r.map_err(TxError::from))?.get(0))
+    }
+
+    fn last_event(&mut self, id: i64, of: &[EventKind], by: Option<&str>) -> Result<Option<Event>> {
+        let sql = format!(
+            "SELECT {EVENT_COLS} FROM events WHERE item_id = $1 AND kind IN ({}) \
+             AND ($2::text IS NULL OR actor = $2) ORDER BY id DESC LIMIT 1",
+            kinds_sql(of)
+        );
+        let r = self.c.query_opt(&sql, &[&id, &by]);
+        self.lift(r.map_err(TxError::from))?
+            .map(|r| rows::event_from(&mut PgCells::new(&r)))
+            .transpose()
+    }
+
+    fn serialise_claims(&mut self, queue: &str) -> Result<()> {
+        let key = format!("{}\u{1}{queue}", self.ctx.actor.name);
+        let r = self.c.execute(WIP_LOCK, &[&WIP_LOCK_CLASS, &key]);
+        self.lift(r.map_err(TxError::from)).map(|_| ())
+    }
+
+    fn candidate(&mut self, next: &TakeNext, _: &mut PassedOver) -> Result<Option<Claimable>> {
+        // The server checks every text against the database encoding: nothing to pass over.
+        let sql = sql::candidate(next.queue.is_some());
+        let (me, now, skip) = (&self.ctx.actor.name, self.ctx.now, &next.skip);
+        let r = match &next.queue {
+            Some(q) => self.c.query_opt(&sql, &[me, &now, &skip, &q]),
+            None => self.c.query_opt(&sql, &[me, &now, &skip]),
+        };
+        let Some(row) = self.lift(r.map_err(TxError::from))? else {
+            return Ok(None);
+        };
+        let (id, holder, item_queue, limited): (i64, Option<String>, String, bool) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
+        if limited {
+            self.serialise_claims(&item_queue)?;
+        }
+        Ok(Some(Claimable { id, holder }))
+    }
+
+    fn claim(&mut self, id: i64, prev_holder: Option<&str>) -> Result<Option<Item>> {
+        let r = self.c.query_opt(
+            sql::CLAIM,
+            &[
+                &self.ctx.actor.name,
+                &self.ctx.now,
+                &id,
+                &self.ctx.actor.os_user,
+                &prev_holder,
+            ],
+        );
+        self.lift(r.map_err(TxError::from))?
+            .map(|r| rows::item_from(&mut PgCells::new(&r)))
+            .transpose()
+    }
+
+    fn write_item(&mut self, id: i64, token: i64, w: &ItemWrite<'_>) -> Result<bool> {
+        let detail = w.detail.to_string();
+        let r = (|| -> TxResult<u64> {
+            let stmt = self
+                .c
+                .prep_typed(&sql::fenced_update(w.set, w.fence), &FENCED_UPDATE_TYPES)?;
+            Ok(self.c.client.execute(
+                &stmt,
+                &[
+                    &id,
+                    &self.ctx.actor.name,
+                    &token,
+                    &self.ctx.now,
+                    &w.value,
+                    &self.ctx.actor.os_user,
+                    &w.kind.as_str(),
+                    &detail,
+                ],
+            )?)
+        })();
+        Ok(self.lift(r)? > 0)
+    }
+
+    fn insert_event(&mut self, id: i64, kind: EventKind, detail: &Value) -> Result<()> {
+        let r = insert_event(self.c, (self.ctx.now, self.ctx.actor), id, kind, detail);
+        self.lift(r)
+    }
+
+    fn ensure_queue(&mut self, name: &str) -> Result<()> {
+        let r = self.c.execute(
+            "INSERT INTO queues (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
+            &[&name],
+        );
+        self.lift(r.map_err(TxError::from)).map(|_| ())
+    }
+
+    fn insert_item(&mut self, item: &NewItem) -> Result<Added> {
+        let (now, actor) = (self.ctx.now, self.ctx.actor);
+        let r = (|| -> TxResult<Added> {
+            let row = self.c.query_opt(
+                "INSERT INTO items (queue, request_id, title, body, params, priority, due_at, \
+                 created_at, created_by) VALUES ($1, $2, $3, $4, $5::text::json, $6, $7, $8, $9) \
+                 ON CONFLICT (request_id) DO NOTHING RETURNING id",
+                &[
+                    &item.queue,
+                    &item.request_id,
+                    &item.title,
+                    &item.body,
+                    &item.params,
+                    &item.priority,
+                    &item.due_at,
+                    &now,
+                    &actor.name,
+                ],
+            )?;
+            let Some(row) = row else {
+                // A known request id: the producer's retry gets the existing item.
+                let id: i64 = self
+                    .c
+                    .query_one(
+                        "SELECT id FROM items WHERE request_id = $1",
+                        &[&item.request_id],
+                    )?
+                    .get(0);
+                return Ok(Added { id, created: false });
+            };
+            let id: i64 = row.get(0);
+            let detail = json!({"request_id": item.request_id});
+            insert_event(self.c, (now, actor), id, EventKind::Created, &detail)?;
+            Ok(Added { id, created: true })
+        })();
+        self.lift(r)
+    }
+
+    fn put_queue(&mut self, q: &QueueSettings) -> Result<()> {
+        let r = self.c.execute(
+            "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO UPDATE SET \
+             lock_seconds = excluded.lock_seconds, warn_seconds = excluded.warn_seconds, \
+             max_per_user = excluded.max_per_user, paused = excluded.paused",
+            &[
+                &q.name,
+                &q.lock_seconds,
+                &q.warn_seconds,
+                &q.max_per_user,
+                &q.paused,
+            ],
+        );
+        self.lift(r.map_err(TxError::from)).map(|_| ())
+    }
+
+    fn put_role(&mut self, user: &str, role: Role) -> Result<()> {
+        let r = self.c.execute(
+            "INSERT INTO users (name, role) VALUES ($1, $2) \
+             ON CONFLICT (name) DO UPDATE SET role = excluded.role",
+            &[&user, &role.as_str()],
+        );
+        self.lift(r.map_err(TxError::from)).map(|_| ())
+    }
+
+    fn swap_last_seen(&mut self) -> Result<Option<Millis>> {
+        let (now, name) = (self.ctx.now, &self.ctx.actor.name);
+        let r = (|| -> TxResult<Option<Millis>> {
+            let prev: Option<Option<Millis>> = self
+                .c
+                .query_opt("SELECT last_seen FROM users WHERE name = $1", &[name])?
+                .map(|r| r.get(0));
+            self.c.execute(
+                "INSERT INTO users (name, role, last_seen) VALUES ($1, 'staff', $2) \
+                 ON CONFLICT (name) DO UPDATE SET last_seen = excluded.last_seen",
+                &[name, &now],
+            )?;
+            Ok(prev.flatten())
+        })();
+        self.lift(r)
+    }
+
+    fn reap(&mut self, limit: usize) -> Result<usize> {
+        // Rows others are writing are skipped, not waited for.
+        let r = self.c.execute(
+            "WITH x AS (SELECT i.id, i.lock_user, i.lock_token FROM items i \
+                JOIN queues q ON q.name = i.queue \
+                WHERE i.lock_user IS NOT NULL \
+                AND i.lock_time <= $1 - q.lock_seconds * 1000 \
+                ORDER BY i.lock_time LIMIT $4 FOR UPDATE OF i SKIP LOCKED), \
+             u AS (UPDATE items SET lock_user = NULL, lock_time = NULL FROM x \
+                WHERE items.id = x.id AND items.lock_token = x.lock_token \
+                RETURNING items.id, x.lock_user AS holder, x.lock_token AS token) \
+             INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+             SELECT id, $1, $2, $3, 'expired', \
+                json_build_object('from', holder, 'token', token) FROM u",
+            &[
+                &self.ctx.now,
+                &self.ctx.actor.name,
+                &self.ctx.actor.os_user,
+                &(limit as i64),
+            ],
+        );
+        Ok(self.lift(r.map_err(TxError::from))? as usize)
+    }
+}

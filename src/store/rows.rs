@@ -1,0 +1,243 @@
+//! Reading stored rows into the domain's types, once for both backends. Each backend
+//! gives access to one row's cells ([`Cells`]); what the cells mean is decided here.
+//!
+//! Nothing is silently invented. An item column that cannot be read as its type (text
+//! that is not UTF-8, written by another program or damaged on disk; an unknown state)
+//! is named in `Item::unreadable` — lists mark the row, take-next passes it over, the
+//! lock rules refuse to act on it, `check` reports it. An event whose kind caseload does
+//! not know, or whose detail is not JSON, is corruption, reported naming the event and
+//! the column.
+
+use super::LostLock;
+use super::error::{Result, StoreError};
+use crate::domain::{Event, EventKind, Item, ItemState, LockLoss, QueueSettings, Unreadable};
+
+pub(crate) const NOT_UTF8: &str = "is not valid UTF-8";
+pub(crate) const MISSING: &str = "is missing (NULL)";
+pub(crate) const NOT_A_NUMBER: &str = "is not a number";
+pub(crate) const UNKNOWN_STATE: &str = "is not a known state";
+
+/// The cells of one result row, by position. A cell that cannot be read as asked is
+/// given as well as it can be (text lossily, a number as 0) and marked with its column.
+pub(crate) trait Cells {
+    /// Text, `None` for NULL.
+    fn opt_text(&mut self, i: usize, column: &'static str) -> Result<Option<String>>;
+    /// A whole number, `None` for NULL.
+    fn opt_int(&mut self, i: usize, column: &'static str) -> Result<Option<i64>>;
+    /// A boolean (SQLite stores 0/1, PostgreSQL a BOOLEAN).
+    fn flag(&mut self, i: usize, column: &'static str) -> Result<bool>;
+    /// Notes a column that could not be read.
+    fn mark(&mut self, column: &'static str, problem: &'static str);
+    /// The columns marked so far.
+    fn marks(&self) -> &[Unreadable];
+
+    /// Text that may not be NULL.
+    fn text(&mut self, i: usize, column: &'static str) -> Result<String> {
+        let v = self.opt_text(i, column)?;
+        Ok(v.unwrap_or_else(|| {
+            self.mark(column, MISSING);
+            String::new()
+        }))
+    }
+
+    /// A whole number that may not be NULL.
+    fn int(&mut self, i: usize, column: &'static str) -> Result<i64> {
+        let v = self.opt_int(i, column)?;
+        Ok(v.unwrap_or_else(|| {
+            self.mark(column, MISSING);
+            0
+        }))
+    }
+}
+
+fn corrupt(what: String) -> StoreError {
+    StoreError::Corrupt(format!(
+        "{what}; the database was changed outside caseload or is damaged (run `caseload check`)"
+    ))
+}
+
+/// An item from the columns of `ITEM_COLS`; never fails on a stored value (see the
+/// module's notes).
+pub(crate) fn item_from(c: &mut impl Cells) -> Result<Item> {
+    let state_text = c.text(8, "state")?;
+    let state = match ItemState::parse(&state_text) {
+        Some(s) => s,
+        None => {
+            if !c.marks().iter().any(|u| u.column == "state") {
+                c.mark("state", UNKNOWN_STATE);
+            }
+            // Not a claim that it is open: `unreadable` names the state, and no rule acts
+            // on such an item.
+            ItemState::Open
+        }
+    };
+    let mut item = Item {
+        id: c.int(0, "id")?,
+        queue: c.text(1, "queue")?,
+        request_id: c.opt_text(2, "request_id")?,
+        title: c.text(3, "title")?,
+        body: c.text(4, "body")?,
+        params: c.text(5, "params")?,
+        priority: c.int(6, "priority")?,
+        due_at: c.opt_int(7, "due_at")?,
+        state,
+        lock_user: c.opt_text(9, "lock_user")?,
+        lock_time: c.opt_int(10, "lock_time")?,
+        lock_token: c.int(11, "lock_token")?,
+        notes: c.text(12, "notes")?,
+        result: c.opt_text(13, "result")?,
+        error: c.opt_text(14, "error")?,
+        created_at: c.int(15, "created_at")?,
+        created_by: c.text(16, "created_by")?,
+        finished_at: c.opt_int(17, "finished_at")?,
+        finished_by: c.opt_text(18, "finished_by")?,
+        unreadable: c.marks().to_vec(),
+    };
+    let order = |col: &str| Item::COLUMNS.iter().position(|c| *c == col);
+    item.unreadable.sort_by_key(|u| order(u.column));
+    Ok(item)
+}
+
+/// An event from `id, item_id, at, actor, os_user, kind, detail` (detail as JSON text).
+/// Names are read lossily; an unknown kind or a detail that is not JSON is corruption.
+pub(crate) fn event_from(c: &mut impl Cells) -> Result<Event> {
+    let (id, item_id) = (c.int(0, "id")?, c.int(1, "item_id")?);
+    let kind = c.text(5, "kind")?;
+    let detail = c.text(6, "detail")?;
+    let named = |what: String| corrupt(format!("event #{id} of item #{item_id}: {what}"));
+    Ok(Event {
+        id,
+        item_id,
+        at: c.int(2, "at")?,
+        actor: c.text(3, "actor")?,
+        os_user: c.text(4, "os_user")?,
+        kind: EventKind::parse(&kind).ok_or_else(|| {
+            named(format!(
+                "column kind holds '{kind}', which is not an event kind caseload knows"
+            ))
+        })?,
+        detail: serde_json::from_str(&detail)
+            .map_err(|e| named(format!("column detail is not JSON ({e})")))?,
+    })
+}
+
+/// A lost lock from the event columns (as [`event_from`]) followed by the item's title
+/// and current holder.
+pub(crate) fn lost_lock_from(c: &mut impl Cells) -> Result<LostLock> {
+    let e = event_from(c)?;
+    let loss = LockLoss::from_event(&e).ok_or_else(|| {
+        corrupt(format!(
+            "event #{} of item #{}: a '{}' event cannot end a lock",
+            e.id,
+            e.item_id,
+            e.kind.as_str()
+        ))
+    })?;
+    Ok(LostLock {
+        item_id: e.item_id,
+        title: c.text(7, "title")?,
+        loss,
+        now_held_by: c.opt_text(8, "lock_user")?,
+    })
+}
+
+/// Queue settings from `name, lock_seconds, warn_seconds, max_per_user, paused`.
+pub(crate) fn queue_from(c: &mut impl Cells) -> Result<QueueSettings> {
+    Ok(QueueSettings {
+        name: c.text(0, "name")?,
+        lock_seconds: c.int(1, "lock_seconds")?,
+        warn_seconds: c.int(2, "warn_seconds")?,
+        max_per_user: c.opt_int(3, "max_per_user")?,
+        paused: c.flag(4, "paused")?,
+    })
+}
+
+/// Refuses an item the lock rules cannot be applied to: one whose state, queue or lock
+/// columns cannot be read.
+pub(crate) fn ruled(item: Item) -> Result<Item> {
+    const RULED: [&str; 5] = ["state", "queue", "lock_user", "lock_time", "lock_token"];
+    match item.unreadable.iter().find(|u| RULED.contains(&u.column)) {
+        None => Ok(item),
+        Some(u) => Err(corrupt(format!(
+            "item #{}: column {} {}, so nothing can be done to it",
+            item.id, u.column, u.problem
+        ))),
+    }
+}
+
+/// A plain row of readable cells, for tests.
+#[cfg(test)]
+pub(crate) struct Plain {
+    pub cells: Vec<Option<String>>,
+    pub bad: Vec<Unreadable>,
+}
+
+#[cfg(test)]
+impl Cells for Plain {
+    fn opt_text(&mut self, i: usize, _: &'static str) -> Result<Option<String>> {
+        Ok(self.cells[i].clone())
+    }
+    fn opt_int(&mut self, i: usize, column: &'static str) -> Result<Option<i64>> {
+        let parsed = self.cells[i].as_deref().map(str::parse::<i64>);
+        Ok(parsed.map(|n| {
+            n.unwrap_or_else(|_| {
+                self.mark(column, NOT_A_NUMBER);
+                0
+            })
+        }))
+    }
+    fn flag(&mut self, i: usize, _: &'static str) -> Result<bool> {
+        Ok(self.cells[i].as_deref() == Some("1"))
+    }
+    fn mark(&mut self, column: &'static str, problem: &'static str) {
+        self.bad.push(Unreadable { column, problem });
+    }
+    fn marks(&self) -> &[Unreadable] {
+        &self.bad
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(cells: &[&str]) -> Plain {
+        Plain {
+            cells: cells
+                .iter()
+                .map(|c| (*c != "NULL").then(|| c.to_string()))
+                .collect(),
+            bad: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_unknown_event_kind_is_corruption_naming_event_and_column() {
+        let e = event_from(&mut row(&["3", "7", "0", "a", "o", "vanished", "{}"])).unwrap_err();
+        assert!(matches!(e, StoreError::Corrupt(_)));
+        let m = e.to_string();
+        assert!(
+            m.contains("event #3 of item #7") && m.contains("column kind"),
+            "{m}"
+        );
+        let m = event_from(&mut row(&["3", "7", "0", "a", "o", "noted", "{oops"]))
+            .unwrap_err()
+            .to_string();
+        assert!(m.contains("column detail"), "{m}");
+    }
+
+    #[test]
+    fn an_unknown_state_is_named_and_ruled_out() {
+        let mut cells = vec!["5", "q", "NULL", "t", "", "{}", "0", "NULL", "exploded"];
+        cells.extend([
+            "NULL", "NULL", "0", "", "NULL", "NULL", "1", "p", "NULL", "NULL",
+        ]);
+        let item = item_from(&mut row(&cells)).unwrap();
+        assert_eq!(
+            item.unreadable_summary().as_deref(),
+            Some("state is not a known state")
+        );
+        let m = ruled(item).unwrap_err().to_string();
+        assert!(m.contains("item #5") && m.contains("column state"), "{m}");
+    }
+}

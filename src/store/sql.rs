@@ -1,0 +1,59 @@
+//! SQL text both backends share (the same words in both dialects) and the rendering of
+//! event-kind sets for `kind IN (…)`. Each backend's own statements are in its `sql.rs`,
+//! used by the store and by the benchmark's raw baseline alike, so they cannot drift.
+//!
+//! In the SET clauses and fences, `:now`, `:me`, `:value` and `:token` stand for the
+//! write's time, the acting user, the write's text value and the fencing token; each
+//! backend binds them its own way.
+
+use crate::domain::EventKind;
+
+/// `'locked', 'taken_over'`: a set of kinds as SQL literals (the names are fixed words,
+/// never user input).
+pub fn kinds_sql(kinds: &[EventKind]) -> String {
+    kinds
+        .iter()
+        .map(|k| format!("'{}'", k.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A holder's fence: the caller's own lock under the token it gives, on an open item.
+pub const FENCE_HOLDER: &str = "lock_user = :me AND lock_token = :token AND state = 'open'";
+/// A supervisor's fence: the lock token read under the write lock (or the one the
+/// supervisor saw); any acquisition since changes it.
+pub const FENCE_TOKEN: &str = "lock_token = :token";
+
+/// Renew: the lock's time moves to now.
+pub const SET_RENEW: &str = "lock_time = :now";
+/// Release, skip, unlock: the item goes back to the pool.
+pub const SET_RELEASE: &str = "lock_user = NULL, lock_time = NULL";
+/// Save the holder's notes.
+pub const SET_NOTES: &str = "notes = :value";
+/// Complete with an optional result.
+pub const SET_COMPLETE: &str = "state = 'done', result = :value, lock_user = NULL, \
+     lock_time = NULL, finished_at = :now, finished_by = :me";
+/// Fail with a reason.
+pub const SET_FAIL: &str = "state = 'failed', error = :value, lock_user = NULL, \
+     lock_time = NULL, finished_at = :now, finished_by = :me";
+/// Cancel with a reason.
+pub const SET_CANCEL: &str = "state = 'cancelled', error = :value, lock_user = NULL, \
+     lock_time = NULL, finished_at = :now, finished_by = :me";
+/// Reopen a failed or cancelled item.
+pub const SET_REQUEUE: &str =
+    "state = 'open', error = NULL, result = NULL, finished_at = NULL, finished_by = NULL";
+/// Give the lock to `:value`: a new acquisition, so a new token.
+pub const SET_REASSIGN: &str = "lock_user = :value, lock_time = :now, lock_token = lock_token + 1";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_sets_render_as_literals() {
+        assert_eq!(
+            kinds_sql(EventKind::TAKES_LOCK),
+            "'locked', 'taken_over', 'reassigned'"
+        );
+    }
+}

@@ -1,0 +1,397 @@
+//! The SQLite store: one file shared by everyone on a host.
+//!
+//! WAL, `synchronous=FULL`, foreign keys on, every write in `BEGIN IMMEDIATE` (so a write
+//! transaction never fails half-way with SQLITE_BUSY), and a busy handler of short
+//! jittered sleeps instead of SQLite's default back-off, which lets one process starve for
+//! seconds while others re-take the lock. `now` is read after the write lock is taken, so
+//! lock times are ordered like the writes themselves.
+//!
+//! Files: `open` (what is decided before SQLite sees a file, and explaining storage
+//! faults), `busy` (waiting for the write lock), `tx` (the lock protocol's primitives),
+//! `rows` (reading rows another program may have spoiled), `reads`, `stats`, `check`,
+//! `migrate`, and `sql` (the statements the benchmark shares).
+
+pub mod busy;
+pub mod check;
+pub mod migrate;
+pub(crate) mod open;
+mod reads;
+pub(crate) mod rows;
+pub mod sql;
+mod stats;
+mod tx;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use self::busy::{BUSY_PATIENCE, busy_sleep, retry_busy};
+use self::migrate::Migration;
+use self::open::Facts;
+use self::tx::SqliteTx;
+use crate::domain::{Actor, Event, Item, ItemState, Millis, QueueSettings, Role};
+use crate::store::backend::Backend;
+use crate::store::error::{Result, StoreError};
+use crate::store::ops::{Tx, TxCtx};
+use crate::store::{ListFilter, LostLock, Stats};
+
+/// A source of "now" in Unix milliseconds; tests pass a fixed or stepped clock.
+pub type Clock = Box<dyn Fn() -> Millis + Send>;
+
+/// The host's clock.
+pub fn system_clock() -> Millis {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// How to open a database file.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    /// Open even on a network filesystem.
+    pub allow_network_fs: bool,
+    /// Accept an existing empty (0-byte) file as a new database (`caseload init`).
+    pub allow_empty: bool,
+    /// Create missing parent directories (the default location).
+    pub create_dirs: bool,
+    /// Never create the file; refuse a missing one.
+    pub must_exist: bool,
+}
+
+/// The SQLite implementation of the [`crate::store::Store`].
+pub struct SqliteStore {
+    conn: Connection,
+    path: PathBuf,
+    actor: Actor,
+    clock: Clock,
+    read_only: bool,
+    migration: Migration,
+    own_commits: u64,
+}
+
+impl SqliteStore {
+    /// Opens (creating and migrating when needed) the database at `path`.
+    pub fn open(path: &Path, actor: Actor, opts: &OpenOptions) -> Result<Self> {
+        Self::open_with_clock(path, actor, opts, Box::new(system_clock))
+    }
+
+    /// Opens with a given clock (tests).
+    pub fn open_with_clock(
+        path: &Path,
+        actor: Actor,
+        opts: &OpenOptions,
+        clock: Clock,
+    ) -> Result<Self> {
+        let plan = open::plan(path, opts)?;
+        let read_only = plan.read_only;
+        open::guard_shared_memory();
+        let conn = Connection::open_with_flags(&plan.target, plan.flags)
+            .map_err(|e| open::explain(path, Facts::of_error(&e), map_err(e)))?;
+        let migration = Self::prepare(&conn, path, read_only, &actor, clock())
+            .map_err(|e| open::explain(path, Facts::of(&conn), e))?;
+        Ok(SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+            actor,
+            clock,
+            read_only,
+            migration,
+            own_commits: 0,
+        })
+    }
+
+    /// Readies a fresh connection: busy handler, pragmas, and the schema (created or
+    /// migrated when writable).
+    fn prepare(
+        conn: &Connection,
+        path: &Path,
+        read_only: bool,
+        actor: &Actor,
+        now: Millis,
+    ) -> Result<Migration> {
+        if !read_only {
+            open::prepare_writer(conn);
+        }
+        conn.busy_handler(Some(busy_sleep)).map_err(map_err)?;
+        conn.execute_batch("PRAGMA foreign_keys = ON")
+            .map_err(map_err)?;
+        // Reading the schema version makes SQLite read the header: not-a-database shows
+        // here, and a WAL left by a crash or a cut-short checkpoint is recovered here.
+        conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
+            .map_err(map_err)?;
+        // A 32 MiB page cache (SQLite's default is 2 MiB): an import batch of 2000 rows on a
+        // large file dirties more pages than 2 MiB holds, and SQLite then spills them to the
+        // WAL mid-transaction and reads them back (benches/queue.rs, BENCHMARKS.md).
+        conn.execute_batch("PRAGMA cache_size = -32768")
+            .map_err(map_err)?;
+        migrate::check_ours(conn)?;
+        if read_only {
+            let v: i64 = conn
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(map_err)?;
+            if v != migrate::LATEST {
+                return Err(StoreError::ReadOnly(format!(
+                    "the file is read-only and its schema (version {v}) is not this program's \
+                     ({}); it cannot be used without write access",
+                    migrate::LATEST
+                )));
+            }
+            return Ok(Migration::UpToDate);
+        }
+        retry_busy(|| {
+            let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+            Ok(mode)
+        })?;
+        open::align_sidecars(path);
+        conn.execute_batch("PRAGMA synchronous = FULL")
+            .map_err(map_err)?;
+        let mut attempt = Instant::now();
+        loop {
+            match migrate::migrate(conn, actor, now) {
+                Err(StoreError::Busy(_)) if attempt.elapsed() < BUSY_PATIENCE => {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(e) => return Err(e),
+                Ok(m) => return Ok(m),
+            }
+            if attempt.elapsed() > BUSY_PATIENCE {
+                attempt = Instant::now();
+            }
+        }
+    }
+
+    /// Replaces the clock (tests).
+    pub fn set_clock(&mut self, clock: Clock) {
+        self.clock = clock;
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// True when the file was opened read-only (its permissions allow no writes).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// What opening did to the schema.
+    pub fn migration(&self) -> Migration {
+        self.migration
+    }
+
+    /// The raw connection (benchmarks and tests).
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+/// Maps SQLite's errors to the store's.
+pub fn map_err(e: rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode as C;
+    match &e {
+        rusqlite::Error::SqliteFailure(f, msg) => {
+            let text = msg.clone().unwrap_or_else(|| f.to_string());
+            match f.code {
+                C::NotADatabase => StoreError::Unusable(
+                    "the file is not a caseload database (not an SQLite file)".into(),
+                ),
+                C::DatabaseCorrupt => StoreError::Corrupt(format!(
+                    "the database is damaged (SQLite: {text}); keep the file and any -wal \
+                     beside it as they are, run `caseload check` to see what is affected, and \
+                     copy what can be read with `caseload backup NEW.db`"
+                )),
+                C::ReadOnly => StoreError::ReadOnly(format!("{text}; changes are refused")),
+                C::DatabaseBusy | C::DatabaseLocked => StoreError::Busy(format!(
+                    "{text} (another program held the write lock too long)"
+                )),
+                C::CannotOpen => StoreError::Unusable(format!("cannot open the database: {text}")),
+                C::DiskFull => StoreError::Storage {
+                    code: f.extended_code,
+                    message: "disk full: free space on the database's filesystem, then retry"
+                        .into(),
+                },
+                // Growing the -shm fails for want of space (SQLite's own extension or
+                // caseload's allocation guard): a full disk, whatever errno said.
+                C::SystemIoFailure
+                    if f.extended_code == rusqlite::ffi::SQLITE_IOERR_SHMSIZE
+                        || open::take_shm_no_space() =>
+                {
+                    StoreError::Storage {
+                        code: rusqlite::ffi::SQLITE_FULL,
+                        message: "disk full: free space on the database's filesystem, then retry"
+                            .into(),
+                    }
+                }
+                C::SystemIoFailure => StoreError::Storage {
+                    code: f.extended_code,
+                    message: format!("I/O error ({text})"),
+                },
+                C::ConstraintViolation => StoreError::Invalid(format!("refused: {text}")),
+                _ => StoreError::Database(text),
+            }
+        }
+        _ => StoreError::Database(e.to_string()),
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        map_err(e)
+    }
+}
+
+impl Backend for SqliteStore {
+    fn actor(&self) -> &Actor {
+        &self.actor
+    }
+
+    fn now(&mut self) -> Result<Millis> {
+        Ok((self.clock)())
+    }
+
+    fn change_marker(&mut self) -> Result<u64> {
+        let v: i64 = self
+            .conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))?;
+        Ok((v as u64) ^ (self.own_commits << 32))
+    }
+
+    fn writable(&self) -> bool {
+        !self.read_only
+    }
+
+    /// `BEGIN IMMEDIATE`, with `now` read after the write lock is held; commits on
+    /// success, rolls back on error.
+    fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()> {
+        if self.read_only {
+            return Err(open::read_only_error(&self.path));
+        }
+        retry_busy(|| self.conn.execute_batch("BEGIN IMMEDIATE"))
+            .map_err(|e| open::explain(&self.path, Facts::of(&self.conn), e))?;
+        let mut tx = SqliteTx {
+            c: &self.conn,
+            ctx: TxCtx {
+                now: (self.clock)(),
+                actor: &self.actor,
+            },
+        };
+        match f(&mut tx) {
+            Ok(()) => match self.conn.execute_batch("COMMIT") {
+                Ok(()) => {
+                    self.own_commits += 1;
+                    Ok(())
+                }
+                Err(e) => {
+                    let facts = Facts::of(&self.conn);
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    Err(open::explain_commit(&self.path, facts, map_err(e)))
+                }
+            },
+            Err(e) => {
+                let facts = Facts::of(&self.conn);
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(open::explain(&self.path, facts, e))
+            }
+        }
+    }
+
+    fn item(&mut self, id: i64) -> Result<Item> {
+        reads::load_item(&self.conn, id)?.ok_or(StoreError::NotFound(id))
+    }
+
+    fn history(&mut self, id: i64) -> Result<Vec<Event>> {
+        reads::history(&self.conn, id)
+    }
+
+    fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>> {
+        reads::list(&self.conn, filter, (self.clock)())
+    }
+
+    fn count(&mut self, filter: &ListFilter) -> Result<u64> {
+        reads::count(&self.conn, filter, (self.clock)())
+    }
+
+    fn queues(&mut self) -> Result<Vec<QueueSettings>> {
+        reads::queues(&self.conn)
+    }
+
+    fn queue(&mut self, name: &str) -> Result<QueueSettings> {
+        match reads::load_queue(&self.conn, name)? {
+            Some(q) => Ok(q),
+            None => Err(StoreError::UnknownQueue {
+                name: name.to_string(),
+                known: reads::queues(&self.conn)?
+                    .into_iter()
+                    .map(|q| q.name)
+                    .collect(),
+            }),
+        }
+    }
+
+    fn role(&mut self, user: &str) -> Result<Role> {
+        tx::role_of(&self.conn, user)
+    }
+
+    fn stats(&mut self) -> Result<Stats> {
+        stats::stats(&self.conn, (self.clock)())
+    }
+
+    fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
+        reads::lock_started(&self.conn, ids)
+    }
+
+    fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>> {
+        reads::events_by(&self.conn, actor, since)
+    }
+
+    fn lost_locks(&mut self, user: &str, since: Millis) -> Result<Vec<LostLock>> {
+        reads::lost_locks(&self.conn, user, since)
+    }
+
+    fn check(&mut self) -> Result<Vec<String>> {
+        Ok(check::run(&self.conn))
+    }
+
+    fn backup(&mut self, dest: &Path) -> Result<()> {
+        if dest.exists() {
+            return Err(StoreError::Invalid(format!(
+                "{} exists already; choose a new file name",
+                dest.display()
+            )));
+        }
+        let dir = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "backup".into());
+        let tmp = dir.join(format!(".{name}.partial-{}", std::process::id()));
+        let run = || -> Result<()> {
+            let mut dst = Connection::open(&tmp)?;
+            {
+                let b = rusqlite::backup::Backup::new(&self.conn, &mut dst)?;
+                b.run_to_completion(1024, Duration::from_millis(0), None)?;
+            }
+            dst.execute_batch("PRAGMA journal_mode = DELETE")?;
+            drop(dst);
+            std::fs::rename(&tmp, dest)
+                .map_err(|e| StoreError::Database(format!("cannot write {}: {e}", dest.display())))
+        };
+        // Failures here concern the copy: a full disk is the copy's disk.
+        let out = run().map_err(|e| open::explain(dest, Facts::default(), e));
+        if out.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        out
+    }
+
+    fn export(
+        &mut self,
+        state: Option<ItemState>,
+        each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
+    ) -> Result<u64> {
+        reads::export(&self.conn, state, each)
+    }
+}

@@ -1,0 +1,201 @@
+//! The SQLite store's reads: items, windows of lists, counts, history, lost locks and
+//! export. Reads run outside any write transaction (WAL: they never wait for writers).
+
+use rusqlite::{Connection, Row, params};
+
+use super::rows::{Cols, event_from_row, item_from_row};
+use super::sql::{EVENT_COLS, ITEM_COLS, KEPT_COUNT};
+use crate::domain::{Event, EventKind, Item, ItemState, Millis, QueueSettings};
+use crate::store::error::{Result, StoreError};
+use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql};
+use crate::store::rows;
+use crate::store::sql::kinds_sql;
+use crate::store::{ListFilter, LostLock};
+
+/// Runs a query whose rows are read by `read`; its errors (corruption included) end it.
+fn collect<T>(
+    c: &Connection,
+    sql: &str,
+    ps: impl rusqlite::Params,
+    read: fn(&Row<'_>) -> Result<T>,
+) -> Result<Vec<T>> {
+    let mut stmt = c.prepare_cached(sql)?;
+    let mut rows = stmt.query(ps)?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        out.push(read(r)?);
+    }
+    Ok(out)
+}
+
+pub(super) fn load_item(c: &Connection, id: i64) -> Result<Option<Item>> {
+    Ok(collect(
+        c,
+        &format!("SELECT {ITEM_COLS} FROM items WHERE id = ?1"),
+        [id],
+        item_from_row,
+    )?
+    .pop())
+}
+
+pub(super) fn load_queue(c: &Connection, name: &str) -> Result<Option<QueueSettings>> {
+    Ok(collect(
+        c,
+        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues \
+         WHERE name = ?1",
+        [name],
+        |r| rows::queue_from(&mut Cols::new(r)),
+    )?
+    .pop())
+}
+
+pub(super) fn queues(c: &Connection) -> Result<Vec<QueueSettings>> {
+    collect(
+        c,
+        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues ORDER BY name",
+        [],
+        |r| rows::queue_from(&mut Cols::new(r)),
+    )
+}
+
+pub(super) fn history(c: &Connection, id: i64) -> Result<Vec<Event>> {
+    load_item(c, id)?.ok_or(StoreError::NotFound(id))?;
+    collect(
+        c,
+        &format!("SELECT {EVENT_COLS} FROM events WHERE item_id = ?1 ORDER BY id"),
+        [id],
+        event_from_row,
+    )
+}
+
+const DIALECT: Dialect = Dialect {
+    placeholder: |n| format!("?{n}"),
+    like: "LIKE",
+};
+
+/// Binds numbered parameters.
+fn bind(stmt: &mut rusqlite::CachedStatement<'_>, ps: &[Param]) -> Result<()> {
+    for (i, p) in ps.iter().enumerate() {
+        match p {
+            Param::Int(n) => stmt.raw_bind_parameter(i + 1, n)?,
+            Param::Text(t) => stmt.raw_bind_parameter(i + 1, t)?,
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn list(c: &Connection, filter: &ListFilter, now: Millis) -> Result<Vec<Item>> {
+    if let Some(q) = &filter.queue
+        && load_queue(c, q)?.is_none()
+    {
+        return Err(StoreError::UnknownQueue {
+            name: q.clone(),
+            known: queues(c)?.into_iter().map(|q| q.name).collect(),
+        });
+    }
+    let total = if Window::wants_total(filter) {
+        Some(count(c, filter, now)?)
+    } else {
+        None
+    };
+    let Some(window) = Window::plan(filter, total) else {
+        return Ok(Vec::new());
+    };
+    let mut q: ListSql = list_sql(filter, now, &DIALECT);
+    let (order, limit, offset) = q.window(window);
+    // The inner query reads only the index (id is its rowid): skipping `offset` rows
+    // never touches the table.
+    let sql = format!(
+        "SELECT {ITEM_COLS} FROM items WHERE id IN (SELECT id FROM items {} \
+         ORDER BY {order} LIMIT {limit} OFFSET {offset}) ORDER BY {order}",
+        q.where_
+    );
+    let mut stmt = c.prepare_cached(&sql)?;
+    bind(&mut stmt, &q.params)?;
+    let mut rows = stmt.raw_query();
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        out.push(item_from_row(r)?);
+    }
+    if window.reversed {
+        out.reverse();
+    }
+    Ok(out)
+}
+
+pub(super) fn count(c: &Connection, filter: &ListFilter, now: Millis) -> Result<u64> {
+    if let Some(state) = kept_count(filter) {
+        // Kept by triggers: no scan.
+        let n: i64 = c
+            .prepare_cached(KEPT_COUNT)?
+            .query_row(params![state, filter.queue], |r| r.get(0))?;
+        return Ok(n.max(0) as u64);
+    }
+    let q = list_sql(filter, now, &DIALECT);
+    let mut stmt = c.prepare_cached(&format!("SELECT count(*) FROM items {}", q.where_))?;
+    bind(&mut stmt, &q.params)?;
+    let mut rows = stmt.raw_query();
+    let n: i64 = match rows.next()? {
+        Some(r) => r.get(0)?,
+        None => 0,
+    };
+    Ok(n as u64)
+}
+
+pub(super) fn lock_started(c: &Connection, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
+    // One indexed probe per item (events_item): a screenful of locks, never a scan.
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT max(at) FROM events WHERE item_id = ?1 AND kind IN ({})",
+        kinds_sql(EventKind::TAKES_LOCK)
+    ))?;
+    let mut out = Vec::with_capacity(ids.len());
+    for &id in ids {
+        let at: Option<i64> = stmt.query_row([id], |r| r.get(0))?;
+        if let Some(at) = at {
+            out.push((id, at));
+        }
+    }
+    Ok(out)
+}
+
+pub(super) fn events_by(c: &Connection, actor: &str, since: Millis) -> Result<Vec<Event>> {
+    collect(
+        c,
+        &format!("SELECT {EVENT_COLS} FROM events WHERE actor = ?1 AND at >= ?2 ORDER BY at, id"),
+        params![actor, since],
+        event_from_row,
+    )
+}
+
+pub(super) fn lost_locks(c: &Connection, user: &str, since: Millis) -> Result<Vec<LostLock>> {
+    collect(
+        c,
+        &format!(
+            "SELECT e.id, e.item_id, e.at, e.actor, e.os_user, e.kind, e.detail, i.title, \
+             i.lock_user FROM events e JOIN items i ON i.id = e.item_id \
+             WHERE e.at >= ?2 AND e.kind IN ({}) AND json_extract(e.detail, '$.from') = ?1 \
+             AND e.actor <> ?1 ORDER BY e.at DESC, e.id DESC",
+            kinds_sql(EventKind::ENDS_ANOTHERS_LOCK)
+        ),
+        params![user, since],
+        |r| rows::lost_lock_from(&mut Cols::new(r)),
+    )
+}
+
+pub(super) fn export(
+    c: &Connection,
+    state: Option<ItemState>,
+    each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
+) -> Result<u64> {
+    let mut stmt = c.prepare_cached(&format!(
+        "SELECT {ITEM_COLS} FROM items WHERE ?1 IS NULL OR state = ?1 ORDER BY id"
+    ))?;
+    let mut rows = stmt.query([state.map(|s| s.as_str())])?;
+    let mut n = 0;
+    while let Some(r) = rows.next()? {
+        let item = item_from_row(r)?;
+        each(&item).map_err(|e| StoreError::Database(format!("writing the export: {e}")))?;
+        n += 1;
+    }
+    Ok(n)
+}

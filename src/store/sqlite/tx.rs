@@ -1,0 +1,328 @@
+//! The lock protocol's primitives on SQLite, inside one `BEGIN IMMEDIATE` transaction:
+//! the write lock is held from the start, so every read here already sees what the write
+//! will change, and nothing needs locking row by row.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Value, json};
+
+use super::reads::{load_item, load_queue};
+use super::rows::{event_from_row, item_from_row, lossy_opt_text, lossy_text};
+use super::sql;
+use crate::domain::{Event, EventKind, Item, Millis, NewItem, QueueSettings, Role};
+use crate::store::Added;
+use crate::store::TakeNext;
+use crate::store::error::Result;
+use crate::store::ops::{Claimable, ItemWrite, PassedOver, Tx, TxCtx};
+use crate::store::sql::{FENCE_TOKEN, SET_RELEASE, kinds_sql};
+
+/// One write transaction on SQLite.
+pub(super) struct SqliteTx<'c> {
+    pub c: &'c Connection,
+    pub ctx: TxCtx<'c>,
+}
+
+/// Executes `sql` binding only those of the named parameters it uses.
+fn execute_named(
+    c: &Connection,
+    sql: &str,
+    ps: &[(&str, rusqlite::types::Value)],
+) -> rusqlite::Result<usize> {
+    let mut stmt = c.prepare_cached(sql)?;
+    for (name, v) in ps {
+        if let Some(i) = stmt.parameter_index(name)? {
+            stmt.raw_bind_parameter(i, v)?;
+        }
+    }
+    stmt.raw_execute()
+}
+
+/// A user's role (staff when unknown).
+pub(super) fn role_of(c: &Connection, user: &str) -> Result<Role> {
+    let role: Option<String> = c
+        .prepare_cached("SELECT role FROM users WHERE name = ?1")?
+        .query_row([user], |r| lossy_opt_text(r, 0))
+        .optional()?
+        .flatten();
+    Ok(role.as_deref().and_then(Role::parse).unwrap_or(Role::Staff))
+}
+
+impl Tx for SqliteTx<'_> {
+    fn ctx(&self) -> TxCtx<'_> {
+        self.ctx
+    }
+
+    fn item(&mut self, id: i64) -> Result<Option<Item>> {
+        load_item(self.c, id)
+    }
+
+    fn item_for_update(&mut self, id: i64) -> Result<Option<Item>> {
+        load_item(self.c, id)
+    }
+
+    fn queue(&mut self, name: &str) -> Result<Option<QueueSettings>> {
+        load_queue(self.c, name)
+    }
+
+    fn queues(&mut self) -> Result<Vec<QueueSettings>> {
+        super::reads::queues(self.c)
+    }
+
+    fn role_of(&mut self, user: &str) -> Result<Role> {
+        role_of(self.c, user)
+    }
+
+    fn supervisors_besides(&mut self, user: &str) -> Result<i64> {
+        Ok(self
+            .c
+            .prepare_cached("SELECT count(*) FROM users WHERE role = 'supervisor' AND name <> ?1")?
+            .query_row([user], |r| r.get(0))?)
+    }
+
+    fn held_count(&mut self, queue: &str, except: i64) -> Result<i64> {
+        Ok(self
+            .c
+            .prepare_cached(
+                "SELECT count(*) FROM items WHERE lock_user = ?1 AND queue = ?2 AND id <> ?3",
+            )?
+            .query_row(params![self.ctx.actor.name, queue, except], |r| r.get(0))?)
+    }
+
+    fn has_takeable(&mut self, queue: &QueueSettings, skip: &[i64]) -> Result<bool> {
+        let skip = serde_json::to_string(skip).unwrap_or_else(|_| "[]".into());
+        Ok(self
+            .c
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM items WHERE queue = ?1 AND state = 'open' \
+                 AND (lock_user IS NULL OR lock_time <= ?2) \
+                 AND id NOT IN (SELECT value FROM json_each(?3)))",
+            )?
+            .query_row(
+                params![queue.name, self.ctx.now - queue.lock_ms(), skip],
+                |r| r.get(0),
+            )?)
+    }
+
+    fn last_event(&mut self, id: i64, of: &[EventKind], by: Option<&str>) -> Result<Option<Event>> {
+        let sql = format!(
+            "SELECT {} FROM events WHERE item_id = ?1 AND kind IN ({}) \
+             AND (?2 IS NULL OR actor = ?2) ORDER BY id DESC LIMIT 1",
+            sql::EVENT_COLS,
+            kinds_sql(of)
+        );
+        let row = self
+            .c
+            .prepare_cached(&sql)?
+            .query_row(params![id, by], |r| Ok(event_from_row(r)))
+            .optional()?;
+        row.transpose()
+    }
+
+    fn serialise_claims(&mut self, _queue: &str) -> Result<()> {
+        // The write lock serialises every claim already.
+        Ok(())
+    }
+
+    fn candidate(&mut self, next: &TakeNext, passed: &mut PassedOver) -> Result<Option<Claimable>> {
+        let skip = serde_json::to_string(&next.skip).unwrap_or_else(|_| "[]".into());
+        let mut stmt = self
+            .c
+            .prepare_cached(&sql::candidate(next.queue.is_some()))?;
+        let mut ps: Vec<(&str, rusqlite::types::Value)> = vec![
+            (":now", self.ctx.now.into()),
+            (":skip", skip.into()),
+            (":me", self.ctx.actor.name.clone().into()),
+        ];
+        if let Some(q) = &next.queue {
+            ps.push((":queue", q.clone().into()));
+        }
+        for (name, v) in &ps {
+            if let Some(i) = stmt.parameter_index(name)? {
+                stmt.raw_bind_parameter(i, v)?;
+            }
+        }
+        // Rows are read one at a time: the usual case reads one.
+        let mut rows = stmt.raw_query();
+        while let Some(r) = rows.next()? {
+            // The row is read for its lock anyway; reading all of it checks it is readable.
+            let item = item_from_row(r)?;
+            if item.unreadable.is_empty() {
+                return Ok(Some(Claimable {
+                    id: item.id,
+                    holder: item.lock_user,
+                }));
+            }
+            passed.add(item);
+        }
+        Ok(None)
+    }
+
+    fn claim(&mut self, id: i64, prev_holder: Option<&str>) -> Result<Option<Item>> {
+        let row = self
+            .c
+            .prepare_cached(sql::CLAIM)?
+            .query_row(
+                rusqlite::named_params! {":me": self.ctx.actor.name, ":now": self.ctx.now, ":id": id},
+                |r| Ok(item_from_row(r)),
+            )
+            .optional()?;
+        let Some(item) = row.transpose()? else {
+            return Ok(None);
+        };
+        let (kind, detail) = match prev_holder {
+            Some(from) => (
+                EventKind::TakenOver,
+                json!({"from": from, "token": item.lock_token}),
+            ),
+            None => (EventKind::Locked, json!({"token": item.lock_token})),
+        };
+        self.insert_event(id, kind, &detail)?;
+        Ok(Some(item))
+    }
+
+    fn write_item(&mut self, id: i64, token: i64, w: &ItemWrite<'_>) -> Result<bool> {
+        use rusqlite::types::Value as V;
+        let n = execute_named(
+            self.c,
+            &sql::fenced_update(w.set, w.fence),
+            &[
+                (":id", V::Integer(id)),
+                (":me", V::Text(self.ctx.actor.name.clone())),
+                (":token", V::Integer(token)),
+                (":now", V::Integer(self.ctx.now)),
+                (
+                    ":value",
+                    w.value.map_or(V::Null, |s| V::Text(s.to_string())),
+                ),
+            ],
+        )?;
+        if n == 0 {
+            return Ok(false);
+        }
+        self.insert_event(id, w.kind, &w.detail)?;
+        Ok(true)
+    }
+
+    fn insert_event(&mut self, id: i64, kind: EventKind, detail: &Value) -> Result<()> {
+        self.c.prepare_cached(sql::INSERT_EVENT)?.execute(params![
+            id,
+            self.ctx.now,
+            self.ctx.actor.name,
+            self.ctx.actor.os_user,
+            kind.as_str(),
+            detail.to_string()
+        ])?;
+        Ok(())
+    }
+
+    fn ensure_queue(&mut self, name: &str) -> Result<()> {
+        self.c.prepare_cached(sql::ENSURE_QUEUE)?.execute([name])?;
+        Ok(())
+    }
+
+    fn insert_item(&mut self, item: &NewItem) -> Result<Added> {
+        let id: Option<i64> = self
+            .c
+            .prepare_cached(sql::INSERT_ITEM)?
+            .query_row(
+                params![
+                    item.queue,
+                    item.request_id,
+                    item.title,
+                    item.body,
+                    item.params,
+                    item.priority,
+                    item.due_at,
+                    self.ctx.now,
+                    self.ctx.actor.name
+                ],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(id) = id else {
+            // A known request id: the producer's retry gets the existing item.
+            let known: i64 = self
+                .c
+                .prepare_cached(sql::ITEM_BY_REQUEST_ID)?
+                .query_row([&item.request_id], |r| r.get(0))?;
+            return Ok(Added {
+                id: known,
+                created: false,
+            });
+        };
+        self.insert_event(
+            id,
+            EventKind::Created,
+            &json!({"request_id": item.request_id}),
+        )?;
+        Ok(Added { id, created: true })
+    }
+
+    fn put_queue(&mut self, q: &QueueSettings) -> Result<()> {
+        self.c
+            .prepare_cached(
+                "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused) \
+                 VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (name) DO UPDATE SET \
+                 lock_seconds = excluded.lock_seconds, warn_seconds = excluded.warn_seconds, \
+                 max_per_user = excluded.max_per_user, paused = excluded.paused",
+            )?
+            .execute(params![
+                q.name,
+                q.lock_seconds,
+                q.warn_seconds,
+                q.max_per_user,
+                q.paused as i64
+            ])?;
+        Ok(())
+    }
+
+    fn put_role(&mut self, user: &str, role: Role) -> Result<()> {
+        self.c
+            .prepare_cached(
+                "INSERT INTO users (name, role) VALUES (?1, ?2) \
+                 ON CONFLICT (name) DO UPDATE SET role = excluded.role",
+            )?
+            .execute(params![user, role.as_str()])?;
+        Ok(())
+    }
+
+    fn swap_last_seen(&mut self) -> Result<Option<Millis>> {
+        let prev: Option<Option<Millis>> = self
+            .c
+            .prepare_cached("SELECT last_seen FROM users WHERE name = ?1")?
+            .query_row([&self.ctx.actor.name], |r| r.get(0))
+            .optional()?;
+        self.c
+            .prepare_cached(
+                "INSERT INTO users (name, role, last_seen) VALUES (?1, 'staff', ?2) \
+                 ON CONFLICT (name) DO UPDATE SET last_seen = excluded.last_seen",
+            )?
+            .execute(params![self.ctx.actor.name, self.ctx.now])?;
+        Ok(prev.flatten())
+    }
+
+    fn reap(&mut self, limit: usize) -> Result<usize> {
+        let expired: Vec<(i64, String, i64)> = self
+            .c
+            .prepare_cached(&format!(
+                "SELECT id, lock_user, lock_token FROM items \
+                 WHERE lock_user IS NOT NULL AND {} ORDER BY lock_time LIMIT :limit",
+                sql::EXPIRED
+            ))?
+            .query_map(
+                rusqlite::named_params! {":now": self.ctx.now, ":limit": limit as i64},
+                |r| Ok((r.get(0)?, lossy_text(r, 1)?, r.get(2)?)),
+            )?
+            .collect::<rusqlite::Result<_>>()?;
+        for (id, holder, token) in &expired {
+            self.c
+                .prepare_cached(&sql::fenced_update(SET_RELEASE, FENCE_TOKEN))?
+                .execute(rusqlite::named_params! {":id": id, ":token": token})?;
+            self.insert_event(
+                *id,
+                EventKind::Expired,
+                &json!({"from": holder, "token": token}),
+            )?;
+        }
+        Ok(expired.len())
+    }
+}
