@@ -448,10 +448,6 @@ pub(super) fn supervised(
             return vec![];
         }
         (_, Err(e)) => set_error(s, e.to_string()),
-        (SupervisorOp::Unlock { id, .. }, Ok(0)) => set_error(
-            s,
-            format!("Nothing done: the lock on #{id} changed since you looked (see it now)"),
-        ),
         (SupervisorOp::Unlock { id, .. }, Ok(_)) => {
             set_info(s, format!("Unlocked #{id}; it is back in the pool"))
         }
