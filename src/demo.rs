@@ -28,7 +28,7 @@ struct DemoRow {
 
 /// The demo rows, with due times relative to `now`.
 pub fn rows(now: Millis) -> Result<Vec<NewItem>, String> {
-    crate::cli::DEMO_DATA
+    crate::cli::commands::setup::DEMO_DATA
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())

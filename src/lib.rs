@@ -15,9 +15,10 @@
 //! - [`tui`]: the thin loop that draws `ui` and hands `app`'s effects to a worker thread
 //!   that owns the Store (answers come back as messages; the screen never waits for the
 //!   database), plus the terminal's life cycle (restore on every exit, SIGHUP).
-//! - [`cli`]: the subcommands, each a few lines over the Store.
-//! - [`cli_damage`]: `check`'s findings and advice, the rows `export` leaves out.
-//! - [`cli_help`]: the examples after every `--help`, shell completions, man pages.
+//! - [`cli`]: the command line: `args` (every flag and its help), `commands/` (one small
+//!   function per subcommand over the Store), `output` (text and JSON), `damage` (`check`'s
+//!   findings and advice, the rows `export` leaves out), `help` (examples after every
+//!   `--help`, shell completions, man pages); `run` only dispatches.
 //! - [`config`]: the system and user config files (`toml`) in one `Config`.
 //! - [`import`]: CSV / JSON Lines parsing and validation for `caseload import`.
 //! - [`doctor`]: `caseload doctor`, the deployment checks (files, disk, schema, server).
@@ -25,8 +26,6 @@
 
 pub mod app;
 pub mod cli;
-pub mod cli_damage;
-pub mod cli_help;
 pub mod config;
 pub mod demo;
 pub mod doctor;

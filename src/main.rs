@@ -22,7 +22,7 @@ fn main() -> ExitCode {
             sanitize::line(&msg)
         );
     }));
-    let cli = match caseload::cli_help::parse() {
+    let cli = match caseload::cli::help::parse() {
         Ok(c) => c,
         Err(e) => {
             let code = match e.kind() {

@@ -5,7 +5,7 @@ mod cli_support;
 
 use std::process::Command;
 
-use caseload::cli_help::{self, EXAMPLES};
+use caseload::cli::help::{self as cli_help, EXAMPLES};
 use cli_support::{BIN, Env};
 
 /// Every subcommand below `cmd` (and `cmd` itself) with its path ("" for caseload), the

@@ -1,0 +1,360 @@
+//! Argument definitions: every subcommand, flag and its help.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::domain::{ItemState, Role};
+use crate::store::StateFilter;
+
+const AFTER_HELP: &str = "\
+Database: --db, else CASELOAD_DB, else `db = \"...\"` in the user's ~/.config/caseload/config.toml,
+else in /etc/caseload/config.toml, else caseload.db in the user's data directory (created on
+first use). User: --user, else CASELOAD_USER, else the OS login name.
+Config files: keys `db` and `notify` (bell, desktop, both or off; default bell); see `man caseload`.
+
+Exit codes: 0 done, 1 error (bad input, I/O, corrupt file), 2 usage, 3 conflict (taken by
+someone else, lock lost, token mismatch), 4 nothing to claim, 5 supervisor only, 6 outcome
+unknown (the connection was lost while committing: see `caseload list --mine`).";
+
+/// The heading of the flags every subcommand takes.
+const GLOBAL: &str = "Global options";
+
+/// caseload: a terminal work queue for people.
+#[derive(Debug, Parser)]
+#[command(name = "caseload", version, about, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// Database file, or a postgres:// URL (default: CASELOAD_DB, else `db` in the config
+    /// files, else caseload.db in your data directory).
+    #[arg(long, global = true, value_name = "PATH|URL", help_heading = GLOBAL)]
+    pub db: Option<String>,
+    /// Act as this user (default: CASELOAD_USER, else your OS login name).
+    #[arg(long, global = true, value_name = "NAME", help_heading = GLOBAL)]
+    pub user: Option<String>,
+    /// Open a database on a network filesystem (NFS, SMB, FUSE, 9p) although SQLite's
+    /// locking is unreliable there (also CASELOAD_ALLOW_NETWORK_FS=1; default: refuse).
+    #[arg(long, global = true, help_heading = GLOBAL)]
+    pub allow_network_fs: bool,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create or migrate the database and print its location.
+    Init,
+    /// Fill a fresh demo database from the bundled data set.
+    Demo,
+    /// Add one item; prints its id (the same id again for a known --request-id).
+    Add(AddArgs),
+    /// Import items from a CSV or JSON Lines file: all rows or none.
+    Import(ImportArgs),
+    /// List items.
+    List(ListArgs),
+    /// Show one item and its history.
+    Show {
+        /// The item's id (as `list` prints it, without the #).
+        id: i64,
+        /// Print one JSON object: the item's fields and its `history`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Take the next item (or --id ID); prints it with its lock_token.
+    Claim {
+        /// Take from this queue only (default: every queue).
+        #[arg(long)]
+        queue: Option<String>,
+        /// Take this item instead of the next one in take order.
+        #[arg(long, value_name = "ID")]
+        id: Option<i64>,
+        /// Print the item as one JSON object, with its lock_token.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Renew your lock on an item.
+    Renew(HolderArgs),
+    /// Release your lock, returning the item to the pool.
+    Release(HolderArgs),
+    /// Complete an item you hold.
+    Complete {
+        #[command(flatten)]
+        holder: HolderArgs,
+        /// What was done, kept as the item's result (default: none).
+        #[arg(long)]
+        result: Option<String>,
+    },
+    /// Fail an item you hold, with a reason.
+    Fail {
+        #[command(flatten)]
+        holder: HolderArgs,
+        /// Why it failed (required; kept as the item's error and in its history).
+        #[arg(long)]
+        reason: String,
+    },
+    /// Release expired locks; prints how many.
+    Reap,
+    /// Supervisor: return a held item (or, without ID, every lock matching the filters) to
+    /// the pool.
+    Unlock {
+        /// The item's id; without it, every lock that --expired, --holder and --queue match.
+        #[arg(required_unless_present_any = ["expired", "holder"])]
+        id: Option<i64>,
+        /// Why (required; shown to the holder and kept in the history).
+        #[arg(long)]
+        reason: String,
+        /// Without ID: only expired locks.
+        #[arg(long, conflicts_with = "id")]
+        expired: bool,
+        /// Without ID: only locks held by this user.
+        #[arg(long, value_name = "USER", conflicts_with = "id")]
+        holder: Option<String>,
+        /// Without ID: only locks in this queue.
+        #[arg(long, conflicts_with = "id")]
+        queue: Option<String>,
+    },
+    /// What a user did (default: you, today).
+    History {
+        /// Whose actions (default: you).
+        #[arg(long, value_name = "USER")]
+        user: Option<String>,
+        /// Start time, RFC 3339 (default: midnight today, local time).
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        /// Print one JSON array of events.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Supervisor: give an item's lock to another user.
+    Reassign {
+        /// The item's id.
+        id: i64,
+        /// The user who gets the lock.
+        #[arg(long, value_name = "USER")]
+        to: String,
+        /// Why (required; shown to both users and kept in the history).
+        #[arg(long)]
+        reason: String,
+    },
+    /// Supervisor: reopen a failed or cancelled item.
+    Requeue {
+        /// The item's id.
+        id: i64,
+    },
+    /// Supervisor: cancel an open item.
+    Cancel {
+        /// The item's id.
+        id: i64,
+        /// Why (required; kept in the history).
+        #[arg(long)]
+        reason: String,
+    },
+    /// Queue settings.
+    #[command(subcommand)]
+    Queue(QueueCommand),
+    /// User roles.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Counts, throughput, lock ages and work in progress.
+    Stats {
+        /// Print one JSON object with the same figures.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write items as CSV or JSON Lines to standard output.
+    Export {
+        /// Only items in this state: open, done, failed or cancelled (default: every item).
+        #[arg(long, value_parser = parse_item_state)]
+        state: Option<ItemState>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "csv")]
+        format: FormatArg,
+    },
+    /// Check the file's integrity and the schema's invariants.
+    Check,
+    /// Write a consistent copy of the database to FILE (online, while others work).
+    Backup {
+        /// Where to write the copy; must not exist yet.
+        file: PathBuf,
+    },
+    /// Check the deployment: permissions, disk, filesystem, schema, server; one line per
+    /// check with the fix. Exit 0 when every check passes, 1 otherwise.
+    Doctor {
+        /// Print one JSON object instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy this SQLite database (items, locks, notes, history, queues, roles) into an
+    /// empty PostgreSQL database.
+    MigrateTo {
+        /// The target, postgres://USER@HOST/DB (a password is better kept in ~/.pgpass).
+        #[arg(value_name = "URL")]
+        url: String,
+    },
+    /// Print a shell completion script (bash, zsh or fish) to standard output.
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: crate::cli::help::Shell,
+    },
+    /// Write the manual pages (caseload.1 and caseload-COMMAND.1 for each command) into DIR.
+    Man {
+        /// The directory to write into (created if missing).
+        dir: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// Title shown in lists (required; at most 1000 characters).
+    #[arg(long)]
+    pub title: String,
+    /// Queue to add to (default: `default`; a new queue is created on first use).
+    #[arg(long)]
+    pub queue: Option<String>,
+    /// Body text, shown in the item's detail (default: empty; at most 1 MiB).
+    #[arg(long, default_value = "", hide_default_value = true)]
+    pub body: String,
+    /// Parameters, a JSON object (e.g. '{"order": 42}').
+    #[arg(long, default_value = "{}")]
+    pub params: String,
+    /// Priority, an integer; higher is taken first.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    pub priority: i64,
+    /// Due time, RFC 3339 (e.g. 2026-12-01T17:00:00Z; default: none).
+    #[arg(long, value_name = "TIME")]
+    pub due: Option<String>,
+    /// The producer's idempotency key: adding a known key again prints the first item's id
+    /// and adds nothing (default: none).
+    #[arg(long)]
+    pub request_id: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The CSV (with a header row) or JSON Lines file to import.
+    pub file: PathBuf,
+    /// File format (default: from the extension; .jsonl/.ndjson are JSON Lines, else CSV).
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// Queue for rows that name none (default: `default`).
+    #[arg(long)]
+    pub queue: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Which items: open (in take order), locked, expired, done, failed, cancelled or all.
+    #[arg(long, value_parser = parse_state_filter, default_value = "open")]
+    pub state: StateFilter,
+    /// Only items in this queue (default: every queue).
+    #[arg(long)]
+    pub queue: Option<String>,
+    /// Only items you hold.
+    #[arg(long)]
+    pub mine: bool,
+    /// Print at most this many items.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub limit: usize,
+    /// Print one JSON array of items instead of text lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HolderArgs {
+    /// The item's id.
+    pub id: i64,
+    /// The lock token (default: your current lock on the item).
+    #[arg(long)]
+    pub token: Option<i64>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum QueueCommand {
+    /// Change a queue's settings (shared by every user).
+    Set {
+        /// The queue's name.
+        name: String,
+        /// Seconds after which a lock expires, 1 to 604800 (a new queue has 1800).
+        #[arg(long, value_name = "SECONDS")]
+        lock_seconds: Option<i64>,
+        /// Seconds before expiry to warn the holder, less than the lock age (a new queue
+        /// has 120).
+        #[arg(long, value_name = "SECONDS")]
+        warn_seconds: Option<i64>,
+        /// Most items one user may hold at once (0 removes the limit; a new queue has none).
+        #[arg(long, value_name = "N")]
+        max_per_user: Option<i64>,
+        /// true stops claims from the queue, false resumes them (also yes/no, on/off, 1/0;
+        /// a new queue runs).
+        #[arg(long, value_parser = parse_bool, value_name = "BOOL")]
+        paused: Option<bool>,
+        /// Create the queue if it does not exist yet.
+        #[arg(long)]
+        create: bool,
+    },
+    /// List queues and their settings.
+    List {
+        /// Print one JSON array of queues.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Set a user's role.
+    Set {
+        /// The user's name (as given by --user, CASELOAD_USER or the OS login).
+        name: String,
+        /// staff (the default for unknown users) or supervisor.
+        #[arg(long, value_parser = parse_role)]
+        role: Role,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// Comma-separated values with a header row.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+fn parse_state_filter(s: &str) -> Result<StateFilter, String> {
+    StateFilter::parse(s)
+        .ok_or_else(|| "expected open, locked, expired, done, failed, cancelled or all".to_string())
+}
+
+fn parse_item_state(s: &str) -> Result<ItemState, String> {
+    ItemState::parse(s).ok_or_else(|| "expected open, done, failed or cancelled".to_string())
+}
+
+fn parse_role(s: &str) -> Result<Role, String> {
+    Role::parse(s).ok_or_else(|| "expected staff or supervisor".to_string())
+}
+
+fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Ok(true),
+        "false" | "no" | "off" | "0" => Ok(false),
+        _ => Err("expected true or false".to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_bool_accepts_common_words() {
+        assert_eq!(parse_bool("yes"), Ok(true));
+        assert_eq!(parse_bool("0"), Ok(false));
+        assert!(parse_bool("maybe").is_err());
+    }
+}

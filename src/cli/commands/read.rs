@@ -1,0 +1,236 @@
+//! Subcommands that read: list, show, history, stats.
+
+use std::io::Write;
+
+use anyhow::anyhow;
+use serde_json::Value;
+
+use crate::domain::time::{parse_rfc3339, rfc3339};
+use crate::domain::{Item, sanitize};
+use crate::store::{ListFilter, Store};
+
+use crate::cli::CliResult;
+use crate::cli::args::ListArgs;
+use crate::cli::output::{
+    event_json, event_line, indent, item_json, lock_text, truncate, write_json,
+};
+
+pub(crate) fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliResult {
+    let filter = ListFilter {
+        state: a.state,
+        queue: a.queue,
+        holder: a.mine.then(|| s.actor().name.clone()),
+        text: None,
+        limit: a.limit.max(1),
+        offset: 0,
+    };
+    let items = s.list(&filter)?;
+    if a.json {
+        let arr: Vec<Value> = items.iter().map(item_json).collect();
+        write_json(out, &Value::Array(arr))?;
+        return Ok(());
+    }
+    let now = s.now()?;
+    let queues = s.queues()?;
+    for item in &items {
+        let mut lock = lock_text(item, &queues, now);
+        if a.mine && item.lock_user.is_some() {
+            // What a holder needs to carry on (`--token`), e.g. after a lost answer.
+            lock = format!("{lock} token {}", item.lock_token);
+        }
+        let due = item
+            .due_at
+            .map(|d| rfc3339(d)[..16].to_string())
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "{:>7}  {:>3}  {:<28}  {:<16}  {:<12}  {}",
+            format!("#{}", item.id),
+            item.priority,
+            lock,
+            due,
+            truncate(&sanitize::line(&item.queue), 12),
+            truncate(&sanitize::line(&item.list_title()), 100)
+        )?;
+    }
+    Ok(())
+}
+
+pub(crate) fn show(s: &mut dyn Store, id: i64, json: bool, out: &mut dyn Write) -> CliResult {
+    let item = s.item(id)?;
+    let history = s.history(id)?;
+    if json {
+        let mut v = item_json(&item);
+        v["history"] = Value::Array(history.iter().map(event_json).collect());
+        write_json(out, &v)?;
+        return Ok(());
+    }
+    write_item(s, &item, out)?;
+    writeln!(out, "history:")?;
+    for e in &history {
+        writeln!(out, "  {}", event_line(e))?;
+    }
+    Ok(())
+}
+
+pub(crate) fn write_item(s: &mut dyn Store, item: &Item, out: &mut dyn Write) -> CliResult {
+    let now = s.now()?;
+    let queues = s.queues()?;
+    writeln!(out, "#{} {}", item.id, sanitize::line(&item.title))?;
+    if let Some(why) = item.unreadable_summary() {
+        writeln!(
+            out,
+            "unreadable: {why} (another program or a damaged disk wrote it; bad bytes show \
+             as \u{FFFD}; see `caseload check`)"
+        )?;
+    }
+    writeln!(out, "queue:      {}", sanitize::line(&item.queue))?;
+    writeln!(out, "state:      {}", lock_text(item, &queues, now))?;
+    if item.lock_user.is_some() {
+        writeln!(out, "lock_token: {}", item.lock_token)?;
+    }
+    writeln!(out, "priority:   {}", item.priority)?;
+    if let Some(d) = item.due_at {
+        writeln!(out, "due:        {}", rfc3339(d))?;
+    }
+    writeln!(
+        out,
+        "created:    {} by {}",
+        rfc3339(item.created_at),
+        sanitize::line(&item.created_by)
+    )?;
+    if let (Some(at), Some(by)) = (item.finished_at, &item.finished_by) {
+        writeln!(out, "finished:   {} by {}", rfc3339(at), sanitize::line(by))?;
+    }
+    if let Some(r) = &item.request_id {
+        writeln!(out, "request_id: {}", sanitize::line(r))?;
+    }
+    if let Some(r) = &item.result {
+        writeln!(out, "result:     {}", sanitize::line(r))?;
+    }
+    if let Some(e) = &item.error {
+        writeln!(out, "error:      {}", sanitize::line(e))?;
+    }
+    if !item.body.is_empty() {
+        writeln!(out, "body:\n{}", indent(&sanitize::text(&item.body)))?;
+    }
+    if item.params != "{}" {
+        let pretty = serde_json::from_str::<Value>(&item.params)
+            .ok()
+            .and_then(|v| serde_json::to_string_pretty(&v).ok())
+            .unwrap_or_else(|| item.params.clone());
+        writeln!(out, "params:\n{}", indent(&sanitize::text(&pretty)))?;
+    }
+    if !item.notes.is_empty() {
+        writeln!(out, "notes:\n{}", indent(&sanitize::text(&item.notes)))?;
+    }
+    Ok(())
+}
+
+pub(crate) fn history(
+    s: &mut dyn Store,
+    user: Option<String>,
+    since: Option<String>,
+    json: bool,
+    out: &mut dyn Write,
+) -> CliResult {
+    let user = user.unwrap_or_else(|| s.actor().name.clone());
+    let since = match since {
+        Some(t) => parse_rfc3339(&t).ok_or_else(|| {
+            anyhow!(
+                "--since '{}' is not an RFC 3339 time (e.g. 2026-12-01T08:00:00Z)",
+                sanitize::line(&t)
+            )
+        })?,
+        None => start_of_today(),
+    };
+    let events = s.events_by(&user, since)?;
+    if json {
+        write_json(out, &Value::Array(events.iter().map(event_json).collect()))?;
+        return Ok(());
+    }
+    for e in &events {
+        writeln!(out, "#{:<6} {}", e.item_id, event_line(e))?;
+    }
+    Ok(())
+}
+
+/// Local midnight today, in Unix milliseconds.
+pub(crate) fn start_of_today() -> i64 {
+    use chrono::{Local, TimeZone};
+    let today = Local::now().date_naive();
+    today
+        .and_hms_opt(0, 0, 0)
+        .and_then(|t| Local.from_local_datetime(&t).earliest())
+        .map_or(0, |t| t.timestamp_millis())
+}
+
+pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliResult {
+    let st = s.stats()?;
+    if json {
+        write_json(out, &serde_json::to_value(&st)?)?;
+        return Ok(());
+    }
+    writeln!(out, "items by state:")?;
+    for c in &st.by_state {
+        writeln!(out, "  {:<10} {}", c.state.as_str(), c.count)?;
+    }
+    writeln!(
+        out,
+        "locks: {} held, {} expired; {} overdue open items",
+        st.locked, st.expired, st.overdue
+    )?;
+    writeln!(out, "by queue:")?;
+    for q in &st.by_queue {
+        writeln!(
+            out,
+            "  {:<16} open {} (locked {}), done {}, failed {}, cancelled {}{}",
+            truncate(&sanitize::line(&q.queue), 16),
+            q.open,
+            q.locked,
+            q.done,
+            q.failed,
+            q.cancelled,
+            if q.paused { ", paused" } else { "" }
+        )?;
+    }
+    let total: u64 = st.completed_per_hour.iter().sum();
+    writeln!(
+        out,
+        "completed in the last 24h: {total} (per hour, oldest first: {})",
+        st.completed_per_hour
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(" ")
+    )?;
+    let buckets = |b: &[crate::store::Bucket]| {
+        b.iter()
+            .map(|b| format!("{} {}", b.label, b.count))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    writeln!(out, "open items by age: {}", buckets(&st.open_ages))?;
+    writeln!(out, "locks by age: {}", buckets(&st.lock_ages))?;
+    if !st.wip.is_empty() {
+        writeln!(out, "work in progress:")?;
+        for w in &st.wip {
+            writeln!(
+                out,
+                "  {:<16} {}",
+                truncate(&sanitize::line(&w.user), 16),
+                w.held
+            )?;
+        }
+    }
+    if let Some(o) = &st.oldest_open {
+        writeln!(
+            out,
+            "oldest open item: #{} {} (created {})",
+            o.id,
+            truncate(&sanitize::line(&o.title), 60),
+            rfc3339(o.created_at)
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,124 @@
+//! Subcommands that set up or inspect a deployment: the TUI, init, demo, doctor, migrate-to, backup.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, anyhow};
+
+use crate::domain::sanitize;
+use crate::store::location::{self, Location};
+use crate::store::sqlite::OpenOptions;
+use crate::store::{SqliteStore, Store};
+
+use crate::cli::{CliResult, Failure, Invocation, bail_usage, open_store};
+
+/// Opens the TUI (no subcommand); it needs a terminal.
+pub(crate) fn tui(ctx: &Invocation) -> CliResult {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return bail_usage(
+            "the interactive view needs a terminal; use a subcommand (see `caseload --help`)",
+        );
+    }
+    let store = open_store(ctx, false)?;
+    crate::tui::run(store)?;
+    Ok(())
+}
+
+/// Checks the deployment of `ctx`'s database; fails (exit 1) when a check fails.
+pub(crate) fn doctor(ctx: &Invocation, json: bool, out: &mut dyn Write) -> CliResult {
+    let report = crate::doctor::examine(&ctx.location, &ctx.source, ctx.allow_network_fs);
+    crate::doctor::print(&report, json, out)?;
+    let failed = report.checks.iter().filter(|c| !c.ok).count();
+    if failed == 0 {
+        return Ok(());
+    }
+    Err(anyhow!("doctor: {failed} check(s) failed; each ✘ line says how to fix it").into())
+}
+
+/// Copies the SQLite database of `ctx` into the PostgreSQL database at `url`.
+pub(crate) fn migrate_to(ctx: &Invocation, url: &str, out: &mut dyn Write) -> CliResult {
+    let Location::File(path) = &ctx.location else {
+        return Err(anyhow!("migrate-to copies from an SQLite file; give --db PATH").into());
+    };
+    if !matches!(Location::parse(url), Location::Postgres(_)) {
+        return bail_usage("migrate-to needs a postgres:// URL");
+    }
+    let opts = OpenOptions {
+        allow_network_fs: ctx.allow_network_fs,
+        must_exist: true,
+        ..OpenOptions::default()
+    };
+    let src = SqliteStore::open(path, ctx.actor.clone(), &opts)
+        .with_context(|| path.display().to_string())?;
+    let mut dst = crate::store::postgres::PgStore::open(
+        url,
+        ctx.actor.clone(),
+        &crate::store::postgres::PgOptions::default(),
+    )?;
+    let c = crate::store::copy::sqlite_to_postgres(src.connection(), &mut dst)?;
+    let problems = dst.check()?;
+    writeln!(
+        out,
+        "Copied {} items, {} events, {} queues and {} users from {} to {}",
+        c.items,
+        c.events,
+        c.queues,
+        c.users,
+        path.display(),
+        location::redact_url(url)
+    )?;
+    for p in &problems {
+        writeln!(out, "check: {}", sanitize::line(p))?;
+    }
+    Ok(())
+}
+
+pub(crate) fn init(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
+    let store = open_store(ctx, true)?;
+    drop(store);
+    writeln!(out, "{}", ctx.location.display())?;
+    Ok(())
+}
+
+/// The bundled demo data set.
+pub const DEMO_DATA: &str = include_str!("../../../assets/demo.jsonl");
+
+pub(crate) fn demo(ctx: &Invocation, db_given: bool, out: &mut dyn Write) -> CliResult {
+    let path = match (&ctx.location, db_given) {
+        (Location::File(p), true) => p.clone(),
+        (Location::Postgres(_), true) => {
+            return Err(anyhow!("demo needs a file database (give --db PATH)").into());
+        }
+        _ => demo_path()?,
+    };
+    let n = crate::demo::create(&path, &ctx.actor, !db_given)?;
+    if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+        let ctx = Invocation {
+            location: Location::File(path.clone()),
+            source: location::Source::Flag,
+            config: ctx.config.clone(),
+            actor: ctx.actor.clone(),
+            allow_network_fs: ctx.allow_network_fs,
+        };
+        return tui(&ctx);
+    }
+    writeln!(
+        out,
+        "Demo database {} holds {n} items. Open it with: caseload --db {}",
+        path.display(),
+        path.display()
+    )?;
+    Ok(())
+}
+
+pub(crate) fn demo_path() -> Result<PathBuf, Failure> {
+    let dirs = location::project_dirs().ok_or_else(|| anyhow!("no home directory; give --db"))?;
+    Ok(dirs.data_dir().join("caseload-demo.db"))
+}
+
+/// `caseload backup FILE`: a consistent copy of the SQLite file.
+pub(crate) fn backup(s: &mut dyn Store, file: &std::path::Path, out: &mut dyn Write) -> CliResult {
+    s.backup(file)?;
+    writeln!(out, "Backed up to {}", file.display())?;
+    Ok(())
+}

@@ -1,0 +1,137 @@
+//! Supervisor subcommands: reap, unlock, reassign, requeue, cancel, queue and user settings.
+
+use std::io::Write;
+
+use crate::domain::{QueueUpdate, Role, sanitize};
+use crate::store::{ListFilter, StateFilter, Store};
+
+use crate::cli::args::QueueCommand;
+use crate::cli::output::{queue_line, write_json};
+use crate::cli::{CliResult, bail_usage};
+
+pub(crate) fn queue_command(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Write) -> CliResult {
+    match q {
+        QueueCommand::Set {
+            name,
+            lock_seconds,
+            warn_seconds,
+            max_per_user,
+            paused,
+            create,
+        } => {
+            let update = QueueUpdate {
+                lock_seconds,
+                warn_seconds,
+                max_per_user: max_per_user.map(|n| if n == 0 { None } else { Some(n) }),
+                paused,
+            };
+            if update.is_empty() && !create {
+                return bail_usage(
+                    "nothing to change: give --lock-seconds, --warn-seconds, --max-per-user or --paused",
+                );
+            }
+            let q = s.set_queue(&name, &update, create)?;
+            writeln!(out, "{}", queue_line(&q))?;
+        }
+        QueueCommand::List { json } => {
+            let qs = s.queues()?;
+            if json {
+                write_json(out, &serde_json::to_value(&qs)?)?;
+            } else {
+                for q in &qs {
+                    writeln!(out, "{}", queue_line(q))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `caseload reap`: marks expired locks; prints how many.
+pub(crate) fn reap(s: &mut dyn Store, out: &mut dyn Write) -> CliResult {
+    let n = s.reap()?;
+    writeln!(out, "{n}")?;
+    Ok(())
+}
+
+/// `caseload unlock ID`.
+pub(crate) fn unlock(s: &mut dyn Store, id: i64, reason: &str, out: &mut dyn Write) -> CliResult {
+    s.unlock(id, None, reason)?;
+    writeln!(out, "Unlocked #{id}")?;
+    Ok(())
+}
+
+/// `caseload unlock --expired|--holder|--queue`: each lock is fenced by what was listed.
+pub(crate) fn unlock_many(
+    s: &mut dyn Store,
+    expired: bool,
+    holder: Option<String>,
+    queue: Option<String>,
+    reason: &str,
+    out: &mut dyn Write,
+) -> CliResult {
+    let filter = ListFilter {
+        state: if expired {
+            StateFilter::Expired
+        } else {
+            StateFilter::Locked
+        },
+        queue,
+        holder,
+        text: None,
+        limit: usize::MAX >> 1,
+        offset: 0,
+    };
+    let locks: Vec<(i64, i64)> = s
+        .list(&filter)?
+        .iter()
+        .map(|i| (i.id, i.lock_token))
+        .collect();
+    let n = s.unlock_many(&locks, reason)?;
+    writeln!(out, "Unlocked {n} item(s)")?;
+    Ok(())
+}
+
+/// `caseload reassign ID --to USER`.
+pub(crate) fn reassign(
+    s: &mut dyn Store,
+    id: i64,
+    to: &str,
+    reason: &str,
+    out: &mut dyn Write,
+) -> CliResult {
+    let item = s.reassign(id, None, to, reason)?;
+    writeln!(
+        out,
+        "Reassigned #{id} to {} (token {})",
+        sanitize::line(to),
+        item.lock_token
+    )?;
+    Ok(())
+}
+
+/// `caseload requeue ID`.
+pub(crate) fn requeue(s: &mut dyn Store, id: i64, out: &mut dyn Write) -> CliResult {
+    s.requeue(id)?;
+    writeln!(out, "Requeued #{id}")?;
+    Ok(())
+}
+
+/// `caseload cancel ID`.
+pub(crate) fn cancel(s: &mut dyn Store, id: i64, reason: &str, out: &mut dyn Write) -> CliResult {
+    s.cancel(id, reason)?;
+    writeln!(out, "Cancelled #{id}")?;
+    Ok(())
+}
+
+/// `caseload user set NAME --role ROLE`.
+pub(crate) fn set_role(
+    s: &mut dyn Store,
+    name: &str,
+    role: Role,
+    out: &mut dyn Write,
+) -> CliResult {
+    s.set_role(name, role)?;
+    writeln!(out, "{} is now {}", sanitize::line(name), role.as_str())?;
+    Ok(())
+}

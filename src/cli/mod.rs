@@ -1,0 +1,169 @@
+//! The command line: arguments ([`args`]), one small function per subcommand
+//! ([`commands`]), shared text and JSON output ([`output`]), `check`'s findings
+//! ([`damage`]) and help, completions and man pages ([`help`]). [`run`] only dispatches.
+//! Everything printed from the database is sanitized.
+
+pub mod args;
+pub(crate) mod commands;
+pub mod damage;
+pub mod help;
+pub mod output;
+
+pub use args::{
+    AddArgs, Cli, Command, FormatArg, HolderArgs, ImportArgs, ListArgs, QueueCommand, UserCommand,
+};
+pub use output::{escape_json_output, event_json, event_line, item_json};
+
+use commands::{export, holder, produce, read, setup, supervise};
+
+use std::io::Write;
+
+use anyhow::{Context, anyhow};
+
+use crate::domain::Actor;
+use crate::store::location::{Location, Source};
+use crate::store::sqlite::OpenOptions;
+use crate::store::{SqliteStore, Store, StoreError, exit};
+
+/// An error with its exit code, carried up to `main`.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: i32,
+    pub error: anyhow::Error,
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Failure {
+    fn from(e: E) -> Self {
+        let error: anyhow::Error = e.into();
+        let code = error
+            .chain()
+            .find_map(|c| c.downcast_ref::<StoreError>())
+            .map_or(exit::ERROR, StoreError::exit_code);
+        Failure { code, error }
+    }
+}
+
+/// Result of a subcommand.
+pub type CliResult = Result<(), Failure>;
+
+/// Who runs caseload against which database: everything a subcommand needs from the
+/// flags and the environment.
+pub struct Invocation {
+    pub location: Location,
+    pub source: Source,
+    /// The config files' settings (user over system).
+    pub config: crate::config::Config,
+    pub actor: Actor,
+    pub allow_network_fs: bool,
+}
+
+/// Resolves user and database from flags and environment.
+pub fn context(cli: &Cli) -> Result<Invocation, Failure> {
+    let env_user = std::env::var("CASELOAD_USER").ok();
+    let actor = crate::store::identity::resolve(cli.user.as_deref(), env_user.as_deref())
+        .map_err(|m| anyhow!(m))?;
+    let config = crate::config::Config::load()?;
+    let env_db = std::env::var("CASELOAD_DB").ok();
+    let (location, source) = config
+        .resolve_db(cli.db.as_deref(), env_db.as_deref())
+        .map_err(|m| anyhow!(m))?;
+    Ok(Invocation {
+        location,
+        source,
+        config,
+        actor,
+        allow_network_fs: cli.allow_network_fs,
+    })
+}
+
+/// Opens the store for a subcommand.
+pub fn open_store(ctx: &Invocation, init: bool) -> Result<Box<dyn Store>, Failure> {
+    match &ctx.location {
+        Location::File(path) => {
+            let opts = OpenOptions {
+                allow_network_fs: ctx.allow_network_fs,
+                allow_empty: init,
+                create_dirs: ctx.source == Source::Default,
+                must_exist: false,
+            };
+            let store = SqliteStore::open(path, ctx.actor.clone(), &opts)
+                .with_context(|| path.display().to_string())?;
+            Ok(Box::new(store))
+        }
+        Location::Postgres(url) => {
+            let opts = crate::store::postgres::PgOptions::default();
+            let store = crate::store::postgres::PgStore::open(url, ctx.actor.clone(), &opts)?;
+            Ok(Box::new(store))
+        }
+    }
+}
+
+/// Runs a subcommand.
+pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
+    // Completions and man pages need no database, user or config file.
+    match &cli.command {
+        Some(Command::Completions { shell }) => return help::completions(*shell, out),
+        Some(Command::Man { dir }) => return help::man(dir, out),
+        _ => {}
+    }
+    let ctx = context(&cli)?;
+    let Some(command) = cli.command else {
+        return setup::tui(&ctx);
+    };
+    let store = || open_store(&ctx, false);
+    match command {
+        Command::Init => setup::init(&ctx, out),
+        Command::Demo => setup::demo(&ctx, cli.db.is_some(), out),
+        Command::Add(a) => produce::add(&mut *store()?, a, out),
+        Command::Import(a) => produce::import_file(&mut *store()?, a, out),
+        Command::List(a) => read::list(&mut *store()?, a, out),
+        Command::Show { id, json } => read::show(&mut *store()?, id, json, out),
+        Command::Claim { queue, id, json } => holder::claim(&mut *store()?, queue, id, json, out),
+        Command::Renew(h) => holder::renew(&mut *store()?, &h, out),
+        Command::Release(h) => holder::release(&mut *store()?, &h, out),
+        Command::Complete { holder: h, result } => {
+            holder::complete(&mut *store()?, &h, result.as_deref(), out)
+        }
+        Command::Fail { holder: h, reason } => holder::fail(&mut *store()?, &h, &reason, out),
+        Command::Reap => supervise::reap(&mut *store()?, out),
+        Command::Unlock {
+            id: Some(id),
+            reason,
+            ..
+        } => supervise::unlock(&mut *store()?, id, &reason, out),
+        Command::Unlock {
+            id: None,
+            reason,
+            expired,
+            holder: h,
+            queue,
+        } => supervise::unlock_many(&mut *store()?, expired, h, queue, &reason, out),
+        Command::History { user, since, json } => {
+            read::history(&mut *store()?, user, since, json, out)
+        }
+        Command::Reassign { id, to, reason } => {
+            supervise::reassign(&mut *store()?, id, &to, &reason, out)
+        }
+        Command::Requeue { id } => supervise::requeue(&mut *store()?, id, out),
+        Command::Cancel { id, reason } => supervise::cancel(&mut *store()?, id, &reason, out),
+        Command::Queue(q) => supervise::queue_command(&mut *store()?, q, out),
+        Command::User(UserCommand::Set { name, role }) => {
+            supervise::set_role(&mut *store()?, &name, role, out)
+        }
+        Command::Stats { json } => read::stats(&mut *store()?, json, out),
+        Command::Export { state, format } => export::export(&mut *store()?, state, format, out),
+        Command::Check => damage::check(&ctx, out),
+        Command::MigrateTo { url } => setup::migrate_to(&ctx, &url, out),
+        Command::Doctor { json } => setup::doctor(&ctx, json, out),
+        Command::Backup { file } => setup::backup(&mut *store()?, &file, out),
+        // Answered above, before the config files are read.
+        Command::Completions { .. } | Command::Man { .. } => Ok(()),
+    }
+}
+
+pub(crate) fn bail_usage(msg: &str) -> CliResult {
+    Err(Failure {
+        code: exit::USAGE,
+        error: anyhow!(msg.to_string()),
+    })
+}

@@ -1,0 +1,187 @@
+//! Text and JSON output shared by the subcommands.
+
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use crate::domain::time::{rfc3339, short_duration};
+use crate::domain::{Event, Item, ItemState, sanitize};
+use crate::store::Applied;
+
+pub(crate) fn lock_text(item: &Item, queues: &[crate::domain::QueueSettings], now: i64) -> String {
+    if item.state != ItemState::Open {
+        return item.state.as_str().to_string();
+    }
+    let q = queues
+        .iter()
+        .find(|q| q.name == item.queue)
+        .cloned()
+        .unwrap_or_else(|| crate::domain::QueueSettings::new(&item.queue));
+    match item.lock() {
+        None => "free".into(),
+        Some(l) => match l.status(&q, now) {
+            crate::domain::LockStatus::Held { user, remaining } => format!(
+                "held by {} ({} left)",
+                truncate(&sanitize::line(&user), 12),
+                short_duration(remaining)
+            ),
+            crate::domain::LockStatus::Expired { user, overrun } => format!(
+                "EXPIRED {} (+{})",
+                truncate(&sanitize::line(&user), 10),
+                short_duration(overrun)
+            ),
+            crate::domain::LockStatus::Free => "free".into(),
+        },
+    }
+}
+
+pub(crate) fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+pub(crate) fn indent(s: &str) -> String {
+    s.lines()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One history line, sanitized: "2026-11-22T10:42:00.000Z  alice  locked  {...}".
+pub fn event_line(e: &Event) -> String {
+    let detail = match &e.detail {
+        Value::Object(m) if m.is_empty() => String::new(),
+        Value::Object(m) => m
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        other => other.to_string(),
+    };
+    sanitize::line(&format!(
+        "{}  {}  {}  {}",
+        rfc3339(e.at),
+        e.actor,
+        e.kind.as_str(),
+        detail
+    ))
+    .trim_end()
+    .to_string()
+}
+
+/// The token of the caller's current lock on the item, unless one was given.
+/// "Completed #5", or "#5 already completed by you" for a retry whose first answer was
+/// lost.
+pub(crate) fn done_line(id: i64, done: &str, past: &str, applied: Applied) -> String {
+    match applied {
+        Applied::Now => format!("{done} #{id}"),
+        Applied::Already => format!("#{id} already {past} by you"),
+    }
+}
+
+pub(crate) fn queue_line(q: &crate::domain::QueueSettings) -> String {
+    format!(
+        "{}: lock {}s, warn {}s, max per user {}, {}",
+        sanitize::line(&q.name),
+        q.lock_seconds,
+        q.warn_seconds,
+        q.max_per_user.map_or("none".into(), |n| n.to_string()),
+        if q.paused { "paused" } else { "running" }
+    )
+}
+
+/// An item as JSON: schema field names, times as RFC 3339 UTC strings, params as JSON.
+pub fn item_json(item: &Item) -> Value {
+    let t = |v: Option<i64>| v.map_or(Value::Null, |t| Value::String(rfc3339(t)));
+    let mut v = json!({
+        "id": item.id,
+        "queue": item.queue,
+        "request_id": item.request_id,
+        "title": item.title,
+        "body": item.body,
+        "params": serde_json::from_str::<Value>(&item.params).unwrap_or(Value::String(item.params.clone())),
+        "priority": item.priority,
+        "due_at": t(item.due_at),
+        "state": item.state.as_str(),
+        "lock_user": item.lock_user,
+        "lock_time": t(item.lock_time),
+        "lock_token": item.lock_token,
+        "notes": item.notes,
+        "result": item.result,
+        "error": item.error,
+        "created_at": rfc3339(item.created_at),
+        "created_by": item.created_by,
+        "finished_at": t(item.finished_at),
+        "finished_by": item.finished_by,
+    });
+    if !item.unreadable.is_empty() {
+        v["unreadable"] = item
+            .unreadable
+            .iter()
+            .map(|u| json!({"column": u.column, "problem": u.problem}))
+            .collect();
+    }
+    v
+}
+
+/// An event as JSON.
+pub fn event_json(e: &Event) -> Value {
+    json!({
+        "id": e.id,
+        "item_id": e.item_id,
+        "at": rfc3339(e.at),
+        "actor": e.actor,
+        "os_user": e.os_user,
+        "kind": e.kind.as_str(),
+        "detail": e.detail,
+    })
+}
+
+pub(crate) fn write_json(out: &mut dyn Write, v: &Value) -> std::io::Result<()> {
+    writeln!(out, "{}", escape_json_output(&v.to_string()))
+}
+
+/// serde_json escapes C0 controls but leaves C1 controls, bidi overrides and zero-width
+/// characters raw; escape those too so JSON output is safe on a terminal. They can only
+/// occur inside strings, where `\uXXXX` means the same character.
+pub fn escape_json_output(s: &str) -> std::borrow::Cow<'_, str> {
+    let risky = |c: char| sanitize::line(c.encode_utf8(&mut [0; 4])).len() != c.len_utf8();
+    if !s.chars().any(risky) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if risky(c) {
+            let mut buf = [0u16; 2];
+            for unit in c.encode_utf16(&mut buf) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_output_escapes_terminal_controls() {
+        let v = json!({"t": "a\u{1b}[2J\u{9b}b\u{202e}c"});
+        let s = escape_json_output(&v.to_string()).into_owned();
+        assert!(!s.contains('\u{1b}') && !s.contains('\u{9b}') && !s.contains('\u{202e}'));
+        let back: Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, v, "escaping keeps the data");
+    }
+}
