@@ -1,4 +1,4 @@
--- caseload: the whole current PostgreSQL schema (version 1), the same meaning as schema.sql.
+-- caseload: the whole current PostgreSQL schema (version 2), the same meaning as schema.sql.
 --
 -- Fresh schemas are created from this file by the migrator in src/store/postgres/migrate.rs,
 -- inside one transaction holding pg_advisory_xact_lock, and recorded in caseload_schema, so
@@ -37,6 +37,9 @@ CREATE TABLE items (
     created_by   TEXT NOT NULL,
     finished_at  BIGINT NULL,
     finished_by  TEXT NULL,
+    -- The creator's OS login (created_by is the caseload name); NULL on items older than
+    -- schema 2, which have a `created` event row instead.
+    created_os   TEXT NULL,
     CHECK ((lock_user IS NULL) = (lock_time IS NULL)),
     CHECK (state = 'open' OR lock_user IS NULL)
 ) WITH (fillfactor = 85);

@@ -1,4 +1,4 @@
--- caseload: the whole current SQLite schema (user_version 2).
+-- caseload: the whole current SQLite schema (user_version 3).
 --
 -- A fresh database is created from this file in one IMMEDIATE transaction. An older
 -- database is brought up to date by the steps in src/store/migrations/ instead; a test
@@ -33,6 +33,9 @@ CREATE TABLE items (
     created_by   TEXT NOT NULL,
     finished_at  INTEGER NULL,
     finished_by  TEXT NULL,
+    -- The creator's OS login (created_by is the caseload name); NULL on items older than
+    -- schema 3, which have a `created` event row instead.
+    created_os   TEXT NULL,
     CHECK ((lock_user IS NULL) = (lock_time IS NULL)),
     CHECK (state = 'open' OR lock_user IS NULL)
 );

@@ -26,9 +26,11 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let code = match e.kind() {
-                clap::error::ErrorKind::DisplayHelp
-                | clap::error::ErrorKind::DisplayVersion
-                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => exit::OK,
+                // `caseload user` without a subcommand is a usage error (exit 2), though
+                // clap answers it with the help text.
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    exit::OK
+                }
                 _ => exit::USAGE,
             };
             let _ = e.print();

@@ -264,7 +264,11 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             ),
             (
                 "caseload export --format jsonl > all.jsonl",
-                "everything as JSON Lines",
+                "everything as JSON Lines (`caseload import all.jsonl` reads it back)",
+            ),
+            (
+                "caseload export --events --since 2026-11-01T00:00:00Z > audit.csv",
+                "the audit trail since November",
             ),
         ],
     ),

@@ -6,12 +6,10 @@ use std::path::Path;
 
 use super::error::{Result, StoreError};
 use super::ops::{self, HolderOp, Tx};
-use super::{Added, Applied, ListFilter, LostLock, Stats, Store, TakeNext};
+use super::{Added, Applied, ExportFilter, ListFilter, LostLock, Stats, Store, TakeNext};
 use crate::domain::queue::validate_queue_name;
 use crate::domain::user::validate_user_name;
-use crate::domain::{
-    Actor, Event, Item, ItemState, Millis, NewItem, QueueSettings, QueueUpdate, Role,
-};
+use crate::domain::{Actor, Event, Item, Millis, NewItem, QueueSettings, QueueUpdate, Role};
 
 /// A database backend. Implementing this gives a [`Store`].
 pub trait Backend: Send {
@@ -45,8 +43,13 @@ pub trait Backend: Send {
     fn backup(&mut self, dest: &Path) -> Result<()>;
     fn export(
         &mut self,
-        state: Option<ItemState>,
+        filter: &ExportFilter,
         each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
+    ) -> Result<u64>;
+    fn export_events(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
     ) -> Result<u64>;
 }
 
@@ -93,11 +96,15 @@ impl<B: Backend> Store for B {
     }
 
     fn add_batch(&mut self, items: &[NewItem]) -> Result<usize> {
+        let added = self.add_each(items)?;
+        Ok(added.iter().filter(|a| a.created).count())
+    }
+
+    fn add_each(&mut self, items: &[NewItem]) -> Result<Vec<Added>> {
         for it in items {
             it.validate().map_err(invalid)?;
         }
-        let added = write(self, |tx| ops::add_items(tx, items))?;
-        Ok(added.iter().filter(|a| a.created).count())
+        write(self, |tx| ops::add_items(tx, items))
     }
 
     fn take_next(&mut self, opts: &TakeNext) -> Result<Item> {
@@ -252,9 +259,17 @@ impl<B: Backend> Store for B {
 
     fn export(
         &mut self,
-        state: Option<ItemState>,
+        filter: &ExportFilter,
         each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
     ) -> Result<u64> {
-        Backend::export(self, state, each)
+        Backend::export(self, filter, each)
+    }
+
+    fn export_events(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
+    ) -> Result<u64> {
+        Backend::export_events(self, filter, each)
     }
 }

@@ -45,6 +45,55 @@ pub const SET_REQUEUE: &str =
 /// Give the lock to `:value`: a new acquisition, so a new token.
 pub const SET_REASSIGN: &str = "lock_user = :value, lock_time = :now, lock_token = lock_token + 1";
 
+/// Which items `export` writes: `$1` state, `$2` queue, `$3` created at or after (each
+/// NULL for any). The same text on both backends (SQLite numbers `$N` parameters in order
+/// of first use).
+pub const EXPORT_WHERE: &str = "(CAST($1 AS TEXT) IS NULL OR state = $1) \
+     AND (CAST($2 AS TEXT) IS NULL OR queue = $2) \
+     AND (CAST($3 AS BIGINT) IS NULL OR created_at >= $3)";
+
+/// The `created` event read from an item row (`i`), for items that have no stored one
+/// (every item since schema 3 / PostgreSQL 2): id 0, so it sorts first. `object` is the
+/// dialect's JSON object function, `text` how its result reads as text.
+fn created_from_row(object: &str, text: &str) -> String {
+    format!(
+        "SELECT 0, i.id, i.created_at, i.created_by, coalesce(i.created_os, i.created_by), \
+         'created', {object}('request_id', i.request_id){text} FROM items i"
+    )
+}
+
+const NO_CREATED_EVENT: &str =
+    "NOT EXISTS (SELECT 1 FROM events c WHERE c.item_id = i.id AND c.kind = 'created')";
+
+/// An item's history (`$1` its id): its stored events, after a `created` event from the
+/// row when none is stored. `detail` is how an event's detail reads as text.
+pub fn history(detail: &str, object: &str, text: &str) -> String {
+    format!(
+        "SELECT e.id, e.item_id, e.at, e.actor, e.os_user, e.kind, {detail} FROM events e \
+         WHERE e.item_id = $1 \
+         UNION ALL {} WHERE i.id = $1 AND {NO_CREATED_EVENT} ORDER BY 1",
+        created_from_row(object, text)
+    )
+}
+
+/// The audit trail of the items [`EXPORT_WHERE`]'s parameters select, `$3` bounding the
+/// events' time, by time: the stored events, and a `created` event (id 0) read from the
+/// row of each item that has none stored. `detail` is how an event's detail reads as
+/// text, `object` the dialect's JSON object function.
+pub fn export_events(detail: &str, object: &str, text: &str) -> String {
+    let items = "(CAST($1 AS TEXT) IS NULL OR i.state = $1) \
+                 AND (CAST($2 AS TEXT) IS NULL OR i.queue = $2)";
+    format!(
+        "SELECT e.id, e.item_id, e.at, e.actor, e.os_user, e.kind, {detail} \
+         FROM events e JOIN items i ON i.id = e.item_id \
+         WHERE {items} AND (CAST($3 AS BIGINT) IS NULL OR e.at >= $3) \
+         UNION ALL {} \
+         WHERE {items} AND (CAST($3 AS BIGINT) IS NULL OR i.created_at >= $3) \
+         AND {NO_CREATED_EVENT} ORDER BY 3, 2, 1",
+        created_from_row(object, text)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

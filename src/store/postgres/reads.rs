@@ -111,7 +111,7 @@ pub(super) fn role_of(c: &mut Conn, user: &str) -> TxResult<Role> {
 pub(super) fn history(c: &mut Conn, id: i64) -> TxResult<Vec<Event>> {
     load_item(c, id)?.ok_or(StoreError::NotFound(id))?;
     let rows = c.query(
-        &format!("SELECT {EVENT_COLS} FROM events WHERE item_id = $1 ORDER BY id"),
+        &crate::store::sql::history("e.detail::text", "json_build_object", "::text"),
         &[&id],
     )?;
     all(rows, |c| rows::event_from(c))
