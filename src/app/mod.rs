@@ -19,6 +19,7 @@ mod update;
 
 use std::collections::BTreeMap;
 
+use crate::domain::time::Zone;
 use crate::domain::{Event, Item, LockStatus, Millis, QueueSettings, Role};
 use crate::store::{LostLock, Stats};
 pub use dialog::{Dialog, Pending};
@@ -202,6 +203,8 @@ pub struct State {
     pub me: String,
     pub role: Role,
     pub now: Millis,
+    /// The zone times are shown in (the TUI sets the local zone; UTC in tests).
+    pub zone: Zone,
     pub width: u16,
     pub height: u16,
     /// False under NO_COLOR.
@@ -259,6 +262,7 @@ impl State {
             me: me.to_string(),
             role: Role::Staff,
             now,
+            zone: Zone::Utc,
             width,
             height,
             color,
