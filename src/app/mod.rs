@@ -28,7 +28,7 @@ pub use msg::{
     Call, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp,
 };
 pub use textbuf::TextBuf;
-pub use update::{start_of_day, update};
+pub use update::update;
 
 /// How often the loop ticks when no key arrives (countdowns, live refresh).
 pub const TICK_MS: u64 = 500;

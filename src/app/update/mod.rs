@@ -9,8 +9,6 @@ mod modes;
 mod results;
 mod supervise;
 
-pub use supervise::start_of_day;
-
 use super::layout;
 use super::{Dialog, Doing, Effect, Msg, RefreshRequest, State, Status, View, list_filter};
 /// Applies one message to the state; returns what the loop must do next.
