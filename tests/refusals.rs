@@ -8,7 +8,7 @@
 
 mod common;
 
-use caseload::domain::{NewItem, NoLock, QueueUpdate};
+use caseload::domain::{NewItem, NoLock, QueueUpdate, SeenLock};
 use caseload::store::{Applied, Store, StoreError, TakeNext};
 use common::{Backend, BoxStore, add, setup};
 
@@ -340,8 +340,9 @@ const TABLE: &[(&str, Case, &str)] = &[
         |b, boss| {
             let id = add(&mut **boss, "x");
             let mut alice = b.open("alice", 0);
-            let t = alice.take(id).unwrap().lock_token;
-            boss.unlock(id, Some(t), "reset").unwrap();
+            let taken = alice.take(id).unwrap();
+            let t = taken.lock_token;
+            boss.unlock(id, SeenLock::of(&taken), "reset").unwrap();
             outcome(alice.complete(id, t, None), applied)
         },
         "exit 3: LockLost unlocked by boss",
@@ -463,10 +464,8 @@ const TABLE: &[(&str, Case, &str)] = &[
         "unlock: by staff",
         |b, boss| {
             let id = add(&mut **boss, "x");
-            let t = b.open("bob", 0).take(id).unwrap().lock_token;
-            outcome(b.open("alice", 0).unlock(id, Some(t), "mine"), |()| {
-                "?".into()
-            })
+            let seen = SeenLock::of(&b.open("bob", 0).take(id).unwrap());
+            outcome(b.open("alice", 0).unlock(id, seen, "mine"), |()| "?".into())
         },
         "exit 5: SupervisorOnly",
     ),
@@ -482,9 +481,9 @@ const TABLE: &[(&str, Case, &str)] = &[
         "unlock: the lock changed since the supervisor looked",
         |b, boss| {
             let id = add(&mut **boss, "x");
-            let seen = b.open("alice", 0).take(id).unwrap().lock_token;
+            let seen = SeenLock::of(&b.open("alice", 0).take(id).unwrap());
             b.open("bob", 61_000).take(id).unwrap();
-            outcome(boss.unlock(id, Some(seen), "stale"), |()| "?".into())
+            outcome(boss.unlock(id, seen, "stale"), |()| "?".into())
         },
         "exit 3: LockChanged bob",
     ),
@@ -493,8 +492,8 @@ const TABLE: &[(&str, Case, &str)] = &[
         |b, boss| {
             let id = add(&mut **boss, "x");
             let mut alice = b.open("alice", 0);
-            let seen = alice.take(id).unwrap().lock_token;
-            alice.release(id, seen).unwrap();
+            let seen = SeenLock::of(&alice.take(id).unwrap()).unwrap();
+            alice.release(id, seen.token).unwrap();
             outcome(boss.unlock(id, Some(seen), "stale"), |()| "?".into())
         },
         "exit 3: LockChanged -",

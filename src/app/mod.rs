@@ -14,7 +14,7 @@ mod update;
 
 use std::collections::BTreeMap;
 
-use crate::domain::{Event, Item, LockStatus, Millis, QueueSettings, Role};
+use crate::domain::{Event, Item, LockStatus, Millis, QueueSettings, Role, SeenLock};
 use crate::store::{ListFilter, LostLock, StateFilter, Stats};
 pub use msg::{
     Call, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp,
@@ -236,19 +236,18 @@ pub enum Pending {
     Quit,
     /// Nothing: an information popup.
     Dismiss,
-    /// Supervisor: return a held item to the pool (fenced by the token seen).
+    /// Supervisor: return a held item to the pool (fenced by the lock seen).
     Unlock {
-        id: i64,
-        token: i64,
+        seen: SeenLock,
     },
     /// Supervisor: give a held item to another user (fields: user, reason).
     Reassign {
         id: i64,
         token: i64,
     },
-    /// Supervisor: unlock every lock matching a filter, as seen: (id, token).
+    /// Supervisor: unlock every lock matching a filter, as seen.
     UnlockMany {
-        locks: Vec<(i64, i64)>,
+        locks: Vec<SeenLock>,
     },
     /// Supervisor: reopen a failed or cancelled item.
     Requeue {
