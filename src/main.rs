@@ -43,6 +43,8 @@ fn main() -> ExitCode {
         }
     };
     caseload::logging::init();
+    // Times a person reads are local (`TZ` honoured); JSON and exports stay UTC.
+    caseload::domain::time::set_display_zone(caseload::domain::time::Zone::Local);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cli::run(cli, &mut out)));
