@@ -162,9 +162,12 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
             vec![]
         }
         Action::Release | Action::Skip if refused(s) => vec![],
-        Action::Complete | Action::Fail | Action::Release | Action::Skip | Action::EditNotes => {
-            item_action(s, a)
-        }
+        Action::Complete
+        | Action::CompleteNext
+        | Action::Fail
+        | Action::Release
+        | Action::Skip
+        | Action::EditNotes => item_action(s, a),
         Action::Unlock
         | Action::Reassign
         | Action::UnlockAll
@@ -176,6 +179,7 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         Action::SaveNotes
         | Action::CloseEditor
         | Action::Confirm
+        | Action::ConfirmNext
         | Action::Cancel
         | Action::NextField
         | Action::PrevField => vec![],
@@ -241,6 +245,18 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
                 focus: 0,
                 required: false,
                 pending: Pending::Complete { id, token },
+                error: None,
+            });
+            vec![]
+        }
+        Action::CompleteNext => {
+            s.dialog = Some(Dialog {
+                title: format!("Complete #{id} and take the next?"),
+                message: title,
+                inputs: vec![("Result (optional)".into(), TextBuf::line(""))],
+                focus: 0,
+                required: false,
+                pending: Pending::CompleteNext { id, token },
                 error: None,
             });
             vec![]
@@ -374,6 +390,16 @@ fn edit_line(buf: &mut TextBuf, key: KeyEvent) {
 fn dialog_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     match keymap::lookup(Context::Dialog, &key) {
         Some(Action::Confirm) => confirm(s),
+        Some(Action::ConfirmNext) => {
+            // Ctrl-N in the complete dialog: the same complete, and the next item with it.
+            if let Some(d) = s.dialog.as_mut()
+                && let Pending::Complete { id, token } = d.pending
+            {
+                d.pending = Pending::CompleteNext { id, token };
+                return confirm(s);
+            }
+            vec![]
+        }
         Some(a @ (Action::NextField | Action::PrevField)) => {
             if let Some(d) = s.dialog.as_mut()
                 && !d.inputs.is_empty()
@@ -452,6 +478,18 @@ fn confirm(s: &mut State) -> Vec<Effect> {
             id,
             token,
             what: Finish::Complete((!text.is_empty()).then_some(text)),
+            notes: s.drafts.get(&id).cloned(),
+        }],
+        Pending::CompleteNext { id, token } => vec![Effect::Finish {
+            id,
+            token,
+            what: Finish::CompleteNext(
+                (!text.is_empty()).then_some(text),
+                TakeNext {
+                    queue: s.filter.queue.clone(),
+                    skip: s.skipped.clone(),
+                },
+            ),
             notes: s.drafts.get(&id).cloned(),
         }],
         Pending::Fail { id, token } => vec![Effect::Finish {

@@ -8,6 +8,7 @@ mod keys;
 pub mod layout;
 pub mod lost;
 mod msg;
+pub mod notify;
 mod supervise;
 pub mod textbuf;
 mod update;
@@ -19,6 +20,7 @@ use crate::store::{ListFilter, LostLock, StateFilter, Stats};
 pub use msg::{
     Call, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp,
 };
+pub use notify::{Alerting, Signal};
 pub use supervise::start_of_day;
 pub use textbuf::TextBuf;
 pub use update::update;
@@ -224,6 +226,11 @@ pub enum Pending {
         id: i64,
         token: i64,
     },
+    /// Complete, then take the next item (queue filter, skips) in the same transaction.
+    CompleteNext {
+        id: i64,
+        token: i64,
+    },
     Fail {
         id: i64,
         token: i64,
@@ -413,6 +420,9 @@ pub struct State {
     pub doing: Option<Doing>,
     /// The store call the loop's worker is running, if any.
     pub call: Option<Call>,
+    /// Told when work arrives: the `notify` setting, what the alerts have seen, and the
+    /// signals (bell, desktop notice, title) for the loop to write.
+    pub alerting: Alerting,
     pub quit: bool,
 }
 
@@ -452,6 +462,7 @@ impl State {
             offline: false,
             doing: None,
             call: None,
+            alerting: Alerting::default(),
             quit: false,
         }
     }

@@ -26,6 +26,8 @@ use crate::store::StoreError;
 /// back the dialog it was confirmed in, with what was typed.
 pub fn update(s: &mut State, msg: Msg) -> Vec<Effect> {
     let ended = if msg.ends_change() {
+        // What the user's own change does to the takeable count is not news to them.
+        s.alerting.own_change = true;
         s.doing.take()
     } else {
         None
@@ -238,7 +240,7 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
                     s.detail = None;
                 }
                 let verb = match what {
-                    Finish::Complete(_) => "Completed",
+                    Finish::Complete(_) | Finish::CompleteNext(..) => "Completed",
                     Finish::Fail(_) => "Failed",
                     Finish::Release => "Released",
                     Finish::Skip(_) => "Skipped",
@@ -272,6 +274,12 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
             rebuild_detail(s);
             vec![]
         }
+        Msg::NothingNext { after, why } => {
+            let why = why.to_string();
+            let why = why.strip_prefix("nothing to claim: ").unwrap_or(&why);
+            set_info(s, format!("Completed #{after} · queue empty: {why}"));
+            vec![]
+        }
         Msg::Calling(call) => {
             s.call = call;
             vec![]
@@ -297,6 +305,7 @@ pub(super) fn refresh(s: &State) -> Effect {
         list,
         stats: s.view == View::Stats,
         checks: s.held.values().map(|h| (h.id, h.token)).collect(),
+        takeable: s.filter.queue.clone(),
     })
 }
 
@@ -379,6 +388,11 @@ fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
     }
     if snap.marker.is_some() {
         s.marker = snap.marker;
+    }
+    if let Some((scope, n)) = snap.takeable
+        && let Some(line) = s.alerting.counted(n, scope.as_deref(), s.now)
+    {
+        set_info(s, line);
     }
     for q in snap.queues {
         s.queues.insert(q.name.clone(), q);
