@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use crate::domain::time::rfc3339;
+use crate::domain::time::local_full;
 use crate::store::{Store, TakeNext, exit};
 
 use crate::cli::args::HolderArgs;
@@ -118,7 +118,7 @@ pub(crate) fn renew(s: &mut dyn Store, h: &HolderArgs, out: &mut dyn Write) -> C
     let item = s.renew(h.id, token)?;
     let q = s.queue(&item.queue)?;
     let until = item.lock_time.unwrap_or(0) + q.lock_ms();
-    writeln!(out, "Renewed #{} until {}", item.id, rfc3339(until))?;
+    writeln!(out, "Renewed #{} until {}", item.id, local_full(until))?;
     Ok(())
 }
 
