@@ -11,6 +11,11 @@ pub enum Pending {
         id: i64,
         token: i64,
     },
+    /// Complete, then take the next item (queue filter, skips) in the same transaction.
+    CompleteNext {
+        id: i64,
+        token: i64,
+    },
     Fail {
         id: i64,
         token: i64,

@@ -37,6 +37,10 @@ pub struct Cli {
     /// locking is unreliable there (also CASELOAD_ALLOW_NETWORK_FS=1; default: refuse).
     #[arg(long, global = true, help_heading = GLOBAL)]
     pub allow_network_fs: bool,
+    /// In the TUI: no bell or desktop notice when work arrives, for this run (the status
+    /// line still says it; default: `notify` in the config file, else bell).
+    #[arg(long)]
+    pub no_notify: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -67,11 +71,18 @@ pub enum Command {
         #[arg(long)]
         queue: Option<String>,
         /// Take this item instead of the next one in take order.
-        #[arg(long, value_name = "ID")]
+        #[arg(long, value_name = "ID", conflicts_with = "wait")]
         id: Option<i64>,
         /// Print the item as one JSON object, with its lock_token.
         #[arg(long)]
         json: bool,
+        /// When nothing can be taken (empty, paused, your limit reached), wait until
+        /// something can, then take it (default: exit 4 at once).
+        #[arg(long)]
+        wait: bool,
+        /// With --wait: give up after this many seconds, exit 4 (default: wait forever).
+        #[arg(long, value_name = "SECS", requires = "wait")]
+        timeout: Option<u64>,
     },
     /// Renew your lock on an item.
     Renew(HolderArgs),
@@ -84,6 +95,16 @@ pub enum Command {
         /// What was done, kept as the item's result (default: none).
         #[arg(long)]
         result: Option<String>,
+        /// Then take the next item, in the same transaction, and print it as `claim`
+        /// does (exit 4 after completing when nothing is left to take).
+        #[arg(long)]
+        next: bool,
+        /// With --next: take from this queue only (default: every queue).
+        #[arg(long, requires = "next")]
+        queue: Option<String>,
+        /// With --next: print the next item as one JSON object, with its lock_token.
+        #[arg(long, requires = "next")]
+        json: bool,
     },
     /// Fail an item you hold, with a reason.
     Fail {

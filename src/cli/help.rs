@@ -108,6 +108,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload claim --id 42 --json",
                 "take #42; the JSON has its lock_token",
             ),
+            (
+                "caseload claim --queue helpdesk --wait --timeout 600 --json",
+                "wait up to 10 minutes for work, then take it",
+            ),
         ],
     ),
     (
@@ -143,6 +147,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             (
                 "caseload complete 42 --token 7",
                 "fenced by the token from claim --json",
+            ),
+            (
+                "caseload complete 42 --next --queue helpdesk --json",
+                "finish #42 and take the next helpdesk item in one step",
             ),
         ],
     ),

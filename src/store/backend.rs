@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::error::{Result, StoreError};
 use super::ops::{self, HolderOp, Tx};
-use super::{Added, Applied, ListFilter, LostLock, Stats, Store, TakeNext};
+use super::{Added, AndNext, Applied, ListFilter, LostLock, Stats, Store, TakeNext};
 use crate::domain::queue::validate_queue_name;
 use crate::domain::user::validate_user_name;
 use crate::domain::{
@@ -34,6 +34,7 @@ pub trait Backend: Send {
     fn history(&mut self, id: i64) -> Result<Vec<Event>>;
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>>;
     fn count(&mut self, filter: &ListFilter) -> Result<u64>;
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64>;
     fn queues(&mut self) -> Result<Vec<QueueSettings>>;
     fn queue(&mut self, name: &str) -> Result<QueueSettings>;
     fn role(&mut self, user: &str) -> Result<Role>;
@@ -129,6 +130,18 @@ impl<B: Backend> Store for B {
         holder(self, id, token, HolderOp::Complete(result))
     }
 
+    fn complete_and_next(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Option<&str>,
+        next: &TakeNext,
+    ) -> Result<AndNext> {
+        let op = HolderOp::Complete(result);
+        let w = op.plan(token)?;
+        write(self, |tx| ops::finish_and_next(tx, id, token, op, &w, next))
+    }
+
     fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<Applied> {
         holder(self, id, token, HolderOp::Fail(reason))
     }
@@ -205,6 +218,10 @@ impl<B: Backend> Store for B {
 
     fn count(&mut self, filter: &ListFilter) -> Result<u64> {
         Backend::count(self, filter)
+    }
+
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64> {
+        Backend::takeable(self, queue, cap)
     }
 
     fn queues(&mut self) -> Result<Vec<QueueSettings>> {

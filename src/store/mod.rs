@@ -121,6 +121,15 @@ pub enum Applied {
     Already,
 }
 
+/// What complete-and-next did: the complete (applied now, or a retry of one applied
+/// before), and the next item taken — or why none could be (`NothingToClaim`, `Paused`,
+/// `WipLimit`: exit 4), the complete having happened all the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AndNext {
+    pub finished: Applied,
+    pub next: Result<Item>,
+}
+
 /// A lock the user lost to someone else's action.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LostLock {
@@ -166,6 +175,16 @@ pub trait Store: Send {
     /// same result) by the same holder is `Applied::Already`: a retry whose answer was
     /// lost.
     fn complete(&mut self, id: i64, token: i64, result: Option<&str>) -> Result<Applied>;
+    /// Completes the item (fenced by `token`, as [`Store::complete`]) and takes the next
+    /// one `next` allows (as [`Store::take_next`]) in ONE transaction: one commit, both
+    /// events. Nothing left to take still completes (see [`AndNext`]).
+    fn complete_and_next(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Option<&str>,
+        next: &TakeNext,
+    ) -> Result<AndNext>;
     /// Fails the item with a reason (a retry of the same fail is `Applied::Already`).
     fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<Applied>;
     /// Adds a comment to an item's history (no lock needed).
@@ -206,6 +225,9 @@ pub trait Store: Send {
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>>;
     /// How many items match (ignoring limit and offset).
     fn count(&mut self, filter: &ListFilter) -> Result<u64>;
+    /// How many items the caller could take now — open, free or expired, their queue
+    /// running — in `queue` (every queue when `None`), counting at most `cap`.
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64>;
     /// Every queue's settings.
     fn queues(&mut self) -> Result<Vec<QueueSettings>>;
     /// One queue's settings.

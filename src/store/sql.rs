@@ -19,6 +19,15 @@ pub fn kinds_sql(kinds: &[EventKind]) -> String {
 }
 
 /// A holder's fence: the caller's own lock under the token it gives, on an open item.
+/// How many items could be taken now (open; free or expired; queue running), within one
+/// queue (`:queue` NULL: every queue), counting at most `:cap`: the TUI's "work arrived"
+/// and title count, and what `claim --wait` looks for. Walks the take-order index.
+pub const COUNT_TAKEABLE: &str = "SELECT count(*) FROM (SELECT 1 FROM items i \
+     JOIN queues q ON q.name = i.queue \
+     WHERE i.state = 'open' AND NOT q.paused AND (:queue IS NULL OR i.queue = :queue) \
+     AND (i.lock_user IS NULL OR i.lock_time <= :now - q.lock_seconds * 1000) \
+     LIMIT :cap) t";
+
 pub const FENCE_HOLDER: &str = "lock_user = :me AND lock_token = :token AND state = 'open'";
 /// A supervisor's fence: the lock token read under the write lock (or the one the
 /// supervisor saw); any acquisition since changes it.

@@ -18,3 +18,4 @@ mod open_path;
 mod security;
 mod shared_files;
 mod storage_faults;
+mod working_day;

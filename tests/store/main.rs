@@ -16,3 +16,4 @@ mod postgres_lost;
 mod refusals;
 mod security;
 mod supervisor;
+mod working_day;

@@ -413,6 +413,10 @@ impl Backend for PgStore {
         self.read(|c| reads::count(c, filter))
     }
 
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64> {
+        self.read(|c| reads::takeable(c, queue, cap))
+    }
+
     fn queues(&mut self) -> Result<Vec<QueueSettings>> {
         self.read(reads::queues)
     }

@@ -311,6 +311,10 @@ impl Backend for SqliteStore {
         reads::count(&self.conn, filter, (self.clock)())
     }
 
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64> {
+        reads::takeable(&self.conn, queue, cap, (self.clock)())
+    }
+
     fn queues(&mut self) -> Result<Vec<QueueSettings>> {
         reads::queues(&self.conn)
     }
