@@ -20,7 +20,7 @@ pub(crate) fn tui(ctx: &Invocation) -> CliResult {
         );
     }
     let store = open_store(ctx, false)?;
-    crate::tui::run(store)?;
+    crate::tui::run(store, ctx.config.theme)?;
     Ok(())
 }
 
