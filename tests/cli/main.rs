@@ -15,5 +15,6 @@ mod doctor;
 mod help;
 mod local_time;
 mod open_path;
+mod security;
 mod shared_files;
 mod storage_faults;
