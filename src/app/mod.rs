@@ -211,6 +211,8 @@ pub struct State {
     pub height: u16,
     /// False under NO_COLOR.
     pub color: bool,
+    /// The colours chosen in the config file (`theme`).
+    pub palette: crate::config::Palette,
     pub view: View,
     /// Queue, Mine and Locks windows.
     pub panes: [ListPane; 3],
@@ -271,6 +273,7 @@ impl State {
             width,
             height,
             color,
+            palette: crate::config::Palette::Any,
             view: View::Queue,
             panes: Default::default(),
             filter: Filter::default(),

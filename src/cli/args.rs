@@ -11,7 +11,8 @@ const AFTER_HELP: &str = "\
 Database: --db, else CASELOAD_DB, else `db = \"...\"` in the user's ~/.config/caseload/config.toml,
 else in /etc/caseload/config.toml, else caseload.db in the user's data directory (created on
 first use). User: --user, else CASELOAD_USER, else the OS login name.
-Config files: keys `db` and `notify` (bell, desktop, both or off; default bell); see `man caseload`.
+Config files: keys `db`, `notify` (bell, desktop, both or off; default bell) and `theme` (auto,
+dark or light; default auto); see `man caseload`.
 Times: text output shows local time (TZ honoured, e.g. TZ=Europe/Berlin); --json and export
 print RFC 3339 UTC.
 

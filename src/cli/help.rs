@@ -584,13 +584,17 @@ The log level (e.g. debug) of caseload.log.
 \fBNO_COLOR\fR
 Any value gives a monochrome screen.
 .TP
+\fBTZ\fR
+The zone of times in the TUI and in text output (e.g. Europe/Berlin); JSON stays UTC.
+.TP
 \fBPGPASSWORD\fR
 The PostgreSQL password, as for libpq (or ~/.pgpass, mode 0600).
 .SH FILES
 .TP
 \fI/etc/caseload/config.toml\fR
 The system configuration: \fBdb = "PATH|URL"\fR (the database) and \fBnotify = "bell"\fR
-(\fBbell\fR, \fBdesktop\fR, \fBboth\fR or \fBoff\fR). Both files are optional.
+(\fBbell\fR, \fBdesktop\fR, \fBboth\fR or \fBoff\fR) and \fBtheme = "auto"\fR
+(\fBauto\fR, \fBdark\fR or \fBlight\fR: the TUI's colours). Both files are optional.
 .TP
 \fI~/.config/caseload/config.toml\fR
 The user's configuration, same keys; a key set here wins over the system file. An unknown
