@@ -4,12 +4,11 @@
 //! `ItemFigures` says of one item, and that `check` verifies the kept `holds` rows
 //! against the events.
 
-mod common;
-
+use crate::support::MIN;
+use crate::support::backend::{Backend, setup};
 use caseload::domain::figures::{ItemFigures, Period, records};
 use caseload::domain::{EventKind, NewItem};
 use caseload::store::{Figures, QueueFigures, Report, ReportQuery, Store, StoreError};
-use common::{Backend, MIN, setup};
 
 conformance!(
     figures_follow_hand_made_histories,
@@ -318,7 +317,7 @@ fn assert_backfilled(r: &Report) {
 
 #[test]
 fn sqlite_migration_fills_holds_from_the_history() {
-    let b = common::SqliteBackend::new();
+    let b = crate::support::backend::SqliteBackend::new();
     {
         let c = rusqlite::Connection::open(&b.path).unwrap();
         caseload::store::migrate::create_at_version(&c, 2).unwrap();
@@ -331,7 +330,7 @@ fn sqlite_migration_fills_holds_from_the_history() {
 
 #[test]
 fn postgres_migration_fills_holds_from_the_history() {
-    let Some(b) = common::PgBackend::from_env() else {
+    let Some(b) = crate::support::backend::PgBackend::from_env() else {
         return;
     };
     caseload::store::postgres::migrate::create_at_version(&mut b.admin(), 1).unwrap();
