@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::event::{Event, EventKind};
 use super::item::{Item, ItemState};
-use super::time::{Millis, short_duration};
+use super::time::{Millis, Zone, short_duration};
 
 /// Kinds that end a hold and are recorded (a `locked` cannot end a live hold).
 pub const RECORDED_ENDS: &[EventKind] = &[
@@ -299,30 +299,34 @@ impl PeriodKind {
         }
     }
 
-    /// The period ending at `now`; "today" starts at the local midnight, the local time
-    /// being UTC plus `offset_ms`.
-    pub fn period(self, now: Millis, offset_ms: i64) -> Period {
+    /// The period ending at `now`; "today" starts at midnight in `zone`.
+    pub fn period(self, now: Millis, zone: Zone) -> Period {
         let since = match self {
-            PeriodKind::Today => local_midnight(now, offset_ms),
+            PeriodKind::Today => zone.start_of_day(now),
             PeriodKind::Days7 => now - 7 * DAY,
             PeriodKind::Days30 => now - 30 * DAY,
         };
         Period { since, until: now }
     }
+
+    /// The next period of the `p` switch.
+    pub fn next(self) -> PeriodKind {
+        match self {
+            PeriodKind::Today => PeriodKind::Days7,
+            PeriodKind::Days7 => PeriodKind::Days30,
+            PeriodKind::Days30 => PeriodKind::Today,
+        }
+    }
 }
 
 const DAY: i64 = 86_400_000;
 
-fn local_midnight(now: Millis, offset_ms: i64) -> Millis {
-    (now + offset_ms).div_euclid(DAY) * DAY - offset_ms
-}
-
 /// Parses a `--since`/`--until` time: `today`, a span back from now (`90m`, `12h`, `30d`,
-/// `2w`), a date (`2026-11-01`, local midnight) or an RFC 3339 time.
-pub fn parse_when(s: &str, now: Millis, offset_ms: i64) -> Option<Millis> {
+/// `2w`), a date (`2026-11-01`, its midnight in `zone`) or an RFC 3339 time.
+pub fn parse_when(s: &str, now: Millis, zone: Zone) -> Option<Millis> {
     let s = s.trim();
     if s == "today" {
-        return Some(local_midnight(now, offset_ms));
+        return Some(zone.start_of_day(now));
     }
     if s == "now" {
         return Some(now);
@@ -344,8 +348,10 @@ pub fn parse_when(s: &str, now: Millis, offset_ms: i64) -> Option<Millis> {
         return n.checked_mul(ms).map(|back| now - back);
     }
     if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        let t = d.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis();
-        return Some(t - offset_ms);
+        // Noon of that date, then back to the start of its day in `zone`.
+        let noon = d.and_hms_opt(12, 0, 0)?.and_utc().timestamp_millis();
+        let off = i64::from(zone.offset_at(noon).local_minus_utc()) * 1000;
+        return Some(zone.start_of_day(noon - off));
     }
     super::time::parse_rfc3339(s)
 }
@@ -454,17 +460,30 @@ mod tests {
 
     #[test]
     fn when_parses_spans_dates_and_times() {
+        let utc = Zone::Utc;
+        let west = Zone::Fixed(chrono::FixedOffset::west_opt(6 * 3600).unwrap());
         let now = 100 * DAY + 5 * 3_600_000;
-        assert_eq!(parse_when("30d", now, 0), Some(now - 30 * DAY));
-        assert_eq!(parse_when("today", now, 0), Some(100 * DAY));
+        assert_eq!(parse_when("30d", now, utc), Some(now - 30 * DAY));
+        assert_eq!(parse_when("today", now, utc), Some(100 * DAY));
         assert_eq!(
-            parse_when("today", now, -6 * 3_600_000),
+            parse_when("today", now, west),
             Some(99 * DAY + 6 * 3_600_000)
         );
-        assert_eq!(parse_when("1970-01-02", now, 0), Some(DAY));
-        assert_eq!(parse_when("1970-01-02T00:00:00Z", now, 0), Some(DAY));
-        assert_eq!(parse_when("-3d", now, 0), None);
-        assert_eq!(parse_when("3x", now, 0), None);
-        assert_eq!(parse_when("soon", now, 0), None);
+        assert_eq!(parse_when("1970-01-02", now, utc), Some(DAY));
+        assert_eq!(
+            parse_when("1970-01-02", now, west),
+            Some(DAY + 6 * 3_600_000)
+        );
+        assert_eq!(parse_when("1970-01-02T00:00:00Z", now, utc), Some(DAY));
+        assert_eq!(parse_when("-3d", now, utc), None);
+        assert_eq!(parse_when("3x", now, utc), None);
+        assert_eq!(parse_when("soon", now, utc), None);
+        assert_eq!(
+            PeriodKind::Days7.period(now, utc),
+            Period {
+                since: now - 7 * DAY,
+                until: now
+            }
+        );
     }
 }

@@ -14,5 +14,6 @@ mod damaged;
 mod doctor;
 mod help;
 mod open_path;
+mod report;
 mod shared_files;
 mod storage_faults;
