@@ -264,6 +264,27 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "report",
+        &[
+            (
+                "caseload report --by person",
+                "who did what today: done, failed, lost locks, handle times",
+            ),
+            (
+                "caseload report --by queue --since 30d",
+                "each queue over 30 days, with its due-date health",
+            ),
+            (
+                "caseload report --by person --since 2026-11-01 --until 2026-12-01 --format csv",
+                "November, for a spreadsheet",
+            ),
+            (
+                "caseload report --by queue --queue billing --since 7d --format json",
+                "one queue's week as JSON",
+            ),
+        ],
+    ),
+    (
         "export",
         &[
             (

@@ -3,6 +3,7 @@
 //! Nothing here reads the clock or touches a database: `now` is always a parameter.
 
 pub mod event;
+pub mod figures;
 pub mod item;
 pub mod lock;
 pub mod queue;

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use super::error::{Result, StoreError};
 use super::ops::{self, HolderOp, Tx};
-use super::{Added, AndNext, Applied, ListFilter, LostLock, Stats, Store, TakeNext};
+use super::{
+    Added, AndNext, Applied, ListFilter, LostLock, Report, ReportQuery, Stats, Store, TakeNext,
+};
 use crate::domain::queue::validate_queue_name;
 use crate::domain::user::validate_user_name;
 use crate::domain::{
@@ -39,6 +41,7 @@ pub trait Backend: Send {
     fn queue(&mut self, name: &str) -> Result<QueueSettings>;
     fn role(&mut self, user: &str) -> Result<Role>;
     fn stats(&mut self) -> Result<Stats>;
+    fn report(&mut self, q: &ReportQuery) -> Result<Report>;
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>>;
     fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>>;
     fn lost_locks(&mut self, user: &str, since: Millis) -> Result<Vec<LostLock>>;
@@ -238,6 +241,17 @@ impl<B: Backend> Store for B {
 
     fn stats(&mut self) -> Result<Stats> {
         Backend::stats(self)
+    }
+
+    fn report(&mut self, q: &ReportQuery) -> Result<Report> {
+        if q.period.since >= q.period.until {
+            return Err(StoreError::Invalid(format!(
+                "the period is empty: --since ({}) is not before --until ({})",
+                crate::domain::time::rfc3339(q.period.since),
+                crate::domain::time::rfc3339(q.period.until)
+            )));
+        }
+        Backend::report(self, q)
     }
 
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {

@@ -12,6 +12,7 @@ pub mod backend;
 mod check;
 pub mod copy;
 pub mod error;
+pub mod figures;
 pub mod fsfacts;
 pub mod identity;
 mod list;
@@ -34,6 +35,7 @@ use crate::domain::{
     SeenLock,
 };
 pub use error::{Result, StoreError, exit};
+pub use figures::{Figures, QueueFigures, Report, ReportQuery};
 pub use sqlite::SqliteStore;
 pub use stats::{AGE_BUCKETS, Bucket, OldestItem, QueueCount, StateCount, Stats, UserWip};
 
@@ -236,6 +238,9 @@ pub trait Store: Send {
     fn role(&mut self, user: &str) -> Result<Role>;
     /// The figures of the Stats view.
     fn stats(&mut self) -> Result<Stats>;
+    /// The supervisors' figures over a period, per person and per queue (from the holds
+    /// that ended in it; see [`crate::domain::figures`]). An empty period is `Invalid`.
+    fn report(&mut self, q: &ReportQuery) -> Result<Report>;
     /// When each of these items' current lock was taken (its last `locked`, `taken_over`
     /// or `reassigned` event); items never locked are left out. `lock_time` is the last
     /// renewal, so the Locks view asks this for "held for".
