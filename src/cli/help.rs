@@ -108,6 +108,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload claim --id 42 --json",
                 "take #42; the JSON has its lock_token",
             ),
+            (
+                "caseload claim --queue helpdesk --wait --timeout 600 --json",
+                "wait up to 10 minutes for work, then take it",
+            ),
         ],
     ),
     (
@@ -143,6 +147,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             (
                 "caseload complete 42 --token 7",
                 "fenced by the token from claim --json",
+            ),
+            (
+                "caseload complete 42 --next --queue helpdesk --json",
+                "finish #42 and take the next helpdesk item in one step",
             ),
         ],
     ),
@@ -256,6 +264,27 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "report",
+        &[
+            (
+                "caseload report --by person",
+                "who did what today: done, failed, lost locks, handle times",
+            ),
+            (
+                "caseload report --by queue --since 30d",
+                "each queue over 30 days, with its due-date health",
+            ),
+            (
+                "caseload report --by person --since 2026-11-01 --until 2026-12-01 --format csv",
+                "November, for a spreadsheet",
+            ),
+            (
+                "caseload report --by queue --queue billing --since 7d --format json",
+                "one queue's week as JSON",
+            ),
+        ],
+    ),
+    (
         "export",
         &[
             (
@@ -345,6 +374,88 @@ pub fn parse() -> Result<Cli, clap::Error> {
     Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
 }
 
+/// A usage error as the one line the contract promises:
+/// `<error> (see caseload COMMAND --help)`, naming the subcommand `args` reached.
+pub fn usage_line(e: &clap::Error, args: &[std::ffi::OsString]) -> String {
+    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        // `caseload user`: clap's "error" is the group's whole help text.
+        let path = subcommand_path(&command(), args.get(1..).unwrap_or(&[]));
+        let mut cmd = command();
+        for name in path.split_whitespace() {
+            if let Some(c) = cmd.find_subcommand(name) {
+                cmd = c.clone();
+            }
+        }
+        let subs: Vec<String> = cmd
+            .get_subcommands()
+            .filter(|c| c.get_name() != "help")
+            .map(|c| c.get_name().to_string())
+            .collect();
+        return format!(
+            "'caseload {path}' needs a subcommand: {} {}",
+            subs.join(", "),
+            see_help(args)
+        );
+    }
+    let text = e.to_string();
+    // clap's message ends at its first blank line (then come tips and the usage block).
+    let first = text.split("\n\n").next().unwrap_or("");
+    let message = first
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    format!("{message} {}", see_help(args))
+}
+
+/// `(see caseload COMMAND --help)` for the subcommand the process's `args` name.
+pub fn see_help(args: &[std::ffi::OsString]) -> String {
+    let path = subcommand_path(&command(), args.get(1..).unwrap_or(&[]));
+    if path.is_empty() {
+        "(see caseload --help)".to_string()
+    } else {
+        format!("(see caseload {path} --help)")
+    }
+}
+
+/// The subcommands named in `args` (e.g. "queue set"), stepping over options' values.
+fn subcommand_path(cmd: &clap::Command, args: &[std::ffi::OsString]) -> String {
+    let mut cmd = cmd.clone();
+    let mut path: Vec<String> = Vec::new();
+    let mut it = args.iter().map(|a| a.to_string_lossy().into_owned());
+    while let Some(a) = it.next() {
+        if a == "--" {
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            if !long.contains('=') && takes_value(&cmd, |x| x.get_long() == Some(long)) {
+                it.next();
+            }
+            continue;
+        }
+        if let Some(short) = a.strip_prefix('-').and_then(|s| s.chars().next()) {
+            if a.chars().count() == 2 && takes_value(&cmd, |x| x.get_short() == Some(short)) {
+                it.next();
+            }
+            continue;
+        }
+        let Some(sub) = cmd.find_subcommand(&a).cloned() else {
+            break;
+        };
+        path.push(sub.get_name().to_string());
+        cmd = sub;
+    }
+    path.join(" ")
+}
+
+fn takes_value(cmd: &clap::Command, is: impl Fn(&clap::Arg) -> bool) -> bool {
+    cmd.get_arguments()
+        .find(|a| is(a))
+        .is_some_and(|a| a.get_action().takes_values())
+}
+
 /// The examples of the subcommand at `path` ("" for caseload itself).
 pub fn examples(path: &str) -> Option<&'static [(&'static str, &'static str)]> {
     EXAMPLES.iter().find(|(p, _)| *p == path).map(|(_, e)| *e)
@@ -417,7 +528,11 @@ pub fn man(dir: &Path, out: &mut dyn Write) -> CliResult {
     cmd.build();
     let mut written = 0;
     write_pages(&cmd, "", dir, &mut written)?;
-    writeln!(out, "Wrote {written} manual pages to {}", dir.display())?;
+    writeln!(
+        out,
+        "Wrote {written} manual pages to {}",
+        crate::domain::sanitize::line(&dir.display().to_string())
+    )?;
     Ok(())
 }
 
@@ -514,13 +629,17 @@ The log level (e.g. debug) of caseload.log.
 \fBNO_COLOR\fR
 Any value gives a monochrome screen.
 .TP
+\fBTZ\fR
+The zone of times in the TUI and in text output (e.g. Europe/Berlin); JSON stays UTC.
+.TP
 \fBPGPASSWORD\fR
 The PostgreSQL password, as for libpq (or ~/.pgpass, mode 0600).
 .SH FILES
 .TP
 \fI/etc/caseload/config.toml\fR
 The system configuration: \fBdb = "PATH|URL"\fR (the database) and \fBnotify = "bell"\fR
-(\fBbell\fR, \fBdesktop\fR, \fBboth\fR or \fBoff\fR). Both files are optional.
+(\fBbell\fR, \fBdesktop\fR, \fBboth\fR or \fBoff\fR) and \fBtheme = "auto"\fR
+(\fBauto\fR, \fBdark\fR or \fBlight\fR: the TUI's colours). Both files are optional.
 .TP
 \fI~/.config/caseload/config.toml\fR
 The user's configuration, same keys; a key set here wins over the system file. An unknown

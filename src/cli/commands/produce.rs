@@ -77,7 +77,7 @@ fn read_body(path: &std::path::Path) -> Result<String, crate::cli::Failure> {
 }
 
 pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write) -> CliResult {
-    let shown = a.file.display().to_string();
+    let shown = sanitize::line(&a.file.display().to_string()).into_owned();
     let format = match a.format {
         Some(FormatArg::Csv) => Format::Csv,
         Some(FormatArg::Jsonl) => Format::Jsonl,

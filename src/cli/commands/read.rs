@@ -5,9 +5,10 @@ use std::io::Write;
 use anyhow::anyhow;
 use serde_json::Value;
 
-use crate::domain::time::{parse_rfc3339, rfc3339};
+use crate::domain::figures::{ItemFigures, PeriodKind};
+use crate::domain::time::{date_hm, display_zone, local_full, parse_rfc3339, start_of_day};
 use crate::domain::{Item, sanitize};
-use crate::store::{ListFilter, Store};
+use crate::store::{ListFilter, ReportQuery, Store};
 
 use crate::cli::CliResult;
 use crate::cli::args::ListArgs;
@@ -54,10 +55,7 @@ pub(crate) fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliRe
             // What a holder needs to carry on (`--token`), e.g. after a lost answer.
             lock = format!("{lock} token {}", item.lock_token);
         }
-        let due = item
-            .due_at
-            .map(|d| rfc3339(d)[..16].to_string())
-            .unwrap_or_default();
+        let due = item.due_at.map(date_hm).unwrap_or_default();
         writeln!(
             out,
             "{:>7}  {:>3}  {:<28}  {:<16}  {:<12}  {}",
@@ -88,13 +86,16 @@ fn thousands(n: u64) -> String {
 pub(crate) fn show(s: &mut dyn Store, id: i64, json: bool, out: &mut dyn Write) -> CliResult {
     let item = s.item(id)?;
     let history = s.history(id)?;
+    let figures = ItemFigures::of(&item, &history, s.now()?);
     if json {
         let mut v = item_json(&item);
         v["history"] = Value::Array(history.iter().map(event_json).collect());
+        v["figures"] = serde_json::to_value(&figures)?;
         write_json(out, &v)?;
         return Ok(());
     }
     write_item(s, &item, out)?;
+    writeln!(out, "figures:    {}", sanitize::line(&figures.sentence()))?;
     writeln!(out, "history:")?;
     for e in &history {
         writeln!(out, "  {}", event_line(e))?;
@@ -120,16 +121,21 @@ pub(crate) fn write_item(s: &mut dyn Store, item: &Item, out: &mut dyn Write) ->
     }
     writeln!(out, "priority:   {}", item.priority)?;
     if let Some(d) = item.due_at {
-        writeln!(out, "due:        {}", rfc3339(d))?;
+        writeln!(out, "due:        {}", local_full(d))?;
     }
     writeln!(
         out,
         "created:    {} by {}",
-        rfc3339(item.created_at),
+        local_full(item.created_at),
         sanitize::line(&item.created_by)
     )?;
     if let (Some(at), Some(by)) = (item.finished_at, &item.finished_by) {
-        writeln!(out, "finished:   {} by {}", rfc3339(at), sanitize::line(by))?;
+        writeln!(
+            out,
+            "finished:   {} by {}",
+            local_full(at),
+            sanitize::line(by)
+        )?;
     }
     if let Some(r) = &item.request_id {
         writeln!(out, "request_id: {}", sanitize::line(r))?;
@@ -171,7 +177,7 @@ pub(crate) fn history(
                 sanitize::line(&t)
             )
         })?,
-        None => start_of_today(),
+        None => start_of_day(s.now()?, display_zone()),
     };
     let events = s.events_by(&user, since)?;
     if json {
@@ -184,20 +190,18 @@ pub(crate) fn history(
     Ok(())
 }
 
-/// Local midnight today, in Unix milliseconds.
-pub(crate) fn start_of_today() -> i64 {
-    use chrono::{Local, TimeZone};
-    let today = Local::now().date_naive();
-    today
-        .and_hms_opt(0, 0, 0)
-        .and_then(|t| Local.from_local_datetime(&t).earliest())
-        .map_or(0, |t| t.timestamp_millis())
-}
-
 pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliResult {
     let st = s.stats()?;
+    let today = ReportQuery {
+        period: PeriodKind::Today.period(st.at, display_zone()),
+        queue: None,
+    };
     if json {
-        write_json(out, &serde_json::to_value(&st)?)?;
+        let mut v = serde_json::to_value(&st)?;
+        if today.period.since < today.period.until {
+            v["figures"] = serde_json::to_value(s.report(&today)?)?;
+        }
+        write_json(out, &v)?;
         return Ok(());
     }
     writeln!(out, "items by state:")?;
@@ -258,7 +262,20 @@ pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliRe
             "oldest open item: #{} {} (created {})",
             o.id,
             truncate(&sanitize::line(&o.title), 60),
-            rfc3339(o.created_at)
+            local_full(o.created_at)
+        )?;
+    }
+    if today.period.since < today.period.until {
+        let r = s.report(&today)?;
+        let sum = |f: fn(&crate::store::QueueFigures) -> u64| r.queues.iter().map(f).sum::<u64>();
+        writeln!(
+            out,
+            "today: {} completed, {} failed, {} locks lost, by {} people \
+             (caseload report --by person)",
+            sum(|q| q.figures.completed),
+            sum(|q| q.figures.failed),
+            sum(|q| q.figures.lost),
+            r.people.len()
         )?;
     }
     Ok(())

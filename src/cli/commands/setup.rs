@@ -13,14 +13,24 @@ use crate::store::{SqliteStore, Store};
 use crate::cli::{CliResult, Failure, Invocation, bail_usage, open_store};
 
 /// Opens the TUI (no subcommand); it needs a terminal.
-pub(crate) fn tui(ctx: &Invocation) -> CliResult {
+pub(crate) fn tui(ctx: &Invocation, no_notify: bool) -> CliResult {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return bail_usage(
             "the interactive view needs a terminal; use a subcommand (see `caseload --help`)",
         );
     }
     let store = open_store(ctx, false)?;
-    crate::tui::run(store)?;
+    use crate::config::Notify;
+    let notify = if no_notify {
+        Notify::Off
+    } else {
+        ctx.config.notify
+    };
+    let alerting = crate::app::Alerting::with(
+        matches!(notify, Notify::Bell | Notify::Both),
+        matches!(notify, Notify::Desktop | Notify::Both),
+    );
+    crate::tui::run(store, alerting, ctx.config.theme)?;
     Ok(())
 }
 
@@ -64,8 +74,8 @@ pub(crate) fn migrate_to(ctx: &Invocation, url: &str, out: &mut dyn Write) -> Cl
         c.events,
         c.queues,
         c.users,
-        path.display(),
-        location::redact_url(url)
+        sanitize::line(&path.display().to_string()),
+        sanitize::line(&location::redact_url(url))
     )?;
     for p in &problems {
         writeln!(out, "check: {}", sanitize::line(p))?;
@@ -76,14 +86,19 @@ pub(crate) fn migrate_to(ctx: &Invocation, url: &str, out: &mut dyn Write) -> Cl
 pub(crate) fn init(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
     let store = open_store(ctx, true)?;
     drop(store);
-    writeln!(out, "{}", ctx.location.display())?;
+    writeln!(out, "{}", sanitize::line(&ctx.location.display()))?;
     Ok(())
 }
 
 /// The bundled demo data set.
 pub const DEMO_DATA: &str = include_str!("../../../assets/demo.jsonl");
 
-pub(crate) fn demo(ctx: &Invocation, db_given: bool, out: &mut dyn Write) -> CliResult {
+pub(crate) fn demo(
+    ctx: &Invocation,
+    db_given: bool,
+    no_notify: bool,
+    out: &mut dyn Write,
+) -> CliResult {
     let path = match (&ctx.location, db_given) {
         (Location::File(p), true) => p.clone(),
         (Location::Postgres(_), true) => {
@@ -100,13 +115,12 @@ pub(crate) fn demo(ctx: &Invocation, db_given: bool, out: &mut dyn Write) -> Cli
             actor: ctx.actor.clone(),
             allow_network_fs: ctx.allow_network_fs,
         };
-        return tui(&ctx);
+        return tui(&ctx, no_notify);
     }
+    let shown = sanitize::line(&path.display().to_string()).into_owned();
     writeln!(
         out,
-        "Demo database {} holds {n} items. Open it with: caseload --db {}",
-        path.display(),
-        path.display()
+        "Demo database {shown} holds {n} items. Open it with: caseload --db {shown}"
     )?;
     Ok(())
 }
@@ -119,6 +133,10 @@ pub(crate) fn demo_path() -> Result<PathBuf, Failure> {
 /// `caseload backup FILE`: a consistent copy of the SQLite file.
 pub(crate) fn backup(s: &mut dyn Store, file: &std::path::Path, out: &mut dyn Write) -> CliResult {
     s.backup(file)?;
-    writeln!(out, "Backed up to {}", file.display())?;
+    writeln!(
+        out,
+        "Backed up to {}",
+        sanitize::line(&file.display().to_string())
+    )?;
     Ok(())
 }

@@ -4,7 +4,7 @@
 use rusqlite::{Connection, Row, params};
 
 use super::rows::{Cols, event_from_row, item_from_row};
-use super::sql::{EVENT_COLS, ITEM_COLS, KEPT_COUNT};
+use super::sql::{ITEM_COLS, KEPT_COUNT};
 use crate::domain::{Event, EventKind, Item, Millis, QueueSettings};
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql};
@@ -142,6 +142,17 @@ pub(super) fn count(c: &Connection, filter: &ListFilter, now: Millis) -> Result<
     Ok(n as u64)
 }
 
+pub(super) fn takeable(c: &Connection, queue: Option<&str>, cap: u64, now: Millis) -> Result<u64> {
+    let sql = crate::store::sql::COUNT_TAKEABLE
+        .replace(":queue", "?1")
+        .replace(":now", "?2")
+        .replace(":cap", "?3");
+    let n: i64 = c
+        .prepare_cached(&sql)?
+        .query_row(params![queue, now, cap as i64], |r| r.get(0))?;
+    Ok(n.max(0) as u64)
+}
+
 pub(super) fn lock_started(c: &Connection, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
     // One indexed probe per item (events_item): a screenful of locks, never a scan.
     let mut stmt = c.prepare_cached(&format!(
@@ -181,7 +192,7 @@ pub(super) fn export_events(
 pub(super) fn events_by(c: &Connection, actor: &str, since: Millis) -> Result<Vec<Event>> {
     collect(
         c,
-        &format!("SELECT {EVENT_COLS} FROM events WHERE actor = ?1 AND at >= ?2 ORDER BY at, id"),
+        &crate::store::sql::events_by("e.detail", "json_object", ""),
         params![actor, since],
         event_from_row,
     )

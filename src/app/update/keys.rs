@@ -1,0 +1,469 @@
+//! What keys, the mouse and pasting do outside the modal inputs (see `modes`): the key
+//! table's actions on the lists, the views and the item open, as changes to the state
+//! and effects.
+
+use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
+
+use super::modes::{dialog_key, editor_key, prompt_key};
+use super::supervise;
+use super::{refresh, refused, set_error, set_info};
+use crate::app::detail::rebuild_detail;
+use crate::app::keymap::{self, Action, Context};
+use crate::app::layout::{self, LIST_TOP};
+use crate::app::{Dialog, Editor, Effect, Filter, Finish, Held, Pending, State, TextBuf, View};
+use crate::domain::{Millis, sanitize};
+use crate::store::TakeNext;
+
+/// A key: renews the lock of the item being worked when that is due, then acts.
+pub(super) fn key(s: &mut State, key: KeyEvent, now: Millis) -> Vec<Effect> {
+    s.now = now;
+    if key.kind == KeyEventKind::Release {
+        return vec![];
+    }
+    let mut fx = activity(s);
+    fx.extend(on_key(s, key));
+    fx
+}
+
+/// Pasted text goes where typing would go; it counts as activity.
+pub(super) fn paste(s: &mut State, text: &str, now: Millis) -> Vec<Effect> {
+    s.now = now;
+    if let Some(b) = s.dialog.as_mut().and_then(|d| d.focused_mut()) {
+        b.insert_str(text);
+    } else if let Some(p) = s.filter_prompt.as_mut() {
+        p.insert_str(text);
+    } else if let Some(e) = s.editor.as_mut() {
+        e.buf.insert_str(text);
+    } else {
+        return vec![];
+    }
+    activity(s)
+}
+
+pub(super) fn resize(s: &mut State, width: u16, height: u16) -> Vec<Effect> {
+    s.width = width;
+    s.height = height;
+    ensure_visible(s, s.view);
+    rebuild_detail(s);
+    vec![refresh(s)]
+}
+
+/// A key pressed while working a held item renews its lock when renewal is due.
+fn activity(s: &mut State) -> Vec<Effect> {
+    let id = match (&s.editor, &s.detail) {
+        (Some(e), _) => e.item_id,
+        (None, Some(d)) => d.item.id,
+        _ => return vec![],
+    };
+    let Some(h) = s.held.get(&id) else {
+        return vec![];
+    };
+    if s.renewing.is_some() {
+        return vec![];
+    }
+    let q = s.queue(&h.queue);
+    if h.lock(&s.me).renewal_due(&q, s.now) {
+        s.renewing = Some(id);
+        vec![Effect::Renew { id, token: h.token }]
+    } else {
+        vec![]
+    }
+}
+
+fn on_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
+    if let Some(top) = s.help {
+        s.help = match keymap::lookup(Context::Moving, &key) {
+            Some(Action::Down) => Some(top.saturating_add(1)),
+            Some(Action::Up) => Some(top.saturating_sub(1)),
+            Some(Action::PageDown) => Some(top.saturating_add(10)),
+            Some(Action::PageUp) => Some(top.saturating_sub(10)),
+            _ => None,
+        };
+        return vec![];
+    }
+    if s.dialog.is_some() {
+        return dialog_key(s, key);
+    }
+    if s.filter_prompt.is_some() {
+        return prompt_key(s, key);
+    }
+    if s.editor.is_some() {
+        return editor_key(s, key);
+    }
+    for ctx in [
+        Context::Global,
+        Context::Moving,
+        Context::Item,
+        Context::Supervisor,
+    ] {
+        if let Some(a) = keymap::lookup(ctx, &key) {
+            return act(s, a);
+        }
+    }
+    vec![]
+}
+
+fn switch_view(s: &mut State, v: View) -> Vec<Effect> {
+    s.view = v;
+    s.detail = None;
+    s.report = None;
+    ensure_visible(s, v);
+    vec![refresh(s)]
+}
+
+fn act(s: &mut State, a: Action) -> Vec<Effect> {
+    match a {
+        Action::ViewQueue => switch_view(s, View::Queue),
+        Action::ViewMine => switch_view(s, View::Mine),
+        Action::ViewLocks => switch_view(s, View::Locks),
+        Action::ViewStats => switch_view(s, View::Stats),
+        Action::NextView => {
+            let i = View::ALL.iter().position(|v| *v == s.view).unwrap_or(0);
+            switch_view(s, View::ALL[(i + 1) % View::ALL.len()])
+        }
+        Action::Help => {
+            s.help = Some(0);
+            vec![]
+        }
+        Action::Quit => {
+            if s.drafts.is_empty() {
+                s.quit = true;
+            } else {
+                let ids: Vec<String> = s.drafts.keys().map(|i| format!("#{i}")).collect();
+                s.dialog = Some(Dialog {
+                    title: "Quit?".into(),
+                    message: format!(
+                        "You have unsaved notes on {}. Quit anyway? The notes will be lost.",
+                        ids.join(", ")
+                    ),
+                    inputs: Vec::new(),
+                    focus: 0,
+                    required: false,
+                    pending: Pending::Quit,
+                    error: None,
+                });
+            }
+            vec![]
+        }
+        Action::Back => {
+            if s.report.take().is_some() {
+                vec![]
+            } else if s.detail.take().is_some() {
+                vec![refresh(s)]
+            } else if s.view == View::Queue && !s.filter.is_empty() {
+                s.filter = Filter::default();
+                s.panes[0].selected = 0;
+                s.panes[0].offset = 0;
+                vec![refresh(s)]
+            } else if s.view == View::Locks && !s.locks_filter.is_empty() {
+                s.locks_filter = Filter::default();
+                s.panes[2].selected = 0;
+                s.panes[2].offset = 0;
+                vec![refresh(s)]
+            } else {
+                vec![]
+            }
+        }
+        Action::Down => move_by(s, 1),
+        Action::Up => move_by(s, -1),
+        Action::PageDown => {
+            let page = page_size(s);
+            move_by(s, page)
+        }
+        Action::PageUp => {
+            let page = page_size(s);
+            move_by(s, -page)
+        }
+        Action::Top => move_by(s, i64::MIN / 2),
+        Action::Bottom => move_by(s, i64::MAX / 2),
+        Action::TakeNext if refused(s) => vec![],
+        Action::TakeNext => vec![Effect::TakeNext(TakeNext {
+            queue: s.filter.queue.clone(),
+            skip: s.skipped.clone(),
+        })],
+        Action::Open => {
+            if s.detail.is_some() {
+                return vec![];
+            }
+            let Some(item) = s.pane(s.view).and_then(|p| p.selected_item()) else {
+                if s.pane(s.view)
+                    .is_some_and(|p| (p.selected as u64) < p.total)
+                {
+                    set_info(s, "That row is not loaded yet".into());
+                }
+                return vec![];
+            };
+            if item.is_held_by(&s.me) {
+                vec![Effect::Open(item.id)]
+            } else {
+                let id = item.id;
+                if refused(s) {
+                    return vec![];
+                }
+                vec![Effect::Take(id)]
+            }
+        }
+        Action::Filter => {
+            s.report = None;
+            if s.view == View::Locks {
+                s.detail = None;
+                s.filter_prompt = Some(TextBuf::line(&s.locks_filter.display()));
+                return vec![];
+            }
+            if s.view != View::Queue {
+                s.view = View::Queue;
+                s.detail = None;
+            }
+            s.filter_prompt = Some(TextBuf::line(&s.filter.display()));
+            vec![]
+        }
+        Action::Release | Action::Skip if refused(s) => vec![],
+        Action::Complete
+        | Action::CompleteNext
+        | Action::Fail
+        | Action::Release
+        | Action::Skip
+        | Action::EditNotes => item_action(s, a),
+        Action::Unlock
+        | Action::Reassign
+        | Action::UnlockAll
+        | Action::Requeue
+        | Action::CancelItem
+        | Action::QueueSettings
+        | Action::Activity => supervise::act(s, a),
+        // Editor and dialog actions are handled in their own modes.
+        Action::SaveNotes
+        | Action::CloseEditor
+        | Action::Confirm
+        | Action::ConfirmNext
+        | Action::Cancel
+        | Action::NextField
+        | Action::PrevField => vec![],
+    }
+}
+
+/// The held item c/f/r/s/e act on: the open detail, else the selected row of Mine.
+fn target(s: &mut State) -> Option<Held> {
+    if let Some(d) = &s.detail {
+        return s.held.get(&d.item.id).cloned();
+    }
+    if s.view == View::Mine {
+        let item = s.panes[1].selected_item()?.clone();
+        if !item.is_held_by(&s.me) {
+            return None;
+        }
+        let h = s
+            .held
+            .entry(item.id)
+            .or_insert_with(|| Held::of(&item))
+            .clone();
+        return Some(h);
+    }
+    None
+}
+
+fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
+    let Some(h) = target(s) else {
+        // A lost item whose notes were kept: offer them as a comment again.
+        if let Some(id) = s.detail.as_ref().map(|d| d.item.id)
+            && s.drafts.contains_key(&id)
+        {
+            s.dialog = Some(Dialog {
+                title: format!("You no longer hold #{id}"),
+                message: "Your unsaved notes are kept. Add them to the item as a comment?".into(),
+                inputs: Vec::new(),
+                focus: 0,
+                required: false,
+                pending: Pending::Comment { id },
+                error: None,
+            });
+            return vec![];
+        }
+        let why = match &s.detail {
+            Some(d) => format!(
+                "You do not hold #{}; take it first (Enter in a list)",
+                d.item.id
+            ),
+            None => "Open an item you hold first (n, or Enter on a row)".to_string(),
+        };
+        set_error(s, why);
+        return vec![];
+    };
+    let (id, token) = (h.id, h.token);
+    let title = sanitize::line(&h.title).into_owned();
+    let notes = s.drafts.get(&id).cloned();
+    match a {
+        Action::Complete => {
+            s.dialog = Some(Dialog {
+                title: format!("Complete #{id}?"),
+                message: title,
+                inputs: vec![("Result (optional)".into(), TextBuf::line(""))],
+                focus: 0,
+                required: false,
+                pending: Pending::Complete { id, token },
+                error: None,
+            });
+            vec![]
+        }
+        Action::CompleteNext => {
+            s.dialog = Some(Dialog {
+                title: format!("Complete #{id} and take the next?"),
+                message: title,
+                inputs: vec![("Result (optional)".into(), TextBuf::line(""))],
+                focus: 0,
+                required: false,
+                pending: Pending::CompleteNext { id, token },
+                error: None,
+            });
+            vec![]
+        }
+        Action::Fail => {
+            s.dialog = Some(Dialog {
+                title: format!("Fail #{id}?"),
+                message: title,
+                inputs: vec![("Reason (required)".into(), TextBuf::line(""))],
+                focus: 0,
+                required: true,
+                pending: Pending::Fail { id, token },
+                error: None,
+            });
+            vec![]
+        }
+        Action::Release => vec![Effect::Finish {
+            id,
+            token,
+            what: Finish::Release,
+            notes,
+        }],
+        Action::Skip => {
+            if !s.skipped.contains(&id) {
+                s.skipped.push(id);
+            }
+            vec![Effect::Finish {
+                id,
+                token,
+                what: Finish::Skip(TakeNext {
+                    queue: s.filter.queue.clone(),
+                    skip: s.skipped.clone(),
+                }),
+                notes,
+            }]
+        }
+        Action::EditNotes => {
+            let saved = match &s.detail {
+                Some(d) if d.item.id == id => d.item.notes.clone(),
+                _ => s.panes[1]
+                    .rows
+                    .iter()
+                    .find(|r| r.id == id)
+                    .map(|r| r.notes.clone())
+                    .unwrap_or_default(),
+            };
+            let text = s.drafts.get(&id).cloned().unwrap_or_else(|| saved.clone());
+            s.editor = Some(Editor {
+                item_id: id,
+                buf: TextBuf::multi(&text),
+                original: saved,
+                saving: false,
+            });
+            if s.detail.as_ref().is_none_or(|d| d.item.id != id) {
+                vec![Effect::Open(id)]
+            } else {
+                vec![]
+            }
+        }
+        _ => vec![],
+    }
+}
+
+fn page_size(s: &State) -> i64 {
+    if s.detail.is_some() {
+        layout::detail_rows(s) as i64
+    } else {
+        layout::list_rows(s, s.view) as i64
+    }
+}
+
+fn move_by(s: &mut State, delta: i64) -> Vec<Effect> {
+    let page = layout::detail_rows(s);
+    if let Some(r) = s.report.as_mut() {
+        let max = r.lines.len().saturating_sub(page.saturating_sub(1)) as i64;
+        r.scroll = (r.scroll as i64).saturating_add(delta).clamp(0, max) as usize;
+        return vec![];
+    }
+    if s.view == View::Stats && s.detail.is_none() {
+        supervise::move_stats(s, delta);
+        return vec![];
+    }
+    if let Some(d) = s.detail.as_mut() {
+        let max = d.lines.len().saturating_sub(page.saturating_sub(1)) as i64;
+        d.scroll = (d.scroll as i64).saturating_add(delta).clamp(0, max) as usize;
+        return vec![];
+    }
+    let view = s.view;
+    let Some(p) = s.pane_mut(view) else {
+        return vec![];
+    };
+    let max = p.total.saturating_sub(1) as i64;
+    p.selected = (p.selected as i64)
+        .saturating_add(delta)
+        .clamp(0, max.max(0)) as usize;
+    if ensure_visible(s, view) {
+        vec![refresh(s)]
+    } else {
+        vec![]
+    }
+}
+
+/// Moves the window so the selection is on screen; true when the window moved.
+pub(super) fn ensure_visible(s: &mut State, view: View) -> bool {
+    let rows = layout::list_rows(s, view);
+    let Some(p) = s.pane_mut(view) else {
+        return false;
+    };
+    let before = p.offset;
+    if p.selected < p.offset {
+        p.offset = p.selected;
+    } else if p.selected >= p.offset + rows {
+        p.offset = p.selected + 1 - rows;
+    }
+    p.offset != before
+}
+
+pub(super) fn on_mouse(s: &mut State, m: MouseEvent) -> Vec<Effect> {
+    if s.help.is_some() || s.dialog.is_some() || s.editor.is_some() || s.filter_prompt.is_some() {
+        return vec![];
+    }
+    match m.kind {
+        MouseEventKind::ScrollDown => move_by(s, 3),
+        MouseEventKind::ScrollUp => move_by(s, -3),
+        MouseEventKind::Down(MouseButton::Left) => {
+            if m.row == 0 {
+                // The tab bar: " 1 Queue  2 Mine  3 Locks  4 Stats".
+                let mut x = 1u16;
+                for v in View::ALL {
+                    let w = v.title().len() as u16 + 4;
+                    if m.column >= x && m.column < x + w {
+                        return switch_view(s, v);
+                    }
+                    x += w;
+                }
+                return vec![];
+            }
+            if s.detail.is_some() || m.row < LIST_TOP {
+                return vec![];
+            }
+            let view = s.view;
+            let rows = layout::list_rows(s, view);
+            let Some(p) = s.pane_mut(view) else {
+                return vec![];
+            };
+            let i = (m.row - LIST_TOP) as usize;
+            if i < rows && p.offset + i < p.total as usize {
+                p.selected = p.offset + i;
+            }
+            vec![]
+        }
+        _ => vec![],
+    }
+}

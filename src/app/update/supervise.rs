@@ -1,0 +1,655 @@
+//! Supervisor actions in the TUI: which item a key means, the shared confirmation dialog
+//! each one opens, the checks made before the store is asked (role, target, typed values)
+//! and what the supervisor is told afterwards. Also the read-only activity report ("what
+//! did bob do today"), which anyone may open.
+
+use super::{refresh, set_error, set_info};
+use crate::app::keymap::Action;
+use crate::app::{
+    DetailLine, Dialog, Effect, Filter, LineKind, Pending, Report, State, SupervisorOp, View,
+};
+use crate::domain::sanitize;
+use crate::domain::time::{clock_hm_in, short_duration, start_of_day};
+use crate::domain::user::validate_user_name;
+use crate::domain::{Event, Item, ItemState, LockStatus, Millis, QueueUpdate, Role, SeenLock};
+use crate::store::StoreError;
+
+/// Runs a supervisor key. Staff are told "supervisor only" and nothing reaches the store;
+/// the activity report is read-only and open to everyone.
+pub(super) fn act(s: &mut State, a: Action) -> Vec<Effect> {
+    if a == Action::Activity {
+        return activity(s);
+    }
+    if s.role != Role::Supervisor {
+        let what = match a {
+            Action::Unlock => "unlocking",
+            Action::Reassign => "reassigning",
+            Action::UnlockAll => "unlocking in bulk",
+            Action::Requeue => "requeueing",
+            Action::CancelItem => "cancelling",
+            _ => "changing queue settings",
+        };
+        set_error(
+            s,
+            format!("Supervisor only: {what} needs the supervisor role (you are staff)"),
+        );
+        return vec![];
+    }
+    match a {
+        Action::Unlock => unlock(s),
+        Action::Reassign => reassign(s),
+        Action::UnlockAll => {
+            if s.view != View::Locks || s.detail.is_some() {
+                set_error(
+                    s,
+                    "U unlocks every lock the Locks view shows: press 3, filter with /, then U"
+                        .into(),
+                );
+                return vec![];
+            }
+            vec![Effect::CollectLocks(s.locks_filter.clone())]
+        }
+        Action::Requeue => requeue(s),
+        Action::CancelItem => cancel(s),
+        Action::QueueSettings => queue_settings(s),
+        _ => vec![],
+    }
+}
+
+/// The item a key acts on: the open detail, else the selected row of the list on screen.
+fn selected(s: &State) -> Option<Item> {
+    if let Some(d) = &s.detail {
+        return Some(d.item.clone());
+    }
+    s.pane(s.view)?.selected_item().cloned()
+}
+
+/// How a lock looks now, e.g. "EXPIRED 15m00s ago" or "12m00s left".
+fn lock_words(s: &State, item: &Item) -> String {
+    match s.lock_status(item) {
+        LockStatus::Expired { overrun, .. } => {
+            format!("EXPIRED {} ago", short_duration(overrun))
+        }
+        LockStatus::Held { remaining, .. } => format!("{} left", short_duration(remaining)),
+        LockStatus::Free => "free".into(),
+    }
+}
+
+fn locked_target(s: &mut State, verb: &str) -> Option<(Item, String)> {
+    match selected(s) {
+        Some(item) if item.lock_user.is_some() && item.state == ItemState::Open => {
+            let holder = sanitize::line(item.lock_user.as_deref().unwrap_or("")).into_owned();
+            Some((item, holder))
+        }
+        Some(item) => {
+            set_error(s, format!("#{} is not locked; nothing to {verb}", item.id));
+            None
+        }
+        None => {
+            set_error(
+                s,
+                format!("Select a lock to {verb} first (Locks view: press 3)"),
+            );
+            None
+        }
+    }
+}
+
+fn unlock(s: &mut State) -> Vec<Effect> {
+    let Some((item, holder)) = locked_target(s, "unlock") else {
+        return vec![];
+    };
+    let Some(seen) = SeenLock::of(&item) else {
+        set_error(s, format!("#{} is not locked; nothing to unlock", item.id));
+        return vec![];
+    };
+    let message = format!(
+        "#{} {}\nHeld by {holder} ({}). The item goes back to the pool and {holder} is told.",
+        item.id,
+        sanitize::line(&item.title),
+        lock_words(s, &item)
+    );
+    s.dialog = Some(
+        Dialog::new(
+            format!("Unlock #{}?", item.id),
+            message,
+            Pending::Unlock { seen },
+        )
+        .field("Reason (required, recorded and shown to the holder)", "")
+        .required(),
+    );
+    vec![]
+}
+
+fn reassign(s: &mut State) -> Vec<Effect> {
+    let Some((item, holder)) = locked_target(s, "reassign") else {
+        return vec![];
+    };
+    let message = format!(
+        "#{} {}\nHeld by {holder} ({}). The new holder gets a fresh lock; {holder} is told.",
+        item.id,
+        sanitize::line(&item.title),
+        lock_words(s, &item)
+    );
+    s.dialog = Some(
+        Dialog::new(
+            format!("Reassign #{}?", item.id),
+            message,
+            Pending::Reassign {
+                id: item.id,
+                token: item.lock_token,
+            },
+        )
+        .field("To user (required)", "")
+        .field("Reason (required, recorded and shown to the holder)", "")
+        .required(),
+    );
+    vec![]
+}
+
+fn requeue(s: &mut State) -> Vec<Effect> {
+    let Some(item) = selected(s) else {
+        set_error(
+            s,
+            "Select a failed item first (Queue view: / state:failed, then R)".into(),
+        );
+        return vec![];
+    };
+    if !matches!(item.state, ItemState::Failed | ItemState::Cancelled) {
+        set_error(
+            s,
+            format!(
+                "#{} is {}; only failed or cancelled items can be requeued (/ state:failed lists them)",
+                item.id,
+                item.state.as_str()
+            ),
+        );
+        return vec![];
+    }
+    let why = item
+        .error
+        .as_deref()
+        .map(|e| format!(" ({})", sanitize::line(e)))
+        .unwrap_or_default();
+    let message = format!(
+        "#{} {}\nIt is {}{why}. It goes back to its queue as open.",
+        item.id,
+        sanitize::line(&item.title),
+        item.state.as_str()
+    );
+    s.dialog = Some(Dialog::new(
+        format!("Requeue #{}?", item.id),
+        message,
+        Pending::Requeue { id: item.id },
+    ));
+    vec![]
+}
+
+fn cancel(s: &mut State) -> Vec<Effect> {
+    let Some(item) = selected(s) else {
+        set_error(s, "Select an open item to cancel first".into());
+        return vec![];
+    };
+    if item.state != ItemState::Open {
+        set_error(
+            s,
+            format!(
+                "#{} is {}; only open items can be cancelled",
+                item.id,
+                item.state.as_str()
+            ),
+        );
+        return vec![];
+    }
+    let held = match &item.lock_user {
+        Some(h) => format!(
+            "\nHeld by {} ({}); they are told.",
+            sanitize::line(h),
+            lock_words(s, &item)
+        ),
+        None => String::new(),
+    };
+    let message = format!(
+        "#{} {}\nThe item is closed as cancelled.{held}",
+        item.id,
+        sanitize::line(&item.title)
+    );
+    s.dialog = Some(
+        Dialog::new(
+            format!("Cancel #{}?", item.id),
+            message,
+            Pending::Cancel { id: item.id },
+        )
+        .field("Reason (required)", "")
+        .required(),
+    );
+    vec![]
+}
+
+fn queue_settings(s: &mut State) -> Vec<Effect> {
+    let name = match (&s.stats, s.view, &s.detail) {
+        (Some(st), View::Stats, None) => st.by_queue.get(s.stats_selected).map(|q| q.queue.clone()),
+        _ => None,
+    };
+    let Some(name) = name else {
+        set_error(
+            s,
+            "Select a queue in the Stats view first (press 4, j/k, then S)".into(),
+        );
+        return vec![];
+    };
+    let q = s.queue(&name);
+    let wip = q.max_per_user.map(|n| n.to_string()).unwrap_or_default();
+    s.dialog = Some(
+        Dialog::new(
+            format!("Settings of queue {}", sanitize::line(&name)),
+            "Shared by every user of this database; checked as `caseload queue set` checks them.",
+            Pending::QueueSettings { name },
+        )
+        .field(
+            "Lock seconds (a lock not renewed for this long expires)",
+            &q.lock_seconds.to_string(),
+        )
+        .field(
+            "Warning seconds (before expiry)",
+            &q.warn_seconds.to_string(),
+        )
+        .field("WIP limit per user (empty or 0: none)", &wip)
+        .field("Paused (yes/no)", if q.paused { "yes" } else { "no" }),
+    );
+    vec![]
+}
+
+fn activity(s: &mut State) -> Vec<Effect> {
+    let user = selected(s)
+        .and_then(|i| i.lock_user)
+        .unwrap_or_else(|| s.me.clone());
+    let since = start_of_day(s.now, s.zone);
+    vec![Effect::Activity { user, since }]
+}
+
+/// The confirmed dialog of a supervisor action: checks what was typed (a bad value keeps
+/// the dialog open with everything typed), then asks the store.
+pub(super) fn confirm(s: &mut State, d: Dialog) -> Vec<Effect> {
+    let op = match d.pending.clone() {
+        Pending::Unlock { seen } => SupervisorOp::Unlock {
+            seen,
+            reason: d.value(0),
+        },
+        Pending::Reassign { id, token } => {
+            let to = d.value(0);
+            if let Err(m) = validate_user_name(&to) {
+                return reopen(s, d, 0, format!("To user: {m}"));
+            }
+            SupervisorOp::Reassign {
+                id,
+                token,
+                to,
+                reason: d.value(1),
+            }
+        }
+        Pending::UnlockMany { locks } => SupervisorOp::UnlockMany {
+            locks,
+            reason: d.value(0),
+        },
+        Pending::Requeue { id } => SupervisorOp::Requeue { id },
+        Pending::Cancel { id } => SupervisorOp::Cancel {
+            id,
+            reason: d.value(0),
+        },
+        Pending::QueueSettings { name } => {
+            let update = match parse_settings(&d) {
+                Ok(u) => u,
+                Err((field, m)) => return reopen(s, d, field, m),
+            };
+            if let Err(m) = update.apply(&s.queue(&name)) {
+                let field = if m.starts_with("lock") {
+                    0
+                } else if m.starts_with("warn") {
+                    1
+                } else {
+                    2
+                };
+                return reopen(s, d, field, m);
+            }
+            // The dialog stays up until the store answers, so a refusal keeps the values.
+            s.dialog = Some(Dialog { error: None, ..d });
+            SupervisorOp::SetQueue { name, update }
+        }
+        _ => return vec![],
+    };
+    vec![Effect::Supervise(op)]
+}
+
+fn reopen(s: &mut State, d: Dialog, focus: usize, error: String) -> Vec<Effect> {
+    s.dialog = Some(Dialog {
+        error: Some(error),
+        focus,
+        ..d
+    });
+    vec![]
+}
+
+/// The queue settings form as a `QueueUpdate`; an error names the field (index, message).
+fn parse_settings(d: &Dialog) -> Result<QueueUpdate, (usize, String)> {
+    let number = |i: usize, what: &str| -> Result<i64, (usize, String)> {
+        let v = d.value(i);
+        v.parse::<i64>().map_err(|_| {
+            (
+                i,
+                format!("{what}: '{}' is not a whole number", sanitize::line(&v)),
+            )
+        })
+    };
+    let lock = number(0, "Lock seconds")?;
+    let warn = number(1, "Warning seconds")?;
+    let wip = match d.value(2).to_lowercase().as_str() {
+        "" | "0" | "none" => None,
+        _ => Some(number(2, "WIP limit")?),
+    };
+    let paused = match d.value(3).to_lowercase().as_str() {
+        "yes" | "y" | "true" | "on" => true,
+        "no" | "n" | "false" | "off" | "" => false,
+        other => {
+            return Err((
+                3,
+                format!("Paused: '{}' is neither yes nor no", sanitize::line(other)),
+            ));
+        }
+    };
+    Ok(QueueUpdate {
+        lock_seconds: Some(lock),
+        warn_seconds: Some(warn),
+        max_per_user: Some(wip),
+        paused: Some(paused),
+    })
+}
+
+/// The locks a bulk unlock would touch are known: ask, saying how many and whose.
+pub(super) fn locks_collected(
+    s: &mut State,
+    filter: Filter,
+    result: Result<Vec<(SeenLock, String)>, StoreError>,
+) -> Vec<Effect> {
+    let what = if filter.is_empty() {
+        "every current lock".to_string()
+    } else {
+        format!(
+            "every lock matching “{}”",
+            sanitize::line(&filter.display())
+        )
+    };
+    let locks = match result {
+        Ok(l) => l,
+        Err(e) => {
+            set_error(s, e.to_string());
+            return vec![];
+        }
+    };
+    if locks.is_empty() {
+        set_info(s, format!("Nothing to unlock: no lock matches ({what})"));
+        return vec![];
+    }
+    let mut holders: Vec<(String, usize)> = Vec::new();
+    for (_, h) in &locks {
+        match holders.iter_mut().find(|(n, _)| n == h) {
+            Some(e) => e.1 += 1,
+            None => holders.push((h.clone(), 1)),
+        }
+    }
+    holders.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut whose: Vec<String> = holders
+        .iter()
+        .take(5)
+        .map(|(h, n)| format!("{} ({n})", sanitize::line(h)))
+        .collect();
+    if holders.len() > 5 {
+        whose.push(format!("{} more", holders.len() - 5));
+    }
+    let n = locks.len();
+    let message = format!(
+        "This touches {n} item{}: {what}, held by {}.\nEach goes back to the pool and its holder is told. A lock that changes before you confirm is left alone.",
+        if n == 1 { "" } else { "s" },
+        whose.join(", ")
+    );
+    s.dialog = Some(
+        Dialog::new(
+            format!("Unlock {n} lock{}?", if n == 1 { "" } else { "s" }),
+            message,
+            Pending::UnlockMany {
+                locks: locks.into_iter().map(|(seen, _)| seen).collect(),
+            },
+        )
+        .field("Reason (required, recorded on every item)", "")
+        .required(),
+    );
+    vec![]
+}
+
+/// A supervisor action's outcome: told in the status line (the queue settings dialog
+/// shows a refusal in place), then the screen is refreshed.
+pub(super) fn supervised(
+    s: &mut State,
+    op: SupervisorOp,
+    result: Result<usize, StoreError>,
+) -> Vec<Effect> {
+    let mut fx = Vec::new();
+    let settings_open = matches!(
+        s.dialog.as_ref().map(|d| &d.pending),
+        Some(Pending::QueueSettings { .. })
+    );
+    match (&op, result) {
+        (SupervisorOp::SetQueue { .. }, Err(e)) if settings_open => {
+            if let Some(d) = s.dialog.as_mut() {
+                d.error = Some(e.to_string());
+            }
+            return vec![];
+        }
+        (_, Err(e)) => set_error(s, e.to_string()),
+        (SupervisorOp::Unlock { seen, .. }, Ok(_)) => {
+            set_info(s, format!("Unlocked #{}; it is back in the pool", seen.id))
+        }
+        (SupervisorOp::Reassign { id, to, .. }, Ok(_)) => {
+            set_info(s, format!("Reassigned #{id} to {}", sanitize::line(to)))
+        }
+        (SupervisorOp::UnlockMany { locks, .. }, Ok(n)) => {
+            let left = locks.len().saturating_sub(n);
+            let text = if left == 0 {
+                format!("Unlocked {n} lock{}", if n == 1 { "" } else { "s" })
+            } else {
+                format!(
+                    "Unlocked {n} of {} locks; {left} changed since you looked and were left alone",
+                    locks.len()
+                )
+            };
+            set_info(s, text);
+        }
+        (SupervisorOp::Requeue { id }, Ok(_)) => {
+            set_info(s, format!("Requeued #{id}; it is open again"))
+        }
+        (SupervisorOp::Cancel { id, .. }, Ok(_)) => set_info(s, format!("Cancelled #{id}")),
+        (SupervisorOp::SetQueue { name, update }, Ok(_)) => {
+            if settings_open {
+                s.dialog = None;
+            }
+            let q = update
+                .apply(&s.queue(name))
+                .unwrap_or_else(|_| s.queue(name));
+            s.queues.insert(name.clone(), q.clone());
+            set_info(
+                s,
+                format!(
+                    "Queue {}: lock {}s, warning {}s, WIP limit {}, {}",
+                    sanitize::line(name),
+                    q.lock_seconds,
+                    q.warn_seconds,
+                    q.max_per_user.map_or("none".into(), |n| n.to_string()),
+                    if q.paused { "paused" } else { "running" }
+                ),
+            );
+        }
+    }
+    // The open item's history now has the supervisor's event.
+    let touched = match &op {
+        SupervisorOp::Unlock { seen, .. } => Some(seen.id),
+        SupervisorOp::Reassign { id, .. }
+        | SupervisorOp::Requeue { id }
+        | SupervisorOp::Cancel { id, .. } => Some(*id),
+        _ => None,
+    };
+    if let Some(id) = touched.filter(|id| s.detail.as_ref().is_some_and(|d| d.item.id == *id)) {
+        fx.push(Effect::Open(id));
+    }
+    fx.push(refresh(s));
+    fx
+}
+
+/// What `user` did since `since` (midnight in the display zone), as a report over the list.
+pub(super) fn activity_loaded(
+    s: &mut State,
+    user: String,
+    since: Millis,
+    result: Result<Vec<Event>, StoreError>,
+) -> Vec<Effect> {
+    let events = match result {
+        Ok(e) => e,
+        Err(e) => {
+            set_error(s, e.to_string());
+            return vec![];
+        }
+    };
+    let who = sanitize::line(&user).into_owned();
+    let mut counts: Vec<(&'static str, usize)> = Vec::new();
+    for e in &events {
+        let k = e.kind.as_str();
+        match counts.iter_mut().find(|(n, _)| *n == k) {
+            Some(c) => c.1 += 1,
+            None => counts.push((k, 1)),
+        }
+    }
+    let mut lines = vec![DetailLine {
+        kind: LineKind::Heading,
+        text: if events.is_empty() {
+            format!(
+                "{who} has done nothing since {} {} today",
+                clock_hm_in(since, s.zone),
+                s.zone.short(since)
+            )
+        } else {
+            format!(
+                "{} event{} since {} {}: {}",
+                events.len(),
+                if events.len() == 1 { "" } else { "s" },
+                clock_hm_in(since, s.zone),
+                s.zone.short(since),
+                counts
+                    .iter()
+                    .map(|(k, n)| format!("{k} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        },
+    }];
+    for e in &events {
+        let extra = ["from", "to", "reason", "result", "comment"]
+            .iter()
+            .filter_map(|k| e.detail_str(k).map(|v| format!("{k}: {v}")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let line = format!(
+            "{}  {:<11} #{:<8}{}",
+            clock_hm_in(e.at, s.zone),
+            e.kind.as_str(),
+            e.item_id,
+            if extra.is_empty() {
+                String::new()
+            } else {
+                format!(" ({extra})")
+            }
+        );
+        lines.push(DetailLine {
+            kind: LineKind::Text,
+            text: sanitize::line(&line).into_owned(),
+        });
+    }
+    s.report = Some(Report {
+        title: format!("What {who} did today"),
+        lines,
+        scroll: 0,
+    });
+    vec![]
+}
+
+/// Moves the Stats view's queue selection.
+pub(super) fn move_stats(s: &mut State, delta: i64) {
+    let n = s.stats.as_ref().map_or(0, |st| st.by_queue.len());
+    if n == 0 {
+        return;
+    }
+    s.stats_selected = (s.stats_selected as i64)
+        .saturating_add(delta)
+        .clamp(0, n as i64 - 1) as usize;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::StateFilter;
+
+    #[test]
+    fn the_locks_filter_parses_holder_queue_state_and_text() {
+        let f = Filter::parse("holder:bob q:helpdesk state:expired printer");
+        assert_eq!(f.holder.as_deref(), Some("bob"));
+        assert_eq!(f.queue.as_deref(), Some("helpdesk"));
+        assert_eq!(f.state, Some(StateFilter::Expired));
+        assert_eq!(f.text.as_deref(), Some("printer"));
+        assert_eq!(
+            f.display(),
+            "holder:bob queue:helpdesk state:expired printer"
+        );
+        assert_eq!(Filter::parse(&f.display()), f);
+        // An unknown state stays text rather than silently meaning something else.
+        assert_eq!(
+            Filter::parse("state:lost").text.as_deref(),
+            Some("state:lost")
+        );
+    }
+
+    #[test]
+    fn queue_settings_form_names_the_bad_field() {
+        let form = |vals: [&str; 4]| {
+            vals.iter().fold(
+                Dialog::new("t", "m", Pending::QueueSettings { name: "q".into() }),
+                |d, v| d.field("f", v),
+            )
+        };
+        let ok = parse_settings(&form(["600", "60", "", "yes"])).unwrap();
+        assert_eq!(ok.max_per_user, Some(None), "empty: no limit");
+        assert_eq!(ok.paused, Some(true));
+        assert_eq!(
+            parse_settings(&form(["600", "60", "0", "no"]))
+                .unwrap()
+                .max_per_user,
+            Some(None),
+            "0: no limit, as the CLI's --max-per-user 0"
+        );
+        assert_eq!(
+            parse_settings(&form(["ten", "60", "", "no"]))
+                .unwrap_err()
+                .0,
+            0
+        );
+        assert_eq!(
+            parse_settings(&form(["600", "60", "two", "no"]))
+                .unwrap_err()
+                .0,
+            2
+        );
+        assert_eq!(
+            parse_settings(&form(["600", "60", "", "maybe"]))
+                .unwrap_err()
+                .0,
+            3
+        );
+    }
+}
