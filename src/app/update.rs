@@ -296,6 +296,7 @@ pub(super) fn refresh(s: &State) -> Effect {
         view: s.view,
         list,
         stats: s.view == View::Stats,
+        figures: s.figures_period.filter(|_| s.view == View::Stats),
         checks: s.held.values().map(|h| (h.id, h.token)).collect(),
     })
 }
@@ -382,6 +383,11 @@ fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
     }
     for q in snap.queues {
         s.queues.insert(q.name.clone(), q);
+    }
+    if let Some((k, r)) = snap.figures
+        && s.figures_period == Some(k)
+    {
+        s.figures = Some((k, r));
     }
     if snap.stats.is_some() {
         s.stats = snap.stats;

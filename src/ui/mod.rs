@@ -3,6 +3,7 @@
 
 mod detail;
 mod dialog;
+mod figures;
 mod help;
 mod list;
 mod locks;
