@@ -3,7 +3,7 @@
 //! and sends their results back as messages.
 
 use crate::domain::figures::PeriodKind;
-use crate::domain::{Event, Item, Millis, QueueSettings, QueueUpdate, Role};
+use crate::domain::{Event, Item, Millis, QueueSettings, QueueUpdate, Role, SeenLock};
 use crate::store::{ListFilter, LostLock, Report, Stats, StoreError, TakeNext};
 
 use super::{Filter, View};
@@ -62,10 +62,10 @@ pub enum Msg {
         op: SupervisorOp,
         result: Result<usize, StoreError>,
     },
-    /// The locks a bulk unlock would touch, as listed now: (id, token, holder).
+    /// The locks a bulk unlock would touch, as listed now, with their holders.
     LocksCollected {
         filter: Filter,
-        result: Result<Vec<(i64, i64, String)>, StoreError>,
+        result: Result<Vec<(SeenLock, String)>, StoreError>,
     },
     /// A user's events since a time.
     Activity {
@@ -125,8 +125,7 @@ impl Msg {
 pub enum SupervisorOp {
     /// Unlock the item if its lock still has `token`.
     Unlock {
-        id: i64,
-        token: i64,
+        seen: SeenLock,
         reason: String,
     },
     /// Reassign the item if its lock still has `token`.
@@ -137,7 +136,7 @@ pub enum SupervisorOp {
         reason: String,
     },
     UnlockMany {
-        locks: Vec<(i64, i64)>,
+        locks: Vec<SeenLock>,
         reason: String,
     },
     Requeue {
@@ -290,7 +289,7 @@ impl Effect {
             },
             Effect::Comment { id, .. } => format!("adding your notes to #{id}"),
             Effect::Supervise(op) => match op {
-                SupervisorOp::Unlock { id, .. } => format!("unlocking #{id}"),
+                SupervisorOp::Unlock { seen, .. } => format!("unlocking #{}", seen.id),
                 SupervisorOp::Reassign { id, .. } => format!("reassigning #{id}"),
                 SupervisorOp::UnlockMany { locks, .. } => {
                     format!("unlocking {} locks", locks.len())

@@ -10,7 +10,7 @@ use super::{Added, Applied, ListFilter, LostLock, Report, ReportQuery, Stats, St
 use crate::domain::queue::validate_queue_name;
 use crate::domain::user::validate_user_name;
 use crate::domain::{
-    Actor, Event, Item, ItemState, Millis, NewItem, QueueSettings, QueueUpdate, Role,
+    Actor, Event, Item, ItemState, Millis, NewItem, QueueSettings, QueueUpdate, Role, SeenLock,
 };
 
 /// A database backend. Implementing this gives a [`Store`].
@@ -152,12 +152,12 @@ impl<B: Backend> Store for B {
         }
     }
 
-    fn unlock(&mut self, id: i64, token: Option<i64>, reason: &str) -> Result<()> {
+    fn unlock(&mut self, id: i64, seen: Option<SeenLock>, reason: &str) -> Result<()> {
         let reason = ops::required_reason(reason)?;
-        write(self, |tx| ops::unlock(tx, id, token, reason))
+        write(self, |tx| ops::unlock(tx, id, seen, reason))
     }
 
-    fn unlock_many(&mut self, locks: &[(i64, i64)], reason: &str) -> Result<usize> {
+    fn unlock_many(&mut self, locks: &[SeenLock], reason: &str) -> Result<usize> {
         let reason = ops::required_reason(reason)?;
         write(self, |tx| ops::unlock_many(tx, locks, reason))
     }

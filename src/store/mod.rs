@@ -32,6 +32,7 @@ use std::path::Path;
 
 use crate::domain::{
     Actor, Event, Item, ItemState, LockLoss, Millis, NewItem, QueueSettings, QueueUpdate, Role,
+    SeenLock,
 };
 pub use error::{Result, StoreError, exit};
 pub use figures::{Figures, QueueFigures, Report, ReportQuery};
@@ -174,14 +175,14 @@ pub trait Store: Send {
     /// Releases every expired lock; returns how many.
     fn reap(&mut self) -> Result<usize>;
 
-    /// Supervisor: returns a held item to the pool. With `token`, only if its lock is
-    /// still the one the supervisor saw (else `LockChanged`); without, whatever lock it
-    /// holds when the write lock is taken.
-    fn unlock(&mut self, id: i64, token: Option<i64>, reason: &str) -> Result<()>;
+    /// Supervisor: returns a held item to the pool. With `seen`, only if its lock is
+    /// still the one the supervisor saw, not even renewed since (else `LockChanged`);
+    /// without, whatever lock it holds when the write lock is taken.
+    fn unlock(&mut self, id: i64, seen: Option<SeenLock>, reason: &str) -> Result<()>;
     /// Supervisor: returns many held items to the pool in one transaction. Each entry is
-    /// `(id, lock_token)` as the supervisor saw it; an item whose lock changed since (taken
+    /// a lock as the supervisor saw it; an item whose lock changed since (renewed, taken
     /// over, completed, released) is left alone. Returns how many were unlocked.
-    fn unlock_many(&mut self, locks: &[(i64, i64)], reason: &str) -> Result<usize>;
+    fn unlock_many(&mut self, locks: &[SeenLock], reason: &str) -> Result<usize>;
     /// Supervisor: gives the item's lock to another user; with `token`, only if its lock
     /// is still the one the supervisor saw (else `LockChanged`).
     fn reassign(&mut self, id: i64, token: Option<i64>, to: &str, reason: &str) -> Result<Item>;

@@ -15,4 +15,5 @@ mod migrate;
 mod postgres;
 mod postgres_lost;
 mod refusals;
+mod security;
 mod supervisor;
