@@ -43,6 +43,8 @@ pub enum Action {
     CancelItem,
     QueueSettings,
     Activity,
+    FiguresPeriod,
+    FiguresSort,
 }
 
 /// Where a binding applies.
@@ -204,6 +206,18 @@ pub const KEYMAP: &[Binding] = &[
         "filter: text, queue:Q, state:failed; Locks: holder:U",
     ),
     b(&[ch('n')], C::Global, A::TakeNext, "take the next item"),
+    b(
+        &[ch('p')],
+        C::Global,
+        A::FiguresPeriod,
+        "Stats: figures by person and queue, today / 7 / 30 days",
+    ),
+    b(
+        &[ch('o')],
+        C::Global,
+        A::FiguresSort,
+        "Stats figures: sort people by done / median / lost",
+    ),
     b(&[ch('?')], C::Global, A::Help, "this help"),
     b(&[k(K::Esc)], C::Global, A::Back, "close the detail pane"),
     b(
