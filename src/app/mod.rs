@@ -10,6 +10,7 @@ pub mod lost;
 mod msg;
 mod supervise;
 pub mod textbuf;
+pub mod textinput;
 mod update;
 
 use std::collections::BTreeMap;
