@@ -4,39 +4,16 @@
 use caseload::app::{Effect, Msg, State, update};
 use caseload::domain::NewItem;
 use caseload::domain::time::Zone;
-use caseload::domain::{Item, ItemState};
 use caseload::store::Store;
 use chrono::FixedOffset;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::support::MIN;
-use crate::support::tui::{Clock, Db, T0, add_items, code, key as press, screen, start, type_text};
-const HOUR: i64 = 60 * MIN;
+use crate::support::tui::{
+    Clock, Db, T0, add_items, code, item, key as press, screen, start, type_text,
+};
 
-fn item(id: i64, holder: Option<&str>) -> Item {
-    Item {
-        id,
-        queue: "q".into(),
-        request_id: None,
-        title: format!("Item {id}"),
-        body: "body".into(),
-        params: "{}".into(),
-        priority: 0,
-        due_at: None,
-        state: ItemState::Open,
-        lock_user: holder.map(str::to_string),
-        lock_time: holder.map(|_| T0),
-        lock_token: 1,
-        notes: String::new(),
-        result: None,
-        error: None,
-        created_at: T0 - 60 * MIN,
-        created_by: "feeder".into(),
-        finished_at: None,
-        finished_by: None,
-        unreadable: Vec::new(),
-    }
-}
+const HOUR: i64 = 60 * MIN;
 
 fn key(c: char) -> Msg {
     Msg::Key {
@@ -79,7 +56,7 @@ fn today_is_the_local_day_of_the_screen_zone() {
 fn the_detail_pane_shows_local_times() {
     let mut s = State::new("alice", T0, 100, 30, true);
     s.zone = zone(2);
-    let it = item(7, Some("alice"));
+    let it = item(7, Some("alice"), T0, 1);
     update(
         &mut s,
         Msg::Opened {
