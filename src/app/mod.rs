@@ -4,7 +4,7 @@
 //!
 //! Here: the [`State`] and what it is made of; `msg` (messages and effects), `dialog`
 //! (the one dialog mechanism), `filter` (the list filters), `keymap` (the one key table),
-//! `detail` (the detail pane's text), `layout`, `lost`, `textbuf`; and `update/`, one short
+//! `detail` (the detail pane's text), `layout`, `lost`, `textinput` (text entry over ratatui-textarea); and `update/`, one short
 //! function per message (`keys`, `modes`, `results`, `supervise`).
 
 mod detail;
@@ -14,7 +14,6 @@ pub mod keymap;
 pub mod layout;
 pub mod lost;
 mod msg;
-pub mod textbuf;
 pub mod textinput;
 mod update;
 
@@ -28,7 +27,7 @@ pub use filter::{Filter, list_filter, locks_filter};
 pub use msg::{
     Call, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp,
 };
-pub use textbuf::TextBuf;
+pub use textinput::TextInput;
 pub use update::update;
 
 /// How often the loop ticks when no key arrives (countdowns, live refresh).
@@ -172,7 +171,7 @@ pub struct Report {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Editor {
     pub item_id: i64,
-    pub buf: TextBuf,
+    pub buf: TextInput,
     /// The notes as saved, to tell whether anything is unsaved.
     pub original: String,
     pub saving: bool,
@@ -219,7 +218,7 @@ pub struct State {
     /// The Locks view's filter (`holder:bob queue:helpdesk state:expired`).
     pub locks_filter: Filter,
     /// The `/` prompt while typing.
-    pub filter_prompt: Option<TextBuf>,
+    pub filter_prompt: Option<TextInput>,
     pub queues: BTreeMap<String, QueueSettings>,
     pub held: BTreeMap<i64, Held>,
     pub detail: Option<Detail>,

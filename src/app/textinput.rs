@@ -35,6 +35,8 @@ impl PartialEq for TextInput {
     }
 }
 
+impl Eq for TextInput {}
+
 impl Default for TextInput {
     fn default() -> TextInput {
         TextInput::line("")

@@ -3,7 +3,7 @@
 
 use caseload::app::{
     Call, Detail, Editor, Effect, Finish, Held, LockCheck, Msg, Pending, Resume, Snapshot, State,
-    TextBuf, View, update,
+    TextInput, View, update,
 };
 use caseload::domain::{Event, EventKind, QueueSettings};
 use caseload::store::{StoreError, TakeNext};
@@ -525,7 +525,7 @@ fn detail_text_is_sanitized_and_a_huge_body_is_split() {
         d.lines.iter().all(|l| l.text.chars().count() <= 100),
         "wrapped to the screen width"
     );
-    let _ = TextBuf::line("");
+    let _ = TextInput::line("");
 }
 
 #[test]

@@ -10,7 +10,7 @@ use super::{refresh, refused, set_error, set_info};
 use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
 use crate::app::layout::{self, LIST_TOP};
-use crate::app::{Dialog, Editor, Effect, Filter, Finish, Held, Pending, State, TextBuf, View};
+use crate::app::{Dialog, Editor, Effect, Filter, Finish, Held, Pending, State, TextInput, View};
 use crate::domain::{Millis, sanitize};
 use crate::store::TakeNext;
 
@@ -207,14 +207,14 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
             s.report = None;
             if s.view == View::Locks {
                 s.detail = None;
-                s.filter_prompt = Some(TextBuf::line(&s.locks_filter.display()));
+                s.filter_prompt = Some(TextInput::line(&s.locks_filter.display()));
                 return vec![];
             }
             if s.view != View::Queue {
                 s.view = View::Queue;
                 s.detail = None;
             }
-            s.filter_prompt = Some(TextBuf::line(&s.filter.display()));
+            s.filter_prompt = Some(TextInput::line(&s.filter.display()));
             vec![]
         }
         Action::Release | Action::Skip if refused(s) => vec![],
@@ -293,7 +293,7 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
             s.dialog = Some(Dialog {
                 title: format!("Complete #{id}?"),
                 message: title,
-                inputs: vec![("Result (optional)".into(), TextBuf::line(""))],
+                inputs: vec![("Result (optional)".into(), TextInput::line(""))],
                 focus: 0,
                 required: false,
                 pending: Pending::Complete { id, token },
@@ -305,7 +305,7 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
             s.dialog = Some(Dialog {
                 title: format!("Fail #{id}?"),
                 message: title,
-                inputs: vec![("Reason (required)".into(), TextBuf::line(""))],
+                inputs: vec![("Reason (required)".into(), TextInput::line(""))],
                 focus: 0,
                 required: true,
                 pending: Pending::Fail { id, token },
@@ -346,7 +346,7 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
             let text = s.drafts.get(&id).cloned().unwrap_or_else(|| saved.clone());
             s.editor = Some(Editor {
                 item_id: id,
-                buf: TextBuf::multi(&text),
+                buf: TextInput::multi(&text),
                 original: saved,
                 saving: false,
             });
