@@ -187,6 +187,12 @@ pub struct Doing {
     pub dialog: Option<Dialog>,
 }
 
+/// A second `n` within this long of one that took an item takes nothing (it says so).
+pub const DOUBLE_TAKE_MS: i64 = 1500;
+
+/// How long an information line stays in the status bar; errors stay three times as long.
+pub const STATUS_FADE_MS: i64 = 10_000;
+
 /// How long a store call runs before the status bar says what it is waiting for.
 pub const WAIT_NOTICE_MS: i64 = 1000;
 
@@ -195,6 +201,8 @@ pub const WAIT_NOTICE_MS: i64 = 1000;
 pub struct Status {
     pub text: String,
     pub error: bool,
+    /// When it was said (it fades after [`STATUS_FADE_MS`]).
+    pub at: Millis,
 }
 
 /// Everything the screen shows and the keys act on.
@@ -255,6 +263,13 @@ pub struct State {
     /// The store call the loop's worker is running, if any.
     pub call: Option<Call>,
     pub quit: bool,
+    /// Ctrl-Z: the loop hands the terminal back to the shell, then resumes.
+    pub suspend: bool,
+    /// When `n` last asked for the next item (a second `n` right after takes nothing).
+    pub last_take_next: Option<Millis>,
+    /// The item whose draft notes go with the change under way (release, skip, complete,
+    /// fail), so the user is told they were saved.
+    pub finish_notes: Option<i64>,
 }
 
 impl State {
@@ -296,6 +311,9 @@ impl State {
             doing: None,
             call: None,
             quit: false,
+            suspend: false,
+            last_take_next: None,
+            finish_notes: None,
         }
     }
 

@@ -450,6 +450,8 @@ fn a_database_error_keeps_the_typing() {
     assert!(s.status.as_ref().unwrap().text.contains("disk I/O error"));
     // Quitting with unsaved notes asks first.
     update(&mut s, code(KeyCode::Esc, T0));
+    update(&mut s, key('q', T0)); // back out of the item
+    assert!(s.detail.is_none() && !s.quit);
     update(&mut s, key('q', T0));
     assert!(!s.quit);
     assert_eq!(s.dialog.as_ref().unwrap().pending, Pending::Quit);
