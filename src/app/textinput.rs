@@ -17,6 +17,27 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use crate::domain::sanitize;
 
+/// The typing keys, for the `?` screen and the README (the widget's own key table).
+pub const TEXT_KEYS: &[(&str, &str)] = &[
+    (
+        "Ctrl-A / Home",
+        "start of the line (Ctrl-Home: of the notes)",
+    ),
+    ("Ctrl-E / End", "end of the line (Ctrl-End: of the notes)"),
+    (
+        "Ctrl/Alt-Left/Right",
+        "a word back / forward (also Alt-B / Alt-F)",
+    ),
+    ("Ctrl-W / Alt-Bksp", "delete the word before the cursor"),
+    ("Alt-D / Ctrl-Del", "delete the word after the cursor"),
+    (
+        "Ctrl-U / Ctrl-K",
+        "delete to the start / the end of the line",
+    ),
+    ("Ctrl-Y", "put back what was deleted"),
+    ("Alt-U / Ctrl-R", "undo / redo"),
+];
+
 /// How many steps undo goes back.
 const UNDO_STEPS: usize = 200;
 
