@@ -2,11 +2,17 @@
 //! Enter confirms and Esc cancels; what confirming does is its [`Pending`].
 
 use super::TextInput;
+use crate::domain::SeenLock;
 
 /// What a confirmation dialog does when confirmed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pending {
     Complete {
+        id: i64,
+        token: i64,
+    },
+    /// Complete, then take the next item (queue filter, skips) in the same transaction.
+    CompleteNext {
         id: i64,
         token: i64,
     },
@@ -22,19 +28,18 @@ pub enum Pending {
     Quit,
     /// Nothing: an information popup.
     Dismiss,
-    /// Supervisor: return a held item to the pool (fenced by the token seen).
+    /// Supervisor: return a held item to the pool (fenced by the lock seen).
     Unlock {
-        id: i64,
-        token: i64,
+        seen: SeenLock,
     },
     /// Supervisor: give a held item to another user (fields: user, reason).
     Reassign {
         id: i64,
         token: i64,
     },
-    /// Supervisor: unlock every lock matching a filter, as seen: (id, token).
+    /// Supervisor: unlock every lock matching a filter, as seen.
     UnlockMany {
-        locks: Vec<(i64, i64)>,
+        locks: Vec<SeenLock>,
     },
     /// Supervisor: reopen a failed or cancelled item.
     Requeue {

@@ -14,6 +14,7 @@ pub mod keymap;
 pub mod layout;
 pub mod lost;
 mod msg;
+pub mod notify;
 pub mod textinput;
 mod update;
 
@@ -27,6 +28,7 @@ pub use filter::{Filter, list_filter, locks_filter};
 pub use msg::{
     Call, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp,
 };
+pub use notify::{Alerting, Signal};
 pub use textinput::TextInput;
 pub use update::update;
 
@@ -262,6 +264,9 @@ pub struct State {
     pub doing: Option<Doing>,
     /// The store call the loop's worker is running, if any.
     pub call: Option<Call>,
+    /// Told when work arrives: the `notify` setting, what the alerts have seen, and the
+    /// signals (bell, desktop notice, title) for the loop to write.
+    pub alerting: Alerting,
     pub quit: bool,
     /// Ctrl-Z: the loop hands the terminal back to the shell, then resumes.
     pub suspend: bool,
@@ -310,6 +315,7 @@ impl State {
             offline: false,
             doing: None,
             call: None,
+            alerting: Alerting::default(),
             quit: false,
             suspend: false,
             last_take_next: None,

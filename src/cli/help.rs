@@ -108,6 +108,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload claim --id 42 --json",
                 "take #42; the JSON has its lock_token",
             ),
+            (
+                "caseload claim --queue helpdesk --wait --timeout 600 --json",
+                "wait up to 10 minutes for work, then take it",
+            ),
         ],
     ),
     (
@@ -143,6 +147,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             (
                 "caseload complete 42 --token 7",
                 "fenced by the token from claim --json",
+            ),
+            (
+                "caseload complete 42 --next --queue helpdesk --json",
+                "finish #42 and take the next helpdesk item in one step",
             ),
         ],
     ),
@@ -253,6 +261,27 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         &[
             ("caseload stats", "counts, throughput and lock ages"),
             ("caseload stats --json", "the same as one JSON object"),
+        ],
+    ),
+    (
+        "report",
+        &[
+            (
+                "caseload report --by person",
+                "who did what today: done, failed, lost locks, handle times",
+            ),
+            (
+                "caseload report --by queue --since 30d",
+                "each queue over 30 days, with its due-date health",
+            ),
+            (
+                "caseload report --by person --since 2026-11-01 --until 2026-12-01 --format csv",
+                "November, for a spreadsheet",
+            ),
+            (
+                "caseload report --by queue --queue billing --since 7d --format json",
+                "one queue's week as JSON",
+            ),
         ],
     ),
     (

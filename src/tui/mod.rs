@@ -81,6 +81,7 @@ where
             session.handle(Some(resized));
         }
         draw(terminal, &session.state)?;
+        session.flush_signals();
         let timeout = tick.saturating_sub(last_tick.elapsed());
         match events.next(timeout) {
             Ok(Some(ev)) => session.handle(Some(ev)),
@@ -107,7 +108,11 @@ pub fn system_clock() -> UiClock {
 }
 
 /// Opens the TUI on `store` in the real terminal and runs it until the user quits.
-pub fn run(store: Box<dyn Store>, palette: crate::config::Palette) -> anyhow::Result<()> {
+pub fn run(
+    store: Box<dyn Store>,
+    alerting: crate::app::Alerting,
+    palette: crate::config::Palette,
+) -> anyhow::Result<()> {
     install_signal_handlers();
     start_hangup_watchdog();
     // The panic hook restores the terminal before the message is printed, so the message
@@ -132,6 +137,8 @@ pub fn run(store: Box<dyn Store>, palette: crate::config::Palette) -> anyhow::Re
     let size = terminal.size().context("reading the terminal size")?;
     let mut session = Session::start(store, system_clock(), size.width, size.height, color)
         .context("starting the database thread")?;
+    session.state.alerting = alerting;
+    session.signals_to(Box::new(std::io::stdout()));
     session.state.palette = palette;
     let mut events = TerminalEvents::new(session.wake());
     let result = run_loop(&mut terminal, &mut session, &mut events, &HANGUP);

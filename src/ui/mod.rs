@@ -205,6 +205,7 @@ fn key_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         if state.held.contains_key(&d.item.id) {
             &[
                 ("c", "complete"),
+                ("C", "complete+next"),
                 ("f", "fail"),
                 ("r", "release"),
                 ("s", "skip"),

@@ -719,6 +719,7 @@ fn the_waiting_line_says_what_waits_on_what_and_for_how_long() {
         list: None,
         stats: false,
         checks: vec![],
+        takeable: None,
     });
     update(&mut r, calling(&refresh, T0));
     update(&mut r, Msg::Tick { now: T0 + 3_000 });

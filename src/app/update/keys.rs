@@ -269,9 +269,12 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
             vec![]
         }
         Action::Release | Action::Skip if refused(s) => vec![],
-        Action::Complete | Action::Fail | Action::Release | Action::Skip | Action::EditNotes => {
-            item_action(s, a)
-        }
+        Action::Complete
+        | Action::CompleteNext
+        | Action::Fail
+        | Action::Release
+        | Action::Skip
+        | Action::EditNotes => item_action(s, a),
         Action::Unlock
         | Action::Reassign
         | Action::UnlockAll
@@ -283,6 +286,7 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         Action::SaveNotes
         | Action::CloseEditor
         | Action::Confirm
+        | Action::ConfirmNext
         | Action::Cancel
         | Action::NextField
         | Action::PrevField => vec![],
@@ -348,6 +352,18 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
                 focus: 0,
                 required: false,
                 pending: Pending::Complete { id, token },
+                error: None,
+            });
+            vec![]
+        }
+        Action::CompleteNext => {
+            s.dialog = Some(Dialog {
+                title: format!("Complete #{id} and take the next?"),
+                message: title,
+                inputs: vec![("Result (optional)".into(), TextInput::line(""))],
+                focus: 0,
+                required: false,
+                pending: Pending::CompleteNext { id, token },
                 error: None,
             });
             vec![]

@@ -22,6 +22,8 @@ use super::{
 /// back the dialog it was confirmed in, with what was typed.
 pub fn update(s: &mut State, msg: Msg) -> Vec<Effect> {
     let ended = if msg.ends_change() {
+        // What the user's own change does to the takeable count is not news to them.
+        s.alerting.own_change = true;
         s.doing.take()
     } else {
         None
@@ -123,6 +125,7 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
             since,
             result,
         } => supervise::activity_loaded(s, user, since, result),
+        Msg::NothingNext { after, why } => results::nothing_next(s, after, &why),
         Msg::Calling(call) => {
             s.call = call;
             vec![]
@@ -168,5 +171,6 @@ pub(super) fn refresh(s: &State) -> Effect {
         list,
         stats: s.view == View::Stats,
         checks: s.held.values().map(|h| (h.id, h.token)).collect(),
+        takeable: s.filter.queue.clone(),
     })
 }

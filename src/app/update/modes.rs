@@ -8,10 +8,21 @@ use super::{refresh, refused, set_error, set_info};
 use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
 use crate::app::{Dialog, Effect, Filter, Finish, Pending, State, View};
+use crate::store::TakeNext;
 
 pub(super) fn dialog_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     match keymap::lookup(Context::Dialog, &key) {
         Some(Action::Confirm) => confirm(s),
+        Some(Action::ConfirmNext) => {
+            // Ctrl-N in the complete dialog: the same complete, and the next item with it.
+            if let Some(d) = s.dialog.as_mut()
+                && let Pending::Complete { id, token } = d.pending
+            {
+                d.pending = Pending::CompleteNext { id, token };
+                return confirm(s);
+            }
+            vec![]
+        }
         Some(a @ (Action::NextField | Action::PrevField)) => {
             if let Some(d) = s.dialog.as_mut()
                 && !d.inputs.is_empty()
@@ -80,6 +91,18 @@ fn confirm(s: &mut State) -> Vec<Effect> {
             id,
             token,
             what: Finish::Complete((!text.is_empty()).then_some(text)),
+            notes: s.drafts.get(&id).cloned(),
+        }],
+        Pending::CompleteNext { id, token } => vec![Effect::Finish {
+            id,
+            token,
+            what: Finish::CompleteNext(
+                (!text.is_empty()).then_some(text),
+                TakeNext {
+                    queue: s.filter.queue.clone(),
+                    skip: s.skipped.clone(),
+                },
+            ),
             notes: s.drafts.get(&id).cloned(),
         }],
         Pending::Fail { id, token } => vec![Effect::Finish {

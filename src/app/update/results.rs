@@ -149,7 +149,7 @@ pub(super) fn finished(
         s.detail = None;
     }
     let verb = match what {
-        Finish::Complete(_) => "Completed",
+        Finish::Complete(_) | Finish::CompleteNext(..) => "Completed",
         Finish::Fail(_) => "Failed",
         Finish::Release => "Released",
         Finish::Skip(_) => "Skipped",
@@ -232,6 +232,11 @@ pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
     }
     if snap.marker.is_some() {
         s.marker = snap.marker;
+    }
+    if let Some((scope, n)) = snap.takeable
+        && let Some(line) = s.alerting.counted(n, scope.as_deref(), s.now)
+    {
+        set_info(s, line);
     }
     for q in snap.queues {
         s.queues.insert(q.name.clone(), q);
@@ -338,4 +343,12 @@ fn lose(s: &mut State, held: &Held, history: &[Event]) {
     });
     set_error(s, message);
     rebuild_detail(s);
+}
+
+/// Complete-and-next completed `after` and found nothing to take.
+pub(super) fn nothing_next(s: &mut State, after: i64, why: &StoreError) -> Vec<Effect> {
+    let why = why.to_string();
+    let why = why.strip_prefix("nothing to claim: ").unwrap_or(&why);
+    set_info(s, format!("Completed #{after} · queue empty: {why}"));
+    vec![]
 }
