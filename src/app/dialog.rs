@@ -1,7 +1,7 @@
 //! The one dialog mechanism: a question, optional text fields (Tab moves between them),
 //! Enter confirms and Esc cancels; what confirming does is its [`Pending`].
 
-use super::TextBuf;
+use super::TextInput;
 use crate::domain::SeenLock;
 
 /// What a confirmation dialog does when confirmed.
@@ -95,7 +95,7 @@ impl FieldSpec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Field {
     pub spec: FieldSpec,
-    pub buf: TextBuf,
+    pub buf: TextInput,
 }
 
 /// The one dialog mechanism: a question, optional text fields (Tab moves between them),
@@ -130,7 +130,7 @@ impl Dialog {
     pub fn field(mut self, spec: FieldSpec, value: &str) -> Dialog {
         self.inputs.push(Field {
             spec,
-            buf: TextBuf::line(value),
+            buf: TextInput::line(value),
         });
         self
     }
@@ -156,7 +156,7 @@ impl Dialog {
     }
 
     /// The field being typed in.
-    pub fn focused_mut(&mut self) -> Option<&mut TextBuf> {
+    pub fn focused_mut(&mut self) -> Option<&mut TextInput> {
         let i = self.focus;
         self.inputs.get_mut(i).map(|f| &mut f.buf)
     }
