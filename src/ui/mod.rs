@@ -276,8 +276,24 @@ fn key_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             ("q", "quit"),
         ]
     };
+    // On a narrow screen a hint that does not fit whole is left out (never cut in the
+    // middle), and room is kept for `? help`, which lists everything.
+    let width = |k: &str, what: &str| Span::raw(format!(" {k} {what} ")).width();
+    let help_w = hints
+        .iter()
+        .find(|(k, _)| *k == "?")
+        .map_or(0, |(k, w)| width(k, w));
+    let mut room = (area.width as usize).saturating_sub(help_w);
     let mut spans = Vec::new();
     for (k, what) in hints {
+        let w = width(k, what);
+        if *k == "?" {
+            room += help_w;
+        }
+        if w > room {
+            continue;
+        }
+        room -= w;
         spans.push(Span::styled(format!(" {k}"), theme.key()));
         spans.push(Span::styled(format!(" {what} "), theme.dim()));
     }

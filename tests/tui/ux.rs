@@ -143,6 +143,10 @@ fn at_60_columns_the_title_still_shows() {
     for line in text.lines() {
         assert!(line.chars().count() <= 60, "{line}");
     }
+    // The key hints leave out what does not fit whole, and keep `? help`.
+    let keys = text.lines().last().unwrap();
+    assert!(keys.contains("? help"), "{keys}");
+    assert!(!keys.trim_end().ends_with(" q"), "no hint cut in half: {keys}");
     let mut s = s;
     s.step(press('3'));
     let text = screen(&s.state);
