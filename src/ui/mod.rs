@@ -181,7 +181,12 @@ fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         } else {
             theme.info()
         };
-        spans.push(Span::styled(sanitize::line(&st.text).into_owned(), style));
+        let used: usize = spans.iter().map(Span::width).sum();
+        let room = (area.width as usize).saturating_sub(used);
+        spans.push(Span::styled(
+            columns::fit(&sanitize::line(&st.text), room),
+            style,
+        ));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
