@@ -517,3 +517,19 @@ fn at_60_columns_the_detail_title_and_the_status_line_end_in_an_ellipsis() {
         "{text}"
     );
 }
+
+#[test]
+fn ctrl_z_without_a_shell_to_come_back_to_keeps_running_and_says_why() {
+    use crate::support::tui::{ctrl, drive};
+    let (db, clock) = narrow_world();
+    let mut s = start(db.store("alice", &clock), &clock, 100, 16, true);
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 16)).unwrap();
+    // A script has no shell behind it, as a program started directly by sshd has none.
+    let text = drive(&mut term, &mut s, vec![press('n'), ctrl('z')]);
+    assert!(!s.state.suspend && !s.state.quit);
+    assert!(text.contains("Ctrl-Z: no shell to come back to"), "{text}");
+    assert!(
+        text.contains("yours, 30m00s left"),
+        "still working the item: {text}"
+    );
+}
