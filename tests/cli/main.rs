@@ -13,6 +13,7 @@ mod config;
 mod damaged;
 mod doctor;
 mod help;
+mod local_time;
 mod open_path;
 mod security;
 mod shared_files;
