@@ -310,13 +310,23 @@ pub enum QueueCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
-    /// Set a user's role.
+    /// Set a user's role, or which login may use the name (supervisors; audited).
+    #[command(group(clap::ArgGroup::new("change").required(true).multiple(true)
+        .args(["role", "login", "no_login"])))]
     Set {
         /// The user's name (as given by --user, CASELOAD_USER or the OS login).
         name: String,
         /// staff (the default for unknown users) or supervisor.
         #[arg(long, value_parser = parse_role)]
-        role: Role,
+        role: Option<Role>,
+        /// Let this login use the name: an OS login on SQLite, a database role on
+        /// PostgreSQL (e.g. a service account acting as a bot's name). Without a binding
+        /// only the login of the same name may use it.
+        #[arg(long, value_name = "LOGIN", conflicts_with = "no_login")]
+        login: Option<String>,
+        /// Remove the name's login binding.
+        #[arg(long)]
+        no_login: bool,
     },
 }
 
