@@ -4,6 +4,7 @@
 
 pub mod audit;
 pub mod event;
+pub mod figures;
 pub mod item;
 pub mod lock;
 pub mod queue;

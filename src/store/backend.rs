@@ -6,7 +6,9 @@ use std::path::Path;
 
 use super::error::{Result, StoreError};
 use super::ops::{self, HolderOp, Tx};
-use super::{Added, Applied, ListFilter, LostLock, Stats, Store, TakeNext};
+use super::{
+    Added, AndNext, Applied, ListFilter, LostLock, Report, ReportQuery, Stats, Store, TakeNext,
+};
 use crate::domain::queue::validate_queue_name;
 use crate::domain::user::validate_user_name;
 use crate::domain::{
@@ -37,11 +39,13 @@ pub trait Backend: Send {
     fn history(&mut self, id: i64) -> Result<Vec<Event>>;
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>>;
     fn count(&mut self, filter: &ListFilter) -> Result<u64>;
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64>;
     fn queues(&mut self) -> Result<Vec<QueueSettings>>;
     fn queue(&mut self, name: &str) -> Result<QueueSettings>;
     fn role(&mut self, user: &str) -> Result<Role>;
     fn audit(&mut self, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>>;
     fn stats(&mut self) -> Result<Stats>;
+    fn report(&mut self, q: &ReportQuery) -> Result<Report>;
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>>;
     fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>>;
     fn lost_locks(&mut self, user: &str, since: Millis) -> Result<Vec<LostLock>>;
@@ -131,6 +135,18 @@ impl<B: Backend> Store for B {
 
     fn complete(&mut self, id: i64, token: i64, result: Option<&str>) -> Result<Applied> {
         holder(self, id, token, HolderOp::Complete(result))
+    }
+
+    fn complete_and_next(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Option<&str>,
+        next: &TakeNext,
+    ) -> Result<AndNext> {
+        let op = HolderOp::Complete(result);
+        let w = op.plan(token)?;
+        write(self, |tx| ops::finish_and_next(tx, id, token, op, &w, next))
     }
 
     fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<Applied> {
@@ -229,6 +245,10 @@ impl<B: Backend> Store for B {
         Backend::count(self, filter)
     }
 
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64> {
+        Backend::takeable(self, queue, cap)
+    }
+
     fn queues(&mut self) -> Result<Vec<QueueSettings>> {
         Backend::queues(self)
     }
@@ -243,6 +263,17 @@ impl<B: Backend> Store for B {
 
     fn stats(&mut self) -> Result<Stats> {
         Backend::stats(self)
+    }
+
+    fn report(&mut self, q: &ReportQuery) -> Result<Report> {
+        if q.period.since >= q.period.until {
+            return Err(StoreError::Invalid(format!(
+                "the period is empty: --since ({}) is not before --until ({})",
+                crate::domain::time::rfc3339(q.period.since),
+                crate::domain::time::rfc3339(q.period.until)
+            )));
+        }
+        Backend::report(self, q)
     }
 
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {

@@ -15,6 +15,8 @@ mod doctor;
 mod help;
 mod local_time;
 mod open_path;
+mod report;
 mod security;
 mod shared_files;
 mod storage_faults;
+mod working_day;

@@ -9,6 +9,7 @@
 pub mod support;
 
 mod flow;
+mod notify_tmux;
 mod reconnect;
 mod screens;
 mod supervisor;
@@ -16,3 +17,4 @@ mod tmux;
 mod update;
 mod ux;
 mod waiting;
+mod working_day;

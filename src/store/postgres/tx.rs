@@ -274,7 +274,7 @@ impl Tx for PgTx<'_> {
     }
 
     // Roles, bindings and queue settings are written by SECURITY DEFINER functions
-    // (0002_identity_audit.sql) that check the session's role again and write the audit
+    // (0003_identity_audit.sql) that check the session's role again and write the audit
     // record with the server's `session_user`: a role without a supervisor's name cannot
     // change them even from psql.
     fn put_queue(&mut self, q: &QueueSettings, note: &AuditNote) -> Result<()> {

@@ -1,4 +1,4 @@
--- PostgreSQL schema version 2. Never edit: append a new step instead.
+-- PostgreSQL schema version 3. Never edit: append a new step instead.
 -- Identity bound to the real user: the database role a caseload name is bound to (NULL:
 -- only the role of the same name may use it). The audit of changes that are not about one
 -- item (roles, login bindings, queue settings): who (the name, and the session's database

@@ -3,9 +3,9 @@
 //! and what the supervisor is told afterwards. Also the read-only activity report ("what
 //! did bob do today"), which anyone may open.
 
-use super::keymap::Action;
-use super::update::{refresh, set_error, set_info};
-use super::{
+use super::{refresh, set_error, set_info};
+use crate::app::keymap::Action;
+use crate::app::{
     DetailLine, Dialog, Effect, Filter, LineKind, Pending, Report, State, SupervisorOp, View,
 };
 use crate::domain::sanitize;
