@@ -31,7 +31,8 @@ pub struct Cli {
     /// files, else caseload.db in your data directory).
     #[arg(long, global = true, value_name = "PATH|URL", help_heading = GLOBAL)]
     pub db: Option<String>,
-    /// Act as this user (default: CASELOAD_USER, else your OS login name).
+    /// Act as this user (default: CASELOAD_USER, else your OS login name); a name other
+    /// than your login's must be bound to it (`user set NAME --login LOGIN`).
     #[arg(long, global = true, value_name = "NAME", help_heading = GLOBAL)]
     pub user: Option<String>,
     /// Open a database on a network filesystem (NFS, SMB, FUSE, 9p) although SQLite's
@@ -136,7 +137,8 @@ pub enum Command {
         #[arg(long, conflicts_with = "id")]
         queue: Option<String>,
     },
-    /// What a user did (default: you, today).
+    /// What a user did (default: you, today): item events, and role, binding and queue
+    /// changes made by or about them.
     History {
         /// Whose actions (default: you).
         #[arg(long, value_name = "USER")]

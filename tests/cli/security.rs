@@ -392,7 +392,7 @@ fn least_privilege_sql(schema: &str, staff: &str) -> String {
     format!(
         "GRANT USAGE ON SCHEMA {schema} TO {staff};
          GRANT SELECT, INSERT, UPDATE ON {schema}.items, {schema}.item_counts TO {staff};
-         GRANT SELECT, INSERT ON {schema}.events TO {staff};
+         GRANT SELECT, INSERT ON {schema}.events, {schema}.holds TO {staff};
          GRANT SELECT ON {schema}.queues, {schema}.users, {schema}.audit,
                          {schema}.caseload_schema TO {staff};
          GRANT INSERT (name) ON {schema}.queues TO {staff};
