@@ -1,5 +1,7 @@
 //! Who is running caseload: `--user`, else `CASELOAD_USER`, else the OS login name looked
-//! up from the OS (the passwd entry of the real user id, not `$USER`).
+//! up from the OS (the passwd entry of the real user id, not `$USER`); and the real OS
+//! user behind it, against which the store checks that the name may be used
+//! ([`crate::domain::user::may_act_as`]).
 
 use crate::domain::user::validate_user_name;
 use crate::domain::{Actor, RealIdentity};
