@@ -161,7 +161,7 @@ pub(crate) fn set_queue(
         None => known_queue(tx, name)?,
     };
     let existed = tx.queue(name)?.is_some();
-    let next = update.apply(&cur).map_err(StoreError::Invalid)?;
+    let next = update.apply(&cur).map_err(|e| StoreError::Invalid(e.msg))?;
     let note = AuditNote {
         kind: AuditKind::Queue,
         subject: name.to_string(),
