@@ -11,8 +11,8 @@ use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
 use crate::app::layout::{self, LIST_TOP};
 use crate::app::{Dialog, Editor, Effect, Filter, Finish, Held, Pending, State, TextBuf, View};
-use crate::domain::{Millis, sanitize};
 use crate::domain::figures::PeriodKind;
+use crate::domain::{Millis, sanitize};
 use crate::store::TakeNext;
 
 /// A key: renews the lock of the item being worked when that is due, then acts.

@@ -86,8 +86,18 @@ pub const DEMO_DATA: &str = include_str!("../../../assets/demo.jsonl");
 pub(crate) fn demo(ctx: &Invocation, db_given: bool, out: &mut dyn Write) -> CliResult {
     let path = match (&ctx.location, db_given) {
         (Location::File(p), true) => p.clone(),
-        (Location::Postgres(_), true) => {
-            return Err(anyhow!("demo needs a file database (give --db PATH)").into());
+        (Location::Postgres(url), true) => {
+            // An empty PostgreSQL database gets the same demo (never replaced: a
+            // database with items is refused).
+            let n = crate::demo::create_pg(url, &ctx.actor)?;
+            if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+                return tui(ctx);
+            }
+            writeln!(
+                out,
+                "The demo database holds {n} items. Open it with: caseload --db URL"
+            )?;
+            return Ok(());
         }
         _ => demo_path()?,
     };
