@@ -11,6 +11,8 @@ use super::{Filter, View};
 /// What `update` hears about.
 #[derive(Debug, Clone)]
 pub enum Msg {
+    /// Something the loop tells the user (e.g. why Ctrl-Z did not suspend).
+    Said(String),
     Key {
         key: ratatui::crossterm::event::KeyEvent,
         now: Millis,
@@ -56,6 +58,12 @@ pub enum Msg {
     Commented {
         id: i64,
         result: Result<(), StoreError>,
+    },
+    /// Complete-and-next completed `after` but found nothing to take (`why`: nothing
+    /// free, paused, the WIP limit).
+    NothingNext {
+        after: i64,
+        why: StoreError,
     },
     /// A supervisor action ran; `Ok(n)` is how many items it changed.
     Supervised {
@@ -186,6 +194,9 @@ pub struct Snapshot {
     pub figures: Option<(PeriodKind, Report)>,
     /// When the listed locks were taken (Locks view).
     pub lock_since: Vec<(i64, Millis)>,
+    /// The request's `takeable` scope (a queue, or every queue) and how many items could
+    /// be taken there now (at most [`super::notify::COUNT_CAP`]).
+    pub takeable: Option<(Option<String>, u64)>,
     pub error: Option<StoreError>,
 }
 
@@ -193,6 +204,8 @@ pub struct Snapshot {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finish {
     Complete(Option<String>),
+    /// Complete, and take the next item in the same transaction.
+    CompleteNext(Option<String>, TakeNext),
     Fail(String),
     Release,
     /// Release as skipped, then take the next item not skipped this session.
@@ -283,6 +296,7 @@ impl Effect {
             Effect::SaveNotes { id, .. } => format!("saving notes on #{id}"),
             Effect::Finish { id, what, .. } => match what {
                 Finish::Complete(_) => format!("completing #{id}"),
+                Finish::CompleteNext(..) => format!("completing #{id} and taking the next"),
                 Finish::Fail(_) => format!("failing #{id}"),
                 Finish::Release => format!("releasing #{id}"),
                 Finish::Skip(_) => format!("skipping #{id}"),
@@ -364,4 +378,7 @@ pub struct RefreshRequest {
     pub figures: Option<PeriodKind>,
     /// Held locks to check: (id, token).
     pub checks: Vec<(i64, i64)>,
+    /// Count what could be taken now in this queue (`None`: every queue), for "work
+    /// arrived" and the terminal title.
+    pub takeable: Option<String>,
 }

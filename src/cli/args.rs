@@ -11,7 +11,8 @@ const AFTER_HELP: &str = "\
 Database: --db, else CASELOAD_DB, else `db = \"...\"` in the user's ~/.config/caseload/config.toml,
 else in /etc/caseload/config.toml, else caseload.db in the user's data directory (created on
 first use). User: --user, else CASELOAD_USER, else the OS login name.
-Config files: keys `db` and `notify` (bell, desktop, both or off; default bell); see `man caseload`.
+Config files: keys `db`, `notify` (bell, desktop, both or off; default bell) and `theme` (auto,
+dark or light; default auto); see `man caseload`.
 Times: text output shows local time (TZ honoured, e.g. TZ=Europe/Berlin); --json and export
 print RFC 3339 UTC.
 
@@ -37,6 +38,10 @@ pub struct Cli {
     /// locking is unreliable there (also CASELOAD_ALLOW_NETWORK_FS=1; default: refuse).
     #[arg(long, global = true, help_heading = GLOBAL)]
     pub allow_network_fs: bool,
+    /// In the TUI: no bell or desktop notice when work arrives, for this run (the status
+    /// line still says it; default: `notify` in the config file, else bell).
+    #[arg(long)]
+    pub no_notify: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -67,11 +72,18 @@ pub enum Command {
         #[arg(long)]
         queue: Option<String>,
         /// Take this item instead of the next one in take order.
-        #[arg(long, value_name = "ID")]
+        #[arg(long, value_name = "ID", conflicts_with = "wait")]
         id: Option<i64>,
         /// Print the item as one JSON object, with its lock_token.
         #[arg(long)]
         json: bool,
+        /// When nothing can be taken (empty, paused, your limit reached), wait until
+        /// something can, then take it (default: exit 4 at once).
+        #[arg(long)]
+        wait: bool,
+        /// With --wait: give up after this many seconds, exit 4 (default: wait forever).
+        #[arg(long, value_name = "SECS", requires = "wait")]
+        timeout: Option<u64>,
     },
     /// Renew your lock on an item.
     Renew(HolderArgs),
@@ -84,6 +96,16 @@ pub enum Command {
         /// What was done, kept as the item's result (default: none).
         #[arg(long)]
         result: Option<String>,
+        /// Then take the next item, in the same transaction, and print it as `claim`
+        /// does (exit 4 after completing when nothing is left to take).
+        #[arg(long)]
+        next: bool,
+        /// With --next: take from this queue only (default: every queue).
+        #[arg(long, requires = "next")]
+        queue: Option<String>,
+        /// With --next: print the next item as one JSON object, with its lock_token.
+        #[arg(long, requires = "next")]
+        json: bool,
     },
     /// Fail an item you hold, with a reason.
     Fail {
@@ -183,15 +205,9 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "table")]
         format: ReportFormat,
     },
-    /// Write items as CSV or JSON Lines to standard output.
-    Export {
-        /// Only items in this state: open, done, failed or cancelled (default: every item).
-        #[arg(long, value_parser = parse_item_state)]
-        state: Option<ItemState>,
-        /// Output format.
-        #[arg(long, value_enum, default_value = "csv")]
-        format: FormatArg,
-    },
+    /// Write items (or, with --events, their audit trail) as CSV or JSON Lines to standard
+    /// output; `caseload import` reads what it writes.
+    Export(ExportArgs),
     /// Check the file's integrity and the schema's invariants.
     Check,
     /// Write a consistent copy of the database to FILE (online, while others work).
@@ -235,8 +251,17 @@ pub struct AddArgs {
     #[arg(long)]
     pub queue: Option<String>,
     /// Body text, shown in the item's detail (default: empty; at most 1 MiB).
-    #[arg(long, default_value = "", hide_default_value = true)]
+    #[arg(
+        long,
+        default_value = "",
+        hide_default_value = true,
+        conflicts_with = "body_file"
+    )]
     pub body: String,
+    /// Read the body from this file, or from standard input when FILE is `-` (UTF-8, at
+    /// most 1 MiB; for bodies too long for the command line).
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
     /// Parameters, a JSON object (e.g. '{"order": 42}').
     #[arg(long, default_value = "{}")]
     pub params: String,
@@ -270,6 +295,32 @@ pub struct ImportArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Only items in this state: open, done, failed or cancelled (default: every item).
+    #[arg(long, value_parser = parse_item_state)]
+    pub state: Option<ItemState>,
+    /// Only items in this queue (default: every queue).
+    #[arg(long)]
+    pub queue: Option<String>,
+    /// Only items created at or after this time, RFC 3339 (with --events: only events
+    /// written since then; default: all).
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "csv")]
+    pub format: FormatArg,
+    /// Write the audit trail (every event of the selected items, oldest first) instead of
+    /// the items.
+    #[arg(long)]
+    pub events: bool,
+    /// CSV: write cells that begin with =, +, -, @, tab or CR as they are. By default they
+    /// get a leading ' so that a spreadsheet shows them as text instead of running them
+    /// as formulas (`caseload import` removes it again).
+    #[arg(long)]
+    pub raw: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct ListArgs {
     /// Which items: open (in take order), locked, expired, done, failed, cancelled or all.
     #[arg(long, value_parser = parse_state_filter, default_value = "open")]
@@ -280,7 +331,8 @@ pub struct ListArgs {
     /// Only items you hold.
     #[arg(long)]
     pub mine: bool,
-    /// Print at most this many items.
+    /// Print at most this many items; 0 prints every item. When more match, stderr says
+    /// how many ("100 of 3,412 shown").
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub limit: usize,
     /// Print one JSON array of items instead of text lines.

@@ -108,6 +108,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload claim --id 42 --json",
                 "take #42; the JSON has its lock_token",
             ),
+            (
+                "caseload claim --queue helpdesk --wait --timeout 600 --json",
+                "wait up to 10 minutes for work, then take it",
+            ),
         ],
     ),
     (
@@ -143,6 +147,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             (
                 "caseload complete 42 --token 7",
                 "fenced by the token from claim --json",
+            ),
+            (
+                "caseload complete 42 --next --queue helpdesk --json",
+                "finish #42 and take the next helpdesk item in one step",
             ),
         ],
     ),
@@ -285,7 +293,11 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             ),
             (
                 "caseload export --format jsonl > all.jsonl",
-                "everything as JSON Lines",
+                "everything as JSON Lines (`caseload import all.jsonl` reads it back)",
+            ),
+            (
+                "caseload export --events --since 2026-11-01T00:00:00Z > audit.csv",
+                "the audit trail since November",
             ),
         ],
     ),
@@ -365,6 +377,26 @@ pub fn parse() -> Result<Cli, clap::Error> {
 /// A usage error as the one line the contract promises:
 /// `<error> (see caseload COMMAND --help)`, naming the subcommand `args` reached.
 pub fn usage_line(e: &clap::Error, args: &[std::ffi::OsString]) -> String {
+    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        // `caseload user`: clap's "error" is the group's whole help text.
+        let path = subcommand_path(&command(), args.get(1..).unwrap_or(&[]));
+        let mut cmd = command();
+        for name in path.split_whitespace() {
+            if let Some(c) = cmd.find_subcommand(name) {
+                cmd = c.clone();
+            }
+        }
+        let subs: Vec<String> = cmd
+            .get_subcommands()
+            .filter(|c| c.get_name() != "help")
+            .map(|c| c.get_name().to_string())
+            .collect();
+        return format!(
+            "'caseload {path}' needs a subcommand: {} {}",
+            subs.join(", "),
+            see_help(args)
+        );
+    }
     let text = e.to_string();
     // clap's message ends at its first blank line (then come tips and the usage block).
     let first = text.split("\n\n").next().unwrap_or("");
@@ -597,13 +629,17 @@ The log level (e.g. debug) of caseload.log.
 \fBNO_COLOR\fR
 Any value gives a monochrome screen.
 .TP
+\fBTZ\fR
+The zone of times in the TUI and in text output (e.g. Europe/Berlin); JSON stays UTC.
+.TP
 \fBPGPASSWORD\fR
 The PostgreSQL password, as for libpq (or ~/.pgpass, mode 0600).
 .SH FILES
 .TP
 \fI/etc/caseload/config.toml\fR
 The system configuration: \fBdb = "PATH|URL"\fR (the database) and \fBnotify = "bell"\fR
-(\fBbell\fR, \fBdesktop\fR, \fBboth\fR or \fBoff\fR). Both files are optional.
+(\fBbell\fR, \fBdesktop\fR, \fBboth\fR or \fBoff\fR) and \fBtheme = "auto"\fR
+(\fBauto\fR, \fBdark\fR or \fBlight\fR: the TUI's colours). Both files are optional.
 .TP
 \fI~/.config/caseload/config.toml\fR
 The user's configuration, same keys; a key set here wins over the system file. An unknown

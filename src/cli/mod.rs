@@ -10,7 +10,8 @@ pub mod help;
 pub mod output;
 
 pub use args::{
-    AddArgs, Cli, Command, FormatArg, HolderArgs, ImportArgs, ListArgs, QueueCommand, UserCommand,
+    AddArgs, Cli, Command, ExportArgs, FormatArg, HolderArgs, ImportArgs, ListArgs, QueueCommand,
+    UserCommand,
 };
 pub use output::{escape_json_output, event_json, event_line, item_json};
 
@@ -108,22 +109,45 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
     }
     let ctx = context(&cli)?;
     let Some(command) = cli.command else {
-        return setup::tui(&ctx);
+        return setup::tui(&ctx, cli.no_notify);
     };
     let store = || open_store(&ctx, false);
     match command {
         Command::Init => setup::init(&ctx, out),
-        Command::Demo => setup::demo(&ctx, cli.db.is_some(), out),
+        Command::Demo => setup::demo(&ctx, cli.db.is_some(), cli.no_notify, out),
         Command::Add(a) => produce::add(&mut *store()?, a, out),
         Command::Import(a) => produce::import_file(&mut *store()?, a, out),
         Command::List(a) => read::list(&mut *store()?, a, out),
         Command::Show { id, json } => read::show(&mut *store()?, id, json, out),
-        Command::Claim { queue, id, json } => holder::claim(&mut *store()?, queue, id, json, out),
+        Command::Claim {
+            queue,
+            id,
+            json,
+            wait: false,
+            ..
+        } => holder::claim(&mut *store()?, queue, id, json, out),
+        Command::Claim {
+            queue,
+            json,
+            wait: true,
+            timeout,
+            ..
+        } => holder::claim_wait(&mut *store()?, queue, timeout, json, out),
         Command::Renew(h) => holder::renew(&mut *store()?, &h, out),
         Command::Release(h) => holder::release(&mut *store()?, &h, out),
-        Command::Complete { holder: h, result } => {
-            holder::complete(&mut *store()?, &h, result.as_deref(), out)
-        }
+        Command::Complete {
+            holder: h,
+            result,
+            next: false,
+            ..
+        } => holder::complete(&mut *store()?, &h, result.as_deref(), out),
+        Command::Complete {
+            holder: h,
+            result,
+            next: true,
+            queue,
+            json,
+        } => holder::complete_next(&mut *store()?, &h, result.as_deref(), queue, json, out),
         Command::Fail { holder: h, reason } => holder::fail(&mut *store()?, &h, &reason, out),
         Command::Reap => supervise::reap(&mut *store()?, out),
         Command::Unlock {
@@ -168,7 +192,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
             },
             out,
         ),
-        Command::Export { state, format } => export::export(&mut *store()?, state, format, out),
+        Command::Export(a) => export::export(&mut *store()?, a, out),
         Command::Check => damage::check(&ctx, out),
         Command::MigrateTo { url } => setup::migrate_to(&ctx, &url, out),
         Command::Doctor { json } => setup::doctor(&ctx, json, out),

@@ -6,11 +6,14 @@ use std::path::Path;
 
 use super::error::{Result, StoreError};
 use super::ops::{self, HolderOp, Tx};
-use super::{Added, Applied, ListFilter, LostLock, Report, ReportQuery, Stats, Store, TakeNext};
+use super::{
+    Added, AndNext, Applied, ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats, Store,
+    TakeNext,
+};
 use crate::domain::queue::validate_queue_name;
 use crate::domain::user::validate_user_name;
 use crate::domain::{
-    Actor, Event, Item, ItemState, Millis, NewItem, QueueSettings, QueueUpdate, Role, SeenLock,
+    Actor, Event, Item, Millis, NewItem, QueueSettings, QueueUpdate, Role, SeenLock,
 };
 
 /// A database backend. Implementing this gives a [`Store`].
@@ -34,6 +37,7 @@ pub trait Backend: Send {
     fn history(&mut self, id: i64) -> Result<Vec<Event>>;
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>>;
     fn count(&mut self, filter: &ListFilter) -> Result<u64>;
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64>;
     fn queues(&mut self) -> Result<Vec<QueueSettings>>;
     fn queue(&mut self, name: &str) -> Result<QueueSettings>;
     fn role(&mut self, user: &str) -> Result<Role>;
@@ -46,8 +50,13 @@ pub trait Backend: Send {
     fn backup(&mut self, dest: &Path) -> Result<()>;
     fn export(
         &mut self,
-        state: Option<ItemState>,
+        filter: &ExportFilter,
         each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
+    ) -> Result<u64>;
+    fn export_events(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
     ) -> Result<u64>;
 }
 
@@ -94,11 +103,15 @@ impl<B: Backend> Store for B {
     }
 
     fn add_batch(&mut self, items: &[NewItem]) -> Result<usize> {
+        let added = self.add_each(items)?;
+        Ok(added.iter().filter(|a| a.created).count())
+    }
+
+    fn add_each(&mut self, items: &[NewItem]) -> Result<Vec<Added>> {
         for it in items {
             it.validate().map_err(invalid)?;
         }
-        let added = write(self, |tx| ops::add_items(tx, items))?;
-        Ok(added.iter().filter(|a| a.created).count())
+        write(self, |tx| ops::add_items(tx, items))
     }
 
     fn take_next(&mut self, opts: &TakeNext) -> Result<Item> {
@@ -128,6 +141,18 @@ impl<B: Backend> Store for B {
 
     fn complete(&mut self, id: i64, token: i64, result: Option<&str>) -> Result<Applied> {
         holder(self, id, token, HolderOp::Complete(result))
+    }
+
+    fn complete_and_next(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Option<&str>,
+        next: &TakeNext,
+    ) -> Result<AndNext> {
+        let op = HolderOp::Complete(result);
+        let w = op.plan(token)?;
+        write(self, |tx| ops::finish_and_next(tx, id, token, op, &w, next))
     }
 
     fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<Applied> {
@@ -208,6 +233,10 @@ impl<B: Backend> Store for B {
         Backend::count(self, filter)
     }
 
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64> {
+        Backend::takeable(self, queue, cap)
+    }
+
     fn queues(&mut self) -> Result<Vec<QueueSettings>> {
         Backend::queues(self)
     }
@@ -264,9 +293,17 @@ impl<B: Backend> Store for B {
 
     fn export(
         &mut self,
-        state: Option<ItemState>,
+        filter: &ExportFilter,
         each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
     ) -> Result<u64> {
-        Backend::export(self, state, each)
+        Backend::export(self, filter, each)
+    }
+
+    fn export_events(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
+    ) -> Result<u64> {
+        Backend::export_events(self, filter, each)
     }
 }

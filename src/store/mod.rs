@@ -123,6 +123,15 @@ pub enum Applied {
     Already,
 }
 
+/// What complete-and-next did: the complete (applied now, or a retry of one applied
+/// before), and the next item taken — or why none could be (`NothingToClaim`, `Paused`,
+/// `WipLimit`: exit 4), the complete having happened all the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AndNext {
+    pub finished: Applied,
+    pub next: Result<Item>,
+}
+
 /// A lock the user lost to someone else's action.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LostLock {
@@ -150,6 +159,9 @@ pub trait Store: Send {
     /// Adds a batch in one short transaction, skipping known request ids; returns how
     /// many were new.
     fn add_batch(&mut self, items: &[NewItem]) -> Result<usize>;
+    /// Adds a batch in one short transaction, skipping known request ids; returns what
+    /// each item became, in order.
+    fn add_each(&mut self, items: &[NewItem]) -> Result<Vec<Added>>;
 
     /// Takes the next free (or expired) item in take order.
     fn take_next(&mut self, opts: &TakeNext) -> Result<Item>;
@@ -168,6 +180,16 @@ pub trait Store: Send {
     /// same result) by the same holder is `Applied::Already`: a retry whose answer was
     /// lost.
     fn complete(&mut self, id: i64, token: i64, result: Option<&str>) -> Result<Applied>;
+    /// Completes the item (fenced by `token`, as [`Store::complete`]) and takes the next
+    /// one `next` allows (as [`Store::take_next`]) in ONE transaction: one commit, both
+    /// events. Nothing left to take still completes (see [`AndNext`]).
+    fn complete_and_next(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Option<&str>,
+        next: &TakeNext,
+    ) -> Result<AndNext>;
     /// Fails the item with a reason (a retry of the same fail is `Applied::Already`).
     fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<Applied>;
     /// Adds a comment to an item's history (no lock needed).
@@ -208,6 +230,9 @@ pub trait Store: Send {
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>>;
     /// How many items match (ignoring limit and offset).
     fn count(&mut self, filter: &ListFilter) -> Result<u64>;
+    /// How many items the caller could take now — open, free or expired, their queue
+    /// running — in `queue` (every queue when `None`), counting at most `cap`.
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64>;
     /// Every queue's settings.
     fn queues(&mut self) -> Result<Vec<QueueSettings>>;
     /// One queue's settings.
@@ -233,10 +258,29 @@ pub trait Store: Send {
     fn check(&mut self) -> Result<Vec<String>>;
     /// Writes a consistent copy of the database to `dest` (SQLite only).
     fn backup(&mut self, dest: &Path) -> Result<()>;
-    /// Calls `each` for every item in a state (all when `None`), by id.
+    /// Calls `each` for every item `filter` selects, by id.
     fn export(
         &mut self,
-        state: Option<ItemState>,
+        filter: &ExportFilter,
         each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
     ) -> Result<u64>;
+    /// Calls `each` for every event of the items `filter` selects (`since` applies to the
+    /// event's time), by time: the audit trail. Items without a stored `created` event
+    /// get one from their row (with id 0).
+    fn export_events(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
+    ) -> Result<u64>;
+}
+
+/// Which items `export` writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExportFilter {
+    /// Only items in this state (all when `None`).
+    pub state: Option<ItemState>,
+    /// Only items in this queue.
+    pub queue: Option<String>,
+    /// Only items created (events: written) at or after this time.
+    pub since: Option<Millis>,
 }

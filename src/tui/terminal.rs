@@ -24,6 +24,13 @@ pub trait EventSource {
     fn lockstep(&self) -> bool {
         false
     }
+
+    /// Ctrl-Z: hands the terminal back to the shell and stops the process until `fg`;
+    /// true when it did (the screen must then be drawn afresh), false when there is no
+    /// shell to come back to. A script does nothing.
+    fn suspend(&mut self) -> std::io::Result<bool> {
+        Ok(false)
+    }
 }
 
 /// Events from the terminal via crossterm.
@@ -44,6 +51,17 @@ impl TerminalEvents {
 }
 
 impl EventSource for TerminalEvents {
+    fn suspend(&mut self) -> std::io::Result<bool> {
+        if !job_control() {
+            return Ok(false);
+        }
+        restore_terminal();
+        // Stops here until the shell's `fg` (SIGCONT); then the screen is taken back.
+        signal_hook::low_level::raise(signal_hook::consts::SIGTSTP)?;
+        take_over_terminal().map_err(std::io::Error::other)?;
+        Ok(true)
+    }
+
     fn next(&mut self, timeout: Duration) -> std::io::Result<Option<Event>> {
         // Events crossterm has already parsed come first.
         if event::poll(Duration::ZERO)? {
@@ -147,6 +165,43 @@ pub(super) fn install_signal_handlers() {
     }
 }
 
+/// Whether a shell with job control can bring a stopped caseload back with `fg`: our
+/// process group is not orphaned, i.e. going up from us past the processes of our own
+/// group, the first one outside it is in our session (the shell that made the job). A
+/// program started directly by sshd or login leads its own session, and nobody could
+/// continue it: stopping it would leave the terminal frozen. Read from /proc on Linux;
+/// elsewhere assumed.
+fn job_control() -> bool {
+    // /proc/PID/stat: "pid (comm) state ppid pgrp session ..."; comm may hold spaces.
+    let stat = |pid: &str| -> Option<(i64, i64, i64)> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let rest = &text[text.rfind(')')? + 2..];
+        let f: Vec<i64> = rest
+            .split_whitespace()
+            .skip(1)
+            .take(3)
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        Some((*f.first()?, *f.get(1)?, *f.get(2)?))
+    };
+    let Some((mut parent, group, session)) = stat("self") else {
+        return true;
+    };
+    for _ in 0..64 {
+        if parent <= 1 {
+            return false;
+        }
+        let Some((grandparent, their_group, their_session)) = stat(&parent.to_string()) else {
+            return false;
+        };
+        if their_group != group {
+            return their_session == session;
+        }
+        parent = grandparent;
+    }
+    false
+}
+
 /// The terminal is in the TUI's modes (raw, alternate screen, mouse capture).
 static TAKEN_OVER: AtomicBool = AtomicBool::new(false);
 
@@ -160,9 +215,36 @@ pub(super) fn take_over_terminal() -> anyhow::Result<()> {
         std::io::stdout(),
         crossterm::terminal::EnterAlternateScreen,
         crossterm::event::EnableMouseCapture,
-        crossterm::event::EnableBracketedPaste
+        crossterm::event::EnableBracketedPaste,
+        crossterm::style::Print(PUSH_TITLE)
     )
     .context("setting up the terminal")
+}
+
+/// Saves the terminal's title on its title stack (XTWINOPS 22), so the title the TUI sets
+/// ("caseload · 12 open") can be put back on the way out (23).
+const PUSH_TITLE: &str = "\x1b[22;0t";
+const POP_TITLE: &str = "\x1b[23;0t";
+
+/// Writes the app's terminal signals: the bell, a desktop notification (OSC 777 where
+/// the terminal is known to want it — foot and VTE-based ones — else OSC 9, which kitty,
+/// WezTerm, iTerm2 and Windows Terminal show and other terminals ignore), the title.
+/// Their text is sanitized by the app already.
+pub(super) fn write_signals(out: &mut dyn Write, signals: &[crate::app::Signal]) {
+    use crate::app::Signal;
+    let osc777 = std::env::var("TERM").is_ok_and(|t| t.starts_with("foot"))
+        || std::env::var_os("VTE_VERSION").is_some();
+    for s in signals {
+        let _ = match s {
+            Signal::Bell => out.write_all(b"\x07"),
+            Signal::Desktop { title, body } if osc777 => {
+                write!(out, "\x1b]777;notify;{title};{body}\x1b\\")
+            }
+            Signal::Desktop { title, body } => write!(out, "\x1b]9;{title}: {body}\x1b\\"),
+            Signal::Title(t) => write!(out, "\x1b]2;{t}\x1b\\"),
+        };
+    }
+    let _ = out.flush();
 }
 
 /// Puts the terminal back: leaves the alternate screen, stops mouse capture, ends raw
@@ -179,7 +261,8 @@ pub fn restore_terminal() {
         crossterm::event::DisableMouseCapture,
         crossterm::event::DisableBracketedPaste,
         crossterm::terminal::LeaveAlternateScreen,
-        crossterm::cursor::Show
+        crossterm::cursor::Show,
+        crossterm::style::Print(POP_TITLE)
     );
     let _ = crossterm::terminal::disable_raw_mode();
     let _ = out.flush();

@@ -216,17 +216,7 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
                     return out;
                 }
             }
-            let result = match &what {
-                Finish::Complete(r) => st.complete(id, token, r.as_deref()),
-                Finish::Fail(reason) => st.fail(id, token, reason),
-                Finish::Release => st.release(id, token),
-                Finish::Skip(_) => st.skip(id, token),
-            }
-            .map(|_applied| ());
-            let next = match (&what, &result) {
-                (Finish::Skip(opts), Ok(())) => Some(opened(st, true, |s| s.take_next(opts))),
-                _ => None,
-            };
+            let (result, next) = finish(st, id, token, &what);
             out.push(Msg::Finished { id, what, result });
             out.extend(next);
             out
@@ -281,6 +271,40 @@ fn supervise(st: &mut dyn Store, op: &SupervisorOp) -> crate::store::Result<usiz
     }
 }
 
+/// Runs a finish; the message that follows its answer, if any (the next item taken, or
+/// why there was none).
+fn finish(
+    st: &mut dyn Store,
+    id: i64,
+    token: i64,
+    what: &Finish,
+) -> (crate::store::Result<()>, Option<Msg>) {
+    let result = match what {
+        Finish::Complete(r) => st.complete(id, token, r.as_deref()),
+        Finish::CompleteNext(r, opts) => {
+            return match st.complete_and_next(id, token, r.as_deref(), opts) {
+                Ok(done) => {
+                    let next = match done.next {
+                        Ok(item) => opened(st, true, |_| Ok(item)),
+                        Err(why) => Msg::NothingNext { after: id, why },
+                    };
+                    (Ok(()), Some(next))
+                }
+                Err(e) => (Err(e), None),
+            };
+        }
+        Finish::Fail(reason) => st.fail(id, token, reason),
+        Finish::Release => st.release(id, token),
+        Finish::Skip(_) => st.skip(id, token),
+    }
+    .map(|_applied| ());
+    let next = match (what, &result) {
+        (Finish::Skip(opts), Ok(())) => Some(opened(st, true, |s| s.take_next(opts))),
+        _ => None,
+    };
+    (result, next)
+}
+
 fn opened(
     st: &mut dyn Store,
     taken: bool,
@@ -299,6 +323,8 @@ fn refresh(st: &mut dyn Store, req: RefreshRequest) -> Snapshot {
     let result = (|| -> crate::store::Result<()> {
         snap.marker = Some(st.change_marker()?);
         snap.queues = st.queues()?;
+        let n = st.takeable(req.takeable.as_deref(), app::notify::COUNT_CAP)?;
+        snap.takeable = Some((req.takeable.clone(), n));
         if let Some(f) = &req.list {
             snap.rows = st.list(f)?;
             snap.total = st.count(f)?;

@@ -17,3 +17,4 @@ mod postgres_lost;
 mod refusals;
 mod security;
 mod supervisor;
+mod working_day;

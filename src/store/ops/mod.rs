@@ -12,7 +12,7 @@ pub use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason};
 pub(crate) use supervise::{cancel, reassign, requeue, set_queue, set_role, unlock, unlock_many};
 pub use take::PassedOver;
-pub(crate) use take::{take, take_next};
+pub(crate) use take::{finish_and_next, take, take_next};
 
 use serde_json::{Value, json};
 
@@ -104,8 +104,9 @@ pub trait Tx {
     fn insert_event(&mut self, id: i64, kind: EventKind, detail: &Value) -> Result<()>;
     /// Creates the queue row on first use, with the default settings.
     fn ensure_queue(&mut self, name: &str) -> Result<()>;
-    /// Inserts an item (its queue exists) with its `created` event; a known request id
-    /// gives the existing item instead.
+    /// Inserts an item (its queue exists); a known request id gives the existing item
+    /// instead. No `created` event is written: the row records who created it, when and
+    /// from which OS login, and history shows that as the item's first event.
     fn insert_item(&mut self, item: &NewItem) -> Result<Added>;
     /// Writes a queue's settings (creating the row).
     fn put_queue(&mut self, q: &QueueSettings) -> Result<()>;
