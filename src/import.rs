@@ -115,40 +115,8 @@ fn parse_csv(data: &[u8], default_queue: &str) -> Result<Vec<NewItem>, Vec<LineE
         Ok(h) => h.clone(),
         Err(e) => return Err(vec![csv_error(&e, 1)]),
     };
+    let index = header_index(&headers)?;
     let mut errors = Vec::new();
-    let mut index = HashMap::new();
-    for (i, h) in headers.iter().enumerate() {
-        let name = h.trim().to_ascii_lowercase();
-        let name = if name == "due_at" {
-            "due".to_string()
-        } else {
-            name
-        };
-        if !COLUMNS.contains(&name.as_str()) {
-            errors.push(LineError {
-                line: 1,
-                message: format!(
-                    "unknown column '{}' (columns: {})",
-                    sanitize::line(h),
-                    COLUMNS.join(", ")
-                ),
-            });
-        } else if index.insert(name.clone(), i).is_some() {
-            errors.push(LineError {
-                line: 1,
-                message: format!("column '{name}' appears twice"),
-            });
-        }
-    }
-    if !index.contains_key("title") {
-        errors.push(LineError {
-            line: 1,
-            message: "the header has no 'title' column".into(),
-        });
-    }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
     let mut rows = Vec::new();
     let mut record = csv::StringRecord::new();
     loop {
@@ -193,6 +161,47 @@ fn parse_csv(data: &[u8], default_queue: &str) -> Result<Vec<NewItem>, Vec<LineE
     }
     if errors.is_empty() {
         Ok(rows)
+    } else {
+        Err(errors)
+    }
+}
+
+/// The position of each known column in the CSV header; every unknown, repeated or
+/// missing column is an error of line 1.
+fn header_index(headers: &csv::StringRecord) -> Result<HashMap<String, usize>, Vec<LineError>> {
+    let mut errors = Vec::new();
+    let mut index = HashMap::new();
+    for (i, h) in headers.iter().enumerate() {
+        let name = h.trim().to_ascii_lowercase();
+        let name = if name == "due_at" {
+            "due".to_string()
+        } else {
+            name
+        };
+        if !COLUMNS.contains(&name.as_str()) {
+            errors.push(LineError {
+                line: 1,
+                message: format!(
+                    "unknown column '{}' (columns: {})",
+                    sanitize::line(h),
+                    COLUMNS.join(", ")
+                ),
+            });
+        } else if index.insert(name.clone(), i).is_some() {
+            errors.push(LineError {
+                line: 1,
+                message: format!("column '{name}' appears twice"),
+            });
+        }
+    }
+    if !index.contains_key("title") {
+        errors.push(LineError {
+            line: 1,
+            message: "the header has no 'title' column".into(),
+        });
+    }
+    if errors.is_empty() {
+        Ok(index)
     } else {
         Err(errors)
     }
