@@ -95,11 +95,12 @@ const USERS: Table = Table {
 const ITEMS: Table = Table {
     select: "SELECT id, queue, request_id, title, body, params, priority, due_at, state, \
              lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
-             finished_at, finished_by FROM items ORDER BY id",
+             finished_at, finished_by, created_os FROM items ORDER BY id",
     insert: "INSERT INTO items (id, queue, request_id, title, body, params, priority, due_at, \
              state, lock_user, lock_time, lock_token, notes, result, error, created_at, \
-             created_by, finished_at, finished_by) VALUES ($1, $2, $3, $4, $5, \
-             $6::text::json, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
+             created_by, finished_at, finished_by, created_os) VALUES ($1, $2, $3, $4, $5, \
+             $6::text::json, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
+             $20)",
 };
 
 const EVENTS: Table = Table {
@@ -163,6 +164,8 @@ fn read_user(r: &rusqlite::Row<'_>) -> Result<Values> {
 /// An item, refused whole when a column cannot be read (nothing is copied then).
 fn read_item(r: &rusqlite::Row<'_>) -> Result<Values> {
     let it = item_from_row(r)?;
+    // After the item's columns: the creator's OS login (no column of `Item`).
+    let created_os: Option<String> = r.get(19).map_err(sq)?;
     if let Some(why) = it.unreadable_summary() {
         return Err(StoreError::Invalid(format!(
             "item #{} cannot be copied: {why}; nothing was copied (`caseload show {}` \
@@ -193,6 +196,7 @@ fn read_item(r: &rusqlite::Row<'_>) -> Result<Values> {
             Box::new(it.created_by),
             Box::new(it.finished_at),
             Box::new(it.finished_by),
+            Box::new(created_os),
         ],
     ))
 }

@@ -17,6 +17,7 @@ mod config;
 mod damaged;
 mod doctor;
 mod help;
+mod import_export;
 mod local_time;
 mod open_path;
 mod report;
