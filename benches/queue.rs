@@ -5,7 +5,7 @@
 //!
 //! Run all sections with `cargo bench --bench queue`, or some of them by name:
 //! `cargo bench --bench queue -- claim fairness`. Sections: `cycles`, `fairness`, `claim`,
-//! `enqueue`, `import`, `screen`, `pg`. Sizes come from environment variables (see `Config`).
+//! `enqueue`, `import`, `screen`, `pg`, `figures` (see `queue/figures.rs`). Sizes come from environment variables (see `Config`).
 //!
 //! Section `pg` runs the claim+complete cycles against the PostgreSQL server named by
 //! `CASELOAD_TEST_PG` (skipped when unset): caseload's `PgStore` against a raw
@@ -15,6 +15,13 @@
 //! argument `__worker`; workers report over stdout. Big database files and the import
 //! CSV are built once and cached under `<target dir>/bench-cache` (override with
 //! `CL_BENCH_CACHE`).
+
+// Benchmarks may unwrap (a panic is the failure, with its message), be long, and drive
+// the OS directly (kill, mounts, setuid); the product's C calls are all in src/sys.rs.
+#![allow(clippy::unwrap_used, clippy::too_many_lines, unsafe_code)]
+
+#[path = "queue/figures.rs"]
+mod figures;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -914,12 +921,19 @@ fn fill(path: &Path, n: usize, open: usize) {
 
 /// A cached filled file copied to `dest` (built on first use).
 fn filled_copy(cfg: &Config, n: usize, open: usize, dest: &Path) {
+    filled_copy_of(cfg, &format!("items-{n}-open-{open}-v2.db"), dest, |p| {
+        fill(p, n, open)
+    });
+}
+
+/// The cached file `name` (built by `build` on first use) copied to `dest`.
+fn filled_copy_of(cfg: &Config, name: &str, dest: &Path, build: impl FnOnce(&Path)) {
     std::fs::create_dir_all(&cfg.cache).unwrap();
-    let cached = cfg.cache.join(format!("items-{n}-open-{open}-v2.db"));
+    let cached = cfg.cache.join(name);
     if !cached.exists() {
         let t = Instant::now();
         let tmp = cfg.cache.join("building.db");
-        fill(&tmp, n, open);
+        build(&tmp);
         std::fs::rename(&tmp, &cached).unwrap();
         eprintln!(
             "  (built {} in {:.1} s)",
@@ -1902,7 +1916,7 @@ fn drop_db(db: &Path) {
 
 type Section = fn(&Config, &Path, &mut Report);
 
-const SECTIONS: [(&str, Section); 8] = [
+const SECTIONS: [(&str, Section); 9] = [
     ("cycles", sec_cycles),
     ("fairness", sec_fairness),
     ("claim", sec_claim),
@@ -1911,6 +1925,7 @@ const SECTIONS: [(&str, Section); 8] = [
     ("import-bin", sec_import_bin),
     ("screen", sec_screen),
     ("pg", sec_pg),
+    ("figures", figures::sec_figures),
 ];
 
 fn main() {
