@@ -7,7 +7,7 @@ use anyhow::{Context, anyhow};
 use crate::domain::time::parse_rfc3339;
 use crate::domain::{NewItem, sanitize};
 use crate::import::{self, Format};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 use crate::cli::CliResult;
 use crate::cli::args::{AddArgs, FormatArg, ImportArgs};
@@ -34,9 +34,25 @@ pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResu
     if let Err(e) = item.validate() {
         return Err(anyhow!("--{}: {}", e.field.replace('_', "-"), e.message).into());
     }
-    let added = s.add(&item)?;
-    writeln!(out, "{}", added.id)?;
+    let added = s
+        .add_items(std::slice::from_ref(&item), a.create_queue)
+        .map_err(create_hint)?;
+    let id = added
+        .first()
+        .map(|a| a.id)
+        .ok_or_else(|| anyhow!("the item was not added"))?;
+    writeln!(out, "{id}")?;
     Ok(())
+}
+
+/// An unknown queue's error, with the flag that creates it.
+fn create_hint(e: StoreError) -> anyhow::Error {
+    match e {
+        StoreError::UnknownQueue { .. } => {
+            anyhow!("{e}; give --create-queue to create a new queue")
+        }
+        e => e.into(),
+    }
 }
 
 pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write) -> CliResult {
@@ -67,6 +83,31 @@ pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write)
             return Err(anyhow!(msg).into());
         }
     };
+    if !a.create_queue {
+        // All rows or none: every queue is checked before the first batch is written.
+        let known: Vec<String> = s.queues()?.into_iter().map(|q| q.name).collect();
+        let mut unknown: Vec<&str> = rows
+            .iter()
+            .map(|r| r.queue.as_str())
+            .filter(|q| !known.iter().any(|k| k == q))
+            .collect();
+        unknown.sort_unstable();
+        unknown.dedup();
+        if let Some(first) = unknown.first() {
+            let e = StoreError::UnknownQueue {
+                name: first.to_string(),
+                known,
+            };
+            let more = match unknown.len() {
+                1 => String::new(),
+                n => format!(" (and {} more unknown queue(s))", n - 1),
+            };
+            return Err(anyhow!(
+                "{shown}: nothing imported: {e}{more}; give --create-queue to create new queues"
+            )
+            .into());
+        }
+    }
     let bar = progress_bar(rows.len() as u64);
     let mut created = 0usize;
     // Short batches: the write lock is never held long, so staff keep claiming.
@@ -76,7 +117,8 @@ pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write)
         let (chunk, tail) = rest.split_at(sizer.next_len().min(rest.len()));
         let started = std::time::Instant::now();
         created += s
-            .add_batch(chunk)
+            .add_items(chunk, a.create_queue)
+            .map(|added| added.iter().filter(|a| a.created).count())
             .with_context(|| format!("{shown}: import stopped part-way; run it again to finish"))?;
         sizer.record(chunk.len(), started.elapsed());
         bar.inc(chunk.len() as u64);

@@ -10,7 +10,9 @@ mod take;
 
 pub use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason};
-pub(crate) use supervise::{cancel, reassign, requeue, set_queue, set_role, unlock, unlock_many};
+pub(crate) use supervise::{
+    cancel, delete_queue, reassign, rename_queue, requeue, set_queue, set_role, unlock, unlock_many,
+};
 pub use take::PassedOver;
 pub(crate) use take::{finish_and_next, take, take_next};
 
@@ -109,6 +111,13 @@ pub trait Tx {
     fn insert_item(&mut self, item: &NewItem) -> Result<Added>;
     /// Writes a queue's settings (creating the row).
     fn put_queue(&mut self, q: &QueueSettings) -> Result<()>;
+    /// How many items, in any state, are in `queue`.
+    fn queue_items(&mut self, queue: &str) -> Result<u64>;
+    /// Moves every item of queue `from` (which must exist, as must `to`) into `to`, each
+    /// with a `noted` event carrying `detail`; returns how many moved.
+    fn move_items(&mut self, from: &str, to: &str, detail: &Value) -> Result<u64>;
+    /// Deletes an empty queue's row (and its kept counts).
+    fn drop_queue(&mut self, queue: &str) -> Result<()>;
     /// Writes a user's role (creating the row).
     fn put_role(&mut self, user: &str, role: Role) -> Result<()>;
     /// Records the actor as seen now; returns when they were seen before.
@@ -164,11 +173,21 @@ pub(crate) fn require_supervisor(tx: &mut dyn Tx, action: &str) -> Result<()> {
     }
 }
 
-/// Adds checked items, each queue created on first use; returns what each became.
-pub(crate) fn add_items(tx: &mut dyn Tx, items: &[NewItem]) -> Result<Vec<Added>> {
+/// Adds checked items; returns what each became. A queue not known yet is created with
+/// the default settings when `create_queues`, else refused (`UnknownQueue`, naming the
+/// closest known one): a mistyped queue name does not quietly start a queue nobody reads.
+pub(crate) fn add_items(
+    tx: &mut dyn Tx,
+    items: &[NewItem],
+    create_queues: bool,
+) -> Result<Vec<Added>> {
     let queues: std::collections::BTreeSet<&str> = items.iter().map(|i| i.queue.as_str()).collect();
     for q in queues {
-        tx.ensure_queue(q)?;
+        if create_queues {
+            tx.ensure_queue(q)?;
+        } else {
+            known_queue(tx, q)?;
+        }
     }
     items.iter().map(|it| tx.insert_item(it)).collect()
 }
