@@ -2,8 +2,9 @@
 //! contract between the app and the loop (`tui`), which runs effects on its store worker
 //! and sends their results back as messages.
 
-use crate::domain::{Event, Item, Millis, QueueSettings, QueueUpdate, Role};
-use crate::store::{ListFilter, LostLock, Stats, StoreError, TakeNext};
+use crate::domain::figures::PeriodKind;
+use crate::domain::{Event, Item, Millis, QueueSettings, QueueUpdate, Role, SeenLock};
+use crate::store::{ListFilter, LostLock, Report, Stats, StoreError, TakeNext};
 
 use super::{Filter, View};
 
@@ -67,10 +68,10 @@ pub enum Msg {
         op: SupervisorOp,
         result: Result<usize, StoreError>,
     },
-    /// The locks a bulk unlock would touch, as listed now: (id, token, holder).
+    /// The locks a bulk unlock would touch, as listed now, with their holders.
     LocksCollected {
         filter: Filter,
-        result: Result<Vec<(i64, i64, String)>, StoreError>,
+        result: Result<Vec<(SeenLock, String)>, StoreError>,
     },
     /// A user's events since a time.
     Activity {
@@ -130,8 +131,7 @@ impl Msg {
 pub enum SupervisorOp {
     /// Unlock the item if its lock still has `token`.
     Unlock {
-        id: i64,
-        token: i64,
+        seen: SeenLock,
         reason: String,
     },
     /// Reassign the item if its lock still has `token`.
@@ -142,7 +142,7 @@ pub enum SupervisorOp {
         reason: String,
     },
     UnlockMany {
-        locks: Vec<(i64, i64)>,
+        locks: Vec<SeenLock>,
         reason: String,
     },
     Requeue {
@@ -188,6 +188,8 @@ pub struct Snapshot {
     pub queues: Vec<QueueSettings>,
     pub checks: Vec<LockCheck>,
     pub stats: Option<Stats>,
+    /// The Stats view's figures, for the period asked.
+    pub figures: Option<(PeriodKind, Report)>,
     /// When the listed locks were taken (Locks view).
     pub lock_since: Vec<(i64, Millis)>,
     /// The request's `takeable` scope (a queue, or every queue) and how many items could
@@ -299,7 +301,7 @@ impl Effect {
             },
             Effect::Comment { id, .. } => format!("adding your notes to #{id}"),
             Effect::Supervise(op) => match op {
-                SupervisorOp::Unlock { id, .. } => format!("unlocking #{id}"),
+                SupervisorOp::Unlock { seen, .. } => format!("unlocking #{}", seen.id),
                 SupervisorOp::Reassign { id, .. } => format!("reassigning #{id}"),
                 SupervisorOp::UnlockMany { locks, .. } => {
                     format!("unlocking {} locks", locks.len())
@@ -369,6 +371,9 @@ pub struct RefreshRequest {
     /// The visible window of the current list view.
     pub list: Option<ListFilter>,
     pub stats: bool,
+    /// The Stats view's figures page: its period ("today" starts at midnight in the
+    /// display zone).
+    pub figures: Option<PeriodKind>,
     /// Held locks to check: (id, token).
     pub checks: Vec<(i64, i64)>,
     /// Count what could be taken now in this queue (`None`: every queue), for "work

@@ -11,7 +11,8 @@ const AFTER_HELP: &str = "\
 Database: --db, else CASELOAD_DB, else `db = \"...\"` in the user's ~/.config/caseload/config.toml,
 else in /etc/caseload/config.toml, else caseload.db in the user's data directory (created on
 first use). User: --user, else CASELOAD_USER, else the OS login name.
-Config files: keys `db` and `notify` (bell, desktop, both or off; default bell); see `man caseload`.
+Config files: keys `db`, `notify` (bell, desktop, both or off; default bell) and `theme` (auto,
+dark or light; default auto); see `man caseload`.
 Times: text output shows local time (TZ honoured, e.g. TZ=Europe/Berlin); --json and export
 print RFC 3339 UTC.
 
@@ -186,6 +187,27 @@ pub enum Command {
         /// Print one JSON object with the same figures.
         #[arg(long)]
         json: bool,
+    },
+    /// The supervisors' figures over a period, one row per person or per queue: items
+    /// completed, failed, skipped, released, locks lost, median and 90th-percentile handle
+    /// time, completions per hour held; per queue also wait, cycle and due-date health.
+    Report {
+        /// One row per person or per queue.
+        #[arg(long, value_enum)]
+        by: ReportBy,
+        /// Start of the period: today, a span back from now (90m, 12h, 30d, 2w), a date
+        /// (2026-11-01, local midnight) or an RFC 3339 time [default: today].
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        /// End of the period (not included), in the same forms [default: now].
+        #[arg(long, value_name = "TIME")]
+        until: Option<String>,
+        /// Only this queue.
+        #[arg(long, value_name = "QUEUE")]
+        queue: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: ReportFormat,
     },
     /// Write items as CSV or JSON Lines to standard output.
     Export {
@@ -363,6 +385,26 @@ pub enum UserCommand {
         #[arg(long, value_parser = parse_role)]
         role: Role,
     },
+}
+
+/// The rows of `caseload report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportBy {
+    /// One row per person who held an item in the period.
+    Person,
+    /// One row per queue, with its due-date health.
+    Queue,
+}
+
+/// The output of `caseload report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Aligned columns for a terminal or a mail.
+    Table,
+    /// Comma-separated values with a header row (times in seconds).
+    Csv,
+    /// One JSON object (the period, and the rows with times in milliseconds).
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -14,7 +14,7 @@ pub use args::{
 };
 pub use output::{escape_json_output, event_json, event_line, item_json};
 
-use commands::{export, holder, produce, read, setup, supervise};
+use commands::{export, holder, produce, read, report, setup, supervise};
 
 use std::io::Write;
 
@@ -179,6 +179,23 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
             supervise::set_role(&mut *store()?, &name, role, out)
         }
         Command::Stats { json } => read::stats(&mut *store()?, json, out),
+        Command::Report {
+            by,
+            since,
+            until,
+            queue,
+            format,
+        } => report::report(
+            &mut *store()?,
+            report::Ask {
+                by,
+                since,
+                until,
+                queue,
+                format,
+            },
+            out,
+        ),
         Command::Export { state, format } => export::export(&mut *store()?, state, format, out),
         Command::Check => damage::check(&ctx, out),
         Command::MigrateTo { url } => setup::migrate_to(&ctx, &url, out),

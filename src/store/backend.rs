@@ -6,11 +6,13 @@ use std::path::Path;
 
 use super::error::{Result, StoreError};
 use super::ops::{self, HolderOp, Tx};
-use super::{Added, AndNext, Applied, ListFilter, LostLock, Stats, Store, TakeNext};
+use super::{
+    Added, AndNext, Applied, ListFilter, LostLock, Report, ReportQuery, Stats, Store, TakeNext,
+};
 use crate::domain::queue::validate_queue_name;
 use crate::domain::user::validate_user_name;
 use crate::domain::{
-    Actor, Event, Item, ItemState, Millis, NewItem, QueueSettings, QueueUpdate, Role,
+    Actor, Event, Item, ItemState, Millis, NewItem, QueueSettings, QueueUpdate, Role, SeenLock,
 };
 
 /// A database backend. Implementing this gives a [`Store`].
@@ -39,6 +41,7 @@ pub trait Backend: Send {
     fn queue(&mut self, name: &str) -> Result<QueueSettings>;
     fn role(&mut self, user: &str) -> Result<Role>;
     fn stats(&mut self) -> Result<Stats>;
+    fn report(&mut self, q: &ReportQuery) -> Result<Report>;
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>>;
     fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>>;
     fn lost_locks(&mut self, user: &str, since: Millis) -> Result<Vec<LostLock>>;
@@ -182,12 +185,12 @@ impl<B: Backend> Store for B {
         }
     }
 
-    fn unlock(&mut self, id: i64, token: Option<i64>, reason: &str) -> Result<()> {
+    fn unlock(&mut self, id: i64, seen: Option<SeenLock>, reason: &str) -> Result<()> {
         let reason = ops::required_reason(reason)?;
-        write(self, |tx| ops::unlock(tx, id, token, reason))
+        write(self, |tx| ops::unlock(tx, id, seen, reason))
     }
 
-    fn unlock_many(&mut self, locks: &[(i64, i64)], reason: &str) -> Result<usize> {
+    fn unlock_many(&mut self, locks: &[SeenLock], reason: &str) -> Result<usize> {
         let reason = ops::required_reason(reason)?;
         write(self, |tx| ops::unlock_many(tx, locks, reason))
     }
@@ -256,6 +259,17 @@ impl<B: Backend> Store for B {
 
     fn stats(&mut self) -> Result<Stats> {
         Backend::stats(self)
+    }
+
+    fn report(&mut self, q: &ReportQuery) -> Result<Report> {
+        if q.period.since >= q.period.until {
+            return Err(StoreError::Invalid(format!(
+                "the period is empty: --since ({}) is not before --until ({})",
+                crate::domain::time::rfc3339(q.period.since),
+                crate::domain::time::rfc3339(q.period.until)
+            )));
+        }
+        Backend::report(self, q)
     }
 
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {

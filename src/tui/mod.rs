@@ -100,7 +100,11 @@ pub fn system_clock() -> UiClock {
 }
 
 /// Opens the TUI on `store` in the real terminal and runs it until the user quits.
-pub fn run(store: Box<dyn Store>, alerting: crate::app::Alerting) -> anyhow::Result<()> {
+pub fn run(
+    store: Box<dyn Store>,
+    alerting: crate::app::Alerting,
+    palette: crate::config::Palette,
+) -> anyhow::Result<()> {
     install_signal_handlers();
     start_hangup_watchdog();
     // The panic hook restores the terminal before the message is printed, so the message
@@ -127,6 +131,7 @@ pub fn run(store: Box<dyn Store>, alerting: crate::app::Alerting) -> anyhow::Res
         .context("starting the database thread")?;
     session.state.alerting = alerting;
     session.signals_to(Box::new(std::io::stdout()));
+    session.state.palette = palette;
     let mut events = TerminalEvents::new(session.wake());
     let result = run_loop(&mut terminal, &mut session, &mut events, &HANGUP);
     let hung_up = matches!(&result, Err(e) if e.chain().any(|c| c

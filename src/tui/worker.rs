@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::app::{
     self, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp, View,
 };
-use crate::domain::Millis;
+use crate::domain::{Millis, SeenLock};
 use crate::store::{ListFilter, StateFilter, Store, StoreError};
 
 /// The worker thread's name (the panic hook tells its panics from the loop's by it).
@@ -233,7 +233,7 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
             let result = st.list(&app::locks_filter(&filter)).map(|items| {
                 items
                     .into_iter()
-                    .filter_map(|i| i.lock_user.map(|h| (i.id, i.lock_token, h)))
+                    .filter_map(|i| Some((SeenLock::of(&i)?, i.lock_user?)))
                     .collect()
             });
             vec![Msg::LocksCollected { filter, result }]
@@ -249,13 +249,14 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
     }
 }
 
-/// Runs a supervisor's change; `Ok(n)` is how many items changed. Unlock and reassign
-/// are fenced by the lock token the supervisor saw: a lock that changed since (completed,
-/// released, taken over) is left alone rather than someone else's newer lock removed.
+/// Runs a supervisor's change; `Ok(n)` is how many items changed. Unlock is fenced by the
+/// lock the supervisor saw (token and lock time), reassign by its token: a lock that
+/// changed since (renewed, completed, released, taken over) is left alone rather than a
+/// holder at work, or someone else's newer lock, removed.
 fn supervise(st: &mut dyn Store, op: &SupervisorOp) -> crate::store::Result<usize> {
     match op {
-        SupervisorOp::Unlock { id, token, reason } => {
-            st.unlock(*id, Some(*token), reason).map(|()| 1)
+        SupervisorOp::Unlock { seen, reason } => {
+            st.unlock(seen.id, Some(*seen), reason).map(|()| 1)
         }
         SupervisorOp::Reassign {
             id,
@@ -336,6 +337,16 @@ fn refresh(st: &mut dyn Store, req: RefreshRequest) -> Snapshot {
         }
         if req.stats {
             snap.stats = Some(st.stats()?);
+        }
+        if let Some(k) = req.figures {
+            let period = k.period(st.now()?, crate::domain::time::display_zone());
+            if period.since < period.until {
+                let q = crate::store::ReportQuery {
+                    period,
+                    queue: None,
+                };
+                snap.figures = Some((k, st.report(&q)?));
+            }
         }
         for (id, token) in &req.checks {
             let item = st.item(*id);

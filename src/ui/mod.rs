@@ -1,8 +1,10 @@
 //! Drawing: `render(&state, frame)` and one file per view or widget. No I/O, no clock:
 //! everything shown comes from the state, and every database string is sanitized here.
 
+mod columns;
 mod detail;
 mod dialog;
+mod figures;
 mod help;
 mod list;
 mod locks;
@@ -24,7 +26,7 @@ pub use theme::Theme;
 /// Draws the whole screen.
 pub fn render(state: &State, frame: &mut Frame) {
     let area = frame.area();
-    let theme = Theme::new(state.color);
+    let theme = Theme::new(state.color, state.palette);
     if !layout::fits(state) || area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         too_small(frame, area);
         return;

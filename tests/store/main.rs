@@ -10,9 +10,11 @@ pub mod support;
 
 mod concurrency;
 mod conformance;
+mod figures;
 mod migrate;
 mod postgres;
 mod postgres_lost;
 mod refusals;
+mod security;
 mod supervisor;
 mod working_day;

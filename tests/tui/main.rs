@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 pub mod support;
 
+mod figures;
 mod flow;
 mod notify_tmux;
 mod reconnect;
@@ -15,5 +16,6 @@ mod screens;
 mod supervisor;
 mod tmux;
 mod update;
+mod ux;
 mod waiting;
 mod working_day;

@@ -30,7 +30,7 @@ pub(crate) fn tui(ctx: &Invocation, no_notify: bool) -> CliResult {
         matches!(notify, Notify::Bell | Notify::Both),
         matches!(notify, Notify::Desktop | Notify::Both),
     );
-    crate::tui::run(store, alerting)?;
+    crate::tui::run(store, alerting, ctx.config.theme)?;
     Ok(())
 }
 
