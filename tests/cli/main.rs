@@ -14,6 +14,7 @@ mod damaged;
 mod doctor;
 mod help;
 mod local_time;
+mod no_typos;
 mod open_path;
 mod report;
 mod security;

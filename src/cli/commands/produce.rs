@@ -7,6 +7,7 @@ use anyhow::{Context, anyhow};
 use crate::domain::time::parse_rfc3339;
 use crate::domain::{NewItem, sanitize};
 use crate::import::{self, Format};
+use crate::store::ops::DEFAULT_QUEUE;
 use crate::store::{Store, StoreError};
 
 use crate::cli::CliResult;
@@ -89,7 +90,7 @@ pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write)
         let mut unknown: Vec<&str> = rows
             .iter()
             .map(|r| r.queue.as_str())
-            .filter(|q| !known.iter().any(|k| k == q))
+            .filter(|q| *q != DEFAULT_QUEUE && !known.iter().any(|k| k == q))
             .collect();
         unknown.sort_unstable();
         unknown.dedup();

@@ -174,8 +174,9 @@ pub(crate) fn require_supervisor(tx: &mut dyn Tx, action: &str) -> Result<()> {
 }
 
 /// Adds checked items; returns what each became. A queue not known yet is created with
-/// the default settings when `create_queues`, else refused (`UnknownQueue`, naming the
-/// closest known one): a mistyped queue name does not quietly start a queue nobody reads.
+/// the default settings when `create_queues` (and `default`, where items without a queue
+/// go, always), else refused (`UnknownQueue`, naming the closest known one): a mistyped
+/// queue name does not quietly start a queue nobody reads.
 pub(crate) fn add_items(
     tx: &mut dyn Tx,
     items: &[NewItem],
@@ -183,7 +184,7 @@ pub(crate) fn add_items(
 ) -> Result<Vec<Added>> {
     let queues: std::collections::BTreeSet<&str> = items.iter().map(|i| i.queue.as_str()).collect();
     for q in queues {
-        if create_queues {
+        if create_queues || q == DEFAULT_QUEUE {
             tx.ensure_queue(q)?;
         } else {
             known_queue(tx, q)?;
@@ -191,6 +192,9 @@ pub(crate) fn add_items(
     }
     items.iter().map(|it| tx.insert_item(it)).collect()
 }
+
+/// Where items without a queue go; created on first use.
+pub const DEFAULT_QUEUE: &str = "default";
 
 /// A comment on an item's history (no lock needed).
 pub(crate) fn comment(tx: &mut dyn Tx, id: i64, text: &str) -> Result<()> {
