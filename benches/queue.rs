@@ -1115,7 +1115,7 @@ fn sec_cycles(cfg: &Config, dir: &Path, rep: &mut Report) {
     }
 }
 
-/// 7. complete-and-next (one transaction per item) against the two-transaction cycle
+/// Section 7: complete-and-next (one transaction per item) against the two-transaction cycle
 /// (complete, then take next), both through caseload's store, 1, 2, 4, 8 processes
 /// draining a fixed item count; SQLite, and PostgreSQL when `CASELOAD_TEST_PG` is set.
 fn sec_next(cfg: &Config, dir: &Path, rep: &mut Report) {

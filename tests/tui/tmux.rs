@@ -386,6 +386,7 @@ fn quitting_while_a_take_waits_closes_the_screen_and_says_how_it_ended() {
 fn ctrl_z_suspends_to_the_shell_and_fg_brings_the_screen_back() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
     caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
     let Some(t) = Tmux::start("suspend") else {
         return;
