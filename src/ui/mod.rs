@@ -17,6 +17,7 @@ use ratatui::layout::{Alignment, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+use crate::app::keymap::Hints;
 use crate::app::layout::{self, MIN_HEIGHT, MIN_WIDTH};
 use crate::app::{State, View};
 use crate::domain::time::short_duration;
@@ -181,105 +182,70 @@ fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         } else {
             theme.info()
         };
-        spans.push(Span::styled(sanitize::line(&st.text).into_owned(), style));
+        let used: usize = spans.iter().map(Span::width).sum();
+        let room = (area.width as usize).saturating_sub(used);
+        spans.push(Span::styled(
+            columns::fit(&sanitize::line(&st.text), room),
+            style,
+        ));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
+/// The key-hint line: what the screen shows picks the entries, the key table their keys.
 fn key_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
-    let sup = state.role == Role::Supervisor;
-    let hints: &[(&str, &str)] = if state.editor.is_some() {
-        &[("Ctrl-S", "save"), ("Esc", "close (text kept)")]
-    } else if let Some(d) = &state.dialog {
-        if d.inputs.len() > 1 {
-            &[
-                ("Tab", "next field"),
-                ("Enter", "confirm"),
-                ("Esc", "cancel"),
-            ]
-        } else {
-            &[("Enter", "confirm"), ("Esc", "cancel")]
-        }
-    } else if state.report.is_some() {
-        &[("j/k", "scroll"), ("Esc", "back"), ("?", "help")]
-    } else if let Some(d) = &state.detail {
-        if state.held.contains_key(&d.item.id) {
-            &[
-                ("c", "complete"),
-                ("C", "complete+next"),
-                ("f", "fail"),
-                ("r", "release"),
-                ("s", "skip"),
-                ("e", "notes"),
-                ("j/k", "scroll"),
-                ("Esc", "back"),
-                ("?", "help"),
-            ]
-        } else {
-            &[
-                ("j/k", "scroll"),
-                ("Esc", "back"),
-                ("n", "take next"),
-                ("?", "help"),
-            ]
-        }
-    } else if state.view == View::Locks && sup {
-        &[
-            ("u", "unlock"),
-            ("a", "reassign"),
-            ("U", "unlock all shown"),
-            ("x", "cancel"),
-            ("t", "holder's day"),
-            ("/", "filter"),
-            ("?", "help"),
-        ]
-    } else if state.view == View::Locks {
-        &[
-            ("read-only", ""),
-            ("t", "holder's day"),
-            ("/", "filter"),
-            ("1-4", "views"),
-            ("?", "help"),
-            ("q", "quit"),
-        ]
-    } else if state.view == View::Stats && sup {
-        &[
-            ("j/k", "select queue"),
-            ("S", "queue settings"),
-            ("1-4", "views"),
-            ("?", "help"),
-            ("q", "quit"),
-        ]
-    } else if state.view == View::Stats {
-        &[
-            ("read-only", ""),
-            ("1-4", "views"),
-            ("?", "help"),
-            ("q", "quit"),
-        ]
-    } else if state.view == View::Mine {
-        &[
-            ("Enter", "open"),
-            ("c/f/r/s/e", "act on row"),
-            ("n", "take next"),
-            ("1-4", "views"),
-            ("?", "help"),
-            ("q", "quit"),
-        ]
-    } else {
-        &[
-            ("n", "take next"),
-            ("Enter", "take/open"),
-            ("/", "filter"),
-            ("1-4", "views"),
-            ("?", "help"),
-            ("q", "quit"),
-        ]
-    };
+    // On a narrow screen a hint that does not fit whole is left out (never cut in the
+    // middle), and room is kept for `? help`, which lists everything.
+    let entries: Vec<(String, &str)> = hints(state).entries().iter().map(|h| h.parts()).collect();
+    let width = |k: &str, what: &str| Span::raw(format!(" {k} {what} ")).width();
+    let help_w = entries
+        .iter()
+        .find(|(k, _)| k == "?")
+        .map_or(0, |(k, w)| width(k, w));
+    let mut room = (area.width as usize).saturating_sub(help_w);
     let mut spans = Vec::new();
-    for (k, what) in hints {
-        spans.push(Span::styled(format!(" {k}"), theme.key()));
+    for (keys, what) in &entries {
+        let w = width(keys, what);
+        if keys == "?" {
+            room += help_w;
+        }
+        if w > room {
+            continue;
+        }
+        room -= w;
+        spans.push(Span::styled(format!(" {keys}"), theme.key()));
         spans.push(Span::styled(format!(" {what} "), theme.dim()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// Which hint line fits what the screen shows.
+fn hints(state: &State) -> Hints {
+    let sup = state.role == Role::Supervisor;
+    if state.editor.is_some() {
+        Hints::Editor
+    } else if let Some(d) = &state.dialog {
+        if d.inputs.len() > 1 {
+            Hints::DialogFields
+        } else {
+            Hints::Dialog
+        }
+    } else if state.report.is_some() {
+        Hints::Report
+    } else if let Some(d) = &state.detail {
+        if state.held.contains_key(&d.item.id) {
+            Hints::DetailHeld
+        } else {
+            Hints::Detail
+        }
+    } else {
+        match (state.view, sup) {
+            (View::Locks, true) => Hints::LocksSupervisor,
+            (View::Locks, false) => Hints::LocksReadOnly,
+            (View::Stats, true) => Hints::StatsSupervisor,
+            (View::Stats, false) => Hints::StatsReadOnly,
+            (View::Mine, _) => Hints::Mine,
+            (View::Queue, _) => Hints::Queue,
+        }
+    }
 }

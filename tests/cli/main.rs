@@ -13,6 +13,7 @@ mod config;
 mod damaged;
 mod doctor;
 mod help;
+mod import_export;
 mod local_time;
 mod no_typos;
 mod open_path;

@@ -15,6 +15,7 @@ pub const SCHEMA: &str = include_str!("../../../schema.pg.sql");
 pub const STEPS: &[&str] = &[
     include_str!("migrations/0001_base.sql"),
     include_str!("migrations/0002_holds.sql"),
+    include_str!("migrations/0003_created_os.sql"),
 ];
 
 /// The schema version this program writes.
