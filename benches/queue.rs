@@ -1542,7 +1542,9 @@ fn sec_import(cfg: &Config, dir: &Path, rep: &mut Report) {
                 }
                 (created, worst)
             }
-            Engine::Pg(_) | Engine::PgRaw(_) => unreachable!("SQLite engines only"),
+            Engine::Pg(_) | Engine::PgRaw(_) | Engine::Next { .. } => {
+                unreachable!("SQLite engines only")
+            }
         };
         let total = t.elapsed();
         claimer.stdin.write_all(b"STOP\n").unwrap();
