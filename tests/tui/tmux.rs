@@ -434,6 +434,7 @@ fn ctrl_z_suspends_to_the_shell_and_fg_brings_the_screen_back() {
 fn ctrl_z_with_no_shell_to_come_back_to_does_not_freeze_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
     caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
     let Some(t) = Tmux::start("nojobs") else {
         return;
@@ -458,6 +459,7 @@ fn ctrl_z_with_no_shell_to_come_back_to_does_not_freeze_the_terminal() {
 fn ctrl_z_under_a_non_interactive_shell_stops_the_job_and_fg_brings_it_back() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
     caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
     let Some(t) = Tmux::start("subshell") else {
         return;
