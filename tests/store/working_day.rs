@@ -239,6 +239,13 @@ fn renaming_a_queue_moves_its_items_and_locks(b: &dyn Backend) {
     let e = boss.rename_queue("helpdsk", "default").unwrap_err();
     assert!(e.to_string().contains("exists already"), "{e}");
     assert_eq!(boss.rename_queue("helpdsk", "helpdesk").unwrap(), 2);
+    // Audited: the new queue (from which name) and the old one (to which).
+    let audit = boss.audit(None, 0).unwrap();
+    let about = |q: &str| audit.iter().rev().find(|a| a.subject == q).cloned();
+    let new = about("helpdesk").expect("an audit record of the new name");
+    assert_eq!(new.actor, "boss");
+    assert_eq!(new.old["renamed_from"], "helpdsk");
+    assert_eq!(about("helpdsk").unwrap().new["renamed_to"], "helpdesk");
     assert!(boss.queue("helpdsk").is_err());
     assert_eq!(boss.queue("helpdesk").unwrap().lock_seconds, 1800);
     let item = boss.item(held).unwrap();
@@ -281,6 +288,10 @@ fn only_an_empty_queue_is_deleted(b: &dyn Backend) {
         exit::SUPERVISOR_ONLY
     );
     boss.delete_queue("spare").unwrap();
+    let audit = boss.audit(None, 0).unwrap();
+    let last = audit.iter().rev().find(|a| a.subject == "spare").unwrap();
+    assert_eq!(last.new["deleted"], true);
+    assert_eq!(last.old["lock_seconds"], 1800);
     assert!(matches!(
         boss.queue("spare"),
         Err(StoreError::UnknownQueue { .. })
