@@ -476,6 +476,7 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
             "t",
             "--queue",
             "new-queue",
+            "--create-queue",
         ],
     );
     let v: serde_json::Value =
