@@ -7,13 +7,14 @@ use serde_json::Value;
 
 use crate::domain::figures::{ItemFigures, PeriodKind};
 use crate::domain::time::{date_hm, display_zone, local_full, parse_rfc3339, start_of_day};
-use crate::domain::{Item, sanitize};
+use crate::domain::{Item, Millis, sanitize};
 use crate::store::{ListFilter, ReportQuery, Store};
 
 use crate::cli::CliResult;
 use crate::cli::args::ListArgs;
 use crate::cli::output::{
-    event_json, event_line, indent, item_json, lock_text, truncate, write_json,
+    audit_json, audit_line, event_json, event_line, indent, item_json, lock_text, truncate,
+    write_json,
 };
 
 pub(crate) fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliResult {
@@ -180,12 +181,30 @@ pub(crate) fn history(
         None => start_of_day(s.now()?, display_zone()),
     };
     let events = s.events_by(&user, since)?;
+    let audit = s.audit(Some(&user), since)?;
+    // Item events and audit records (roles, bindings, queue settings), merged by time.
+    let mut rows: Vec<(Millis, Value, String)> = events
+        .iter()
+        .map(|e| {
+            (
+                e.at,
+                event_json(e),
+                format!("#{:<6} {}", e.item_id, event_line(e)),
+            )
+        })
+        .collect();
+    rows.extend(
+        audit
+            .iter()
+            .map(|a| (a.at, audit_json(a), format!("{:<7} {}", "", audit_line(a)))),
+    );
+    rows.sort_by_key(|r| r.0);
     if json {
-        write_json(out, &Value::Array(events.iter().map(event_json).collect()))?;
+        write_json(out, &Value::Array(rows.into_iter().map(|r| r.1).collect()))?;
         return Ok(());
     }
-    for e in &events {
-        writeln!(out, "#{:<6} {}", e.item_id, event_line(e))?;
+    for (_, _, line) in &rows {
+        writeln!(out, "{line}")?;
     }
     Ok(())
 }
@@ -204,6 +223,45 @@ pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliRe
         write_json(out, &v)?;
         return Ok(());
     }
+    stats_counts(&st, out)?;
+    if !st.wip.is_empty() {
+        writeln!(out, "work in progress:")?;
+        for w in &st.wip {
+            writeln!(
+                out,
+                "  {:<16} {}",
+                truncate(&sanitize::line(&w.user), 16),
+                w.held
+            )?;
+        }
+    }
+    if let Some(o) = &st.oldest_open {
+        writeln!(
+            out,
+            "oldest open item: #{} {} (created {})",
+            o.id,
+            truncate(&sanitize::line(&o.title), 60),
+            local_full(o.created_at)
+        )?;
+    }
+    if today.period.since < today.period.until {
+        let r = s.report(&today)?;
+        let sum = |f: fn(&crate::store::QueueFigures) -> u64| r.queues.iter().map(f).sum::<u64>();
+        writeln!(
+            out,
+            "today: {} completed, {} failed, {} locks lost, by {} people \
+             (caseload report --by person)",
+            sum(|q| q.figures.completed),
+            sum(|q| q.figures.failed),
+            sum(|q| q.figures.lost),
+            r.people.len()
+        )?;
+    }
+    Ok(())
+}
+
+/// The counts of `caseload stats`: by state, locks, by queue, completions, ages.
+fn stats_counts(st: &crate::store::Stats, out: &mut dyn Write) -> CliResult {
     writeln!(out, "items by state:")?;
     for c in &st.by_state {
         writeln!(out, "  {:<10} {}", c.state.as_str(), c.count)?;
@@ -245,39 +303,6 @@ pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliRe
     };
     writeln!(out, "open items by age: {}", buckets(&st.open_ages))?;
     writeln!(out, "locks by age: {}", buckets(&st.lock_ages))?;
-    if !st.wip.is_empty() {
-        writeln!(out, "work in progress:")?;
-        for w in &st.wip {
-            writeln!(
-                out,
-                "  {:<16} {}",
-                truncate(&sanitize::line(&w.user), 16),
-                w.held
-            )?;
-        }
-    }
-    if let Some(o) = &st.oldest_open {
-        writeln!(
-            out,
-            "oldest open item: #{} {} (created {})",
-            o.id,
-            truncate(&sanitize::line(&o.title), 60),
-            local_full(o.created_at)
-        )?;
-    }
-    if today.period.since < today.period.until {
-        let r = s.report(&today)?;
-        let sum = |f: fn(&crate::store::QueueFigures) -> u64| r.queues.iter().map(f).sum::<u64>();
-        writeln!(
-            out,
-            "today: {} completed, {} failed, {} locks lost, by {} people \
-             (caseload report --by person)",
-            sum(|q| q.figures.completed),
-            sum(|q| q.figures.failed),
-            sum(|q| q.figures.lost),
-            r.people.len()
-        )?;
-    }
     Ok(())
 }
 
