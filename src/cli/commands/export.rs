@@ -14,7 +14,8 @@ use crate::cli::args::{ExportArgs, FormatArg};
 use crate::cli::output::{escape_json_output, event_json, item_json};
 
 /// The columns of `export --events --format csv`.
-pub(crate) const EVENT_COLUMNS: [&str; 7] = ["id", "item_id", "at", "actor", "os_user", "kind", "detail"];
+pub(crate) const EVENT_COLUMNS: [&str; 7] =
+    ["id", "item_id", "at", "actor", "os_user", "kind", "detail"];
 
 pub(crate) fn export(s: &mut dyn Store, a: ExportArgs, out: &mut dyn Write) -> CliResult {
     let since = match &a.since {
