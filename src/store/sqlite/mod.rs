@@ -186,6 +186,16 @@ impl SqliteStore {
         &self.path
     }
 
+    /// For a bulk fill of made-up data only (the demo): commits on this connection no
+    /// longer wait for the disk (`synchronous = NORMAL`; in WAL mode the file cannot be
+    /// corrupted by it, only the last commits lost to a power cut, and the demo is simply
+    /// made again). Everyone else keeps `synchronous = FULL`.
+    pub fn fill_without_waiting_for_the_disk(&self) -> Result<()> {
+        self.conn
+            .execute_batch("PRAGMA synchronous = NORMAL")
+            .map_err(map_err)
+    }
+
     /// True when the file was opened read-only (its permissions allow no writes).
     pub fn is_read_only(&self) -> bool {
         self.read_only
