@@ -102,6 +102,12 @@ pub fn import(
     progress: &mut dyn Progress,
 ) -> Result<Summary, ImportError> {
     let file = File::open(path).map_err(ImportError::Read)?;
+    if !file.metadata().map_err(ImportError::Read)?.is_file() {
+        // A pipe or a device cannot be read twice.
+        return Err(ImportError::Read(std::io::Error::other(
+            "not a regular file: import reads the file twice (save it to a file first)",
+        )));
+    }
     let stamp = Stamp::of(&file).map_err(ImportError::Read)?;
     let checked = check(&file, stamp.len, format, default_queue, progress)?;
     write(
