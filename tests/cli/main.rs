@@ -19,6 +19,7 @@ mod doctor;
 mod help;
 mod import_export;
 mod local_time;
+mod no_typos;
 mod open_path;
 mod report;
 mod security;
