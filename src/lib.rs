@@ -25,6 +25,9 @@
 //!   first pass and written in a second, in bounded memory.
 //! - [`doctor`]: `caseload doctor`, the deployment checks (files, disk, schema, server).
 //! - [`logging`]: diagnostics to a log file, never to a screen.
+//! - `sys`: every call into C behind a safe function; the one module allowed `unsafe`
+//!   (Cargo.toml's `[lints]` deny it elsewhere, and deny `unwrap()` outside tests,
+//!   functions over 80 lines and unreachable `pub` items).
 
 pub mod app;
 pub mod cli;

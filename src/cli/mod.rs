@@ -137,8 +137,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         | Command::Reassign { .. }
         | Command::Requeue { .. }
         | Command::Cancel { .. }
-        | Command::Queue(_)
-        | Command::User(_) => supervisor_command(&mut *store()?, command, out),
+        | Command::Queue(_) => supervisor_command(&mut *store()?, command, out),
+        Command::User(u) => user_command(&mut *store()?, u, out),
         Command::Stats { json } => read::stats(&mut *store()?, json, out),
         Command::Report {
             by,
@@ -201,7 +201,7 @@ fn holder_command(store: &mut dyn Store, command: Command, out: &mut dyn Write) 
         } => holder::complete_next(store, &h, result.as_deref(), queue, json, out),
         Command::Fail { holder: h, reason } => holder::fail(store, &h, &reason, out),
         // `run` sends only the commands above here.
-        _ => Ok(()),
+        _ => bail_usage("not a command of this group"),
     }
 }
 
@@ -225,12 +225,20 @@ fn supervisor_command(store: &mut dyn Store, command: Command, out: &mut dyn Wri
         Command::Requeue { id } => supervise::requeue(store, id, out),
         Command::Cancel { id, reason } => supervise::cancel(store, id, &reason, out),
         Command::Queue(q) => supervise::queue_command(store, q, out),
-        Command::User(UserCommand::Set {
+        // `run` sends only the commands above here.
+        _ => bail_usage("not a command of this group"),
+    }
+}
+
+/// `caseload user ...`.
+fn user_command(store: &mut dyn Store, command: UserCommand, out: &mut dyn Write) -> CliResult {
+    match command {
+        UserCommand::Set {
             name,
             role,
             login,
             no_login,
-        }) => {
+        } => {
             let login = match (login.as_deref(), no_login) {
                 (Some(l), _) => Some(Some(l)),
                 (None, true) => Some(None),
@@ -238,8 +246,6 @@ fn supervisor_command(store: &mut dyn Store, command: Command, out: &mut dyn Wri
             };
             supervise::set_user(store, &name, role, login, out)
         }
-        // `run` sends only the commands above here.
-        _ => Ok(()),
     }
 }
 

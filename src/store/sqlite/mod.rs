@@ -67,7 +67,6 @@ pub struct SqliteStore {
     real: RealIdentity,
     clock: Clock,
     read_only: bool,
-    migration: Migration,
     own_commits: u64,
 }
 
@@ -111,7 +110,6 @@ impl SqliteStore {
             real,
             clock,
             read_only,
-            migration,
             own_commits: 0,
         })
     }
@@ -176,11 +174,6 @@ impl SqliteStore {
         }
     }
 
-    /// Replaces the clock (tests).
-    pub fn set_clock(&mut self, clock: Clock) {
-        self.clock = clock;
-    }
-
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
@@ -194,16 +187,6 @@ impl SqliteStore {
         self.conn
             .execute_batch("PRAGMA synchronous = NORMAL")
             .map_err(map_err)
-    }
-
-    /// True when the file was opened read-only (its permissions allow no writes).
-    pub fn is_read_only(&self) -> bool {
-        self.read_only
-    }
-
-    /// What opening did to the schema.
-    pub fn migration(&self) -> Migration {
-        self.migration
     }
 
     /// The raw connection (benchmarks and tests).
