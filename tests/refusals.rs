@@ -8,7 +8,7 @@
 
 mod common;
 
-use caseload::domain::{NewItem, NoLock, QueueUpdate};
+use caseload::domain::{NewItem, NoLock, QueueUpdate, Role};
 use caseload::store::{Applied, Store, StoreError, TakeNext};
 use common::{Backend, BoxStore, add, setup};
 
@@ -505,6 +505,7 @@ const TABLE: &[(&str, Case, &str)] = &[
             let id = add(&mut **boss, "x");
             let seen = b.open("alice", 0).take(id).unwrap().lock_token;
             b.open("bob", 61_000).take(id).unwrap();
+            boss.set_role("carol", Role::Staff).unwrap();
             outcome(boss.reassign(id, Some(seen), "carol", "stale"), |_| {
                 "?".into()
             })
@@ -516,6 +517,7 @@ const TABLE: &[(&str, Case, &str)] = &[
         |b, boss| {
             let id = add(&mut **boss, "x");
             let seen = b.open("alice", 0).take(id).unwrap().lock_token;
+            boss.set_role("carol", Role::Staff).unwrap();
             let r = boss.reassign(id, Some(seen), "carol", "carol knows");
             outcome(r, took(&mut **boss))
         },
@@ -528,6 +530,7 @@ const TABLE: &[(&str, Case, &str)] = &[
             let mut alice = b.open("alice", 0);
             let t = alice.take(id).unwrap().lock_token;
             alice.complete(id, t, None).unwrap();
+            boss.set_role("carol", Role::Staff).unwrap();
             outcome(boss.reassign(id, None, "carol", "late"), |_| "?".into())
         },
         "exit 3: NotOpen done by alice",

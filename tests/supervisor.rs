@@ -8,7 +8,7 @@
 
 mod common;
 
-use caseload::domain::{EventKind, ItemState};
+use caseload::domain::{EventKind, ItemState, Role};
 use caseload::store::{Store, StoreError, exit};
 use common::{Backend, BoxStore, MIN, add, kinds, setup};
 
@@ -197,6 +197,7 @@ fn after_a_reassign_every_late_holder_write_is_refused(b: &dyn Backend) {
     let mut alice = b.open("alice", 0);
     let t = alice.take(id).unwrap().lock_token;
     alice.save_notes(id, t, "alice's notes").unwrap();
+    boss.set_role("bob", Role::Staff).unwrap(); // a known user
     let moved = boss
         .reassign(id, None, "bob", "bob knows the customer")
         .unwrap();

@@ -74,6 +74,7 @@ fn lock_words(s: &State, item: &Item) -> String {
         }
         LockStatus::Held { remaining, .. } => format!("{} left", short_duration(remaining)),
         LockStatus::Free => "free".into(),
+        LockStatus::Assigned { .. } => "assigned, not opened yet".into(),
     }
 }
 

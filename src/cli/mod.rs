@@ -144,12 +144,24 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::Reassign { id, to, reason } => {
             supervise::reassign(&mut *store()?, id, &to, &reason, out)
         }
+        Command::Assign { id, to, reason } => {
+            supervise::assign(&mut *store()?, id, &to, &reason, out)
+        }
+        Command::Reopen { id, reason } => supervise::reopen(&mut *store()?, id, &reason, out),
+        Command::Edit {
+            id,
+            priority,
+            due,
+            queue,
+        } => supervise::edit(&mut *store()?, id, priority, due, queue, out),
+        Command::Comment { id, text, file } => read::comment(&mut *store()?, id, text, file, out),
         Command::Requeue { id } => supervise::requeue(&mut *store()?, id, out),
         Command::Cancel { id, reason } => supervise::cancel(&mut *store()?, id, &reason, out),
         Command::Queue(q) => supervise::queue_command(&mut *store()?, q, out),
         Command::User(UserCommand::Set { name, role }) => {
             supervise::set_role(&mut *store()?, &name, role, out)
         }
+        Command::User(UserCommand::List { json }) => read::users(&mut *store()?, json, out),
         Command::Stats { json } => read::stats(&mut *store()?, json, out),
         Command::Export { state, format } => export::export(&mut *store()?, state, format, out),
         Command::Check => damage::check(&ctx, out),

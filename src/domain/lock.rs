@@ -7,6 +7,13 @@ use super::event::{Event, EventKind};
 use super::queue::QueueSettings;
 use super::time::{Millis, clock_hm};
 
+/// The `lock_time` of an assignment: a lock given to a user by a supervisor that runs no
+/// clock until its holder opens it (taking it renews it, which sets `lock_time` to now).
+/// 9999-12-31T23:59:59.999Z: later than any lock's expiry, so every expiry rule (claim,
+/// reap, warnings) reads an assignment as live without knowing about it, and far enough
+/// from `i64::MAX` that adding a lock age cannot overflow.
+pub const ASSIGNED: Millis = 253_402_300_799_999;
+
 /// A held lock: who, since when (acquisition or last renewal), and its fencing token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lock {
@@ -24,6 +31,8 @@ pub enum LockStatus {
     Held { user: String, remaining: i64 },
     /// Held past its age; anyone may take it over.
     Expired { user: String, overrun: i64 },
+    /// Assigned to `user` by a supervisor: theirs, with no clock until they open it.
+    Assigned { user: String },
 }
 
 impl Lock {
@@ -37,8 +46,18 @@ impl Lock {
         now >= self.expires_at(queue)
     }
 
+    /// True for an assignment (see [`ASSIGNED`]): no clock runs until it is opened.
+    pub fn is_assignment(&self) -> bool {
+        self.time >= ASSIGNED
+    }
+
     /// The lock's status at `now`.
     pub fn status(&self, queue: &QueueSettings, now: Millis) -> LockStatus {
+        if self.is_assignment() {
+            return LockStatus::Assigned {
+                user: self.user.clone(),
+            };
+        }
         let left = self.expires_at(queue) - now;
         if left > 0 {
             LockStatus::Held {
@@ -55,6 +74,9 @@ impl Lock {
 
     /// True when the holder should be warned: within `warn_seconds` of expiry, not expired.
     pub fn in_warning(&self, queue: &QueueSettings, now: Millis) -> bool {
+        if self.is_assignment() {
+            return false;
+        }
         let left = self.expires_at(queue) - now;
         left > 0 && left <= queue.warn_seconds * 1000
     }
@@ -62,7 +84,7 @@ impl Lock {
     /// True when an active holder's lock should be renewed now: renewal happens at most
     /// every `lock_seconds / 10`, so a busy holder writes rarely.
     pub fn renewal_due(&self, queue: &QueueSettings, now: Millis) -> bool {
-        now - self.time >= renew_interval_ms(queue)
+        !self.is_assignment() && now - self.time >= renew_interval_ms(queue)
     }
 }
 
@@ -99,7 +121,10 @@ impl LockLoss {
         }
         let gives_reason = matches!(
             e.kind,
-            EventKind::Unlocked | EventKind::Reassigned | EventKind::Cancelled
+            EventKind::Unlocked
+                | EventKind::Reassigned
+                | EventKind::Assigned
+                | EventKind::Cancelled
         );
         Some(LockLoss {
             how: e.kind,
@@ -144,6 +169,10 @@ impl LockLoss {
                 "{by} reassigned #{id} from you to {} at {at}",
                 self.to.as_deref().unwrap_or("someone else")
             ),
+            EventKind::Assigned => format!(
+                "{by} assigned #{id} to {} at {at} (you held it)",
+                self.to.as_deref().unwrap_or("someone else")
+            ),
             EventKind::Released | EventKind::Skipped if mine => {
                 format!("You released #{id} elsewhere at {at}")
             }
@@ -175,6 +204,11 @@ impl fmt::Display for LockLoss {
             EventKind::Reassigned => write!(
                 f,
                 "{by} reassigned it to {} at {at}",
+                self.to.as_deref().unwrap_or("someone else")
+            ),
+            EventKind::Assigned => write!(
+                f,
+                "{by} assigned it to {} at {at}",
                 self.to.as_deref().unwrap_or("someone else")
             ),
             how => write!(f, "{by} {} it at {at}", past_tense(how)),
@@ -332,6 +366,37 @@ mod tests {
         assert!(
             LockLoss::from_event(&event(EventKind::Renewed, "a", 0, serde_json::json!({})))
                 .is_none()
+        );
+    }
+
+    #[test]
+    fn an_assignment_runs_no_clock() {
+        let a = Lock {
+            user: "bob".into(),
+            time: ASSIGNED,
+            token: 2,
+        };
+        let q = queue();
+        let years_later = 4_000_000_000_000;
+        assert!(a.is_assignment());
+        assert!(!a.is_expired(&q, years_later));
+        assert!(!a.in_warning(&q, years_later));
+        assert!(!a.renewal_due(&q, years_later));
+        assert_eq!(
+            a.status(&q, years_later),
+            LockStatus::Assigned { user: "bob".into() }
+        );
+        assert!(!lock_at(years_later).is_assignment());
+        let given = LockLoss::from_event(&event(
+            EventKind::Assigned,
+            "sup",
+            10 * 3_600_000,
+            serde_json::json!({"from": "alice", "to": "bob", "reason": "off sick"}),
+        ))
+        .unwrap();
+        assert_eq!(
+            given.told_to("alice", 7, 0),
+            "sup assigned #7 to bob at 10:00 (you held it), reason: “off sick”"
         );
     }
 

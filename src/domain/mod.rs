@@ -2,6 +2,7 @@
 //!
 //! Nothing here reads the clock or touches a database: `now` is always a parameter.
 
+pub mod comment;
 pub mod event;
 pub mod item;
 pub mod lock;
@@ -10,9 +11,10 @@ pub mod sanitize;
 pub mod time;
 pub mod user;
 
+pub use comment::{Comment, ItemEdit};
 pub use event::{Event, EventKind};
 pub use item::{Item, ItemState, NewItem, Unreadable, ValidationError};
 pub use lock::{Lock, LockLoss, LockStatus, NoLock};
 pub use queue::{QueueSettings, QueueUpdate};
 pub use time::Millis;
-pub use user::{Actor, Role};
+pub use user::{Actor, Role, UserInfo};

@@ -15,6 +15,7 @@ pub struct Copied {
     pub users: u64,
     pub items: u64,
     pub events: u64,
+    pub comments: u64,
 }
 
 fn sq(e: rusqlite::Error) -> StoreError {
@@ -230,12 +231,45 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
         at.copied.events += 1;
     }
 
+    let mut stmt = src
+        .prepare("SELECT id, item_id, at, author, os_user, text FROM comments ORDER BY id")
+        .map_err(sq)?;
+    let mut rows = stmt.query([]).map_err(sq)?;
+    let ins = tx
+        .prepare(
+            "INSERT INTO comments (id, item_id, at, author, os_user, text) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .map_err(|e| at.failed(&e))?;
+    while let Some(r) = rows.next().map_err(sq)? {
+        let (id, item_id, when): (i64, i64, i64) = (
+            r.get(0).map_err(sq)?,
+            r.get(1).map_err(sq)?,
+            r.get(2).map_err(sq)?,
+        );
+        let text = |i: usize| -> Result<String> {
+            r.get(i).map_err(|e| {
+                StoreError::Invalid(format!(
+                    "comment #{id} of item #{item_id} cannot be copied: {}; nothing was \
+                     copied",
+                    sq(e)
+                ))
+            })
+        };
+        let (author, os_user, body) = (text(3)?, text(4)?, text(5)?);
+        tx.execute(&ins, &[&id, &item_id, &when, &author, &os_user, &body])
+            .map_err(|e| at.failed(&e))?;
+        at.copied.comments += 1;
+    }
+
     // New ids continue after the copied ones.
     tx.batch_execute(
         "SELECT setval(pg_get_serial_sequence('items', 'id'), \
              coalesce((SELECT max(id) FROM items), 0) + 1, false); \
          SELECT setval(pg_get_serial_sequence('events', 'id'), \
              coalesce((SELECT max(id) FROM events), 0) + 1, false); \
+         SELECT setval(pg_get_serial_sequence('comments', 'id'), \
+             coalesce((SELECT max(id) FROM comments), 0) + 1, false); \
          SELECT pg_notify('caseload', coalesce(current_schema(), ''))",
     )
     .map_err(|e| at.failed(&e))?;

@@ -233,7 +233,7 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
         }
         Effect::Comment { id, text } => vec![Msg::Commented {
             id,
-            result: st.comment(id, &text),
+            result: st.comment(id, &text).map(|_| ()),
         }],
         Effect::Supervise(op) => {
             let result = supervise(st, &op);

@@ -36,6 +36,10 @@ pub fn render(state: &State, d: &Detail, theme: &Theme, frame: &mut Frame, area:
                     theme.mine(),
                 ),
                 LockStatus::Free => ("free".into(), theme.dim()),
+                LockStatus::Assigned { .. } => (
+                    "assigned to you: take it (Enter) to start its clock".into(),
+                    theme.mine(),
+                ),
             }
         }
         (None, _) if state.notices.iter().any(|n| n.item_id == item.id) => {
@@ -49,6 +53,10 @@ pub fn render(state: &State, d: &Detail, theme: &Theme, frame: &mut Frame, area:
             LockStatus::Expired { user, .. } => (
                 format!("EXPIRED, held by {}", sanitize::line(&user)),
                 theme.expired(),
+            ),
+            LockStatus::Assigned { user } => (
+                format!("assigned to {}", sanitize::line(&user)),
+                theme.held(),
             ),
         },
     };

@@ -116,6 +116,12 @@ fn row<'a>(state: &State, item: &'a Item, selected: bool, theme: &Theme) -> Row<
     let now = state.now;
     let (lock, lock_style) = match state.lock_status(item) {
         LockStatus::Free => ("free".to_string(), Style::default()),
+        LockStatus::Assigned { user } if user == state.me => {
+            ("assigned to you".to_string(), theme.mine())
+        }
+        LockStatus::Assigned { user } => {
+            (format!("assigned: {}", sanitize::line(&user)), theme.held())
+        }
         LockStatus::Held { user, remaining } if user == state.me => {
             let warn = item
                 .lock()

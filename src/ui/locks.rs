@@ -112,6 +112,7 @@ fn row<'a>(state: &State, item: &'a Item, selected: bool, theme: &Theme) -> Row<
             Style::default(),
         ),
         LockStatus::Free => ("  ", "-".into(), Style::default()),
+        LockStatus::Assigned { .. } => ("  ", "assigned".into(), Style::default()),
     };
     let since = state
         .lock_since

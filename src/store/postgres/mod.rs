@@ -39,7 +39,9 @@ use self::open::{
 pub use self::open::{PgOptions, connect_url, map_err};
 pub(crate) use self::open::{connection_reason, is_connection_error};
 use self::tx::PgTx;
-use crate::domain::{Actor, Event, Item, ItemState, Millis, QueueSettings, Role};
+use crate::domain::{
+    Actor, Comment, Event, Item, ItemState, Millis, QueueSettings, Role, UserInfo,
+};
 use crate::store::backend::Backend;
 use crate::store::error::{Result, StoreError};
 use crate::store::list::Window;
@@ -423,6 +425,14 @@ impl Backend for PgStore {
 
     fn role(&mut self, user: &str) -> Result<Role> {
         self.read(|c| reads::role_of(c, user))
+    }
+
+    fn users(&mut self) -> Result<Vec<UserInfo>> {
+        self.read(reads::users)
+    }
+
+    fn comments(&mut self, id: i64) -> Result<Vec<Comment>> {
+        self.read(|c| reads::comments(c, id))
     }
 
     fn stats(&mut self) -> Result<Stats> {

@@ -30,7 +30,9 @@ use self::busy::{BUSY_PATIENCE, busy_sleep, retry_busy};
 use self::migrate::Migration;
 use self::open::Facts;
 use self::tx::SqliteTx;
-use crate::domain::{Actor, Event, Item, ItemState, Millis, QueueSettings, Role};
+use crate::domain::{
+    Actor, Comment, Event, Item, ItemState, Millis, QueueSettings, Role, UserInfo,
+};
 use crate::store::backend::Backend;
 use crate::store::error::{Result, StoreError};
 use crate::store::ops::{Tx, TxCtx};
@@ -330,6 +332,14 @@ impl Backend for SqliteStore {
 
     fn role(&mut self, user: &str) -> Result<Role> {
         tx::role_of(&self.conn, user)
+    }
+
+    fn users(&mut self) -> Result<Vec<UserInfo>> {
+        reads::users(&self.conn)
+    }
+
+    fn comments(&mut self, id: i64) -> Result<Vec<Comment>> {
+        reads::comments(&self.conn, id)
     }
 
     fn stats(&mut self) -> Result<Stats> {
