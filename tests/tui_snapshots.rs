@@ -136,10 +136,10 @@ fn a_lost_lock_is_noticed_without_a_key() {
     );
     insta::assert_snapshot!("lost_lock", text);
     s.step(code(KeyCode::Enter)); // add the notes as a comment
-    let hist = bob_store.history(1).unwrap();
-    let last = hist.last().unwrap();
-    assert_eq!(last.actor, "alice");
-    assert_eq!(last.detail_str("comment"), Some("Spoke to Sam"));
+    let thread = bob_store.comments(1).unwrap();
+    let last = thread.last().unwrap();
+    assert_eq!(last.author, "alice");
+    assert_eq!(last.text, "Spoke to Sam");
 }
 
 #[test]
