@@ -14,6 +14,8 @@ mod damaged;
 mod doctor;
 mod help;
 mod items;
+mod local_time;
 mod open_path;
+mod security;
 mod shared_files;
 mod storage_faults;

@@ -14,4 +14,5 @@ mod screens;
 mod supervisor;
 mod tmux;
 mod update;
+mod ux;
 mod waiting;

@@ -3,11 +3,9 @@
 //! changes, unlocks fenced on what the supervisor saw, passwords never printed, hostile
 //! names and paths.
 
-mod cli_support;
-
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 
-use cli_support::Env;
+use crate::support::cli::Env;
 
 #[test]
 fn backup_refuses_a_destination_that_is_a_link() {
