@@ -40,6 +40,11 @@ pub enum Action {
     CancelItem,
     QueueSettings,
     Activity,
+    Preview,
+    GoTo,
+    TakePreviewed,
+    Comment,
+    EditItem,
 }
 
 /// Where a binding applies.
@@ -58,6 +63,8 @@ pub enum Context {
     Supervisor,
     /// Dialogs and the filter prompt.
     Dialog,
+    /// Looking at an item you do not hold (Space, v, `:`).
+    Preview,
 }
 
 impl Context {
@@ -70,12 +77,14 @@ impl Context {
             Context::Editor => "Notes editor",
             Context::Supervisor => "Supervisors (staff may use t; the rest says supervisor only)",
             Context::Dialog => "Dialogs and the filter prompt",
+            Context::Preview => "Looking at an item you do not hold (read-only)",
         }
     }
 
-    pub const ALL: [Context; 6] = [
+    pub const ALL: [Context; 7] = [
         Context::Global,
         Context::Moving,
+        Context::Preview,
         Context::Item,
         Context::Supervisor,
         Context::Editor,
@@ -151,6 +160,8 @@ pub const KEYMAP: &[Binding] = &[
         "filter: text, queue:Q, state:failed; Locks: holder:U",
     ),
     b(K::Char('n'), C::Global, A::TakeNext, "take the next item"),
+    b(K::Char(':'), C::Global, A::GoTo, "go to an item by its id"),
+    b(K::Char('#'), C::Global, A::GoTo, "go to an item by its id"),
     b(K::Char('?'), C::Global, A::Help, "this help"),
     b(K::Esc, C::Global, A::Back, "close the detail pane"),
     b(
@@ -175,6 +186,30 @@ pub const KEYMAP: &[Binding] = &[
         C::Moving,
         A::Open,
         "take the selected item / open your item",
+    ),
+    b(
+        K::Char(' '),
+        C::Moving,
+        A::Preview,
+        "look at the selected item (read-only; takes nothing)",
+    ),
+    b(
+        K::Char('v'),
+        C::Moving,
+        A::Preview,
+        "look at the selected item (read-only; takes nothing)",
+    ),
+    b(
+        K::Char('m'),
+        C::Moving,
+        A::Comment,
+        "add a comment to the item's thread (no lock needed)",
+    ),
+    b(
+        K::Char('t'),
+        C::Preview,
+        A::TakePreviewed,
+        "take the item you are looking at, if it is free",
     ),
     b(
         K::Char('c'),
@@ -213,7 +248,13 @@ pub const KEYMAP: &[Binding] = &[
         K::Char('a'),
         C::Supervisor,
         A::Reassign,
-        "reassign the selected lock to another user",
+        "reassign a lock, or assign an open item to someone",
+    ),
+    b(
+        K::Char('E'),
+        C::Supervisor,
+        A::EditItem,
+        "edit an open item: priority, due time, queue",
     ),
     b(
         K::Char('U'),

@@ -8,9 +8,9 @@ use ratatui::crossterm::event::{
 use super::detail::rebuild_detail;
 use super::keymap::{self, Action, Context};
 use super::layout::{self, LIST_TOP};
-use super::supervise;
 use super::update::{refresh, set_error, set_info, still};
 use super::{Dialog, Editor, Effect, Filter, Finish, Held, Pending, State, TextBuf, View};
+use super::{assign, preview, supervise};
 use crate::domain::sanitize;
 use crate::store::TakeNext;
 
@@ -31,15 +31,22 @@ pub(super) fn on_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     if s.filter_prompt.is_some() {
         return prompt_key(s, key);
     }
+    if s.goto_prompt.is_some() {
+        return preview::goto_key(s, key);
+    }
     if s.editor.is_some() {
         return editor_key(s, key);
     }
-    for ctx in [
-        Context::Global,
-        Context::Moving,
-        Context::Item,
-        Context::Supervisor,
-    ] {
+    // Looking at an item one does not hold, `t` takes it (elsewhere it is the holder's day).
+    let previewing = s
+        .detail
+        .as_ref()
+        .is_some_and(|d| !s.held.contains_key(&d.item.id));
+    let contexts = [Context::Global, Context::Moving]
+        .into_iter()
+        .chain(previewing.then_some(Context::Preview))
+        .chain([Context::Item, Context::Supervisor]);
+    for ctx in contexts {
         if let Some(a) = keymap::lookup(ctx, &key) {
             return act(s, a);
         }
@@ -137,7 +144,9 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
                 }
                 return vec![];
             };
-            if item.is_held_by(&s.me) {
+            // Opening an assignment starts its lock clock: it is taken (renewed).
+            let assigned = item.lock().is_some_and(|l| l.is_assignment());
+            if item.is_held_by(&s.me) && !assigned {
                 vec![Effect::Open(item.id)]
             } else {
                 let id = item.id;
@@ -172,6 +181,11 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         | Action::CancelItem
         | Action::QueueSettings
         | Action::Activity => supervise::act(s, a),
+        Action::Preview => preview::preview(s),
+        Action::GoTo => preview::start_goto(s),
+        Action::TakePreviewed => preview::take_previewed(s),
+        Action::Comment => preview::start_comment(s),
+        Action::EditItem => assign::edit_item(s),
         // Editor and dialog actions are handled in their own modes.
         Action::SaveNotes
         | Action::CloseEditor
@@ -358,7 +372,7 @@ pub(super) fn ensure_visible(s: &mut State, view: View) -> bool {
     p.offset != before
 }
 
-fn edit_line(buf: &mut TextBuf, key: KeyEvent) {
+pub(super) fn edit_line(buf: &mut TextBuf, key: KeyEvent) {
     match key.code {
         KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => buf.insert(c),
         KeyCode::Backspace => buf.backspace(),
@@ -374,6 +388,7 @@ fn edit_line(buf: &mut TextBuf, key: KeyEvent) {
 fn dialog_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     match keymap::lookup(Context::Dialog, &key) {
         Some(Action::Confirm) => confirm(s),
+        Some(Action::NextField) if assign::complete_name(s) => vec![],
         Some(a @ (Action::NextField | Action::PrevField)) => {
             if let Some(d) = s.dialog.as_mut()
                 && !d.inputs.is_empty()
@@ -408,7 +423,7 @@ fn dialog_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
 }
 
 /// Refuses a second change while one is under way (saying so); true when refused.
-fn refused(s: &mut State) -> bool {
+pub(super) fn refused(s: &mut State) -> bool {
     let Some(d) = &s.doing else {
         return false;
     };
@@ -467,6 +482,7 @@ fn confirm(s: &mut State) -> Vec<Effect> {
             }],
             None => vec![],
         },
+        Pending::AddComment { id } => preview::comment_confirmed(id, text),
         Pending::Quit => {
             s.quit = true;
             vec![]
@@ -477,7 +493,9 @@ fn confirm(s: &mut State) -> Vec<Effect> {
         | Pending::UnlockMany { .. }
         | Pending::Requeue { .. }
         | Pending::Cancel { .. }
-        | Pending::QueueSettings { .. } => supervise::confirm(s, d),
+        | Pending::QueueSettings { .. }
+        | Pending::Assign { .. }
+        | Pending::EditItem { .. } => supervise::confirm(s, d),
     }
 }
 

@@ -2,12 +2,14 @@
 //! returns [`Effect`]s for the loop (`tui.rs`) to run against the Store; their results
 //! come back as messages. Nothing here touches the store or reads the clock.
 
+mod assign;
 mod detail;
 pub mod keymap;
 mod keys;
 pub mod layout;
 pub mod lost;
 mod msg;
+mod preview;
 mod supervise;
 pub mod textbuf;
 mod update;
@@ -15,7 +17,7 @@ mod update;
 use std::collections::BTreeMap;
 
 use crate::domain::time::Zone;
-use crate::domain::{Event, Item, LockStatus, Millis, QueueSettings, Role};
+use crate::domain::{Comment, Event, Item, LockStatus, Millis, QueueSettings, Role};
 use crate::store::{ListFilter, LostLock, StateFilter, Stats};
 pub use msg::{
     Call, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp,
@@ -205,6 +207,8 @@ pub enum LineKind {
 pub struct Detail {
     pub item: Item,
     pub history: Vec<Event>,
+    /// The item's comment thread (arrives just after the item).
+    pub comments: Vec<Comment>,
     pub lines: Vec<DetailLine>,
     pub scroll: usize,
 }
@@ -261,6 +265,22 @@ pub enum Pending {
     /// Supervisor: change a queue's settings (fields: lock, warning, WIP limit, paused).
     QueueSettings {
         name: String,
+    },
+    /// Add the typed text to the item's comment thread (field: comment).
+    AddComment {
+        id: i64,
+    },
+    /// Supervisor: assign an item (fields: user, reason); `token` fences a held one.
+    Assign {
+        id: i64,
+        token: Option<i64>,
+    },
+    /// Supervisor: change an open item's priority, due time or queue (fields).
+    EditItem {
+        id: i64,
+        priority: i64,
+        due: Option<Millis>,
+        queue: String,
     },
 }
 
@@ -380,6 +400,10 @@ pub struct State {
     pub locks_filter: Filter,
     /// The `/` prompt while typing.
     pub filter_prompt: Option<TextBuf>,
+    /// The `:` (or `#`) prompt while typing an item's id.
+    pub goto_prompt: Option<TextBuf>,
+    /// Known users' names, for completing names in the reassign and assign dialogs.
+    pub users: Vec<String>,
     pub queues: BTreeMap<String, QueueSettings>,
     pub held: BTreeMap<i64, Held>,
     pub detail: Option<Detail>,
@@ -434,6 +458,8 @@ impl State {
             filter: Filter::default(),
             locks_filter: Filter::default(),
             filter_prompt: None,
+            goto_prompt: None,
+            users: Vec::new(),
             queues: BTreeMap::new(),
             held: BTreeMap::new(),
             detail: None,

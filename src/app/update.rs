@@ -272,6 +272,15 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
             rebuild_detail(s);
             vec![]
         }
+        Msg::CommentAdded { id, result } => super::preview::comment_added(s, id, result),
+        Msg::Thread { id, result } => {
+            super::preview::thread_loaded(s, id, result);
+            vec![]
+        }
+        Msg::Users(names) => {
+            s.users = names;
+            vec![]
+        }
         Msg::Calling(call) => {
             s.call = call;
             vec![]
@@ -428,6 +437,11 @@ fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
             }
             Err(e) => set_error(s, e.to_string()),
         }
+    }
+    if let Some(own) = snap.own
+        && snap.error.is_none()
+    {
+        super::assign::track_own(s, own, &snap.given);
     }
     // The detail of a lost item is re-read so its history shows what happened.
     let mut fx: Vec<Effect> = reopen.into_iter().map(Effect::Open).collect();

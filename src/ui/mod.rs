@@ -128,6 +128,19 @@ fn tab_bar(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
 }
 
 fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    if let Some(p) = &state.goto_prompt {
+        let text: String = p.text();
+        let label = "Go to item # (Enter opens it read-only, Esc cancels): ";
+        let line = Line::from(vec![
+            Span::styled(label, theme.dim()),
+            Span::raw(sanitize::line(&text).into_owned()),
+        ]);
+        let cursor_x = (line.width() as u16)
+            .saturating_sub(text.chars().count().saturating_sub(p.cursor().1) as u16);
+        frame.render_widget(Paragraph::new(line), area);
+        frame.set_cursor_position((area.x + cursor_x.min(area.width - 1), area.y));
+        return;
+    }
     if let Some(p) = &state.filter_prompt {
         let text: String = p.text();
         let label = if state.view == View::Locks {
@@ -213,11 +226,21 @@ fn key_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
                 ("Esc", "back"),
                 ("?", "help"),
             ]
-        } else {
+        } else if d.item.state == crate::domain::ItemState::Open {
             &[
+                ("read-only", ""),
+                ("t", "take it"),
+                ("m", "comment"),
                 ("j/k", "scroll"),
                 ("Esc", "back"),
-                ("n", "take next"),
+                ("?", "help"),
+            ]
+        } else {
+            &[
+                ("read-only", ""),
+                ("m", "comment"),
+                ("j/k", "scroll"),
+                ("Esc", "back"),
                 ("?", "help"),
             ]
         }

@@ -9,6 +9,7 @@
 pub mod support;
 
 mod flow;
+mod items;
 mod reconnect;
 mod screens;
 mod supervisor;
