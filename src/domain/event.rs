@@ -22,18 +22,10 @@ pub enum EventKind {
     Skipped,
     Noted,
     Cancelled,
-    /// A supervisor gave the item to a user without a running lock clock.
-    Assigned,
-    /// A supervisor reopened a finished item.
-    Reopened,
-    /// A supervisor changed an open item's priority, due time or queue.
-    Edited,
-    /// Someone added a comment to the item's thread.
-    Commented,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 18] = [
+    pub const ALL: [EventKind; 14] = [
         EventKind::Created,
         EventKind::Locked,
         EventKind::Renewed,
@@ -48,10 +40,6 @@ impl EventKind {
         EventKind::Skipped,
         EventKind::Noted,
         EventKind::Cancelled,
-        EventKind::Assigned,
-        EventKind::Reopened,
-        EventKind::Edited,
-        EventKind::Commented,
     ];
 
     /// The kind's name as stored.
@@ -71,10 +59,6 @@ impl EventKind {
             EventKind::Skipped => "skipped",
             EventKind::Noted => "noted",
             EventKind::Cancelled => "cancelled",
-            EventKind::Assigned => "assigned",
-            EventKind::Reopened => "reopened",
-            EventKind::Edited => "edited",
-            EventKind::Commented => "commented",
         }
     }
 
@@ -88,7 +72,6 @@ impl EventKind {
         EventKind::Locked,
         EventKind::TakenOver,
         EventKind::Reassigned,
-        EventKind::Assigned,
     ];
 
     /// Kinds by which a holder loses a lock to someone else's action.
@@ -97,7 +80,6 @@ impl EventKind {
         EventKind::Expired,
         EventKind::Unlocked,
         EventKind::Reassigned,
-        EventKind::Assigned,
         EventKind::Cancelled,
     ];
 
@@ -108,7 +90,6 @@ impl EventKind {
         EventKind::Expired,
         EventKind::Unlocked,
         EventKind::Reassigned,
-        EventKind::Assigned,
         EventKind::Released,
         EventKind::Skipped,
     ];
@@ -121,7 +102,6 @@ impl EventKind {
         EventKind::Expired,
         EventKind::Unlocked,
         EventKind::Reassigned,
-        EventKind::Assigned,
         EventKind::Released,
         EventKind::Skipped,
         EventKind::Completed,

@@ -22,6 +22,37 @@ pub struct Lock {
     pub token: i64,
 }
 
+/// A lock as a supervisor saw it when choosing to remove it: an unlock applies only while
+/// the item still holds exactly this lock — the same token (not taken over, released or
+/// finished since) and the same lock time (not renewed since: a renewal, or re-taking
+/// one's own expired lock, keeps the token but moves the time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeenLock {
+    pub id: i64,
+    pub token: i64,
+    pub time: Millis,
+}
+
+impl SeenLock {
+    /// The item's current lock as seen now (`None` when it holds none).
+    pub fn of(item: &super::Item) -> Option<SeenLock> {
+        item.lock_time
+            .filter(|_| item.lock_user.is_some())
+            .map(|time| SeenLock {
+                id: item.id,
+                token: item.lock_token,
+                time,
+            })
+    }
+
+    /// True when `item` still holds this very lock.
+    pub fn still_held(&self, item: &super::Item) -> bool {
+        item.lock_user.is_some()
+            && item.lock_token == self.token
+            && item.lock_time == Some(self.time)
+    }
+}
+
 /// What a lock looks like at a moment, as the Queue view shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LockStatus {
@@ -121,10 +152,7 @@ impl LockLoss {
         }
         let gives_reason = matches!(
             e.kind,
-            EventKind::Unlocked
-                | EventKind::Reassigned
-                | EventKind::Assigned
-                | EventKind::Cancelled
+            EventKind::Unlocked | EventKind::Reassigned | EventKind::Cancelled
         );
         Some(LockLoss {
             how: e.kind,
@@ -169,10 +197,6 @@ impl LockLoss {
                 "{by} reassigned #{id} from you to {} at {at}",
                 self.to.as_deref().unwrap_or("someone else")
             ),
-            EventKind::Assigned => format!(
-                "{by} assigned #{id} to {} at {at} (you held it)",
-                self.to.as_deref().unwrap_or("someone else")
-            ),
             EventKind::Released | EventKind::Skipped if mine => {
                 format!("You released #{id} elsewhere at {at}")
             }
@@ -204,11 +228,6 @@ impl fmt::Display for LockLoss {
             EventKind::Reassigned => write!(
                 f,
                 "{by} reassigned it to {} at {at}",
-                self.to.as_deref().unwrap_or("someone else")
-            ),
-            EventKind::Assigned => write!(
-                f,
-                "{by} assigned it to {} at {at}",
                 self.to.as_deref().unwrap_or("someone else")
             ),
             how => write!(f, "{by} {} it at {at}", past_tense(how)),
@@ -387,17 +406,6 @@ mod tests {
             LockStatus::Assigned { user: "bob".into() }
         );
         assert!(!lock_at(years_later).is_assignment());
-        let given = LockLoss::from_event(&event(
-            EventKind::Assigned,
-            "sup",
-            10 * 3_600_000,
-            serde_json::json!({"from": "alice", "to": "bob", "reason": "off sick"}),
-        ))
-        .unwrap();
-        assert_eq!(
-            given.told_to("alice", 7, 0),
-            "sup assigned #7 to bob at 10:00 (you held it), reason: “off sick”"
-        );
     }
 
     #[test]

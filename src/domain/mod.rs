@@ -4,6 +4,7 @@
 
 pub mod comment;
 pub mod event;
+pub mod figures;
 pub mod item;
 pub mod lock;
 pub mod queue;
@@ -14,7 +15,7 @@ pub mod user;
 pub use comment::{Comment, ItemEdit};
 pub use event::{Event, EventKind};
 pub use item::{Item, ItemState, NewItem, Unreadable, ValidationError};
-pub use lock::{Lock, LockLoss, LockStatus, NoLock};
+pub use lock::{Lock, LockLoss, LockStatus, NoLock, SeenLock};
 pub use queue::{QueueSettings, QueueUpdate};
 pub use time::Millis;
 pub use user::{Actor, Role, UserInfo};

@@ -42,7 +42,8 @@ fn assign_gives_an_item_that_waits_for_its_assignee() {
     let v = env.show(1);
     assert_eq!(v["lock_user"], "bob");
     let last = v["history"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!(last["kind"], "assigned");
+    assert_eq!(last["kind"], "reassigned");
+    assert_eq!(last["detail"]["assigned"], true);
     assert_eq!(last["detail"]["reason"], "alice is off sick");
     // bob opens it: an ordinary lock from now on, which he can complete.
     let (taken, token) = env.claim("bob", &["--id", &id]);
@@ -124,7 +125,8 @@ fn reopen_needs_a_reason_and_a_finished_item() {
     let v = env.show(1);
     assert_eq!(v["state"], "open");
     let last = v["history"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!(last["kind"], "reopened");
+    assert_eq!(last["kind"], "requeued");
+    assert_eq!(last["detail"]["reason"], "customer wrote back");
     assert_eq!(last["detail"]["result"], "done it");
 }
 

@@ -16,6 +16,8 @@ mod help;
 mod items;
 mod local_time;
 mod open_path;
+mod report;
 mod security;
 mod shared_files;
 mod storage_faults;
+mod working_day;

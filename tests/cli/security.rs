@@ -1,7 +1,6 @@
-//! Who may do what, and nothing an attacker can steer (issue 10): backups that never
-//! write through a planted link, identity bound to the real OS user, audited supervisor
-//! changes, unlocks fenced on what the supervisor saw, passwords never printed, hostile
-//! names and paths.
+//! Nothing an attacker can steer (issue 10): backups that never write through a planted
+//! link, hostile names and paths made inert, an empty database setting refused, usage
+//! errors as one line.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 

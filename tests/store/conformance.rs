@@ -427,7 +427,8 @@ fn comments_need_no_lock(b: &dyn Backend) {
     alice.take(id).unwrap();
     bob.comment(id, "customer called back").unwrap();
     let last = bob.history(id).unwrap().pop().unwrap();
-    assert_eq!(last.kind, EventKind::Commented);
+    assert_eq!(last.kind, EventKind::Noted);
+    assert!(last.detail["comment_id"].is_i64(), "{:?}", last.detail);
     assert_eq!(last.actor, "bob");
     let thread = bob.comments(id).unwrap();
     assert_eq!(thread[0].text, "customer called back");
@@ -836,7 +837,7 @@ fn each_change_writes_exactly_its_events(b: &dyn Backend) {
             "taken_over",
             "reassigned",
             "unlocked",
-            "commented",
+            "noted",
             "locked",
             "failed",
             "requeued",

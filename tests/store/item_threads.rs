@@ -50,7 +50,8 @@ fn an_assignment_waits_for_its_assignee_without_a_clock(b: &dyn Backend) {
     assert_eq!(item.lock_time, Some(ASSIGNED));
     assert_eq!(item.lock_token, 1);
     let last = boss.history(id).unwrap().pop().unwrap();
-    assert_eq!(last.kind, EventKind::Assigned);
+    assert_eq!(last.kind, EventKind::Reassigned, "the lock changed hands");
+    assert_eq!(last.detail["assigned"], true);
     assert_eq!(last.actor, "boss");
     assert_eq!(last.detail_str("to"), Some("bob"));
     assert_eq!(last.detail_str("reason"), Some("bob knows them"));
@@ -98,7 +99,7 @@ fn the_assignees_first_take_starts_the_clock(b: &dyn Backend) {
     assert_eq!(taken.lock_user.as_deref(), Some("carol"));
     assert_eq!(
         kinds(&mut *carol, id),
-        ["created", "assigned", "renewed", "taken_over"]
+        ["created", "reassigned", "renewed", "taken_over"]
     );
 }
 
@@ -117,12 +118,12 @@ fn assigning_a_held_item_fences_out_its_holder(b: &dyn Backend) {
     assert_eq!(item.lock_token, t + 1);
     let e = assert_code(alice.save_notes(id, t, "late"), exit::CONFLICT);
     assert!(
-        e.to_string().contains("boss assigned it to bob"),
+        e.to_string().contains("boss reassigned it to bob"),
         "alice is told who and to whom: {e}"
     );
     let lost = alice.lost_locks("alice", 0).unwrap();
     assert_eq!(lost.len(), 1);
-    assert_eq!(lost[0].loss.how, EventKind::Assigned);
+    assert_eq!(lost[0].loss.how, EventKind::Reassigned);
     assert_eq!(lost[0].now_held_by.as_deref(), Some("bob"));
     // A finished item cannot be assigned.
     let done = add(&mut *boss, "done");
@@ -144,7 +145,7 @@ fn unlock_undoes_an_assignment(b: &dyn Backend) {
     assert_eq!(alice.take(id).unwrap().lock_user.as_deref(), Some("alice"));
     assert_eq!(
         kinds(&mut *alice, id),
-        ["created", "assigned", "unlocked", "locked"]
+        ["created", "reassigned", "unlocked", "locked"]
     );
 }
 
@@ -209,7 +210,7 @@ fn reopen_a_done_item_with_a_reason(b: &dyn Backend) {
     assert_eq!(item.state, ItemState::Open);
     assert_eq!((item.result, item.finished_at), (None, None));
     let last = boss.history(id).unwrap().pop().unwrap();
-    assert_eq!(last.kind, EventKind::Reopened);
+    assert_eq!(last.kind, EventKind::Requeued);
     assert_eq!(last.detail_str("was"), Some("done"));
     assert_eq!(last.detail_str("reason"), Some("customer wrote back"));
     assert_eq!(
@@ -255,7 +256,10 @@ fn edit_priority_due_and_queue(b: &dyn Backend) {
         (7, Some(due), "billing")
     );
     let h = boss.history(id).unwrap();
-    let edits: Vec<_> = h.iter().filter(|e| e.kind == EventKind::Edited).collect();
+    let edits: Vec<_> = h
+        .iter()
+        .filter(|e| e.kind == EventKind::Noted && e.detail.get("field").is_some())
+        .collect();
     assert_eq!(edits.len(), 3, "one event per field: {h:?}");
     assert_eq!(edits[0].detail_str("field"), Some("priority"));
     assert_eq!(edits[0].detail["from"], 1);
@@ -341,7 +345,7 @@ fn comments_are_a_thread_of_their_own(b: &dyn Backend) {
     let h = boss.history(id).unwrap();
     let commented: Vec<i64> = h
         .iter()
-        .filter(|e| e.kind == EventKind::Commented)
+        .filter(|e| e.kind == EventKind::Noted)
         .filter_map(|e| e.detail["comment_id"].as_i64())
         .collect();
     assert_eq!(commented, [c1, c2, c3], "each comment is audited");

@@ -10,9 +10,12 @@ pub mod support;
 
 mod concurrency;
 mod conformance;
+mod figures;
 mod item_threads;
 mod migrate;
 mod postgres;
 mod postgres_lost;
 mod refusals;
+mod security;
 mod supervisor;
+mod working_day;

@@ -92,7 +92,8 @@ fn given(kind: EventKind, id: i64, actor: &str, reason: &str) -> Event {
         actor: actor.into(),
         os_user: actor.into(),
         kind,
-        detail: serde_json::json!({"from": null, "to": "bob", "reason": reason}),
+        detail: serde_json::json!({"from": null, "to": "bob", "reason": reason,
+                                   "assigned": kind == EventKind::Reassigned}),
     }
 }
 
@@ -116,7 +117,7 @@ fn a_lock_given_by_a_supervisor_is_tracked_and_told_at_once() {
         Msg::Refreshed(Box::new(Snapshot {
             own: Some(vec![assigned.clone(), elsewhere.clone()]),
             given: vec![
-                given(EventKind::Assigned, 84, "sup", "alice is off sick"),
+                given(EventKind::Reassigned, 84, "sup", "alice is off sick"),
                 given(EventKind::Locked, 85, "bob", ""),
             ],
             ..Snapshot::default()

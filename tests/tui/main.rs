@@ -10,6 +10,7 @@ pub mod support;
 
 mod flow;
 mod items;
+mod notify_tmux;
 mod reconnect;
 mod screens;
 mod supervisor;
@@ -17,3 +18,4 @@ mod tmux;
 mod update;
 mod ux;
 mod waiting;
+mod working_day;

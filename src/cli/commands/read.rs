@@ -6,11 +6,12 @@ use std::path::PathBuf;
 use anyhow::{Context, anyhow};
 use serde_json::Value;
 
+use crate::domain::figures::{ItemFigures, PeriodKind};
 use crate::domain::time::{
     date_hm, display_zone, local_full, parse_rfc3339, rfc3339, start_of_day,
 };
 use crate::domain::{Comment, Item, sanitize};
-use crate::store::{ListFilter, Store};
+use crate::store::{ListFilter, ReportQuery, Store};
 
 use crate::cli::args::ListArgs;
 use crate::cli::output::{
@@ -60,14 +61,17 @@ pub(crate) fn show(s: &mut dyn Store, id: i64, json: bool, out: &mut dyn Write) 
     let item = s.item(id)?;
     let history = s.history(id)?;
     let comments = s.comments(id)?;
+    let figures = ItemFigures::of(&item, &history, s.now()?);
     if json {
         let mut v = item_json(&item);
         v["history"] = Value::Array(history.iter().map(event_json).collect());
+        v["figures"] = serde_json::to_value(&figures)?;
         v["comments"] = Value::Array(comments.iter().map(comment_json).collect());
         write_json(out, &v)?;
         return Ok(());
     }
     write_item(s, &item, out)?;
+    writeln!(out, "figures:    {}", sanitize::line(&figures.sentence()))?;
     if !comments.is_empty() {
         writeln!(out, "comments:")?;
         for c in &comments {
@@ -139,7 +143,7 @@ pub(crate) fn users(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliRe
             truncate(&sanitize::line(&u.name), 24),
             u.role.as_str(),
             truncate(&sanitize::line(u.login.as_deref().unwrap_or("-")), 16),
-            u.last_seen.map_or_else(|| "never".to_string(), rfc3339)
+            u.last_seen.map_or_else(|| "never".to_string(), local_full)
         )?;
     }
     Ok(())
@@ -149,7 +153,7 @@ pub(crate) fn users(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliRe
 fn comment_head(c: &Comment) -> String {
     sanitize::line(&format!(
         "{}  {}  (comment {})",
-        rfc3339(c.at),
+        local_full(c.at),
         c.author,
         c.id
     ))
@@ -255,8 +259,16 @@ pub(crate) fn history(
 
 pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliResult {
     let st = s.stats()?;
+    let today = ReportQuery {
+        period: PeriodKind::Today.period(st.at, display_zone()),
+        queue: None,
+    };
     if json {
-        write_json(out, &serde_json::to_value(&st)?)?;
+        let mut v = serde_json::to_value(&st)?;
+        if today.period.since < today.period.until {
+            v["figures"] = serde_json::to_value(s.report(&today)?)?;
+        }
+        write_json(out, &v)?;
         return Ok(());
     }
     writeln!(out, "items by state:")?;
@@ -318,6 +330,19 @@ pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliRe
             o.id,
             truncate(&sanitize::line(&o.title), 60),
             local_full(o.created_at)
+        )?;
+    }
+    if today.period.since < today.period.until {
+        let r = s.report(&today)?;
+        let sum = |f: fn(&crate::store::QueueFigures) -> u64| r.queues.iter().map(f).sum::<u64>();
+        writeln!(
+            out,
+            "today: {} completed, {} failed, {} locks lost, by {} people \
+             (caseload report --by person)",
+            sum(|q| q.figures.completed),
+            sum(|q| q.figures.failed),
+            sum(|q| q.figures.lost),
+            r.people.len()
         )?;
     }
     Ok(())

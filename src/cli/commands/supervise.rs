@@ -4,8 +4,8 @@ use std::io::Write;
 
 use anyhow::anyhow;
 
-use crate::domain::time::{parse_rfc3339, rfc3339};
-use crate::domain::{ItemEdit, QueueUpdate, Role, sanitize};
+use crate::domain::time::{local_full, parse_rfc3339};
+use crate::domain::{ItemEdit, QueueUpdate, Role, SeenLock, sanitize};
 use crate::store::{ListFilter, StateFilter, Store};
 
 use crate::cli::args::QueueCommand;
@@ -85,11 +85,7 @@ pub(crate) fn unlock_many(
         limit: usize::MAX >> 1,
         offset: 0,
     };
-    let locks: Vec<(i64, i64)> = s
-        .list(&filter)?
-        .iter()
-        .map(|i| (i.id, i.lock_token))
-        .collect();
+    let locks: Vec<SeenLock> = s.list(&filter)?.iter().filter_map(SeenLock::of).collect();
     let n = s.unlock_many(&locks, reason)?;
     writeln!(out, "Unlocked {n} item(s)")?;
     Ok(())
@@ -166,7 +162,7 @@ pub(crate) fn edit(
         return bail_usage("nothing to change: give --priority, --due or --queue");
     }
     let item = s.edit(id, &edit)?;
-    let due = item.due_at.map_or_else(|| "none".to_string(), rfc3339);
+    let due = item.due_at.map_or_else(|| "none".to_string(), local_full);
     writeln!(
         out,
         "Edited #{id}: priority {}, due {due}, queue {}",

@@ -14,7 +14,7 @@ pub(crate) use supervise::{
     assign, cancel, edit, reassign, reopen, requeue, set_queue, set_role, unlock, unlock_many,
 };
 pub use take::PassedOver;
-pub(crate) use take::{take, take_next};
+pub(crate) use take::{finish_and_next, take, take_next};
 
 use serde_json::{Value, json};
 
@@ -181,12 +181,12 @@ pub(crate) fn add_items(tx: &mut dyn Tx, items: &[NewItem]) -> Result<Vec<Added>
     items.iter().map(|it| tx.insert_item(it)).collect()
 }
 
-/// Adds a comment to an item's thread (no lock needed; any state), with its `commented`
-/// event; returns the comment's id.
+/// Adds a comment to an item's thread (no lock needed; any state), with its `noted`
+/// event naming the comment; returns the comment's id.
 pub(crate) fn comment(tx: &mut dyn Tx, id: i64, text: &str) -> Result<i64> {
     found(id, tx.item(id)?)?;
     let cid = tx.insert_comment(id, text)?;
     let detail = json!({"comment_id": cid, "chars": text.chars().count()});
-    tx.insert_event(id, EventKind::Commented, &detail)?;
+    tx.insert_event(id, EventKind::Noted, &detail)?;
     Ok(cid)
 }

@@ -6,7 +6,9 @@
 use serde_json::json;
 
 use super::{ItemWrite, Tx, found, known_queue, open_item_for_update, require_supervisor};
-use crate::domain::{EventKind, Item, ItemEdit, ItemState, QueueSettings, QueueUpdate, Role};
+use crate::domain::{
+    EventKind, Item, ItemEdit, ItemState, QueueSettings, QueueUpdate, Role, SeenLock,
+};
 use crate::store::error::{Result, StoreError};
 use crate::store::sql::{
     FENCE_TOKEN, SET_ASSIGN, SET_CANCEL, SET_DUE, SET_PRIORITY, SET_QUEUE, SET_REASSIGN,
@@ -38,11 +40,19 @@ fn check_expected(item: &Item, expected: Option<i64>) -> Result<()> {
     }
 }
 
-/// Returns a held item to the pool.
-pub(crate) fn unlock(tx: &mut dyn Tx, id: i64, expected: Option<i64>, reason: &str) -> Result<()> {
+/// Returns a held item to the pool; with `seen`, only if it still holds that very lock
+/// (not renewed since: a holder at work keeps their lock).
+pub(crate) fn unlock(tx: &mut dyn Tx, id: i64, seen: Option<SeenLock>, reason: &str) -> Result<()> {
     require_supervisor(tx, "unlock items")?;
     let cur = found(id, tx.item_for_update(id)?)?;
-    check_expected(&cur, expected)?;
+    if let Some(seen) = seen
+        && !seen.still_held(&cur)
+    {
+        return Err(StoreError::LockChanged {
+            id,
+            holder: cur.lock_user.clone(),
+        });
+    }
     let Some(holder) = &cur.lock_user else {
         return Err(StoreError::Invalid(format!("#{id} is not locked")));
     };
@@ -64,19 +74,19 @@ fn unlock_write<'a>(holder: &str, reason: &str, token: i64, bulk: bool) -> ItemW
     }
 }
 
-/// Returns many held items to the pool; each `(id, token)` as the supervisor saw it. A
-/// lock that changed since (taken over, finished, released) is left alone.
-pub(crate) fn unlock_many(tx: &mut dyn Tx, locks: &[(i64, i64)], reason: &str) -> Result<usize> {
+/// Returns many held items to the pool, each lock as the supervisor saw it. A lock that
+/// changed since (renewed, taken over, finished, released) is left alone.
+pub(crate) fn unlock_many(tx: &mut dyn Tx, locks: &[SeenLock], reason: &str) -> Result<usize> {
     require_supervisor(tx, "unlock items")?;
     let mut n = 0;
-    for &(id, token) in locks {
-        let Some(cur) = tx.item_for_update(id)? else {
+    for seen in locks {
+        let Some(cur) = tx.item_for_update(seen.id)? else {
             continue;
         };
-        let Some(holder) = cur.lock_user.as_deref().filter(|_| cur.lock_token == token) else {
+        let Some(holder) = cur.lock_user.as_deref().filter(|_| seen.still_held(&cur)) else {
             continue;
         };
-        let w = unlock_write(holder, reason, token, locks.len() > 1);
+        let w = unlock_write(holder, reason, seen.token, locks.len() > 1);
         write_under_lock(tx, &cur, &w)?;
         n += 1;
     }
@@ -91,7 +101,7 @@ pub(crate) fn reassign(
     to: &str,
     reason: &str,
 ) -> Result<Item> {
-    give(tx, id, expected, to, reason, EventKind::Reassigned)
+    give(tx, id, expected, to, reason, false)
 }
 
 /// Assigns the item to `to`: theirs, not takeable by others, with no lock clock until
@@ -103,19 +113,21 @@ pub(crate) fn assign(
     to: &str,
     reason: &str,
 ) -> Result<Item> {
-    give(tx, id, expected, to, reason, EventKind::Assigned)
+    give(tx, id, expected, to, reason, true)
 }
 
-/// Reassign or assign: the lock goes to a known user under a new token.
+/// Reassign or assign: the lock goes to a known user under a new token. Both write a
+/// `reassigned` event (an assignment's says `"assigned": true`): either way the lock
+/// changed hands, and every reader of the trail (lost locks, figures) reads it so.
 fn give(
     tx: &mut dyn Tx,
     id: i64,
     expected: Option<i64>,
     to: &str,
     reason: &str,
-    kind: EventKind,
+    assign: bool,
 ) -> Result<Item> {
-    let verb = if kind == EventKind::Assigned {
+    let verb = if assign {
         "assign items"
     } else {
         "reassign items"
@@ -124,17 +136,17 @@ fn give(
     let cur = open_item_for_update(tx, id)?;
     known_user(tx, to)?;
     check_expected(&cur, expected)?;
+    let mut detail = json!({"from": cur.lock_user, "to": to, "reason": reason,
+                            "token": cur.lock_token + 1});
+    if assign {
+        detail["assigned"] = json!(true);
+    }
     let w = ItemWrite {
-        set: if kind == EventKind::Assigned {
-            SET_ASSIGN
-        } else {
-            SET_REASSIGN
-        },
+        set: if assign { SET_ASSIGN } else { SET_REASSIGN },
         fence: FENCE_TOKEN,
         value: Some(to),
-        kind,
-        detail: json!({"from": cur.lock_user, "to": to, "reason": reason,
-                       "token": cur.lock_token + 1}),
+        kind: EventKind::Reassigned,
+        detail,
     };
     write_under_lock(tx, &cur, &w)?;
     found(id, tx.item(id)?)
@@ -153,8 +165,8 @@ fn known_user(tx: &mut dyn Tx, name: &str) -> Result<()> {
     })
 }
 
-/// Reopens a finished item (done, failed or cancelled) with a reason; the event keeps
-/// its former result or error.
+/// Reopens a finished item (done, failed or cancelled) with a reason; its `requeued`
+/// event keeps the reason and the former result or error.
 pub(crate) fn reopen(tx: &mut dyn Tx, id: i64, reason: &str) -> Result<()> {
     require_supervisor(tx, "reopen items")?;
     let cur = found(id, tx.item_for_update(id)?)?;
@@ -165,15 +177,16 @@ pub(crate) fn reopen(tx: &mut dyn Tx, id: i64, reason: &str) -> Result<()> {
         set: SET_REOPEN,
         fence: FENCE_TOKEN,
         value: None,
-        kind: EventKind::Reopened,
+        kind: EventKind::Requeued,
         detail: json!({"was": cur.state.as_str(), "reason": reason, "result": cur.result,
                        "error": cur.error, "finished_by": cur.finished_by}),
     };
     write_under_lock(tx, &cur, &w)
 }
 
-/// Changes an open item's priority, due time or queue (a known one); one `edited` event
-/// per field that changes, naming its old and new value. Returns the item as it is now.
+/// Changes an open item's priority, due time or queue (a known one); one `noted` event
+/// per field that changes, naming it (`field`) with its old and new value (`from`, `to`).
+/// Returns the item as it is now.
 pub(crate) fn edit(tx: &mut dyn Tx, id: i64, e: &ItemEdit) -> Result<Item> {
     require_supervisor(tx, "edit items")?;
     let cur = open_item_for_update(tx, id)?;
@@ -216,7 +229,7 @@ pub(crate) fn edit(tx: &mut dyn Tx, id: i64, e: &ItemEdit) -> Result<Item> {
             set,
             fence: FENCE_TOKEN,
             value: value.as_deref(),
-            kind: EventKind::Edited,
+            kind: EventKind::Noted,
             detail: json!({"field": field, "from": from_to[0], "to": from_to[1]}),
         };
         write_under_lock(tx, &cur, &w)?;

@@ -14,7 +14,8 @@ pub const SCHEMA: &str = include_str!("../../../schema.pg.sql");
 /// that both roads give the same schema).
 pub const STEPS: &[&str] = &[
     include_str!("migrations/0001_base.sql"),
-    include_str!("migrations/0002_assign_comments.sql"),
+    include_str!("migrations/0002_holds.sql"),
+    include_str!("migrations/0003_comments.sql"),
 ];
 
 /// The schema version this program writes.

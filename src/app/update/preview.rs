@@ -4,11 +4,11 @@
 
 use ratatui::crossterm::event::KeyEvent;
 
-use super::detail::rebuild_detail;
-use super::keymap::{self, Action, Context};
-use super::keys::{edit_line, refused};
-use super::update::{set_error, set_info};
-use super::{Dialog, Effect, Pending, State, TextBuf, View};
+use super::modes::edit_line;
+use super::{refused, set_error, set_info};
+use crate::app::detail::rebuild_detail;
+use crate::app::keymap::{self, Action, Context};
+use crate::app::{Dialog, Effect, Pending, State, TextBuf, View};
 use crate::domain::{Comment, ItemState, LockStatus, sanitize};
 use crate::store::StoreError;
 

@@ -3,15 +3,15 @@
 //! and what the supervisor is told afterwards. Also the read-only activity report ("what
 //! did bob do today"), which anyone may open.
 
-use super::keymap::Action;
-use super::update::{refresh, set_error, set_info};
-use super::{
+use super::{refresh, set_error, set_info};
+use crate::app::keymap::Action;
+use crate::app::{
     DetailLine, Dialog, Effect, Filter, LineKind, Pending, Report, State, SupervisorOp, View,
 };
 use crate::domain::sanitize;
 use crate::domain::time::{clock_hm_in, short_duration, start_of_day};
 use crate::domain::user::validate_user_name;
-use crate::domain::{Event, Item, ItemState, LockStatus, Millis, QueueUpdate, Role};
+use crate::domain::{Event, Item, ItemState, LockStatus, Millis, QueueUpdate, Role, SeenLock};
 use crate::store::StoreError;
 
 /// Runs a supervisor key. Staff are told "supervisor only" and nothing reaches the store;
@@ -100,6 +100,10 @@ fn unlock(s: &mut State) -> Vec<Effect> {
     let Some((item, holder)) = locked_target(s, "unlock") else {
         return vec![];
     };
+    let Some(seen) = SeenLock::of(&item) else {
+        set_error(s, format!("#{} is not locked; nothing to unlock", item.id));
+        return vec![];
+    };
     let message = format!(
         "#{} {}\nHeld by {holder} ({}). The item goes back to the pool and {holder} is told.",
         item.id,
@@ -110,10 +114,7 @@ fn unlock(s: &mut State) -> Vec<Effect> {
         Dialog::new(
             format!("Unlock #{}?", item.id),
             message,
-            Pending::Unlock {
-                id: item.id,
-                token: item.lock_token,
-            },
+            Pending::Unlock { seen },
         )
         .field("Reason (required, recorded and shown to the holder)", "")
         .required(),
@@ -280,9 +281,8 @@ fn activity(s: &mut State) -> Vec<Effect> {
 /// the dialog open with everything typed), then asks the store.
 pub(super) fn confirm(s: &mut State, d: Dialog) -> Vec<Effect> {
     let op = match d.pending.clone() {
-        Pending::Unlock { id, token } => SupervisorOp::Unlock {
-            id,
-            token,
+        Pending::Unlock { seen } => SupervisorOp::Unlock {
+            seen,
             reason: d.value(0),
         },
         Pending::Reassign { id, token } => {
@@ -414,7 +414,7 @@ fn parse_settings(d: &Dialog) -> Result<QueueUpdate, (usize, String)> {
 pub(super) fn locks_collected(
     s: &mut State,
     filter: Filter,
-    result: Result<Vec<(i64, i64, String)>, StoreError>,
+    result: Result<Vec<(SeenLock, String)>, StoreError>,
 ) -> Vec<Effect> {
     let what = if filter.is_empty() {
         "every current lock".to_string()
@@ -436,7 +436,7 @@ pub(super) fn locks_collected(
         return vec![];
     }
     let mut holders: Vec<(String, usize)> = Vec::new();
-    for (_, _, h) in &locks {
+    for (_, h) in &locks {
         match holders.iter_mut().find(|(n, _)| n == h) {
             Some(e) => e.1 += 1,
             None => holders.push((h.clone(), 1)),
@@ -462,7 +462,7 @@ pub(super) fn locks_collected(
             format!("Unlock {n} lock{}?", if n == 1 { "" } else { "s" }),
             message,
             Pending::UnlockMany {
-                locks: locks.into_iter().map(|(id, t, _)| (id, t)).collect(),
+                locks: locks.into_iter().map(|(seen, _)| seen).collect(),
             },
         )
         .field("Reason (required, recorded on every item)", "")
@@ -491,8 +491,8 @@ pub(super) fn supervised(
             return vec![];
         }
         (_, Err(e)) => set_error(s, e.to_string()),
-        (SupervisorOp::Unlock { id, .. }, Ok(_)) => {
-            set_info(s, format!("Unlocked #{id}; it is back in the pool"))
+        (SupervisorOp::Unlock { seen, .. }, Ok(_)) => {
+            set_info(s, format!("Unlocked #{}; it is back in the pool", seen.id))
         }
         (SupervisorOp::Reassign { id, to, .. }, Ok(_)) => {
             set_info(s, format!("Reassigned #{id} to {}", sanitize::line(to)))
@@ -544,8 +544,8 @@ pub(super) fn supervised(
     }
     // The open item's history now has the supervisor's event.
     let touched = match &op {
-        SupervisorOp::Unlock { id, .. }
-        | SupervisorOp::Reassign { id, .. }
+        SupervisorOp::Unlock { seen, .. } => Some(seen.id),
+        SupervisorOp::Reassign { id, .. }
         | SupervisorOp::Assign { id, .. }
         | SupervisorOp::Edit { id, .. }
         | SupervisorOp::Requeue { id }

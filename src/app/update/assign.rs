@@ -3,8 +3,8 @@
 //! a supervisor gives them an item; and the supervisor's side: assigning an item, names
 //! completed from the known users, editing an open item (`E`).
 
-use super::update::{set_error, set_info};
-use super::{Dialog, Effect, Held, Pending, State, SupervisorOp};
+use super::{set_error, set_info};
+use crate::app::{Dialog, Effect, Held, Pending, State, SupervisorOp};
 use crate::domain::time::{parse_rfc3339, rfc3339};
 use crate::domain::{Event, EventKind, Item, ItemEdit, ItemState, Role, sanitize};
 
@@ -24,15 +24,13 @@ pub(super) fn track_own(s: &mut State, own: Vec<Item>, given: &[Event]) {
         let how = given.iter().rev().find(|e| e.item_id == item.id);
         let title = sanitize::line(&item.title).into_owned();
         let text = match how {
-            Some(e)
-                if e.actor != s.me
-                    && matches!(e.kind, EventKind::Reassigned | EventKind::Assigned) =>
-            {
+            Some(e) if e.actor != s.me && e.kind == EventKind::Reassigned => {
                 let reason = e
                     .detail_str("reason")
                     .map(|r| format!(": {}", sanitize::line(r)))
                     .unwrap_or_default();
-                let clock = if e.kind == EventKind::Assigned {
+                let assigned = e.detail.get("assigned") == Some(&serde_json::Value::Bool(true));
+                let clock = if assigned {
                     " (assigned: its lock clock starts when you open it)"
                 } else {
                     " (your lock is running)"
@@ -96,7 +94,7 @@ pub(super) fn complete_name(s: &mut State) -> bool {
             .collect()
     });
     if common.chars().count() > typed.chars().count() {
-        *buf = super::TextBuf::line(&common);
+        *buf = crate::app::TextBuf::line(&common);
     }
     d.error = (matches.len() > 1).then(|| {
         let names: Vec<String> = matches
