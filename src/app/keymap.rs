@@ -47,6 +47,8 @@ pub enum Action {
     TakePreviewed,
     Comment,
     EditItem,
+    FiguresPeriod,
+    FiguresSort,
 }
 
 /// Where a binding applies.
@@ -164,6 +166,18 @@ pub const KEYMAP: &[Binding] = &[
     b(K::Char('n'), C::Global, A::TakeNext, "take the next item"),
     b(K::Char(':'), C::Global, A::GoTo, "go to an item by its id"),
     b(K::Char('#'), C::Global, A::GoTo, "go to an item by its id"),
+    b(
+        K::Char('p'),
+        C::Global,
+        A::FiguresPeriod,
+        "Stats: figures by person and queue, today / 7 / 30 days",
+    ),
+    b(
+        K::Char('o'),
+        C::Global,
+        A::FiguresSort,
+        "Stats figures: sort people by done / median / lost",
+    ),
     b(K::Char('?'), C::Global, A::Help, "this help"),
     b(K::Esc, C::Global, A::Back, "close the detail pane"),
     b(

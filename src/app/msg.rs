@@ -2,10 +2,11 @@
 //! contract between the app and the loop (`tui`), which runs effects on its store worker
 //! and sends their results back as messages.
 
+use crate::domain::figures::PeriodKind;
 use crate::domain::{
     Comment, Event, Item, ItemEdit, Millis, QueueSettings, QueueUpdate, Role, SeenLock,
 };
-use crate::store::{ListFilter, LostLock, Stats, StoreError, TakeNext};
+use crate::store::{ListFilter, LostLock, Report, Stats, StoreError, TakeNext};
 
 use super::{Filter, View};
 
@@ -216,6 +217,8 @@ pub struct Snapshot {
     pub queues: Vec<QueueSettings>,
     pub checks: Vec<LockCheck>,
     pub stats: Option<Stats>,
+    /// The Stats view's figures, for the period asked.
+    pub figures: Option<(PeriodKind, Report)>,
     /// When the listed locks were taken (Locks view).
     pub lock_since: Vec<(i64, Millis)>,
     /// Every lock the user holds now, however taken (another TUI, the CLI, a supervisor).
@@ -412,6 +415,9 @@ pub struct RefreshRequest {
     /// The visible window of the current list view.
     pub list: Option<ListFilter>,
     pub stats: bool,
+    /// The Stats view's figures page: its period ("today" starts at midnight in the
+    /// display zone).
+    pub figures: Option<PeriodKind>,
     /// Held locks to check: (id, token).
     pub checks: Vec<(i64, i64)>,
     /// Count what could be taken now in this queue (`None`: every queue), for "work
