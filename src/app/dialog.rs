@@ -1,7 +1,7 @@
 //! The one dialog mechanism: a question, optional text fields (Tab moves between them),
 //! Enter confirms and Esc cancels; what confirming does is its [`Pending`].
 
-use super::TextBuf;
+use super::TextInput;
 use crate::domain::SeenLock;
 
 /// What a confirmation dialog does when confirmed.
@@ -79,7 +79,7 @@ pub struct Dialog {
     pub title: String,
     pub message: String,
     /// Text fields and their labels, when the dialog asks for text.
-    pub inputs: Vec<(String, TextBuf)>,
+    pub inputs: Vec<(String, TextInput)>,
     /// The field being typed in.
     pub focus: usize,
     /// Confirming needs every field non-empty.
@@ -105,7 +105,7 @@ impl Dialog {
 
     /// Adds a text field.
     pub fn field(mut self, label: impl Into<String>, value: &str) -> Dialog {
-        self.inputs.push((label.into(), TextBuf::line(value)));
+        self.inputs.push((label.into(), TextInput::line(value)));
         self
     }
 
@@ -124,7 +124,7 @@ impl Dialog {
     }
 
     /// The field being typed in.
-    pub fn focused_mut(&mut self) -> Option<&mut TextBuf> {
+    pub fn focused_mut(&mut self) -> Option<&mut TextInput> {
         let i = self.focus;
         self.inputs.get_mut(i).map(|(_, b)| b)
     }

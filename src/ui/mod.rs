@@ -154,8 +154,7 @@ fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             Span::styled(label, theme.dim()),
             Span::raw(sanitize::line(&text).into_owned()),
         ]);
-        let cursor_x = (line.width() as u16)
-            .saturating_sub(text.chars().count().saturating_sub(p.cursor().1) as u16);
+        let cursor_x = (Span::raw(label).width() + p.cursor_cells()) as u16;
         frame.render_widget(Paragraph::new(line), area);
         frame.set_cursor_position((area.x + cursor_x.min(area.width - 1), area.y));
         return;

@@ -94,7 +94,7 @@ pub(super) fn complete_name(s: &mut State) -> bool {
             .collect()
     });
     if common.chars().count() > typed.chars().count() {
-        *buf = crate::app::TextBuf::line(&common);
+        *buf = crate::app::TextInput::line(&common);
     }
     d.error = (matches.len() > 1).then(|| {
         let names: Vec<String> = matches

@@ -1,27 +1,14 @@
 //! The modal inputs: what keys do in a dialog, at the `/` filter prompt and in the notes
 //! editor, and what confirming a dialog asks the store to do.
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyEvent;
 
 use super::{assign, preview, supervise};
 use super::{refresh, refused, set_error, set_info};
 use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
-use crate::app::{Dialog, Effect, Filter, Finish, Pending, State, TextBuf, View};
+use crate::app::{Dialog, Effect, Filter, Finish, Pending, State, View};
 use crate::store::TakeNext;
-
-pub(super) fn edit_line(buf: &mut TextBuf, key: KeyEvent) {
-    match key.code {
-        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => buf.insert(c),
-        KeyCode::Backspace => buf.backspace(),
-        KeyCode::Delete => buf.delete(),
-        KeyCode::Left => buf.left(),
-        KeyCode::Right => buf.right(),
-        KeyCode::Home => buf.home(),
-        KeyCode::End => buf.end(),
-        _ => {}
-    }
-}
 
 pub(super) fn dialog_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     match keymap::lookup(Context::Dialog, &key) {
@@ -63,7 +50,7 @@ pub(super) fn dialog_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
         }
         _ => {
             if let Some(buf) = s.dialog.as_mut().and_then(|d| d.focused_mut()) {
-                edit_line(buf, key);
+                buf.key(key);
             }
             vec![]
         }
@@ -169,7 +156,7 @@ pub(super) fn prompt_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
         }
         _ => {
             if let Some(b) = s.filter_prompt.as_mut() {
-                edit_line(b, key);
+                b.key(key);
             }
             vec![]
         }
@@ -228,14 +215,7 @@ pub(super) fn editor_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
             vec![]
         }
         _ => {
-            let b = &mut ed.buf;
-            match key.code {
-                KeyCode::Enter => b.insert('\n'),
-                KeyCode::Tab => b.insert_str("    "),
-                KeyCode::Up => b.up(),
-                KeyCode::Down => b.down(),
-                _ => edit_line(b, key),
-            }
+            ed.buf.key(key);
             vec![]
         }
     }

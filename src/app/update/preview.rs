@@ -4,11 +4,10 @@
 
 use ratatui::crossterm::event::KeyEvent;
 
-use super::modes::edit_line;
 use super::{refused, set_error, set_info};
 use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
-use crate::app::{Dialog, Effect, Pending, State, TextBuf, View};
+use crate::app::{Dialog, Effect, Pending, State, TextInput, View};
 use crate::domain::{Comment, ItemState, LockStatus, sanitize};
 use crate::store::StoreError;
 
@@ -32,7 +31,7 @@ pub(super) fn preview(s: &mut State) -> Vec<Effect> {
 
 /// `:` / `#`: asks for an item's id.
 pub(super) fn start_goto(s: &mut State) -> Vec<Effect> {
-    s.goto_prompt = Some(TextBuf::line(""));
+    s.goto_prompt = Some(TextInput::line(""));
     vec![]
 }
 
@@ -66,7 +65,7 @@ pub(super) fn goto_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
         }
         _ => {
             if let Some(b) = s.goto_prompt.as_mut() {
-                edit_line(b, key);
+                b.key(key);
             }
             vec![]
         }
