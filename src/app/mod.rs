@@ -26,7 +26,7 @@ use crate::domain::figures::PeriodKind;
 use crate::domain::time::Zone;
 use crate::domain::{Comment, Event, Item, LockStatus, Millis, QueueSettings, Role};
 use crate::store::{LostLock, Report as FiguresReport, Stats};
-pub use dialog::{Dialog, Pending};
+pub use dialog::{Dialog, Field, FieldSpec, Pending};
 pub use filter::{Filter, list_filter, locks_filter};
 pub use msg::{
     Call, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp,

@@ -16,6 +16,6 @@ pub use comment::{Comment, ItemEdit};
 pub use event::{Event, EventKind};
 pub use item::{Item, ItemState, NewItem, Unreadable, ValidationError};
 pub use lock::{Lock, LockLoss, LockStatus, NoLock, SeenLock};
-pub use queue::{QueueSettings, QueueUpdate};
+pub use queue::{QueueSettings, QueueUpdate, Setting, SettingError};
 pub use time::Millis;
 pub use user::{Actor, Role, UserInfo};

@@ -29,9 +29,10 @@ pub fn confirm(d: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
         lines.push(Line::raw(l.to_string()));
     }
     let mut cursor = None;
-    for (i, (label, buf)) in d.inputs.iter().enumerate() {
+    for (i, field) in d.inputs.iter().enumerate() {
+        let buf = &field.buf;
         lines.push(Line::raw(""));
-        lines.push(Line::styled(label.clone(), theme.dim()));
+        lines.push(Line::styled(field.spec.label.clone(), theme.dim()));
         let text = sanitize::line(&buf.text()).into_owned();
         let focused = i == d.focus;
         if focused {

@@ -4,12 +4,12 @@
 //! completed from the known users, editing an open item (`E`).
 
 use super::{set_error, set_info};
-use crate::app::{Dialog, Effect, Held, Pending, State, SupervisorOp};
+use crate::app::{Dialog, Effect, FieldSpec, Held, Pending, State, SupervisorOp};
 use crate::domain::time::{parse_rfc3339, rfc3339};
 use crate::domain::{Event, EventKind, Item, ItemEdit, ItemState, Role, sanitize};
 
-/// The label of a dialog field that takes a user's name (Tab completes it).
-pub(super) const TO_USER: &str = "To user (required; Tab completes)";
+/// The name of a dialog field that takes a user's name (Tab completes it).
+pub(super) const TO_USER: &str = "To user";
 
 /// Adds the locks the user holds but this screen did not know of; tells them at once
 /// when a supervisor gave one ("sup gave you #84: reason …").
@@ -70,13 +70,13 @@ pub(super) fn complete_name(s: &mut State) -> bool {
     let Some(d) = s.dialog.as_mut() else {
         return false;
     };
-    let Some((label, buf)) = d.inputs.get_mut(d.focus) else {
+    let Some(field) = d.inputs.get_mut(d.focus) else {
         return false;
     };
-    if label != TO_USER {
+    if field.spec.name != TO_USER {
         return false;
     }
-    let typed = buf.text().trim().to_string();
+    let typed = field.buf.text().trim().to_string();
     if typed.is_empty() || users.contains(&typed) {
         return false;
     }
@@ -94,7 +94,7 @@ pub(super) fn complete_name(s: &mut State) -> bool {
             .collect()
     });
     if common.chars().count() > typed.chars().count() {
-        *buf = crate::app::TextInput::line(&common);
+        field.buf = crate::app::TextInput::line(&common);
     }
     d.error = (matches.len() > 1).then(|| {
         let names: Vec<String> = matches
@@ -124,9 +124,14 @@ pub(super) fn assign_dialog(s: &mut State, item: &Item) {
                 token: None,
             },
         )
-        .field(TO_USER, "")
-        .field("Reason (required, recorded and shown to them)", "")
-        .required(),
+        .field(
+            FieldSpec::required(TO_USER, "To user (required; Tab completes)"),
+            "",
+        )
+        .field(
+            FieldSpec::reason("Reason (required, recorded and shown to them)"),
+            "",
+        ),
     );
 }
 
@@ -171,14 +176,20 @@ pub(super) fn edit_item(s: &mut State) -> Vec<Effect> {
             },
         )
         .field(
-            "Priority (higher is taken first)",
+            FieldSpec::required("Priority", "Priority (higher is taken first)"),
             &item.priority.to_string(),
         )
         .field(
-            "Due (RFC 3339, e.g. 2026-12-01T17:00:00Z; empty: none)",
+            FieldSpec::optional(
+                "Due",
+                "Due (RFC 3339, e.g. 2026-12-01T17:00:00Z; empty: none)",
+            ),
             &due,
         )
-        .field("Queue (an existing one)", &item.queue),
+        .field(
+            FieldSpec::required("Queue", "Queue (an existing one)"),
+            &item.queue,
+        ),
     );
     vec![]
 }

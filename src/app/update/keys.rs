@@ -11,7 +11,8 @@ use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
 use crate::app::layout::{self, LIST_TOP};
 use crate::app::{
-    DOUBLE_TAKE_MS, Dialog, Editor, Effect, Filter, Finish, Held, Pending, State, TextInput, View,
+    DOUBLE_TAKE_MS, Dialog, Editor, Effect, FieldSpec, Filter, Finish, Held, Pending, State,
+    TextInput, View,
 };
 use crate::domain::figures::PeriodKind;
 use crate::domain::{Millis, sanitize};
@@ -204,18 +205,14 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
                 s.quit = true;
             } else {
                 let ids: Vec<String> = s.drafts.keys().map(|i| format!("#{i}")).collect();
-                s.dialog = Some(Dialog {
-                    title: "Quit?".into(),
-                    message: format!(
+                s.dialog = Some(Dialog::new(
+                    "Quit?",
+                    format!(
                         "You have unsaved notes on {}. Quit anyway? The notes will be lost.",
                         ids.join(", ")
                     ),
-                    inputs: Vec::new(),
-                    focus: 0,
-                    required: false,
-                    pending: Pending::Quit,
-                    error: None,
-                });
+                    Pending::Quit,
+                ));
             }
             vec![]
         }
@@ -361,15 +358,11 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
         if let Some(id) = s.detail.as_ref().map(|d| d.item.id)
             && s.drafts.contains_key(&id)
         {
-            s.dialog = Some(Dialog {
-                title: format!("You no longer hold #{id}"),
-                message: "Your unsaved notes are kept. Add them to the item as a comment?".into(),
-                inputs: Vec::new(),
-                focus: 0,
-                required: false,
-                pending: Pending::Comment { id },
-                error: None,
-            });
+            s.dialog = Some(Dialog::new(
+                format!("You no longer hold #{id}"),
+                "Your unsaved notes are kept. Add them to the item as a comment?",
+                Pending::Comment { id },
+            ));
             return vec![];
         }
         let why = match &s.detail {
@@ -387,39 +380,32 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
     let notes = s.drafts.get(&id).cloned();
     match a {
         Action::Complete => {
-            s.dialog = Some(Dialog {
-                title: format!("Complete #{id}?"),
-                message: title,
-                inputs: vec![("Result (optional)".into(), TextInput::line(""))],
-                focus: 0,
-                required: false,
-                pending: Pending::Complete { id, token },
-                error: None,
-            });
+            s.dialog = Some(
+                Dialog::new(
+                    format!("Complete #{id}?"),
+                    title,
+                    Pending::Complete { id, token },
+                )
+                .field(FieldSpec::optional("Result", "Result (optional)"), ""),
+            );
             vec![]
         }
         Action::CompleteNext => {
-            s.dialog = Some(Dialog {
-                title: format!("Complete #{id} and take the next?"),
-                message: title,
-                inputs: vec![("Result (optional)".into(), TextInput::line(""))],
-                focus: 0,
-                required: false,
-                pending: Pending::CompleteNext { id, token },
-                error: None,
-            });
+            s.dialog = Some(
+                Dialog::new(
+                    format!("Complete #{id} and take the next?"),
+                    title,
+                    Pending::CompleteNext { id, token },
+                )
+                .field(FieldSpec::optional("Result", "Result (optional)"), ""),
+            );
             vec![]
         }
         Action::Fail => {
-            s.dialog = Some(Dialog {
-                title: format!("Fail #{id}?"),
-                message: title,
-                inputs: vec![("Reason (required)".into(), TextInput::line(""))],
-                focus: 0,
-                required: true,
-                pending: Pending::Fail { id, token },
-                error: None,
-            });
+            s.dialog = Some(
+                Dialog::new(format!("Fail #{id}?"), title, Pending::Fail { id, token })
+                    .field(FieldSpec::reason("Reason (required)"), ""),
+            );
             vec![]
         }
         Action::Release => vec![Effect::Finish {

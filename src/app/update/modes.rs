@@ -62,13 +62,7 @@ fn confirm(s: &mut State) -> Vec<Effect> {
         return vec![];
     };
     let text = d.value(0);
-    if d.required
-        && let Some(i) = (0..d.inputs.len()).find(|i| d.value(*i).is_empty())
-    {
-        let error = match d.inputs[i].0.split(" (").next().unwrap_or("A value") {
-            "Reason" => "A reason is required".to_string(),
-            what => format!("{what} is required"),
-        };
+    if let Some((i, error)) = d.missing() {
         s.dialog = Some(Dialog {
             error: Some(error),
             focus: i,

@@ -7,7 +7,7 @@ use ratatui::crossterm::event::KeyEvent;
 use super::{refused, set_error, set_info};
 use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
-use crate::app::{Dialog, Effect, Pending, State, TextInput, View};
+use crate::app::{Dialog, Effect, FieldSpec, Pending, State, TextInput, View};
 use crate::domain::{Comment, ItemState, LockStatus, sanitize};
 use crate::store::StoreError;
 
@@ -130,8 +130,7 @@ pub(super) fn start_comment(s: &mut State) -> Vec<Effect> {
             ),
             Pending::AddComment { id: item.id },
         )
-        .field("Comment (required)", "")
-        .required(),
+        .field(FieldSpec::required("A comment", "Comment (required)"), ""),
     );
     vec![]
 }

@@ -329,27 +329,13 @@ fn lose(s: &mut State, held: &Held, history: &[Event]) {
     );
     let has_draft = s.drafts.get(&id).is_some_and(|d| !d.trim().is_empty());
     s.dialog = Some(if has_draft {
-        Dialog {
-            title: "Lock lost".into(),
-            message: format!(
-                "{message}.\nYour unsaved notes are kept. Add them to #{id} as a comment?"
-            ),
-            inputs: Vec::new(),
-            focus: 0,
-            required: false,
-            pending: Pending::Comment { id },
-            error: None,
-        }
+        Dialog::new(
+            "Lock lost",
+            format!("{message}.\nYour unsaved notes are kept. Add them to #{id} as a comment?"),
+            Pending::Comment { id },
+        )
     } else {
-        Dialog {
-            title: "Lock lost".into(),
-            message: format!("{message}."),
-            inputs: Vec::new(),
-            focus: 0,
-            required: false,
-            pending: Pending::Dismiss,
-            error: None,
-        }
+        Dialog::new("Lock lost", format!("{message}."), Pending::Dismiss)
     });
     set_error(s, message);
     rebuild_detail(s);
