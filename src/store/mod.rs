@@ -159,6 +159,9 @@ pub trait Store: Send {
     /// Adds a batch in one short transaction, skipping known request ids; returns how
     /// many were new.
     fn add_batch(&mut self, items: &[NewItem]) -> Result<usize>;
+    /// Adds a batch in one short transaction, skipping known request ids; returns what
+    /// each item became, in order.
+    fn add_each(&mut self, items: &[NewItem]) -> Result<Vec<Added>>;
 
     /// Takes the next free (or expired) item in take order.
     fn take_next(&mut self, opts: &TakeNext) -> Result<Item>;
@@ -267,10 +270,29 @@ pub trait Store: Send {
     fn check(&mut self) -> Result<Vec<String>>;
     /// Writes a consistent copy of the database to `dest` (SQLite only).
     fn backup(&mut self, dest: &Path) -> Result<()>;
-    /// Calls `each` for every item in a state (all when `None`), by id.
+    /// Calls `each` for every item `filter` selects, by id.
     fn export(
         &mut self,
-        state: Option<ItemState>,
+        filter: &ExportFilter,
         each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
     ) -> Result<u64>;
+    /// Calls `each` for every event of the items `filter` selects (`since` applies to the
+    /// event's time), by time: the audit trail. Items without a stored `created` event
+    /// get one from their row (with id 0).
+    fn export_events(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
+    ) -> Result<u64>;
+}
+
+/// Which items `export` writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExportFilter {
+    /// Only items in this state (all when `None`).
+    pub state: Option<ItemState>,
+    /// Only items in this queue.
+    pub queue: Option<String>,
+    /// Only items created (events: written) at or after this time.
+    pub since: Option<Millis>,
 }

@@ -13,6 +13,7 @@ mod config;
 mod damaged;
 mod doctor;
 mod help;
+mod import_export;
 mod items;
 mod local_time;
 mod open_path;
