@@ -97,6 +97,13 @@ fn user_list_shows_role_and_last_seen() {
     assert_eq!(names, ["alice", "bob", "sup"]);
     assert_eq!(v[2]["role"], "supervisor");
     assert!(v[0]["last_seen"].is_null());
+    // A login binding shows beside the name.
+    env.ok("sup", &["user", "set", "bob", "--login", "svc-bob"]);
+    let out = env.ok("sup", &["user", "list"]);
+    let bob = out.lines().find(|l| l.starts_with("bob ")).unwrap();
+    assert!(bob.contains("svc-bob"), "{out}");
+    let v: Value = serde_json::from_str(&env.ok("sup", &["user", "list", "--json"])).unwrap();
+    assert_eq!(v[1]["login"], "svc-bob");
 }
 
 #[test]

@@ -40,7 +40,9 @@ use self::open::{
 pub use self::open::{PgOptions, connect_url, map_err};
 pub(crate) use self::open::{connection_reason, is_connection_error};
 use self::tx::PgTx;
-use crate::domain::{Actor, Comment, Event, Item, Millis, QueueSettings, Role, UserInfo};
+use crate::domain::{
+    Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
+};
 use crate::store::backend::Backend;
 use crate::store::error::{Result, StoreError};
 use crate::store::list::Window;
@@ -71,6 +73,8 @@ pub struct PgStore {
     /// The URL without its password, for messages.
     shown: String,
     actor: Actor,
+    /// The session's database role (`session_user`), learnt at open.
+    real: RealIdentity,
     opts: PgOptions,
     listener: Option<Listener>,
     notifications: u64,
@@ -114,11 +118,26 @@ impl PgStore {
         };
         let created =
             migrate::migrate(&mut conn, &actor).map_err(|e| name_server(e.into_store(), &shown))?;
+        let named = |e: TxError| name_server(e.into_store(), &shown);
+        let real = reads::real_identity(&mut conn).map_err(named)?;
+        if created && actor.name != real.login {
+            // The creator chose their name; the role that created the schema may use it.
+            conn.client
+                .execute(
+                    "UPDATE users SET login = $1 WHERE name = $2",
+                    &[&real.login, &actor.name],
+                )
+                .map_err(|e| named(e.into()))?;
+        }
+        let bound = reads::login_of(&mut conn, &actor.name).map_err(named)?;
+        crate::domain::user::may_act_as(&actor.name, &real, bound.as_deref())
+            .map_err(StoreError::NotYou)?;
         Ok(PgStore {
             conn,
             config,
             shown,
             actor,
+            real,
             opts: opts.clone(),
             listener: None,
             notifications: 0,
@@ -251,6 +270,7 @@ impl PgStore {
                 ctx: TxCtx {
                     now,
                     actor: &self.actor,
+                    real: &self.real,
                 },
                 retry: false,
                 lost: None,
@@ -330,6 +350,10 @@ impl PgStore {
 impl Backend for PgStore {
     fn actor(&self) -> &Actor {
         &self.actor
+    }
+
+    fn real(&self) -> &RealIdentity {
+        &self.real
     }
 
     fn now(&mut self) -> Result<Millis> {
@@ -436,6 +460,10 @@ impl Backend for PgStore {
 
     fn comments(&mut self, id: i64) -> Result<Vec<Comment>> {
         self.read(|c| reads::comments(c, id))
+    }
+
+    fn audit(&mut self, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>> {
+        self.read(|c| reads::audit(c, who, since))
     }
 
     fn stats(&mut self) -> Result<Stats> {

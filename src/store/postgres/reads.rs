@@ -7,7 +7,8 @@ use postgres::types::ToSql;
 use super::open::{Conn, TxError, TxResult};
 use super::sql::ITEM_COLS;
 use crate::domain::{
-    Comment, Event, EventKind, Item, Millis, QueueSettings, Role, Unreadable, UserInfo,
+    AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, RealIdentity, Role,
+    Unreadable, UserInfo,
 };
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql};
@@ -142,13 +143,16 @@ pub(super) fn comments(c: &mut Conn, id: i64) -> TxResult<Vec<Comment>> {
 
 /// Every user in `users`, by name.
 pub(super) fn users(c: &mut Conn) -> TxResult<Vec<UserInfo>> {
-    let rows = c.query("SELECT name, role, last_seen FROM users ORDER BY name", &[])?;
+    let rows = c.query(
+        "SELECT name, role, last_seen, login FROM users ORDER BY name",
+        &[],
+    )?;
     Ok(rows
         .iter()
         .map(|r| UserInfo {
             name: r.get(0),
             role: Role::parse(r.get(1)).unwrap_or(Role::Staff),
-            login: None,
+            login: r.get(3),
             last_seen: r.get(2),
         })
         .collect())
@@ -269,4 +273,33 @@ pub(super) fn lost_locks(c: &mut Conn, user: &str, since: Millis) -> TxResult<Ve
         &[&user, &since],
     )?;
     all(rows, |c| rows::lost_lock_from(c))
+}
+
+/// The login (database role) a user name is bound to, if any.
+pub(super) fn login_of(c: &mut Conn, user: &str) -> TxResult<Option<String>> {
+    Ok(
+        c.query_opt("SELECT login FROM users WHERE name = $1", &[&user])?
+            .and_then(|r| r.get(0)),
+    )
+}
+
+/// The session's database role and whether it could change the tables directly anyway
+/// (a superuser or a member of the tables' owner; see `caseload_privileged()`).
+pub(super) fn real_identity(c: &mut Conn) -> TxResult<RealIdentity> {
+    let row = c.query_one("SELECT session_user::text, caseload_privileged()", &[])?;
+    Ok(RealIdentity {
+        login: row.get(0),
+        privileged: row.get(1),
+    })
+}
+
+/// Audit records since `since`, oldest first; with `who`, those by or about that user.
+pub(super) fn audit(c: &mut Conn, who: Option<&str>, since: Millis) -> TxResult<Vec<AuditEntry>> {
+    let rows = c.query(
+        "SELECT id, at, actor, real_user, kind, subject, old_value::text, new_value::text \
+         FROM audit WHERE at >= $1 AND ($2::text IS NULL OR actor = $2 OR \
+         (subject = $2 AND kind IN ('role', 'login'))) ORDER BY at, id",
+        &[&since, &who],
+    )?;
+    all(rows, |c| rows::audit_from(c))
 }

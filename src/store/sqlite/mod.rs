@@ -31,7 +31,9 @@ use self::busy::{BUSY_PATIENCE, busy_sleep, retry_busy};
 use self::migrate::Migration;
 use self::open::Facts;
 use self::tx::SqliteTx;
-use crate::domain::{Actor, Comment, Event, Item, Millis, QueueSettings, Role, UserInfo};
+use crate::domain::{
+    Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
+};
 use crate::store::backend::Backend;
 use crate::store::error::{Result, StoreError};
 use crate::store::ops::{Tx, TxCtx};
@@ -63,6 +65,8 @@ pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
     actor: Actor,
+    /// The OS user running this process (root is privileged: it can edit the file anyway).
+    real: RealIdentity,
     clock: Clock,
     read_only: bool,
     migration: Migration,
@@ -89,10 +93,24 @@ impl SqliteStore {
             .map_err(|e| open::explain(path, Facts::of_error(&e), map_err(e)))?;
         let migration = Self::prepare(&conn, path, read_only, &actor, clock())
             .map_err(|e| open::explain(path, Facts::of(&conn), e))?;
+        let real = crate::store::identity::real_os_user();
+        if migration == Migration::Created && actor.name != real.login {
+            // The creator chose their name; the login that created the file may use it.
+            conn.execute(
+                "UPDATE users SET login = ?1 WHERE name = ?2",
+                rusqlite::params![real.login, actor.name],
+            )
+            .map_err(map_err)?;
+        }
+        let bound = tx::login_of(&conn, &actor.name)
+            .map_err(|e| open::explain(path, Facts::of(&conn), e))?;
+        crate::domain::user::may_act_as(&actor.name, &real, bound.as_deref())
+            .map_err(StoreError::NotYou)?;
         Ok(SqliteStore {
             conn,
             path: path.to_path_buf(),
             actor,
+            real,
             clock,
             read_only,
             migration,
@@ -246,6 +264,10 @@ impl Backend for SqliteStore {
         &self.actor
     }
 
+    fn real(&self) -> &RealIdentity {
+        &self.real
+    }
+
     fn now(&mut self) -> Result<Millis> {
         Ok((self.clock)())
     }
@@ -274,6 +296,7 @@ impl Backend for SqliteStore {
             ctx: TxCtx {
                 now: (self.clock)(),
                 actor: &self.actor,
+                real: &self.real,
             },
         };
         match f(&mut tx) {
@@ -343,6 +366,10 @@ impl Backend for SqliteStore {
 
     fn comments(&mut self, id: i64) -> Result<Vec<Comment>> {
         reads::comments(&self.conn, id)
+    }
+
+    fn audit(&mut self, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>> {
+        reads::audit(&self.conn, who, since)
     }
 
     fn stats(&mut self) -> Result<Stats> {

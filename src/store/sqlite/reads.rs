@@ -5,7 +5,9 @@ use rusqlite::{Connection, Row, params};
 
 use super::rows::{Cols, event_from_row, item_from_row, lossy_opt_text, lossy_text};
 use super::sql::{ITEM_COLS, KEPT_COUNT};
-use crate::domain::{Comment, Event, EventKind, Item, Millis, QueueSettings, Role, UserInfo};
+use crate::domain::{
+    AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, Role, UserInfo,
+};
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql};
 use crate::store::rows;
@@ -93,7 +95,7 @@ pub(super) fn comments(c: &Connection, id: i64) -> Result<Vec<Comment>> {
 pub(super) fn users(c: &Connection) -> Result<Vec<UserInfo>> {
     collect(
         c,
-        "SELECT name, role, last_seen FROM users ORDER BY name",
+        "SELECT name, role, last_seen, login FROM users ORDER BY name",
         [],
         |r| {
             Ok(UserInfo {
@@ -102,7 +104,7 @@ pub(super) fn users(c: &Connection) -> Result<Vec<UserInfo>> {
                     .as_deref()
                     .and_then(Role::parse)
                     .unwrap_or(Role::Staff),
-                login: None,
+                login: lossy_opt_text(r, 3)?,
                 last_seen: r.get(2)?,
             })
         },
@@ -271,4 +273,18 @@ pub(super) fn export(
         n += 1;
     }
     Ok(n)
+}
+
+/// Audit records since `since`, oldest first; with `who`, those by or about that user.
+pub(super) fn audit(c: &Connection, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>> {
+    collect(
+        c,
+        &format!(
+            "SELECT {} FROM audit WHERE at >= ?1 AND (?2 IS NULL OR actor = ?2 OR \
+             (subject = ?2 AND kind IN ('role', 'login'))) ORDER BY at, id",
+            rows::AUDIT_COLS
+        ),
+        params![since, who],
+        |r| rows::audit_from(&mut Cols::new(r)),
+    )
 }
