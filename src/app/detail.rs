@@ -148,16 +148,34 @@ pub(super) fn build_detail_with(
         heading(&mut lines, "Failure reason");
         push_text(&mut lines, w, r, LineKind::Text);
     }
-    if !comments.is_empty() {
-        heading(&mut lines, &format!("Comments ({})", comments.len()));
-        for c in &comments {
-            let head = format!("{}  {}", when(c.at), c.author);
-            push_text(&mut lines, w, &sanitize::line(&head), LineKind::Dim);
-            push_text(&mut lines, w, &c.text, LineKind::Text);
-        }
+    push_thread(&mut lines, w, s, &comments);
+    push_history(&mut lines, w, s, &history);
+    Detail {
+        item,
+        history,
+        comments,
+        lines,
+        scroll: 0,
     }
-    heading(&mut lines, "History");
-    for e in &history {
+}
+
+/// The comment thread, oldest first: author and time, then the text.
+fn push_thread(lines: &mut Vec<DetailLine>, w: usize, s: &State, comments: &[Comment]) {
+    if comments.is_empty() {
+        return;
+    }
+    heading(lines, &format!("Comments ({})", comments.len()));
+    for c in comments {
+        let head = format!("{}  {}", date_hm_in(c.at, s.zone), c.author);
+        push_text(lines, w, &sanitize::line(&head), LineKind::Dim);
+        push_text(lines, w, &c.text, LineKind::Text);
+    }
+}
+
+/// The history: one line per event, with what its detail says.
+fn push_history(lines: &mut Vec<DetailLine>, w: usize, s: &State, history: &[Event]) {
+    heading(lines, "History");
+    for e in history {
         let extra = ["field", "result", "reason", "comment", "to", "from", "was"]
             .iter()
             .filter_map(|k| match e.detail.get(k)? {
@@ -169,7 +187,7 @@ pub(super) fn build_detail_with(
             .join(", ");
         let line = format!(
             "{}  {:<10} {}{}",
-            when(e.at),
+            date_hm_in(e.at, s.zone),
             e.kind.as_str(),
             crate::domain::audit::acting(&e.actor, &e.os_user),
             if extra.is_empty() {
@@ -178,13 +196,6 @@ pub(super) fn build_detail_with(
                 format!("  ({extra})")
             }
         );
-        push_text(&mut lines, w, &sanitize::line(&line), LineKind::Dim);
-    }
-    Detail {
-        item,
-        history,
-        comments,
-        lines,
-        scroll: 0,
+        push_text(lines, w, &sanitize::line(&line), LineKind::Dim);
     }
 }

@@ -149,6 +149,23 @@ impl PgStore {
         })
     }
 
+    /// Moves this store's clock to the server's plus `ms` from now on (the demo writes
+    /// its two weeks of history this way; tests skew clocks with `PgOptions`).
+    pub fn set_clock_offset(&mut self, ms: i64) {
+        self.opts.clock_offset_ms = ms;
+        self.conn.now_sql = sql::now(ms);
+    }
+
+    /// For a bulk fill of made-up data only (the demo): commits on this session no longer
+    /// wait for the server's disk (`synchronous_commit = off`: never a damaged database,
+    /// at worst the last commits lost to a crash, and the demo is simply made again).
+    pub fn fill_without_waiting_for_the_disk(&mut self) -> Result<()> {
+        self.conn
+            .client
+            .batch_execute("SET synchronous_commit = off")
+            .map_err(|e| map_err(&e))
+    }
+
     /// True when this program created the schema.
     pub fn created_schema(&self) -> bool {
         self.created

@@ -88,7 +88,7 @@ impl SqliteStore {
     ) -> Result<Self> {
         let plan = open::plan(path, opts)?;
         let read_only = plan.read_only;
-        open::guard_shared_memory();
+        crate::sys::guard_shared_memory();
         let conn = Connection::open_with_flags(&plan.target, plan.flags)
             .map_err(|e| open::explain(path, Facts::of_error(&e), map_err(e)))?;
         let migration = Self::prepare(&conn, path, read_only, &actor, clock())
@@ -188,6 +188,16 @@ impl SqliteStore {
         &self.path
     }
 
+    /// For a bulk fill of made-up data only (the demo): commits on this connection no
+    /// longer wait for the disk (`synchronous = NORMAL`; in WAL mode the file cannot be
+    /// corrupted by it, only the last commits lost to a power cut, and the demo is simply
+    /// made again). Everyone else keeps `synchronous = FULL`.
+    pub fn fill_without_waiting_for_the_disk(&self) -> Result<()> {
+        self.conn
+            .execute_batch("PRAGMA synchronous = NORMAL")
+            .map_err(map_err)
+    }
+
     /// True when the file was opened read-only (its permissions allow no writes).
     pub fn is_read_only(&self) -> bool {
         self.read_only
@@ -233,7 +243,7 @@ pub fn map_err(e: rusqlite::Error) -> StoreError {
                 // caseload's allocation guard): a full disk, whatever errno said.
                 C::SystemIoFailure
                     if f.extended_code == rusqlite::ffi::SQLITE_IOERR_SHMSIZE
-                        || open::take_shm_no_space() =>
+                        || crate::sys::take_shm_no_space() =>
                 {
                     StoreError::Storage {
                         code: rusqlite::ffi::SQLITE_FULL,
