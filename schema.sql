@@ -1,4 +1,4 @@
--- caseload: the whole current SQLite schema (user_version 4).
+-- caseload: the whole current SQLite schema (user_version 6).
 --
 -- A fresh database is created from this file in one IMMEDIATE transaction. An older
 -- database is brought up to date by the steps in src/store/migrations/ instead; a test
@@ -71,6 +71,22 @@ CREATE INDEX events_item ON events (item_id, id);
 CREATE INDEX events_actor ON events (actor, at);
 -- Events of a kind over time: completions per hour, locks lost since a visit.
 CREATE INDEX events_kind_at ON events (kind, at);
+
+-- Each item's comment thread: appended with author and time, never edited (a correction is
+-- a new comment).
+CREATE TABLE comments (
+    id       INTEGER PRIMARY KEY,
+    item_id  INTEGER NOT NULL REFERENCES items(id),
+    at       INTEGER NOT NULL,
+    author   TEXT NOT NULL,
+    os_user  TEXT NOT NULL,
+    text     TEXT NOT NULL CHECK (length(text) > 0)
+);
+CREATE INDEX comments_item ON comments (item_id, id);
+
+CREATE TRIGGER comments_never_edited BEFORE UPDATE ON comments BEGIN
+    SELECT RAISE(ABORT, 'comments are never edited; add a new one');
+END;
 
 CREATE TABLE users (
     name       TEXT PRIMARY KEY NOT NULL,

@@ -5,12 +5,12 @@ use super::{Detail, DetailLine, LineKind, State};
 use crate::domain::figures::ItemFigures;
 use crate::domain::sanitize;
 use crate::domain::time::date_hm_in;
-use crate::domain::{Event, Item};
+use crate::domain::{Comment, Event, Item};
 
 pub(super) fn rebuild_detail(s: &mut State) {
     if let Some(d) = s.detail.take() {
         let scroll = d.scroll;
-        let mut nd = build_detail(s, d.item, d.history);
+        let mut nd = build_detail_with(s, d.item, d.history, d.comments);
         nd.scroll = scroll.min(nd.lines.len().saturating_sub(1));
         s.detail = Some(nd);
     }
@@ -80,6 +80,17 @@ fn heading(lines: &mut Vec<DetailLine>, text: &str) {
 
 /// The detail pane's text: body, params, notes (and any unsaved draft), history.
 pub(super) fn build_detail(s: &State, item: Item, history: Vec<Event>) -> Detail {
+    build_detail_with(s, item, history, Vec::new())
+}
+
+/// The detail pane's text with the item's comment thread: a title too long for the
+/// header line in full, body, params, notes (and any unsaved draft), comments, history.
+pub(super) fn build_detail_with(
+    s: &State,
+    item: Item,
+    history: Vec<Event>,
+    comments: Vec<Comment>,
+) -> Detail {
     let w = (s.width as usize).max(20);
     let mut lines = Vec::new();
     let when = |t| date_hm_in(t, s.zone);
@@ -99,6 +110,13 @@ pub(super) fn build_detail(s: &State, item: Item, history: Vec<Event>) -> Detail
     if let Some(why) = item.unreadable_summary() {
         let note = format!("unreadable: {why} (bad bytes shown as \u{FFFD})");
         push_text(&mut lines, w, &note, LineKind::Heading);
+    }
+    // The header line shows what fits of the title beside the lock; a longer one is
+    // shown here in full.
+    let head = format!("#{} [{} · pri {}] ", item.id, item.queue, item.priority);
+    if head.chars().count() + item.title.chars().count() + 50 > w {
+        heading(&mut lines, "Title");
+        push_text(&mut lines, w, &item.title, LineKind::Text);
     }
     heading(&mut lines, "Body");
     if item.body.is_empty() {
@@ -130,16 +148,46 @@ pub(super) fn build_detail(s: &State, item: Item, history: Vec<Event>) -> Detail
         heading(&mut lines, "Failure reason");
         push_text(&mut lines, w, r, LineKind::Text);
     }
-    heading(&mut lines, "History");
-    for e in &history {
-        let extra = ["result", "reason", "comment", "to", "from"]
+    push_thread(&mut lines, w, s, &comments);
+    push_history(&mut lines, w, s, &history);
+    Detail {
+        item,
+        history,
+        comments,
+        lines,
+        scroll: 0,
+    }
+}
+
+/// The comment thread, oldest first: author and time, then the text.
+fn push_thread(lines: &mut Vec<DetailLine>, w: usize, s: &State, comments: &[Comment]) {
+    if comments.is_empty() {
+        return;
+    }
+    heading(lines, &format!("Comments ({})", comments.len()));
+    for c in comments {
+        let head = format!("{}  {}", date_hm_in(c.at, s.zone), c.author);
+        push_text(lines, w, &sanitize::line(&head), LineKind::Dim);
+        push_text(lines, w, &c.text, LineKind::Text);
+    }
+}
+
+/// The history: one line per event, with what its detail says.
+fn push_history(lines: &mut Vec<DetailLine>, w: usize, s: &State, history: &[Event]) {
+    heading(lines, "History");
+    for e in history {
+        let extra = ["field", "result", "reason", "comment", "to", "from", "was"]
             .iter()
-            .filter_map(|k| e.detail_str(k).map(|v| format!("{k}: {v}")))
+            .filter_map(|k| match e.detail.get(k)? {
+                serde_json::Value::String(v) => Some(format!("{k}: {v}")),
+                serde_json::Value::Number(n) => Some(format!("{k}: {n}")),
+                _ => None,
+            })
             .collect::<Vec<_>>()
             .join(", ");
         let line = format!(
             "{}  {:<10} {}{}",
-            when(e.at),
+            date_hm_in(e.at, s.zone),
             e.kind.as_str(),
             crate::domain::audit::acting(&e.actor, &e.os_user),
             if extra.is_empty() {
@@ -148,12 +196,6 @@ pub(super) fn build_detail(s: &State, item: Item, history: Vec<Event>) -> Detail
                 format!("  ({extra})")
             }
         );
-        push_text(&mut lines, w, &sanitize::line(&line), LineKind::Dim);
-    }
-    Detail {
-        item,
-        history,
-        lines,
-        scroll: 0,
+        push_text(lines, w, &sanitize::line(&line), LineKind::Dim);
     }
 }

@@ -53,6 +53,23 @@ pub enum Pending {
     QueueSettings {
         name: String,
     },
+    /// Add the typed text to the item's comment thread (field: comment).
+    AddComment {
+        id: i64,
+    },
+    /// Supervisor: assign an item (fields: user, reason); `token` fences a held one.
+    Assign {
+        id: i64,
+        token: Option<i64>,
+    },
+    /// Supervisor: change an open item's priority, due time or queue (fields); the
+    /// values it had, so that only what changed is sent.
+    EditItem {
+        id: i64,
+        priority: i64,
+        due: Option<crate::domain::Millis>,
+        queue: String,
+    },
 }
 
 /// What a dialog field is: its label, what messages call it, and whether it must be

@@ -53,6 +53,11 @@ pub enum Action {
     Activity,
     FiguresPeriod,
     FiguresSort,
+    Preview,
+    GoTo,
+    TakePreviewed,
+    Comment,
+    EditItem,
 }
 
 /// Where a binding applies.
@@ -71,6 +76,8 @@ pub enum Context {
     Supervisor,
     /// Dialogs and the filter prompt.
     Dialog,
+    /// Looking at an item you do not hold (Space, v, `:`).
+    Preview,
 }
 
 impl Context {
@@ -83,12 +90,14 @@ impl Context {
             Context::Editor => "Notes editor",
             Context::Supervisor => "Supervisors (staff may use t; the rest says supervisor only)",
             Context::Dialog => "Dialogs and the filter prompt",
+            Context::Preview => "Looking at an item you do not hold (read-only)",
         }
     }
 
-    pub const ALL: [Context; 6] = [
+    pub const ALL: [Context; 7] = [
         Context::Global,
         Context::Moving,
+        Context::Preview,
         Context::Item,
         Context::Supervisor,
         Context::Editor,
@@ -216,6 +225,12 @@ pub const KEYMAP: &[Binding] = &[
     ),
     b(&[ch('n')], C::Global, A::TakeNext, "take the next item"),
     b(
+        &[ch(':'), ch('#')],
+        C::Global,
+        A::GoTo,
+        "go to an item by its id",
+    ),
+    b(
         &[ch('p')],
         C::Global,
         A::FiguresPeriod,
@@ -262,6 +277,24 @@ pub const KEYMAP: &[Binding] = &[
         "take the selected item / open your item",
     ),
     b(
+        &[ch(' '), ch('v')],
+        C::Moving,
+        A::Preview,
+        "look at the selected item (read-only; takes nothing)",
+    ),
+    b(
+        &[ch('m')],
+        C::Moving,
+        A::Comment,
+        "add a comment to the item's thread (no lock needed)",
+    ),
+    b(
+        &[ch('t')],
+        C::Preview,
+        A::TakePreviewed,
+        "take the item you are looking at, if it is free",
+    ),
+    b(
         &[ch('c')],
         C::Item,
         A::Complete,
@@ -299,7 +332,13 @@ pub const KEYMAP: &[Binding] = &[
         &[ch('a')],
         C::Supervisor,
         A::Reassign,
-        "reassign the selected lock to another user",
+        "reassign a lock, or assign an open item to someone",
+    ),
+    b(
+        &[ch('E')],
+        C::Supervisor,
+        A::EditItem,
+        "edit an open item: priority, due time, queue",
     ),
     b(
         &[ch('U')],
@@ -437,6 +476,8 @@ pub enum Hints {
     Report,
     /// The detail pane of an item you hold.
     DetailHeld,
+    /// The detail pane of an open item you do not hold (looking before taking).
+    DetailOpen,
     Detail,
     LocksSupervisor,
     LocksReadOnly,
@@ -455,12 +496,13 @@ impl Hints {
             .map_or(&[], |(_, entries)| entries)
     }
 
-    pub const ALL: [Hints; 12] = [
+    pub const ALL: [Hints; 13] = [
         Hints::Editor,
         Hints::DialogFields,
         Hints::Dialog,
         Hints::Report,
         Hints::DetailHeld,
+        Hints::DetailOpen,
         Hints::Detail,
         Hints::LocksSupervisor,
         Hints::LocksReadOnly,
@@ -502,6 +544,17 @@ const HINTS: &[(Hints, &[Hint])] = &[
             h(&[A::Release], "release"),
             h(&[A::Skip], "skip"),
             h(&[A::EditNotes], "notes"),
+            h(SCROLL, "scroll"),
+            BACK,
+            HELP,
+        ],
+    ),
+    (
+        Hints::DetailOpen,
+        &[
+            READ_ONLY,
+            h(&[A::TakePreviewed], "take it"),
+            h(&[A::Comment], "comment"),
             h(SCROLL, "scroll"),
             BACK,
             HELP,

@@ -4,8 +4,10 @@
 //!
 //! Here: the [`State`] and what it is made of; `msg` (messages and effects), `dialog`
 //! (the one dialog mechanism), `filter` (the list filters), `keymap` (the one key table),
-//! `detail` (the detail pane's text), `layout`, `lost`, `textinput` (text entry over ratatui-textarea); and `update/`, one short
-//! function per message (`keys`, `modes`, `results`, `supervise`).
+//! `detail` (the detail pane's text), `layout`, `lost`, `textinput` (text entry over
+//! ratatui-textarea); and `update/`, one short function per message (`keys`, `modes`,
+//! `results`, `supervise`, and `preview` and `assign` for looking before taking, comments
+//! and work given to people).
 
 mod detail;
 mod dialog;
@@ -22,7 +24,7 @@ use std::collections::BTreeMap;
 
 use crate::domain::figures::PeriodKind;
 use crate::domain::time::Zone;
-use crate::domain::{Event, Item, LockStatus, Millis, QueueSettings, Role};
+use crate::domain::{Comment, Event, Item, LockStatus, Millis, QueueSettings, Role};
 use crate::store::{LostLock, Report as FiguresReport, Stats};
 pub use dialog::{Dialog, Field, FieldSpec, Pending};
 pub use filter::{Filter, list_filter, locks_filter};
@@ -150,6 +152,8 @@ pub enum LineKind {
 pub struct Detail {
     pub item: Item,
     pub history: Vec<Event>,
+    /// The item's comment thread (arrives just after the item).
+    pub comments: Vec<Comment>,
     pub lines: Vec<DetailLine>,
     pub scroll: usize,
 }
@@ -230,6 +234,10 @@ pub struct State {
     pub locks_filter: Filter,
     /// The `/` prompt while typing.
     pub filter_prompt: Option<TextInput>,
+    /// The `:` (or `#`) prompt while typing an item's id.
+    pub goto_prompt: Option<TextInput>,
+    /// Known users' names, for completing names in the reassign and assign dialogs.
+    pub users: Vec<String>,
     pub queues: BTreeMap<String, QueueSettings>,
     pub held: BTreeMap<i64, Held>,
     pub detail: Option<Detail>,
@@ -348,6 +356,8 @@ impl State {
             filter: Filter::default(),
             locks_filter: Filter::default(),
             filter_prompt: None,
+            goto_prompt: None,
+            users: Vec::new(),
             queues: BTreeMap::new(),
             held: BTreeMap::new(),
             detail: None,

@@ -3,7 +3,9 @@
 //! and sends their results back as messages.
 
 use crate::domain::figures::PeriodKind;
-use crate::domain::{Event, Item, Millis, QueueSettings, QueueUpdate, Role, SeenLock};
+use crate::domain::{
+    Comment, Event, Item, ItemEdit, Millis, QueueSettings, QueueUpdate, Role, SeenLock,
+};
 use crate::store::{ListFilter, LostLock, Report, Stats, StoreError, TakeNext};
 
 use super::{Filter, View};
@@ -59,6 +61,18 @@ pub enum Msg {
         id: i64,
         result: Result<(), StoreError>,
     },
+    /// A comment typed in the comment dialog was added (or not).
+    CommentAdded {
+        id: i64,
+        result: Result<(), StoreError>,
+    },
+    /// An opened item's comment thread, oldest first.
+    Thread {
+        id: i64,
+        result: Result<Vec<Comment>, StoreError>,
+    },
+    /// The known users' names (for completing names in dialogs).
+    Users(Vec<String>),
     /// Complete-and-next completed `after` but found nothing to take (`why`: nothing
     /// free, paused, the WIP limit).
     NothingNext {
@@ -105,6 +119,7 @@ impl Msg {
                 | Msg::NotesSaved { .. }
                 | Msg::Finished { .. }
                 | Msg::Commented { .. }
+                | Msg::CommentAdded { .. }
                 | Msg::Supervised { .. }
         )
     }
@@ -116,7 +131,8 @@ impl Msg {
             Msg::Opened { result: Err(e), .. } => e,
             Msg::NotesSaved { result: Err(e), .. }
             | Msg::Finished { result: Err(e), .. }
-            | Msg::Commented { result: Err(e), .. } => e,
+            | Msg::Commented { result: Err(e), .. }
+            | Msg::CommentAdded { result: Err(e), .. } => e,
             Msg::Supervised { result: Err(e), .. } => e,
             _ => return None,
         };
@@ -153,6 +169,19 @@ pub enum SupervisorOp {
     Cancel {
         id: i64,
         reason: String,
+    },
+    /// Assign the item (no lock clock until the assignee opens it); with `token`, only
+    /// if its lock is still the one seen.
+    Assign {
+        id: i64,
+        token: Option<i64>,
+        to: String,
+        reason: String,
+    },
+    /// Change an open item's priority, due time or queue.
+    Edit {
+        id: i64,
+        edit: ItemEdit,
     },
     SetQueue {
         name: String,
@@ -194,6 +223,11 @@ pub struct Snapshot {
     pub figures: Option<(PeriodKind, Report)>,
     /// When the listed locks were taken (Locks view).
     pub lock_since: Vec<(i64, Millis)>,
+    /// Every lock the user holds now, however taken (another TUI, the CLI, a supervisor).
+    pub own: Option<Vec<Item>>,
+    /// For each of `own` not among the checked locks: the event that gave it (locked,
+    /// taken over, reassigned), to tell the user who gave it and why.
+    pub given: Vec<Event>,
     /// The request's `takeable` scope (a queue, or every queue) and how many items could
     /// be taken there now (at most [`super::notify::COUNT_CAP`]).
     pub takeable: Option<(Option<String>, u64)>,
@@ -244,6 +278,11 @@ pub enum Effect {
         id: i64,
         text: String,
     },
+    /// Add a typed comment to an item's thread.
+    AddComment {
+        id: i64,
+        text: String,
+    },
     Supervise(SupervisorOp),
     /// List every lock matching the filter (for a bulk unlock).
     CollectLocks(Filter),
@@ -266,6 +305,7 @@ impl Effect {
                 | Effect::SaveNotes { .. }
                 | Effect::Finish { .. }
                 | Effect::Comment { .. }
+                | Effect::AddComment { .. }
                 | Effect::Supervise(_)
         )
     }
@@ -302,6 +342,7 @@ impl Effect {
                 Finish::Skip(_) => format!("skipping #{id}"),
             },
             Effect::Comment { id, .. } => format!("adding your notes to #{id}"),
+            Effect::AddComment { id, .. } => format!("adding your comment to #{id}"),
             Effect::Supervise(op) => match op {
                 SupervisorOp::Unlock { seen, .. } => format!("unlocking #{}", seen.id),
                 SupervisorOp::Reassign { id, .. } => format!("reassigning #{id}"),
@@ -311,6 +352,8 @@ impl Effect {
                 SupervisorOp::Requeue { id } => format!("requeueing #{id}"),
                 SupervisorOp::Cancel { id, .. } => format!("cancelling #{id}"),
                 SupervisorOp::SetQueue { .. } => "changing the queue's settings".into(),
+                SupervisorOp::Assign { id, .. } => format!("assigning #{id}"),
+                SupervisorOp::Edit { id, .. } => format!("editing #{id}"),
             },
             Effect::CollectLocks(_) => "listing the locks".into(),
             Effect::Activity { .. } => "loading the activity".into(),
@@ -352,6 +395,7 @@ impl Effect {
                 result: Err(e),
             }],
             Effect::Comment { id, .. } => vec![Msg::Commented { id, result: Err(e) }],
+            Effect::AddComment { id, .. } => vec![Msg::CommentAdded { id, result: Err(e) }],
             Effect::Supervise(op) => vec![Msg::Supervised { op, result: Err(e) }],
             Effect::CollectLocks(filter) => vec![Msg::LocksCollected {
                 filter,

@@ -165,6 +165,51 @@ pub enum Command {
         #[arg(long)]
         reason: String,
     },
+    /// Supervisor: assign an item to a user: in their Mine, not takeable by others, its lock
+    /// clock starting when they open it. `unlock` undoes it.
+    Assign {
+        /// The item's id.
+        id: i64,
+        /// The user who gets the item (a known user: see `caseload user list`).
+        #[arg(long, value_name = "USER")]
+        to: String,
+        /// Why (required; shown to the assignee and kept in the history).
+        #[arg(long)]
+        reason: String,
+    },
+    /// Supervisor: reopen a done, failed or cancelled item, with a reason.
+    Reopen {
+        /// The item's id.
+        id: i64,
+        /// Why (required; kept in the history with the former result).
+        #[arg(long)]
+        reason: String,
+    },
+    /// Supervisor: change an open item's priority, due time or queue.
+    Edit {
+        /// The item's id.
+        id: i64,
+        /// The new priority (higher is taken first).
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        priority: Option<i64>,
+        /// The new due time, RFC 3339 (e.g. 2026-12-01T17:00:00Z), or `none` to clear it.
+        #[arg(long, value_name = "TIME")]
+        due: Option<String>,
+        /// Move it to this queue (an existing one).
+        #[arg(long, value_name = "Q")]
+        queue: Option<String>,
+    },
+    /// Add a comment to an item's thread (no lock needed; comments are never edited).
+    Comment {
+        /// The item's id.
+        id: i64,
+        /// The comment's text; `-` reads it from standard input.
+        #[arg(conflicts_with = "file", required_unless_present = "file")]
+        text: Option<String>,
+        /// Read the comment from this file.
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+    },
     /// Supervisor: reopen a failed or cancelled item.
     Requeue {
         /// The item's id.
@@ -409,6 +454,12 @@ pub enum QueueCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
+    /// List the known users: role, login binding and when last seen.
+    List {
+        /// Print one JSON array.
+        #[arg(long)]
+        json: bool,
+    },
     /// Set a user's role, or which login may use the name (supervisors; audited).
     #[command(group(clap::ArgGroup::new("change").required(true).multiple(true)
         .args(["role", "login", "no_login"])))]

@@ -203,6 +203,50 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         )],
     ),
     (
+        "assign",
+        &[(
+            "caseload assign 42 --to bob --reason 'alice is off sick'",
+            "#42 waits in bob's Mine; its clock starts when he opens it",
+        )],
+    ),
+    (
+        "reopen",
+        &[(
+            "caseload reopen 42 --reason 'customer wrote back'",
+            "done item #42 is open again",
+        )],
+    ),
+    (
+        "edit",
+        &[
+            (
+                "caseload edit 42 --priority 5 --due 2026-12-01T17:00:00Z",
+                "raise #42 and give it a due time",
+            ),
+            (
+                "caseload edit 42 --queue billing --due none",
+                "move #42 to billing, no due time",
+            ),
+        ],
+    ),
+    (
+        "comment",
+        &[
+            (
+                "caseload comment 42 'Called the customer, no answer'",
+                "add to #42's thread",
+            ),
+            (
+                "caseload comment 42 --file findings.txt",
+                "a longer comment from a file",
+            ),
+            (
+                "caseload comment 42 -",
+                "the comment from standard input (a pipe or a file)",
+            ),
+        ],
+    ),
+    (
         "requeue",
         &[("caseload requeue 42", "reopen failed item #42")],
     ),
@@ -259,10 +303,20 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
     ),
     (
         "user",
-        &[(
-            "caseload user set alice --role supervisor",
-            "alice may unlock and reassign",
-        )],
+        &[
+            (
+                "caseload user set alice --role supervisor",
+                "alice may unlock and reassign",
+            ),
+            ("caseload user list", "who is known, their roles, last seen"),
+        ],
+    ),
+    (
+        "user list",
+        &[
+            ("caseload user list", "name, role, login binding, last seen"),
+            ("caseload user list --json", "the same as one JSON array"),
+        ],
     ),
     (
         "user set",

@@ -132,9 +132,13 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::History { user, since, json } => {
             read::history(&mut *store()?, user, since, json, out)
         }
+        Command::Comment { id, text, file } => read::comment(&mut *store()?, id, text, file, out),
         Command::Reap
         | Command::Unlock { .. }
         | Command::Reassign { .. }
+        | Command::Assign { .. }
+        | Command::Reopen { .. }
+        | Command::Edit { .. }
         | Command::Requeue { .. }
         | Command::Cancel { .. }
         | Command::Queue(_) => supervisor_command(&mut *store()?, command, out),
@@ -222,6 +226,14 @@ fn supervisor_command(store: &mut dyn Store, command: Command, out: &mut dyn Wri
             queue,
         } => supervise::unlock_many(store, expired, h, queue, &reason, out),
         Command::Reassign { id, to, reason } => supervise::reassign(store, id, &to, &reason, out),
+        Command::Assign { id, to, reason } => supervise::assign(store, id, &to, &reason, out),
+        Command::Reopen { id, reason } => supervise::reopen(store, id, &reason, out),
+        Command::Edit {
+            id,
+            priority,
+            due,
+            queue,
+        } => supervise::edit(store, id, priority, due, queue, out),
         Command::Requeue { id } => supervise::requeue(store, id, out),
         Command::Cancel { id, reason } => supervise::cancel(store, id, &reason, out),
         Command::Queue(q) => supervise::queue_command(store, q, out),
@@ -233,6 +245,7 @@ fn supervisor_command(store: &mut dyn Store, command: Command, out: &mut dyn Wri
 /// `caseload user ...`.
 fn user_command(store: &mut dyn Store, command: UserCommand, out: &mut dyn Write) -> CliResult {
     match command {
+        UserCommand::List { json } => read::users(store, json, out),
         UserCommand::Set {
             name,
             role,

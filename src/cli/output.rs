@@ -32,6 +32,10 @@ pub(crate) fn lock_text(item: &Item, queues: &[crate::domain::QueueSettings], no
                 short_duration(overrun)
             ),
             crate::domain::LockStatus::Free => "free".into(),
+            crate::domain::LockStatus::Assigned { user } => format!(
+                "assigned to {} (not opened yet)",
+                truncate(&sanitize::line(&user), 12)
+            ),
         },
     }
 }

@@ -7,6 +7,13 @@ use super::event::{Event, EventKind};
 use super::queue::QueueSettings;
 use super::time::{Millis, clock_hm};
 
+/// The `lock_time` of an assignment: a lock given to a user by a supervisor that runs no
+/// clock until its holder opens it (taking it renews it, which sets `lock_time` to now).
+/// 9999-12-31T23:59:59.999Z: later than any lock's expiry, so every expiry rule (claim,
+/// reap, warnings) reads an assignment as live without knowing about it, and far enough
+/// from `i64::MAX` that adding a lock age cannot overflow.
+pub const ASSIGNED: Millis = 253_402_300_799_999;
+
 /// A held lock: who, since when (acquisition or last renewal), and its fencing token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lock {
@@ -55,6 +62,8 @@ pub enum LockStatus {
     Held { user: String, remaining: i64 },
     /// Held past its age; anyone may take it over.
     Expired { user: String, overrun: i64 },
+    /// Assigned to `user` by a supervisor: theirs, with no clock until they open it.
+    Assigned { user: String },
 }
 
 impl Lock {
@@ -68,8 +77,18 @@ impl Lock {
         now >= self.expires_at(queue)
     }
 
+    /// True for an assignment (see [`ASSIGNED`]): no clock runs until it is opened.
+    pub fn is_assignment(&self) -> bool {
+        self.time >= ASSIGNED
+    }
+
     /// The lock's status at `now`.
     pub fn status(&self, queue: &QueueSettings, now: Millis) -> LockStatus {
+        if self.is_assignment() {
+            return LockStatus::Assigned {
+                user: self.user.clone(),
+            };
+        }
         let left = self.expires_at(queue) - now;
         if left > 0 {
             LockStatus::Held {
@@ -86,6 +105,9 @@ impl Lock {
 
     /// True when the holder should be warned: within `warn_seconds` of expiry, not expired.
     pub fn in_warning(&self, queue: &QueueSettings, now: Millis) -> bool {
+        if self.is_assignment() {
+            return false;
+        }
         let left = self.expires_at(queue) - now;
         left > 0 && left <= queue.warn_seconds * 1000
     }
@@ -93,7 +115,7 @@ impl Lock {
     /// True when an active holder's lock should be renewed now: renewal happens at most
     /// every `lock_seconds / 10`, so a busy holder writes rarely.
     pub fn renewal_due(&self, queue: &QueueSettings, now: Millis) -> bool {
-        now - self.time >= renew_interval_ms(queue)
+        !self.is_assignment() && now - self.time >= renew_interval_ms(queue)
     }
 }
 
@@ -364,6 +386,26 @@ mod tests {
             LockLoss::from_event(&event(EventKind::Renewed, "a", 0, serde_json::json!({})))
                 .is_none()
         );
+    }
+
+    #[test]
+    fn an_assignment_runs_no_clock() {
+        let a = Lock {
+            user: "bob".into(),
+            time: ASSIGNED,
+            token: 2,
+        };
+        let q = queue();
+        let years_later = 4_000_000_000_000;
+        assert!(a.is_assignment());
+        assert!(!a.is_expired(&q, years_later));
+        assert!(!a.in_warning(&q, years_later));
+        assert!(!a.renewal_due(&q, years_later));
+        assert_eq!(
+            a.status(&q, years_later),
+            LockStatus::Assigned { user: "bob".into() }
+        );
+        assert!(!lock_at(years_later).is_assignment());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! Nothing here reads the clock or touches a database: `now` is always a parameter.
 
 pub mod audit;
+pub mod comment;
 pub mod event;
 pub mod figures;
 pub mod item;
@@ -13,9 +14,10 @@ pub mod time;
 pub mod user;
 
 pub use audit::{AuditEntry, AuditKind, AuditNote};
+pub use comment::{Comment, ItemEdit};
 pub use event::{Event, EventKind};
 pub use item::{Item, ItemState, NewItem, Unreadable, ValidationError};
 pub use lock::{Lock, LockLoss, LockStatus, NoLock, SeenLock};
 pub use queue::{QueueSettings, QueueUpdate, Setting, SettingError};
 pub use time::Millis;
-pub use user::{Actor, RealIdentity, Role};
+pub use user::{Actor, RealIdentity, Role, UserInfo};

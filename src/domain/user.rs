@@ -45,6 +45,17 @@ impl Actor {
     }
 }
 
+/// A known user, as `caseload user list` shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UserInfo {
+    pub name: String,
+    pub role: Role,
+    /// The OS login the name is bound to, where the database records one.
+    pub login: Option<String>,
+    /// When they last opened caseload's screen.
+    pub last_seen: Option<super::time::Millis>,
+}
+
 /// Who is really at the keyboard, as the backend knows it (never taken from a flag or
 /// the environment): the OS login of the process on SQLite, the database role of the
 /// session (`session_user`) on PostgreSQL.
@@ -99,9 +110,50 @@ pub fn validate_user_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The name of `known` closest to a mistyped `name` (at most two edits away, or one for
+/// short names), for "did you mean …?".
+pub fn closest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
+    let limit = if name.chars().count() <= 4 { 1 } else { 2 };
+    known
+        .iter()
+        .map(|k| (edits(name, k), k))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k.as_str())
+}
+
+/// Levenshtein distance, by characters.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_typo_finds_the_name_meant() {
+        let known = vec!["alice".to_string(), "bob".to_string()];
+        assert_eq!(closest("alcie", &known), Some("alice"));
+        assert_eq!(
+            closest("bbo", &known),
+            None,
+            "two edits is too far for 3 letters"
+        );
+        assert_eq!(closest("bo", &known), Some("bob"));
+        assert_eq!(closest("nobody-such", &known), None);
+    }
 
     #[test]
     fn user_names_are_checked() {

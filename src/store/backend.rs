@@ -13,8 +13,8 @@ use super::{
 use crate::domain::queue::validate_queue_name;
 use crate::domain::user::validate_user_name;
 use crate::domain::{
-    Actor, AuditEntry, Event, Item, Millis, NewItem, QueueSettings, QueueUpdate, RealIdentity,
-    Role, SeenLock,
+    Actor, AuditEntry, Comment, Event, Item, ItemEdit, Millis, NewItem, QueueSettings, QueueUpdate,
+    RealIdentity, Role, SeenLock, UserInfo,
 };
 
 /// A database backend. Implementing this gives a [`Store`].
@@ -44,6 +44,8 @@ pub trait Backend: Send {
     fn queues(&mut self) -> Result<Vec<QueueSettings>>;
     fn queue(&mut self, name: &str) -> Result<QueueSettings>;
     fn role(&mut self, user: &str) -> Result<Role>;
+    fn users(&mut self) -> Result<Vec<UserInfo>>;
+    fn comments(&mut self, id: i64) -> Result<Vec<Comment>>;
     fn audit(&mut self, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>>;
     fn stats(&mut self) -> Result<Stats>;
     fn report(&mut self, q: &ReportQuery) -> Result<Report>;
@@ -158,7 +160,8 @@ impl<B: Backend> Store for B {
     }
 
     fn save_notes(&mut self, id: i64, token: i64, notes: &str) -> Result<()> {
-        holder(self, id, token, HolderOp::SaveNotes(notes)).map(|_| ())
+        let w = HolderOp::SaveNotes(notes).plan(token)?;
+        write(self, |tx| ops::save_notes(tx, id, token, &w))
     }
 
     fn complete(&mut self, id: i64, token: i64, result: Option<&str>) -> Result<Applied> {
@@ -181,9 +184,13 @@ impl<B: Backend> Store for B {
         holder(self, id, token, HolderOp::Fail(reason))
     }
 
-    fn comment(&mut self, id: i64, text: &str) -> Result<()> {
+    fn comment(&mut self, id: i64, text: &str) -> Result<i64> {
         ops::check_comment(text)?;
         write(self, |tx| ops::comment(tx, id, text))
+    }
+
+    fn comments(&mut self, id: i64) -> Result<Vec<Comment>> {
+        Backend::comments(self, id)
     }
 
     fn reap(&mut self) -> Result<usize> {
@@ -213,6 +220,29 @@ impl<B: Backend> Store for B {
         let reason = ops::required_reason(reason)?;
         validate_user_name(to).map_err(|m| StoreError::Invalid(format!("--to: {m}")))?;
         write(self, |tx| ops::reassign(tx, id, token, to, reason))
+    }
+
+    fn assign(&mut self, id: i64, token: Option<i64>, to: &str, reason: &str) -> Result<Item> {
+        let reason = ops::required_reason(reason)?;
+        validate_user_name(to).map_err(|m| StoreError::Invalid(format!("--to: {m}")))?;
+        write(self, |tx| ops::assign(tx, id, token, to, reason))
+    }
+
+    fn reopen(&mut self, id: i64, reason: &str) -> Result<()> {
+        let reason = ops::required_reason(reason)?;
+        write(self, |tx| ops::reopen(tx, id, reason))
+    }
+
+    fn edit(&mut self, id: i64, edit: &ItemEdit) -> Result<Item> {
+        if edit.is_empty() {
+            return Err(StoreError::Invalid(
+                "nothing to change: give --priority, --due or --queue".into(),
+            ));
+        }
+        if let Some(q) = &edit.queue {
+            validate_queue_name(q).map_err(|m| StoreError::Invalid(format!("--queue: {m}")))?;
+        }
+        write(self, |tx| ops::edit(tx, id, edit))
     }
 
     fn requeue(&mut self, id: i64) -> Result<()> {
@@ -287,6 +317,10 @@ impl<B: Backend> Store for B {
 
     fn role(&mut self, user: &str) -> Result<Role> {
         Backend::role(self, user)
+    }
+
+    fn users(&mut self) -> Result<Vec<UserInfo>> {
+        Backend::users(self)
     }
 
     fn stats(&mut self) -> Result<Stats> {

@@ -16,6 +16,7 @@ pub struct Copied {
     pub users: u64,
     pub items: u64,
     pub events: u64,
+    pub comments: u64,
 }
 
 fn sq(e: rusqlite::Error) -> StoreError {
@@ -107,6 +108,12 @@ const EVENTS: Table = Table {
     select: "SELECT id, item_id, at, actor, os_user, kind, detail FROM events ORDER BY id",
     insert: "INSERT INTO events (id, item_id, at, actor, os_user, kind, detail) \
              VALUES ($1, $2, $3, $4, $5, $6, $7::text::json)",
+};
+
+const COMMENTS: Table = Table {
+    select: "SELECT id, item_id, at, author, os_user, text FROM comments ORDER BY id",
+    insert: "INSERT INTO comments (id, item_id, at, author, os_user, text) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
 };
 
 /// Copies every row of one table, counting each in `count`.
@@ -231,6 +238,33 @@ fn read_event(r: &rusqlite::Row<'_>) -> Result<Values> {
     ))
 }
 
+fn read_comment(r: &rusqlite::Row<'_>) -> Result<Values> {
+    let (id, item_id, when): (i64, i64, i64) = (
+        r.get(0).map_err(sq)?,
+        r.get(1).map_err(sq)?,
+        r.get(2).map_err(sq)?,
+    );
+    let text = |i: usize| -> Result<String> {
+        r.get(i).map_err(|e| {
+            StoreError::Invalid(format!(
+                "comment #{id} of item #{item_id} cannot be copied: {}; nothing was copied",
+                sq(e)
+            ))
+        })
+    };
+    Ok((
+        Some(format!("comment #{id} of item #{item_id}")),
+        vec![
+            Box::new(id),
+            Box::new(item_id),
+            Box::new(when),
+            Box::new(text(3)?),
+            Box::new(text(4)?),
+            Box::new(text(5)?),
+        ],
+    ))
+}
+
 /// Copies everything in `src` into `dst`, whose schema must hold no items yet. All or
 /// nothing: one PostgreSQL transaction.
 pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied> {
@@ -263,6 +297,9 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
     copy_table(src, &mut tx, &mut at, &ITEMS, read_item, |c| &mut c.items)?;
     copy_table(src, &mut tx, &mut at, &EVENTS, read_event, |c| {
         &mut c.events
+    })?;
+    copy_table(src, &mut tx, &mut at, &COMMENTS, read_comment, |c| {
+        &mut c.comments
     })?;
 
     // The audit of roles, bindings and queue settings comes along. Login bindings do not:
@@ -307,6 +344,8 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
              coalesce((SELECT max(id) FROM events), 0) + 1, false); \
          SELECT setval(pg_get_serial_sequence('audit', 'id'), \
              coalesce((SELECT max(id) FROM audit), 0) + 1, false); \
+         SELECT setval(pg_get_serial_sequence('comments', 'id'), \
+             coalesce((SELECT max(id) FROM comments), 0) + 1, false); \
          SELECT pg_notify('caseload', coalesce(current_schema(), ''))",
     )
     .map_err(|e| at.failed(&e))?;

@@ -26,7 +26,9 @@ pub enum StoreError {
     UnknownQueue { name: String, known: Vec<String> },
     #[error("{0}")]
     Invalid(String),
-    #[error("#{id} is held by {holder} (since {})", clock_hm(*.since))]
+    #[error("unknown user '{name}'{}", unknown_user_hint(.name, .known))]
+    UnknownUser { name: String, known: Vec<String> },
+    #[error("#{id} is {}", held_since(.holder, *.since))]
     HeldByOther {
         id: i64,
         holder: String,
@@ -87,6 +89,24 @@ fn known_list(name: &str, known: &[String]) -> String {
     } else {
         format!(" (known: {})", known.join(", "))
     }
+}
+
+fn held_since(holder: &str, since: Millis) -> String {
+    if since >= crate::domain::lock::ASSIGNED {
+        format!("assigned to {holder} (not opened yet)")
+    } else {
+        format!("held by {holder} (since {})", clock_hm(since))
+    }
+}
+
+fn unknown_user_hint(name: &str, known: &[String]) -> String {
+    let close = crate::domain::user::closest(name, known)
+        .map(|c| format!("; did you mean {c}?"))
+        .unwrap_or_default();
+    format!(
+        "{close} (known users are listed by `caseload user list`; add one with \
+         `caseload user set {name} --role staff`)"
+    )
 }
 
 fn now_held(holder: &Option<String>) -> String {

@@ -31,8 +31,8 @@ pub(crate) use sqlite::open as sqlite_open;
 use std::path::Path;
 
 use crate::domain::{
-    Actor, AuditEntry, Event, Item, ItemState, LockLoss, Millis, NewItem, QueueSettings,
-    QueueUpdate, RealIdentity, Role, SeenLock,
+    Actor, AuditEntry, Comment, Event, Item, ItemEdit, ItemState, LockLoss, Millis, NewItem,
+    QueueSettings, QueueUpdate, RealIdentity, Role, SeenLock, UserInfo,
 };
 pub use error::{Result, StoreError, exit};
 pub use figures::{Figures, QueueFigures, Report, ReportQuery};
@@ -192,8 +192,10 @@ pub trait Store: Send {
     ) -> Result<AndNext>;
     /// Fails the item with a reason (a retry of the same fail is `Applied::Already`).
     fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<Applied>;
-    /// Adds a comment to an item's history (no lock needed).
-    fn comment(&mut self, id: i64, text: &str) -> Result<()>;
+    /// Adds a comment to an item's thread (no lock needed, any state); returns its id.
+    fn comment(&mut self, id: i64, text: &str) -> Result<i64>;
+    /// An item's comments, oldest first.
+    fn comments(&mut self, id: i64) -> Result<Vec<Comment>>;
     /// Releases every expired lock; returns how many.
     fn reap(&mut self) -> Result<usize>;
 
@@ -208,6 +210,14 @@ pub trait Store: Send {
     /// Supervisor: gives the item's lock to another user; with `token`, only if its lock
     /// is still the one the supervisor saw (else `LockChanged`).
     fn reassign(&mut self, id: i64, token: Option<i64>, to: &str, reason: &str) -> Result<Item>;
+    /// Supervisor: assigns the item to a known user: in their Mine, not takeable by
+    /// others, no lock clock until they open it (take it); with `token`, only if its lock
+    /// is still the one the supervisor saw (else `LockChanged`). Undone by `unlock`.
+    fn assign(&mut self, id: i64, token: Option<i64>, to: &str, reason: &str) -> Result<Item>;
+    /// Supervisor: reopens a done, failed or cancelled item, with a reason.
+    fn reopen(&mut self, id: i64, reason: &str) -> Result<()>;
+    /// Supervisor: changes an open item's priority, due time or queue.
+    fn edit(&mut self, id: i64, edit: &ItemEdit) -> Result<Item>;
     /// Supervisor: reopens a failed (or cancelled) item.
     fn requeue(&mut self, id: i64) -> Result<()>;
     /// Supervisor: cancels an open item.
@@ -255,6 +265,8 @@ pub trait Store: Send {
     fn queue(&mut self, name: &str) -> Result<QueueSettings>;
     /// A user's role (staff when unknown).
     fn role(&mut self, user: &str) -> Result<Role>;
+    /// Every user in `users`, by name.
+    fn users(&mut self) -> Result<Vec<UserInfo>>;
     /// The figures of the Stats view.
     fn stats(&mut self) -> Result<Stats>;
     /// The supervisors' figures over a period, per person and per queue (from the holds

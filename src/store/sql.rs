@@ -54,6 +54,17 @@ pub const SET_REQUEUE: &str =
 /// Give the lock to `:value`: a new acquisition, so a new token.
 pub const SET_REASSIGN: &str = "lock_user = :value, lock_time = :now, lock_token = lock_token + 1";
 
+/// Assign to `:value`: a new acquisition (a new token) whose clock starts when the
+/// assignee opens it; the lock time is [`crate::domain::lock::ASSIGNED`].
+pub const SET_ASSIGN: &str =
+    "lock_user = :value, lock_time = 253402300799999, lock_token = lock_token + 1";
+/// Reopen a finished item (done, failed or cancelled).
+pub const SET_REOPEN: &str = SET_REQUEUE;
+/// A supervisor's edits of an open item, one field each (`:value` as text).
+pub const SET_PRIORITY: &str = "priority = CAST(:value AS BIGINT)";
+pub const SET_DUE: &str = "due_at = CAST(:value AS BIGINT)";
+pub const SET_QUEUE: &str = "queue = :value";
+
 /// The rows the `holds` table must hold, recomputed from the events (the same words in
 /// both dialects): the definition of `crate::domain::figures::records` in SQL, which
 /// `caseload check` compares with the rows the trigger wrote.
@@ -164,6 +175,12 @@ pub fn export_events(detail: &str, object: &str, text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_assignment_writes_the_domain_s_lock_time() {
+        let t = crate::domain::lock::ASSIGNED.to_string();
+        assert_eq!(SET_ASSIGN.matches(t.as_str()).count(), 1);
+    }
 
     #[test]
     fn kind_sets_render_as_literals() {

@@ -146,6 +146,10 @@ pub(crate) fn assemble(f: StatsFacts) -> Stats {
         if now >= time + secs * 1000 {
             expired += 1;
         }
+        // An assignment runs no clock until it is opened: it has no age yet.
+        if *time >= crate::domain::lock::ASSIGNED {
+            continue;
+        }
         let age = now - time;
         let i = AGE_BUCKETS
             .iter()

@@ -155,9 +155,18 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
             }))],
         },
         Effect::Refresh(req) => vec![Msg::Refreshed(Box::new(refresh(st, req)))],
-        Effect::TakeNext(opts) => vec![opened(st, true, |s| s.take_next(&opts))],
-        Effect::Take(id) => vec![opened(st, true, |s| s.take(id))],
-        Effect::Open(id) => vec![opened(st, false, |s| s.item(id))],
+        Effect::TakeNext(opts) => {
+            let msg = opened(st, true, |s| s.take_next(&opts));
+            with_thread(st, msg)
+        }
+        Effect::Take(id) => {
+            let msg = opened(st, true, |s| s.take(id));
+            with_thread(st, msg)
+        }
+        Effect::Open(id) => {
+            let msg = opened(st, false, |s| s.item(id));
+            with_thread(st, msg)
+        }
         Effect::Renew { id, token } => vec![Msg::Renewed {
             id,
             result: st.renew(id, token),
@@ -174,7 +183,11 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
         } => finish_with_notes(st, id, token, what, notes),
         Effect::Comment { id, text } => vec![Msg::Commented {
             id,
-            result: st.comment(id, &text),
+            result: st.comment(id, &text).map(|_| ()),
+        }],
+        Effect::AddComment { id, text } => vec![Msg::CommentAdded {
+            id,
+            result: st.comment(id, &text).map(|_| ()),
         }],
         Effect::Supervise(op) => {
             let result = supervise(st, &op);
@@ -220,6 +233,9 @@ fn resume(st: &mut dyn Store) -> Vec<Msg> {
         Ok(())
     })();
     let mut out = vec![Msg::Resumed(Box::new(r))];
+    if let Ok(users) = st.users() {
+        out.push(Msg::Users(users.into_iter().map(|u| u.name).collect()));
+    }
     if let Err(e) = result {
         out.push(Msg::Refreshed(Box::new(Snapshot {
             error: Some(e),
@@ -281,6 +297,13 @@ fn supervise(st: &mut dyn Store, op: &SupervisorOp) -> crate::store::Result<usiz
         SupervisorOp::Requeue { id } => st.requeue(*id).map(|()| 1),
         SupervisorOp::Cancel { id, reason } => st.cancel(*id, reason).map(|()| 1),
         SupervisorOp::SetQueue { name, update } => st.set_queue(name, update, false).map(|_| 1),
+        SupervisorOp::Assign {
+            id,
+            token,
+            to,
+            reason,
+        } => st.assign(*id, *token, to, reason).map(|_| 1),
+        SupervisorOp::Edit { id, edit } => st.edit(*id, edit).map(|_| 1),
     }
 }
 
@@ -330,6 +353,56 @@ fn opened(
     Msg::Opened { taken, result }
 }
 
+/// An opened item's message, then its comment thread.
+fn with_thread(st: &mut dyn Store, opened: Msg) -> Vec<Msg> {
+    let id = match &opened {
+        Msg::Opened {
+            result: Ok((item, _)),
+            ..
+        } => Some(item.id),
+        _ => None,
+    };
+    let mut out = vec![opened];
+    if let Some(id) = id {
+        out.push(Msg::Thread {
+            id,
+            result: st.comments(id),
+        });
+    }
+    out
+}
+
+/// Every lock `me` holds now, and for those the screen does not track yet, the event
+/// that gave each (so the user is told who gave it).
+fn own_locks(
+    st: &mut dyn Store,
+    me: &str,
+    tracked: &[(i64, i64)],
+    snap: &mut Snapshot,
+) -> crate::store::Result<()> {
+    let own = st.list(&ListFilter {
+        state: StateFilter::Locked,
+        holder: Some(me.to_string()),
+        limit: 1000,
+        ..ListFilter::default()
+    })?;
+    for item in own
+        .iter()
+        .filter(|i| tracked.iter().all(|(id, _)| *id != i.id))
+    {
+        let history = st.history(item.id)?;
+        if let Some(e) = history
+            .into_iter()
+            .rev()
+            .find(|e| e.kind.is_in(crate::domain::EventKind::TAKES_LOCK))
+        {
+            snap.given.push(e);
+        }
+    }
+    snap.own = Some(own);
+    Ok(())
+}
+
 fn refresh(st: &mut dyn Store, req: RefreshRequest) -> Snapshot {
     let mut snap = Snapshot::default();
     let me = st.actor().name.clone();
@@ -351,6 +424,7 @@ fn refresh(st: &mut dyn Store, req: RefreshRequest) -> Snapshot {
         if req.stats {
             snap.stats = Some(st.stats()?);
         }
+        own_locks(st, &me, &req.checks, &mut snap)?;
         if let Some(k) = req.figures {
             let period = k.period(st.now()?, crate::domain::time::display_zone());
             if period.since < period.until {

@@ -94,6 +94,10 @@ fn lock_label(state: &State, item: &Item, theme: &Theme) -> (String, Style) {
                     theme.mine(),
                 ),
                 LockStatus::Free => ("free".into(), theme.dim()),
+                LockStatus::Assigned { .. } => (
+                    "assigned to you: take it (Enter) to start its clock".into(),
+                    theme.mine(),
+                ),
             }
         }
         (None, _) if state.notices.iter().any(|n| n.item_id == item.id) => {
@@ -107,6 +111,10 @@ fn lock_label(state: &State, item: &Item, theme: &Theme) -> (String, Style) {
             LockStatus::Expired { user, .. } => (
                 format!("EXPIRED, held by {}", sanitize::line(&user)),
                 theme.expired(),
+            ),
+            LockStatus::Assigned { user } => (
+                format!("assigned to {}", sanitize::line(&user)),
+                theme.held(),
             ),
         },
     }

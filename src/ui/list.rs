@@ -174,6 +174,15 @@ fn lock_cell(
             let text = format!("{mark}{}{rest}", who(&user, &format!("{mark}{rest}")));
             (text, style)
         }
+        LockStatus::Assigned { user } => {
+            let label = if compact { "asgn " } else { "assigned to " };
+            let style = if user == state.me {
+                theme.mine()
+            } else {
+                theme.held()
+            };
+            (format!("{label}{}", who(&user, label)), style)
+        }
         LockStatus::Expired { user, overrun } => {
             let label = if compact { "EXP" } else { "EXPIRED" };
             let rest = format!(" +{}", dur(overrun));

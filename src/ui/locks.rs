@@ -126,6 +126,7 @@ fn row<'a>(state: &State, item: &'a Item, selected: bool, plan: &Plan, theme: &T
             Style::default(),
         ),
         LockStatus::Free => ("  ", "-".into(), Style::default()),
+        LockStatus::Assigned { .. } => ("  ", "assigned".into(), Style::default()),
     };
     let since = state
         .lock_since

@@ -131,6 +131,17 @@ fn tab_bar(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
 }
 
 fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    if let Some(p) = &state.goto_prompt {
+        let label = "Go to item # (Enter opens it read-only, Esc cancels): ";
+        let line = Line::from(vec![
+            Span::styled(label, theme.dim()),
+            Span::raw(sanitize::line(&p.text()).into_owned()),
+        ]);
+        let cursor_x = (Span::raw(label).width() + p.cursor_cells()) as u16;
+        frame.render_widget(Paragraph::new(line), area);
+        frame.set_cursor_position((area.x + cursor_x.min(area.width - 1), area.y));
+        return;
+    }
     if let Some(p) = &state.filter_prompt {
         let text: String = p.text();
         let label = if state.view == View::Locks {
@@ -233,8 +244,11 @@ fn hints(state: &State) -> Hints {
     } else if state.report.is_some() {
         Hints::Report
     } else if let Some(d) = &state.detail {
+        let lost = state.notices.iter().any(|n| n.item_id == d.item.id);
         if state.held.contains_key(&d.item.id) {
             Hints::DetailHeld
+        } else if d.item.state == crate::domain::ItemState::Open && !lost {
+            Hints::DetailOpen
         } else {
             Hints::Detail
         }

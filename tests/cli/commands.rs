@@ -346,6 +346,7 @@ fn supervisor_commands_and_staff_refusal() {
             "refused {args:?} changed nothing"
         );
     }
+    env.ok("sup", &["user", "set", "bob", "--role", "staff"]); // a known user
     let out = env.ok(
         "sup",
         &["reassign", &a, "--to", "bob", "--reason", "alice is away"],

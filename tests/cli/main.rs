@@ -18,6 +18,7 @@ mod damaged;
 mod doctor;
 mod help;
 mod import_export;
+mod items;
 mod local_time;
 mod no_typos;
 mod open_path;

@@ -428,8 +428,11 @@ fn comments_need_no_lock(b: &dyn Backend) {
     bob.comment(id, "customer called back").unwrap();
     let last = bob.history(id).unwrap().pop().unwrap();
     assert_eq!(last.kind, EventKind::Noted);
+    assert!(last.detail["comment_id"].is_i64(), "{:?}", last.detail);
     assert_eq!(last.actor, "bob");
-    assert_eq!(last.detail_str("comment"), Some("customer called back"));
+    let thread = bob.comments(id).unwrap();
+    assert_eq!(thread[0].text, "customer called back");
+    assert_eq!(thread[0].author, "bob");
     assert_eq!(bob.item(id).unwrap().lock_user.as_deref(), Some("alice"));
     assert_code(bob.comment(id, "  "), exit::ERROR);
     assert!(matches!(
@@ -609,6 +612,7 @@ fn supervisor_unlock_and_reassign(b: &dyn Backend) {
     assert!(e.to_string().contains("boss"), "{e}");
 
     let t2 = alice.take(id).unwrap().lock_token;
+    boss.set_role("carol", Role::Staff).unwrap(); // a known user
     let item = boss
         .reassign(id, None, "carol", "carol knows this customer")
         .unwrap();
@@ -756,6 +760,7 @@ fn unlock_racing_complete_has_one_winner(b: &dyn Backend) {
 
 fn reassign_racing_complete_has_one_winner(b: &dyn Backend) {
     let mut boss = setup(b);
+    boss.set_role("carol", Role::Staff).unwrap(); // a known user
     let mut alice = b.open("alice", 0);
     for round in 0..15 {
         let id = add(&mut *boss, &format!("race {round}"));

@@ -64,6 +64,8 @@ fn histories(b: &dyn Backend, boss: &mut dyn Store) -> (Ids, i64) {
     };
     add(boss, "H", Some(t0 - MIN));
     add(boss, "I", Some(t0 + 30 * MIN));
+    boss.set_role("carol", caseload::domain::Role::Staff)
+        .unwrap(); // reassign takes a known user
     let at = |user: &str, m: i64| b.open(user, m * MIN);
 
     let mut alice10 = at("alice", 10);

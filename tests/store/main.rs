@@ -15,6 +15,7 @@ pub mod support;
 mod concurrency;
 mod conformance;
 mod figures;
+mod item_threads;
 mod migrate;
 mod postgres;
 mod postgres_lost;

@@ -7,7 +7,7 @@
 //! The default queue has a 60 s lock; "+61s" stores see every lock taken at 0 expired.
 
 use crate::support::backend::{Backend, BoxStore, add, setup};
-use caseload::domain::{NewItem, NoLock, QueueUpdate, SeenLock};
+use caseload::domain::{NewItem, NoLock, QueueUpdate, Role, SeenLock};
 use caseload::store::{Applied, Store, StoreError, TakeNext};
 
 conformance!(
@@ -502,6 +502,7 @@ const TABLE: &[(&str, Case, &str)] = &[
             let id = add(&mut **boss, "x");
             let seen = b.open("alice", 0).take(id).unwrap().lock_token;
             b.open("bob", 61_000).take(id).unwrap();
+            boss.set_role("carol", Role::Staff).unwrap();
             outcome(boss.reassign(id, Some(seen), "carol", "stale"), |_| {
                 "?".into()
             })
@@ -513,6 +514,7 @@ const TABLE: &[(&str, Case, &str)] = &[
         |b, boss| {
             let id = add(&mut **boss, "x");
             let seen = b.open("alice", 0).take(id).unwrap().lock_token;
+            boss.set_role("carol", Role::Staff).unwrap();
             let r = boss.reassign(id, Some(seen), "carol", "carol knows");
             outcome(r, took(&mut **boss))
         },
@@ -525,6 +527,7 @@ const TABLE: &[(&str, Case, &str)] = &[
             let mut alice = b.open("alice", 0);
             let t = alice.take(id).unwrap().lock_token;
             alice.complete(id, t, None).unwrap();
+            boss.set_role("carol", Role::Staff).unwrap();
             outcome(boss.reassign(id, None, "carol", "late"), |_| "?".into())
         },
         "exit 3: NotOpen done by alice",

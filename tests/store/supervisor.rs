@@ -8,7 +8,7 @@
 
 use crate::support::MIN;
 use crate::support::backend::{Backend, add, assert_code, kinds, race, setup};
-use caseload::domain::{EventKind, ItemState, SeenLock};
+use caseload::domain::{EventKind, ItemState, Role, SeenLock};
 use caseload::store::exit;
 
 conformance!(
@@ -161,6 +161,7 @@ fn after_a_reassign_every_late_holder_write_is_refused(b: &dyn Backend) {
     let mut alice = b.open("alice", 0);
     let t = alice.take(id).unwrap().lock_token;
     alice.save_notes(id, t, "alice's notes").unwrap();
+    boss.set_role("bob", Role::Staff).unwrap(); // a known user
     let moved = boss
         .reassign(id, None, "bob", "bob knows the customer")
         .unwrap();

@@ -14,6 +14,7 @@ pub mod support;
 
 mod figures;
 mod flow;
+mod items;
 mod notify_tmux;
 mod reconnect;
 mod screens;

@@ -87,7 +87,7 @@ fn take_next_opens_the_detail_then_mine_shows_the_countdown() {
 fn help_is_generated_from_the_key_table() {
     let (db, clock) = world();
     let store = db.store("alice", &clock);
-    let mut s = start(store, &clock, 100, 60, true);
+    let mut s = start(store, &clock, 100, 80, true);
     s.step(key('?'));
     let text = screen(&s.state);
     for bd in caseload::app::keymap::KEYMAP {
@@ -134,10 +134,10 @@ fn a_lost_lock_is_noticed_without_a_key() {
     );
     insta::assert_snapshot!("lost_lock", text);
     s.step(code(KeyCode::Enter)); // add the notes as a comment
-    let hist = bob_store.history(1).unwrap();
-    let last = hist.last().unwrap();
-    assert_eq!(last.actor, "alice");
-    assert_eq!(last.detail_str("comment"), Some("Spoke to Sam"));
+    let thread = bob_store.comments(1).unwrap();
+    let last = thread.last().unwrap();
+    assert_eq!(last.author, "alice");
+    assert_eq!(last.text, "Spoke to Sam");
 }
 
 #[test]

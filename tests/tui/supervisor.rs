@@ -587,6 +587,9 @@ fn an_expired_lock_is_reassigned_and_everyone_sees_it() {
     let mut sup_store = db.store("sup", &clock);
     let ids = add_items(&mut sup_store, "helpdesk", &["Reset password for Kim"]);
     let id = ids[0];
+    sup_store
+        .set_role("bob", caseload::domain::Role::Staff)
+        .unwrap(); // bob is a known user
 
     // Alice takes the item and then leaves her terminal alone.
     let alice_store = db.store("alice", &clock);

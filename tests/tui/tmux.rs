@@ -484,3 +484,102 @@ fn ctrl_z_under_a_non_interactive_shell_stops_the_job_and_fg_brings_it_back() {
         s.contains("READY$") && !s.contains("1 Queue")
     });
 }
+
+#[test]
+fn an_assignment_reaches_the_assignees_screen_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let Some(t) = Tmux::start("assign") else {
+        return;
+    };
+    start_tui(&t, &db);
+    // alice opened the screen, so she is a known user; feeder created the database and
+    // is its supervisor.
+    caseload(
+        &db,
+        "feeder",
+        &[
+            "assign",
+            "1",
+            "--to",
+            "alice",
+            "--reason",
+            "you know this printer",
+        ],
+    );
+    let s = t.wait_for("the notice", |s| s.contains("feeder gave you #1"));
+    assert!(s.contains("you know this printer"), "{s}");
+    assert!(s.contains("1 held"), "the header counts it: {s}");
+    t.send(&["Enter", "2"]);
+    let s = t.wait_for("Mine", |s| s.contains("assigned to you"));
+    assert!(s.contains("Fix the printer"), "{s}");
+    // Opening it starts its lock clock.
+    t.send(&["Enter"]);
+    t.wait_for("the running lock", |s| {
+        s.contains("yours, 30m") || s.contains("yours, 29m")
+    });
+    t.send(&["q"]);
+    t.wait_for("the list", |s| s.contains("TITLE"));
+    t.send(&["q"]);
+    t.wait_for("the prompt again", |s| {
+        s.contains("READY$") && !s.contains("1 Queue")
+    });
+    let shown = caseload(&db, "feeder", &["show", "1"]);
+    assert!(shown.contains("held by alice"), "{shown}");
+}
+
+#[test]
+fn a_look_before_taking_takes_nothing_until_t() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    caseload(
+        &db,
+        "feeder",
+        &["add", "--title", "Held by bob", "--body", "bob's case"],
+    );
+    caseload(&db, "bob", &["claim", "--id", "2"]);
+    let Some(t) = Tmux::start("look") else {
+        return;
+    };
+    start_tui(&t, &db);
+    t.send(&["Space"]);
+    let s = t.wait_for("the read-only view", |s| s.contains("not yours (free)"));
+    assert!(s.contains("read-only"), "{s}");
+    let shown = caseload(&db, "feeder", &["show", "1", "--json"]);
+    assert!(
+        shown.contains("\"lock_user\":null"),
+        "looking took nothing: {shown}"
+    );
+    // Esc alone: a letter right behind it would read as Alt+letter.
+    t.send(&["Escape"]);
+    t.wait_for("the queue again", |s| {
+        s.contains("Held by bob") && !s.contains("(free)")
+    });
+    t.send(&["j", "v"]);
+    let s = t.wait_for("bob's item", |s| s.contains("held by bob"));
+    assert!(s.contains("bob's case"), "its body is shown: {s}");
+    t.send(&["t"]);
+    t.wait_for("the refusal", |s| {
+        s.contains("you can look but not take it")
+    });
+    t.send(&["Escape"]);
+    t.wait_for("the queue again", |s| {
+        s.contains("Fix the printer") && !s.contains("bob's case")
+    });
+    t.send(&[":", "1", "Enter"]);
+    t.wait_for("#1 by its id", |s| s.contains("not yours (free)"));
+    t.send(&["t"]);
+    t.wait_for("the take", |s| {
+        s.contains("yours, 30m") || s.contains("yours, 29m")
+    });
+    t.send(&["q"]);
+    t.wait_for("the list", |s| s.contains("TITLE"));
+    t.send(&["q"]);
+    t.wait_for("the prompt again", |s| {
+        s.contains("READY$") && !s.contains("1 Queue")
+    });
+    let shown = caseload(&db, "feeder", &["show", "1", "--json"]);
+    assert!(shown.contains("\"lock_user\":\"alice\""), "{shown}");
+}

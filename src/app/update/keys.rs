@@ -5,7 +5,7 @@
 use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
 use super::modes::{dialog_key, editor_key, prompt_key};
-use super::supervise;
+use super::{assign, preview, supervise};
 use super::{refresh, refused, set_error, set_info};
 use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
@@ -98,15 +98,22 @@ fn on_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     if s.filter_prompt.is_some() {
         return prompt_key(s, key);
     }
+    if s.goto_prompt.is_some() {
+        return preview::goto_key(s, key);
+    }
     if s.editor.is_some() {
         return editor_key(s, key);
     }
-    for ctx in [
-        Context::Global,
-        Context::Moving,
-        Context::Item,
-        Context::Supervisor,
-    ] {
+    // Looking at an item one does not hold, `t` takes it (elsewhere it is the holder's day).
+    let previewing = s
+        .detail
+        .as_ref()
+        .is_some_and(|d| !s.held.contains_key(&d.item.id));
+    let contexts = [Context::Global, Context::Moving]
+        .into_iter()
+        .chain(previewing.then_some(Context::Preview))
+        .chain([Context::Item, Context::Supervisor]);
+    for ctx in contexts {
         if let Some(a) = keymap::lookup(ctx, &key) {
             return act(s, a);
         }
@@ -196,6 +203,11 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         | Action::CancelItem
         | Action::QueueSettings
         | Action::Activity => supervise::act(s, a),
+        Action::Preview => preview::preview(s),
+        Action::GoTo => preview::start_goto(s),
+        Action::TakePreviewed => preview::take_previewed(s),
+        Action::Comment => preview::start_comment(s),
+        Action::EditItem => assign::edit_item(s),
         // Editor and dialog actions are handled in their own modes.
         Action::SaveNotes
         | Action::CloseEditor
@@ -319,7 +331,9 @@ fn open(s: &mut State) -> Vec<Effect> {
         }
         return vec![];
     };
-    if item.is_held_by(&s.me) {
+    // Opening an assignment starts its lock clock: it is taken (renewed).
+    let assigned = item.lock().is_some_and(|l| l.is_assignment());
+    if item.is_held_by(&s.me) && !assigned {
         vec![Effect::Open(item.id)]
     } else {
         let id = item.id;

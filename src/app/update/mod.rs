@@ -4,8 +4,10 @@
 //! notes editor), the store's answers in `results`, the supervisor's actions and their
 //! answers in `supervise`. The detail pane's text is built in `app/detail.rs`.
 
+mod assign;
 mod keys;
 mod modes;
+mod preview;
 mod results;
 mod supervise;
 
@@ -130,6 +132,15 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
             result,
         } => supervise::activity_loaded(s, user, since, result),
         Msg::NothingNext { after, why } => results::nothing_next(s, after, &why),
+        Msg::CommentAdded { id, result } => preview::comment_added(s, id, result),
+        Msg::Thread { id, result } => {
+            preview::thread_loaded(s, id, result);
+            vec![]
+        }
+        Msg::Users(names) => {
+            s.users = names;
+            vec![]
+        }
         Msg::Calling(call) => {
             s.call = call;
             vec![]

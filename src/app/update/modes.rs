@@ -3,7 +3,7 @@
 
 use ratatui::crossterm::event::KeyEvent;
 
-use super::supervise;
+use super::{assign, preview, supervise};
 use super::{refresh, refused, set_error, set_info};
 use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
@@ -23,6 +23,7 @@ pub(super) fn dialog_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
             }
             vec![]
         }
+        Some(Action::NextField) if assign::complete_name(s) => vec![],
         Some(a @ (Action::NextField | Action::PrevField)) => {
             if let Some(d) = s.dialog.as_mut()
                 && !d.inputs.is_empty()
@@ -112,6 +113,7 @@ fn confirm(s: &mut State) -> Vec<Effect> {
             }],
             None => vec![],
         },
+        Pending::AddComment { id } => preview::comment_confirmed(id, text),
         Pending::Quit => {
             s.quit = true;
             vec![]
@@ -122,7 +124,9 @@ fn confirm(s: &mut State) -> Vec<Effect> {
         | Pending::UnlockMany { .. }
         | Pending::Requeue { .. }
         | Pending::Cancel { .. }
-        | Pending::QueueSettings { .. } => supervise::confirm(s, d),
+        | Pending::QueueSettings { .. }
+        | Pending::Assign { .. }
+        | Pending::EditItem { .. } => supervise::confirm(s, d),
     }
 }
 

@@ -4,7 +4,9 @@
 use crate::app::detail::{build_detail, rebuild_detail};
 use crate::app::layout;
 use crate::app::lost::{explain, is_lost};
-use crate::app::{Dialog, Effect, Finish, Held, Notice, Pending, Resume, Snapshot, State, View};
+use crate::app::{
+    Dialog, Effect, Finish, Held, LockCheck, Notice, Pending, Resume, Snapshot, State, View,
+};
 use crate::domain::sanitize;
 use crate::domain::{Event, Item, ItemState};
 use crate::store::StoreError;
@@ -214,6 +216,30 @@ pub(super) fn resumed(s: &mut State, r: Resume) -> Vec<Effect> {
     fx
 }
 
+/// Every lock we believe we hold, as the database shows it now: a lost one is told at
+/// once. Returns the lost items whose detail is open (to be re-read).
+fn check_locks(s: &mut State, checks: Vec<LockCheck>) -> Vec<i64> {
+    let mut reopen = Vec::new();
+    for c in checks {
+        let Some(held) = s.held.get(&c.id).cloned() else {
+            continue;
+        };
+        match c.item {
+            Ok(item) if !is_lost(&s.me, &held, &item) => {
+                s.held.insert(c.id, Held::of(&item));
+            }
+            Ok(_) | Err(StoreError::NotFound(_)) => {
+                lose(s, &held, &c.history);
+                if s.detail.as_ref().is_some_and(|d| d.item.id == c.id) {
+                    reopen.push(c.id);
+                }
+            }
+            Err(e) => set_error(s, e.to_string()),
+        }
+    }
+    reopen
+}
+
 pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
     match &snap.error {
         Some(StoreError::Connection(m)) => {
@@ -274,23 +300,11 @@ pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
             }
         }
     }
-    let mut reopen = Vec::new();
-    for c in snap.checks {
-        let Some(held) = s.held.get(&c.id).cloned() else {
-            continue;
-        };
-        match c.item {
-            Ok(item) if !is_lost(&s.me, &held, &item) => {
-                s.held.insert(c.id, Held::of(&item));
-            }
-            Ok(_) | Err(StoreError::NotFound(_)) => {
-                lose(s, &held, &c.history);
-                if s.detail.as_ref().is_some_and(|d| d.item.id == c.id) {
-                    reopen.push(c.id);
-                }
-            }
-            Err(e) => set_error(s, e.to_string()),
-        }
+    let reopen = check_locks(s, snap.checks);
+    if let Some(own) = snap.own
+        && snap.error.is_none()
+    {
+        super::assign::track_own(s, own, &snap.given);
     }
     // The detail of a lost item is re-read so its history shows what happened.
     let mut fx: Vec<Effect> = reopen.into_iter().map(Effect::Open).collect();

@@ -75,6 +75,7 @@ fn lock_words(s: &State, item: &Item) -> String {
         }
         LockStatus::Held { remaining, .. } => format!("{} left", short_duration(remaining)),
         LockStatus::Free => "free".into(),
+        LockStatus::Assigned { .. } => "assigned, not opened yet".into(),
     }
 }
 
@@ -127,11 +128,18 @@ fn unlock(s: &mut State) -> Vec<Effect> {
 }
 
 fn reassign(s: &mut State) -> Vec<Effect> {
+    // An open item nobody holds is assigned instead.
+    if let Some(item) = selected(s).filter(|i| i.state == ItemState::Open && i.lock_user.is_none())
+    {
+        super::assign::assign_dialog(s, &item);
+        return vec![];
+    }
     let Some((item, holder)) = locked_target(s, "reassign") else {
         return vec![];
     };
     let message = format!(
-        "#{} {}\nHeld by {holder} ({}). The new holder gets a fresh lock; {holder} is told.",
+        "#{} {}\nHeld by {holder} ({}). The new holder gets a fresh lock; {holder} is told. \
+         Assign instead: it waits in their Mine with no lock clock until they open it.",
         item.id,
         sanitize::line(&item.title),
         lock_words(s, &item)
@@ -145,10 +153,20 @@ fn reassign(s: &mut State) -> Vec<Effect> {
                 token: item.lock_token,
             },
         )
-        .field(FieldSpec::required("To user", "To user (required)"), "")
+        .field(
+            FieldSpec::required(super::assign::TO_USER, "To user (required; Tab completes)"),
+            "",
+        )
         .field(
             FieldSpec::reason("Reason (required, recorded and shown to the holder)"),
             "",
+        )
+        .field(
+            FieldSpec::required(
+                "Assign instead",
+                "Assign instead, no lock clock until opened (yes/no)",
+            ),
+            "no",
         ),
     );
     vec![]
@@ -296,13 +314,49 @@ pub(super) fn confirm(s: &mut State, d: Dialog) -> Vec<Effect> {
             if let Err(m) = validate_user_name(&to) {
                 return reopen(s, d, 0, format!("To user: {m}"));
             }
-            SupervisorOp::Reassign {
+            let assign = match d.value(2).to_lowercase().as_str() {
+                "" | "no" | "n" => false,
+                "yes" | "y" => true,
+                other => {
+                    let m = format!(
+                        "Assign instead: '{}' is not yes or no",
+                        sanitize::line(other)
+                    );
+                    return reopen(s, d, 2, m);
+                }
+            };
+            if assign {
+                SupervisorOp::Assign {
+                    id,
+                    token: Some(token),
+                    to,
+                    reason: d.value(1),
+                }
+            } else {
+                SupervisorOp::Reassign {
+                    id,
+                    token,
+                    to,
+                    reason: d.value(1),
+                }
+            }
+        }
+        Pending::Assign { id, token } => {
+            let to = d.value(0);
+            if let Err(m) = validate_user_name(&to) {
+                return reopen(s, d, 0, format!("To user: {m}"));
+            }
+            SupervisorOp::Assign {
                 id,
                 token,
                 to,
                 reason: d.value(1),
             }
         }
+        Pending::EditItem { .. } => match super::assign::edit_op(&d) {
+            Ok(op) => op,
+            Err((field, m)) => return reopen(s, d, field, m),
+        },
         Pending::UnlockMany { locks } => SupervisorOp::UnlockMany {
             locks,
             reason: d.value(0),
@@ -483,6 +537,14 @@ pub(super) fn supervised(
         (SupervisorOp::Reassign { id, to, .. }, Ok(_)) => {
             set_info(s, format!("Reassigned #{id} to {}", sanitize::line(to)))
         }
+        (SupervisorOp::Assign { id, to, .. }, Ok(_)) => set_info(
+            s,
+            format!(
+                "Assigned #{id} to {}; its lock clock starts when they open it",
+                sanitize::line(to)
+            ),
+        ),
+        (SupervisorOp::Edit { id, .. }, Ok(_)) => set_info(s, format!("Edited #{id}")),
         (SupervisorOp::UnlockMany { locks, .. }, Ok(n)) => {
             let left = locks.len().saturating_sub(n);
             let text = if left == 0 {
@@ -524,6 +586,8 @@ pub(super) fn supervised(
     let touched = match &op {
         SupervisorOp::Unlock { seen, .. } => Some(seen.id),
         SupervisorOp::Reassign { id, .. }
+        | SupervisorOp::Assign { id, .. }
+        | SupervisorOp::Edit { id, .. }
         | SupervisorOp::Requeue { id }
         | SupervisorOp::Cancel { id, .. } => Some(*id),
         _ => None,

@@ -1,21 +1,24 @@
 //! Subcommands that read: list, show, history, stats.
 
-use std::io::Write;
+use std::io::{Read, Write};
+use std::path::PathBuf;
 
-use anyhow::anyhow;
+use anyhow::{Context, anyhow};
 use serde_json::Value;
 
 use crate::domain::figures::{ItemFigures, PeriodKind};
-use crate::domain::time::{date_hm, display_zone, local_full, parse_rfc3339, start_of_day};
-use crate::domain::{Item, Millis, sanitize};
+use crate::domain::time::{
+    date_hm, display_zone, local_full, parse_rfc3339, rfc3339, start_of_day,
+};
+use crate::domain::{Comment, Item, Millis, sanitize};
 use crate::store::{ListFilter, ReportQuery, Store};
 
-use crate::cli::CliResult;
 use crate::cli::args::ListArgs;
 use crate::cli::output::{
     audit_json, audit_line, event_json, event_line, indent, item_json, lock_text, truncate,
     write_json,
 };
+use crate::cli::{CliResult, bail_usage};
 
 pub(crate) fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliResult {
     let filter = ListFilter {
@@ -87,21 +90,114 @@ fn thousands(n: u64) -> String {
 pub(crate) fn show(s: &mut dyn Store, id: i64, json: bool, out: &mut dyn Write) -> CliResult {
     let item = s.item(id)?;
     let history = s.history(id)?;
+    let comments = s.comments(id)?;
     let figures = ItemFigures::of(&item, &history, s.now()?);
     if json {
         let mut v = item_json(&item);
         v["history"] = Value::Array(history.iter().map(event_json).collect());
         v["figures"] = serde_json::to_value(&figures)?;
+        v["comments"] = Value::Array(comments.iter().map(comment_json).collect());
         write_json(out, &v)?;
         return Ok(());
     }
     write_item(s, &item, out)?;
     writeln!(out, "figures:    {}", sanitize::line(&figures.sentence()))?;
+    if !comments.is_empty() {
+        writeln!(out, "comments:")?;
+        for c in &comments {
+            writeln!(out, "  {}", comment_head(c))?;
+            writeln!(out, "{}", indent(&indent(&sanitize::text(&c.text))))?;
+        }
+    }
     writeln!(out, "history:")?;
     for e in &history {
         writeln!(out, "  {}", event_line(e))?;
     }
     Ok(())
+}
+
+/// `caseload comment ID TEXT|-|--file F`.
+pub(crate) fn comment(
+    s: &mut dyn Store,
+    id: i64,
+    text: Option<String>,
+    file: Option<PathBuf>,
+    out: &mut dyn Write,
+) -> CliResult {
+    let text = match (text, file) {
+        (_, Some(f)) => std::fs::read_to_string(&f)
+            .with_context(|| format!("--file {}", sanitize::line(&f.display().to_string())))?,
+        (Some(t), None) if t == "-" => {
+            let mut buf = String::new();
+            std::io::stdin()
+                .read_to_string(&mut buf)
+                .context("reading the comment from standard input")?;
+            buf
+        }
+        (Some(t), None) => t,
+        (None, None) => return bail_usage("give the comment's TEXT, `-` or --file FILE"),
+    };
+    let text = text.trim_end_matches(['\n', '\r']);
+    let cid = s.comment(id, text)?;
+    writeln!(out, "Commented on #{id} (comment {cid})")?;
+    Ok(())
+}
+
+/// `caseload user list [--json]`.
+pub(crate) fn users(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliResult {
+    let users = s.users()?;
+    if json {
+        let arr: Vec<Value> = users
+            .iter()
+            .map(|u| {
+                serde_json::json!({
+                    "name": u.name,
+                    "role": u.role.as_str(),
+                    "login": u.login,
+                    "last_seen": u.last_seen.map(rfc3339),
+                })
+            })
+            .collect();
+        write_json(out, &Value::Array(arr))?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{:<24}  {:<10}  {:<16}  LAST SEEN",
+        "NAME", "ROLE", "LOGIN"
+    )?;
+    for u in &users {
+        writeln!(
+            out,
+            "{:<24}  {:<10}  {:<16}  {}",
+            truncate(&sanitize::line(&u.name), 24),
+            u.role.as_str(),
+            truncate(&sanitize::line(u.login.as_deref().unwrap_or("-")), 16),
+            u.last_seen.map_or_else(|| "never".to_string(), local_full)
+        )?;
+    }
+    Ok(())
+}
+
+/// "2026-11-23T10:47:00.000Z  bob (comment 3)".
+fn comment_head(c: &Comment) -> String {
+    sanitize::line(&format!(
+        "{}  {}  (comment {})",
+        local_full(c.at),
+        c.author,
+        c.id
+    ))
+    .into_owned()
+}
+
+fn comment_json(c: &Comment) -> Value {
+    serde_json::json!({
+        "id": c.id,
+        "at": rfc3339(c.at),
+        "author": c.author,
+        "os_user": c.os_user,
+        "text": c.text,
+    })
 }
 
 pub(crate) fn write_item(s: &mut dyn Store, item: &Item, out: &mut dyn Write) -> CliResult {

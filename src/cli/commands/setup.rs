@@ -69,9 +69,10 @@ pub(crate) fn migrate_to(ctx: &Invocation, url: &str, out: &mut dyn Write) -> Cl
     let problems = dst.check()?;
     writeln!(
         out,
-        "Copied {} items, {} events, {} queues and {} users from {} to {}",
+        "Copied {} items, {} events, {} comments, {} queues and {} users from {} to {}",
         c.items,
         c.events,
+        c.comments,
         c.queues,
         c.users,
         sanitize::line(&path.display().to_string()),

@@ -2,7 +2,10 @@
 
 use std::io::Write;
 
-use crate::domain::{QueueUpdate, Role, SeenLock, sanitize};
+use anyhow::anyhow;
+
+use crate::domain::time::{local_full, parse_rfc3339};
+use crate::domain::{ItemEdit, QueueUpdate, Role, SeenLock, sanitize};
 use crate::store::{ListFilter, StateFilter, Store};
 
 use crate::cli::args::QueueCommand;
@@ -115,6 +118,69 @@ pub(crate) fn reassign(
         "Reassigned #{id} to {} (token {})",
         sanitize::line(to),
         item.lock_token
+    )?;
+    Ok(())
+}
+
+/// `caseload assign ID --to USER`.
+pub(crate) fn assign(
+    s: &mut dyn Store,
+    id: i64,
+    to: &str,
+    reason: &str,
+    out: &mut dyn Write,
+) -> CliResult {
+    let item = s.assign(id, None, to, reason)?;
+    writeln!(
+        out,
+        "Assigned #{id} to {} (token {}; its lock clock starts when they open it)",
+        sanitize::line(to),
+        item.lock_token
+    )?;
+    Ok(())
+}
+
+/// `caseload reopen ID --reason TEXT`.
+pub(crate) fn reopen(s: &mut dyn Store, id: i64, reason: &str, out: &mut dyn Write) -> CliResult {
+    s.reopen(id, reason)?;
+    writeln!(out, "Reopened #{id}")?;
+    Ok(())
+}
+
+/// `caseload edit ID [--priority N] [--due T|none] [--queue Q]`.
+pub(crate) fn edit(
+    s: &mut dyn Store,
+    id: i64,
+    priority: Option<i64>,
+    due: Option<String>,
+    queue: Option<String>,
+    out: &mut dyn Write,
+) -> CliResult {
+    let due = match due.as_deref() {
+        None => None,
+        Some("none") => Some(None),
+        Some(d) => Some(Some(parse_rfc3339(d).ok_or_else(|| {
+            anyhow!(
+                "--due '{}' is not an RFC 3339 time (e.g. 2026-12-01T17:00:00Z) or `none`",
+                sanitize::line(d)
+            )
+        })?)),
+    };
+    let edit = ItemEdit {
+        priority,
+        due,
+        queue,
+    };
+    if edit.is_empty() {
+        return bail_usage("nothing to change: give --priority, --due or --queue");
+    }
+    let item = s.edit(id, &edit)?;
+    let due = item.due_at.map_or_else(|| "none".to_string(), local_full);
+    writeln!(
+        out,
+        "Edited #{id}: priority {}, due {due}, queue {}",
+        item.priority,
+        sanitize::line(&item.queue)
     )?;
     Ok(())
 }

@@ -99,6 +99,18 @@ pub(crate) fn holder_write(
     Err(explain_loss(tx, id, token)?)
 }
 
+/// Saves the holder's notes (`w` planned by [`HolderOp::SaveNotes`]); the text they
+/// replace is kept in the `noted` event's `previous`, so no saved text is ever lost.
+pub(crate) fn save_notes(tx: &mut dyn Tx, id: i64, token: i64, w: &ItemWrite<'_>) -> Result<()> {
+    let before = tx.item_for_update(id)?.map(|i| i.notes);
+    let mut w = w.clone();
+    if let Some(prev) = before.filter(|p| !p.is_empty() && Some(p.as_str()) != w.value) {
+        w.detail["previous"] = json!(prev);
+    }
+    let op = HolderOp::SaveNotes(w.value.unwrap_or_default());
+    holder_write(tx, id, token, op, &w).map(|_| ())
+}
+
 /// True when this holder already applied this very write (same kind, same token, same
 /// value: its event's detail is the same).
 fn done_before(tx: &mut dyn Tx, id: i64, w: &ItemWrite<'_>) -> Result<bool> {

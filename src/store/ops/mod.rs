@@ -9,10 +9,10 @@ mod supervise;
 mod take;
 
 pub use holder::HolderOp;
-pub(crate) use holder::{check_comment, holder_write, required_reason};
+pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
 pub(crate) use supervise::{
-    cancel, delete_queue, reassign, rename_queue, requeue, set_login, set_queue, set_role, unlock,
-    unlock_many,
+    assign, cancel, delete_queue, edit, reassign, rename_queue, reopen, requeue, set_login,
+    set_queue, set_role, unlock, unlock_many,
 };
 pub use take::PassedOver;
 pub(crate) use take::{finish_and_next, take, take_next};
@@ -109,6 +109,12 @@ pub trait Tx {
     /// Applies `w` to item `id` where its fence holds for `token`, with its event; false
     /// when the fence did not hold (nothing written).
     fn write_item(&mut self, id: i64, token: i64, w: &ItemWrite<'_>) -> Result<bool>;
+    /// Appends a comment by the actor to item `id`'s thread; returns its id.
+    fn insert_comment(&mut self, id: i64, text: &str) -> Result<i64>;
+    /// The names in `users`, sorted.
+    fn user_names(&mut self) -> Result<Vec<String>>;
+    /// True when `user` is an actor of any event.
+    fn has_acted(&mut self, user: &str) -> Result<bool>;
     /// Appends an event.
     fn insert_event(&mut self, id: i64, kind: EventKind, detail: &Value) -> Result<()>;
     /// Creates the queue row on first use, with the default settings.
@@ -210,8 +216,12 @@ pub(crate) fn add_items(
 /// Where items without a queue go; created on first use.
 pub const DEFAULT_QUEUE: &str = "default";
 
-/// A comment on an item's history (no lock needed).
-pub(crate) fn comment(tx: &mut dyn Tx, id: i64, text: &str) -> Result<()> {
+/// Adds a comment to an item's thread (no lock needed; any state), with its `noted`
+/// event naming the comment; returns the comment's id.
+pub(crate) fn comment(tx: &mut dyn Tx, id: i64, text: &str) -> Result<i64> {
     found(id, tx.item(id)?)?;
-    tx.insert_event(id, EventKind::Noted, &json!({"comment": text}))
+    let cid = tx.insert_comment(id, text)?;
+    let detail = json!({"comment_id": cid, "chars": text.chars().count()});
+    tx.insert_event(id, EventKind::Noted, &detail)?;
+    Ok(cid)
 }

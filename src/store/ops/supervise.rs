@@ -7,10 +7,14 @@ use serde_json::{Value, json};
 
 use super::{ItemWrite, Tx, found, known_queue, open_item_for_update, require_supervisor};
 use crate::domain::{
-    AuditKind, AuditNote, EventKind, Item, ItemState, QueueSettings, QueueUpdate, Role, SeenLock,
+    AuditKind, AuditNote, EventKind, Item, ItemEdit, ItemState, QueueSettings, QueueUpdate, Role,
+    SeenLock,
 };
 use crate::store::error::{Result, StoreError};
-use crate::store::sql::{FENCE_TOKEN, SET_CANCEL, SET_REASSIGN, SET_RELEASE, SET_REQUEUE};
+use crate::store::sql::{
+    FENCE_TOKEN, SET_ASSIGN, SET_CANCEL, SET_DUE, SET_PRIORITY, SET_QUEUE, SET_REASSIGN,
+    SET_RELEASE, SET_REOPEN, SET_REQUEUE,
+};
 
 /// A supervisor's write fenced by the token read under the write lock: it cannot fail.
 fn write_under_lock(tx: &mut dyn Tx, item: &Item, w: &ItemWrite<'_>) -> Result<()> {
@@ -98,18 +102,139 @@ pub(crate) fn reassign(
     to: &str,
     reason: &str,
 ) -> Result<Item> {
-    require_supervisor(tx, "reassign items")?;
+    give(tx, id, expected, to, reason, false)
+}
+
+/// Assigns the item to `to`: theirs, not takeable by others, with no lock clock until
+/// they open it (a new acquisition: a new token; whoever held it loses it).
+pub(crate) fn assign(
+    tx: &mut dyn Tx,
+    id: i64,
+    expected: Option<i64>,
+    to: &str,
+    reason: &str,
+) -> Result<Item> {
+    give(tx, id, expected, to, reason, true)
+}
+
+/// Reassign or assign: the lock goes to a known user under a new token. Both write a
+/// `reassigned` event (an assignment's says `"assigned": true`): either way the lock
+/// changed hands, and every reader of the trail (lost locks, figures) reads it so.
+fn give(
+    tx: &mut dyn Tx,
+    id: i64,
+    expected: Option<i64>,
+    to: &str,
+    reason: &str,
+    assign: bool,
+) -> Result<Item> {
+    let verb = if assign {
+        "assign items"
+    } else {
+        "reassign items"
+    };
+    require_supervisor(tx, verb)?;
     let cur = open_item_for_update(tx, id)?;
+    known_user(tx, to)?;
     check_expected(&cur, expected)?;
+    let mut detail = json!({"from": cur.lock_user, "to": to, "reason": reason,
+                            "token": cur.lock_token + 1});
+    if assign {
+        detail["assigned"] = json!(true);
+    }
     let w = ItemWrite {
-        set: SET_REASSIGN,
+        set: if assign { SET_ASSIGN } else { SET_REASSIGN },
         fence: FENCE_TOKEN,
         value: Some(to),
         kind: EventKind::Reassigned,
-        detail: json!({"from": cur.lock_user, "to": to, "reason": reason,
-                       "token": cur.lock_token + 1}),
+        detail,
     };
     write_under_lock(tx, &cur, &w)?;
+    found(id, tx.item(id)?)
+}
+
+/// Refuses a name nobody is known by: not in `users` (roles, people who opened the
+/// screen) and never an actor in the audit trail.
+fn known_user(tx: &mut dyn Tx, name: &str) -> Result<()> {
+    let known = tx.user_names()?;
+    if known.iter().any(|k| k == name) || tx.has_acted(name)? {
+        return Ok(());
+    }
+    Err(StoreError::UnknownUser {
+        name: name.to_string(),
+        known,
+    })
+}
+
+/// Reopens a finished item (done, failed or cancelled) with a reason; its `requeued`
+/// event keeps the reason and the former result or error.
+pub(crate) fn reopen(tx: &mut dyn Tx, id: i64, reason: &str) -> Result<()> {
+    require_supervisor(tx, "reopen items")?;
+    let cur = found(id, tx.item_for_update(id)?)?;
+    if cur.state == ItemState::Open {
+        return Err(StoreError::Invalid(format!("#{id} is open already")));
+    }
+    let w = ItemWrite {
+        set: SET_REOPEN,
+        fence: FENCE_TOKEN,
+        value: None,
+        kind: EventKind::Requeued,
+        detail: json!({"was": cur.state.as_str(), "reason": reason, "result": cur.result,
+                       "error": cur.error, "finished_by": cur.finished_by}),
+    };
+    write_under_lock(tx, &cur, &w)
+}
+
+/// Changes an open item's priority, due time or queue (a known one); one `noted` event
+/// per field that changes, naming it (`field`) with its old and new value (`from`, `to`).
+/// Returns the item as it is now.
+pub(crate) fn edit(tx: &mut dyn Tx, id: i64, e: &ItemEdit) -> Result<Item> {
+    require_supervisor(tx, "edit items")?;
+    let cur = open_item_for_update(tx, id)?;
+    if let Some(q) = &e.queue {
+        known_queue(tx, q)?;
+    }
+    let mut changes: Vec<(
+        &'static str,
+        &'static str,
+        Option<String>,
+        serde_json::Value,
+    )> = Vec::new();
+    if let Some(p) = e.priority.filter(|p| *p != cur.priority) {
+        changes.push((
+            "priority",
+            SET_PRIORITY,
+            Some(p.to_string()),
+            json!([cur.priority, p]),
+        ));
+    }
+    if let Some(d) = e.due.filter(|d| *d != cur.due_at) {
+        let show = |t: Option<i64>| t.map(crate::domain::time::rfc3339);
+        changes.push((
+            "due_at",
+            SET_DUE,
+            d.map(|t| t.to_string()),
+            json!([show(cur.due_at), show(d)]),
+        ));
+    }
+    if let Some(q) = e.queue.as_ref().filter(|q| **q != cur.queue) {
+        changes.push(("queue", SET_QUEUE, Some(q.clone()), json!([cur.queue, q])));
+    }
+    if changes.is_empty() {
+        return Err(StoreError::Invalid(format!(
+            "#{id} already has those values; nothing changed"
+        )));
+    }
+    for (field, set, value, from_to) in &changes {
+        let w = ItemWrite {
+            set,
+            fence: FENCE_TOKEN,
+            value: value.as_deref(),
+            kind: EventKind::Noted,
+            detail: json!({"field": field, "from": from_to[0], "to": from_to[1]}),
+        };
+        write_under_lock(tx, &cur, &w)?;
+    }
     found(id, tx.item(id)?)
 }
 

@@ -17,6 +17,7 @@ pub const STEPS: &[&str] = &[
     include_str!("migrations/0002_holds.sql"),
     include_str!("migrations/0003_created_os.sql"),
     include_str!("migrations/0004_identity_audit.sql"),
+    include_str!("migrations/0005_comments.sql"),
 ];
 
 /// The schema version this program writes.

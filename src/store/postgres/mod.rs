@@ -40,7 +40,9 @@ use self::open::{
 pub use self::open::{PgOptions, connect_url, map_err};
 pub(crate) use self::open::{connection_reason, is_connection_error};
 use self::tx::PgTx;
-use crate::domain::{Actor, AuditEntry, Event, Item, Millis, QueueSettings, RealIdentity, Role};
+use crate::domain::{
+    Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
+};
 use crate::store::backend::Backend;
 use crate::store::error::{Result, StoreError};
 use crate::store::list::Window;
@@ -467,6 +469,14 @@ impl Backend for PgStore {
 
     fn role(&mut self, user: &str) -> Result<Role> {
         self.read(|c| reads::role_of(c, user))
+    }
+
+    fn users(&mut self) -> Result<Vec<UserInfo>> {
+        self.read(reads::users)
+    }
+
+    fn comments(&mut self, id: i64) -> Result<Vec<Comment>> {
+        self.read(|c| reads::comments(c, id))
     }
 
     fn audit(&mut self, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>> {

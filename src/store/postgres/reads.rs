@@ -7,7 +7,8 @@ use postgres::types::ToSql;
 use super::open::{Conn, TxError, TxResult};
 use super::sql::ITEM_COLS;
 use crate::domain::{
-    AuditEntry, Event, EventKind, Item, Millis, QueueSettings, RealIdentity, Role, Unreadable,
+    AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, RealIdentity, Role,
+    Unreadable, UserInfo,
 };
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql};
@@ -117,6 +118,44 @@ pub(super) fn history(c: &mut Conn, id: i64) -> TxResult<Vec<Event>> {
         &[&id],
     )?;
     all(rows, |c| rows::event_from(c))
+}
+
+/// An item's comments, oldest first.
+pub(super) fn comments(c: &mut Conn, id: i64) -> TxResult<Vec<Comment>> {
+    load_item(c, id)?.ok_or(StoreError::NotFound(id))?;
+    let rows = c.query(
+        "SELECT id, item_id, at, author, os_user, text FROM comments WHERE item_id = $1 \
+         ORDER BY id",
+        &[&id],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| Comment {
+            id: r.get(0),
+            item_id: r.get(1),
+            at: r.get(2),
+            author: r.get(3),
+            os_user: r.get(4),
+            text: r.get(5),
+        })
+        .collect())
+}
+
+/// Every user in `users`, by name.
+pub(super) fn users(c: &mut Conn) -> TxResult<Vec<UserInfo>> {
+    let rows = c.query(
+        "SELECT name, role, last_seen, login FROM users ORDER BY name",
+        &[],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| UserInfo {
+            name: r.get(0),
+            role: Role::parse(r.get(1)).unwrap_or(Role::Staff),
+            login: r.get(3),
+            last_seen: r.get(2),
+        })
+        .collect())
 }
 
 const DIALECT: Dialect = Dialect {

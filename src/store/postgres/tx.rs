@@ -222,6 +222,35 @@ impl Tx for PgTx<'_> {
         Ok(self.lift(r)? > 0)
     }
 
+    fn insert_comment(&mut self, id: i64, text: &str) -> Result<i64> {
+        let r = self.c.query_one(
+            "INSERT INTO comments (item_id, at, author, os_user, text) \
+             VALUES ($1, $2, $3, $4, $5) RETURNING id",
+            &[
+                &id,
+                &self.ctx.now,
+                &self.ctx.actor.name,
+                &self.ctx.actor.os_user,
+                &text,
+            ],
+        );
+        Ok(self.lift(r.map_err(TxError::from))?.get(0))
+    }
+
+    fn user_names(&mut self) -> Result<Vec<String>> {
+        let r = self.c.query("SELECT name FROM users ORDER BY name", &[]);
+        let rows = self.lift(r.map_err(TxError::from))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn has_acted(&mut self, user: &str) -> Result<bool> {
+        let r = self.c.query_one(
+            "SELECT EXISTS (SELECT 1 FROM events WHERE actor = $1)",
+            &[&user],
+        );
+        Ok(self.lift(r.map_err(TxError::from))?.get(0))
+    }
+
     fn insert_event(&mut self, id: i64, kind: EventKind, detail: &Value) -> Result<()> {
         let r = insert_event(self.c, (self.ctx.now, self.ctx.actor), id, kind, detail);
         self.lift(r)

@@ -18,6 +18,7 @@ pub const STEPS: &[&str] = &[
     include_str!("migrations/0003_holds.sql"),
     include_str!("migrations/0004_created_os.sql"),
     include_str!("migrations/0005_identity_audit.sql"),
+    include_str!("migrations/0006_comments.sql"),
 ];
 
 /// The schema version this program writes.

@@ -31,7 +31,9 @@ use self::busy::{BUSY_PATIENCE, busy_sleep, retry_busy};
 use self::migrate::Migration;
 use self::open::Facts;
 use self::tx::SqliteTx;
-use crate::domain::{Actor, AuditEntry, Event, Item, Millis, QueueSettings, RealIdentity, Role};
+use crate::domain::{
+    Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
+};
 use crate::store::backend::Backend;
 use crate::store::error::{Result, StoreError};
 use crate::store::ops::{Tx, TxCtx};
@@ -349,6 +351,14 @@ impl Backend for SqliteStore {
 
     fn role(&mut self, user: &str) -> Result<Role> {
         tx::role_of(&self.conn, user)
+    }
+
+    fn users(&mut self) -> Result<Vec<UserInfo>> {
+        reads::users(&self.conn)
+    }
+
+    fn comments(&mut self, id: i64) -> Result<Vec<Comment>> {
+        reads::comments(&self.conn, id)
     }
 
     fn audit(&mut self, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>> {

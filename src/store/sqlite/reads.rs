@@ -3,9 +3,11 @@
 
 use rusqlite::{Connection, Row, params};
 
-use super::rows::{Cols, event_from_row, item_from_row};
+use super::rows::{Cols, event_from_row, item_from_row, lossy_opt_text, lossy_text};
 use super::sql::{ITEM_COLS, KEPT_COUNT};
-use crate::domain::{AuditEntry, Event, EventKind, Item, Millis, QueueSettings};
+use crate::domain::{
+    AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, Role, UserInfo,
+};
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql};
 use crate::store::rows;
@@ -65,6 +67,47 @@ pub(super) fn history(c: &Connection, id: i64) -> Result<Vec<Event>> {
         &crate::store::sql::history("e.detail", "json_object", ""),
         [id],
         event_from_row,
+    )
+}
+
+/// An item's comments, oldest first.
+pub(super) fn comments(c: &Connection, id: i64) -> Result<Vec<Comment>> {
+    load_item(c, id)?.ok_or(StoreError::NotFound(id))?;
+    collect(
+        c,
+        "SELECT id, item_id, at, author, os_user, text FROM comments WHERE item_id = ?1 \
+         ORDER BY id",
+        [id],
+        |r| {
+            Ok(Comment {
+                id: r.get(0)?,
+                item_id: r.get(1)?,
+                at: r.get(2)?,
+                author: lossy_text(r, 3)?,
+                os_user: lossy_text(r, 4)?,
+                text: lossy_text(r, 5)?,
+            })
+        },
+    )
+}
+
+/// Every user in `users`, by name.
+pub(super) fn users(c: &Connection) -> Result<Vec<UserInfo>> {
+    collect(
+        c,
+        "SELECT name, role, last_seen, login FROM users ORDER BY name",
+        [],
+        |r| {
+            Ok(UserInfo {
+                name: lossy_text(r, 0)?,
+                role: lossy_opt_text(r, 1)?
+                    .as_deref()
+                    .and_then(Role::parse)
+                    .unwrap_or(Role::Staff),
+                login: lossy_opt_text(r, 3)?,
+                last_seen: r.get(2)?,
+            })
+        },
     )
 }
 

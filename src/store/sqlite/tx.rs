@@ -235,6 +235,42 @@ impl Tx for SqliteTx<'_> {
         Ok(true)
     }
 
+    fn insert_comment(&mut self, id: i64, text: &str) -> Result<i64> {
+        Ok(self
+            .c
+            .prepare_cached(
+                "INSERT INTO comments (item_id, at, author, os_user, text) \
+                 VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
+            )?
+            .query_row(
+                params![
+                    id,
+                    self.ctx.now,
+                    self.ctx.actor.name,
+                    self.ctx.actor.os_user,
+                    text
+                ],
+                |r| r.get(0),
+            )?)
+    }
+
+    fn user_names(&mut self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .c
+            .prepare_cached("SELECT name FROM users ORDER BY name")?;
+        let names = stmt
+            .query_map([], |r| lossy_text(r, 0))?
+            .collect::<rusqlite::Result<Vec<String>>>()?;
+        Ok(names)
+    }
+
+    fn has_acted(&mut self, user: &str) -> Result<bool> {
+        Ok(self
+            .c
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM events WHERE actor = ?1)")?
+            .query_row([user], |r| r.get(0))?)
+    }
+
     fn insert_event(&mut self, id: i64, kind: EventKind, detail: &Value) -> Result<()> {
         self.c.prepare_cached(sql::INSERT_EVENT)?.execute(params![
             id,
