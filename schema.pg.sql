@@ -1,4 +1,4 @@
--- caseload: the whole current PostgreSQL schema (version 1), the same meaning as schema.sql.
+-- caseload: the whole current PostgreSQL schema (version 2), the same meaning as schema.sql.
 --
 -- Fresh schemas are created from this file by the migrator in src/store/postgres/migrate.rs,
 -- inside one transaction holding pg_advisory_xact_lock, and recorded in caseload_schema, so
@@ -108,3 +108,11 @@ CREATE TRIGGER items_count_insert_delete AFTER INSERT OR DELETE ON items
 CREATE TRIGGER items_count_update AFTER UPDATE OF state, queue ON items
     FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state OR OLD.queue IS DISTINCT FROM NEW.queue)
     EXECUTE FUNCTION caseload_count_items();
+
+-- Search: the text folding of domain::search (accents of Latin letters removed, lower
+-- case), for `list --search` and the `/` filter (src/store/postgres/reads.rs).
+CREATE FUNCTION caseload_fold(t text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT lower(translate(t,
+    'ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöøùúûüýÿĀāĂăĄąĆćĈĉĊċČčĎďĐđĒēĔĕĖėĘęĚěĜĝĞğĠġĢģĤĥĦħĨĩĪīĬĭĮįİıĴĵĶķĹĺĻļĽľĿŀŁłŃńŅņŇňŌōŎŏŐőŔŕŖŗŘřŚśŜŝŞşŠšŢţŤťŦŧŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽž',
+    'aaaaaaceeeeiiiinoooooouuuuyaaaaaaceeeeiiiinoooooouuuuyyaaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiiiiijjkkllllllllllnnnnnnoooooorrrrrrssssssssttttttuuuuuuuuuuuuwwyyyzzzzzz')) $$;

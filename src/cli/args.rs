@@ -260,9 +260,20 @@ pub struct ListArgs {
     /// Print at most this many items.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub limit: usize,
+    /// Only items whose title, body, notes, result, params or error contain every word
+    /// of TEXT, in any order, as part of a word, ignoring case and accents.
+    #[arg(long, value_name = "TEXT", value_parser = parse_search)]
+    pub search: Option<String>,
     /// Print one JSON array of items instead of text lines.
     #[arg(long)]
     pub json: bool,
+}
+
+fn parse_search(s: &str) -> Result<String, String> {
+    match crate::domain::search::Search::parse(s) {
+        Some(_) => Ok(s.to_string()),
+        None => Err("give at least one word to search for".into()),
+    }
 }
 
 #[derive(Debug, Args)]

@@ -88,6 +88,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload list --state expired --json",
                 "expired locks as JSON",
             ),
+            (
+                "caseload list --state all --search 'jose 69529'",
+                "every item mentioning both, finished ones too",
+            ),
         ],
     ),
     (

@@ -7,6 +7,7 @@ pub mod item;
 pub mod lock;
 pub mod queue;
 pub mod sanitize;
+pub mod search;
 pub mod time;
 pub mod user;
 

@@ -48,6 +48,11 @@ pub trait Backend: Send {
         state: Option<ItemState>,
         each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
     ) -> Result<u64>;
+    /// Indexes up to `budget` rows for search in one short write transaction; returns
+    /// how many (0 when the index is up to date, or the backend keeps none).
+    fn index_search(&mut self, _budget: usize) -> Result<usize> {
+        Ok(0)
+    }
 }
 
 /// Runs `f` in one write transaction of `b` and returns what it gave.
@@ -256,5 +261,12 @@ impl<B: Backend> Store for B {
         each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
     ) -> Result<u64> {
         Backend::export(self, state, each)
+    }
+
+    fn index_search(&mut self, budget: usize) -> Result<usize> {
+        if !self.writable() {
+            return Ok(0);
+        }
+        Backend::index_search(self, budget)
     }
 }

@@ -4,6 +4,7 @@
 
 use super::{ListFilter, StateFilter};
 use crate::domain::Millis;
+use crate::domain::search::{COUNT_CAP, Search};
 
 /// A query parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,8 +17,9 @@ pub(crate) enum Param {
 pub(crate) struct Dialect {
     /// The `n`th placeholder (from 1).
     pub placeholder: fn(usize) -> String,
-    /// Case-insensitive LIKE.
-    pub like: &'static str,
+    /// The condition that a row matches a search (the row's text scanned), with its
+    /// parameters pushed onto the query.
+    pub search: fn(&mut ListSql, &Search) -> String,
 }
 
 /// A list query's WHERE clause (empty when it has none), ORDER BY and parameters.
@@ -25,6 +27,11 @@ pub(crate) struct ListSql {
     pub where_: String,
     pub order: &'static str,
     pub params: Vec<Param>,
+    /// The conditions other than the search (for a backend that finds the search's rows
+    /// another way).
+    pub base: Vec<String>,
+    /// The search, and its scanning condition (part of `where_`).
+    pub search: Option<(Search, String)>,
     placeholder: fn(usize) -> String,
 }
 
@@ -55,6 +62,8 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect) -> ListSql {
         where_: String::new(),
         order: "",
         params: Vec::new(),
+        base: Vec::new(),
+        search: None,
         placeholder: d.placeholder,
     };
     let mut conds: Vec<String> = Vec::new();
@@ -89,18 +98,15 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect) -> ListSql {
         let p = q.push(Param::Text(h.clone()));
         conds.push(format!("lock_user = {p}"));
     }
-    if let Some(t) = f.text.as_ref().filter(|t| !t.is_empty()) {
-        let escaped = t
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_");
-        let like = q.push(Param::Text(format!("%{escaped}%")));
-        let exact = q.push(Param::Text(t.trim_start_matches('#').to_string()));
-        let op = d.like;
-        conds.push(format!(
-            "(title {op} {like} ESCAPE '\\' OR body {op} {like} ESCAPE '\\' \
-             OR CAST(id AS TEXT) = {exact})"
-        ));
+    q.base = conds.clone();
+    if let Some(search) = f.text.as_deref().and_then(Search::parse) {
+        let mut cond = (d.search)(&mut q, &search);
+        if let Some(id) = search.id() {
+            let p = q.push(Param::Int(id));
+            cond = format!("({cond} OR id = {p})");
+        }
+        conds.push(cond.clone());
+        q.search = Some((search, cond));
     }
     if !conds.is_empty() {
         q.where_ = format!("WHERE {}", conds.join(" AND "));
@@ -118,7 +124,26 @@ pub(crate) fn kept_count(f: &ListFilter) -> Option<Option<&'static str>> {
         StateFilter::All => None,
         StateFilter::Locked | StateFilter::Expired => return None,
     };
-    (f.holder.is_none() && f.text.as_deref().is_none_or(str::is_empty)).then_some(state)
+    (f.holder.is_none() && searched(f).is_none()).then_some(state)
+}
+
+/// The filter's search, if it has one.
+pub(crate) fn searched(f: &ListFilter) -> Option<Search> {
+    f.text.as_deref().and_then(Search::parse)
+}
+
+/// What a count stops at: searches count up to one past [`COUNT_CAP`] ("1,000+").
+pub(crate) fn count_limit(f: &ListFilter) -> Option<u64> {
+    searched(f).map(|_| COUNT_CAP + 1)
+}
+
+/// A LIKE pattern that finds `word` anywhere (with `\` as the escape character).
+pub(crate) fn contains_pattern(word: &str) -> String {
+    let escaped = word
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
+    format!("%{escaped}%")
 }
 
 /// Which rows of the whole list a window reads, and from which end.
@@ -140,7 +165,7 @@ const DEEP_OFFSET: usize = 2_000;
 impl Window {
     /// True when planning this filter's window needs the total.
     pub(crate) fn wants_total(f: &ListFilter) -> bool {
-        f.offset > DEEP_OFFSET && f.holder.is_none() && f.text.is_none()
+        f.offset > DEEP_OFFSET && f.holder.is_none() && searched(f).is_none()
     }
 
     /// The window to read; `None` when it lies past the end.

@@ -105,15 +105,21 @@ fn tab_bar(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     if state.offline {
         right = format!("reconnecting… · {right}");
     }
-    if let (None, Some(p)) = (&state.detail, state.pane(state.view)) {
-        let at = if p.total == 0 { 0 } else { p.selected + 1 };
-        right = format!("{at}/{} · {right}", p.total);
-    }
     let filter = match state.view {
         View::Queue => &state.filter,
         View::Locks => &state.locks_filter,
         _ => &crate::app::Filter::default(),
     };
+    if let (None, Some(p)) = (&state.detail, state.pane(state.view)) {
+        let at = if p.total == 0 { 0 } else { p.selected + 1 };
+        // A search counts up to a cap: past it the total reads "1,000+".
+        let total = if filter.text.is_some() {
+            crate::domain::search::count_text(p.total)
+        } else {
+            p.total.to_string()
+        };
+        right = format!("{at}/{total} · {right}");
+    }
     if !filter.is_empty() {
         right = format!("filter: {} · {right}", sanitize::line(&filter.display()));
     }

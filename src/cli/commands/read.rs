@@ -20,7 +20,7 @@ pub(crate) fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliRe
         state: a.state,
         queue: a.queue,
         holder: a.mine.then(|| s.actor().name.clone()),
-        text: None,
+        text: a.search,
         limit: a.limit.max(1),
         offset: 0,
     };

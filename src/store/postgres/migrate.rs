@@ -12,7 +12,10 @@ pub const SCHEMA: &str = include_str!("../../../schema.pg.sql");
 /// Released steps, in order; step `i` takes a schema from version `i` to `i + 1`. Never
 /// edit one: append (and keep `schema.pg.sql` the whole current schema; a test checks
 /// that both roads give the same schema).
-pub const STEPS: &[&str] = &[include_str!("migrations/0001_base.sql")];
+pub const STEPS: &[&str] = &[
+    include_str!("migrations/0001_base.sql"),
+    include_str!("migrations/0002_search.sql"),
+];
 
 /// The schema version this program writes.
 pub const LATEST: i64 = STEPS.len() as i64;

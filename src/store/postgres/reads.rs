@@ -6,9 +6,12 @@ use postgres::types::ToSql;
 
 use super::open::{Conn, TxError, TxResult};
 use super::sql::{EVENT_COLS, ITEM_COLS};
+use crate::domain::search::Search;
 use crate::domain::{Event, EventKind, Item, Millis, QueueSettings, Role, Unreadable};
 use crate::store::error::{Result, StoreError};
-use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql};
+use crate::store::list::{
+    Dialect, ListSql, Param, Window, contains_pattern, count_limit, kept_count, list_sql,
+};
 use crate::store::rows::{self, Cells};
 use crate::store::sql::kinds_sql;
 use crate::store::{ListFilter, LostLock};
@@ -119,8 +122,23 @@ pub(super) fn history(c: &mut Conn, id: i64) -> TxResult<Vec<Event>> {
 
 const DIALECT: Dialect = Dialect {
     placeholder: |n| format!("${n}"),
-    like: "ILIKE",
+    search: search_condition,
 };
+
+/// A search on PostgreSQL: the row's text folded by `caseload_fold` (the same table as
+/// `domain::search::fold`) must contain every folded word.
+fn search_condition(q: &mut ListSql, s: &Search) -> String {
+    let words: Vec<String> = s
+        .words()
+        .iter()
+        .map(|w| format!("{}::text", q.push(Param::Text(contains_pattern(w)))))
+        .collect();
+    format!(
+        "caseload_fold(concat_ws(chr(10), title, body, notes, result, params::text, error)) \
+         LIKE ALL (ARRAY[{}])",
+        words.join(", ")
+    )
+}
 
 /// The parameters as the `postgres` crate takes them.
 fn params(ps: &[Param]) -> Vec<Box<dyn ToSql + Sync>> {
@@ -179,12 +197,14 @@ pub(super) fn count(c: &mut Conn, filter: &ListFilter) -> TxResult<u64> {
     let now = c.now()?;
     let q = list_sql(filter, now, &DIALECT);
     let ps = params(&q.params);
-    let n: i64 = c
-        .query_one(
-            &format!("SELECT count(*) FROM items {}", q.where_),
-            &refs(&ps),
-        )?
-        .get(0);
+    let sql = match count_limit(filter) {
+        Some(cap) => format!(
+            "SELECT count(*) FROM (SELECT 1 FROM items {} LIMIT {cap}) AS hits",
+            q.where_
+        ),
+        None => format!("SELECT count(*) FROM items {}", q.where_),
+    };
+    let n: i64 = c.query_one(&sql, &refs(&ps))?.get(0);
     Ok(n as u64)
 }
 

@@ -7,7 +7,7 @@ use super::rows::{Cols, event_from_row, item_from_row};
 use super::sql::{EVENT_COLS, ITEM_COLS, KEPT_COUNT};
 use crate::domain::{Event, EventKind, Item, ItemState, Millis, QueueSettings};
 use crate::store::error::{Result, StoreError};
-use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql};
+use crate::store::list::{Dialect, ListSql, Param, Window, count_limit, kept_count, list_sql};
 use crate::store::rows;
 use crate::store::sql::kinds_sql;
 use crate::store::{ListFilter, LostLock};
@@ -70,7 +70,7 @@ pub(super) fn history(c: &Connection, id: i64) -> Result<Vec<Event>> {
 
 const DIALECT: Dialect = Dialect {
     placeholder: |n| format!("?{n}"),
-    like: "LIKE",
+    search: super::search::scan_condition,
 };
 
 /// Binds numbered parameters.
@@ -102,13 +102,13 @@ pub(super) fn list(c: &Connection, filter: &ListFilter, now: Millis) -> Result<V
         return Ok(Vec::new());
     };
     let mut q: ListSql = list_sql(filter, now, &DIALECT);
+    let (from, where_) = super::search::source(c, &mut q)?;
     let (order, limit, offset) = q.window(window);
     // The inner query reads only the index (id is its rowid): skipping `offset` rows
     // never touches the table.
     let sql = format!(
-        "SELECT {ITEM_COLS} FROM items WHERE id IN (SELECT id FROM items {} \
-         ORDER BY {order} LIMIT {limit} OFFSET {offset}) ORDER BY {order}",
-        q.where_
+        "SELECT {ITEM_COLS} FROM items WHERE id IN (SELECT id FROM {from} {where_} \
+         ORDER BY {order} LIMIT {limit} OFFSET {offset}) ORDER BY {order}"
     );
     let mut stmt = c.prepare_cached(&sql)?;
     bind(&mut stmt, &q.params)?;
@@ -131,8 +131,13 @@ pub(super) fn count(c: &Connection, filter: &ListFilter, now: Millis) -> Result<
             .query_row(params![state, filter.queue], |r| r.get(0))?;
         return Ok(n.max(0) as u64);
     }
-    let q = list_sql(filter, now, &DIALECT);
-    let mut stmt = c.prepare_cached(&format!("SELECT count(*) FROM items {}", q.where_))?;
+    let mut q = list_sql(filter, now, &DIALECT);
+    let (from, where_) = super::search::source(c, &mut q)?;
+    let sql = match count_limit(filter) {
+        Some(cap) => format!("SELECT count(*) FROM (SELECT 1 FROM {from} {where_} LIMIT {cap})"),
+        None => format!("SELECT count(*) FROM {from} {where_}"),
+    };
+    let mut stmt = c.prepare_cached(&sql)?;
     bind(&mut stmt, &q.params)?;
     let mut rows = stmt.raw_query();
     let n: i64 = match rows.next()? {
