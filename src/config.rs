@@ -206,9 +206,7 @@ fn read_file(path: &Path) -> Result<Option<FileConfig>, ConfigError> {
             ));
         }
         use std::os::unix::fs::PermissionsExt;
-        if location::redact_url(db.get_ref()) != *db.get_ref()
-            && mode.permissions().mode() & 0o077 != 0
-        {
+        if location::url_has_password(db.get_ref()) && mode.permissions().mode() & 0o077 != 0 {
             return Err(err(
                 line,
                 format!(

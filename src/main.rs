@@ -25,17 +25,26 @@ fn main() -> ExitCode {
     let cli = match caseload::cli::help::parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = match e.kind() {
+            return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp
                 | clap::error::ErrorKind::DisplayVersion
-                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => exit::OK,
-                _ => exit::USAGE,
+                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    let _ = e.print();
+                    ExitCode::from(exit::OK as u8)
+                }
+                _ => {
+                    // One line, as every other error: `caseload: <error> (see … --help)`.
+                    let args: Vec<_> = std::env::args_os().collect();
+                    let line = cli::help::usage_line(&e, &args);
+                    eprintln!("caseload: {}", sanitize::line(&line));
+                    ExitCode::from(exit::USAGE as u8)
+                }
             };
-            let _ = e.print();
-            return ExitCode::from(code as u8);
         }
     };
     caseload::logging::init();
+    // Times a person reads are local (`TZ` honoured); JSON and exports stay UTC.
+    caseload::domain::time::set_display_zone(caseload::domain::time::Zone::Local);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cli::run(cli, &mut out)));
@@ -51,7 +60,12 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             tracing::warn!(code = f.code, error = %format!("{:#}", f.error), "command failed");
-            eprintln!("caseload: {}", sanitize::line(&format!("{:#}", f.error)));
+            let mut line = format!("{:#}", f.error);
+            if f.code == exit::USAGE && !line.contains("--help") {
+                let args: Vec<_> = std::env::args_os().collect();
+                line = format!("{line} {}", cli::help::see_help(&args));
+            }
+            eprintln!("caseload: {}", sanitize::line(&line));
             ExitCode::from(f.code as u8)
         }
         Err(_) => ExitCode::from(exit::ERROR as u8),

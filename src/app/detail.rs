@@ -3,6 +3,7 @@
 
 use super::{Detail, DetailLine, LineKind, State};
 use crate::domain::sanitize;
+use crate::domain::time::date_hm_in;
 use crate::domain::{Event, Item};
 
 pub(super) fn rebuild_detail(s: &mut State) {
@@ -76,16 +77,11 @@ fn heading(lines: &mut Vec<DetailLine>, text: &str) {
     });
 }
 
-fn when(t: crate::domain::Millis) -> String {
-    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(t)
-        .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
-        .unwrap_or_else(|| "?".into())
-}
-
 /// The detail pane's text: body, params, notes (and any unsaved draft), history.
 pub(super) fn build_detail(s: &State, item: Item, history: Vec<Event>) -> Detail {
     let w = (s.width as usize).max(20);
     let mut lines = Vec::new();
+    let when = |t| date_hm_in(t, s.zone);
     let due = item.due_at.map_or_else(|| "none".to_string(), when);
     let meta = format!(
         "created {} by {} · due {due}{}",

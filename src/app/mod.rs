@@ -14,12 +14,12 @@ mod update;
 
 use std::collections::BTreeMap;
 
+use crate::domain::time::Zone;
 use crate::domain::{Event, Item, LockStatus, Millis, QueueSettings, Role};
 use crate::store::{ListFilter, LostLock, StateFilter, Stats};
 pub use msg::{
     Call, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp,
 };
-pub use supervise::start_of_day;
 pub use textbuf::TextBuf;
 pub use update::update;
 
@@ -366,6 +366,8 @@ pub struct State {
     pub me: String,
     pub role: Role,
     pub now: Millis,
+    /// The zone times are shown in (the TUI sets the local zone; UTC in tests).
+    pub zone: Zone,
     pub width: u16,
     pub height: u16,
     /// False under NO_COLOR.
@@ -423,6 +425,7 @@ impl State {
             me: me.to_string(),
             role: Role::Staff,
             now,
+            zone: Zone::Utc,
             width,
             height,
             color,

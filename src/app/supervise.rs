@@ -9,12 +9,10 @@ use super::{
     DetailLine, Dialog, Effect, Filter, LineKind, Pending, Report, State, SupervisorOp, View,
 };
 use crate::domain::sanitize;
-use crate::domain::time::{clock_hm, short_duration};
+use crate::domain::time::{clock_hm_in, short_duration, start_of_day};
 use crate::domain::user::validate_user_name;
 use crate::domain::{Event, Item, ItemState, LockStatus, Millis, QueueUpdate, Role};
 use crate::store::StoreError;
-
-const DAY_MS: i64 = 86_400_000;
 
 /// Runs a supervisor key. Staff are told "supervisor only" and nothing reaches the store;
 /// the activity report is read-only and open to everyone.
@@ -265,7 +263,7 @@ fn activity(s: &mut State) -> Vec<Effect> {
     let user = selected(s)
         .and_then(|i| i.lock_user)
         .unwrap_or_else(|| s.me.clone());
-    let since = start_of_day(s.now);
+    let since = start_of_day(s.now, s.zone);
     vec![Effect::Activity { user, since }]
 }
 
@@ -506,7 +504,7 @@ pub(super) fn supervised(
     fx
 }
 
-/// What `user` did since `since` (midnight UTC), as a report over the list.
+/// What `user` did since `since` (midnight in the display zone), as a report over the list.
 pub(super) fn activity_loaded(
     s: &mut State,
     user: String,
@@ -532,13 +530,18 @@ pub(super) fn activity_loaded(
     let mut lines = vec![DetailLine {
         kind: LineKind::Heading,
         text: if events.is_empty() {
-            format!("{who} has done nothing since {} UTC today", clock_hm(since))
+            format!(
+                "{who} has done nothing since {} {} today",
+                clock_hm_in(since, s.zone),
+                s.zone.short(since)
+            )
         } else {
             format!(
-                "{} event{} since {} UTC: {}",
+                "{} event{} since {} {}: {}",
                 events.len(),
                 if events.len() == 1 { "" } else { "s" },
-                clock_hm(since),
+                clock_hm_in(since, s.zone),
+                s.zone.short(since),
                 counts
                     .iter()
                     .map(|(k, n)| format!("{k} {n}"))
@@ -555,7 +558,7 @@ pub(super) fn activity_loaded(
             .join(", ");
         let line = format!(
             "{}  {:<11} #{:<8}{}",
-            clock_hm(e.at),
+            clock_hm_in(e.at, s.zone),
             e.kind.as_str(),
             e.item_id,
             if extra.is_empty() {
@@ -586,11 +589,6 @@ pub(super) fn move_stats(s: &mut State, delta: i64) {
     s.stats_selected = (s.stats_selected as i64)
         .saturating_add(delta)
         .clamp(0, n as i64 - 1) as usize;
-}
-
-/// Midnight UTC of the day of `now`.
-pub fn start_of_day(now: Millis) -> Millis {
-    now - now.rem_euclid(DAY_MS)
 }
 
 #[cfg(test)]

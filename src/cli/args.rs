@@ -12,6 +12,8 @@ Database: --db, else CASELOAD_DB, else `db = \"...\"` in the user's ~/.config/ca
 else in /etc/caseload/config.toml, else caseload.db in the user's data directory (created on
 first use). User: --user, else CASELOAD_USER, else the OS login name.
 Config files: keys `db` and `notify` (bell, desktop, both or off; default bell); see `man caseload`.
+Times: text output shows local time (TZ honoured, e.g. TZ=Europe/Berlin); --json and export
+print RFC 3339 UTC.
 
 Exit codes: 0 done, 1 error (bad input, I/O, corrupt file), 2 usage, 3 conflict (taken by
 someone else, lock lost, token mismatch), 4 nothing to claim, 5 supervisor only, 6 outcome

@@ -345,6 +345,68 @@ pub fn parse() -> Result<Cli, clap::Error> {
     Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
 }
 
+/// A usage error as the one line the contract promises:
+/// `<error> (see caseload COMMAND --help)`, naming the subcommand `args` reached.
+pub fn usage_line(e: &clap::Error, args: &[std::ffi::OsString]) -> String {
+    let text = e.to_string();
+    // clap's message ends at its first blank line (then come tips and the usage block).
+    let first = text.split("\n\n").next().unwrap_or("");
+    let message = first
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    format!("{message} {}", see_help(args))
+}
+
+/// `(see caseload COMMAND --help)` for the subcommand the process's `args` name.
+pub fn see_help(args: &[std::ffi::OsString]) -> String {
+    let path = subcommand_path(&command(), args.get(1..).unwrap_or(&[]));
+    if path.is_empty() {
+        "(see caseload --help)".to_string()
+    } else {
+        format!("(see caseload {path} --help)")
+    }
+}
+
+/// The subcommands named in `args` (e.g. "queue set"), stepping over options' values.
+fn subcommand_path(cmd: &clap::Command, args: &[std::ffi::OsString]) -> String {
+    let mut cmd = cmd.clone();
+    let mut path: Vec<String> = Vec::new();
+    let mut it = args.iter().map(|a| a.to_string_lossy().into_owned());
+    while let Some(a) = it.next() {
+        if a == "--" {
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            if !long.contains('=') && takes_value(&cmd, |x| x.get_long() == Some(long)) {
+                it.next();
+            }
+            continue;
+        }
+        if let Some(short) = a.strip_prefix('-').and_then(|s| s.chars().next()) {
+            if a.chars().count() == 2 && takes_value(&cmd, |x| x.get_short() == Some(short)) {
+                it.next();
+            }
+            continue;
+        }
+        let Some(sub) = cmd.find_subcommand(&a).cloned() else {
+            break;
+        };
+        path.push(sub.get_name().to_string());
+        cmd = sub;
+    }
+    path.join(" ")
+}
+
+fn takes_value(cmd: &clap::Command, is: impl Fn(&clap::Arg) -> bool) -> bool {
+    cmd.get_arguments()
+        .find(|a| is(a))
+        .is_some_and(|a| a.get_action().takes_values())
+}
+
 /// The examples of the subcommand at `path` ("" for caseload itself).
 pub fn examples(path: &str) -> Option<&'static [(&'static str, &'static str)]> {
     EXAMPLES.iter().find(|(p, _)| *p == path).map(|(_, e)| *e)
@@ -417,7 +479,11 @@ pub fn man(dir: &Path, out: &mut dyn Write) -> CliResult {
     cmd.build();
     let mut written = 0;
     write_pages(&cmd, "", dir, &mut written)?;
-    writeln!(out, "Wrote {written} manual pages to {}", dir.display())?;
+    writeln!(
+        out,
+        "Wrote {written} manual pages to {}",
+        crate::domain::sanitize::line(&dir.display().to_string())
+    )?;
     Ok(())
 }
 

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
-use crate::domain::time::{rfc3339, short_duration};
+use crate::domain::time::{local_full, rfc3339, short_duration};
 use crate::domain::{Event, Item, ItemState, sanitize};
 use crate::store::Applied;
 
@@ -52,7 +52,8 @@ pub(crate) fn indent(s: &str) -> String {
         .join("\n")
 }
 
-/// One history line, sanitized: "2026-11-22T10:42:00.000Z  alice  locked  {...}".
+/// One history line, sanitized, its time in the display zone:
+/// "2026-11-22 11:42:00 +01:00  alice  locked  {...}".
 pub fn event_line(e: &Event) -> String {
     let detail = match &e.detail {
         Value::Object(m) if m.is_empty() => String::new(),
@@ -69,7 +70,7 @@ pub fn event_line(e: &Event) -> String {
     };
     sanitize::line(&format!(
         "{}  {}  {}  {}",
-        rfc3339(e.at),
+        local_full(e.at),
         e.actor,
         e.kind.as_str(),
         detail

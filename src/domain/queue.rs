@@ -104,6 +104,16 @@ pub fn validate_queue_name(name: &str) -> Result<(), String> {
     if name.chars().any(|c| c.is_control()) {
         return Err("queue name contains control characters".into());
     }
+    if let Some(c) = name
+        .chars()
+        .find(|&c| super::sanitize::is_invisible_format(c))
+    {
+        return Err(format!(
+            "queue name contains the invisible character U+{:04X} (bidi or zero-width); a \
+             name must look like what it is",
+            c as u32
+        ));
+    }
     Ok(())
 }
 

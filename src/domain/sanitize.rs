@@ -44,8 +44,9 @@ fn is_plain(c: char, keep_newlines: bool) -> bool {
     !(c.is_control() || is_invisible_format(c))
 }
 
-/// Characters that change how text around them is shown without being seen themselves.
-fn is_invisible_format(c: char) -> bool {
+/// Characters that change how text around them is shown without being seen themselves
+/// (bidi controls, zero-width characters, invisible fillers): names may not contain them.
+pub fn is_invisible_format(c: char) -> bool {
     matches!(c,
         '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{180E}'
         | '\u{200B}'..='\u{200F}'

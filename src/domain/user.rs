@@ -56,6 +56,16 @@ pub fn validate_user_name(name: &str) -> Result<(), String> {
     if name.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return Err("user name contains spaces or control characters".into());
     }
+    if let Some(c) = name
+        .chars()
+        .find(|&c| super::sanitize::is_invisible_format(c))
+    {
+        return Err(format!(
+            "user name contains the invisible character U+{:04X} (bidi or zero-width); a \
+             name must look like what it is",
+            c as u32
+        ));
+    }
     Ok(())
 }
 
@@ -69,6 +79,9 @@ mod tests {
         assert!(validate_user_name("").is_err());
         assert!(validate_user_name("a b").is_err());
         assert!(validate_user_name("a\u{1b}[2J").is_err());
+        assert!(validate_user_name("b\u{200B}ob").is_err());
+        assert!(validate_user_name("bob\u{202E}").is_err());
+        assert!(validate_user_name("b\u{FEFF}ob").is_err());
         assert_eq!(Role::parse("supervisor"), Some(Role::Supervisor));
         assert_eq!(Role::parse("boss"), None);
     }

@@ -57,44 +57,85 @@ impl Location {
     }
 }
 
-/// Removes the password from a `postgres://user:pass@host/db` URL.
+/// Removes every password from a `postgres://` URL, read the way the postgres crate reads
+/// it: the credentials are everything before the first `@` (so a `/`, `?` or `#` in a
+/// password stays in the password), and a `password` parameter counts whatever its
+/// percent-encoding. The result is checked with the crate's own parser: if that still
+/// finds a password in it, nothing but the scheme is shown.
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let (authority, tail) = match rest.find('/') {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
+    let (creds, after) = match rest.split_once('@') {
+        Some((c, a)) => (Some(c), a),
+        None => (None, rest),
     };
-    let Some(at) = authority.rfind('@') else {
-        return redact_query_password(url);
-    };
-    let userinfo = &authority[..at];
-    let host = &authority[at + 1..];
-    let user = userinfo.split(':').next().unwrap_or("");
-    let shown = if userinfo.contains(':') {
-        format!("{user}:***")
-    } else {
-        user.to_string()
-    };
-    redact_query_password(&format!("{scheme}://{shown}@{host}{tail}"))
+    let mut out = format!("{scheme}://");
+    if let Some(creds) = creds {
+        match creds.split_once(':') {
+            Some((user, _)) => out.push_str(&format!("{user}:***@")),
+            None => out.push_str(&format!("{creds}@")),
+        }
+    }
+    match after.split_once('?') {
+        Some((base, query)) => {
+            out.push_str(base);
+            out.push('?');
+            let params: Vec<String> = query
+                .split('&')
+                .map(|kv| {
+                    let key = kv.split_once('=').map_or(kv, |(k, _)| k);
+                    if percent_decode(key).eq_ignore_ascii_case("password") {
+                        format!("{key}=***")
+                    } else {
+                        kv.to_string()
+                    }
+                })
+                .collect();
+            out.push_str(&params.join("&"));
+        }
+        None => out.push_str(after),
+    }
+    if password_of(&out).is_some_and(|p| p != b"***") {
+        return format!("{scheme}://***");
+    }
+    out
 }
 
-fn redact_query_password(url: &str) -> String {
-    let Some((base, query)) = url.split_once('?') else {
-        return url.to_string();
-    };
-    let parts: Vec<String> = query
-        .split('&')
-        .map(|kv| {
-            if kv.to_ascii_lowercase().starts_with("password=") {
-                "password=***".to_string()
-            } else {
-                kv.to_string()
-            }
-        })
-        .collect();
-    format!("{base}?{}", parts.join("&"))
+/// The password a `postgres://` URL carries, as the postgres crate reads it (`None` when
+/// it has none or is not a URL the crate accepts).
+pub fn password_of(url: &str) -> Option<Vec<u8>> {
+    let config: postgres::Config = url.parse().ok()?;
+    config.get_password().map(|p| p.to_vec())
+}
+
+/// True when `url` holds a password, by the crate's parser or by its shape (a
+/// `user:password@` part, a `password=` parameter), so that a config file holding one is
+/// never accepted as readable by others even when the URL does not parse.
+pub fn url_has_password(url: &str) -> bool {
+    password_of(url).is_some() || redact_url(url) != url
+}
+
+/// Decodes `%XX` escapes (invalid ones stay as they are).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Some(v) = std::str::from_utf8(&b[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Resolves the database location from the flag, the environment, `db` from the config
@@ -104,10 +145,22 @@ pub fn resolve(
     env: Option<&str>,
     config_db: Option<(String, Source)>,
 ) -> Result<(Location, Source), String> {
-    if let Some(f) = flag.filter(|f| !f.is_empty()) {
+    // An empty value is a mistake (an unset shell variable), not a request for the
+    // default: falling back would quietly create a new database somewhere else.
+    if let Some(f) = flag {
+        if f.is_empty() {
+            return Err("--db is empty; give a file path or a postgres:// URL".into());
+        }
         return Ok((Location::parse(f), Source::Flag));
     }
-    if let Some(e) = env.filter(|e| !e.is_empty()) {
+    if let Some(e) = env {
+        if e.is_empty() {
+            return Err(
+                "CASELOAD_DB is set but empty; give a file path or a postgres:// URL, or \
+                 unset it"
+                    .into(),
+            );
+        }
         return Ok((Location::parse(e), Source::Env));
     }
     if let Some((db, source)) = config_db {
@@ -190,6 +243,73 @@ mod tests {
         assert_eq!(redact_url("postgres://host/q"), "postgres://host/q");
     }
 
+    /// Every shape a password can take in a URL: none of them may show.
+    #[test]
+    fn passwords_never_show_in_any_url_shape() {
+        let cases = [
+            ("postgres://u:se/cret@host/db", "postgres://u:***@host/db"),
+            ("postgres://u:se?cret@host/db", "postgres://u:***@host/db"),
+            ("postgres://u:se#cret@host/db", "postgres://u:***@host/db"),
+            ("postgres://u:se%40cret@host/db", "postgres://u:***@host/db"),
+            (
+                "postgres://u:se%2Fcret@host:5433/db",
+                "postgres://u:***@host:5433/db",
+            ),
+            ("postgresql://u:a:b@host/db", "postgresql://u:***@host/db"),
+            ("postgres://u:@host/db", "postgres://u:***@host/db"),
+            (
+                "postgres://host/db?password=secret",
+                "postgres://host/db?password=***",
+            ),
+            (
+                "postgres://host/db?PASSWORD=secret",
+                "postgres://host/db?PASSWORD=***",
+            ),
+            (
+                "postgres://host/db?pass%77ord=secret",
+                "postgres://host/db?pass%77ord=***",
+            ),
+            (
+                "postgres://u@host/db?sslmode=disable&password=se/c@ret&x=1",
+                "postgres://u@host/db?sslmode=disable&password=***&x=1",
+            ),
+            (
+                "postgres://host/db?password=a&password=b",
+                "postgres://host/db?password=***&password=***",
+            ),
+            (
+                "postgres://u@host/db#password=frag",
+                "postgres://u@host/db#password=frag",
+            ),
+        ];
+        for (url, shown) in cases {
+            let got = redact_url(url);
+            assert_eq!(got, shown, "{url}");
+            for secret in [
+                "secret",
+                "se/cret",
+                "se?cret",
+                "se#cret",
+                "se%40cret",
+                "se/c",
+            ] {
+                if url.contains(secret) {
+                    assert!(!got.contains(secret), "{url} shows {got}");
+                }
+            }
+            if let Some(pw) = password_of(url) {
+                assert!(url_has_password(url), "{url}");
+                assert!(
+                    password_of(&got).is_none_or(|p| p == b"***"),
+                    "{url}: {got} still holds {pw:?}"
+                );
+            }
+        }
+        assert!(!url_has_password("postgres://u@host/db"));
+        assert!(url_has_password("postgres://u:se/cret@host/db"));
+        assert!(url_has_password("postgres://host/db?password=x"));
+    }
+
     #[test]
     fn flag_then_env_then_config_then_default() {
         let cfg = Some((
@@ -200,9 +320,19 @@ mod tests {
         assert_eq!((l, s), (Location::File("/a.db".into()), Source::Flag));
         let (l, s) = resolve(None, Some("/b.db"), cfg.clone()).unwrap();
         assert_eq!((l, s), (Location::File("/b.db".into()), Source::Env));
-        let (l, s) = resolve(Some(""), None, cfg).unwrap();
+        let (l, s) = resolve(None, None, cfg.clone()).unwrap();
         assert_eq!(l, Location::File("/srv/q.db".into()));
         assert_eq!(s, Source::UserConfig("/u.toml".into()));
+        assert!(
+            resolve(Some(""), None, cfg.clone())
+                .unwrap_err()
+                .contains("--db")
+        );
+        assert!(
+            resolve(None, Some(""), cfg)
+                .unwrap_err()
+                .contains("CASELOAD_DB")
+        );
     }
 
     #[test]

@@ -42,8 +42,10 @@ impl Session {
         let local = clock();
         let now = store.now().unwrap_or(local);
         let worker = Worker::start(store, Arc::clone(&clock))?;
+        let mut state = State::new(&me, now, width, height, color);
+        state.zone = crate::domain::time::display_zone();
         let mut s = Session {
-            state: State::new(&me, now, width, height, color),
+            state,
             worker,
             clock,
             offset: now - local,

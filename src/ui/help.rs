@@ -7,9 +7,10 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::Theme;
 use super::dialog::centered;
+use crate::app::State;
 use crate::app::keymap::help_sections;
 
-pub fn render(top: u16, theme: &Theme, frame: &mut Frame, area: Rect) {
+pub fn render(state: &State, top: u16, theme: &Theme, frame: &mut Frame, area: Rect) {
     let mut lines = Vec::new();
     for (title, rows) in help_sections() {
         if !lines.is_empty() {
@@ -26,6 +27,13 @@ pub fn render(top: u16, theme: &Theme, frame: &mut Frame, area: Rect) {
     lines.push(Line::raw(""));
     lines.push(Line::styled(
         "Mouse: wheel scrolls, click selects a row or a view.",
+        theme.dim(),
+    ));
+    lines.push(Line::styled(
+        format!(
+            "Times are shown in {} (set TZ to change).",
+            state.zone.label(state.now)
+        ),
         theme.dim(),
     ));
     let rect = centered(area, 78, lines.len() as u16 + 2);

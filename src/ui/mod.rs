@@ -69,7 +69,7 @@ pub fn render(state: &State, frame: &mut Frame) {
         dialog::confirm(d, &theme, frame, area);
     }
     if let Some(top) = state.help {
-        help::render(top, &theme, frame, area);
+        help::render(state, top, &theme, frame, area);
     }
 }
 

@@ -120,8 +120,9 @@ pub fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             .style(theme.mine()),
         spark_area,
     );
-    let start = crate::domain::time::clock_hm(
+    let start = crate::domain::time::clock_hm_in(
         (st.at.div_euclid(3_600_000) - (hours as i64 - 1)) * 3_600_000,
+        state.zone,
     );
     let left = format!("{start} ({}h ago)", hours - 1);
     let right = "this hour";

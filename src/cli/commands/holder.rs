@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::domain::time::rfc3339;
+use crate::domain::time::local_full;
 use crate::store::{Store, TakeNext};
 
 use crate::cli::args::HolderArgs;
@@ -49,7 +49,7 @@ pub(crate) fn renew(s: &mut dyn Store, h: &HolderArgs, out: &mut dyn Write) -> C
     let item = s.renew(h.id, token)?;
     let q = s.queue(&item.queue)?;
     let until = item.lock_time.unwrap_or(0) + q.lock_ms();
-    writeln!(out, "Renewed #{} until {}", item.id, rfc3339(until))?;
+    writeln!(out, "Renewed #{} until {}", item.id, local_full(until))?;
     Ok(())
 }
 

@@ -40,7 +40,7 @@ pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResu
 }
 
 pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write) -> CliResult {
-    let shown = a.file.display().to_string();
+    let shown = sanitize::line(&a.file.display().to_string()).into_owned();
     let data = std::fs::read(&a.file).with_context(|| format!("{shown}: cannot read"))?;
     let format = match a.format {
         Some(FormatArg::Csv) => Format::Csv,

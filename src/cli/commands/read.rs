@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::anyhow;
 use serde_json::Value;
 
-use crate::domain::time::{parse_rfc3339, rfc3339};
+use crate::domain::time::{date_hm, display_zone, local_full, parse_rfc3339, start_of_day};
 use crate::domain::{Item, sanitize};
 use crate::store::{ListFilter, Store};
 
@@ -38,10 +38,7 @@ pub(crate) fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliRe
             // What a holder needs to carry on (`--token`), e.g. after a lost answer.
             lock = format!("{lock} token {}", item.lock_token);
         }
-        let due = item
-            .due_at
-            .map(|d| rfc3339(d)[..16].to_string())
-            .unwrap_or_default();
+        let due = item.due_at.map(date_hm).unwrap_or_default();
         writeln!(
             out,
             "{:>7}  {:>3}  {:<28}  {:<16}  {:<12}  {}",
@@ -91,16 +88,21 @@ pub(crate) fn write_item(s: &mut dyn Store, item: &Item, out: &mut dyn Write) ->
     }
     writeln!(out, "priority:   {}", item.priority)?;
     if let Some(d) = item.due_at {
-        writeln!(out, "due:        {}", rfc3339(d))?;
+        writeln!(out, "due:        {}", local_full(d))?;
     }
     writeln!(
         out,
         "created:    {} by {}",
-        rfc3339(item.created_at),
+        local_full(item.created_at),
         sanitize::line(&item.created_by)
     )?;
     if let (Some(at), Some(by)) = (item.finished_at, &item.finished_by) {
-        writeln!(out, "finished:   {} by {}", rfc3339(at), sanitize::line(by))?;
+        writeln!(
+            out,
+            "finished:   {} by {}",
+            local_full(at),
+            sanitize::line(by)
+        )?;
     }
     if let Some(r) = &item.request_id {
         writeln!(out, "request_id: {}", sanitize::line(r))?;
@@ -142,7 +144,7 @@ pub(crate) fn history(
                 sanitize::line(&t)
             )
         })?,
-        None => start_of_today(),
+        None => start_of_day(s.now()?, display_zone()),
     };
     let events = s.events_by(&user, since)?;
     if json {
@@ -153,16 +155,6 @@ pub(crate) fn history(
         writeln!(out, "#{:<6} {}", e.item_id, event_line(e))?;
     }
     Ok(())
-}
-
-/// Local midnight today, in Unix milliseconds.
-pub(crate) fn start_of_today() -> i64 {
-    use chrono::{Local, TimeZone};
-    let today = Local::now().date_naive();
-    today
-        .and_hms_opt(0, 0, 0)
-        .and_then(|t| Local.from_local_datetime(&t).earliest())
-        .map_or(0, |t| t.timestamp_millis())
 }
 
 pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliResult {
@@ -229,7 +221,7 @@ pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliRe
             "oldest open item: #{} {} (created {})",
             o.id,
             truncate(&sanitize::line(&o.title), 60),
-            rfc3339(o.created_at)
+            local_full(o.created_at)
         )?;
     }
     Ok(())

@@ -64,8 +64,8 @@ pub(crate) fn migrate_to(ctx: &Invocation, url: &str, out: &mut dyn Write) -> Cl
         c.events,
         c.queues,
         c.users,
-        path.display(),
-        location::redact_url(url)
+        sanitize::line(&path.display().to_string()),
+        sanitize::line(&location::redact_url(url))
     )?;
     for p in &problems {
         writeln!(out, "check: {}", sanitize::line(p))?;
@@ -76,7 +76,7 @@ pub(crate) fn migrate_to(ctx: &Invocation, url: &str, out: &mut dyn Write) -> Cl
 pub(crate) fn init(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
     let store = open_store(ctx, true)?;
     drop(store);
-    writeln!(out, "{}", ctx.location.display())?;
+    writeln!(out, "{}", sanitize::line(&ctx.location.display()))?;
     Ok(())
 }
 
@@ -102,11 +102,10 @@ pub(crate) fn demo(ctx: &Invocation, db_given: bool, out: &mut dyn Write) -> Cli
         };
         return tui(&ctx);
     }
+    let shown = sanitize::line(&path.display().to_string()).into_owned();
     writeln!(
         out,
-        "Demo database {} holds {n} items. Open it with: caseload --db {}",
-        path.display(),
-        path.display()
+        "Demo database {shown} holds {n} items. Open it with: caseload --db {shown}"
     )?;
     Ok(())
 }
@@ -119,6 +118,10 @@ pub(crate) fn demo_path() -> Result<PathBuf, Failure> {
 /// `caseload backup FILE`: a consistent copy of the SQLite file.
 pub(crate) fn backup(s: &mut dyn Store, file: &std::path::Path, out: &mut dyn Write) -> CliResult {
     s.backup(file)?;
-    writeln!(out, "Backed up to {}", file.display())?;
+    writeln!(
+        out,
+        "Backed up to {}",
+        sanitize::line(&file.display().to_string())
+    )?;
     Ok(())
 }

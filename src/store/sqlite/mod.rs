@@ -369,38 +369,35 @@ impl Backend for SqliteStore {
     }
 
     fn backup(&mut self, dest: &Path) -> Result<()> {
-        if dest.exists() {
-            return Err(StoreError::Invalid(format!(
-                "{} exists already; choose a new file name",
-                dest.display()
-            )));
-        }
-        let dir = match dest.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "backup".into());
-        let tmp = dir.join(format!(".{name}.partial-{}", std::process::id()));
         let run = || -> Result<()> {
-            let mut dst = Connection::open(&tmp)?;
+            let tmp = backup_tempfile(dest)?;
+            let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+                | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW
+                | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            let mut dst = Connection::open_with_flags(tmp.path(), flags)?;
             {
                 let b = rusqlite::backup::Backup::new(&self.conn, &mut dst)?;
                 b.run_to_completion(1024, Duration::from_millis(0), None)?;
             }
             dst.execute_batch("PRAGMA journal_mode = DELETE")?;
             drop(dst);
-            std::fs::rename(&tmp, dest)
-                .map_err(|e| StoreError::Database(format!("cannot write {}: {e}", dest.display())))
+            same_file(&tmp)?;
+            // Fails rather than replace a file (or a link) created at `dest` meanwhile.
+            tmp.persist_noclobber(dest).map_err(|e| {
+                StoreError::Invalid(format!(
+                    "{}: cannot put the backup there ({}); nothing was written there",
+                    dest.display(),
+                    e.error
+                ))
+            })?;
+            Ok(())
         };
-        // Failures here concern the copy: a full disk is the copy's disk.
-        let out = run().map_err(|e| open::explain(dest, Facts::default(), e));
-        if out.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        out
+        // Failures here concern the copy: a full disk is the copy's disk. A failed copy's
+        // temporary file is removed when `tmp` drops.
+        run().map_err(|e| match e {
+            StoreError::Invalid(_) => e,
+            e => open::explain(dest, Facts::default(), e),
+        })
     }
 
     fn export(
@@ -410,4 +407,62 @@ impl Backend for SqliteStore {
     ) -> Result<u64> {
         reads::export(&self.conn, state, each)
     }
+}
+
+/// The temporary file a backup is written to before it is renamed to `dest`: created
+/// beside `dest` with a random name, exclusively and never through a link (`O_CREAT |
+/// O_EXCL`, mode 0600), so that nobody who may write the directory can steer the copy
+/// into another file by planting links. `dest` itself must not exist, not even as a link.
+fn backup_tempfile(dest: &Path) -> Result<tempfile::NamedTempFile> {
+    match std::fs::symlink_metadata(dest) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(StoreError::Invalid(format!(
+                "{} is a symbolic link; give the backup a new file name",
+                dest.display()
+            )));
+        }
+        Ok(_) => {
+            return Err(StoreError::Invalid(format!(
+                "{} exists already; choose a new file name",
+                dest.display()
+            )));
+        }
+        Err(_) => {}
+    }
+    let dir = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "backup".into());
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".partial")
+        .tempfile_in(&dir)
+        .map_err(|e| {
+            StoreError::Invalid(format!(
+                "{}: cannot create the backup's temporary file there: {e}",
+                dir.display()
+            ))
+        })
+}
+
+/// Refuses a temporary file that was swapped for another while the copy was written
+/// (its name now names a different file than the one created).
+fn same_file(tmp: &tempfile::NamedTempFile) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let named = std::fs::symlink_metadata(tmp.path());
+    let ours = tmp.as_file().metadata();
+    let same =
+        matches!((&ours, &named), (Ok(a), Ok(b)) if (a.dev(), a.ino()) == (b.dev(), b.ino()));
+    if !same {
+        return Err(StoreError::Invalid(format!(
+            "{}: the backup's temporary file was replaced while it was written; nothing was \
+             backed up (someone else may write that directory)",
+            tmp.path().display()
+        )));
+    }
+    Ok(())
 }

@@ -1,0 +1,18 @@
+//! CLI tests of the real binary (assert_cmd style): every subcommand, bad input, config
+//! files, help and man pages, damaged and faulty storage, shared files and doctor.
+//!
+//! `cargo test --test cli`; one module: `cargo test --test cli bad_input::`.
+
+#[macro_use]
+#[path = "../support/mod.rs"]
+pub mod support;
+
+mod bad_input;
+mod commands;
+mod config;
+mod damaged;
+mod doctor;
+mod help;
+mod open_path;
+mod shared_files;
+mod storage_faults;

@@ -1,0 +1,140 @@
+//! Storage faults on real filesystems: a nearly full ext4 with 1 KiB blocks (where the
+//! -shm mapping used to kill every command with SIGBUS), a filesystem that fails with
+//! EIO, and the misleading messages of files that are not databases.
+
+use crate::support;
+use std::os::unix::process::ExitStatusExt;
+
+use crate::support::cli::Env;
+
+#[test]
+fn a_nearly_full_filesystem_gives_disk_full_never_a_signal() {
+    if support::fault::skip_unless_root("a_nearly_full_filesystem_gives_disk_full") {
+        return;
+    }
+    let mut env = Env::new();
+    let mnt = support::fault::Mount::ext4_1k(&env.dir.path().join("ext4"), 4096);
+    env.db = mnt.dir.join("q.db");
+    for i in 0..3 {
+        env.add(&format!("item {i}"));
+    }
+    let wal = support::fault::sidecar(&env.db, "-wal");
+    let shm = support::fault::sidecar(&env.db, "-shm");
+    let mount = mnt.dir.display().to_string();
+    let mut refused = 0;
+    for leave_kib in (0..=64).rev().step_by(4) {
+        // Nobody has the file open and its WAL is empty: the next command creates the
+        // -wal and -shm anew, on a disk with `leave_kib` KiB left.
+        assert_eq!(std::fs::metadata(&wal).map_or(0, |m| m.len()), 0);
+        let _ = std::fs::remove_file(&wal);
+        let _ = std::fs::remove_file(&shm);
+        mnt.fill_to("fill", leave_kib * 1024);
+        for args in [
+            &["list"][..],
+            &["add", "--title", "more", "--body", &"z".repeat(2000)],
+            &["claim"],
+            &["stats"],
+        ] {
+            let out = env.run("alice", args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.signal(),
+                None,
+                "{} with {leave_kib} KiB free died by a signal: {err}",
+                args[0]
+            );
+            if !out.status.success() {
+                refused += 1;
+                assert!(
+                    err.contains(&format!("disk full on {mount}")) && err.contains("free space"),
+                    "{} with {leave_kib} KiB free: {err}",
+                    args[0]
+                );
+                assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+            }
+        }
+    }
+    assert!(refused > 0, "the disk never filled up");
+    // Space freed: everyone carries on with no manual step.
+    std::fs::remove_file(mnt.dir.join("fill")).unwrap();
+    env.ok("alice", &["list"]);
+    env.add("after");
+    assert_eq!(env.ok("x", &["check"]).trim(), "ok");
+}
+
+#[test]
+fn things_that_are_not_database_files_are_named_as_such() {
+    let env = Env::new();
+    let fifo = env.dir.path().join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    for (path, args) in [
+        ("/dev/null", &["init"][..]),
+        ("/dev/null", &["list"]),
+        ("/dev/zero", &["list"]),
+        ("/proc/self/status", &["list"]),
+        ("/proc/self/status", &["init"]),
+        (fifo.to_str().unwrap(), &["list"]),
+        (fifo.to_str().unwrap(), &["init"]),
+    ] {
+        let mut a = vec!["--db", path];
+        a.extend_from_slice(args);
+        let err = env.fails("a", &a, 1);
+        assert!(
+            err.contains(path) && err.contains("not a regular file") && !err.contains("empty"),
+            "{err}"
+        );
+    }
+}
+
+/// Shuts an ext4 filesystem down (EXT4_IOC_SHUTDOWN): from then on every access fails
+/// with EIO, as on a failed disk.
+fn shut_down(dir: &std::path::Path) {
+    const EXT4_IOC_SHUTDOWN: libc::c_ulong = 0x8004_587D;
+    const NOLOGFLUSH: u32 = 2;
+    let f = std::fs::File::open(dir).unwrap();
+    let flags = NOLOGFLUSH;
+    // SAFETY: the ioctl reads one u32 from a value we own, on a descriptor we own.
+    let rc = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(&f),
+            EXT4_IOC_SHUTDOWN as _,
+            &flags,
+        )
+    };
+    assert_eq!(rc, 0, "shutdown: {}", std::io::Error::last_os_error());
+}
+
+#[test]
+fn a_failing_disk_is_an_io_error_not_read_only() {
+    if support::fault::skip_unless_root("a_failing_disk_is_an_io_error_not_read_only") {
+        return;
+    }
+    let mut env = Env::new();
+    let mnt = support::fault::Mount::ext4_1k(&env.dir.path().join("ext4"), 4096);
+    env.db = mnt.dir.join("q.db");
+    env.add("one");
+    shut_down(&mnt.dir);
+    let mount = mnt.dir.display().to_string();
+    for args in [&["list"][..], &["add", "--title", "two"]] {
+        let err = env.fails("a", args, 1);
+        assert!(
+            err.contains(&format!("I/O error on {mount}")) && !err.contains("read-only"),
+            "{}: {err}",
+            args[0]
+        );
+    }
+    // `check` always finishes and lists what it saw: the I/O error is among its findings.
+    let out = env.run("a", &["check"]);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "check: {all}");
+    assert!(
+        all.contains(&format!("I/O error on {mount}")) && !all.contains("read-only"),
+        "check: {all}"
+    );
+}

@@ -1,0 +1,17 @@
+//! Store tests: the conformance suite written once against `dyn Store` (SQLite always,
+//! PostgreSQL when `CASELOAD_TEST_PG` holds a URL), the refusal table, supervisor
+//! operations, migrations, and real processes racing on one database.
+//!
+//! `cargo test --test store`; one module: `cargo test --test store conformance::`.
+
+#[macro_use]
+#[path = "../support/mod.rs"]
+pub mod support;
+
+mod concurrency;
+mod conformance;
+mod migrate;
+mod postgres;
+mod postgres_lost;
+mod refusals;
+mod supervisor;

@@ -1,0 +1,178 @@
+//! The migrator: a fresh database (schema.sql) and an old one brought up by the steps end
+//! at the same schema, and migrating twice changes nothing.
+
+use crate::support;
+use caseload::domain::Actor;
+use caseload::store::migrate::{self, Migration};
+use rusqlite::Connection;
+
+fn shape(conn: &Connection) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stmt = conn
+        .prepare("SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
+        .unwrap();
+    let objects: Vec<(String, String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for (kind, name, table) in objects {
+        out.push(format!("{kind} {name} on {table}"));
+        if kind == "table" {
+            let mut cols = conn
+                .prepare(&format!("PRAGMA table_xinfo({name})"))
+                .unwrap();
+            for c in cols
+                .query_map([], |r| {
+                    Ok(format!(
+                        "  col {} {} notnull={} default={:?} pk={}",
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, i64>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                        r.get::<_, i64>(5)?
+                    ))
+                })
+                .unwrap()
+            {
+                out.push(c.unwrap());
+            }
+        }
+        if kind == "index" {
+            let sql: Option<String> = conn
+                .query_row(
+                    "SELECT sql FROM sqlite_master WHERE name = ?1",
+                    [&name],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            out.push(format!("  {}", sql.unwrap_or_default()));
+        }
+        if kind == "trigger" {
+            let sql: String = conn
+                .query_row(
+                    "SELECT sql FROM sqlite_master WHERE name = ?1",
+                    [&name],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            out.push(format!(
+                "  {}",
+                sql.split_whitespace().collect::<Vec<_>>().join(" ")
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn fresh_and_migrated_schemas_are_the_same() {
+    let actor = Actor::new("admin", "admin");
+    let fresh = Connection::open_in_memory().unwrap();
+    assert_eq!(
+        migrate::migrate(&fresh, &actor, 0).unwrap(),
+        Migration::Created
+    );
+    let old = Connection::open_in_memory().unwrap();
+    migrate::create_at_version(&old, 1).unwrap();
+    assert_eq!(
+        migrate::migrate(&old, &actor, 0).unwrap(),
+        Migration::Migrated { from: 1 }
+    );
+    assert_eq!(shape(&fresh), shape(&old));
+    assert!(shape(&fresh).iter().any(|l| l.contains("item_counts")));
+}
+
+#[test]
+fn migrating_twice_is_a_no_op() {
+    let actor = Actor::new("admin", "admin");
+    let conn = Connection::open_in_memory().unwrap();
+    migrate::migrate(&conn, &actor, 0).unwrap();
+    let before = shape(&conn);
+    assert_eq!(
+        migrate::migrate(&conn, &actor, 0).unwrap(),
+        Migration::UpToDate
+    );
+    assert_eq!(before, shape(&conn));
+    let supervisors: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM users WHERE role = 'supervisor'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(supervisors, 1, "the creator is the first supervisor, once");
+}
+
+/// Every object of a PostgreSQL schema, as text that does not depend on the schema's name.
+fn pg_shape(client: &mut postgres::Client, schema: &str) -> Vec<String> {
+    let queries = [
+        "SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || \
+         ' null=' || is_nullable || ' default=' || coalesce(column_default, '-') || \
+         ' identity=' || is_identity FROM information_schema.columns \
+         WHERE table_schema = $1 AND table_name <> 'caseload_schema'",
+        "SELECT 'index ' || indexname || ': ' || indexdef FROM pg_indexes \
+         WHERE schemaname = $1 AND tablename <> 'caseload_schema'",
+        "SELECT 'constraint ' || k.relname || '.' || c.conname || ': ' || \
+         pg_get_constraintdef(c.oid) FROM pg_constraint c \
+         JOIN pg_class k ON k.oid = c.conrelid JOIN pg_namespace n ON n.oid = k.relnamespace \
+         WHERE n.nspname = $1 AND k.relname <> 'caseload_schema'",
+        "SELECT 'trigger ' || t.tgname || ': ' || pg_get_triggerdef(t.oid) FROM pg_trigger t \
+         JOIN pg_class k ON k.oid = t.tgrelid JOIN pg_namespace n ON n.oid = k.relnamespace \
+         WHERE n.nspname = $1 AND NOT t.tgisinternal",
+        "SELECT 'function ' || p.proname || ': ' || p.prosrc FROM pg_proc p \
+         JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1",
+        "SELECT 'table ' || c.relname || ' ' || coalesce(array_to_string(c.reloptions, ','), '') \
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE n.nspname = $1 AND c.relkind = 'r'",
+    ];
+    let mut out: Vec<String> = Vec::new();
+    for q in queries {
+        for row in client.query(q, &[&schema]).unwrap() {
+            let line: String = row.get(0);
+            out.push(
+                line.replace(&format!("{schema}."), "")
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn postgres_fresh_and_migrated_schemas_are_the_same() {
+    use caseload::store::Store;
+    use caseload::store::postgres::{LATEST, PgOptions, PgStore, STEPS, migrate};
+    let (Some(fresh), Some(old)) = (
+        support::backend::PgBackend::from_env(),
+        support::backend::PgBackend::from_env(),
+    ) else {
+        return;
+    };
+    let actor = Actor::new("admin", "admin");
+    let mut store = PgStore::open(&fresh.url, actor.clone(), &PgOptions::default()).unwrap();
+    assert!(store.created_schema());
+    // The road of an old database: the first released step, then the migrator.
+    assert_eq!(STEPS.len() as i64, LATEST);
+    migrate::create_at_version(&mut old.admin(), 1).unwrap();
+    let mut migrated = PgStore::open(&old.url, actor, &PgOptions::default()).unwrap();
+    assert!(!migrated.created_schema());
+    assert!(migrated.check().unwrap().is_empty());
+    assert!(store.check().unwrap().is_empty());
+    let mut admin = fresh.admin();
+    let (a, b) = (
+        pg_shape(&mut admin, &fresh.schema),
+        pg_shape(&mut admin, &old.schema),
+    );
+    assert!(a.iter().any(|l| l.contains("item_counts")), "{a:?}");
+    assert!(a.len() > 40, "the shape reads the schema: {a:?}");
+    let only_fresh: Vec<&String> = a.iter().filter(|l| !b.contains(l)).collect();
+    let only_old: Vec<&String> = b.iter().filter(|l| !a.contains(l)).collect();
+    assert!(
+        only_fresh.is_empty() && only_old.is_empty(),
+        "schema.pg.sql and the released steps disagree:\n only fresh: {only_fresh:#?}\n only migrated: {only_old:#?}"
+    );
+}

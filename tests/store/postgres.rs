@@ -1,0 +1,595 @@
+//! PostgreSQL-only tests: real `caseload` processes claiming in parallel, fencing across
+//! processes, skewed client clocks, a killed listener, and connection errors. Each test
+//! runs on its own schema of the server in `CASELOAD_TEST_PG` and passes with a note when
+//! that variable is unset.
+
+use crate::support;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use crate::support::backend::{Backend, PgBackend};
+use caseload::domain::{Actor, NewItem, QueueUpdate};
+use caseload::store::postgres::{PgOptions, PgStore};
+use caseload::store::sqlite::system_clock;
+use caseload::store::{ListFilter, StateFilter, Store, StoreError, exit};
+
+use crate::support::cli::BIN;
+const DAY: i64 = 86_400_000;
+
+fn caseload(url: &str, user: &str, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(["--db", url, "--user", user])
+        .args(args)
+        .env_remove("CASELOAD_DB")
+        .env_remove("CASELOAD_USER")
+        .output()
+        .expect("run caseload")
+}
+
+#[track_caller]
+fn expect_code(out: &Output, code: i32, what: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{what}: expected exit {code}\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn set_lock_seconds(store: &mut dyn Store, secs: i64) {
+    store
+        .set_queue(
+            "default",
+            &QueueUpdate {
+                lock_seconds: Some(secs),
+                warn_seconds: Some(1),
+                ..Default::default()
+            },
+            true,
+        )
+        .expect("set queue");
+}
+
+#[test]
+fn eight_processes_claim_and_complete_each_item_exactly_once() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let n_items = 1000;
+    let mut boss = b.open("boss", 0);
+    let items: Vec<NewItem> = (0..n_items)
+        .map(|i| NewItem::titled(&format!("item {i}")))
+        .collect();
+    assert_eq!(boss.add_batch(&items).unwrap(), n_items);
+    let started = Instant::now();
+    let per_worker: Vec<Vec<i64>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|w| {
+                let url = b.url.clone();
+                s.spawn(move || {
+                    let user = format!("worker{w}");
+                    let mut done = Vec::new();
+                    loop {
+                        let out = caseload(&url, &user, &["claim", "--json"]);
+                        match out.status.code() {
+                            Some(0) => {}
+                            Some(4) => return done,
+                            _ => expect_code(&out, 0, "claim"),
+                        }
+                        let item: serde_json::Value =
+                            serde_json::from_slice(&out.stdout).expect("claim prints JSON");
+                        let id = item["id"].as_i64().expect("id");
+                        let token = item["lock_token"].as_i64().expect("lock_token");
+                        assert_eq!(item["lock_user"], user.as_str());
+                        let out = caseload(
+                            &url,
+                            &user,
+                            &["complete", &id.to_string(), "--token", &token.to_string()],
+                        );
+                        expect_code(&out, 0, "complete");
+                        done.push(id);
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    eprintln!(
+        "8 processes completed {n_items} items in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    let mut all: Vec<i64> = per_worker.concat();
+    let total = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!(total, all.len(), "an item was completed by two workers");
+    assert_eq!(total, n_items, "every item was completed");
+    assert!(
+        per_worker.iter().filter(|w| !w.is_empty()).count() > 1,
+        "work was shared"
+    );
+    let all_filter = ListFilter {
+        state: StateFilter::Done,
+        ..Default::default()
+    };
+    assert_eq!(boss.count(&all_filter).unwrap(), n_items as u64);
+    // Exactly one lock and one completion per item, by the same worker.
+    let mut admin = b.admin();
+    let rows = admin
+        .query(
+            "SELECT item_id, count(*) FILTER (WHERE kind = 'completed'), \
+             count(*) FILTER (WHERE kind = 'locked'), count(DISTINCT actor) \
+             FILTER (WHERE kind <> 'created') FROM events GROUP BY item_id",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(rows.len(), n_items);
+    for r in rows {
+        let (id, completed, locked, actors): (i64, i64, i64, i64) =
+            (r.get(0), r.get(1), r.get(2), r.get(3));
+        assert_eq!((completed, locked, actors), (1, 1, 1), "item #{id}");
+    }
+    assert_eq!(boss.check().unwrap(), Vec::<String>::new());
+}
+
+#[test]
+fn fencing_across_processes() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let mut boss = b.open("boss", 0);
+    set_lock_seconds(&mut *boss, 60);
+    let id = boss.add(&NewItem::titled("fenced")).unwrap().id;
+    let ids = id.to_string();
+    let out = caseload(&b.url, "alice", &["claim", "--id", &ids, "--json"]);
+    expect_code(&out, 0, "alice claims");
+    let item: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let token_a = item["lock_token"].as_i64().unwrap().to_string();
+    let out = caseload(&b.url, "bob", &["claim", "--id", &ids]);
+    expect_code(&out, exit::CONFLICT, "bob cannot take a live lock");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("alice"));
+    // Two minutes pass on the server for this lock.
+    b.admin()
+        .execute(
+            "UPDATE items SET lock_time = lock_time - 120000 WHERE id = $1",
+            &[&id],
+        )
+        .unwrap();
+    let out = caseload(&b.url, "bob", &["claim", "--id", &ids, "--json"]);
+    expect_code(&out, 0, "bob takes the expired lock over");
+    let item: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let token_b = item["lock_token"].as_i64().unwrap().to_string();
+    assert_ne!(token_a, token_b);
+    let mut bob = b.open("bob", 0);
+    bob.save_notes(id, token_b.parse().unwrap(), "bob's notes")
+        .unwrap();
+    for args in [
+        vec!["complete", &ids, "--token", &token_a],
+        vec!["complete", &ids],
+        vec!["fail", &ids, "--token", &token_a, "--reason", "late"],
+        vec!["renew", &ids, "--token", &token_a],
+        vec!["release", &ids, "--token", &token_a],
+    ] {
+        let out = caseload(&b.url, "alice", &args);
+        expect_code(&out, exit::CONFLICT, &format!("alice {args:?}"));
+    }
+    let item = bob.item(id).unwrap();
+    assert_eq!(item.lock_user.as_deref(), Some("bob"));
+    assert_eq!(item.lock_token.to_string(), token_b);
+    assert_eq!(item.notes, "bob's notes");
+    let out = caseload(&b.url, "bob", &["complete", &ids, "--result", "fixed"]);
+    expect_code(&out, 0, "bob completes");
+    let kinds: Vec<&str> = bob
+        .history(id)
+        .unwrap()
+        .iter()
+        .map(|e| e.kind.as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["created", "locked", "taken_over", "noted", "completed"]
+    );
+}
+
+/// Clients whose own clocks are days off agree on expiry, because the server's clock
+/// decides: a client clock is given exactly where the SQLite store would use it.
+#[test]
+fn skewed_client_clocks_do_not_change_who_may_take_an_item() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let mut boss = b.open("boss", 0);
+    set_lock_seconds(&mut *boss, 60);
+    let id = boss.add(&NewItem::titled("skewed")).unwrap().id;
+    let open = |user: &str, client_skew: i64, server_offset: i64| {
+        PgStore::open_with_clock(
+            &b.url,
+            Actor::new(user, "tester"),
+            &PgOptions {
+                clock_offset_ms: server_offset,
+                ..PgOptions::default()
+            },
+            Box::new(move || system_clock() + client_skew),
+        )
+        .expect("open")
+    };
+    // Alice's machine thinks it is 10 days ago: her lock is still stamped by the server.
+    let mut alice = open("alice", -10 * DAY, 0);
+    let item = alice.take(id).unwrap();
+    let server_now = boss.now().unwrap();
+    assert!(
+        (item.lock_time.unwrap() - server_now).abs() < 10_000,
+        "lock time comes from the server"
+    );
+    let skew = alice.clock_skew().unwrap();
+    assert!((skew - 10 * DAY).abs() < 10_000, "skew is reported: {skew}");
+    assert!((alice.now().unwrap() - server_now).abs() < 10_000);
+    // Bob's machine runs a day ahead, Carol's ten days behind: neither may take it.
+    for (user, client_skew) in [("bob", DAY), ("carol", -10 * DAY), ("dave", 365 * DAY)] {
+        let mut s = open(user, client_skew, 0);
+        let e = s.take(id).unwrap_err();
+        assert!(
+            matches!(&e, StoreError::HeldByOther { holder, .. } if holder == "alice"),
+            "{user}: {e:?}"
+        );
+        assert_eq!(
+            s.list(&ListFilter {
+                state: StateFilter::Expired,
+                limit: 10,
+                ..Default::default()
+            })
+            .unwrap()
+            .len(),
+            0,
+            "{user} sees no expired lock"
+        );
+    }
+    // Once the server's clock has moved on 61 s, anyone may, whatever their own clock says.
+    let mut carol = open("carol", -10 * DAY, 61_000);
+    let taken = carol.take(id).unwrap();
+    assert_eq!(taken.lock_user.as_deref(), Some("carol"));
+    let e = alice.complete(id, item.lock_token, None).unwrap_err();
+    assert_eq!(e.exit_code(), exit::CONFLICT);
+}
+
+#[test]
+fn a_killed_listener_reconnects_and_sees_later_changes() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let mut boss = b.open("boss", 0);
+    let mut watcher =
+        PgStore::open(&b.url, Actor::new("alice", "tester"), &PgOptions::default()).expect("open");
+    watcher.change_marker().unwrap();
+    let pid = watcher.listener_pid().expect("listening");
+    let mut admin = b.admin();
+    let killed: bool = admin
+        .query_one("SELECT pg_terminate_backend($1)", &[&pid])
+        .unwrap()
+        .get(0);
+    assert!(killed);
+    // The watcher notices the loss and listens again on a new connection.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let _ = watcher.change_marker();
+        if watcher.listener_pid().is_some_and(|p| p != pid) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the listener never reconnected");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let m1 = watcher.change_marker().unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(
+        watcher.change_marker().unwrap(),
+        m1,
+        "quiet: the marker stays"
+    );
+    boss.add(&NewItem::titled("after the reconnect")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while watcher.change_marker().unwrap() == m1 {
+        assert!(
+            Instant::now() < deadline,
+            "a change after reconnecting was missed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_killed_main_connection_is_reconnected_for_reads_and_new_writes() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let mut boss = b.open("boss", 0);
+    let id = boss.add(&NewItem::titled("survives")).unwrap().id;
+    let mut alice =
+        PgStore::open(&b.url, Actor::new("alice", "tester"), &PgOptions::default()).expect("open");
+    let mut admin = b.admin();
+    for _ in 0..2 {
+        let pid = alice.backend_pid().unwrap();
+        admin
+            .execute("SELECT pg_terminate_backend($1)", &[&pid])
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(alice.item(id).unwrap().title, "survives");
+    }
+    let pid = alice.backend_pid().unwrap();
+    admin
+        .execute("SELECT pg_terminate_backend($1)", &[&pid])
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let item = alice.take(id).expect("a write starts on a new connection");
+    assert_eq!(item.lock_user.as_deref(), Some("alice"));
+}
+
+#[test]
+fn many_programs_starting_at_once_migrate_once() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let users: Vec<String> = (0..8).map(|i| format!("starter{i}")).collect();
+    let results: Vec<bool> = std::thread::scope(|s| {
+        let hs: Vec<_> = users
+            .iter()
+            .map(|u| {
+                let url = b.url.clone();
+                s.spawn(move || {
+                    PgStore::open(&url, Actor::new(u, "tester"), &PgOptions::default())
+                        .expect("open")
+                        .created_schema()
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(results.iter().filter(|c| **c).count(), 1, "created once");
+    let mut admin = b.admin();
+    let versions: i64 = admin
+        .query_one("SELECT count(*) FROM caseload_schema", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(versions, 1);
+    let sups: Vec<String> = admin
+        .query("SELECT name FROM users WHERE role = 'supervisor'", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(sups.len(), 1, "the creator is the only supervisor");
+    // Opening again is a no-op.
+    let mut again =
+        PgStore::open(&b.url, Actor::new("late", "tester"), &PgOptions::default()).unwrap();
+    assert!(!again.created_schema());
+    assert!(again.check().unwrap().is_empty());
+}
+
+#[test]
+fn connection_errors_are_one_line_without_the_password() {
+    let Some(_b) = PgBackend::from_env() else {
+        return;
+    };
+    let url = "postgres://caseload:hunter2@127.0.0.1:1/nowhere";
+    let out = caseload(url, "alice", &["list"]);
+    expect_code(&out, exit::ERROR, "unreachable server");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("hunter2"), "password leaked: {err}");
+    assert!(err.contains("127.0.0.1:1"), "names the server: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    let out = caseload(url, "alice", &["init"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("hunter2"));
+    let help = Command::new(BIN)
+        .args(["--help"])
+        .env("CASELOAD_DB", url)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&help.stdout).contains("hunter2"));
+    // backup explains what to use instead.
+    let b = PgBackend::from_env().unwrap();
+    let out = caseload(&b.url, "boss", &["backup", "/tmp/never-written.db"]);
+    expect_code(&out, exit::ERROR, "backup on PostgreSQL");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pg_dump"));
+}
+
+#[test]
+fn migrate_to_copies_items_locks_and_history() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let sqlite = support::backend::SqliteBackend::new();
+    let mut boss = sqlite.open("boss", 0);
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        ids.push(
+            boss.add(&NewItem {
+                request_id: Some(format!("r{i}")),
+                params: format!(r#"{{"n":{i}}}"#),
+                queue: if i % 2 == 0 { "default" } else { "billing" }.into(),
+                ..NewItem::titled(&format!("item {i}"))
+            })
+            .unwrap()
+            .id,
+        );
+    }
+    let mut alice = sqlite.open("alice", 0);
+    let t = alice.take(ids[0]).unwrap().lock_token;
+    alice.complete(ids[0], t, Some("ok")).unwrap();
+    let t = alice.take(ids[1]).unwrap().lock_token;
+    alice.save_notes(ids[1], t, "working on it").unwrap();
+    boss.set_role("carol", caseload::domain::Role::Supervisor)
+        .unwrap();
+    let path = sqlite.path.to_str().unwrap().to_string();
+    let out = Command::new(BIN)
+        .args(["--db", &path, "--user", "boss", "migrate-to", &b.url])
+        .output()
+        .unwrap();
+    expect_code(&out, 0, "migrate-to");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Copied 5 items"));
+    let mut pg = b.open("alice", 0);
+    for &id in &ids {
+        assert_eq!(pg.item(id).unwrap(), boss.item(id).unwrap(), "item #{id}");
+        assert_eq!(pg.history(id).unwrap(), boss.history(id).unwrap(), "#{id}");
+    }
+    assert_eq!(
+        pg.role("carol").unwrap(),
+        caseload::domain::Role::Supervisor
+    );
+    assert_eq!(pg.role("boss").unwrap(), caseload::domain::Role::Supervisor);
+    assert!(pg.check().unwrap().is_empty());
+    assert_eq!(pg.stats().unwrap().by_state, boss.stats().unwrap().by_state);
+    // Alice's lock and token carry over: she completes on the new database.
+    pg.complete(ids[1], t, None).unwrap();
+    let new = pg.add(&NewItem::titled("after the move")).unwrap().id;
+    assert!(new > *ids.iter().max().unwrap());
+    let out = Command::new(BIN)
+        .args(["--db", &path, "--user", "boss", "migrate-to", &b.url])
+        .output()
+        .unwrap();
+    expect_code(&out, exit::ERROR, "a second copy is refused");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("empty"));
+}
+
+/// Claim+complete cycles per second with 1, 2, 4 and 8 parallel sessions, beside a raw
+/// `postgres`-crate baseline doing the same SKIP LOCKED statements. Figures, not a check:
+/// `cargo test --release --test postgres throughput -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn throughput() {
+    let Some(_) = support::backend::pg_url() else {
+        return;
+    };
+    let per_run = 2000;
+    for workers in [1usize, 2, 4, 8] {
+        let store_rate = {
+            let b = PgBackend::from_env().unwrap();
+            let mut boss = b.open("boss", 0);
+            let items: Vec<NewItem> = (0..per_run)
+                .map(|i| NewItem::titled(&format!("i{i}")))
+                .collect();
+            boss.add_batch(&items).unwrap();
+            let stores: Vec<_> = (0..workers).map(|w| b.open(&format!("w{w}"), 0)).collect();
+            let start = Instant::now();
+            let n: usize = std::thread::scope(|s| {
+                let hs: Vec<_> = stores
+                    .into_iter()
+                    .map(|mut st| {
+                        s.spawn(move || {
+                            let mut n = 0;
+                            while let Ok(item) = st.take_next(&Default::default()) {
+                                st.complete(item.id, item.lock_token, None).unwrap();
+                                n += 1;
+                            }
+                            n
+                        })
+                    })
+                    .collect();
+                hs.into_iter().map(|h| h.join().unwrap()).sum()
+            });
+            assert_eq!(n, per_run);
+            n as f64 / start.elapsed().as_secs_f64()
+        };
+        let raw_rate = {
+            let b = PgBackend::from_env().unwrap();
+            let mut boss = b.open("boss", 0);
+            let items: Vec<NewItem> = (0..per_run)
+                .map(|i| NewItem::titled(&format!("i{i}")))
+                .collect();
+            boss.add_batch(&items).unwrap();
+            let clients: Vec<_> = (0..workers).map(|_| b.admin()).collect();
+            let start = Instant::now();
+            let n: usize = std::thread::scope(|s| {
+                let hs: Vec<_> = clients
+                    .into_iter()
+                    .enumerate()
+                    .map(|(w, mut c)| {
+                        s.spawn(move || {
+                            let me = format!("w{w}");
+                            let pick = c
+                                .prepare(
+                                    "SELECT id FROM items WHERE state = 'open' AND lock_user IS NULL \
+                                     ORDER BY priority DESC, created_at, id LIMIT 1 \
+                                     FOR UPDATE SKIP LOCKED",
+                                )
+                                .unwrap();
+                            let lock = c
+                                .prepare(
+                                    "UPDATE items SET lock_user = $1, lock_time = 1, \
+                                     lock_token = lock_token + 1 WHERE id = $2",
+                                )
+                                .unwrap();
+                            let done = c
+                                .prepare(
+                                    "UPDATE items SET state = 'done', lock_user = NULL, \
+                                     lock_time = NULL WHERE id = $1 AND lock_user = $2",
+                                )
+                                .unwrap();
+                            let mut n = 0;
+                            loop {
+                                let mut tx = c.transaction().unwrap();
+                                let Some(row) = tx.query_opt(&pick, &[]).unwrap() else {
+                                    return n;
+                                };
+                                let id: i64 = row.get(0);
+                                tx.execute(&lock, &[&me, &id]).unwrap();
+                                tx.commit().unwrap();
+                                c.execute(&done, &[&id, &me]).unwrap();
+                                n += 1;
+                            }
+                        })
+                    })
+                    .collect();
+                hs.into_iter().map(|h| h.join().unwrap()).sum()
+            });
+            assert_eq!(n, per_run);
+            n as f64 / start.elapsed().as_secs_f64()
+        };
+        eprintln!(
+            "{workers} sessions: caseload {store_rate:.0} cycles/s, raw {raw_rate:.0} cycles/s, \
+             ratio {:.2}",
+            store_rate / raw_rate
+        );
+    }
+}
+
+/// A row held by a stuck transaction (not a lease: a real row lock) is skipped by take
+/// next and makes a direct take give up after `lock_timeout` instead of hanging.
+#[test]
+fn a_stuck_transaction_is_skipped_or_times_out() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let mut boss = b.open("boss", 0);
+    let stuck = boss.add(&NewItem::titled("stuck row")).unwrap().id;
+    let other = boss.add(&NewItem::titled("other")).unwrap().id;
+    let mut admin = b.admin();
+    let mut tx = admin.transaction().unwrap();
+    tx.execute("SELECT 1 FROM items WHERE id = $1 FOR UPDATE", &[&stuck])
+        .unwrap();
+    let mut alice = PgStore::open(
+        &b.url,
+        Actor::new("alice", "tester"),
+        &PgOptions {
+            lock_timeout: Duration::from_millis(300),
+            ..PgOptions::default()
+        },
+    )
+    .unwrap();
+    let started = Instant::now();
+    let item = alice.take_next(&Default::default()).unwrap();
+    assert_eq!(item.id, other, "the locked row is skipped, not waited for");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let started = Instant::now();
+    let e = alice.take(stuck).unwrap_err();
+    assert!(matches!(e, StoreError::Busy(_)), "{e:?}");
+    assert_eq!(e.exit_code(), exit::ERROR);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "gave up after lock_timeout"
+    );
+    tx.rollback().unwrap();
+    assert_eq!(
+        alice.take(stuck).unwrap().lock_user.as_deref(),
+        Some("alice")
+    );
+}

@@ -1,0 +1,239 @@
+//! Store tests for the supervisor operations the conformance suite does not cover: the
+//! fenced bulk unlock (`unlock_many`), cancel and reassign racing the holder's complete,
+//! every late holder write after a reassign, a user's day (`events_by`) and when a lock
+//! was taken (`lock_started`). Written once against `dyn Store`; SQLite always,
+//! PostgreSQL when `CASELOAD_TEST_PG` holds a URL.
+//!
+//! "boss" opens the database first and so is its supervisor; the others are staff.
+
+use crate::support::MIN;
+use crate::support::backend::{Backend, add, assert_code, kinds, race, setup};
+use caseload::domain::{EventKind, ItemState};
+use caseload::store::exit;
+
+conformance!(
+    unlock_many_is_fenced_by_the_token_seen_and_audited,
+    unlock_many_is_for_supervisors_only_and_needs_a_reason,
+    unlock_many_racing_complete_has_one_winner,
+    cancel_racing_complete_has_one_winner,
+    after_a_reassign_every_late_holder_write_is_refused,
+    events_by_lists_a_users_day_in_order,
+    lock_started_is_the_take_not_the_last_renewal,
+);
+
+fn unlock_many_is_fenced_by_the_token_seen_and_audited(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let (x, y, z) = (
+        add(&mut *boss, "x"),
+        add(&mut *boss, "y"),
+        add(&mut *boss, "z"),
+    );
+    let mut alice = b.open("alice", 0);
+    let mut bob = b.open("bob", 0);
+    let tx = alice.take(x).unwrap().lock_token;
+    let ty_seen = alice.take(y).unwrap().lock_token;
+    let tz = bob.take(z).unwrap().lock_token;
+    // After the supervisor looked, alice released y and bob took it: a newer lock.
+    alice.release(y, ty_seen).unwrap();
+    let ty_now = bob.take(y).unwrap().lock_token;
+    assert_ne!(ty_now, ty_seen);
+
+    let n = boss
+        .unlock_many(&[(x, tx), (y, ty_seen), (z, tz)], "end of shift")
+        .unwrap();
+    assert_eq!(n, 2, "x and z unlocked; y changed since and is left alone");
+    assert_eq!(boss.item(x).unwrap().lock_user, None);
+    assert_eq!(boss.item(z).unwrap().lock_user, None);
+    let yi = boss.item(y).unwrap();
+    assert_eq!(yi.lock_user.as_deref(), Some("bob"));
+    assert_eq!(yi.lock_token, ty_now);
+    assert_eq!(
+        kinds(&mut *boss, y),
+        ["created", "locked", "released", "locked"]
+    );
+    for (id, from) in [(x, "alice"), (z, "bob")] {
+        let last = boss.history(id).unwrap().pop().unwrap();
+        assert_eq!(last.kind, EventKind::Unlocked);
+        assert_eq!(last.actor, "boss");
+        assert_eq!(last.detail_str("from"), Some(from));
+        assert_eq!(last.detail_str("reason"), Some("end of shift"));
+        assert_eq!(
+            kinds(&mut *boss, id),
+            ["created", "locked", "unlocked"],
+            "one event per item"
+        );
+    }
+    // The holders' late writes are refused.
+    assert_code(alice.complete(x, tx, None), exit::CONFLICT);
+    assert_code(bob.save_notes(z, tz, "late"), exit::CONFLICT);
+    // A second run over the same tokens changes nothing.
+    assert_eq!(boss.unlock_many(&[(x, tx), (z, tz)], "again").unwrap(), 0);
+    assert_eq!(kinds(&mut *boss, x), ["created", "locked", "unlocked"]);
+}
+
+fn unlock_many_is_for_supervisors_only_and_needs_a_reason(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let x = add(&mut *boss, "x");
+    let mut bob = b.open("bob", 0);
+    let t = bob.take(x).unwrap().lock_token;
+    let mut alice = b.open("alice", 0);
+    let e = assert_code(alice.unlock_many(&[(x, t)], "mine"), exit::SUPERVISOR_ONLY);
+    assert!(e.to_string().contains("supervisor only"), "{e}");
+    assert_code(boss.unlock_many(&[(x, t)], "   "), exit::ERROR);
+    assert_eq!(boss.item(x).unwrap().lock_user.as_deref(), Some("bob"));
+    assert_eq!(kinds(&mut *boss, x), ["created", "locked"]);
+    assert_eq!(boss.unlock_many(&[], "nothing").unwrap(), 0);
+}
+
+fn unlock_many_racing_complete_has_one_winner(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let mut alice = b.open("alice", 0);
+    let mut wins = (0, 0);
+    for round in 0..15 {
+        let id = add(&mut *boss, &format!("race {round}"));
+        let t = alice.take(id).unwrap().lock_token;
+        let (done, unlocked, a, bo) = race(
+            alice,
+            boss,
+            move |s| s.complete(id, t, Some("mine")),
+            move |s| s.unlock_many(&[(id, t)], "bulk release"),
+        );
+        alice = a;
+        boss = bo;
+        let item = boss.item(id).unwrap();
+        let k = kinds(&mut *boss, id);
+        match (&done, &unlocked) {
+            (Ok(_), Ok(0)) => {
+                wins.0 += 1;
+                assert_eq!(item.state, ItemState::Done);
+                assert_eq!(k, ["created", "locked", "completed"]);
+            }
+            (Err(e), Ok(1)) => {
+                wins.1 += 1;
+                assert_eq!(e.exit_code(), exit::CONFLICT, "{e}");
+                assert_eq!(item.state, ItemState::Open);
+                assert_eq!(item.lock_user, None);
+                assert_eq!(k, ["created", "locked", "unlocked"]);
+            }
+            other => panic!("round {round}: exactly one must win, got {other:?}"),
+        }
+    }
+    eprintln!("complete won {}, bulk unlock won {}", wins.0, wins.1);
+}
+
+fn cancel_racing_complete_has_one_winner(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let mut alice = b.open("alice", 0);
+    for round in 0..15 {
+        let id = add(&mut *boss, &format!("race {round}"));
+        let t = alice.take(id).unwrap().lock_token;
+        let (done, cancelled, a, bo) = race(
+            alice,
+            boss,
+            move |s| s.complete(id, t, None),
+            move |s| s.cancel(id, "duplicate"),
+        );
+        alice = a;
+        boss = bo;
+        let item = boss.item(id).unwrap();
+        let k = kinds(&mut *boss, id);
+        match (&done, &cancelled) {
+            (Ok(_), Err(e)) => {
+                assert_eq!(e.exit_code(), exit::CONFLICT, "{e}");
+                assert_eq!(item.state, ItemState::Done);
+                assert_eq!(k, ["created", "locked", "completed"]);
+            }
+            (Err(e), Ok(())) => {
+                assert_eq!(e.exit_code(), exit::CONFLICT, "{e}");
+                assert_eq!(item.state, ItemState::Cancelled);
+                assert_eq!(item.finished_by.as_deref(), Some("boss"));
+                assert_eq!(k, ["created", "locked", "cancelled"]);
+            }
+            other => panic!("round {round}: exactly one must win, got {other:?}"),
+        }
+    }
+}
+
+fn after_a_reassign_every_late_holder_write_is_refused(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let id = add(&mut *boss, "moved");
+    let mut alice = b.open("alice", 0);
+    let t = alice.take(id).unwrap().lock_token;
+    alice.save_notes(id, t, "alice's notes").unwrap();
+    let moved = boss
+        .reassign(id, None, "bob", "bob knows the customer")
+        .unwrap();
+    for (what, r) in [
+        ("renew", alice.renew(id, t).map(|_| ())),
+        ("save_notes", alice.save_notes(id, t, "late")),
+        ("release", alice.release(id, t).map(|_| ())),
+        ("skip", alice.skip(id, t).map(|_| ())),
+        ("fail", alice.fail(id, t, "late").map(|_| ())),
+        ("complete", alice.complete(id, t, None).map(|_| ())),
+    ] {
+        let e = assert_code(r, exit::CONFLICT);
+        assert!(
+            e.to_string().contains("boss"),
+            "{what}: the refusal names the supervisor: {e}"
+        );
+    }
+    let item = boss.item(id).unwrap();
+    assert_eq!(item.lock_user.as_deref(), Some("bob"));
+    assert_eq!(
+        item.notes, "alice's notes",
+        "nothing of alice's late writes"
+    );
+    let mut bob = b.open("bob", 0);
+    bob.complete(id, moved.lock_token, Some("done by bob"))
+        .unwrap();
+    assert_eq!(
+        kinds(&mut *boss, id),
+        ["created", "locked", "noted", "reassigned", "completed"]
+    );
+}
+
+fn events_by_lists_a_users_day_in_order(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let start = boss.now().unwrap();
+    let (x, y) = (add(&mut *boss, "x"), add(&mut *boss, "y"));
+    let mut alice = b.open("alice", 0);
+    let tx = alice.take(x).unwrap().lock_token;
+    alice.complete(x, tx, Some("ok")).unwrap();
+    alice.take(y).unwrap();
+    boss.unlock(y, None, "alice went home").unwrap();
+    let day: Vec<(i64, &str)> = alice
+        .events_by("alice", start)
+        .unwrap()
+        .iter()
+        .map(|e| (e.item_id, e.kind.as_str()))
+        .collect();
+    assert_eq!(day, [(x, "locked"), (x, "completed"), (y, "locked")]);
+    let boss_day: Vec<(i64, &str)> = alice
+        .events_by("boss", start)
+        .unwrap()
+        .iter()
+        .map(|e| (e.item_id, e.kind.as_str()))
+        .collect();
+    assert_eq!(boss_day, [(x, "created"), (y, "created"), (y, "unlocked")]);
+    let later = alice.now().unwrap() + MIN;
+    assert!(alice.events_by("alice", later).unwrap().is_empty());
+}
+
+fn lock_started_is_the_take_not_the_last_renewal(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let (x, y) = (add(&mut *boss, "x"), add(&mut *boss, "never taken"));
+    let mut alice = b.open("alice", 0);
+    let taken = alice.take(x).unwrap();
+    let taken_at = taken.lock_time.unwrap();
+    // Half a lock age later (a store whose clock is 30 s ahead) alice renews.
+    let mut alice_later = b.open("alice", 30_000);
+    let renewed = alice_later.renew(x, taken.lock_token).unwrap();
+    assert!(renewed.lock_time.unwrap() >= taken_at + 29_000);
+    let started = boss.lock_started(&[x, y, 999_999]).unwrap();
+    assert_eq!(started.len(), 1, "only items that were locked: {started:?}");
+    assert_eq!(started[0].0, x);
+    assert!(
+        (started[0].1 - taken_at).abs() < 1_000,
+        "the take at {taken_at}, not the renewal: {started:?}"
+    );
+}

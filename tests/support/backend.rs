@@ -1,0 +1,273 @@
+//! The store test harness: one `Backend` per database kind, so that the same test body runs
+//! against SQLite (always) and PostgreSQL (when `CASELOAD_TEST_PG` holds a URL).
+//!
+//! Expiry is tested without sleeping: every store is opened with a clock offset that skews
+//! its "now" (SQLite: the host clock plus the offset; PostgreSQL: the server's clock plus
+//! the offset, added in SQL).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use caseload::domain::{Actor, NewItem, QueueUpdate};
+use caseload::store::postgres::{PgOptions, PgStore};
+use caseload::store::sqlite::{OpenOptions, SqliteStore, system_clock};
+use caseload::store::{Store, StoreError};
+
+/// Opens boss (the supervisor: first to open) and gives the default queue a 60 s lock.
+pub fn setup(b: &dyn Backend) -> BoxStore {
+    let mut boss = b.open("boss", 0);
+    boss.set_queue(
+        "default",
+        &QueueUpdate {
+            lock_seconds: Some(60),
+            warn_seconds: Some(10),
+            ..Default::default()
+        },
+        true,
+    )
+    .expect("set queue");
+    boss
+}
+
+/// Adds an item to the default queue; returns its id.
+pub fn add(s: &mut dyn Store, title: &str) -> i64 {
+    s.add(&NewItem::titled(title)).expect("add").id
+}
+
+/// The kinds of an item's events, in order.
+pub fn kinds(s: &mut dyn Store, id: i64) -> Vec<&'static str> {
+    s.history(id)
+        .expect("history")
+        .iter()
+        .map(|e| e.kind.as_str())
+        .collect()
+}
+
+/// The error of `r`, which must be an error with exit code `code`.
+#[track_caller]
+pub fn assert_code<T: std::fmt::Debug>(r: Result<T, StoreError>, code: i32) -> StoreError {
+    match r {
+        Ok(v) => panic!("expected an error with exit code {code}, got Ok({v:?})"),
+        Err(e) => {
+            assert_eq!(e.exit_code(), code, "wrong exit code for: {e}");
+            e
+        }
+    }
+}
+
+/// Runs `holder_op` and `boss_op` at the same moment on two threads.
+pub fn race<A: Send, B: Send>(
+    mut holder: BoxStore,
+    mut boss: BoxStore,
+    holder_op: impl FnOnce(&mut dyn Store) -> A + Send,
+    boss_op: impl FnOnce(&mut dyn Store) -> B + Send,
+) -> (A, B, BoxStore, BoxStore) {
+    let barrier = std::sync::Barrier::new(2);
+    std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            barrier.wait();
+            let r = holder_op(&mut *holder);
+            (r, holder)
+        });
+        let bh = s.spawn(|| {
+            barrier.wait();
+            let r = boss_op(&mut *boss);
+            (r, boss)
+        });
+        let (a, holder) = h.join().expect("holder thread");
+        let (b, boss) = bh.join().expect("boss thread");
+        (a, b, holder, boss)
+    })
+}
+
+/// A store able to move to another thread (the race tests).
+pub type BoxStore = Box<dyn Store + Send>;
+
+/// A database kind the conformance suite runs against.
+pub trait Backend {
+    /// Opens a store on this test's database as `user`, its "now" skewed by
+    /// `clock_offset_ms`. The first user to open becomes the database's supervisor.
+    fn open(&self, user: &str, clock_offset_ms: i64) -> BoxStore;
+    /// "sqlite" or "postgres".
+    fn name(&self) -> &'static str;
+    /// Another, empty database of the same kind (for tests that need one per case).
+    fn fresh(&self) -> Box<dyn Backend + Send>;
+    /// Runs SQL on the test database directly, with the schema's CHECK constraints off:
+    /// how another program (or a damaged disk) could leave a row caseload cannot read.
+    fn spoil(&self, sql: &str);
+}
+
+/// A fresh SQLite file in its own temporary directory.
+pub struct SqliteBackend {
+    _dir: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+impl Default for SqliteBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SqliteBackend {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("queue.db");
+        SqliteBackend { _dir: dir, path }
+    }
+}
+
+impl Backend for SqliteBackend {
+    fn open(&self, user: &str, clock_offset_ms: i64) -> BoxStore {
+        let opts = OpenOptions {
+            allow_network_fs: true,
+            ..OpenOptions::default()
+        };
+        let store = SqliteStore::open_with_clock(
+            &self.path,
+            Actor::new(user, "tester"),
+            &opts,
+            Box::new(move || system_clock() + clock_offset_ms),
+        )
+        .unwrap_or_else(|e| panic!("open {}: {e}", self.path.display()));
+        Box::new(store)
+    }
+
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn fresh(&self) -> Box<dyn Backend + Send> {
+        Box::new(SqliteBackend::new())
+    }
+
+    fn spoil(&self, sql: &str) {
+        let c = rusqlite::Connection::open(&self.path).expect("open the test file");
+        c.execute_batch(&format!("PRAGMA ignore_check_constraints = ON; {sql}"))
+            .expect("spoil");
+    }
+}
+
+/// The PostgreSQL server of `CASELOAD_TEST_PG`, if one is given.
+pub fn pg_url() -> Option<String> {
+    std::env::var("CASELOAD_TEST_PG")
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+}
+
+/// A fresh, uniquely named schema on the test server (dropped at the end), so that tests
+/// run in parallel without seeing each other.
+pub struct PgBackend {
+    pub base_url: String,
+    pub schema: String,
+    /// The URL that points caseload at the schema (via `options=-c search_path=...`).
+    pub url: String,
+}
+
+static SCHEMA_SEQ: AtomicU64 = AtomicU64::new(0);
+
+impl PgBackend {
+    /// A backend on a new schema, or `None` (with a note) when no server is configured.
+    pub fn from_env() -> Option<Self> {
+        let Some(base_url) = pg_url() else {
+            eprintln!("note: CASELOAD_TEST_PG is not set; PostgreSQL test skipped");
+            return None;
+        };
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let schema = format!(
+            "cl_test_{}_{}_{}",
+            std::process::id(),
+            SCHEMA_SEQ.fetch_add(1, Ordering::Relaxed),
+            nanos
+        );
+        let mut admin = postgres::Client::connect(&base_url, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("connect to CASELOAD_TEST_PG: {e}"));
+        admin
+            .batch_execute(&format!("CREATE SCHEMA {schema}"))
+            .expect("create test schema");
+        let url = with_search_path(&base_url, &schema);
+        Some(PgBackend {
+            base_url,
+            schema,
+            url,
+        })
+    }
+
+    /// A direct connection to the test schema (for tests that poke at the server).
+    pub fn admin(&self) -> postgres::Client {
+        postgres::Client::connect(&self.url, postgres::NoTls).expect("connect")
+    }
+}
+
+/// `url` with `options=-c search_path=SCHEMA` added.
+pub fn with_search_path(url: &str, schema: &str) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}options=-c%20search_path%3D{schema}")
+}
+
+impl Drop for PgBackend {
+    fn drop(&mut self) {
+        if let Ok(mut admin) = postgres::Client::connect(&self.base_url, postgres::NoTls) {
+            let _ = admin.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema));
+        }
+    }
+}
+
+impl Backend for PgBackend {
+    fn open(&self, user: &str, clock_offset_ms: i64) -> BoxStore {
+        let opts = PgOptions {
+            clock_offset_ms,
+            ..PgOptions::default()
+        };
+        let store = PgStore::open(&self.url, Actor::new(user, "tester"), &opts)
+            .unwrap_or_else(|e| panic!("open postgres schema {}: {e}", self.schema));
+        Box::new(store)
+    }
+
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn fresh(&self) -> Box<dyn Backend + Send> {
+        Box::new(PgBackend::from_env().expect("CASELOAD_TEST_PG is set"))
+    }
+
+    fn spoil(&self, sql: &str) {
+        self.admin()
+            .batch_execute(&format!(
+                "ALTER TABLE items DROP CONSTRAINT IF EXISTS items_state_check; \
+                 ALTER TABLE events DROP CONSTRAINT IF EXISTS events_kind_check; {sql}"
+            ))
+            .expect("spoil");
+    }
+}
+
+/// Generates one `#[test]` per (case, backend): `sqlite::case` always runs,
+/// `postgres::case` runs when `CASELOAD_TEST_PG` is set and passes with a note otherwise.
+#[macro_export]
+macro_rules! conformance {
+    ($($case:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[test]
+                fn $case() {
+                    let b = $crate::support::backend::SqliteBackend::new();
+                    super::$case(&b);
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[test]
+                fn $case() {
+                    if let Some(b) = $crate::support::backend::PgBackend::from_env() {
+                        super::$case(&b);
+                    }
+                }
+            )*
+        }
+    };
+}

@@ -1,0 +1,15 @@
+//! What the three test binaries share: the store backends the conformance suite runs on
+//! (`backend`), the real binary in a temp dir (`cli`), real filesystems and OS users for
+//! fault tests (`fault`), and sessions, clocks and screens for the TUI tests (`tui`).
+//!
+//! Each binary declares `pub mod support;` so that what one binary does not use is not
+//! reported as dead code.
+
+#[macro_use]
+pub mod backend;
+pub mod cli;
+pub mod fault;
+pub mod tui;
+
+/// One minute in milliseconds (clock offsets and countdowns).
+pub const MIN: i64 = 60_000;

@@ -1,0 +1,378 @@
+//! The real binary in a real terminal (tmux): take, complete, quit, and the terminal comes
+//! back; a hang-up (SIGHUP) restores it too and leaves the lock held; a writer stopped
+//! while it holds the write lock (SIGSTOP) never freezes the screen.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::cli::BIN;
+
+/// A private tmux server, killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(name: &str) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("tmux is not installed; skipping");
+            return None;
+        }
+        let t = Tmux {
+            socket: format!("caseload-{name}-{}", std::process::id()),
+        };
+        let ok = t
+            .cmd(&[
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-x",
+                "100",
+                "-y",
+                "30",
+                "env PS1='READY$ ' bash --norc --noprofile",
+            ])
+            .status
+            .success();
+        assert!(ok, "tmux new-session failed");
+        Some(t)
+    }
+
+    fn cmd(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("running tmux")
+    }
+
+    fn send(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "0"];
+        args.extend_from_slice(keys);
+        assert!(self.cmd(&args).status.success());
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "0"]).stdout).into_owned()
+    }
+
+    fn format(&self, f: &str) -> String {
+        String::from_utf8_lossy(&self.cmd(&["display-message", "-p", "-t", "0", f]).stdout)
+            .trim()
+            .to_string()
+    }
+
+    /// Polls the screen until `pred` holds (10 s at most).
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if pred(&s) {
+                return s;
+            }
+            if start.elapsed() > Duration::from_secs(10) {
+                panic!("timed out waiting for {what}; screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]);
+    }
+}
+
+fn caseload(db: &Path, user: &str, args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .arg("--db")
+        .arg(db)
+        .arg("--user")
+        .arg(user)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "caseload {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The pid of the caseload running under the pane's shell.
+fn caseload_pid(t: &Tmux) -> String {
+    let shell = t.format("#{pane_pid}");
+    let out = Command::new("pgrep").args(["-P", &shell]).output().unwrap();
+    let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(!pid.is_empty(), "caseload's pid under the shell {shell}");
+    pid
+}
+
+fn start_tui(t: &Tmux, db: &Path) {
+    t.wait_for("the shell prompt", |s| s.contains("READY$"));
+    t.send(&[
+        &format!("clear; {BIN} --db {} --user alice", db.display()),
+        "Enter",
+    ]);
+    t.wait_for("the queue", |s| {
+        s.contains("1 Queue") && s.contains("Fix the printer")
+    });
+    assert_eq!(
+        t.format("#{alternate_on}"),
+        "1",
+        "the TUI uses the alternate screen"
+    );
+}
+
+#[test]
+fn take_complete_quit_in_a_real_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let Some(t) = Tmux::start("flow") else {
+        return;
+    };
+    start_tui(&t, &db);
+    t.send(&["n"]);
+    t.wait_for("the detail pane", |s| {
+        s.contains("yours, 30m00s left") || s.contains("yours, 29m")
+    });
+    t.send(&["c"]);
+    t.wait_for("the confirmation", |s| s.contains("Complete #1?"));
+    t.send(&["Enter"]);
+    t.wait_for("the completion", |s| s.contains("Completed #1"));
+    t.send(&["q"]);
+    let s = t.wait_for("the prompt again", |s| {
+        s.contains("READY$") && !s.contains("1 Queue")
+    });
+    assert!(!s.contains("Completed"), "the TUI's screen is gone: {s}");
+    assert_eq!(t.format("#{alternate_on}"), "0", "alternate screen left");
+    assert_eq!(t.format("#{cursor_flag}"), "1", "cursor shown again");
+    // Raw mode is off: the shell echoes typed text and runs it on Enter.
+    t.send(&["echo cooked-$((40+2))", "Enter"]);
+    t.wait_for("the shell to run a command", |s| s.contains("cooked-42"));
+    let shown = caseload(&db, "feeder", &["show", "1", "--json"]);
+    assert!(
+        shown.contains("\"state\":\"done\"") || shown.contains("\"state\": \"done\""),
+        "{shown}"
+    );
+    assert!(shown.contains("alice"), "{shown}");
+}
+
+#[test]
+fn hangup_restores_the_terminal_and_keeps_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let Some(t) = Tmux::start("hup") else {
+        return;
+    };
+    start_tui(&t, &db);
+    t.send(&["n"]);
+    t.wait_for("the detail pane", |s| s.contains("yours, "));
+    let pid = caseload_pid(&t);
+    assert!(
+        Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    t.wait_for("the prompt again", |s| {
+        s.contains("READY$") && !s.contains("1 Queue")
+    });
+    assert_eq!(t.format("#{alternate_on}"), "0", "alternate screen left");
+    let shown = caseload(&db, "feeder", &["list", "--state", "locked", "--json"]);
+    assert!(
+        shown.contains("\"lock_user\":\"alice\"") || shown.contains("\"lock_user\": \"alice\""),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_vanished_terminal_ends_the_program_and_keeps_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let Some(t) = Tmux::start("gone") else {
+        return;
+    };
+    start_tui(&t, &db);
+    t.send(&["n"]);
+    t.wait_for("the detail pane", |s| s.contains("yours, "));
+    let pid = caseload_pid(&t);
+    // The whole terminal disappears (as when an SSH connection drops): no key, no quit.
+    t.cmd(&["kill-server"]);
+    let start = Instant::now();
+    while Path::new(&format!("/proc/{pid}")).exists() {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.split_whitespace().nth(2) == Some("Z") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(6),
+            "caseload {pid} still runs after its terminal went away"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let shown = caseload(&db, "feeder", &["list", "--state", "locked", "--json"]);
+    assert!(
+        shown.contains("\"lock_user\":\"alice\"") || shown.contains("\"lock_user\": \"alice\""),
+        "the lock stays held for alice to resume: {shown}"
+    );
+}
+
+/// Not a test on its own: the stuck writer, run by the tests below as a child process of
+/// this test binary (with `CASELOAD_HOLD_DB` set). It takes the database's write lock,
+/// says HELD, and lets go when a line arrives on its standard input.
+#[test]
+fn stuck_writer_child() {
+    let Some(db) = std::env::var_os("CASELOAD_HOLD_DB") else {
+        return;
+    };
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.execute_batch("BEGIN IMMEDIATE").unwrap();
+    println!("HELD");
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).unwrap();
+    c.execute_batch("ROLLBACK").unwrap();
+}
+
+/// Another program holding the write lock, stopped (SIGSTOP) as by Ctrl-Z. Dropping it
+/// continues and ends it.
+struct StoppedWriter {
+    child: Child,
+}
+
+impl StoppedWriter {
+    fn start(db: &Path) -> StoppedWriter {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "tmux::stuck_writer_child", "--nocapture"])
+            .args(["--test-threads", "1"])
+            .env("CASELOAD_HOLD_DB", db)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let mut held = false;
+        for line in out.lines() {
+            if line.unwrap().contains("HELD") {
+                held = true;
+                break;
+            }
+        }
+        let w = StoppedWriter { child };
+        assert!(held, "the writer took the lock");
+        w.signal(libc::SIGSTOP);
+        w
+    }
+
+    fn signal(&self, sig: libc::c_int) {
+        // SAFETY: a signal to our own child, which has not been reaped yet.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
+    }
+
+    /// Continues it; it lets go of the lock and ends.
+    fn go_on(&mut self) {
+        self.signal(libc::SIGCONT);
+        if let Some(stdin) = self.child.stdin.as_mut() {
+            let _ = writeln!(stdin);
+        }
+    }
+}
+
+impl Drop for StoppedWriter {
+    fn drop(&mut self) {
+        self.signal(libc::SIGCONT);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const WAITING: &str = "waiting for the database — another program holds it";
+
+#[test]
+fn a_stopped_writer_never_freezes_the_screen_and_the_take_happens_when_it_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let Some(t) = Tmux::start("stuck") else {
+        return;
+    };
+    start_tui(&t, &db);
+    let mut writer = StoppedWriter::start(&db);
+
+    t.send(&["n"]);
+    let s = t.wait_for("the waiting line", |s| s.contains(WAITING));
+    assert!(s.contains("Taking the next item: "), "{s}");
+    // Keys work while the take waits: help opens and closes, views switch.
+    t.send(&["?"]);
+    t.wait_for("the help screen", |s| s.contains("Keys (j/k scroll"));
+    t.send(&["Escape"]);
+    t.wait_for("the help closed", |s| !s.contains("Keys (j/k scroll"));
+    t.send(&["3"]);
+    t.wait_for("the Locks view", |s| s.contains("holder's day"));
+    t.send(&["1"]);
+    t.wait_for("the Queue view", |s| {
+        s.contains("Enter take/open") && s.contains("Fix the printer")
+    });
+    let s = t.wait_for("the wait counting up", |s| {
+        s.contains("another program holds it (2 s)") || s.contains("another program holds it (3 s)")
+    });
+    assert!(s.contains("free"), "nothing taken yet: {s}");
+
+    writer.go_on();
+    let s = t.wait_for("the take", |s| s.contains("Took #1: Fix the printer"));
+    assert!(!s.contains(WAITING), "{s}");
+    let shown = caseload(&db, "feeder", &["list", "--state", "locked", "--json"]);
+    assert!(
+        shown.contains("\"lock_user\":\"alice\"") || shown.contains("\"lock_user\": \"alice\""),
+        "{shown}"
+    );
+}
+
+#[test]
+fn quitting_while_a_take_waits_closes_the_screen_and_says_how_it_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let Some(t) = Tmux::start("stuckquit") else {
+        return;
+    };
+    start_tui(&t, &db);
+    let mut writer = StoppedWriter::start(&db);
+    t.send(&["n"]);
+    t.wait_for("the waiting line", |s| s.contains(WAITING));
+    t.send(&["q"]);
+    let s = t.wait_for("the screen to close", |s| {
+        s.contains("caseload: waiting for the database to finish taking the next item")
+    });
+    assert_eq!(
+        t.format("#{alternate_on}"),
+        "0",
+        "alternate screen left: {s}"
+    );
+    assert!(s.contains("Ctrl-C"), "says how to stop waiting: {s}");
+
+    writer.go_on();
+    let s = t.wait_for("the outcome and the prompt", |s| {
+        s.contains("caseload: Took #1: Fix the printer") && s.trim_end().ends_with("READY$")
+    });
+    assert!(
+        s.find("caseload: waiting") < s.find("caseload: Took #1"),
+        "printed in order, nothing overwritten: {s}"
+    );
+    let shown = caseload(&db, "feeder", &["list", "--state", "locked", "--json"]);
+    assert!(
+        shown.contains("\"lock_user\":\"alice\"") || shown.contains("\"lock_user\": \"alice\""),
+        "the take committed and was told: {shown}"
+    );
+}
