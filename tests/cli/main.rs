@@ -14,5 +14,6 @@ mod damaged;
 mod doctor;
 mod help;
 mod open_path;
+mod search;
 mod shared_files;
 mod storage_faults;

@@ -14,4 +14,5 @@ mod migrate;
 mod postgres;
 mod postgres_lost;
 mod refusals;
+mod search;
 mod supervisor;

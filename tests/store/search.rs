@@ -4,12 +4,10 @@
 //! answers whether an item is in the search index, in the not-yet-indexed tail, or changed
 //! since it was indexed.
 
-mod common;
-
+use crate::support::backend::{Backend, add, setup};
 use caseload::domain::NewItem;
 use caseload::domain::search::COUNT_CAP;
 use caseload::store::{ListFilter, StateFilter, Store, TakeNext};
-use common::{Backend, add, setup};
 
 conformance!(
     search_ignores_case_and_accents_and_finds_parts_of_words,

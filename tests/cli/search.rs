@@ -1,8 +1,6 @@
 //! `caseload list --search`: the real binary, every list flag with it, JSON, bad input.
 
-mod cli_support;
-
-use cli_support::Env;
+use crate::support::cli::Env;
 
 #[test]
 fn list_search_finds_parts_of_words_ignoring_case_and_accents() {
