@@ -11,7 +11,7 @@ use super::{
 use crate::domain::sanitize;
 use crate::domain::time::{clock_hm_in, short_duration, start_of_day};
 use crate::domain::user::validate_user_name;
-use crate::domain::{Event, Item, ItemState, LockStatus, Millis, QueueUpdate, Role};
+use crate::domain::{Event, Item, ItemState, LockStatus, Millis, QueueUpdate, Role, TakeOrder};
 use crate::store::StoreError;
 
 /// Runs a supervisor key. Staff are told "supervisor only" and nothing reaches the store;
@@ -254,7 +254,11 @@ fn queue_settings(s: &mut State) -> Vec<Effect> {
             &q.warn_seconds.to_string(),
         )
         .field("WIP limit per user (empty or 0: none)", &wip)
-        .field("Paused (yes/no)", if q.paused { "yes" } else { "no" }),
+        .field("Paused (yes/no)", if q.paused { "yes" } else { "no" })
+        .field(
+            "Take order (priority, or due: soonest due first)",
+            q.order.as_str(),
+        ),
     );
     vec![]
 }
@@ -357,11 +361,25 @@ fn parse_settings(d: &Dialog) -> Result<QueueUpdate, (usize, String)> {
             ));
         }
     };
+    let typed = d.value(4).trim().to_lowercase();
+    let order = match typed.as_str() {
+        "" => TakeOrder::Priority,
+        o => TakeOrder::parse(o).ok_or_else(|| {
+            (
+                4,
+                format!(
+                    "Take order: '{}' is neither priority nor due",
+                    sanitize::line(o)
+                ),
+            )
+        })?,
+    };
     Ok(QueueUpdate {
         lock_seconds: Some(lock),
         warn_seconds: Some(warn),
         max_per_user: Some(wip),
         paused: Some(paused),
+        order: Some(order),
     })
 }
 
@@ -479,12 +497,13 @@ pub(super) fn supervised(
             set_info(
                 s,
                 format!(
-                    "Queue {}: lock {}s, warning {}s, WIP limit {}, {}",
+                    "Queue {}: lock {}s, warning {}s, WIP limit {}, {}, order {}",
                     sanitize::line(name),
                     q.lock_seconds,
                     q.warn_seconds,
                     q.max_per_user.map_or("none".into(), |n| n.to_string()),
-                    if q.paused { "paused" } else { "running" }
+                    if q.paused { "paused" } else { "running" },
+                    q.order.as_str()
                 ),
             );
         }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::domain::{ItemState, Role};
+use crate::domain::{ItemState, Role, TakeOrder};
 use crate::store::StateFilter;
 
 const AFTER_HELP: &str = "\
@@ -307,6 +307,10 @@ pub enum QueueCommand {
         /// a new queue runs).
         #[arg(long, value_parser = parse_bool, value_name = "BOOL")]
         paused: Option<bool>,
+        /// Take order: priority (priority, then age; a new queue's) or due (overdue and
+        /// soonest due first, then priority, then age; items without a due time last).
+        #[arg(long, value_parser = parse_order, value_name = "ORDER")]
+        order: Option<TakeOrder>,
         /// Create the queue if it does not exist yet.
         #[arg(long)]
         create: bool,
@@ -350,6 +354,10 @@ fn parse_item_state(s: &str) -> Result<ItemState, String> {
 
 fn parse_role(s: &str) -> Result<Role, String> {
     Role::parse(s).ok_or_else(|| "expected staff or supervisor".to_string())
+}
+
+fn parse_order(s: &str) -> Result<TakeOrder, String> {
+    TakeOrder::parse(&s.to_ascii_lowercase()).ok_or_else(|| "use priority or due".to_string())
 }
 
 fn parse_bool(s: &str) -> Result<bool, String> {

@@ -226,6 +226,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload queue set returns --create --max-per-user 2 --paused true",
                 "a new queue, closed for now",
             ),
+            (
+                "caseload queue set shipping --order due",
+                "overdue and soonest-due items are taken first",
+            ),
         ],
     ),
     (

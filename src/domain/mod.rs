@@ -14,6 +14,6 @@ pub mod user;
 pub use event::{Event, EventKind};
 pub use item::{Item, ItemState, NewItem, Unreadable, ValidationError};
 pub use lock::{Lock, LockLoss, LockStatus, NoLock};
-pub use queue::{QueueSettings, QueueUpdate};
+pub use queue::{QueueSettings, QueueUpdate, TakeOrder};
 pub use time::Millis;
 pub use user::{Actor, Role};

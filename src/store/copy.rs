@@ -91,15 +91,18 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
     }
 
     let mut stmt = src
-        .prepare("SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues")
+        .prepare(
+            "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order FROM queues",
+        )
         .map_err(sq)?;
     let mut rows = stmt.query([]).map_err(sq)?;
     let ins = tx
         .prepare(
-            "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO UPDATE SET \
+            "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused, \
+             take_order) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO UPDATE SET \
              lock_seconds = excluded.lock_seconds, warn_seconds = excluded.warn_seconds, \
-             max_per_user = excluded.max_per_user, paused = excluded.paused",
+             max_per_user = excluded.max_per_user, paused = excluded.paused, \
+             take_order = excluded.take_order",
         )
         .map_err(|e| at.failed(&e))?;
     while let Some(r) = rows.next().map_err(sq)? {
@@ -110,7 +113,8 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
             r.get(3).map_err(sq)?,
             r.get(4).map_err(sq)?,
         );
-        tx.execute(&ins, &[&name, &lock, &warn, &max, &(paused != 0)])
+        let order: String = r.get(5).map_err(sq)?;
+        tx.execute(&ins, &[&name, &lock, &warn, &max, &(paused != 0), &order])
             .map_err(|e| at.failed(&e))?;
         at.copied.queues += 1;
     }

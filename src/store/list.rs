@@ -3,8 +3,9 @@
 //! window past the middle of a long list is read from the far end.
 
 use super::{ListFilter, StateFilter};
-use crate::domain::Millis;
 use crate::domain::search::{COUNT_CAP, Search};
+use crate::domain::{Millis, TakeOrder};
+use crate::store::sql::{ORDER_DUE, ORDER_MIXED, ORDER_PRIORITY};
 
 /// A query parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,8 +57,32 @@ impl ListSql {
     }
 }
 
-/// Builds the query of a list filter at `now`.
-pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect) -> ListSql {
+/// How a list of open items is ordered: the take order of its queue, or of all queues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OpenOrder {
+    /// Priority, then age (one queue ordered so, or all queues when none is by due time).
+    Priority,
+    /// Due time, then priority, then age (one queue ordered so).
+    Due,
+    /// All queues when some order by due time: their due items first (`ORDER_MIXED`).
+    Mixed,
+}
+
+impl OpenOrder {
+    /// The order of a list over `queue` (all when `None`) whose queues' orders are
+    /// `orders` (the one queue's, or every queue's).
+    pub(crate) fn of(queue: Option<&str>, orders: &[TakeOrder]) -> OpenOrder {
+        let due = orders.contains(&TakeOrder::Due);
+        match (queue.is_some(), due) {
+            (_, false) => OpenOrder::Priority,
+            (true, true) => OpenOrder::Due,
+            (false, true) => OpenOrder::Mixed,
+        }
+    }
+}
+
+/// Builds the query of a list filter at `now`; open items in `open_order`.
+pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: OpenOrder) -> ListSql {
     let mut q = ListSql {
         where_: String::new(),
         order: "",
@@ -70,7 +95,11 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect) -> ListSql {
     q.order = match f.state {
         StateFilter::Open => {
             conds.push("state = 'open'".into());
-            "priority DESC, created_at, id"
+            match open_order {
+                OpenOrder::Priority => ORDER_PRIORITY,
+                OpenOrder::Due => ORDER_DUE,
+                OpenOrder::Mixed => ORDER_MIXED,
+            }
         }
         StateFilter::Locked => {
             conds.push("lock_user IS NOT NULL".into());

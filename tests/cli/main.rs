@@ -12,6 +12,7 @@ mod commands;
 mod config;
 mod damaged;
 mod doctor;
+mod due_order;
 mod help;
 mod open_path;
 mod search;

@@ -10,6 +10,7 @@ pub mod support;
 
 mod concurrency;
 mod conformance;
+mod due_order;
 mod migrate;
 mod postgres;
 mod postgres_lost;

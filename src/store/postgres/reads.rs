@@ -7,10 +7,10 @@ use postgres::types::ToSql;
 use super::open::{Conn, TxError, TxResult};
 use super::sql::{EVENT_COLS, ITEM_COLS};
 use crate::domain::search::Search;
-use crate::domain::{Event, EventKind, Item, Millis, QueueSettings, Role, Unreadable};
+use crate::domain::{Event, EventKind, Item, Millis, QueueSettings, Role, TakeOrder, Unreadable};
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{
-    Dialect, ListSql, Param, Window, contains_pattern, count_limit, kept_count, list_sql,
+    Dialect, ListSql, OpenOrder, Param, Window, contains_pattern, count_limit, kept_count, list_sql,
 };
 use crate::store::rows::{self, Cells};
 use crate::store::sql::kinds_sql;
@@ -76,7 +76,7 @@ pub(super) fn load_item(c: &mut Conn, id: i64) -> TxResult<Option<Item>> {
 
 pub(super) fn load_queue(c: &mut Conn, name: &str) -> TxResult<Option<QueueSettings>> {
     let rows = c.query(
-        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues \
+        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order FROM queues \
          WHERE name = $1",
         &[&name],
     )?;
@@ -85,7 +85,7 @@ pub(super) fn load_queue(c: &mut Conn, name: &str) -> TxResult<Option<QueueSetti
 
 pub(super) fn queues(c: &mut Conn) -> TxResult<Vec<QueueSettings>> {
     let rows = c.query(
-        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues \
+        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order FROM queues \
          ORDER BY name COLLATE \"C\"",
         &[],
     )?;
@@ -168,7 +168,20 @@ pub(super) fn list(
     if let Some(q) = &filter.queue {
         known_queue(c, q)?;
     }
-    let mut q: ListSql = list_sql(filter, now, &DIALECT);
+    let due: bool = c
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM queues WHERE take_order = 'due' \
+             AND ($1::text IS NULL OR name = $1))",
+            &[&filter.queue],
+        )?
+        .get(0);
+    let orders = if due {
+        [TakeOrder::Due]
+    } else {
+        [TakeOrder::Priority]
+    };
+    let open_order = OpenOrder::of(filter.queue.as_deref(), &orders);
+    let mut q: ListSql = list_sql(filter, now, &DIALECT, open_order);
     let (order, limit, offset) = q.window(window);
     let sql = format!(
         "SELECT {ITEM_COLS} FROM items {} ORDER BY {order} LIMIT {limit} OFFSET {offset}",
@@ -195,7 +208,7 @@ pub(super) fn count(c: &mut Conn, filter: &ListFilter) -> TxResult<u64> {
         return Ok(n.max(0) as u64);
     }
     let now = c.now()?;
-    let q = list_sql(filter, now, &DIALECT);
+    let q = list_sql(filter, now, &DIALECT, OpenOrder::Priority);
     let ps = params(&q.params);
     let sql = match count_limit(filter) {
         Some(cap) => format!(

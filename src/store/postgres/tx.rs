@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 use super::open::{Conn, TxError, TxResult, is_connection_error, is_retryable, map_err};
 use super::reads::{PgCells, load_item, load_queue, queues, role_of};
 use super::sql::{self, EVENT_COLS, FENCED_UPDATE_TYPES, ITEM_COLS, WIP_LOCK, WIP_LOCK_CLASS};
-use crate::domain::{Actor, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role};
+use crate::domain::{
+    Actor, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
+};
 use crate::store::Added;
 use crate::store::TakeNext;
 use crate::store::error::Result;
@@ -149,9 +151,14 @@ impl Tx for PgTx<'_> {
         self.lift(r.map_err(TxError::from)).map(|_| ())
     }
 
-    fn candidate(&mut self, next: &TakeNext, _: &mut PassedOver) -> Result<Option<Claimable>> {
+    fn candidate(
+        &mut self,
+        next: &TakeNext,
+        order: TakeOrder,
+        _: &mut PassedOver,
+    ) -> Result<Option<Claimable>> {
         // The server checks every text against the database encoding: nothing to pass over.
-        let sql = sql::candidate(next.queue.is_some());
+        let sql = sql::candidate_in(next.queue.is_some(), order);
         let (me, now, skip) = (&self.ctx.actor.name, self.ctx.now, &next.skip);
         let r = match &next.queue {
             Some(q) => self.c.query_opt(&sql, &[me, &now, &skip, &q]),
@@ -165,7 +172,13 @@ impl Tx for PgTx<'_> {
         if limited {
             self.serialise_claims(&item_queue)?;
         }
-        Ok(Some(Claimable { id, holder }))
+        Ok(Some(Claimable {
+            id,
+            holder,
+            due_at: row.get(4),
+            priority: row.get(5),
+            created_at: row.get(6),
+        }))
     }
 
     fn claim(&mut self, id: i64, prev_holder: Option<&str>) -> Result<Option<Item>> {
@@ -260,16 +273,18 @@ impl Tx for PgTx<'_> {
 
     fn put_queue(&mut self, q: &QueueSettings) -> Result<()> {
         let r = self.c.execute(
-            "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO UPDATE SET \
+            "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused, \
+             take_order) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO UPDATE SET \
              lock_seconds = excluded.lock_seconds, warn_seconds = excluded.warn_seconds, \
-             max_per_user = excluded.max_per_user, paused = excluded.paused",
+             max_per_user = excluded.max_per_user, paused = excluded.paused, \
+             take_order = excluded.take_order",
             &[
                 &q.name,
                 &q.lock_seconds,
                 &q.warn_seconds,
                 &q.max_per_user,
                 &q.paused,
+                &q.order.as_str(),
             ],
         );
         self.lift(r.map_err(TxError::from)).map(|_| ())

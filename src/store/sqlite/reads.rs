@@ -5,9 +5,11 @@ use rusqlite::{Connection, Row, params};
 
 use super::rows::{Cols, event_from_row, item_from_row};
 use super::sql::{EVENT_COLS, ITEM_COLS, KEPT_COUNT};
-use crate::domain::{Event, EventKind, Item, ItemState, Millis, QueueSettings};
+use crate::domain::{Event, EventKind, Item, ItemState, Millis, QueueSettings, TakeOrder};
 use crate::store::error::{Result, StoreError};
-use crate::store::list::{Dialect, ListSql, Param, Window, count_limit, kept_count, list_sql};
+use crate::store::list::{
+    Dialect, ListSql, OpenOrder, Param, Window, count_limit, kept_count, list_sql,
+};
 use crate::store::rows;
 use crate::store::sql::kinds_sql;
 use crate::store::{ListFilter, LostLock};
@@ -41,7 +43,7 @@ pub(super) fn load_item(c: &Connection, id: i64) -> Result<Option<Item>> {
 pub(super) fn load_queue(c: &Connection, name: &str) -> Result<Option<QueueSettings>> {
     Ok(collect(
         c,
-        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues \
+        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order FROM queues \
          WHERE name = ?1",
         [name],
         |r| rows::queue_from(&mut Cols::new(r)),
@@ -52,7 +54,7 @@ pub(super) fn load_queue(c: &Connection, name: &str) -> Result<Option<QueueSetti
 pub(super) fn queues(c: &Connection) -> Result<Vec<QueueSettings>> {
     collect(
         c,
-        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues ORDER BY name",
+        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order FROM queues ORDER BY name",
         [],
         |r| rows::queue_from(&mut Cols::new(r)),
     )
@@ -84,6 +86,22 @@ fn bind(stmt: &mut rusqlite::CachedStatement<'_>, ps: &[Param]) -> Result<()> {
     Ok(())
 }
 
+/// The order of the filter's open items: its queue's take order, or all queues'.
+fn open_order(c: &Connection, filter: &ListFilter) -> Result<OpenOrder> {
+    let due: bool = c
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM queues WHERE take_order = 'due' \
+             AND (?1 IS NULL OR name = ?1))",
+        )?
+        .query_row([&filter.queue], |r| r.get(0))?;
+    let orders = if due {
+        [TakeOrder::Due]
+    } else {
+        [TakeOrder::Priority]
+    };
+    Ok(OpenOrder::of(filter.queue.as_deref(), &orders))
+}
+
 pub(super) fn list(c: &Connection, filter: &ListFilter, now: Millis) -> Result<Vec<Item>> {
     if let Some(q) = &filter.queue
         && load_queue(c, q)?.is_none()
@@ -101,7 +119,7 @@ pub(super) fn list(c: &Connection, filter: &ListFilter, now: Millis) -> Result<V
     let Some(window) = Window::plan(filter, total) else {
         return Ok(Vec::new());
     };
-    let mut q: ListSql = list_sql(filter, now, &DIALECT);
+    let mut q: ListSql = list_sql(filter, now, &DIALECT, open_order(c, filter)?);
     let (from, where_) = super::search::source(c, &mut q)?;
     let (order, limit, offset) = q.window(window);
     // The inner query reads only the index (id is its rowid): skipping `offset` rows
@@ -131,7 +149,7 @@ pub(super) fn count(c: &Connection, filter: &ListFilter, now: Millis) -> Result<
             .query_row(params![state, filter.queue], |r| r.get(0))?;
         return Ok(n.max(0) as u64);
     }
-    let mut q = list_sql(filter, now, &DIALECT);
+    let mut q = list_sql(filter, now, &DIALECT, OpenOrder::Priority);
     let (from, where_) = super::search::source(c, &mut q)?;
     let sql = match count_limit(filter) {
         Some(cap) => format!("SELECT count(*) FROM (SELECT 1 FROM {from} {where_} LIMIT {cap})"),

@@ -107,7 +107,7 @@ pub(super) fn source(c: &Connection, q: &mut ListSql) -> Result<(String, String)
     if base.is_empty() {
         base = "1".into();
     }
-    let cols = "SELECT id, priority, created_at, lock_time FROM items";
+    let cols = "SELECT id, priority, created_at, lock_time, due_at, queue FROM items";
     let indexed = "(SELECT indexed FROM search_meta)";
     // The index holds whole words' trigrams only for words of three or more characters:
     // shorter ones are checked on the row.
