@@ -1,4 +1,4 @@
--- caseload: the whole current PostgreSQL schema (version 2), the same meaning as schema.sql.
+-- caseload: the whole current PostgreSQL schema (version 3), the same meaning as schema.sql.
 --
 -- Fresh schemas are created from this file by the migrator in src/store/postgres/migrate.rs,
 -- inside one transaction holding pg_advisory_xact_lock, and recorded in caseload_schema, so
@@ -113,6 +113,73 @@ CREATE TRIGGER items_count_insert_delete AFTER INSERT OR DELETE ON items
 CREATE TRIGGER items_count_update AFTER UPDATE OF state, queue ON items
     FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state OR OLD.queue IS DISTINCT FROM NEW.queue)
     EXECUTE FUNCTION caseload_count_items();
+
+-- Holds: one row per person's span holding an item (from the event giving them its lock to
+-- the event ending it), written by the trigger below in the transaction of the ending
+-- event. The supervisors' figures read only this table; `caseload check` compares it with
+-- the events.
+CREATE TABLE holds (
+    ended      BIGINT NOT NULL,
+    event_id   BIGINT NOT NULL,
+    item_id    BIGINT NOT NULL,
+    queue      TEXT NOT NULL,
+    holder     TEXT NOT NULL,
+    started    BIGINT NOT NULL,
+    how        TEXT NOT NULL,
+    -- Set on a finish (how is completed or failed), else NULL.
+    handle_ms  BIGINT NULL,
+    own_ms     BIGINT NULL,
+    wait_ms    BIGINT NULL,
+    cycle_ms   BIGINT NULL,
+    late_ms    BIGINT NULL,
+    PRIMARY KEY (ended, event_id)
+);
+CREATE INDEX holds_item ON holds (item_id, event_id);
+
+-- Open items with a due time by queue: each queue's overdue and due-soon counts.
+CREATE INDEX items_queue_due ON items (queue, due_at) WHERE state = 'open' AND due_at IS NOT NULL;
+
+-- The hold an event ends: the item's last lock-giving event before it, when no event that
+-- ends a hold came in between. A finish adds the item's figures: every hold since its
+-- previous finish (handle), the finisher's share (own), creation to its first hold (wait)
+-- and to now (cycle), and the finish minus the due time (late).
+CREATE FUNCTION caseload_hold_end() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO holds (ended, event_id, item_id, queue, holder, started, how,
+                       handle_ms, own_ms, wait_ms, cycle_ms, late_ms)
+    SELECT NEW.at, NEW.id, NEW.item_id, i.queue, s.holder, s.at, NEW.kind,
+        CASE WHEN NEW.kind IN ('completed', 'failed') THEN NEW.at - s.at + coalesce((
+            SELECT sum(h.ended - h.started) FROM holds h WHERE h.item_id = NEW.item_id
+            AND h.event_id > coalesce((SELECT max(f.event_id) FROM holds f
+                WHERE f.item_id = NEW.item_id AND f.how IN ('completed', 'failed')), 0)), 0) END,
+        CASE WHEN NEW.kind IN ('completed', 'failed') THEN NEW.at - s.at + coalesce((
+            SELECT sum(h.ended - h.started) FROM holds h WHERE h.item_id = NEW.item_id
+            AND h.holder = s.holder
+            AND h.event_id > coalesce((SELECT max(f.event_id) FROM holds f
+                WHERE f.item_id = NEW.item_id AND f.how IN ('completed', 'failed')), 0)), 0) END,
+        CASE WHEN NEW.kind IN ('completed', 'failed') THEN coalesce((
+            SELECT min(h.started) FROM holds h WHERE h.item_id = NEW.item_id), s.at)
+            - i.created_at END,
+        CASE WHEN NEW.kind IN ('completed', 'failed') THEN NEW.at - i.created_at END,
+        CASE WHEN NEW.kind IN ('completed', 'failed') THEN NEW.at - i.due_at END
+    FROM (SELECT e.id, e.at,
+                 CASE e.kind WHEN 'reassigned' THEN e.detail ->> 'to' ELSE e.actor END AS holder
+          FROM events e WHERE e.item_id = NEW.item_id AND e.id < NEW.id
+          AND e.kind IN ('locked', 'taken_over', 'reassigned')
+          ORDER BY e.id DESC LIMIT 1) AS s
+    JOIN items i ON i.id = NEW.item_id
+    WHERE s.holder IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM events x WHERE x.item_id = NEW.item_id AND x.id > s.id AND x.id < NEW.id
+        AND x.kind IN ('locked', 'taken_over', 'expired', 'unlocked', 'reassigned',
+                       'released', 'skipped', 'completed', 'failed', 'cancelled'));
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER events_hold_end AFTER INSERT ON events FOR EACH ROW
+    WHEN (NEW.kind IN ('released', 'skipped', 'completed', 'failed', 'expired', 'taken_over',
+                       'unlocked', 'reassigned', 'cancelled'))
+    EXECUTE FUNCTION caseload_hold_end();
 
 -- Search: the text folding of domain::search (accents of Latin letters removed, lower
 -- case), for `list --search` and the `/` filter (src/store/postgres/reads.rs).

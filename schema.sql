@@ -1,4 +1,4 @@
--- caseload: the whole current SQLite schema (user_version 3).
+-- caseload: the whole current SQLite schema (user_version 4).
 --
 -- A fresh database is created from this file in one IMMEDIATE transaction. An older
 -- database is brought up to date by the steps in src/store/migrations/ instead; a test
@@ -99,6 +99,69 @@ END;
 
 CREATE TRIGGER items_count_delete AFTER DELETE ON items BEGIN
     UPDATE item_counts SET n = n - 1 WHERE queue = OLD.queue AND state = OLD.state;
+END;
+
+-- Holds: one row per person's span holding an item (from the event giving them its lock to
+-- the event ending it), written by the trigger below in the transaction of the ending
+-- event. The supervisors' figures (handle, wait and cycle time, lost locks, due health of
+-- finished items) read only this table; `caseload check` compares it with the events.
+-- Clustered by the end time, so a period is one range of the table.
+CREATE TABLE holds (
+    ended      INTEGER NOT NULL,
+    event_id   INTEGER NOT NULL,
+    item_id    INTEGER NOT NULL,
+    queue      TEXT NOT NULL,
+    holder     TEXT NOT NULL,
+    started    INTEGER NOT NULL,
+    how        TEXT NOT NULL,
+    -- Set on a finish (how is completed or failed), else NULL.
+    handle_ms  INTEGER NULL,
+    own_ms     INTEGER NULL,
+    wait_ms    INTEGER NULL,
+    cycle_ms   INTEGER NULL,
+    late_ms    INTEGER NULL,
+    PRIMARY KEY (ended, event_id)
+) WITHOUT ROWID;
+CREATE INDEX holds_item ON holds (item_id, event_id);
+
+-- Open items with a due time by queue: each queue's overdue and due-soon counts.
+CREATE INDEX items_queue_due ON items (queue, due_at) WHERE state = 'open' AND due_at IS NOT NULL;
+
+-- The hold an event ends: the item's last lock-giving event before it, when no event that
+-- ends a hold came in between. A finish adds the item's figures: every hold since its
+-- previous finish (handle), the finisher's share (own), creation to its first hold (wait)
+-- and to now (cycle), and the finish minus the due time (late).
+CREATE TRIGGER events_hold_end AFTER INSERT ON events
+WHEN NEW.kind IN ('released', 'skipped', 'completed', 'failed', 'expired', 'taken_over',
+                  'unlocked', 'reassigned', 'cancelled')
+BEGIN
+    INSERT INTO holds (ended, event_id, item_id, queue, holder, started, how,
+                       handle_ms, own_ms, wait_ms, cycle_ms, late_ms)
+    SELECT NEW.at, NEW.id, NEW.item_id, i.queue, s.holder, s.at, NEW.kind,
+        CASE WHEN NEW.kind IN ('completed', 'failed') THEN NEW.at - s.at + coalesce((
+            SELECT sum(h.ended - h.started) FROM holds h WHERE h.item_id = NEW.item_id
+            AND h.event_id > coalesce((SELECT max(f.event_id) FROM holds f
+                WHERE f.item_id = NEW.item_id AND f.how IN ('completed', 'failed')), 0)), 0) END,
+        CASE WHEN NEW.kind IN ('completed', 'failed') THEN NEW.at - s.at + coalesce((
+            SELECT sum(h.ended - h.started) FROM holds h WHERE h.item_id = NEW.item_id
+            AND h.holder = s.holder
+            AND h.event_id > coalesce((SELECT max(f.event_id) FROM holds f
+                WHERE f.item_id = NEW.item_id AND f.how IN ('completed', 'failed')), 0)), 0) END,
+        CASE WHEN NEW.kind IN ('completed', 'failed') THEN coalesce((
+            SELECT min(h.started) FROM holds h WHERE h.item_id = NEW.item_id), s.at)
+            - i.created_at END,
+        CASE WHEN NEW.kind IN ('completed', 'failed') THEN NEW.at - i.created_at END,
+        CASE WHEN NEW.kind IN ('completed', 'failed') THEN NEW.at - i.due_at END
+    FROM (SELECT e.id, e.at,
+                 CASE e.kind WHEN 'reassigned' THEN e.detail ->> 'to' ELSE e.actor END AS holder
+          FROM events e WHERE e.item_id = NEW.item_id AND e.id < NEW.id
+          AND e.kind IN ('locked', 'taken_over', 'reassigned')
+          ORDER BY e.id DESC LIMIT 1) AS s
+    JOIN items i ON i.id = NEW.item_id
+    WHERE s.holder IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM events x WHERE x.item_id = NEW.item_id AND x.id > s.id AND x.id < NEW.id
+        AND x.kind IN ('locked', 'taken_over', 'expired', 'unlocked', 'reassigned',
+                       'released', 'skipped', 'completed', 'failed', 'cancelled'));
 END;
 
 -- Search: a trigram index over each item's text, folded by caseload_fold (the rule of

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use caseload::domain::{Actor, Role};
+use caseload::domain::{Actor, Role, SeenLock};
 use caseload::store::sqlite::{OpenOptions, SqliteStore};
 use caseload::store::{ListFilter, StateFilter, Store, TakeNext};
 use common::{avg, key};
@@ -156,7 +156,7 @@ fn main() {
     let mut store = open_at(&path, "sup");
 
     // Bulk release of 1,000 locks while another connection claims in a loop.
-    let locks: Vec<(i64, i64)> = store
+    let locks: Vec<SeenLock> = store
         .list(&ListFilter {
             state: StateFilter::Locked,
             limit: BULK,
@@ -164,7 +164,7 @@ fn main() {
         })
         .unwrap()
         .iter()
-        .map(|i| (i.id, i.lock_token))
+        .filter_map(SeenLock::of)
         .collect();
     assert_eq!(locks.len(), BULK);
     let running = Arc::new(AtomicBool::new(true));

@@ -24,6 +24,7 @@ const MAX_BYTES: u64 = 1 << 20;
 pub const KEYS: &[(&str, &str)] = &[
     ("db", "a database file path or postgres:// URL"),
     ("notify", "bell, desktop, both or off"),
+    ("theme", "auto, dark or light"),
 ];
 
 /// How the TUI tells a user that work arrived in an empty view (`notify = ...`).
@@ -71,6 +72,48 @@ impl TryFrom<String> for Notify {
     }
 }
 
+/// The TUI's colours (`theme = ...`): readable everywhere by default, or tuned for a dark
+/// or a light terminal background.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(try_from = "String")]
+pub enum Palette {
+    /// Colours readable on dark and light backgrounds alike (the default).
+    #[default]
+    Any,
+    /// More colours, for a dark background.
+    Dark,
+    /// Colours for a light background.
+    Light,
+}
+
+impl Palette {
+    /// The value as written in the config file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Palette::Any => "auto",
+            Palette::Dark => "dark",
+            Palette::Light => "light",
+        }
+    }
+}
+
+impl TryFrom<String> for Palette {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Palette, String> {
+        Ok(match s.as_str() {
+            "auto" => Palette::Any,
+            "dark" => Palette::Dark,
+            "light" => Palette::Light,
+            _ => {
+                return Err(format!(
+                    "theme = \"{s}\" is not one of \"auto\", \"dark\", \"light\""
+                ));
+            }
+        })
+    }
+}
+
 /// The settings from both config files, user over system, defaults for the rest.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
@@ -79,6 +122,8 @@ pub struct Config {
     pub db: Option<(String, Source)>,
     /// `notify`: how to tell the user that work arrived (default `bell`).
     pub notify: Notify,
+    /// `theme`: the TUI's colours (default `auto`).
+    pub theme: Palette,
 }
 
 /// A config file that cannot be used: which file, which line (when known) and why.
@@ -106,6 +151,7 @@ impl std::error::Error for ConfigError {}
 struct FileConfig {
     db: Option<Spanned<String>>,
     notify: Option<Spanned<Notify>>,
+    theme: Option<Spanned<Palette>>,
 }
 
 impl Config {
@@ -134,6 +180,9 @@ impl Config {
         }
         if let Some(notify) = file.notify {
             self.notify = notify.into_inner();
+        }
+        if let Some(theme) = file.theme {
+            self.theme = theme.into_inner();
         }
         Ok(())
     }
@@ -282,6 +331,28 @@ mod tests {
         assert_eq!(c.notify.unwrap().into_inner(), Notify::Both);
         let c = parse_ok("");
         assert!(c.db.is_none() && c.notify.is_none());
+    }
+
+    #[test]
+    fn theme_takes_auto_dark_or_light() {
+        assert_eq!(
+            parse_ok("theme = \"light\"\n").theme.unwrap().into_inner(),
+            Palette::Light
+        );
+        assert_eq!(
+            parse_ok("theme = \"dark\"").theme.unwrap().into_inner(),
+            Palette::Dark
+        );
+        assert_eq!(
+            parse_ok("theme = \"auto\"").theme.unwrap().into_inner(),
+            Palette::Any
+        );
+        let (line, m) = parse("db = \"/q.db\"\ntheme = \"solarized\"\n").unwrap_err();
+        assert_eq!(line, Some(2), "{m}");
+        assert!(
+            m.contains("\"solarized\"") && m.contains("\"light\""),
+            "{m}"
+        );
     }
 
     #[test]

@@ -9,8 +9,9 @@
 //!   PostgreSQL backends ([`store::sqlite`], [`store::postgres`], the same file names on
 //!   both sides: open, tx, reads, stats, check, migrate, sql); migrate-to, database
 //!   location and identity lookup.
-//! - [`app`]: the TUI's state, messages, `update(state, msg) -> effects` and the key
-//!   table; pure (never touches the store or the clock).
+//! - [`app`]: the TUI's state, messages (`msg`), the dialog, the list filters and the key
+//!   table; `update/` is `update(state, msg) -> effects`, one short function per message
+//!   (`keys`, `modes`, `results`, `supervise`); pure (never touches the store or the clock).
 //! - [`ui`]: `render(&state, frame)`, one file per view or widget; no I/O.
 //! - [`tui`]: the thin loop that draws `ui` and hands `app`'s effects to a worker thread
 //!   that owns the Store (answers come back as messages; the screen never waits for the

@@ -1,14 +1,20 @@
 //! The TUI's state and logic, Elm style: [`update`] takes the state and a [`Msg`] and
-//! returns [`Effect`]s for the loop (`tui.rs`) to run against the Store; their results
+//! returns [`Effect`]s for the loop (`tui/`) to run against the Store; their results
 //! come back as messages. Nothing here touches the store or reads the clock.
+//!
+//! Here: the [`State`] and what it is made of; `msg` (messages and effects), `dialog`
+//! (the one dialog mechanism), `filter` (the list filters), `keymap` (the one key table),
+//! `detail` (the detail pane's text), `layout`, `lost`, `textbuf`; and `update/`, one short
+//! function per message (`keys`, `modes`, `results`, `supervise`).
 
 mod detail;
+mod dialog;
+mod filter;
 pub mod keymap;
-mod keys;
 pub mod layout;
 pub mod lost;
 mod msg;
-mod supervise;
+pub mod notify;
 pub mod textbuf;
 mod update;
 
@@ -16,10 +22,13 @@ use std::collections::BTreeMap;
 
 use crate::domain::time::Zone;
 use crate::domain::{Event, Item, LockStatus, Millis, QueueSettings, Role};
-use crate::store::{ListFilter, LostLock, StateFilter, Stats};
+use crate::store::{LostLock, Stats};
+pub use dialog::{Dialog, Pending};
+pub use filter::{Filter, list_filter, locks_filter};
 pub use msg::{
     Call, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp,
 };
+pub use notify::{Alerting, Signal};
 pub use textbuf::TextBuf;
 pub use update::update;
 
@@ -89,71 +98,6 @@ impl ListPane {
     }
 }
 
-/// The filter of a list view, as typed at `/`: the Queue view's and the Locks view's
-/// each keep their own.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Filter {
-    pub text: Option<String>,
-    pub queue: Option<String>,
-    /// Only locks held by this user (`holder:NAME`).
-    pub holder: Option<String>,
-    /// Another state than the view's own (`state:failed` in Queue, `state:expired` in
-    /// Locks).
-    pub state: Option<StateFilter>,
-}
-
-impl Filter {
-    /// Parses what was typed at `/`: `queue:NAME` (or `q:NAME`) picks a queue,
-    /// `holder:NAME` (or `h:NAME`) a lock holder, `state:NAME` (or `s:NAME`) a state
-    /// (open, locked, expired, done, failed, cancelled, all); the rest is text to search
-    /// for. A word that looks like a key with an unknown value stays text.
-    pub fn parse(s: &str) -> Filter {
-        let mut f = Filter::default();
-        let mut words = Vec::new();
-        for w in s.split_whitespace() {
-            let value = |keys: &[&str]| keys.iter().find_map(|k| w.strip_prefix(k));
-            if let Some(q) = value(&["queue:", "q:"]) {
-                if !q.is_empty() {
-                    f.queue = Some(q.to_string());
-                }
-            } else if let Some(h) = value(&["holder:", "h:"]) {
-                if !h.is_empty() {
-                    f.holder = Some(h.to_string());
-                }
-            } else if let Some(st) = value(&["state:", "s:"]).and_then(StateFilter::parse) {
-                f.state = Some(st);
-            } else {
-                words.push(w);
-            }
-        }
-        let text = words.join(" ");
-        f.text = (!text.is_empty()).then_some(text);
-        f
-    }
-
-    /// The filter as it would be typed.
-    pub fn display(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(h) = &self.holder {
-            parts.push(format!("holder:{h}"));
-        }
-        if let Some(q) = &self.queue {
-            parts.push(format!("queue:{q}"));
-        }
-        if let Some(st) = self.state {
-            parts.push(format!("state:{}", st.as_str()));
-        }
-        if let Some(t) = &self.text {
-            parts.push(t.clone());
-        }
-        parts.join(" ")
-    }
-
-    pub fn is_empty(&self) -> bool {
-        *self == Filter::default()
-    }
-}
-
 /// A lock the TUI believes the user holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Held {
@@ -217,112 +161,6 @@ pub struct Notice {
     pub at: Millis,
 }
 
-/// What a confirmation dialog does when confirmed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Pending {
-    Complete {
-        id: i64,
-        token: i64,
-    },
-    Fail {
-        id: i64,
-        token: i64,
-    },
-    /// Add the kept notes of a lost item as a comment.
-    Comment {
-        id: i64,
-    },
-    /// Quit although notes are unsaved (they are kept nowhere else).
-    Quit,
-    /// Nothing: an information popup.
-    Dismiss,
-    /// Supervisor: return a held item to the pool (fenced by the token seen).
-    Unlock {
-        id: i64,
-        token: i64,
-    },
-    /// Supervisor: give a held item to another user (fields: user, reason).
-    Reassign {
-        id: i64,
-        token: i64,
-    },
-    /// Supervisor: unlock every lock matching a filter, as seen: (id, token).
-    UnlockMany {
-        locks: Vec<(i64, i64)>,
-    },
-    /// Supervisor: reopen a failed or cancelled item.
-    Requeue {
-        id: i64,
-    },
-    /// Supervisor: cancel an open item (field: reason).
-    Cancel {
-        id: i64,
-    },
-    /// Supervisor: change a queue's settings (fields: lock, warning, WIP limit, paused,
-    /// take order).
-    QueueSettings {
-        name: String,
-    },
-}
-
-/// The one dialog mechanism: a question, optional text fields (Tab moves between them),
-/// Enter/Esc.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dialog {
-    pub title: String,
-    pub message: String,
-    /// Text fields and their labels, when the dialog asks for text.
-    pub inputs: Vec<(String, TextBuf)>,
-    /// The field being typed in.
-    pub focus: usize,
-    /// Confirming needs every field non-empty.
-    pub required: bool,
-    pub pending: Pending,
-    /// Shown after a refused Enter (e.g. "a reason is required").
-    pub error: Option<String>,
-}
-
-impl Dialog {
-    /// A dialog with no fields.
-    pub fn new(title: impl Into<String>, message: impl Into<String>, pending: Pending) -> Dialog {
-        Dialog {
-            title: title.into(),
-            message: message.into(),
-            inputs: Vec::new(),
-            focus: 0,
-            required: false,
-            pending,
-            error: None,
-        }
-    }
-
-    /// Adds a text field.
-    pub fn field(mut self, label: impl Into<String>, value: &str) -> Dialog {
-        self.inputs.push((label.into(), TextBuf::line(value)));
-        self
-    }
-
-    /// Every field must be filled in.
-    pub fn required(mut self) -> Dialog {
-        self.required = true;
-        self
-    }
-
-    /// The trimmed text of field `i` (empty when there is none).
-    pub fn value(&self, i: usize) -> String {
-        self.inputs
-            .get(i)
-            .map(|(_, b)| b.text().trim().to_string())
-            .unwrap_or_default()
-    }
-
-    /// The field being typed in.
-    pub fn focused_mut(&mut self) -> Option<&mut TextBuf> {
-        let i = self.focus;
-        self.inputs.get_mut(i).map(|(_, b)| b)
-    }
-}
-
 /// A read-only text pane over the list: what a user did today.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
@@ -373,6 +211,8 @@ pub struct State {
     pub height: u16,
     /// False under NO_COLOR.
     pub color: bool,
+    /// The colours chosen in the config file (`theme`).
+    pub palette: crate::config::Palette,
     pub view: View,
     /// Queue, Mine and Locks windows.
     pub panes: [ListPane; 3],
@@ -416,6 +256,9 @@ pub struct State {
     pub doing: Option<Doing>,
     /// The store call the loop's worker is running, if any.
     pub call: Option<Call>,
+    /// Told when work arrives: the `notify` setting, what the alerts have seen, and the
+    /// signals (bell, desktop notice, title) for the loop to write.
+    pub alerting: Alerting,
     pub quit: bool,
 }
 
@@ -430,6 +273,7 @@ impl State {
             width,
             height,
             color,
+            palette: crate::config::Palette::Any,
             view: View::Queue,
             panes: Default::default(),
             filter: Filter::default(),
@@ -456,6 +300,7 @@ impl State {
             offline: false,
             doing: None,
             call: None,
+            alerting: Alerting::default(),
             quit: false,
         }
     }
@@ -547,50 +392,4 @@ pub struct LockAlert {
     pub expired: bool,
     /// Time left (warning) or overrun (expired).
     pub ms: i64,
-}
-
-/// The list filter of a view's window.
-pub fn list_filter(state: &State, view: View, offset: usize, limit: usize) -> Option<ListFilter> {
-    let base = ListFilter {
-        limit,
-        offset,
-        ..ListFilter::default()
-    };
-    match view {
-        View::Queue => Some(ListFilter {
-            state: state.filter.state.unwrap_or(StateFilter::Open),
-            queue: state.filter.queue.clone(),
-            holder: state.filter.holder.clone(),
-            text: state.filter.text.clone(),
-            ..base
-        }),
-        View::Mine => Some(ListFilter {
-            state: StateFilter::Locked,
-            holder: Some(state.me.clone()),
-            ..base
-        }),
-        View::Locks => Some(ListFilter {
-            limit,
-            offset,
-            ..locks_filter(&state.locks_filter)
-        }),
-        View::Stats => None,
-    }
-}
-
-/// Every lock matching the Locks view's filter (no window): `state:expired` narrows to
-/// expired locks; any other state is ignored, as the view shows locks only.
-pub fn locks_filter(f: &Filter) -> ListFilter {
-    ListFilter {
-        state: if f.state == Some(StateFilter::Expired) {
-            StateFilter::Expired
-        } else {
-            StateFilter::Locked
-        },
-        queue: f.queue.clone(),
-        holder: f.holder.clone(),
-        text: f.text.clone(),
-        limit: usize::MAX >> 1,
-        offset: 0,
-    }
 }

@@ -2,7 +2,7 @@
 //! contract between the app and the loop (`tui`), which runs effects on its store worker
 //! and sends their results back as messages.
 
-use crate::domain::{Event, Item, Millis, QueueSettings, QueueUpdate, Role};
+use crate::domain::{Event, Item, Millis, QueueSettings, QueueUpdate, Role, SeenLock};
 use crate::store::{ListFilter, LostLock, Stats, StoreError, TakeNext};
 
 use super::{Filter, View};
@@ -56,15 +56,21 @@ pub enum Msg {
         id: i64,
         result: Result<(), StoreError>,
     },
+    /// Complete-and-next completed `after` but found nothing to take (`why`: nothing
+    /// free, paused, the WIP limit).
+    NothingNext {
+        after: i64,
+        why: StoreError,
+    },
     /// A supervisor action ran; `Ok(n)` is how many items it changed.
     Supervised {
         op: SupervisorOp,
         result: Result<usize, StoreError>,
     },
-    /// The locks a bulk unlock would touch, as listed now: (id, token, holder).
+    /// The locks a bulk unlock would touch, as listed now, with their holders.
     LocksCollected {
         filter: Filter,
-        result: Result<Vec<(i64, i64, String)>, StoreError>,
+        result: Result<Vec<(SeenLock, String)>, StoreError>,
     },
     /// A user's events since a time.
     Activity {
@@ -124,8 +130,7 @@ impl Msg {
 pub enum SupervisorOp {
     /// Unlock the item if its lock still has `token`.
     Unlock {
-        id: i64,
-        token: i64,
+        seen: SeenLock,
         reason: String,
     },
     /// Reassign the item if its lock still has `token`.
@@ -136,7 +141,7 @@ pub enum SupervisorOp {
         reason: String,
     },
     UnlockMany {
-        locks: Vec<(i64, i64)>,
+        locks: Vec<SeenLock>,
         reason: String,
     },
     Requeue {
@@ -184,6 +189,9 @@ pub struct Snapshot {
     pub stats: Option<Stats>,
     /// When the listed locks were taken (Locks view).
     pub lock_since: Vec<(i64, Millis)>,
+    /// The request's `takeable` scope (a queue, or every queue) and how many items could
+    /// be taken there now (at most [`super::notify::COUNT_CAP`]).
+    pub takeable: Option<(Option<String>, u64)>,
     pub error: Option<StoreError>,
 }
 
@@ -191,6 +199,8 @@ pub struct Snapshot {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finish {
     Complete(Option<String>),
+    /// Complete, and take the next item in the same transaction.
+    CompleteNext(Option<String>, TakeNext),
     Fail(String),
     Release,
     /// Release as skipped, then take the next item not skipped this session.
@@ -281,13 +291,14 @@ impl Effect {
             Effect::SaveNotes { id, .. } => format!("saving notes on #{id}"),
             Effect::Finish { id, what, .. } => match what {
                 Finish::Complete(_) => format!("completing #{id}"),
+                Finish::CompleteNext(..) => format!("completing #{id} and taking the next"),
                 Finish::Fail(_) => format!("failing #{id}"),
                 Finish::Release => format!("releasing #{id}"),
                 Finish::Skip(_) => format!("skipping #{id}"),
             },
             Effect::Comment { id, .. } => format!("adding your notes to #{id}"),
             Effect::Supervise(op) => match op {
-                SupervisorOp::Unlock { id, .. } => format!("unlocking #{id}"),
+                SupervisorOp::Unlock { seen, .. } => format!("unlocking #{}", seen.id),
                 SupervisorOp::Reassign { id, .. } => format!("reassigning #{id}"),
                 SupervisorOp::UnlockMany { locks, .. } => {
                     format!("unlocking {} locks", locks.len())
@@ -359,4 +370,7 @@ pub struct RefreshRequest {
     pub stats: bool,
     /// Held locks to check: (id, token).
     pub checks: Vec<(i64, i64)>,
+    /// Count what could be taken now in this queue (`None`: every queue), for "work
+    /// arrived" and the terminal title.
+    pub takeable: Option<String>,
 }

@@ -11,7 +11,8 @@ const AFTER_HELP: &str = "\
 Database: --db, else CASELOAD_DB, else `db = \"...\"` in the user's ~/.config/caseload/config.toml,
 else in /etc/caseload/config.toml, else caseload.db in the user's data directory (created on
 first use). User: --user, else CASELOAD_USER, else the OS login name.
-Config files: keys `db` and `notify` (bell, desktop, both or off; default bell); see `man caseload`.
+Config files: keys `db`, `notify` (bell, desktop, both or off; default bell) and `theme` (auto,
+dark or light; default auto); see `man caseload`.
 Times: text output shows local time (TZ honoured, e.g. TZ=Europe/Berlin); --json and export
 print RFC 3339 UTC.
 
@@ -37,6 +38,10 @@ pub struct Cli {
     /// locking is unreliable there (also CASELOAD_ALLOW_NETWORK_FS=1; default: refuse).
     #[arg(long, global = true, help_heading = GLOBAL)]
     pub allow_network_fs: bool,
+    /// In the TUI: no bell or desktop notice when work arrives, for this run (the status
+    /// line still says it; default: `notify` in the config file, else bell).
+    #[arg(long)]
+    pub no_notify: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -67,11 +72,18 @@ pub enum Command {
         #[arg(long)]
         queue: Option<String>,
         /// Take this item instead of the next one in take order.
-        #[arg(long, value_name = "ID")]
+        #[arg(long, value_name = "ID", conflicts_with = "wait")]
         id: Option<i64>,
         /// Print the item as one JSON object, with its lock_token.
         #[arg(long)]
         json: bool,
+        /// When nothing can be taken (empty, paused, your limit reached), wait until
+        /// something can, then take it (default: exit 4 at once).
+        #[arg(long)]
+        wait: bool,
+        /// With --wait: give up after this many seconds, exit 4 (default: wait forever).
+        #[arg(long, value_name = "SECS", requires = "wait")]
+        timeout: Option<u64>,
     },
     /// Renew your lock on an item.
     Renew(HolderArgs),
@@ -84,6 +96,16 @@ pub enum Command {
         /// What was done, kept as the item's result (default: none).
         #[arg(long)]
         result: Option<String>,
+        /// Then take the next item, in the same transaction, and print it as `claim`
+        /// does (exit 4 after completing when nothing is left to take).
+        #[arg(long)]
+        next: bool,
+        /// With --next: take from this queue only (default: every queue).
+        #[arg(long, requires = "next")]
+        queue: Option<String>,
+        /// With --next: print the next item as one JSON object, with its lock_token.
+        #[arg(long, requires = "next")]
+        json: bool,
     },
     /// Fail an item you hold, with a reason.
     Fail {
@@ -161,6 +183,27 @@ pub enum Command {
         /// Print one JSON object with the same figures.
         #[arg(long)]
         json: bool,
+    },
+    /// The supervisors' figures over a period, one row per person or per queue: items
+    /// completed, failed, skipped, released, locks lost, median and 90th-percentile handle
+    /// time, completions per hour held; per queue also wait, cycle and due-date health.
+    Report {
+        /// One row per person or per queue.
+        #[arg(long, value_enum)]
+        by: ReportBy,
+        /// Start of the period: today, a span back from now (90m, 12h, 30d, 2w), a date
+        /// (2026-11-01, local midnight) or an RFC 3339 time [default: today].
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        /// End of the period (not included), in the same forms [default: now].
+        #[arg(long, value_name = "TIME")]
+        until: Option<String>,
+        /// Only this queue.
+        #[arg(long, value_name = "QUEUE")]
+        queue: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: ReportFormat,
     },
     /// Write items as CSV or JSON Lines to standard output.
     Export {
@@ -333,6 +376,26 @@ pub enum UserCommand {
         #[arg(long, value_parser = parse_role)]
         role: Role,
     },
+}
+
+/// The rows of `caseload report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportBy {
+    /// One row per person who held an item in the period.
+    Person,
+    /// One row per queue, with its due-date health.
+    Queue,
+}
+
+/// The output of `caseload report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Aligned columns for a terminal or a mail.
+    Table,
+    /// Comma-separated values with a header row (times in seconds).
+    Csv,
+    /// One JSON object (the period, and the rows with times in milliseconds).
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -112,6 +112,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload claim --id 42 --json",
                 "take #42; the JSON has its lock_token",
             ),
+            (
+                "caseload claim --queue helpdesk --wait --timeout 600 --json",
+                "wait up to 10 minutes for work, then take it",
+            ),
         ],
     ),
     (
@@ -147,6 +151,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             (
                 "caseload complete 42 --token 7",
                 "fenced by the token from claim --json",
+            ),
+            (
+                "caseload complete 42 --next --queue helpdesk --json",
+                "finish #42 and take the next helpdesk item in one step",
             ),
         ],
     ),
@@ -261,6 +269,27 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         &[
             ("caseload stats", "counts, throughput and lock ages"),
             ("caseload stats --json", "the same as one JSON object"),
+        ],
+    ),
+    (
+        "report",
+        &[
+            (
+                "caseload report --by person",
+                "who did what today: done, failed, lost locks, handle times",
+            ),
+            (
+                "caseload report --by queue --since 30d",
+                "each queue over 30 days, with its due-date health",
+            ),
+            (
+                "caseload report --by person --since 2026-11-01 --until 2026-12-01 --format csv",
+                "November, for a spreadsheet",
+            ),
+            (
+                "caseload report --by queue --queue billing --since 7d --format json",
+                "one queue's week as JSON",
+            ),
         ],
     ),
     (
@@ -584,13 +613,17 @@ The log level (e.g. debug) of caseload.log.
 \fBNO_COLOR\fR
 Any value gives a monochrome screen.
 .TP
+\fBTZ\fR
+The zone of times in the TUI and in text output (e.g. Europe/Berlin); JSON stays UTC.
+.TP
 \fBPGPASSWORD\fR
 The PostgreSQL password, as for libpq (or ~/.pgpass, mode 0600).
 .SH FILES
 .TP
 \fI/etc/caseload/config.toml\fR
 The system configuration: \fBdb = "PATH|URL"\fR (the database) and \fBnotify = "bell"\fR
-(\fBbell\fR, \fBdesktop\fR, \fBboth\fR or \fBoff\fR). Both files are optional.
+(\fBbell\fR, \fBdesktop\fR, \fBboth\fR or \fBoff\fR) and \fBtheme = "auto"\fR
+(\fBauto\fR, \fBdark\fR or \fBlight\fR: the TUI's colours). Both files are optional.
 .TP
 \fI~/.config/caseload/config.toml\fR
 The user's configuration, same keys; a key set here wins over the system file. An unknown

@@ -14,7 +14,7 @@ pub use args::{
 };
 pub use output::{escape_json_output, event_json, event_line, item_json};
 
-use commands::{export, holder, produce, read, setup, supervise};
+use commands::{export, holder, produce, read, report, setup, supervise};
 
 use std::io::Write;
 
@@ -108,22 +108,45 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
     }
     let ctx = context(&cli)?;
     let Some(command) = cli.command else {
-        return setup::tui(&ctx);
+        return setup::tui(&ctx, cli.no_notify);
     };
     let store = || open_store(&ctx, false);
     match command {
         Command::Init => setup::init(&ctx, out),
-        Command::Demo => setup::demo(&ctx, cli.db.is_some(), out),
+        Command::Demo => setup::demo(&ctx, cli.db.is_some(), cli.no_notify, out),
         Command::Add(a) => produce::add(&mut *store()?, a, out),
         Command::Import(a) => produce::import_file(&mut *store()?, a, out),
         Command::List(a) => read::list(&mut *store()?, a, out),
         Command::Show { id, json } => read::show(&mut *store()?, id, json, out),
-        Command::Claim { queue, id, json } => holder::claim(&mut *store()?, queue, id, json, out),
+        Command::Claim {
+            queue,
+            id,
+            json,
+            wait: false,
+            ..
+        } => holder::claim(&mut *store()?, queue, id, json, out),
+        Command::Claim {
+            queue,
+            json,
+            wait: true,
+            timeout,
+            ..
+        } => holder::claim_wait(&mut *store()?, queue, timeout, json, out),
         Command::Renew(h) => holder::renew(&mut *store()?, &h, out),
         Command::Release(h) => holder::release(&mut *store()?, &h, out),
-        Command::Complete { holder: h, result } => {
-            holder::complete(&mut *store()?, &h, result.as_deref(), out)
-        }
+        Command::Complete {
+            holder: h,
+            result,
+            next: false,
+            ..
+        } => holder::complete(&mut *store()?, &h, result.as_deref(), out),
+        Command::Complete {
+            holder: h,
+            result,
+            next: true,
+            queue,
+            json,
+        } => holder::complete_next(&mut *store()?, &h, result.as_deref(), queue, json, out),
         Command::Fail { holder: h, reason } => holder::fail(&mut *store()?, &h, &reason, out),
         Command::Reap => supervise::reap(&mut *store()?, out),
         Command::Unlock {
@@ -151,6 +174,23 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
             supervise::set_role(&mut *store()?, &name, role, out)
         }
         Command::Stats { json } => read::stats(&mut *store()?, json, out),
+        Command::Report {
+            by,
+            since,
+            until,
+            queue,
+            format,
+        } => report::report(
+            &mut *store()?,
+            report::Ask {
+                by,
+                since,
+                until,
+                queue,
+                format,
+            },
+            out,
+        ),
         Command::Export { state, format } => export::export(&mut *store()?, state, format, out),
         Command::Check => damage::check(&ctx, out),
         Command::MigrateTo { url } => setup::migrate_to(&ctx, &url, out),

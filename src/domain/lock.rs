@@ -15,6 +15,37 @@ pub struct Lock {
     pub token: i64,
 }
 
+/// A lock as a supervisor saw it when choosing to remove it: an unlock applies only while
+/// the item still holds exactly this lock — the same token (not taken over, released or
+/// finished since) and the same lock time (not renewed since: a renewal, or re-taking
+/// one's own expired lock, keeps the token but moves the time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeenLock {
+    pub id: i64,
+    pub token: i64,
+    pub time: Millis,
+}
+
+impl SeenLock {
+    /// The item's current lock as seen now (`None` when it holds none).
+    pub fn of(item: &super::Item) -> Option<SeenLock> {
+        item.lock_time
+            .filter(|_| item.lock_user.is_some())
+            .map(|time| SeenLock {
+                id: item.id,
+                token: item.lock_token,
+                time,
+            })
+    }
+
+    /// True when `item` still holds this very lock.
+    pub fn still_held(&self, item: &super::Item) -> bool {
+        item.lock_user.is_some()
+            && item.lock_token == self.token
+            && item.lock_time == Some(self.time)
+    }
+}
+
 /// What a lock looks like at a moment, as the Queue view shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LockStatus {

@@ -3,6 +3,7 @@
 //! Nothing here reads the clock or touches a database: `now` is always a parameter.
 
 pub mod event;
+pub mod figures;
 pub mod item;
 pub mod lock;
 pub mod queue;
@@ -13,7 +14,7 @@ pub mod user;
 
 pub use event::{Event, EventKind};
 pub use item::{Item, ItemState, NewItem, Unreadable, ValidationError};
-pub use lock::{Lock, LockLoss, LockStatus, NoLock};
+pub use lock::{Lock, LockLoss, LockStatus, NoLock, SeenLock};
 pub use queue::{QueueSettings, QueueUpdate, TakeOrder};
 pub use time::Millis;
 pub use user::{Actor, Role};

@@ -6,11 +6,13 @@ use std::path::Path;
 
 use super::error::{Result, StoreError};
 use super::ops::{self, HolderOp, Tx};
-use super::{Added, Applied, ListFilter, LostLock, Stats, Store, TakeNext};
+use super::{
+    Added, AndNext, Applied, ListFilter, LostLock, Report, ReportQuery, Stats, Store, TakeNext,
+};
 use crate::domain::queue::validate_queue_name;
 use crate::domain::user::validate_user_name;
 use crate::domain::{
-    Actor, Event, Item, ItemState, Millis, NewItem, QueueSettings, QueueUpdate, Role,
+    Actor, Event, Item, ItemState, Millis, NewItem, QueueSettings, QueueUpdate, Role, SeenLock,
 };
 
 /// A database backend. Implementing this gives a [`Store`].
@@ -34,10 +36,12 @@ pub trait Backend: Send {
     fn history(&mut self, id: i64) -> Result<Vec<Event>>;
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>>;
     fn count(&mut self, filter: &ListFilter) -> Result<u64>;
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64>;
     fn queues(&mut self) -> Result<Vec<QueueSettings>>;
     fn queue(&mut self, name: &str) -> Result<QueueSettings>;
     fn role(&mut self, user: &str) -> Result<Role>;
     fn stats(&mut self) -> Result<Stats>;
+    fn report(&mut self, q: &ReportQuery) -> Result<Report>;
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>>;
     fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>>;
     fn lost_locks(&mut self, user: &str, since: Millis) -> Result<Vec<LostLock>>;
@@ -134,6 +138,18 @@ impl<B: Backend> Store for B {
         holder(self, id, token, HolderOp::Complete(result))
     }
 
+    fn complete_and_next(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Option<&str>,
+        next: &TakeNext,
+    ) -> Result<AndNext> {
+        let op = HolderOp::Complete(result);
+        let w = op.plan(token)?;
+        write(self, |tx| ops::finish_and_next(tx, id, token, op, &w, next))
+    }
+
     fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<Applied> {
         holder(self, id, token, HolderOp::Fail(reason))
     }
@@ -156,12 +172,12 @@ impl<B: Backend> Store for B {
         }
     }
 
-    fn unlock(&mut self, id: i64, token: Option<i64>, reason: &str) -> Result<()> {
+    fn unlock(&mut self, id: i64, seen: Option<SeenLock>, reason: &str) -> Result<()> {
         let reason = ops::required_reason(reason)?;
-        write(self, |tx| ops::unlock(tx, id, token, reason))
+        write(self, |tx| ops::unlock(tx, id, seen, reason))
     }
 
-    fn unlock_many(&mut self, locks: &[(i64, i64)], reason: &str) -> Result<usize> {
+    fn unlock_many(&mut self, locks: &[SeenLock], reason: &str) -> Result<usize> {
         let reason = ops::required_reason(reason)?;
         write(self, |tx| ops::unlock_many(tx, locks, reason))
     }
@@ -212,6 +228,10 @@ impl<B: Backend> Store for B {
         Backend::count(self, filter)
     }
 
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64> {
+        Backend::takeable(self, queue, cap)
+    }
+
     fn queues(&mut self) -> Result<Vec<QueueSettings>> {
         Backend::queues(self)
     }
@@ -226,6 +246,17 @@ impl<B: Backend> Store for B {
 
     fn stats(&mut self) -> Result<Stats> {
         Backend::stats(self)
+    }
+
+    fn report(&mut self, q: &ReportQuery) -> Result<Report> {
+        if q.period.since >= q.period.until {
+            return Err(StoreError::Invalid(format!(
+                "the period is empty: --since ({}) is not before --until ({})",
+                crate::domain::time::rfc3339(q.period.since),
+                crate::domain::time::rfc3339(q.period.until)
+            )));
+        }
+        Backend::report(self, q)
     }
 
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {

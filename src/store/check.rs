@@ -2,7 +2,7 @@
 //! SQL in both dialects) selecting the ids of the rows that break it, and what to say.
 
 use crate::domain::{EventKind, ItemState};
-use crate::store::sql::kinds_sql;
+use crate::store::sql::{EXPECTED_HOLDS, HOLDS_COLS, kinds_sql};
 
 /// At most this many rows are named per finding.
 pub(crate) const LIMIT: usize = 20;
@@ -53,6 +53,23 @@ pub(crate) fn invariants() -> Vec<(String, &'static str, &'static str)> {
             ),
             "event",
             "has an unknown kind (column kind)",
+        ),
+        (
+            format!(
+                "SELECT event_id FROM (SELECT {HOLDS_COLS} FROM ({EXPECTED_HOLDS}) x \
+                 EXCEPT SELECT {HOLDS_COLS} FROM holds) d ORDER BY event_id LIMIT {LIMIT}"
+            ),
+            "event",
+            "ends a hold the holds table lacks or records differently (the figures are wrong)",
+        ),
+        (
+            format!(
+                "SELECT event_id FROM (SELECT {HOLDS_COLS} FROM holds \
+                 EXCEPT SELECT {HOLDS_COLS} FROM ({EXPECTED_HOLDS}) x) d ORDER BY event_id \
+                 LIMIT {LIMIT}"
+            ),
+            "event",
+            "has a row in the holds table that its history does not give (the figures are wrong)",
         ),
     ]
 }

@@ -12,6 +12,7 @@ pub mod backend;
 mod check;
 pub mod copy;
 pub mod error;
+pub mod figures;
 pub mod fsfacts;
 pub mod identity;
 mod list;
@@ -31,8 +32,10 @@ use std::path::Path;
 
 use crate::domain::{
     Actor, Event, Item, ItemState, LockLoss, Millis, NewItem, QueueSettings, QueueUpdate, Role,
+    SeenLock,
 };
 pub use error::{Result, StoreError, exit};
+pub use figures::{Figures, QueueFigures, Report, ReportQuery};
 pub use sqlite::SqliteStore;
 pub use stats::{AGE_BUCKETS, Bucket, OldestItem, QueueCount, StateCount, Stats, UserWip};
 
@@ -122,6 +125,15 @@ pub enum Applied {
     Already,
 }
 
+/// What complete-and-next did: the complete (applied now, or a retry of one applied
+/// before), and the next item taken — or why none could be (`NothingToClaim`, `Paused`,
+/// `WipLimit`: exit 4), the complete having happened all the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AndNext {
+    pub finished: Applied,
+    pub next: Result<Item>,
+}
+
 /// A lock the user lost to someone else's action.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LostLock {
@@ -167,6 +179,16 @@ pub trait Store: Send {
     /// same result) by the same holder is `Applied::Already`: a retry whose answer was
     /// lost.
     fn complete(&mut self, id: i64, token: i64, result: Option<&str>) -> Result<Applied>;
+    /// Completes the item (fenced by `token`, as [`Store::complete`]) and takes the next
+    /// one `next` allows (as [`Store::take_next`]) in ONE transaction: one commit, both
+    /// events. Nothing left to take still completes (see [`AndNext`]).
+    fn complete_and_next(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Option<&str>,
+        next: &TakeNext,
+    ) -> Result<AndNext>;
     /// Fails the item with a reason (a retry of the same fail is `Applied::Already`).
     fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<Applied>;
     /// Adds a comment to an item's history (no lock needed).
@@ -174,14 +196,14 @@ pub trait Store: Send {
     /// Releases every expired lock; returns how many.
     fn reap(&mut self) -> Result<usize>;
 
-    /// Supervisor: returns a held item to the pool. With `token`, only if its lock is
-    /// still the one the supervisor saw (else `LockChanged`); without, whatever lock it
-    /// holds when the write lock is taken.
-    fn unlock(&mut self, id: i64, token: Option<i64>, reason: &str) -> Result<()>;
+    /// Supervisor: returns a held item to the pool. With `seen`, only if its lock is
+    /// still the one the supervisor saw, not even renewed since (else `LockChanged`);
+    /// without, whatever lock it holds when the write lock is taken.
+    fn unlock(&mut self, id: i64, seen: Option<SeenLock>, reason: &str) -> Result<()>;
     /// Supervisor: returns many held items to the pool in one transaction. Each entry is
-    /// `(id, lock_token)` as the supervisor saw it; an item whose lock changed since (taken
+    /// a lock as the supervisor saw it; an item whose lock changed since (renewed, taken
     /// over, completed, released) is left alone. Returns how many were unlocked.
-    fn unlock_many(&mut self, locks: &[(i64, i64)], reason: &str) -> Result<usize>;
+    fn unlock_many(&mut self, locks: &[SeenLock], reason: &str) -> Result<usize>;
     /// Supervisor: gives the item's lock to another user; with `token`, only if its lock
     /// is still the one the supervisor saw (else `LockChanged`).
     fn reassign(&mut self, id: i64, token: Option<i64>, to: &str, reason: &str) -> Result<Item>;
@@ -207,6 +229,9 @@ pub trait Store: Send {
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>>;
     /// How many items match (ignoring limit and offset).
     fn count(&mut self, filter: &ListFilter) -> Result<u64>;
+    /// How many items the caller could take now — open, free or expired, their queue
+    /// running — in `queue` (every queue when `None`), counting at most `cap`.
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64>;
     /// Every queue's settings.
     fn queues(&mut self) -> Result<Vec<QueueSettings>>;
     /// One queue's settings.
@@ -215,6 +240,9 @@ pub trait Store: Send {
     fn role(&mut self, user: &str) -> Result<Role>;
     /// The figures of the Stats view.
     fn stats(&mut self) -> Result<Stats>;
+    /// The supervisors' figures over a period, per person and per queue (from the holds
+    /// that ended in it; see [`crate::domain::figures`]). An empty period is `Invalid`.
+    fn report(&mut self, q: &ReportQuery) -> Result<Report>;
     /// When each of these items' current lock was taken (its last `locked`, `taken_over`
     /// or `reassigned` event); items never locked are left out. `lock_time` is the last
     /// renewal, so the Locks view asks this for "held for".

@@ -32,6 +32,15 @@ pub const ORDER_MIXED: &str = "(CASE WHEN due_at IS NOT NULL AND queue IN (SELEC
      priority DESC, created_at, id";
 
 /// A holder's fence: the caller's own lock under the token it gives, on an open item.
+/// How many items could be taken now (open; free or expired; queue running), within one
+/// queue (`:queue` NULL: every queue), counting at most `:cap`: the TUI's "work arrived"
+/// and title count, and what `claim --wait` looks for. Walks the take-order index.
+pub const COUNT_TAKEABLE: &str = "SELECT count(*) FROM (SELECT 1 FROM items i \
+     JOIN queues q ON q.name = i.queue \
+     WHERE i.state = 'open' AND NOT q.paused AND (:queue IS NULL OR i.queue = :queue) \
+     AND (i.lock_user IS NULL OR i.lock_time <= :now - q.lock_seconds * 1000) \
+     LIMIT :cap) t";
+
 pub const FENCE_HOLDER: &str = "lock_user = :me AND lock_token = :token AND state = 'open'";
 /// A supervisor's fence: the lock token read under the write lock (or the one the
 /// supervisor saw); any acquisition since changes it.
@@ -57,6 +66,51 @@ pub const SET_REQUEUE: &str =
     "state = 'open', error = NULL, result = NULL, finished_at = NULL, finished_by = NULL";
 /// Give the lock to `:value`: a new acquisition, so a new token.
 pub const SET_REASSIGN: &str = "lock_user = :value, lock_time = :now, lock_token = lock_token + 1";
+
+/// The rows the `holds` table must hold, recomputed from the events (the same words in
+/// both dialects): the definition of `crate::domain::figures::records` in SQL, which
+/// `caseload check` compares with the rows the trigger wrote.
+pub const EXPECTED_HOLDS: &str = "WITH marks AS ( \
+    SELECT id, item_id, at, kind, \
+        max(CASE WHEN kind IN ('locked', 'taken_over', 'reassigned') THEN id END) OVER w \
+            AS take_id, \
+        max(CASE WHEN kind IN ('locked', 'taken_over', 'expired', 'unlocked', 'reassigned', \
+            'released', 'skipped', 'completed', 'failed', 'cancelled') THEN id END) OVER w \
+            AS end_id \
+    FROM events \
+    WINDOW w AS (PARTITION BY item_id ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING \
+        AND 1 PRECEDING) \
+), base AS ( \
+    SELECT m.at AS ended, m.id AS event_id, m.item_id, i.queue, \
+        CASE s.kind WHEN 'reassigned' THEN s.detail ->> 'to' ELSE s.actor END AS holder, \
+        s.at AS started, m.kind AS how, i.created_at, i.due_at \
+    FROM marks m JOIN events s ON s.id = m.take_id JOIN items i ON i.id = m.item_id \
+    WHERE m.kind IN ('released', 'skipped', 'completed', 'failed', 'expired', 'taken_over', \
+        'unlocked', 'reassigned', 'cancelled') \
+    AND (m.end_id IS NULL OR m.end_id <= m.take_id) \
+), kept AS ( \
+    SELECT * FROM base WHERE holder IS NOT NULL \
+), rounds AS ( \
+    SELECT k.*, \
+        count(CASE WHEN how IN ('completed', 'failed') THEN 1 END) OVER (PARTITION BY \
+            item_id ORDER BY event_id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) \
+            AS round, \
+        min(started) OVER (PARTITION BY item_id) AS first_start \
+    FROM kept k \
+) \
+SELECT ended, event_id, item_id, queue, holder, started, how, \
+    CASE WHEN how IN ('completed', 'failed') \
+        THEN sum(ended - started) OVER (PARTITION BY item_id, round) END AS handle_ms, \
+    CASE WHEN how IN ('completed', 'failed') \
+        THEN sum(ended - started) OVER (PARTITION BY item_id, round, holder) END AS own_ms, \
+    CASE WHEN how IN ('completed', 'failed') THEN first_start - created_at END AS wait_ms, \
+    CASE WHEN how IN ('completed', 'failed') THEN ended - created_at END AS cycle_ms, \
+    CASE WHEN how IN ('completed', 'failed') THEN ended - due_at END AS late_ms \
+FROM rounds";
+
+/// The columns of a `holds` row, in the order of [`EXPECTED_HOLDS`].
+pub const HOLDS_COLS: &str = "ended, event_id, item_id, queue, holder, started, how, \
+     handle_ms, own_ms, wait_ms, cycle_ms, late_ms";
 
 #[cfg(test)]
 mod tests {

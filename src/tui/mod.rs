@@ -73,6 +73,7 @@ where
             return Ok(());
         }
         draw(terminal, &session.state)?;
+        session.flush_signals();
         let timeout = tick.saturating_sub(last_tick.elapsed());
         match events.next(timeout) {
             Ok(Some(ev)) => session.handle(Some(ev)),
@@ -99,7 +100,11 @@ pub fn system_clock() -> UiClock {
 }
 
 /// Opens the TUI on `store` in the real terminal and runs it until the user quits.
-pub fn run(store: Box<dyn Store>) -> anyhow::Result<()> {
+pub fn run(
+    store: Box<dyn Store>,
+    alerting: crate::app::Alerting,
+    palette: crate::config::Palette,
+) -> anyhow::Result<()> {
     install_signal_handlers();
     start_hangup_watchdog();
     // The panic hook restores the terminal before the message is printed, so the message
@@ -124,6 +129,9 @@ pub fn run(store: Box<dyn Store>) -> anyhow::Result<()> {
     let size = terminal.size().context("reading the terminal size")?;
     let mut session = Session::start(store, system_clock(), size.width, size.height, color)
         .context("starting the database thread")?;
+    session.state.alerting = alerting;
+    session.signals_to(Box::new(std::io::stdout()));
+    session.state.palette = palette;
     let mut events = TerminalEvents::new(session.wake());
     let result = run_loop(&mut terminal, &mut session, &mut events, &HANGUP);
     let hung_up = matches!(&result, Err(e) if e.chain().any(|c| c

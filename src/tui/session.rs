@@ -25,6 +25,9 @@ pub struct Session {
     queue: VecDeque<Effect>,
     /// The effect the worker is running (kept to answer for it should the worker die).
     in_flight: Option<Effect>,
+    /// Where the bell, desktop notices and title go (the terminal; none in tests, which
+    /// read `state.alerting`).
+    signals: Option<Box<dyn std::io::Write + Send>>,
 }
 
 impl Session {
@@ -51,10 +54,26 @@ impl Session {
             offset: now - local,
             queue: VecDeque::new(),
             in_flight: None,
+            signals: None,
         };
         s.enqueue(vec![Effect::Resume]);
         s.pump();
         Ok(s)
+    }
+
+    /// Sends the bell, desktop notices and title to `out` (the terminal) from now on.
+    pub fn signals_to(&mut self, out: Box<dyn std::io::Write + Send>) {
+        self.signals = Some(out);
+    }
+
+    /// Writes the signals `update` asked for (the loop calls this after drawing).
+    pub fn flush_signals(&mut self) {
+        let signals = self.state.alerting.drain();
+        if let Some(out) = self.signals.as_mut()
+            && !signals.is_empty()
+        {
+            super::terminal::write_signals(&mut **out, &signals);
+        }
     }
 
     /// Now, by the store's clock, without asking the store.

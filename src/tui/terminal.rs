@@ -160,9 +160,36 @@ pub(super) fn take_over_terminal() -> anyhow::Result<()> {
         std::io::stdout(),
         crossterm::terminal::EnterAlternateScreen,
         crossterm::event::EnableMouseCapture,
-        crossterm::event::EnableBracketedPaste
+        crossterm::event::EnableBracketedPaste,
+        crossterm::style::Print(PUSH_TITLE)
     )
     .context("setting up the terminal")
+}
+
+/// Saves the terminal's title on its title stack (XTWINOPS 22), so the title the TUI sets
+/// ("caseload · 12 open") can be put back on the way out (23).
+const PUSH_TITLE: &str = "\x1b[22;0t";
+const POP_TITLE: &str = "\x1b[23;0t";
+
+/// Writes the app's terminal signals: the bell, a desktop notification (OSC 777 where
+/// the terminal is known to want it — foot and VTE-based ones — else OSC 9, which kitty,
+/// WezTerm, iTerm2 and Windows Terminal show and other terminals ignore), the title.
+/// Their text is sanitized by the app already.
+pub(super) fn write_signals(out: &mut dyn Write, signals: &[crate::app::Signal]) {
+    use crate::app::Signal;
+    let osc777 = std::env::var("TERM").is_ok_and(|t| t.starts_with("foot"))
+        || std::env::var_os("VTE_VERSION").is_some();
+    for s in signals {
+        let _ = match s {
+            Signal::Bell => out.write_all(b"\x07"),
+            Signal::Desktop { title, body } if osc777 => {
+                write!(out, "\x1b]777;notify;{title};{body}\x1b\\")
+            }
+            Signal::Desktop { title, body } => write!(out, "\x1b]9;{title}: {body}\x1b\\"),
+            Signal::Title(t) => write!(out, "\x1b]2;{t}\x1b\\"),
+        };
+    }
+    let _ = out.flush();
 }
 
 /// Puts the terminal back: leaves the alternate screen, stops mouse capture, ends raw
@@ -179,7 +206,8 @@ pub fn restore_terminal() {
         crossterm::event::DisableMouseCapture,
         crossterm::event::DisableBracketedPaste,
         crossterm::terminal::LeaveAlternateScreen,
-        crossterm::cursor::Show
+        crossterm::cursor::Show,
+        crossterm::style::Print(POP_TITLE)
     );
     let _ = crossterm::terminal::disable_raw_mode();
     let _ = out.flush();

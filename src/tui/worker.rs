@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::app::{
     self, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp, View,
 };
-use crate::domain::Millis;
+use crate::domain::{Millis, SeenLock};
 use crate::store::{ListFilter, StateFilter, Store, StoreError};
 
 /// The worker thread's name (the panic hook tells its panics from the loop's by it).
@@ -249,17 +249,7 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
                     return out;
                 }
             }
-            let result = match &what {
-                Finish::Complete(r) => st.complete(id, token, r.as_deref()),
-                Finish::Fail(reason) => st.fail(id, token, reason),
-                Finish::Release => st.release(id, token),
-                Finish::Skip(_) => st.skip(id, token),
-            }
-            .map(|_applied| ());
-            let next = match (&what, &result) {
-                (Finish::Skip(opts), Ok(())) => Some(opened(st, true, |s| s.take_next(opts))),
-                _ => None,
-            };
+            let (result, next) = finish(st, id, token, &what);
             out.push(Msg::Finished { id, what, result });
             out.extend(next);
             out
@@ -276,7 +266,7 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
             let result = st.list(&app::locks_filter(&filter)).map(|items| {
                 items
                     .into_iter()
-                    .filter_map(|i| i.lock_user.map(|h| (i.id, i.lock_token, h)))
+                    .filter_map(|i| Some((SeenLock::of(&i)?, i.lock_user?)))
                     .collect()
             });
             vec![Msg::LocksCollected { filter, result }]
@@ -292,13 +282,14 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
     }
 }
 
-/// Runs a supervisor's change; `Ok(n)` is how many items changed. Unlock and reassign
-/// are fenced by the lock token the supervisor saw: a lock that changed since (completed,
-/// released, taken over) is left alone rather than someone else's newer lock removed.
+/// Runs a supervisor's change; `Ok(n)` is how many items changed. Unlock is fenced by the
+/// lock the supervisor saw (token and lock time), reassign by its token: a lock that
+/// changed since (renewed, completed, released, taken over) is left alone rather than a
+/// holder at work, or someone else's newer lock, removed.
 fn supervise(st: &mut dyn Store, op: &SupervisorOp) -> crate::store::Result<usize> {
     match op {
-        SupervisorOp::Unlock { id, token, reason } => {
-            st.unlock(*id, Some(*token), reason).map(|()| 1)
+        SupervisorOp::Unlock { seen, reason } => {
+            st.unlock(seen.id, Some(*seen), reason).map(|()| 1)
         }
         SupervisorOp::Reassign {
             id,
@@ -311,6 +302,40 @@ fn supervise(st: &mut dyn Store, op: &SupervisorOp) -> crate::store::Result<usiz
         SupervisorOp::Cancel { id, reason } => st.cancel(*id, reason).map(|()| 1),
         SupervisorOp::SetQueue { name, update } => st.set_queue(name, update, false).map(|_| 1),
     }
+}
+
+/// Runs a finish; the message that follows its answer, if any (the next item taken, or
+/// why there was none).
+fn finish(
+    st: &mut dyn Store,
+    id: i64,
+    token: i64,
+    what: &Finish,
+) -> (crate::store::Result<()>, Option<Msg>) {
+    let result = match what {
+        Finish::Complete(r) => st.complete(id, token, r.as_deref()),
+        Finish::CompleteNext(r, opts) => {
+            return match st.complete_and_next(id, token, r.as_deref(), opts) {
+                Ok(done) => {
+                    let next = match done.next {
+                        Ok(item) => opened(st, true, |_| Ok(item)),
+                        Err(why) => Msg::NothingNext { after: id, why },
+                    };
+                    (Ok(()), Some(next))
+                }
+                Err(e) => (Err(e), None),
+            };
+        }
+        Finish::Fail(reason) => st.fail(id, token, reason),
+        Finish::Release => st.release(id, token),
+        Finish::Skip(_) => st.skip(id, token),
+    }
+    .map(|_applied| ());
+    let next = match (what, &result) {
+        (Finish::Skip(opts), Ok(())) => Some(opened(st, true, |s| s.take_next(opts))),
+        _ => None,
+    };
+    (result, next)
 }
 
 fn opened(
@@ -331,6 +356,8 @@ fn refresh(st: &mut dyn Store, req: RefreshRequest) -> Snapshot {
     let result = (|| -> crate::store::Result<()> {
         snap.marker = Some(st.change_marker()?);
         snap.queues = st.queues()?;
+        let n = st.takeable(req.takeable.as_deref(), app::notify::COUNT_CAP)?;
+        snap.takeable = Some((req.takeable.clone(), n));
         if let Some(f) = &req.list {
             snap.rows = st.list(f)?;
             snap.total = st.count(f)?;

@@ -50,6 +50,10 @@ pub fn confirm(d: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
         Pending::Comment { .. } => "Enter: add as comment · Esc: keep them for later",
         Pending::Dismiss => "Enter or Esc: close",
         Pending::Quit => "Enter: quit · Esc: stay",
+        Pending::Complete { .. } => {
+            "Enter: complete · Ctrl-N: complete and take next · Esc: cancel"
+        }
+        Pending::CompleteNext { .. } => "Enter: complete and take the next · Esc: cancel",
         _ if d.inputs.len() > 1 => "Tab: next field · Enter: confirm · Esc: cancel",
         _ => "Enter: confirm · Esc: cancel",
     };

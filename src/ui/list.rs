@@ -1,17 +1,18 @@
 //! The Queue, Mine and Locks views: a window of rows with each row's lock state.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::Theme;
+use super::columns::{Col, Plan, fit, plan};
 use crate::app::lost::describe_lost;
-use crate::app::{State, View, layout};
+use crate::app::{ListPane, State, View, layout};
 use crate::domain::sanitize;
-use crate::domain::time::short_duration;
-use crate::domain::{Item, LockStatus};
+use crate::domain::time::{compact_duration, short_duration};
+use crate::domain::{Item, ItemState, LockStatus};
 
 pub fn render(state: &State, view: View, theme: &Theme, frame: &mut Frame, area: Rect) {
     let Some(pane) = state.pane(view) else {
@@ -22,43 +23,19 @@ pub fn render(state: &State, view: View, theme: &Theme, frame: &mut Frame, area:
         height: (rows_fit as u16 + 1).min(area.height),
         ..area
     };
-    let header =
-        Row::new(["", "ID", "PRI", "AGE", "DUE", "QUEUE", "TITLE", "LOCK"]).style(theme.header());
+    let plan = plan_columns(pane, rows_fit, area.width);
+    let header = Row::new(plan.pick(HEADERS.to_vec())).style(theme.header());
     let rows: Vec<Row> = pane
         .window(rows_fit)
         .map(|(at, item)| {
             let selected = at == pane.selected;
             match item {
-                Some(item) => row(state, item, selected, theme),
+                Some(item) => row(state, item, selected, &plan, theme),
                 None => not_loaded(selected, theme),
             }
         })
         .collect();
-    // ID and QUEUE are as wide as what is on screen; TITLE gets the rest.
-    let id_w = pane
-        .rows
-        .iter()
-        .map(|r| r.id.to_string().len())
-        .max()
-        .unwrap_or(2)
-        .max(2);
-    let queue_w = pane
-        .rows
-        .iter()
-        .map(|r| sanitize::line(&r.queue).chars().count())
-        .max()
-        .unwrap_or(5)
-        .clamp(5, 12);
-    let widths = [
-        Constraint::Length(1),
-        Constraint::Length(id_w as u16),
-        Constraint::Length(3),
-        Constraint::Length(6),
-        Constraint::Length(11),
-        Constraint::Length(queue_w as u16),
-        Constraint::Fill(1),
-        Constraint::Length(22),
-    ];
+    let widths = plan.constraints();
     if rows.is_empty() {
         frame.render_widget(
             Table::new(Vec::<Row>::new(), widths).header(header),
@@ -112,57 +89,129 @@ pub(super) fn not_loaded(selected: bool, theme: &Theme) -> Row<'static> {
     }
 }
 
-fn row<'a>(state: &State, item: &'a Item, selected: bool, theme: &Theme) -> Row<'a> {
-    let now = state.now;
-    let (lock, lock_style) = match state.lock_status(item) {
-        LockStatus::Free => ("free".to_string(), Style::default()),
-        LockStatus::Held { user, remaining } if user == state.me => {
-            let warn = item
-                .lock()
-                .is_some_and(|l| l.in_warning(&state.queue(&item.queue), now));
-            let mark = if warn { "! " } else { "" };
-            (
-                format!("{mark}you, {} left", short_duration(remaining)),
-                if warn { theme.expired() } else { theme.mine() },
-            )
+const HEADERS: [&str; 8] = ["", "ID", "PRI", "AGE", "DUE", "QUEUE", "TITLE", "LOCK"];
+const TITLE: usize = 6;
+const QUEUE: usize = 5;
+const LOCK: usize = 7;
+
+/// The columns at this width: the title gets room first (up to two fifths of the screen,
+/// or all its longest title needs); AGE, QUEUE, PRI and DUE shrink, then go, in that order.
+fn plan_columns(pane: &ListPane, rows_fit: usize, width: u16) -> Plan {
+    let shown = || pane.window(rows_fit).filter_map(|(_, i)| i);
+    let id_w = shown()
+        .map(|r| r.id.to_string().len())
+        .max()
+        .unwrap_or(2)
+        .max(2) as u16;
+    let queue_w = shown()
+        .map(|r| Span::raw(sanitize::line(&r.queue)).width())
+        .max()
+        .unwrap_or(5)
+        .clamp(5, 12) as u16;
+    let longest_title = shown()
+        .map(|r| Span::raw(sanitize::line(&r.list_title())).width())
+        .max()
+        .unwrap_or(0) as u16;
+    let cols = [
+        Col::new(1, 1, None),
+        Col::new(id_w, id_w, None),
+        Col::new(3, 3, Some(3)),
+        Col::new(6, 4, Some(1)),
+        Col::new(11, 8, Some(4)),
+        Col::new(queue_w, queue_w.min(8), Some(2)),
+        Col::TITLE,
+        Col::new(22, 14, None),
+    ];
+    plan(width, &cols, longest_title.min(width * 2 / 5))
+}
+
+/// What the LOCK column says: `free`, `bob, 24m58s left` (`bob 24m` abbreviated),
+/// `EXPIRED bob +15m01s` (`EXP bob +15m`), or the state of a finished item.
+fn lock_cell(
+    state: &State,
+    item: &Item,
+    compact: bool,
+    width: usize,
+    theme: &Theme,
+) -> (String, Style) {
+    if item.state != ItemState::Open {
+        return (item.state.as_str().to_string(), theme.dim());
+    }
+    let dur = |ms| {
+        if compact {
+            compact_duration(ms)
+        } else {
+            short_duration(ms)
         }
-        LockStatus::Held { user, remaining } => (
-            format!(
-                "{}, {} left",
-                sanitize::line(&user),
-                short_duration(remaining)
-            ),
-            theme.held(),
-        ),
-        LockStatus::Expired { user, overrun } => (
-            format!(
-                "EXPIRED {} +{}",
-                if user == state.me {
-                    "you".to_string()
-                } else {
-                    sanitize::line(&user).into_owned()
-                },
-                short_duration(overrun)
-            ),
-            theme.expired(),
-        ),
     };
+    // The holder's name gives way to the time, which always shows.
+    let who = |user: &str, rest: &str| {
+        let name = if user == state.me {
+            "you".to_string()
+        } else {
+            sanitize::line(user).into_owned()
+        };
+        fit(&name, width.saturating_sub(Span::raw(rest).width()).max(1))
+    };
+    match state.lock_status(item) {
+        LockStatus::Free => ("free".to_string(), theme.dim()),
+        LockStatus::Held { user, remaining } => {
+            let warn = user == state.me
+                && item
+                    .lock()
+                    .is_some_and(|l| l.in_warning(&state.queue(&item.queue), state.now));
+            let mark = if warn { "! " } else { "" };
+            let rest = if compact {
+                format!(" {}", dur(remaining))
+            } else {
+                format!(", {} left", dur(remaining))
+            };
+            let style = match () {
+                _ if warn => theme.expired(),
+                _ if user == state.me => theme.mine(),
+                _ => theme.held(),
+            };
+            let text = format!("{mark}{}{rest}", who(&user, &format!("{mark}{rest}")));
+            (text, style)
+        }
+        LockStatus::Expired { user, overrun } => {
+            let label = if compact { "EXP" } else { "EXPIRED" };
+            let rest = format!(" +{}", dur(overrun));
+            let name = who(&user, &format!("{label} {rest}"));
+            (format!("{label} {name}{rest}"), theme.expired())
+        }
+    }
+}
+
+fn row<'a>(state: &State, item: &'a Item, selected: bool, plan: &Plan, theme: &Theme) -> Row<'a> {
+    let now = state.now;
+    let compact = plan.compact;
+    let dur = |ms| {
+        if compact {
+            compact_duration(ms)
+        } else {
+            short_duration(ms)
+        }
+    };
+    let (lock, lock_style) = lock_cell(state, item, compact, plan.width(LOCK), theme);
     let (due, due_style) = match item.due_at {
+        // A finished item is neither late nor due.
+        _ if item.state != ItemState::Open => ("-".to_string(), Style::default()),
         None => ("-".to_string(), Style::default()),
-        Some(d) if d > now => (format!("in {}", short_duration(d - now)), Style::default()),
-        Some(d) => (format!("LATE {}", short_duration(now - d)), theme.late()),
+        Some(d) if d > now => (format!("in {}", dur(d - now)), Style::default()),
+        Some(d) => (format!("LATE {}", dur(now - d)), theme.late()),
     };
     let cells = vec![
         Cell::from(if selected { ">" } else { " " }),
         Cell::from(item.id.to_string()),
         Cell::from(item.priority.to_string()),
-        Cell::from(short_duration(now - item.created_at)),
+        Cell::from(dur(now - item.created_at)),
         Cell::from(due).style(due_style),
-        Cell::from(sanitize::line(&item.queue).into_owned()),
-        Cell::from(sanitize::line(&item.list_title()).into_owned()),
+        Cell::from(fit(&sanitize::line(&item.queue), plan.width(QUEUE))),
+        Cell::from(fit(&sanitize::line(&item.list_title()), plan.width(TITLE))),
         Cell::from(lock).style(lock_style),
     ];
-    let r = Row::new(cells);
+    let r = Row::new(plan.pick(cells));
     if selected {
         r.style(theme.selected())
     } else {

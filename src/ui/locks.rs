@@ -3,15 +3,16 @@
 //! as well as colour, so they stand out under NO_COLOR too.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::Span;
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::Theme;
+use super::columns::{Col, Plan, fit, plan};
 use crate::app::{State, View, layout};
 use crate::domain::sanitize;
-use crate::domain::time::short_duration;
+use crate::domain::time::{compact_duration, short_duration};
 use crate::domain::{Item, LockStatus};
 
 pub fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
@@ -23,41 +24,36 @@ pub fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         height: (rows_fit as u16 + 1).min(area.height),
         ..area
     };
-    let header = Row::new([
-        "",
-        "",
-        "HOLDER",
-        "QUEUE",
-        "ID",
-        "TITLE",
-        "HELD FOR",
-        "TIME LEFT",
-    ])
-    .style(theme.header());
+    let shown = || pane.window(rows_fit).filter_map(|(_, i)| i);
     let width = |f: &dyn Fn(&Item) -> usize, min: usize, max: usize| {
-        pane.rows.iter().map(f).max().unwrap_or(min).clamp(min, max) as u16
+        shown().map(f).max().unwrap_or(min).clamp(min, max) as u16
     };
     let holder_w = width(
-        &|r| {
-            sanitize::line(r.lock_user.as_deref().unwrap_or(""))
-                .chars()
-                .count()
-        },
+        &|r| Span::raw(sanitize::line(r.lock_user.as_deref().unwrap_or(""))).width(),
         6,
         14,
     );
-    let queue_w = width(&|r| sanitize::line(&r.queue).chars().count(), 5, 12);
+    let queue_w = width(&|r| Span::raw(sanitize::line(&r.queue)).width(), 5, 12);
     let id_w = width(&|r| r.id.to_string().len(), 2, 10);
-    let widths = [
-        Constraint::Length(1),
-        Constraint::Length(2),
-        Constraint::Length(holder_w),
-        Constraint::Length(queue_w),
-        Constraint::Length(id_w),
-        Constraint::Fill(1),
-        Constraint::Length(8),
-        Constraint::Length(16),
+    let title_want = width(
+        &|r| Span::raw(sanitize::line(&r.list_title())).width(),
+        0,
+        500,
+    )
+    .min(area.width * 2 / 5);
+    let cols = [
+        Col::new(1, 1, None),
+        Col::new(2, 2, None),
+        Col::new(holder_w, holder_w.min(8), None),
+        Col::new(queue_w, queue_w.min(8), Some(1)),
+        Col::new(id_w, id_w, None),
+        Col::TITLE,
+        Col::new(8, 4, Some(2)),
+        Col::new(16, 9, None),
     ];
+    let plan = plan(area.width, &cols, title_want);
+    let header = Row::new(plan.pick(HEADERS.to_vec())).style(theme.header());
+    let widths = plan.constraints();
     if pane.total == 0 {
         frame.render_widget(
             Table::new(Vec::<Row>::new(), widths).header(header),
@@ -81,7 +77,7 @@ pub fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let rows: Vec<Row> = pane
         .window(rows_fit)
         .map(|(at, item)| match item {
-            Some(item) => row(state, item, at == pane.selected, theme),
+            Some(item) => row(state, item, at == pane.selected, &plan, theme),
             None => super::list::not_loaded(at == pane.selected, theme),
         })
         .collect();
@@ -91,24 +87,42 @@ pub fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     );
 }
 
-fn row<'a>(state: &State, item: &'a Item, selected: bool, theme: &Theme) -> Row<'a> {
+const HEADERS: [&str; 8] = [
+    "",
+    "",
+    "HOLDER",
+    "QUEUE",
+    "ID",
+    "TITLE",
+    "HELD FOR",
+    "TIME LEFT",
+];
+
+fn row<'a>(state: &State, item: &'a Item, selected: bool, plan: &Plan, theme: &Theme) -> Row<'a> {
     let now = state.now;
+    let dur = |ms| {
+        if plan.compact {
+            compact_duration(ms)
+        } else {
+            short_duration(ms)
+        }
+    };
+    let expired = if plan.compact { "EXP" } else { "EXPIRED" };
+    let left_word = if plan.compact { "" } else { " left" };
     let q = state.queue(&item.queue);
     let warn = item.lock().is_some_and(|l| l.in_warning(&q, now));
     let (mark, left, style) = match state.lock_status(item) {
         LockStatus::Expired { overrun, .. } => (
             "!!",
-            format!("EXPIRED +{}", short_duration(overrun)),
+            format!("{expired} +{}", dur(overrun)),
             theme.expired(),
         ),
-        LockStatus::Held { remaining, .. } if warn => (
-            "! ",
-            format!("{} left", short_duration(remaining)),
-            theme.held(),
-        ),
+        LockStatus::Held { remaining, .. } if warn => {
+            ("! ", format!("{}{left_word}", dur(remaining)), theme.held())
+        }
         LockStatus::Held { remaining, .. } => (
             "  ",
-            format!("{} left", short_duration(remaining)),
+            format!("{}{left_word}", dur(remaining)),
             Style::default(),
         ),
         LockStatus::Free => ("  ", "-".into(), Style::default()),
@@ -123,14 +137,14 @@ fn row<'a>(state: &State, item: &'a Item, selected: bool, theme: &Theme) -> Row<
     let cells = vec![
         Cell::from(if selected { ">" } else { " " }),
         Cell::from(mark).style(style),
-        Cell::from(holder),
-        Cell::from(sanitize::line(&item.queue).into_owned()),
+        Cell::from(fit(&holder, plan.width(2))),
+        Cell::from(fit(&sanitize::line(&item.queue), plan.width(3))),
         Cell::from(item.id.to_string()),
-        Cell::from(sanitize::line(&item.list_title()).into_owned()),
-        Cell::from(short_duration(now - since)),
+        Cell::from(fit(&sanitize::line(&item.list_title()), plan.width(5))),
+        Cell::from(dur(now - since)),
         Cell::from(left).style(style),
     ];
-    let r = Row::new(cells);
+    let r = Row::new(plan.pick(cells));
     if selected {
         r.style(theme.selected())
     } else {

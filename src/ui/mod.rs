@@ -1,6 +1,7 @@
 //! Drawing: `render(&state, frame)` and one file per view or widget. No I/O, no clock:
 //! everything shown comes from the state, and every database string is sanitized here.
 
+mod columns;
 mod detail;
 mod dialog;
 mod help;
@@ -24,7 +25,7 @@ pub use theme::Theme;
 /// Draws the whole screen.
 pub fn render(state: &State, frame: &mut Frame) {
     let area = frame.area();
-    let theme = Theme::new(state.color);
+    let theme = Theme::new(state.color, state.palette);
     if !layout::fits(state) || area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         too_small(frame, area);
         return;
@@ -235,6 +236,7 @@ fn key_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         if state.held.contains_key(&d.item.id) {
             &[
                 ("c", "complete"),
+                ("C", "complete+next"),
                 ("f", "fail"),
                 ("r", "release"),
                 ("s", "skip"),

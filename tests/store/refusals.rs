@@ -7,7 +7,7 @@
 //! The default queue has a 60 s lock; "+61s" stores see every lock taken at 0 expired.
 
 use crate::support::backend::{Backend, BoxStore, add, setup};
-use caseload::domain::{NewItem, NoLock, QueueUpdate};
+use caseload::domain::{NewItem, NoLock, QueueUpdate, SeenLock};
 use caseload::store::{Applied, Store, StoreError, TakeNext};
 
 conformance!(
@@ -338,8 +338,9 @@ const TABLE: &[(&str, Case, &str)] = &[
         |b, boss| {
             let id = add(&mut **boss, "x");
             let mut alice = b.open("alice", 0);
-            let t = alice.take(id).unwrap().lock_token;
-            boss.unlock(id, Some(t), "reset").unwrap();
+            let taken = alice.take(id).unwrap();
+            let t = taken.lock_token;
+            boss.unlock(id, SeenLock::of(&taken), "reset").unwrap();
             outcome(alice.complete(id, t, None), applied)
         },
         "exit 3: LockLost unlocked by boss",
@@ -461,10 +462,8 @@ const TABLE: &[(&str, Case, &str)] = &[
         "unlock: by staff",
         |b, boss| {
             let id = add(&mut **boss, "x");
-            let t = b.open("bob", 0).take(id).unwrap().lock_token;
-            outcome(b.open("alice", 0).unlock(id, Some(t), "mine"), |()| {
-                "?".into()
-            })
+            let seen = SeenLock::of(&b.open("bob", 0).take(id).unwrap());
+            outcome(b.open("alice", 0).unlock(id, seen, "mine"), |()| "?".into())
         },
         "exit 5: SupervisorOnly",
     ),
@@ -480,9 +479,9 @@ const TABLE: &[(&str, Case, &str)] = &[
         "unlock: the lock changed since the supervisor looked",
         |b, boss| {
             let id = add(&mut **boss, "x");
-            let seen = b.open("alice", 0).take(id).unwrap().lock_token;
+            let seen = SeenLock::of(&b.open("alice", 0).take(id).unwrap());
             b.open("bob", 61_000).take(id).unwrap();
-            outcome(boss.unlock(id, Some(seen), "stale"), |()| "?".into())
+            outcome(boss.unlock(id, seen, "stale"), |()| "?".into())
         },
         "exit 3: LockChanged bob",
     ),
@@ -491,8 +490,8 @@ const TABLE: &[(&str, Case, &str)] = &[
         |b, boss| {
             let id = add(&mut **boss, "x");
             let mut alice = b.open("alice", 0);
-            let seen = alice.take(id).unwrap().lock_token;
-            alice.release(id, seen).unwrap();
+            let seen = SeenLock::of(&alice.take(id).unwrap()).unwrap();
+            alice.release(id, seen.token).unwrap();
             outcome(boss.unlock(id, Some(seen), "stale"), |()| "?".into())
         },
         "exit 3: LockChanged -",

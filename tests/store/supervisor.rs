@@ -8,7 +8,7 @@
 
 use crate::support::MIN;
 use crate::support::backend::{Backend, add, assert_code, kinds, race, setup};
-use caseload::domain::{EventKind, ItemState};
+use caseload::domain::{EventKind, ItemState, SeenLock};
 use caseload::store::exit;
 
 conformance!(
@@ -30,17 +30,16 @@ fn unlock_many_is_fenced_by_the_token_seen_and_audited(b: &dyn Backend) {
     );
     let mut alice = b.open("alice", 0);
     let mut bob = b.open("bob", 0);
-    let tx = alice.take(x).unwrap().lock_token;
-    let ty_seen = alice.take(y).unwrap().lock_token;
-    let tz = bob.take(z).unwrap().lock_token;
+    let sx = SeenLock::of(&alice.take(x).unwrap()).unwrap();
+    let sy = SeenLock::of(&alice.take(y).unwrap()).unwrap();
+    let sz = SeenLock::of(&bob.take(z).unwrap()).unwrap();
+    let (tx, ty_seen, tz) = (sx.token, sy.token, sz.token);
     // After the supervisor looked, alice released y and bob took it: a newer lock.
     alice.release(y, ty_seen).unwrap();
     let ty_now = bob.take(y).unwrap().lock_token;
     assert_ne!(ty_now, ty_seen);
 
-    let n = boss
-        .unlock_many(&[(x, tx), (y, ty_seen), (z, tz)], "end of shift")
-        .unwrap();
+    let n = boss.unlock_many(&[sx, sy, sz], "end of shift").unwrap();
     assert_eq!(n, 2, "x and z unlocked; y changed since and is left alone");
     assert_eq!(boss.item(x).unwrap().lock_user, None);
     assert_eq!(boss.item(z).unwrap().lock_user, None);
@@ -67,7 +66,7 @@ fn unlock_many_is_fenced_by_the_token_seen_and_audited(b: &dyn Backend) {
     assert_code(alice.complete(x, tx, None), exit::CONFLICT);
     assert_code(bob.save_notes(z, tz, "late"), exit::CONFLICT);
     // A second run over the same tokens changes nothing.
-    assert_eq!(boss.unlock_many(&[(x, tx), (z, tz)], "again").unwrap(), 0);
+    assert_eq!(boss.unlock_many(&[sx, sz], "again").unwrap(), 0);
     assert_eq!(kinds(&mut *boss, x), ["created", "locked", "unlocked"]);
 }
 
@@ -75,11 +74,11 @@ fn unlock_many_is_for_supervisors_only_and_needs_a_reason(b: &dyn Backend) {
     let mut boss = setup(b);
     let x = add(&mut *boss, "x");
     let mut bob = b.open("bob", 0);
-    let t = bob.take(x).unwrap().lock_token;
+    let seen = SeenLock::of(&bob.take(x).unwrap()).unwrap();
     let mut alice = b.open("alice", 0);
-    let e = assert_code(alice.unlock_many(&[(x, t)], "mine"), exit::SUPERVISOR_ONLY);
+    let e = assert_code(alice.unlock_many(&[seen], "mine"), exit::SUPERVISOR_ONLY);
     assert!(e.to_string().contains("supervisor only"), "{e}");
-    assert_code(boss.unlock_many(&[(x, t)], "   "), exit::ERROR);
+    assert_code(boss.unlock_many(&[seen], "   "), exit::ERROR);
     assert_eq!(boss.item(x).unwrap().lock_user.as_deref(), Some("bob"));
     assert_eq!(kinds(&mut *boss, x), ["created", "locked"]);
     assert_eq!(boss.unlock_many(&[], "nothing").unwrap(), 0);
@@ -91,12 +90,13 @@ fn unlock_many_racing_complete_has_one_winner(b: &dyn Backend) {
     let mut wins = (0, 0);
     for round in 0..15 {
         let id = add(&mut *boss, &format!("race {round}"));
-        let t = alice.take(id).unwrap().lock_token;
+        let seen = SeenLock::of(&alice.take(id).unwrap()).unwrap();
+        let t = seen.token;
         let (done, unlocked, a, bo) = race(
             alice,
             boss,
             move |s| s.complete(id, t, Some("mine")),
-            move |s| s.unlock_many(&[(id, t)], "bulk release"),
+            move |s| s.unlock_many(&[seen], "bulk release"),
         );
         alice = a;
         boss = bo;
@@ -126,7 +126,8 @@ fn cancel_racing_complete_has_one_winner(b: &dyn Backend) {
     let mut alice = b.open("alice", 0);
     for round in 0..15 {
         let id = add(&mut *boss, &format!("race {round}"));
-        let t = alice.take(id).unwrap().lock_token;
+        let seen = SeenLock::of(&alice.take(id).unwrap()).unwrap();
+        let t = seen.token;
         let (done, cancelled, a, bo) = race(
             alice,
             boss,

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
 
 use caseload::app::State;
-use caseload::domain::{Actor, NewItem};
+use caseload::domain::{Actor, Item, ItemState, NewItem};
 use caseload::store::Store;
 use caseload::store::sqlite::{OpenOptions, SqliteStore};
 use caseload::tui::{EventSource, Session, run_loop};
@@ -18,6 +18,33 @@ use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 /// 2026-11-22T10:00:00Z.
 pub const T0: i64 = 1_795_341_600_000;
+
+/// An open item of queue `q`, created an hour before T0, held by `holder` (if any) since
+/// `lock_time` with `token`.
+pub fn item(id: i64, holder: Option<&str>, lock_time: i64, token: i64) -> Item {
+    Item {
+        id,
+        queue: "q".into(),
+        request_id: None,
+        title: format!("Item {id}"),
+        body: "body".into(),
+        params: "{}".into(),
+        priority: 0,
+        due_at: None,
+        state: ItemState::Open,
+        lock_user: holder.map(str::to_string),
+        lock_time: holder.map(|_| lock_time),
+        lock_token: token,
+        notes: String::new(),
+        result: None,
+        error: None,
+        created_at: T0 - 60 * super::MIN,
+        created_by: "feeder".into(),
+        finished_at: None,
+        finished_by: None,
+        unreadable: Vec::new(),
+    }
+}
 
 /// A clock tests can move.
 #[derive(Clone)]

@@ -9,9 +9,12 @@
 pub mod support;
 
 mod flow;
+mod notify_tmux;
 mod reconnect;
 mod screens;
 mod supervisor;
 mod tmux;
 mod update;
+mod ux;
 mod waiting;
+mod working_day;

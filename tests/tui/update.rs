@@ -5,37 +5,12 @@ use caseload::app::{
     Call, Detail, Editor, Effect, Finish, Held, LockCheck, Msg, Pending, Resume, Snapshot, State,
     TextBuf, View, update,
 };
-use caseload::domain::{Event, EventKind, Item, ItemState, QueueSettings};
+use caseload::domain::{Event, EventKind, QueueSettings};
 use caseload::store::{StoreError, TakeNext};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::support::MIN;
-use crate::support::tui::T0;
-
-fn item(id: i64, holder: Option<&str>, lock_time: i64, token: i64) -> Item {
-    Item {
-        id,
-        queue: "q".into(),
-        request_id: None,
-        title: format!("Item {id}"),
-        body: "body".into(),
-        params: "{}".into(),
-        priority: 0,
-        due_at: None,
-        state: ItemState::Open,
-        lock_user: holder.map(str::to_string),
-        lock_time: holder.map(|_| lock_time),
-        lock_token: token,
-        notes: String::new(),
-        result: None,
-        error: None,
-        created_at: T0 - 60 * MIN,
-        created_by: "feeder".into(),
-        finished_at: None,
-        finished_by: None,
-        unreadable: Vec::new(),
-    }
-}
+use crate::support::tui::{T0, item};
 
 fn event(kind: EventKind, actor: &str, at: i64) -> Event {
     Event {
@@ -742,6 +717,7 @@ fn the_waiting_line_says_what_waits_on_what_and_for_how_long() {
         list: None,
         stats: false,
         checks: vec![],
+        takeable: None,
     });
     update(&mut r, calling(&refresh, T0));
     update(&mut r, Msg::Tick { now: T0 + 3_000 });

@@ -1,9 +1,10 @@
 //! Subcommands of the lock holder: claim, renew, release, complete, fail.
 
 use std::io::Write;
+use std::time::{Duration, Instant};
 
 use crate::domain::time::local_full;
-use crate::store::{Store, TakeNext};
+use crate::store::{Store, TakeNext, exit};
 
 use crate::cli::args::HolderArgs;
 use crate::cli::commands::read::write_item;
@@ -30,6 +31,74 @@ pub(crate) fn claim(
         write_item(s, &item, out)?;
     }
     Ok(())
+}
+
+/// How often `claim --wait` looks at the change marker: `PRAGMA data_version` on SQLite
+/// (a read of the shared memory, no I/O), the LISTEN connection's queue on PostgreSQL (no
+/// round trip). Idle, that is a few microseconds of work every 100 ms.
+const WAIT_POLL: Duration = Duration::from_millis(100);
+
+/// How often `claim --wait` counts what could be taken without any change: a lock
+/// expiring makes an item takeable without anybody writing.
+const WAIT_RECOUNT: Duration = Duration::from_secs(2);
+
+/// `caseload claim --wait`: takes the next item, waiting until there is one. Between
+/// attempts it only reads: it tries again when the database changed (another user's add,
+/// release, unpause…) or a lock expired.
+pub(crate) fn claim_wait(
+    s: &mut dyn Store,
+    queue: Option<String>,
+    timeout: Option<u64>,
+    json: bool,
+    out: &mut dyn Write,
+) -> CliResult {
+    let deadline = timeout.map(|t| Instant::now() + Duration::from_secs(t));
+    let next = TakeNext {
+        queue,
+        skip: vec![],
+    };
+    loop {
+        // The marker first: a change between it and the attempt is seen by the wait below.
+        let marker = s.change_marker()?;
+        let why = match s.take_next(&next) {
+            Ok(item) => {
+                if json {
+                    write_json(out, &item_json(&item))?;
+                } else {
+                    write_item(s, &item, out)?;
+                }
+                return Ok(());
+            }
+            Err(e) if e.exit_code() == exit::NOTHING => e,
+            Err(e) => return Err(e.into()),
+        };
+        let mut counted = Instant::now();
+        loop {
+            let left = match deadline {
+                Some(d) => d.saturating_duration_since(Instant::now()),
+                None => WAIT_POLL,
+            };
+            if left.is_zero() {
+                return Err(Failure {
+                    code: exit::NOTHING,
+                    error: anyhow::anyhow!(
+                        "still {why} after waiting {} s",
+                        timeout.unwrap_or_default()
+                    ),
+                });
+            }
+            std::thread::sleep(left.min(WAIT_POLL));
+            if s.change_marker()? != marker {
+                break;
+            }
+            if counted.elapsed() >= WAIT_RECOUNT {
+                counted = Instant::now();
+                if s.takeable(next.queue.as_deref(), 1)? > 0 {
+                    break;
+                }
+            }
+        }
+    }
 }
 
 /// The token a holder command applies to: `--token`, else the item's current one. The
@@ -75,6 +144,39 @@ pub(crate) fn complete(
         "{}",
         done_line(h.id, "Completed", "completed", applied)
     )?;
+    Ok(())
+}
+
+/// `caseload complete --next`: finishes the item and takes the next one in the same
+/// transaction, printed as `claim` prints it. When nothing is left the complete still
+/// happened: it is said on stdout (text) and the refusal exits 4.
+pub(crate) fn complete_next(
+    s: &mut dyn Store,
+    h: &HolderArgs,
+    result: Option<&str>,
+    queue: Option<String>,
+    json: bool,
+    out: &mut dyn Write,
+) -> CliResult {
+    let token = token_for(s, h)?;
+    let next = TakeNext {
+        queue,
+        skip: vec![],
+    };
+    let done = s.complete_and_next(h.id, token, result, &next)?;
+    if !json {
+        let line = done_line(h.id, "Completed", "completed", done.finished);
+        writeln!(out, "{line}")?;
+    }
+    let item = done.next.map_err(|e| Failure {
+        code: e.exit_code(),
+        error: anyhow::anyhow!("completed #{}; {e}", h.id),
+    })?;
+    if json {
+        write_json(out, &item_json(&item))?;
+    } else {
+        write_item(s, &item, out)?;
+    }
     Ok(())
 }
 

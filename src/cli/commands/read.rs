@@ -5,9 +5,10 @@ use std::io::Write;
 use anyhow::anyhow;
 use serde_json::Value;
 
+use crate::domain::figures::{ItemFigures, PeriodKind};
 use crate::domain::time::{date_hm, display_zone, local_full, parse_rfc3339, start_of_day};
 use crate::domain::{Item, sanitize};
-use crate::store::{ListFilter, Store};
+use crate::store::{ListFilter, ReportQuery, Store};
 
 use crate::cli::CliResult;
 use crate::cli::args::ListArgs;
@@ -56,13 +57,16 @@ pub(crate) fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliRe
 pub(crate) fn show(s: &mut dyn Store, id: i64, json: bool, out: &mut dyn Write) -> CliResult {
     let item = s.item(id)?;
     let history = s.history(id)?;
+    let figures = ItemFigures::of(&item, &history, s.now()?);
     if json {
         let mut v = item_json(&item);
         v["history"] = Value::Array(history.iter().map(event_json).collect());
+        v["figures"] = serde_json::to_value(&figures)?;
         write_json(out, &v)?;
         return Ok(());
     }
     write_item(s, &item, out)?;
+    writeln!(out, "figures:    {}", sanitize::line(&figures.sentence()))?;
     writeln!(out, "history:")?;
     for e in &history {
         writeln!(out, "  {}", event_line(e))?;
@@ -159,8 +163,16 @@ pub(crate) fn history(
 
 pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliResult {
     let st = s.stats()?;
+    let today = ReportQuery {
+        period: PeriodKind::Today.period(st.at, display_zone()),
+        queue: None,
+    };
     if json {
-        write_json(out, &serde_json::to_value(&st)?)?;
+        let mut v = serde_json::to_value(&st)?;
+        if today.period.since < today.period.until {
+            v["figures"] = serde_json::to_value(s.report(&today)?)?;
+        }
+        write_json(out, &v)?;
         return Ok(());
     }
     writeln!(out, "items by state:")?;
@@ -222,6 +234,19 @@ pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliRe
             o.id,
             truncate(&sanitize::line(&o.title), 60),
             local_full(o.created_at)
+        )?;
+    }
+    if today.period.since < today.period.until {
+        let r = s.report(&today)?;
+        let sum = |f: fn(&crate::store::QueueFigures) -> u64| r.queues.iter().map(f).sum::<u64>();
+        writeln!(
+            out,
+            "today: {} completed, {} failed, {} locks lost, by {} people \
+             (caseload report --by person)",
+            sum(|q| q.figures.completed),
+            sum(|q| q.figures.failed),
+            sum(|q| q.figures.lost),
+            r.people.len()
         )?;
     }
     Ok(())

@@ -13,14 +13,24 @@ use crate::store::{SqliteStore, Store};
 use crate::cli::{CliResult, Failure, Invocation, bail_usage, open_store};
 
 /// Opens the TUI (no subcommand); it needs a terminal.
-pub(crate) fn tui(ctx: &Invocation) -> CliResult {
+pub(crate) fn tui(ctx: &Invocation, no_notify: bool) -> CliResult {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return bail_usage(
             "the interactive view needs a terminal; use a subcommand (see `caseload --help`)",
         );
     }
     let store = open_store(ctx, false)?;
-    crate::tui::run(store)?;
+    use crate::config::Notify;
+    let notify = if no_notify {
+        Notify::Off
+    } else {
+        ctx.config.notify
+    };
+    let alerting = crate::app::Alerting::with(
+        matches!(notify, Notify::Bell | Notify::Both),
+        matches!(notify, Notify::Desktop | Notify::Both),
+    );
+    crate::tui::run(store, alerting, ctx.config.theme)?;
     Ok(())
 }
 
@@ -83,7 +93,12 @@ pub(crate) fn init(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
 /// The bundled demo data set.
 pub const DEMO_DATA: &str = include_str!("../../../assets/demo.jsonl");
 
-pub(crate) fn demo(ctx: &Invocation, db_given: bool, out: &mut dyn Write) -> CliResult {
+pub(crate) fn demo(
+    ctx: &Invocation,
+    db_given: bool,
+    no_notify: bool,
+    out: &mut dyn Write,
+) -> CliResult {
     let path = match (&ctx.location, db_given) {
         (Location::File(p), true) => p.clone(),
         (Location::Postgres(_), true) => {
@@ -100,7 +115,7 @@ pub(crate) fn demo(ctx: &Invocation, db_given: bool, out: &mut dyn Write) -> Cli
             actor: ctx.actor.clone(),
             allow_network_fs: ctx.allow_network_fs,
         };
-        return tui(&ctx);
+        return tui(&ctx, no_notify);
     }
     let shown = sanitize::line(&path.display().to_string()).into_owned();
     writeln!(

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::domain::{QueueUpdate, Role, sanitize};
+use crate::domain::{QueueUpdate, Role, SeenLock, sanitize};
 use crate::store::{ListFilter, StateFilter, Store};
 
 use crate::cli::args::QueueCommand;
@@ -85,11 +85,7 @@ pub(crate) fn unlock_many(
         limit: usize::MAX >> 1,
         offset: 0,
     };
-    let locks: Vec<(i64, i64)> = s
-        .list(&filter)?
-        .iter()
-        .map(|i| (i.id, i.lock_token))
-        .collect();
+    let locks: Vec<SeenLock> = s.list(&filter)?.iter().filter_map(SeenLock::of).collect();
     let n = s.unlock_many(&locks, reason)?;
     writeln!(out, "Unlocked {n} item(s)")?;
     Ok(())

@@ -12,7 +12,7 @@ pub use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason};
 pub(crate) use supervise::{cancel, reassign, requeue, set_queue, set_role, unlock, unlock_many};
 pub use take::PassedOver;
-pub(crate) use take::{take, take_next};
+pub(crate) use take::{finish_and_next, take, take_next};
 
 use serde_json::{Value, json};
 

@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use super::{ItemWrite, Tx, found, known_queue, open_item_for_update, require_supervisor};
-use crate::domain::{EventKind, Item, ItemState, QueueSettings, QueueUpdate, Role};
+use crate::domain::{EventKind, Item, ItemState, QueueSettings, QueueUpdate, Role, SeenLock};
 use crate::store::error::{Result, StoreError};
 use crate::store::sql::{FENCE_TOKEN, SET_CANCEL, SET_REASSIGN, SET_RELEASE, SET_REQUEUE};
 
@@ -35,11 +35,19 @@ fn check_expected(item: &Item, expected: Option<i64>) -> Result<()> {
     }
 }
 
-/// Returns a held item to the pool.
-pub(crate) fn unlock(tx: &mut dyn Tx, id: i64, expected: Option<i64>, reason: &str) -> Result<()> {
+/// Returns a held item to the pool; with `seen`, only if it still holds that very lock
+/// (not renewed since: a holder at work keeps their lock).
+pub(crate) fn unlock(tx: &mut dyn Tx, id: i64, seen: Option<SeenLock>, reason: &str) -> Result<()> {
     require_supervisor(tx, "unlock items")?;
     let cur = found(id, tx.item_for_update(id)?)?;
-    check_expected(&cur, expected)?;
+    if let Some(seen) = seen
+        && !seen.still_held(&cur)
+    {
+        return Err(StoreError::LockChanged {
+            id,
+            holder: cur.lock_user.clone(),
+        });
+    }
     let Some(holder) = &cur.lock_user else {
         return Err(StoreError::Invalid(format!("#{id} is not locked")));
     };
@@ -61,19 +69,19 @@ fn unlock_write<'a>(holder: &str, reason: &str, token: i64, bulk: bool) -> ItemW
     }
 }
 
-/// Returns many held items to the pool; each `(id, token)` as the supervisor saw it. A
-/// lock that changed since (taken over, finished, released) is left alone.
-pub(crate) fn unlock_many(tx: &mut dyn Tx, locks: &[(i64, i64)], reason: &str) -> Result<usize> {
+/// Returns many held items to the pool, each lock as the supervisor saw it. A lock that
+/// changed since (renewed, taken over, finished, released) is left alone.
+pub(crate) fn unlock_many(tx: &mut dyn Tx, locks: &[SeenLock], reason: &str) -> Result<usize> {
     require_supervisor(tx, "unlock items")?;
     let mut n = 0;
-    for &(id, token) in locks {
-        let Some(cur) = tx.item_for_update(id)? else {
+    for seen in locks {
+        let Some(cur) = tx.item_for_update(seen.id)? else {
             continue;
         };
-        let Some(holder) = cur.lock_user.as_deref().filter(|_| cur.lock_token == token) else {
+        let Some(holder) = cur.lock_user.as_deref().filter(|_| seen.still_held(&cur)) else {
             continue;
         };
-        let w = unlock_write(holder, reason, token, locks.len() > 1);
+        let w = unlock_write(holder, reason, seen.token, locks.len() > 1);
         write_under_lock(tx, &cur, &w)?;
         n += 1;
     }

@@ -20,11 +20,16 @@
 //!    there is reached: `WipLimit`;
 //! 4. else, when paused queues in scope have takeable items: `Paused`, naming them;
 //! 5. else `NothingToClaim`: "no free items in queue 'Q'" or "… in any open queue".
+//!
+//! `finish_and_next` (complete-and-next): the fenced complete, then `take_next`, in the
+//! same transaction; when take-next answers with one of its "nothing to claim" refusals
+//! (exit 4) the complete still commits. A retry of a complete applied before takes
+//! nothing (the first run took the next item).
 
-use super::{Claimable, HolderOp, Tx, found, holder_write, known_queue, not_open};
+use super::{Claimable, HolderOp, ItemWrite, Tx, found, holder_write, known_queue, not_open};
 use crate::domain::{Item, ItemState, QueueSettings, TakeOrder};
-use crate::store::TakeNext;
 use crate::store::error::{Result, StoreError};
+use crate::store::{AndNext, Applied, TakeNext};
 
 /// Takes one chosen item (see the module's table).
 pub(crate) fn take(tx: &mut dyn Tx, id: i64) -> Result<Item> {
@@ -227,4 +232,40 @@ fn explain_nothing(
         Some(q) => format!("no free items in queue '{}'", q.name),
         None => "no free items in any open queue".into(),
     }))
+}
+
+/// Finishes the caller's item (a fenced holder write, `op` planned as `w`) and takes the
+/// next one `next` allows, in one transaction: one commit for both, each with its event.
+/// When nothing can be taken (nothing free, paused, the WIP limit) the finish still
+/// commits and the refusal comes back beside it; any other refusal (a lost lock, an
+/// unknown queue) changes nothing.
+pub(crate) fn finish_and_next(
+    tx: &mut dyn Tx,
+    id: i64,
+    token: i64,
+    op: HolderOp<'_>,
+    w: &ItemWrite<'_>,
+    next: &TakeNext,
+) -> Result<AndNext> {
+    if let Some(name) = &next.queue {
+        // A mistyped queue is refused before anything is written.
+        known_queue(tx, name)?;
+    }
+    let finished = holder_write(tx, id, token, op, w)?;
+    if finished == Applied::Already {
+        // A retry whose first answer was lost: that first run took the next item already,
+        // so taking another would leave the caller holding two.
+        return Ok(AndNext {
+            finished,
+            next: Err(StoreError::NothingToClaim(format!(
+                "#{id} was completed by you before, with the next item if there was one                  (see `caseload list --mine`)"
+            ))),
+        });
+    }
+    let next = match take_next(tx, next) {
+        Ok(item) => Ok(item),
+        Err(e) if e.exit_code() == crate::store::exit::NOTHING => Err(e),
+        Err(e) => return Err(e),
+    };
+    Ok(AndNext { finished, next })
 }

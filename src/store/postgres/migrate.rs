@@ -14,7 +14,8 @@ pub const SCHEMA: &str = include_str!("../../../schema.pg.sql");
 /// that both roads give the same schema).
 pub const STEPS: &[&str] = &[
     include_str!("migrations/0001_base.sql"),
-    include_str!("migrations/0002_search_due_order.sql"),
+    include_str!("migrations/0002_holds.sql"),
+    include_str!("migrations/0003_search_due_order.sql"),
 ];
 
 /// The schema version this program writes.

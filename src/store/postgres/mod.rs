@@ -16,6 +16,7 @@
 //! the benchmark shares).
 
 mod check;
+mod figures;
 pub mod migrate;
 mod open;
 mod pgpass;
@@ -45,7 +46,7 @@ use crate::store::error::{Result, StoreError};
 use crate::store::list::Window;
 use crate::store::ops::{Tx, TxCtx};
 use crate::store::sqlite::{Clock, system_clock};
-use crate::store::{ListFilter, LostLock, Stats};
+use crate::store::{ListFilter, LostLock, Report, ReportQuery, Stats};
 
 pub use self::migrate::{LATEST, SCHEMA, STEPS};
 
@@ -413,6 +414,10 @@ impl Backend for PgStore {
         self.read(|c| reads::count(c, filter))
     }
 
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64> {
+        self.read(|c| reads::takeable(c, queue, cap))
+    }
+
     fn queues(&mut self) -> Result<Vec<QueueSettings>> {
         self.read(reads::queues)
     }
@@ -428,6 +433,11 @@ impl Backend for PgStore {
     fn stats(&mut self) -> Result<Stats> {
         let facts = self.read(stats::facts)?;
         Ok(crate::store::stats::assemble(facts))
+    }
+
+    fn report(&mut self, q: &ReportQuery) -> Result<Report> {
+        let facts = self.read(|c| figures::facts(c, q))?;
+        Ok(crate::store::figures::assemble(q, facts))
     }
 
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {

@@ -13,6 +13,7 @@
 
 pub mod busy;
 pub mod check;
+mod figures;
 pub mod migrate;
 pub(crate) mod open;
 mod reads;
@@ -35,7 +36,7 @@ use crate::domain::{Actor, Event, Item, ItemState, Millis, QueueSettings, Role};
 use crate::store::backend::Backend;
 use crate::store::error::{Result, StoreError};
 use crate::store::ops::{Tx, TxCtx};
-use crate::store::{ListFilter, LostLock, Stats};
+use crate::store::{ListFilter, LostLock, Report, ReportQuery, Stats};
 
 /// A source of "now" in Unix milliseconds; tests pass a fixed or stepped clock.
 pub type Clock = Box<dyn Fn() -> Millis + Send>;
@@ -327,6 +328,10 @@ impl Backend for SqliteStore {
         reads::count(&self.conn, filter, (self.clock)())
     }
 
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64> {
+        reads::takeable(&self.conn, queue, cap, (self.clock)())
+    }
+
     fn queues(&mut self) -> Result<Vec<QueueSettings>> {
         reads::queues(&self.conn)
     }
@@ -350,6 +355,10 @@ impl Backend for SqliteStore {
 
     fn stats(&mut self) -> Result<Stats> {
         stats::stats(&self.conn, (self.clock)())
+    }
+
+    fn report(&mut self, q: &ReportQuery) -> Result<Report> {
+        figures::report(&self.conn, (self.clock)(), q)
     }
 
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {

@@ -165,6 +165,17 @@ pub(super) fn count(c: &Connection, filter: &ListFilter, now: Millis) -> Result<
     Ok(n as u64)
 }
 
+pub(super) fn takeable(c: &Connection, queue: Option<&str>, cap: u64, now: Millis) -> Result<u64> {
+    let sql = crate::store::sql::COUNT_TAKEABLE
+        .replace(":queue", "?1")
+        .replace(":now", "?2")
+        .replace(":cap", "?3");
+    let n: i64 = c
+        .prepare_cached(&sql)?
+        .query_row(params![queue, now, cap as i64], |r| r.get(0))?;
+    Ok(n.max(0) as u64)
+}
+
 pub(super) fn lock_started(c: &Connection, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
     // One indexed probe per item (events_item): a screenful of locks, never a scan.
     let mut stmt = c.prepare_cached(&format!(

@@ -1,20 +1,76 @@
-//! What keys and the mouse do: the key table's actions in each mode (lists, detail,
-//! dialogs, the filter prompt, the notes editor), as changes to the state and effects.
+//! What keys, the mouse and pasting do outside the modal inputs (see `modes`): the key
+//! table's actions on the lists, the views and the item open, as changes to the state
+//! and effects.
 
-use ratatui::crossterm::event::{
-    KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
-};
+use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 
-use super::detail::rebuild_detail;
-use super::keymap::{self, Action, Context};
-use super::layout::{self, LIST_TOP};
+use super::modes::{dialog_key, editor_key, prompt_key};
 use super::supervise;
-use super::update::{refresh, set_error, set_info, still};
-use super::{Dialog, Editor, Effect, Filter, Finish, Held, Pending, State, TextBuf, View};
-use crate::domain::sanitize;
+use super::{refresh, refused, set_error, set_info};
+use crate::app::detail::rebuild_detail;
+use crate::app::keymap::{self, Action, Context};
+use crate::app::layout::{self, LIST_TOP};
+use crate::app::{Dialog, Editor, Effect, Filter, Finish, Held, Pending, State, TextBuf, View};
+use crate::domain::{Millis, sanitize};
 use crate::store::TakeNext;
 
-pub(super) fn on_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
+/// A key: renews the lock of the item being worked when that is due, then acts.
+pub(super) fn key(s: &mut State, key: KeyEvent, now: Millis) -> Vec<Effect> {
+    s.now = now;
+    if key.kind == KeyEventKind::Release {
+        return vec![];
+    }
+    let mut fx = activity(s);
+    fx.extend(on_key(s, key));
+    fx
+}
+
+/// Pasted text goes where typing would go; it counts as activity.
+pub(super) fn paste(s: &mut State, text: &str, now: Millis) -> Vec<Effect> {
+    s.now = now;
+    if let Some(b) = s.dialog.as_mut().and_then(|d| d.focused_mut()) {
+        b.insert_str(text);
+    } else if let Some(p) = s.filter_prompt.as_mut() {
+        p.insert_str(text);
+    } else if let Some(e) = s.editor.as_mut() {
+        e.buf.insert_str(text);
+    } else {
+        return vec![];
+    }
+    activity(s)
+}
+
+pub(super) fn resize(s: &mut State, width: u16, height: u16) -> Vec<Effect> {
+    s.width = width;
+    s.height = height;
+    ensure_visible(s, s.view);
+    rebuild_detail(s);
+    vec![refresh(s)]
+}
+
+/// A key pressed while working a held item renews its lock when renewal is due.
+fn activity(s: &mut State) -> Vec<Effect> {
+    let id = match (&s.editor, &s.detail) {
+        (Some(e), _) => e.item_id,
+        (None, Some(d)) => d.item.id,
+        _ => return vec![],
+    };
+    let Some(h) = s.held.get(&id) else {
+        return vec![];
+    };
+    if s.renewing.is_some() {
+        return vec![];
+    }
+    let q = s.queue(&h.queue);
+    if h.lock(&s.me).renewal_due(&q, s.now) {
+        s.renewing = Some(id);
+        vec![Effect::Renew { id, token: h.token }]
+    } else {
+        vec![]
+    }
+}
+
+fn on_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     if let Some(top) = s.help {
         s.help = match keymap::lookup(Context::Moving, &key) {
             Some(Action::Down) => Some(top.saturating_add(1)),
@@ -162,9 +218,12 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
             vec![]
         }
         Action::Release | Action::Skip if refused(s) => vec![],
-        Action::Complete | Action::Fail | Action::Release | Action::Skip | Action::EditNotes => {
-            item_action(s, a)
-        }
+        Action::Complete
+        | Action::CompleteNext
+        | Action::Fail
+        | Action::Release
+        | Action::Skip
+        | Action::EditNotes => item_action(s, a),
         Action::Unlock
         | Action::Reassign
         | Action::UnlockAll
@@ -176,6 +235,7 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         Action::SaveNotes
         | Action::CloseEditor
         | Action::Confirm
+        | Action::ConfirmNext
         | Action::Cancel
         | Action::NextField
         | Action::PrevField => vec![],
@@ -241,6 +301,18 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
                 focus: 0,
                 required: false,
                 pending: Pending::Complete { id, token },
+                error: None,
+            });
+            vec![]
+        }
+        Action::CompleteNext => {
+            s.dialog = Some(Dialog {
+                title: format!("Complete #{id} and take the next?"),
+                message: title,
+                inputs: vec![("Result (optional)".into(), TextBuf::line(""))],
+                focus: 0,
+                required: false,
+                pending: Pending::CompleteNext { id, token },
                 error: None,
             });
             vec![]
@@ -356,221 +428,6 @@ pub(super) fn ensure_visible(s: &mut State, view: View) -> bool {
         p.offset = p.selected + 1 - rows;
     }
     p.offset != before
-}
-
-fn edit_line(buf: &mut TextBuf, key: KeyEvent) {
-    match key.code {
-        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => buf.insert(c),
-        KeyCode::Backspace => buf.backspace(),
-        KeyCode::Delete => buf.delete(),
-        KeyCode::Left => buf.left(),
-        KeyCode::Right => buf.right(),
-        KeyCode::Home => buf.home(),
-        KeyCode::End => buf.end(),
-        _ => {}
-    }
-}
-
-fn dialog_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
-    match keymap::lookup(Context::Dialog, &key) {
-        Some(Action::Confirm) => confirm(s),
-        Some(a @ (Action::NextField | Action::PrevField)) => {
-            if let Some(d) = s.dialog.as_mut()
-                && !d.inputs.is_empty()
-            {
-                let n = d.inputs.len();
-                d.focus = if a == Action::NextField {
-                    (d.focus + 1) % n
-                } else {
-                    (d.focus + n - 1) % n
-                };
-            }
-            vec![]
-        }
-        Some(Action::Cancel) => {
-            if let Some(d) = s.dialog.take()
-                && let Pending::Comment { id } = d.pending
-            {
-                set_info(
-                    s,
-                    format!("Your notes for #{id} are kept (Mine view); nothing was discarded"),
-                );
-            }
-            vec![]
-        }
-        _ => {
-            if let Some(buf) = s.dialog.as_mut().and_then(|d| d.focused_mut()) {
-                edit_line(buf, key);
-            }
-            vec![]
-        }
-    }
-}
-
-/// Refuses a second change while one is under way (saying so); true when refused.
-fn refused(s: &mut State) -> bool {
-    let Some(d) = &s.doing else {
-        return false;
-    };
-    let text = still(s, &d.what);
-    set_error(s, text);
-    true
-}
-
-fn confirm(s: &mut State) -> Vec<Effect> {
-    let Some(d) = s.dialog.take() else {
-        return vec![];
-    };
-    let text = d.value(0);
-    if d.required
-        && let Some(i) = (0..d.inputs.len()).find(|i| d.value(*i).is_empty())
-    {
-        let error = match d.inputs[i].0.split(" (").next().unwrap_or("A value") {
-            "Reason" => "A reason is required".to_string(),
-            what => format!("{what} is required"),
-        };
-        s.dialog = Some(Dialog {
-            error: Some(error),
-            focus: i,
-            ..d
-        });
-        return vec![];
-    }
-    if let Some(doing) = &s.doing
-        && !matches!(d.pending, Pending::Quit | Pending::Dismiss)
-    {
-        // The dialog stays, with what was typed, until the change under way is answered.
-        let error = format!("Still {}: Enter again once it is done", doing.what);
-        s.dialog = Some(Dialog {
-            error: Some(error),
-            ..d
-        });
-        return vec![];
-    }
-    match d.pending {
-        Pending::Complete { id, token } => vec![Effect::Finish {
-            id,
-            token,
-            what: Finish::Complete((!text.is_empty()).then_some(text)),
-            notes: s.drafts.get(&id).cloned(),
-        }],
-        Pending::Fail { id, token } => vec![Effect::Finish {
-            id,
-            token,
-            what: Finish::Fail(text),
-            notes: s.drafts.get(&id).cloned(),
-        }],
-        Pending::Comment { id } => match s.drafts.get(&id) {
-            Some(t) => vec![Effect::Comment {
-                id,
-                text: t.clone(),
-            }],
-            None => vec![],
-        },
-        Pending::Quit => {
-            s.quit = true;
-            vec![]
-        }
-        Pending::Dismiss => vec![],
-        Pending::Unlock { .. }
-        | Pending::Reassign { .. }
-        | Pending::UnlockMany { .. }
-        | Pending::Requeue { .. }
-        | Pending::Cancel { .. }
-        | Pending::QueueSettings { .. } => supervise::confirm(s, d),
-    }
-}
-
-fn prompt_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
-    match keymap::lookup(Context::Dialog, &key) {
-        Some(Action::Confirm) => {
-            let typed = s.filter_prompt.take().map(|b| b.text()).unwrap_or_default();
-            let (filter, pane) = if s.view == View::Locks {
-                (&mut s.locks_filter, 2)
-            } else {
-                (&mut s.filter, 0)
-            };
-            *filter = Filter::parse(&typed);
-            s.panes[pane].selected = 0;
-            s.panes[pane].offset = 0;
-            vec![refresh(s)]
-        }
-        Some(Action::Cancel) => {
-            s.filter_prompt = None;
-            vec![]
-        }
-        _ => {
-            if let Some(b) = s.filter_prompt.as_mut() {
-                edit_line(b, key);
-            }
-            vec![]
-        }
-    }
-}
-
-fn editor_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
-    let Some(ed) = s.editor.as_mut() else {
-        return vec![];
-    };
-    match keymap::lookup(Context::Editor, &key) {
-        Some(Action::SaveNotes) if s.doing.is_some() => {
-            // The text stays in the editor; Ctrl-S again once the change is answered.
-            refused(s);
-            vec![]
-        }
-        Some(Action::SaveNotes) => {
-            let id = ed.item_id;
-            let text = ed.buf.text();
-            s.drafts.insert(id, text.clone());
-            match s.held.get(&id) {
-                Some(h) => {
-                    let token = h.token;
-                    if let Some(ed) = s.editor.as_mut() {
-                        ed.saving = true;
-                    }
-                    vec![Effect::SaveNotes { id, token, text }]
-                }
-                None => {
-                    set_error(
-                        s,
-                        format!(
-                            "You no longer hold #{id}; your notes are kept (Esc, then see Mine)"
-                        ),
-                    );
-                    vec![]
-                }
-            }
-        }
-        Some(Action::CloseEditor) => {
-            let id = ed.item_id;
-            let text = ed.buf.text();
-            if text != ed.original {
-                s.drafts.insert(id, text);
-                set_info(
-                    s,
-                    format!(
-                        "Notes on #{id} not saved yet: kept as a draft (e to go on, Ctrl-S saves)"
-                    ),
-                );
-            } else {
-                s.drafts.remove(&id);
-            }
-            s.editor = None;
-            rebuild_detail(s);
-            vec![]
-        }
-        _ => {
-            let b = &mut ed.buf;
-            match key.code {
-                KeyCode::Enter => b.insert('\n'),
-                KeyCode::Tab => b.insert_str("    "),
-                KeyCode::Up => b.up(),
-                KeyCode::Down => b.down(),
-                _ => edit_line(b, key),
-            }
-            vec![]
-        }
-    }
 }
 
 pub(super) fn on_mouse(s: &mut State, m: MouseEvent) -> Vec<Effect> {

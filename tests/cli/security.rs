@@ -1,13 +1,10 @@
-//! Who may do what, and nothing an attacker can steer (issue 10): backups that never
-//! write through a planted link, identity bound to the real OS user, audited supervisor
-//! changes, unlocks fenced on what the supervisor saw, passwords never printed, hostile
-//! names and paths.
-
-mod cli_support;
+//! Nothing an attacker can steer (issue 10): backups that never write through a planted
+//! link, hostile names and paths made inert, an empty database setting refused, usage
+//! errors as one line.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 
-use cli_support::Env;
+use crate::support::cli::Env;
 
 #[test]
 fn backup_refuses_a_destination_that_is_a_link() {

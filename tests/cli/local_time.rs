@@ -1,10 +1,8 @@
 //! Times as a person reads them: the CLI's text output is local (`TZ` honoured), JSON stays
 //! RFC 3339 UTC, and "today" (`history` without `--since`) starts at local midnight.
 
-mod cli_support;
-
+use crate::support::cli::{Env, explain};
 use chrono::{FixedOffset, TimeZone, Utc};
-use cli_support::{Env, explain};
 use serde_json::Value;
 
 fn run_tz(env: &Env, tz: &str, user: &str, args: &[&str]) -> String {

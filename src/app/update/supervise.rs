@@ -3,15 +3,17 @@
 //! and what the supervisor is told afterwards. Also the read-only activity report ("what
 //! did bob do today"), which anyone may open.
 
-use super::keymap::Action;
-use super::update::{refresh, set_error, set_info};
-use super::{
+use super::{refresh, set_error, set_info};
+use crate::app::keymap::Action;
+use crate::app::{
     DetailLine, Dialog, Effect, Filter, LineKind, Pending, Report, State, SupervisorOp, View,
 };
 use crate::domain::sanitize;
 use crate::domain::time::{clock_hm_in, short_duration, start_of_day};
 use crate::domain::user::validate_user_name;
-use crate::domain::{Event, Item, ItemState, LockStatus, Millis, QueueUpdate, Role, TakeOrder};
+use crate::domain::{
+    Event, Item, ItemState, LockStatus, Millis, QueueUpdate, Role, SeenLock, TakeOrder,
+};
 use crate::store::StoreError;
 
 /// Runs a supervisor key. Staff are told "supervisor only" and nothing reaches the store;
@@ -99,6 +101,10 @@ fn unlock(s: &mut State) -> Vec<Effect> {
     let Some((item, holder)) = locked_target(s, "unlock") else {
         return vec![];
     };
+    let Some(seen) = SeenLock::of(&item) else {
+        set_error(s, format!("#{} is not locked; nothing to unlock", item.id));
+        return vec![];
+    };
     let message = format!(
         "#{} {}\nHeld by {holder} ({}). The item goes back to the pool and {holder} is told.",
         item.id,
@@ -109,10 +115,7 @@ fn unlock(s: &mut State) -> Vec<Effect> {
         Dialog::new(
             format!("Unlock #{}?", item.id),
             message,
-            Pending::Unlock {
-                id: item.id,
-                token: item.lock_token,
-            },
+            Pending::Unlock { seen },
         )
         .field("Reason (required, recorded and shown to the holder)", "")
         .required(),
@@ -275,9 +278,8 @@ fn activity(s: &mut State) -> Vec<Effect> {
 /// the dialog open with everything typed), then asks the store.
 pub(super) fn confirm(s: &mut State, d: Dialog) -> Vec<Effect> {
     let op = match d.pending.clone() {
-        Pending::Unlock { id, token } => SupervisorOp::Unlock {
-            id,
-            token,
+        Pending::Unlock { seen } => SupervisorOp::Unlock {
+            seen,
             reason: d.value(0),
         },
         Pending::Reassign { id, token } => {
@@ -387,7 +389,7 @@ fn parse_settings(d: &Dialog) -> Result<QueueUpdate, (usize, String)> {
 pub(super) fn locks_collected(
     s: &mut State,
     filter: Filter,
-    result: Result<Vec<(i64, i64, String)>, StoreError>,
+    result: Result<Vec<(SeenLock, String)>, StoreError>,
 ) -> Vec<Effect> {
     let what = if filter.is_empty() {
         "every current lock".to_string()
@@ -409,7 +411,7 @@ pub(super) fn locks_collected(
         return vec![];
     }
     let mut holders: Vec<(String, usize)> = Vec::new();
-    for (_, _, h) in &locks {
+    for (_, h) in &locks {
         match holders.iter_mut().find(|(n, _)| n == h) {
             Some(e) => e.1 += 1,
             None => holders.push((h.clone(), 1)),
@@ -435,7 +437,7 @@ pub(super) fn locks_collected(
             format!("Unlock {n} lock{}?", if n == 1 { "" } else { "s" }),
             message,
             Pending::UnlockMany {
-                locks: locks.into_iter().map(|(id, t, _)| (id, t)).collect(),
+                locks: locks.into_iter().map(|(seen, _)| seen).collect(),
             },
         )
         .field("Reason (required, recorded on every item)", "")
@@ -464,8 +466,8 @@ pub(super) fn supervised(
             return vec![];
         }
         (_, Err(e)) => set_error(s, e.to_string()),
-        (SupervisorOp::Unlock { id, .. }, Ok(_)) => {
-            set_info(s, format!("Unlocked #{id}; it is back in the pool"))
+        (SupervisorOp::Unlock { seen, .. }, Ok(_)) => {
+            set_info(s, format!("Unlocked #{}; it is back in the pool", seen.id))
         }
         (SupervisorOp::Reassign { id, to, .. }, Ok(_)) => {
             set_info(s, format!("Reassigned #{id} to {}", sanitize::line(to)))
@@ -510,8 +512,8 @@ pub(super) fn supervised(
     }
     // The open item's history now has the supervisor's event.
     let touched = match &op {
-        SupervisorOp::Unlock { id, .. }
-        | SupervisorOp::Reassign { id, .. }
+        SupervisorOp::Unlock { seen, .. } => Some(seen.id),
+        SupervisorOp::Reassign { id, .. }
         | SupervisorOp::Requeue { id }
         | SupervisorOp::Cancel { id, .. } => Some(*id),
         _ => None,

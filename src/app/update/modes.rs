@@ -1,0 +1,238 @@
+//! The modal inputs: what keys do in a dialog, at the `/` filter prompt and in the notes
+//! editor, and what confirming a dialog asks the store to do.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::supervise;
+use super::{refresh, refused, set_error, set_info};
+use crate::app::detail::rebuild_detail;
+use crate::app::keymap::{self, Action, Context};
+use crate::app::{Dialog, Effect, Filter, Finish, Pending, State, TextBuf, View};
+use crate::store::TakeNext;
+
+fn edit_line(buf: &mut TextBuf, key: KeyEvent) {
+    match key.code {
+        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => buf.insert(c),
+        KeyCode::Backspace => buf.backspace(),
+        KeyCode::Delete => buf.delete(),
+        KeyCode::Left => buf.left(),
+        KeyCode::Right => buf.right(),
+        KeyCode::Home => buf.home(),
+        KeyCode::End => buf.end(),
+        _ => {}
+    }
+}
+
+pub(super) fn dialog_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
+    match keymap::lookup(Context::Dialog, &key) {
+        Some(Action::Confirm) => confirm(s),
+        Some(Action::ConfirmNext) => {
+            // Ctrl-N in the complete dialog: the same complete, and the next item with it.
+            if let Some(d) = s.dialog.as_mut()
+                && let Pending::Complete { id, token } = d.pending
+            {
+                d.pending = Pending::CompleteNext { id, token };
+                return confirm(s);
+            }
+            vec![]
+        }
+        Some(a @ (Action::NextField | Action::PrevField)) => {
+            if let Some(d) = s.dialog.as_mut()
+                && !d.inputs.is_empty()
+            {
+                let n = d.inputs.len();
+                d.focus = if a == Action::NextField {
+                    (d.focus + 1) % n
+                } else {
+                    (d.focus + n - 1) % n
+                };
+            }
+            vec![]
+        }
+        Some(Action::Cancel) => {
+            if let Some(d) = s.dialog.take()
+                && let Pending::Comment { id } = d.pending
+            {
+                set_info(
+                    s,
+                    format!("Your notes for #{id} are kept (Mine view); nothing was discarded"),
+                );
+            }
+            vec![]
+        }
+        _ => {
+            if let Some(buf) = s.dialog.as_mut().and_then(|d| d.focused_mut()) {
+                edit_line(buf, key);
+            }
+            vec![]
+        }
+    }
+}
+
+fn confirm(s: &mut State) -> Vec<Effect> {
+    let Some(d) = s.dialog.take() else {
+        return vec![];
+    };
+    let text = d.value(0);
+    if d.required
+        && let Some(i) = (0..d.inputs.len()).find(|i| d.value(*i).is_empty())
+    {
+        let error = match d.inputs[i].0.split(" (").next().unwrap_or("A value") {
+            "Reason" => "A reason is required".to_string(),
+            what => format!("{what} is required"),
+        };
+        s.dialog = Some(Dialog {
+            error: Some(error),
+            focus: i,
+            ..d
+        });
+        return vec![];
+    }
+    if let Some(doing) = &s.doing
+        && !matches!(d.pending, Pending::Quit | Pending::Dismiss)
+    {
+        // The dialog stays, with what was typed, until the change under way is answered.
+        let error = format!("Still {}: Enter again once it is done", doing.what);
+        s.dialog = Some(Dialog {
+            error: Some(error),
+            ..d
+        });
+        return vec![];
+    }
+    match d.pending {
+        Pending::Complete { id, token } => vec![Effect::Finish {
+            id,
+            token,
+            what: Finish::Complete((!text.is_empty()).then_some(text)),
+            notes: s.drafts.get(&id).cloned(),
+        }],
+        Pending::CompleteNext { id, token } => vec![Effect::Finish {
+            id,
+            token,
+            what: Finish::CompleteNext(
+                (!text.is_empty()).then_some(text),
+                TakeNext {
+                    queue: s.filter.queue.clone(),
+                    skip: s.skipped.clone(),
+                },
+            ),
+            notes: s.drafts.get(&id).cloned(),
+        }],
+        Pending::Fail { id, token } => vec![Effect::Finish {
+            id,
+            token,
+            what: Finish::Fail(text),
+            notes: s.drafts.get(&id).cloned(),
+        }],
+        Pending::Comment { id } => match s.drafts.get(&id) {
+            Some(t) => vec![Effect::Comment {
+                id,
+                text: t.clone(),
+            }],
+            None => vec![],
+        },
+        Pending::Quit => {
+            s.quit = true;
+            vec![]
+        }
+        Pending::Dismiss => vec![],
+        Pending::Unlock { .. }
+        | Pending::Reassign { .. }
+        | Pending::UnlockMany { .. }
+        | Pending::Requeue { .. }
+        | Pending::Cancel { .. }
+        | Pending::QueueSettings { .. } => supervise::confirm(s, d),
+    }
+}
+
+pub(super) fn prompt_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
+    match keymap::lookup(Context::Dialog, &key) {
+        Some(Action::Confirm) => {
+            let typed = s.filter_prompt.take().map(|b| b.text()).unwrap_or_default();
+            let (filter, pane) = if s.view == View::Locks {
+                (&mut s.locks_filter, 2)
+            } else {
+                (&mut s.filter, 0)
+            };
+            *filter = Filter::parse(&typed);
+            s.panes[pane].selected = 0;
+            s.panes[pane].offset = 0;
+            vec![refresh(s)]
+        }
+        Some(Action::Cancel) => {
+            s.filter_prompt = None;
+            vec![]
+        }
+        _ => {
+            if let Some(b) = s.filter_prompt.as_mut() {
+                edit_line(b, key);
+            }
+            vec![]
+        }
+    }
+}
+
+pub(super) fn editor_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
+    let Some(ed) = s.editor.as_mut() else {
+        return vec![];
+    };
+    match keymap::lookup(Context::Editor, &key) {
+        Some(Action::SaveNotes) if s.doing.is_some() => {
+            // The text stays in the editor; Ctrl-S again once the change is answered.
+            refused(s);
+            vec![]
+        }
+        Some(Action::SaveNotes) => {
+            let id = ed.item_id;
+            let text = ed.buf.text();
+            s.drafts.insert(id, text.clone());
+            match s.held.get(&id) {
+                Some(h) => {
+                    let token = h.token;
+                    if let Some(ed) = s.editor.as_mut() {
+                        ed.saving = true;
+                    }
+                    vec![Effect::SaveNotes { id, token, text }]
+                }
+                None => {
+                    set_error(
+                        s,
+                        format!(
+                            "You no longer hold #{id}; your notes are kept (Esc, then see Mine)"
+                        ),
+                    );
+                    vec![]
+                }
+            }
+        }
+        Some(Action::CloseEditor) => {
+            let id = ed.item_id;
+            let text = ed.buf.text();
+            if text != ed.original {
+                s.drafts.insert(id, text);
+                set_info(
+                    s,
+                    format!(
+                        "Notes on #{id} not saved yet: kept as a draft (e to go on, Ctrl-S saves)"
+                    ),
+                );
+            } else {
+                s.drafts.remove(&id);
+            }
+            s.editor = None;
+            rebuild_detail(s);
+            vec![]
+        }
+        _ => {
+            let b = &mut ed.buf;
+            match key.code {
+                KeyCode::Enter => b.insert('\n'),
+                KeyCode::Tab => b.insert_str("    "),
+                KeyCode::Up => b.up(),
+                KeyCode::Down => b.down(),
+                _ => edit_line(b, key),
+            }
+            vec![]
+        }
+    }
+}

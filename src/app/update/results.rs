@@ -1,0 +1,351 @@
+//! The store's answers: what the state becomes when a take, renewal, save, finish,
+//! comment, resume or refresh comes back, and how a lost lock is told.
+
+use crate::app::detail::{build_detail, rebuild_detail};
+use crate::app::layout;
+use crate::app::lost::{explain, is_lost};
+use crate::app::{
+    Dialog, Effect, Finish, Held, Notice, Pending, Resume, Snapshot, State, Status, View,
+};
+use crate::domain::sanitize;
+use crate::domain::{Event, Item, ItemState};
+use crate::store::StoreError;
+
+use super::{refresh, set_error, set_info};
+
+pub(super) fn reacquired(
+    s: &mut State,
+    results: Vec<(i64, Result<Item, StoreError>)>,
+) -> Vec<Effect> {
+    for (id, result) in results {
+        match result {
+            Ok(item) => {
+                s.held.insert(id, Held::of(&item));
+            }
+            Err(e) => {
+                s.held.remove(&id);
+                let message = format!("Could not re-acquire #{id}: {e}");
+                s.notices.insert(
+                    0,
+                    Notice {
+                        item_id: id,
+                        message: message.clone(),
+                        at: s.now,
+                    },
+                );
+                set_error(s, message);
+            }
+        }
+    }
+    vec![refresh(s)]
+}
+
+/// An item was taken (`taken`) or opened, with its history.
+pub(super) fn opened(
+    s: &mut State,
+    taken: bool,
+    result: Result<(Item, Vec<Event>), StoreError>,
+) -> Vec<Effect> {
+    let (item, history) = match result {
+        Ok(r) => r,
+        Err(e) => {
+            set_error(s, e.to_string());
+            return vec![refresh(s)];
+        }
+    };
+    if item.is_held_by(&s.me) && item.state == ItemState::Open {
+        s.held.insert(item.id, Held::of(&item));
+    }
+    if taken {
+        set_info(
+            s,
+            format!("Took #{}: {}", item.id, sanitize::line(&item.title)),
+        );
+    }
+    let keep = s
+        .detail
+        .as_ref()
+        .filter(|d| !taken && d.item.id == item.id)
+        .map_or(0, |d| d.scroll);
+    let mut d = build_detail(s, item, history);
+    d.scroll = keep.min(d.lines.len().saturating_sub(1));
+    s.detail = Some(d);
+    vec![refresh(s)]
+}
+
+pub(super) fn renewed(s: &mut State, id: i64, result: Result<Item, StoreError>) -> Vec<Effect> {
+    s.renewing = None;
+    match result {
+        Ok(item) => {
+            s.held.insert(id, Held::of(&item));
+            if let Some(d) = s.detail.as_mut().filter(|d| d.item.id == id) {
+                d.item.lock_time = item.lock_time;
+                d.item.lock_token = item.lock_token;
+            }
+            vec![]
+        }
+        Err(e) => {
+            set_error(s, e.to_string());
+            vec![refresh(s)]
+        }
+    }
+}
+
+pub(super) fn notes_saved(
+    s: &mut State,
+    id: i64,
+    text: String,
+    result: Result<(), StoreError>,
+) -> Vec<Effect> {
+    if let Err(e) = result {
+        if let Some(ed) = s.editor.as_mut() {
+            ed.saving = false;
+        }
+        set_error(s, format!("Notes not saved ({e}); your text is kept"));
+        return if e.is_conflict() {
+            vec![refresh(s)]
+        } else {
+            vec![]
+        };
+    }
+    if s.drafts.get(&id) == Some(&text) {
+        s.drafts.remove(&id);
+    }
+    if let Some(e) = s.editor.as_mut().filter(|e| e.item_id == id) {
+        e.saving = false;
+        e.original = text.clone();
+    }
+    if let Some(d) = s.detail.as_ref().filter(|d| d.item.id == id) {
+        let mut item = d.item.clone();
+        item.notes = text;
+        let history = d.history.clone();
+        let scroll = d.scroll;
+        let mut nd = build_detail(s, item, history);
+        nd.scroll = scroll;
+        s.detail = Some(nd);
+    }
+    set_info(s, format!("Notes saved on #{id}"));
+    if s.detail.as_ref().is_some_and(|d| d.item.id == id) {
+        vec![Effect::Open(id)]
+    } else {
+        vec![]
+    }
+}
+
+pub(super) fn finished(
+    s: &mut State,
+    id: i64,
+    what: Finish,
+    result: Result<(), StoreError>,
+) -> Vec<Effect> {
+    if let Err(e) = result {
+        set_error(s, e.to_string());
+        return vec![refresh(s)];
+    }
+    s.held.remove(&id);
+    s.drafts.remove(&id);
+    if s.detail.as_ref().is_some_and(|d| d.item.id == id) {
+        s.detail = None;
+    }
+    let verb = match what {
+        Finish::Complete(_) | Finish::CompleteNext(..) => "Completed",
+        Finish::Fail(_) => "Failed",
+        Finish::Release => "Released",
+        Finish::Skip(_) => "Skipped",
+    };
+    set_info(s, format!("{verb} #{id}"));
+    vec![refresh(s)]
+}
+
+pub(super) fn commented(s: &mut State, id: i64, result: Result<(), StoreError>) -> Vec<Effect> {
+    match result {
+        Ok(()) => {
+            s.drafts.remove(&id);
+            set_info(s, format!("Your notes were added to #{id} as a comment"));
+        }
+        Err(e) => set_error(
+            s,
+            format!("Comment not added ({e}); your notes are still kept"),
+        ),
+    }
+    rebuild_detail(s);
+    vec![]
+}
+
+pub(super) fn resumed(s: &mut State, r: Resume) -> Vec<Effect> {
+    for q in r.queues {
+        s.queues.insert(q.name.clone(), q);
+    }
+    if let Some(role) = r.role {
+        s.role = role;
+    }
+    let mut expired = Vec::new();
+    for item in &r.own {
+        let h = Held::of(item);
+        if h.lock(&s.me).is_expired(&s.queue(&h.queue), s.now) {
+            expired.push(h.id);
+        }
+        s.held.insert(h.id, h);
+    }
+    let n = r.own.len();
+    if n > 0 {
+        let line = format!(
+            "You have {n} unfinished item{}",
+            if n == 1 { "" } else { "s" }
+        );
+        s.resume_line = Some(line.clone());
+        set_info(s, line);
+    }
+    s.lost_since = r.lost;
+    if n > 0 || !s.lost_since.is_empty() {
+        s.view = View::Mine;
+    }
+    let mut fx = Vec::new();
+    if !expired.is_empty() {
+        fx.push(Effect::Reacquire(expired));
+    }
+    fx.push(refresh(s));
+    fx
+}
+
+pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
+    match &snap.error {
+        Some(StoreError::Connection(m)) => {
+            // Nothing on screen is thrown away (typing, drafts, dialogs); the next tick tries
+            // again, and the first good refresh re-reads everything.
+            s.offline = true;
+            s.marker = None;
+            set_error(s, format!("reconnecting… {m}"));
+        }
+        Some(e) => set_error(s, e.to_string()),
+        None if s.offline => {
+            s.offline = false;
+            s.status = Some(Status {
+                text: "Reconnected".into(),
+                error: false,
+            });
+        }
+        None => {}
+    }
+    if snap.marker.is_some() {
+        s.marker = snap.marker;
+    }
+    if let Some((scope, n)) = snap.takeable
+        && let Some(line) = s.alerting.counted(n, scope.as_deref(), s.now)
+    {
+        set_info(s, line);
+    }
+    for q in snap.queues {
+        s.queues.insert(q.name.clone(), q);
+    }
+    if snap.stats.is_some() {
+        s.stats = snap.stats;
+        let n = s.stats.as_ref().map_or(0, |st| st.by_queue.len());
+        s.stats_selected = s.stats_selected.min(n.saturating_sub(1));
+    }
+    if snap.view == Some(View::Locks) && snap.error.is_none() {
+        s.lock_since = snap.lock_since.iter().copied().collect();
+    }
+    let mut moved = false;
+    if let Some(view) = snap.view
+        && snap.error.is_none()
+    {
+        let rows_fit = layout::list_rows(s, view);
+        if let Some(p) = s.pane_mut(view) {
+            p.rows = snap.rows;
+            p.total = snap.total;
+            p.offset = snap.offset;
+            p.rows_at = snap.offset;
+            let max = p.total.saturating_sub(1) as usize;
+            if p.selected > max {
+                p.selected = max;
+                if p.selected < p.offset || p.selected >= p.offset + rows_fit {
+                    p.offset = p.selected.saturating_sub(rows_fit.saturating_sub(1));
+                    moved = true;
+                }
+            }
+        }
+    }
+    let mut reopen = Vec::new();
+    for c in snap.checks {
+        let Some(held) = s.held.get(&c.id).cloned() else {
+            continue;
+        };
+        match c.item {
+            Ok(item) if !is_lost(&s.me, &held, &item) => {
+                s.held.insert(c.id, Held::of(&item));
+            }
+            Ok(_) | Err(StoreError::NotFound(_)) => {
+                lose(s, &held, &c.history);
+                if s.detail.as_ref().is_some_and(|d| d.item.id == c.id) {
+                    reopen.push(c.id);
+                }
+            }
+            Err(e) => set_error(s, e.to_string()),
+        }
+    }
+    // The detail of a lost item is re-read so its history shows what happened.
+    let mut fx: Vec<Effect> = reopen.into_iter().map(Effect::Open).collect();
+    if moved {
+        fx.push(refresh(s));
+    }
+    fx
+}
+
+/// Tells the user at once that a lock is gone; keeps whatever they typed.
+fn lose(s: &mut State, held: &Held, history: &[Event]) {
+    let id = held.id;
+    let message = explain(&s.me, held, &s.queue(&held.queue), history);
+    s.held.remove(&id);
+    if s.renewing == Some(id) {
+        s.renewing = None;
+    }
+    if let Some(ed) = s.editor.take_if(|e| e.item_id == id) {
+        let text = ed.buf.text();
+        if text != ed.original {
+            s.drafts.insert(id, text);
+        }
+    }
+    s.notices.insert(
+        0,
+        Notice {
+            item_id: id,
+            message: message.clone(),
+            at: s.now,
+        },
+    );
+    let has_draft = s.drafts.get(&id).is_some_and(|d| !d.trim().is_empty());
+    s.dialog = Some(if has_draft {
+        Dialog {
+            title: "Lock lost".into(),
+            message: format!(
+                "{message}.\nYour unsaved notes are kept. Add them to #{id} as a comment?"
+            ),
+            inputs: Vec::new(),
+            focus: 0,
+            required: false,
+            pending: Pending::Comment { id },
+            error: None,
+        }
+    } else {
+        Dialog {
+            title: "Lock lost".into(),
+            message: format!("{message}."),
+            inputs: Vec::new(),
+            focus: 0,
+            required: false,
+            pending: Pending::Dismiss,
+            error: None,
+        }
+    });
+    set_error(s, message);
+    rebuild_detail(s);
+}
+
+/// Complete-and-next completed `after` and found nothing to take.
+pub(super) fn nothing_next(s: &mut State, after: i64, why: &StoreError) -> Vec<Effect> {
+    let why = why.to_string();
+    let why = why.strip_prefix("nothing to claim: ").unwrap_or(&why);
+    set_info(s, format!("Completed #{after} · queue empty: {why}"));
+    vec![]
+}

@@ -1,0 +1,252 @@
+//! `caseload report`: the supervisors' figures over a period, per person or per queue, as
+//! a table, CSV or JSON (the figures themselves are the store's, see `store::figures`).
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::anyhow;
+use serde_json::{Value, json};
+
+use crate::cli::CliResult;
+use crate::cli::args::{ReportBy, ReportFormat};
+use crate::cli::output::{truncate, write_json};
+use crate::domain::figures::{Period, parse_when};
+use crate::domain::sanitize;
+use crate::domain::time::{date_hm, display_zone, rfc3339, short_duration};
+use crate::store::{Figures, QueueFigures, Report, ReportQuery, Store};
+
+/// What the command line asked for.
+pub(crate) struct Ask {
+    pub by: ReportBy,
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub queue: Option<String>,
+    pub format: ReportFormat,
+}
+
+/// Parses `--since`/`--until` at `now`, naming the flag on a bad value.
+fn when(flag: &str, v: Option<&str>, default: i64, now: i64) -> anyhow::Result<i64> {
+    let Some(v) = v else {
+        return Ok(default);
+    };
+    parse_when(v, now, display_zone()).ok_or_else(|| {
+        anyhow!(
+            "{flag} '{}' is not a time: use today, a span back from now (90m, 12h, 30d, 2w), \
+             a date (2026-11-01) or an RFC 3339 time",
+            sanitize::line(v)
+        )
+    })
+}
+
+pub(crate) fn report(s: &mut dyn Store, ask: Ask, out: &mut dyn Write) -> CliResult {
+    let now = s.now()?;
+    let zone = display_zone();
+    let period = Period {
+        since: when("--since", ask.since.as_deref(), zone.start_of_day(now), now)?,
+        until: when("--until", ask.until.as_deref(), now, now)?,
+    };
+    if let Some(q) = &ask.queue {
+        // An unknown queue is named, with the known ones, rather than reported as empty.
+        s.queue(q)?;
+    }
+    let r = s.report(&ReportQuery {
+        period,
+        queue: ask.queue,
+    })?;
+    match ask.format {
+        ReportFormat::Json => write_json(out, &as_json(&r, ask.by))?,
+        ReportFormat::Csv => csv(&r, ask.by, out)?,
+        ReportFormat::Table => table(&r, ask.by, out)?,
+    }
+    Ok(())
+}
+
+fn as_json(r: &Report, by: ReportBy) -> Value {
+    let rows = match by {
+        ReportBy::Person => serde_json::to_value(&r.people),
+        ReportBy::Queue => serde_json::to_value(&r.queues),
+    }
+    .unwrap_or(Value::Null);
+    json!({
+        "at": rfc3339(r.at),
+        "since": rfc3339(r.since),
+        "until": rfc3339(r.until),
+        "by": match by { ReportBy::Person => "person", ReportBy::Queue => "queue" },
+        "slot_ms": r.slot_ms,
+        "rows": rows,
+    })
+}
+
+fn dur(ms: Option<i64>) -> String {
+    ms.map_or_else(|| "-".into(), short_duration)
+}
+
+fn secs(ms: Option<i64>) -> String {
+    ms.map(|m| format!("{:.1}", m as f64 / 1000.0))
+        .unwrap_or_default()
+}
+
+fn rate(r: Option<f64>) -> String {
+    r.map_or_else(|| "-".into(), |r| format!("{r:.1}"))
+}
+
+const PERSON_COLS: [&str; 10] = [
+    "person",
+    "completed",
+    "failed",
+    "skipped",
+    "released",
+    "lost",
+    "handle_median_s",
+    "handle_p90_s",
+    "completed_per_hour",
+    "held_s",
+];
+
+const QUEUE_EXTRA: [&str; 6] = [
+    "wait_median_s",
+    "cycle_median_s",
+    "overdue",
+    "due_next_hour",
+    "late_median_s",
+    "on_time_share",
+];
+
+fn csv_cells(f: &Figures, name: String) -> Vec<String> {
+    vec![
+        name,
+        f.completed.to_string(),
+        f.failed.to_string(),
+        f.skipped.to_string(),
+        f.released.to_string(),
+        f.lost.to_string(),
+        secs(f.handle_median_ms),
+        secs(f.handle_p90_ms),
+        f.completed_per_hour
+            .map(|r| format!("{r:.2}"))
+            .unwrap_or_default(),
+        secs(Some(f.held_ms)),
+    ]
+}
+
+fn csv(r: &Report, by: ReportBy, out: &mut dyn Write) -> CliResult {
+    // Raw names into a file or pipe (for fidelity); sanitized onto a terminal.
+    let to_terminal = std::io::stdout().is_terminal();
+    let clean = |s: &str| -> String {
+        if to_terminal {
+            sanitize::line(s).into_owned()
+        } else {
+            s.to_string()
+        }
+    };
+    let mut w = csv::Writer::from_writer(out);
+    match by {
+        ReportBy::Person => {
+            w.write_record(PERSON_COLS)?;
+            for p in &r.people {
+                w.write_record(csv_cells(p, clean(&p.name)))?;
+            }
+        }
+        ReportBy::Queue => {
+            let mut head: Vec<&str> = PERSON_COLS.to_vec();
+            head[0] = "queue";
+            head.extend(QUEUE_EXTRA);
+            w.write_record(head)?;
+            for q in &r.queues {
+                let mut cells = csv_cells(&q.figures, clean(&q.figures.name));
+                cells.extend([
+                    secs(q.wait_median_ms),
+                    secs(q.cycle_median_ms),
+                    q.overdue.to_string(),
+                    q.due_next_hour.to_string(),
+                    secs(q.late_median_ms),
+                    q.on_time_share
+                        .map(|s| format!("{s:.3}"))
+                        .unwrap_or_default(),
+                ]);
+                w.write_record(cells)?;
+            }
+        }
+    }
+    w.flush()?;
+    Ok(())
+}
+
+fn table(r: &Report, by: ReportBy, out: &mut dyn Write) -> CliResult {
+    let zone = display_zone();
+    writeln!(
+        out,
+        "{} to {} ({}), by {}",
+        date_hm(r.since),
+        date_hm(r.until),
+        zone.label(r.at),
+        match by {
+            ReportBy::Person => "person",
+            ReportBy::Queue => "queue",
+        }
+    )?;
+    let head = |first: &str| {
+        format!(
+            "{first:<16} {:>5} {:>6} {:>7} {:>8} {:>4} {:>7} {:>7} {:>6}",
+            "done", "failed", "skipped", "released", "lost", "median", "p90", "done/h"
+        )
+    };
+    let cells = |f: &Figures| {
+        format!(
+            "{:<16} {:>5} {:>6} {:>7} {:>8} {:>4} {:>7} {:>7} {:>6}",
+            truncate(&sanitize::line(&f.name), 16),
+            f.completed,
+            f.failed,
+            f.skipped,
+            f.released,
+            f.lost,
+            dur(f.handle_median_ms),
+            dur(f.handle_p90_ms),
+            rate(f.completed_per_hour)
+        )
+    };
+    match by {
+        ReportBy::Person => {
+            if r.people.is_empty() {
+                writeln!(
+                    out,
+                    "nobody finished, released or lost an item in this period"
+                )?;
+                return Ok(());
+            }
+            writeln!(out, "{}", head("person"))?;
+            for p in &r.people {
+                writeln!(out, "{}", cells(p))?;
+            }
+        }
+        ReportBy::Queue => {
+            writeln!(
+                out,
+                "{} {:>7} {:>7} {:>7} {:>6} {:>7} {:>7}",
+                head("queue"),
+                "wait",
+                "cycle",
+                "overdue",
+                "due<1h",
+                "late",
+                "on time"
+            )?;
+            for q in &r.queues {
+                writeln!(out, "{} {}", cells(&q.figures), due_cells(q))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn due_cells(q: &QueueFigures) -> String {
+    format!(
+        "{:>7} {:>7} {:>7} {:>6} {:>7} {:>7}",
+        dur(q.wait_median_ms),
+        dur(q.cycle_median_ms),
+        q.overdue,
+        q.due_next_hour,
+        dur(q.late_median_ms),
+        q.on_time_share
+            .map_or_else(|| "-".into(), |s| format!("{:.0}%", s * 100.0))
+    )
+}

@@ -1,0 +1,489 @@
+//! The supervisors' figures, defined once. A **hold** is one person's span on an item:
+//! from the event that gave them its lock (`locked`, `taken_over`, `reassigned`) to the
+//! next event that ended it (`completed`, `failed`, `released`, `skipped`, `expired`,
+//! `taken_over`, `unlocked`, `reassigned`, `cancelled`). An item's **handle time** at a
+//! finish (completed or failed) is the sum of its holds since its previous finish; its
+//! **wait time** runs from its creation to its first hold; its **cycle time** from its
+//! creation to the finish. Both backends keep these records in a `holds` table (by
+//! trigger, in the transaction that writes the ending event) and `caseload check`
+//! compares that table with [`records`] over the events.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::event::{Event, EventKind};
+use super::item::{Item, ItemState};
+use super::time::{Millis, Zone, short_duration};
+
+/// Kinds that end a hold and are recorded (a `locked` cannot end a live hold).
+pub const RECORDED_ENDS: &[EventKind] = &[
+    EventKind::Released,
+    EventKind::Skipped,
+    EventKind::Completed,
+    EventKind::Failed,
+    EventKind::Expired,
+    EventKind::TakenOver,
+    EventKind::Unlocked,
+    EventKind::Reassigned,
+    EventKind::Cancelled,
+];
+
+/// Kinds by which a holder lost the lock to someone else or to the clock ("locks lost";
+/// a cancel is not counted as a lost lock).
+pub const LOST: &[EventKind] = &[
+    EventKind::Expired,
+    EventKind::TakenOver,
+    EventKind::Unlocked,
+    EventKind::Reassigned,
+];
+
+/// One person's span holding one item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hold {
+    /// The id of the event that ended the hold.
+    pub end_event: i64,
+    pub holder: String,
+    pub started: Millis,
+    pub ended: Millis,
+    /// The ending event's kind.
+    pub how: EventKind,
+}
+
+impl Hold {
+    /// How long the lock was held.
+    pub fn held_ms(&self) -> i64 {
+        self.ended - self.started
+    }
+
+    /// True when the hold ended the item (completed or failed).
+    pub fn is_finish(&self) -> bool {
+        matches!(self.how, EventKind::Completed | EventKind::Failed)
+    }
+}
+
+/// The holder an event giving the lock gives it to.
+fn taker(e: &Event) -> Option<String> {
+    match e.kind {
+        EventKind::Reassigned => e.detail_str("to").map(str::to_string),
+        EventKind::Locked | EventKind::TakenOver => Some(e.actor.clone()),
+        _ => None,
+    }
+}
+
+/// The item's holds, in order, from its events (oldest first); `open` is the hold still
+/// running at the end, if any: `(holder, started)`.
+pub fn holds(events: &[Event]) -> (Vec<Hold>, Option<(String, Millis)>) {
+    let mut out = Vec::new();
+    let mut cur: Option<(String, Millis)> = None;
+    for e in events {
+        if e.kind.is_in(EventKind::ENDS_A_HOLD)
+            && let Some((holder, started)) = cur.take()
+            && e.kind.is_in(RECORDED_ENDS)
+        {
+            out.push(Hold {
+                end_event: e.id,
+                holder,
+                started,
+                ended: e.at,
+                how: e.kind,
+            });
+        }
+        if e.kind.is_in(EventKind::TAKES_LOCK) {
+            cur = taker(e).map(|h| (h, e.at));
+        }
+    }
+    (out, cur)
+}
+
+/// What a finish adds to its hold's record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FinishTimes {
+    /// Every holder's time since the previous finish.
+    pub handle_ms: i64,
+    /// The finishing holder's own share of it.
+    pub own_ms: i64,
+    /// Creation to the item's first hold.
+    pub wait_ms: i64,
+    /// Creation to this finish.
+    pub cycle_ms: i64,
+    /// The finish minus the due time (negative: early), when the item has one.
+    pub late_ms: Option<i64>,
+}
+
+/// One row of the `holds` table: a hold, and the finish figures when it finished the item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HoldRecord {
+    pub item_id: i64,
+    pub queue: String,
+    pub hold: Hold,
+    pub finish: Option<FinishTimes>,
+}
+
+/// The records the `holds` table must hold for one item, given its events (oldest first).
+pub fn records(
+    item_id: i64,
+    queue: &str,
+    created_at: Millis,
+    due_at: Option<Millis>,
+    events: &[Event],
+) -> Vec<HoldRecord> {
+    let (hs, _) = holds(events);
+    let first_start = hs.first().map(|h| h.started);
+    let mut since_finish: Vec<&Hold> = Vec::new();
+    let mut out = Vec::with_capacity(hs.len());
+    for h in &hs {
+        since_finish.push(h);
+        let finish = h.is_finish().then(|| {
+            let handle_ms = since_finish.iter().map(|x| x.held_ms()).sum();
+            let own_ms = since_finish
+                .iter()
+                .filter(|x| x.holder == h.holder)
+                .map(|x| x.held_ms())
+                .sum();
+            FinishTimes {
+                handle_ms,
+                own_ms,
+                wait_ms: first_start.unwrap_or(h.started) - created_at,
+                cycle_ms: h.ended - created_at,
+                late_ms: due_at.map(|d| h.ended - d),
+            }
+        });
+        if finish.is_some() {
+            since_finish.clear();
+        }
+        out.push(HoldRecord {
+            item_id,
+            queue: queue.to_string(),
+            hold: h.clone(),
+            finish,
+        });
+    }
+    out
+}
+
+/// One item's figures, as the detail pane and `caseload show` give them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ItemFigures {
+    /// Time each person held the item, over its whole history (the running hold up to
+    /// now included), most first.
+    pub handled: Vec<PersonTime>,
+    /// Creation to the first hold; `None` while never taken.
+    pub wait_ms: Option<i64>,
+    /// Creation to the finish (done, failed or cancelled); `None` while open.
+    pub cycle_ms: Option<i64>,
+    /// Who holds it now, since when.
+    #[serde(skip)]
+    pub holding: Option<String>,
+    #[serde(skip)]
+    state: Option<ItemState>,
+    #[serde(skip)]
+    age_ms: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PersonTime {
+    pub person: String,
+    pub ms: i64,
+}
+
+impl ItemFigures {
+    /// The figures of `item` from its events (oldest first) at `now`.
+    pub fn of(item: &Item, events: &[Event], now: Millis) -> ItemFigures {
+        let (hs, running) = holds(events);
+        let mut by: BTreeMap<&str, i64> = BTreeMap::new();
+        for h in &hs {
+            *by.entry(h.holder.as_str()).or_default() += h.held_ms();
+        }
+        if let Some((holder, started)) = &running {
+            *by.entry(holder.as_str()).or_default() += (now - started).max(0);
+        }
+        let mut handled: Vec<PersonTime> = by
+            .into_iter()
+            .map(|(p, ms)| PersonTime {
+                person: p.to_string(),
+                ms,
+            })
+            .collect();
+        handled.sort_by(|a, b| b.ms.cmp(&a.ms).then(a.person.cmp(&b.person)));
+        let first = hs
+            .first()
+            .map(|h| h.started)
+            .or(running.as_ref().map(|r| r.1));
+        ItemFigures {
+            handled,
+            wait_ms: first.map(|t| t - item.created_at),
+            cycle_ms: item.finished_at.map(|t| t - item.created_at),
+            holding: running.map(|r| r.0),
+            state: Some(item.state),
+            age_ms: now - item.created_at,
+        }
+    }
+
+    /// One line: "handled 12m by alice, 3m by bob; waited 2h; done 2h15m after creation".
+    /// Names are as stored: the caller sanitizes before a terminal.
+    pub fn sentence(&self) -> String {
+        let mut parts = Vec::new();
+        if self.handled.is_empty() {
+            parts.push("never handled".to_string());
+        } else {
+            let who: Vec<String> = self
+                .handled
+                .iter()
+                .map(|p| {
+                    let now = if self.holding.as_deref() == Some(p.person.as_str()) {
+                        " (holding)"
+                    } else {
+                        ""
+                    };
+                    format!("{} by {}{now}", short_duration(p.ms), p.person)
+                })
+                .collect();
+            parts.push(format!("handled {}", who.join(", ")));
+        }
+        match self.wait_ms {
+            Some(w) => parts.push(format!("waited {}", short_duration(w))),
+            None if self.state == Some(ItemState::Open) => {
+                parts.push(format!("waiting {}", short_duration(self.age_ms)))
+            }
+            None => {}
+        }
+        if let (Some(c), Some(st)) = (self.cycle_ms, self.state) {
+            let word = match st {
+                ItemState::Done => "done",
+                ItemState::Failed => "failed",
+                ItemState::Cancelled => "cancelled",
+                ItemState::Open => "finished",
+            };
+            parts.push(format!("{word} {} after creation", short_duration(c)));
+        }
+        parts.join("; ")
+    }
+}
+
+/// The nearest-rank percentile `p` (0–100) of sorted values: the smallest value with at
+/// least p% of the values at or below it (the median of an even count is the lower
+/// middle). `None` when there are none.
+pub fn percentile(sorted: &[i64], p: u32) -> Option<i64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (sorted.len() * p as usize).div_ceil(100).max(1);
+    sorted.get(rank - 1).copied()
+}
+
+/// A period of the figures: `[since, until)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Period {
+    pub since: Millis,
+    pub until: Millis,
+}
+
+/// The periods the Stats view switches between with `p`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PeriodKind {
+    #[default]
+    Today,
+    Days7,
+    Days30,
+}
+
+impl PeriodKind {
+    pub const ALL: [PeriodKind; 3] = [PeriodKind::Today, PeriodKind::Days7, PeriodKind::Days30];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            PeriodKind::Today => "today",
+            PeriodKind::Days7 => "7 days",
+            PeriodKind::Days30 => "30 days",
+        }
+    }
+
+    /// The period ending at `now`; "today" starts at midnight in `zone`.
+    pub fn period(self, now: Millis, zone: Zone) -> Period {
+        let since = match self {
+            PeriodKind::Today => zone.start_of_day(now),
+            PeriodKind::Days7 => now - 7 * DAY,
+            PeriodKind::Days30 => now - 30 * DAY,
+        };
+        Period { since, until: now }
+    }
+
+    /// The next period of the `p` switch.
+    pub fn next(self) -> PeriodKind {
+        match self {
+            PeriodKind::Today => PeriodKind::Days7,
+            PeriodKind::Days7 => PeriodKind::Days30,
+            PeriodKind::Days30 => PeriodKind::Today,
+        }
+    }
+}
+
+const DAY: i64 = 86_400_000;
+
+/// Parses a `--since`/`--until` time: `today`, a span back from now (`90m`, `12h`, `30d`,
+/// `2w`), a date (`2026-11-01`, its midnight in `zone`) or an RFC 3339 time.
+pub fn parse_when(s: &str, now: Millis, zone: Zone) -> Option<Millis> {
+    let s = s.trim();
+    if s == "today" {
+        return Some(zone.start_of_day(now));
+    }
+    if s == "now" {
+        return Some(now);
+    }
+    let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    if let Some(unit) = s.chars().last().filter(|c| c.is_ascii_alphabetic())
+        && digits.len() + 1 == s.len()
+        && !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+    {
+        let n: i64 = digits.parse().ok()?;
+        let ms = match unit {
+            'm' => 60_000,
+            'h' => 3_600_000,
+            'd' => DAY,
+            'w' => 7 * DAY,
+            _ => return None,
+        };
+        return n.checked_mul(ms).map(|back| now - back);
+    }
+    if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        // Noon of that date, then back to the start of its day in `zone`.
+        let noon = d.and_hms_opt(12, 0, 0)?.and_utc().timestamp_millis();
+        let off = i64::from(zone.offset_at(noon).local_minus_utc()) * 1000;
+        return Some(zone.start_of_day(noon - off));
+    }
+    super::time::parse_rfc3339(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ev(id: i64, at: Millis, actor: &str, kind: EventKind, detail: serde_json::Value) -> Event {
+        Event {
+            id,
+            item_id: 1,
+            at,
+            actor: actor.into(),
+            os_user: actor.into(),
+            kind,
+            detail,
+        }
+    }
+
+    const M: i64 = 60_000;
+
+    #[test]
+    fn a_take_over_splits_the_handle_time() {
+        use EventKind::*;
+        let es = [
+            ev(1, 0, "x", Created, json!({})),
+            ev(2, 10 * M, "alice", Locked, json!({})),
+            ev(3, 11 * M, "alice", Renewed, json!({})),
+            ev(4, 40 * M, "bob", TakenOver, json!({"from": "alice"})),
+            ev(5, 45 * M, "bob", Completed, json!({})),
+        ];
+        let r = records(1, "q", 0, Some(44 * M), &es);
+        assert_eq!(r.len(), 2);
+        assert_eq!(
+            (
+                r[0].hold.holder.as_str(),
+                r[0].hold.held_ms(),
+                r[0].hold.how
+            ),
+            ("alice", 30 * M, TakenOver)
+        );
+        assert_eq!(r[0].finish, None);
+        assert_eq!(
+            r[1].finish,
+            Some(FinishTimes {
+                handle_ms: 35 * M,
+                own_ms: 5 * M,
+                wait_ms: 10 * M,
+                cycle_ms: 45 * M,
+                late_ms: Some(M),
+            })
+        );
+    }
+
+    #[test]
+    fn a_requeued_item_starts_a_new_round() {
+        use EventKind::*;
+        let es = [
+            ev(1, 0, "x", Created, json!({})),
+            ev(2, M, "alice", Locked, json!({})),
+            ev(3, 3 * M, "alice", Failed, json!({})),
+            ev(4, 10 * M, "boss", Requeued, json!({})),
+            ev(
+                5,
+                20 * M,
+                "boss",
+                Reassigned,
+                json!({"from": null, "to": "bob"}),
+            ),
+            ev(6, 24 * M, "bob", Completed, json!({})),
+        ];
+        let r = records(1, "q", 0, None, &es);
+        let f: Vec<_> = r.iter().map(|r| r.finish.unwrap()).collect();
+        assert_eq!(f[0].handle_ms, 2 * M);
+        assert_eq!(f[1].handle_ms, 4 * M);
+        assert_eq!(f[1].wait_ms, M, "wait is to the first hold ever");
+        assert_eq!(f[1].cycle_ms, 24 * M);
+        assert_eq!(r[1].hold.holder, "bob");
+    }
+
+    #[test]
+    fn an_unheld_cancel_or_reassign_ends_nothing() {
+        use EventKind::*;
+        let es = [
+            ev(1, 0, "x", Created, json!({})),
+            ev(2, M, "alice", Locked, json!({})),
+            ev(3, 2 * M, "alice", Released, json!({})),
+            ev(4, 3 * M, "boss", Cancelled, json!({"from": null})),
+        ];
+        let (hs, running) = holds(&es);
+        assert_eq!(hs.len(), 1);
+        assert_eq!(running, None);
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        assert_eq!(percentile(&[], 50), None);
+        assert_eq!(percentile(&[5], 90), Some(5));
+        assert_eq!(percentile(&[1, 2, 3, 4], 50), Some(2));
+        assert_eq!(percentile(&[1, 2, 3, 4, 5], 50), Some(3));
+        let v: Vec<i64> = (1..=10).collect();
+        assert_eq!(percentile(&v, 90), Some(9));
+    }
+
+    #[test]
+    fn when_parses_spans_dates_and_times() {
+        let utc = Zone::Utc;
+        let west = Zone::Fixed(chrono::FixedOffset::west_opt(6 * 3600).unwrap());
+        let now = 100 * DAY + 5 * 3_600_000;
+        assert_eq!(parse_when("30d", now, utc), Some(now - 30 * DAY));
+        assert_eq!(parse_when("today", now, utc), Some(100 * DAY));
+        assert_eq!(
+            parse_when("today", now, west),
+            Some(99 * DAY + 6 * 3_600_000)
+        );
+        assert_eq!(parse_when("1970-01-02", now, utc), Some(DAY));
+        assert_eq!(
+            parse_when("1970-01-02", now, west),
+            Some(DAY + 6 * 3_600_000)
+        );
+        assert_eq!(parse_when("1970-01-02T00:00:00Z", now, utc), Some(DAY));
+        assert_eq!(parse_when("-3d", now, utc), None);
+        assert_eq!(parse_when("3x", now, utc), None);
+        assert_eq!(parse_when("soon", now, utc), None);
+        assert_eq!(
+            PeriodKind::Days7.period(now, utc),
+            Period {
+                since: now - 7 * DAY,
+                until: now
+            }
+        );
+    }
+}

@@ -1,0 +1,317 @@
+//! The supervisors' figures over a period (`caseload report`, the Stats view's figures,
+//! `stats --json`'s `figures`), assembled once for both backends from the `holds` rows
+//! that ended in the period and the open items' due times. What a hold is, and what a
+//! finish's handle, wait and cycle times are, is defined in [`crate::domain::figures`].
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::domain::figures::{LOST, Period, percentile};
+use crate::domain::{EventKind, Millis, QueueSettings};
+
+/// What to report on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportQuery {
+    pub period: Period,
+    /// Only this queue.
+    pub queue: Option<String>,
+}
+
+/// The figures of one period, per person and per queue.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// When the figures were taken.
+    #[serde(serialize_with = "ser_time")]
+    pub at: Millis,
+    #[serde(serialize_with = "ser_time")]
+    pub since: Millis,
+    #[serde(serialize_with = "ser_time")]
+    pub until: Millis,
+    /// The width of one entry of each queue's `completed_series`.
+    pub slot_ms: i64,
+    /// Everyone who held an item in the period, most completions first.
+    pub people: Vec<Figures>,
+    /// Every queue (or the one asked for), by name.
+    pub queues: Vec<QueueFigures>,
+}
+
+fn ser_time<S: serde::Serializer>(t: &Millis, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&crate::domain::time::rfc3339(*t))
+}
+
+/// The figures of one person or one queue over the period (holds that ended in it).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Figures {
+    /// The person or the queue.
+    pub name: String,
+    pub completed: u64,
+    pub failed: u64,
+    pub skipped: u64,
+    pub released: u64,
+    /// Locks that expired, were taken over, unlocked, or reassigned away.
+    pub lost: u64,
+    /// Time locks were held, all holds that ended in the period.
+    pub held_ms: i64,
+    /// Per person: their own time on the items they finished; per queue: the items'
+    /// handle times (every holder). Nearest-rank median and 90th percentile.
+    pub handle_median_ms: Option<i64>,
+    pub handle_p90_ms: Option<i64>,
+    /// Completions per hour of held time.
+    pub completed_per_hour: Option<f64>,
+}
+
+/// A queue's figures, with its waits and its due-date health.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct QueueFigures {
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// Of the items finished in the period: creation to first hold, creation to finish.
+    pub wait_median_ms: Option<i64>,
+    pub cycle_median_ms: Option<i64>,
+    /// Open items past their due time now.
+    pub overdue: u64,
+    /// Open items due within the next hour.
+    pub due_next_hour: u64,
+    /// Of the items completed late in the period: the median time past due.
+    pub late_median_ms: Option<i64>,
+    /// Of the items with a due time completed in the period: the share completed by it.
+    pub on_time_share: Option<f64>,
+    /// Completions per slot of `slot_ms`, oldest first.
+    pub completed_series: Vec<u64>,
+}
+
+/// One `holds` row, as a backend reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HoldRow {
+    pub queue: String,
+    pub holder: String,
+    pub started: Millis,
+    pub ended: Millis,
+    pub how: String,
+    pub handle_ms: Option<i64>,
+    pub own_ms: Option<i64>,
+    pub wait_ms: Option<i64>,
+    pub cycle_ms: Option<i64>,
+    pub late_ms: Option<i64>,
+}
+
+/// What a backend reads, in one snapshot, for a [`Report`].
+pub(crate) struct ReportFacts {
+    pub now: Millis,
+    pub queues: Vec<QueueSettings>,
+    /// The holds that ended in the period (in the queue asked for).
+    pub rows: Vec<HoldRow>,
+    /// Per queue: open items overdue now, and due within the next hour.
+    pub due: Vec<(String, i64, i64)>,
+}
+
+/// The most entries a series has.
+const MAX_SLOTS: i64 = 120;
+
+/// The width of one series entry: hours for up to two days, else days, widened so that
+/// no series has more than [`MAX_SLOTS`] entries.
+pub(crate) fn slot_ms(period: Period) -> i64 {
+    let len = (period.until - period.since).max(1);
+    let base = if len <= 2 * 86_400_000 {
+        3_600_000
+    } else {
+        86_400_000
+    };
+    base.max((len + MAX_SLOTS - 1) / MAX_SLOTS)
+}
+
+#[derive(Default)]
+struct Acc {
+    f: Figures,
+    handle: Vec<i64>,
+    wait: Vec<i64>,
+    cycle: Vec<i64>,
+    late: Vec<i64>,
+    with_due: u64,
+    series: Vec<u64>,
+}
+
+impl Acc {
+    fn add(&mut self, r: &HoldRow, handle: Option<i64>) {
+        let f = &mut self.f;
+        f.held_ms += r.ended - r.started;
+        match EventKind::parse(&r.how) {
+            Some(EventKind::Completed) => f.completed += 1,
+            Some(EventKind::Failed) => f.failed += 1,
+            Some(EventKind::Skipped) => f.skipped += 1,
+            Some(EventKind::Released) => f.released += 1,
+            Some(k) if k.is_in(LOST) => f.lost += 1,
+            _ => {}
+        }
+        if let Some(h) = handle {
+            self.handle.push(h);
+        }
+    }
+
+    fn finish(mut self) -> (Figures, Acc) {
+        self.handle.sort_unstable();
+        self.f.handle_median_ms = percentile(&self.handle, 50);
+        self.f.handle_p90_ms = percentile(&self.handle, 90);
+        self.f.completed_per_hour = (self.f.held_ms > 0)
+            .then(|| self.f.completed as f64 * 3_600_000.0 / self.f.held_ms as f64);
+        (std::mem::take(&mut self.f), self)
+    }
+}
+
+/// The report from the facts.
+pub(crate) fn assemble(q: &ReportQuery, f: ReportFacts) -> Report {
+    let slot = slot_ms(q.period);
+    let len = (q.period.until - q.period.since).max(1);
+    let slots = ((len + slot - 1) / slot) as usize;
+    let mut people: BTreeMap<String, Acc> = BTreeMap::new();
+    let mut queues: BTreeMap<String, Acc> = f
+        .queues
+        .iter()
+        .filter(|s| q.queue.as_ref().is_none_or(|n| n == &s.name))
+        .map(|s| (s.name.clone(), Acc::default()))
+        .collect();
+    for r in &f.rows {
+        people.entry(r.holder.clone()).or_default().add(r, r.own_ms);
+        let qa = queues.entry(r.queue.clone()).or_default();
+        qa.add(r, r.handle_ms);
+        qa.wait.extend(r.wait_ms);
+        qa.cycle.extend(r.cycle_ms);
+        if r.how == "completed" {
+            if qa.series.is_empty() {
+                qa.series = vec![0; slots];
+            }
+            let i = ((r.ended - q.period.since).max(0) / slot) as usize;
+            if let Some(n) = qa.series.get_mut(i.min(slots.saturating_sub(1))) {
+                *n += 1;
+            }
+            if let Some(l) = r.late_ms {
+                qa.with_due += 1;
+                if l > 0 {
+                    qa.late.push(l);
+                }
+            }
+        }
+    }
+    let mut people: Vec<Figures> = people
+        .into_iter()
+        .map(|(name, a)| {
+            let (mut f, _) = a.finish();
+            f.name = name;
+            f
+        })
+        .collect();
+    people.sort_by(|a, b| b.completed.cmp(&a.completed).then(a.name.cmp(&b.name)));
+    let due: BTreeMap<&str, (i64, i64)> = f
+        .due
+        .iter()
+        .map(|(q, o, s)| (q.as_str(), (*o, *s)))
+        .collect();
+    let queues = queues
+        .into_iter()
+        .map(|(name, a)| {
+            let (mut figures, mut a) = a.finish();
+            figures.name = name;
+            for v in [&mut a.wait, &mut a.cycle, &mut a.late] {
+                v.sort_unstable();
+            }
+            let (overdue, soon) = due.get(figures.name.as_str()).copied().unwrap_or((0, 0));
+            let on_time = a.with_due - a.late.len() as u64;
+            QueueFigures {
+                wait_median_ms: percentile(&a.wait, 50),
+                cycle_median_ms: percentile(&a.cycle, 50),
+                overdue: overdue.max(0) as u64,
+                due_next_hour: soon.max(0) as u64,
+                late_median_ms: percentile(&a.late, 50),
+                on_time_share: (a.with_due > 0).then(|| on_time as f64 / a.with_due as f64),
+                completed_series: if a.series.is_empty() {
+                    vec![0; slots]
+                } else {
+                    a.series
+                },
+                figures,
+            }
+        })
+        .collect();
+    Report {
+        at: f.now,
+        since: q.period.since,
+        until: q.period.until,
+        slot_ms: slot,
+        people,
+        queues,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(queue: &str, holder: &str, how: &str, ended: i64, held: i64) -> HoldRow {
+        let fin = matches!(how, "completed" | "failed");
+        HoldRow {
+            queue: queue.into(),
+            holder: holder.into(),
+            started: ended - held,
+            ended,
+            how: how.into(),
+            handle_ms: fin.then_some(held * 2),
+            own_ms: fin.then_some(held),
+            wait_ms: fin.then_some(1000),
+            cycle_ms: fin.then_some(5000),
+            late_ms: None,
+        }
+    }
+
+    #[test]
+    fn counts_and_percentiles_per_person_and_queue() {
+        let q = ReportQuery {
+            period: Period {
+                since: 0,
+                until: 3_600_000,
+            },
+            queue: None,
+        };
+        let mut late = row("a", "bob", "completed", 3000, 1000);
+        late.late_ms = Some(500);
+        let mut early = row("a", "bob", "completed", 3500, 1000);
+        early.late_ms = Some(-500);
+        let facts = ReportFacts {
+            now: 3_600_000,
+            queues: vec![QueueSettings::new("a"), QueueSettings::new("b")],
+            rows: vec![
+                row("a", "alice", "completed", 1000, 600_000),
+                row("a", "alice", "released", 2000, 100),
+                row("a", "alice", "taken_over", 2500, 100),
+                late,
+                early,
+            ],
+            due: vec![("b".into(), 2, 1)],
+        };
+        let r = assemble(&q, facts);
+        assert_eq!(r.people[0].name, "bob");
+        assert_eq!(r.people[0].completed, 2);
+        let alice = &r.people[1];
+        assert_eq!((alice.completed, alice.released, alice.lost), (1, 1, 1));
+        assert_eq!(alice.handle_median_ms, Some(600_000));
+        assert_eq!(alice.held_ms, 600_200);
+        let a = &r.queues[0];
+        assert_eq!(a.figures.completed, 3);
+        assert_eq!(a.on_time_share, Some(0.5));
+        assert_eq!(a.late_median_ms, Some(500));
+        assert_eq!(a.completed_series, vec![3]);
+        assert_eq!((r.queues[1].overdue, r.queues[1].due_next_hour), (2, 1));
+        assert_eq!(r.queues[1].figures.completed_per_hour, None);
+    }
+
+    #[test]
+    fn series_slots_stay_few() {
+        let p = |days: i64| Period {
+            since: 0,
+            until: days * 86_400_000,
+        };
+        assert_eq!(slot_ms(p(1)), 3_600_000);
+        assert_eq!(slot_ms(p(30)), 86_400_000);
+        assert!(3650 * 86_400_000 / slot_ms(p(3650)) <= MAX_SLOTS);
+    }
+}

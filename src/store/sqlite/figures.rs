@@ -1,0 +1,59 @@
+//! The supervisors' figures on SQLite: the holds that ended in the period (one range of
+//! the `holds` table, clustered by end time) and each queue's due counts (over
+//! `items_queue_due`), read in one snapshot.
+
+use rusqlite::{Connection, params};
+
+use super::reads::queues;
+use super::rows::lossy_text;
+use crate::domain::Millis;
+use crate::store::error::Result;
+use crate::store::figures::{HoldRow, Report, ReportFacts, ReportQuery, assemble};
+
+/// The report at `now`, from one snapshot.
+pub(super) fn report(c: &Connection, now: Millis, q: &ReportQuery) -> Result<Report> {
+    c.execute_batch("BEGIN")?;
+    let out = facts(c, now, q);
+    let _ = c.execute_batch(if out.is_ok() { "COMMIT" } else { "ROLLBACK" });
+    Ok(assemble(q, out?))
+}
+
+fn facts(c: &Connection, now: Millis, q: &ReportQuery) -> Result<ReportFacts> {
+    let rows = c
+        .prepare_cached(
+            "SELECT queue, holder, started, ended, how, handle_ms, own_ms, wait_ms, cycle_ms, \
+             late_ms FROM holds WHERE ended >= ?1 AND ended < ?2 AND (?3 IS NULL OR queue = ?3)",
+        )?
+        .query_map(params![q.period.since, q.period.until, q.queue], |r| {
+            Ok(HoldRow {
+                queue: lossy_text(r, 0)?,
+                holder: lossy_text(r, 1)?,
+                started: r.get(2)?,
+                ended: r.get(3)?,
+                how: lossy_text(r, 4)?,
+                handle_ms: r.get(5)?,
+                own_ms: r.get(6)?,
+                wait_ms: r.get(7)?,
+                cycle_ms: r.get(8)?,
+                late_ms: r.get(9)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let queues = queues(c)?;
+    let mut due = Vec::with_capacity(queues.len());
+    let mut count = c.prepare_cached(
+        "SELECT count(*) FROM items WHERE queue = ?1 AND state = 'open' \
+         AND due_at IS NOT NULL AND due_at >= ?2 AND due_at < ?3",
+    )?;
+    for s in &queues {
+        let overdue: i64 = count.query_row(params![s.name, i64::MIN, now], |r| r.get(0))?;
+        let soon: i64 = count.query_row(params![s.name, now, now + 3_600_000], |r| r.get(0))?;
+        due.push((s.name.clone(), overdue, soon));
+    }
+    Ok(ReportFacts {
+        now,
+        queues,
+        rows,
+        due,
+    })
+}
