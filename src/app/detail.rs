@@ -2,6 +2,7 @@
 //! width, sanitized), so drawing only slices a screenful of short lines.
 
 use super::{Detail, DetailLine, LineKind, State};
+use crate::domain::figures::ItemFigures;
 use crate::domain::sanitize;
 use crate::domain::time::date_hm_in;
 use crate::domain::{Event, Item};
@@ -93,6 +94,8 @@ pub(super) fn build_detail(s: &State, item: Item, history: Vec<Event>) -> Detail
             .unwrap_or_default()
     );
     push_text(&mut lines, w, &sanitize::line(&meta), LineKind::Dim);
+    let figures = ItemFigures::of(&item, &history, s.now).sentence();
+    push_text(&mut lines, w, &sanitize::line(&figures), LineKind::Dim);
     if let Some(why) = item.unreadable_summary() {
         let note = format!("unreadable: {why} (bad bytes shown as \u{FFFD})");
         push_text(&mut lines, w, &note, LineKind::Heading);

@@ -42,6 +42,8 @@ pub enum Action {
     CancelItem,
     QueueSettings,
     Activity,
+    FiguresPeriod,
+    FiguresSort,
 }
 
 /// Where a binding applies.
@@ -153,6 +155,18 @@ pub const KEYMAP: &[Binding] = &[
         "filter: text, queue:Q, state:failed; Locks: holder:U",
     ),
     b(K::Char('n'), C::Global, A::TakeNext, "take the next item"),
+    b(
+        K::Char('p'),
+        C::Global,
+        A::FiguresPeriod,
+        "Stats: figures by person and queue, today / 7 / 30 days",
+    ),
+    b(
+        K::Char('o'),
+        C::Global,
+        A::FiguresSort,
+        "Stats figures: sort people by done / median / lost",
+    ),
     b(K::Char('?'), C::Global, A::Help, "this help"),
     b(K::Esc, C::Global, A::Back, "close the detail pane"),
     b(

@@ -20,9 +20,10 @@ mod update;
 
 use std::collections::BTreeMap;
 
+use crate::domain::figures::PeriodKind;
 use crate::domain::time::Zone;
 use crate::domain::{Event, Item, LockStatus, Millis, QueueSettings, Role};
-use crate::store::{LostLock, Stats};
+use crate::store::{LostLock, Report as FiguresReport, Stats};
 pub use dialog::{Dialog, Pending};
 pub use filter::{Filter, list_filter, locks_filter};
 pub use msg::{
@@ -242,6 +243,12 @@ pub struct State {
     pub stats: Option<Stats>,
     /// The selected queue of the Stats view (an index into `stats.by_queue`).
     pub stats_selected: usize,
+    /// The Stats view's figures page and its period (`p`); `None` shows the overview.
+    pub figures_period: Option<PeriodKind>,
+    /// The figures of `figures_period`, once loaded.
+    pub figures: Option<(PeriodKind, FiguresReport)>,
+    /// The order of the figures page's people table (`o`).
+    pub figures_sort: PeopleSort,
     /// When each lock on screen in the Locks view was taken (id → time).
     pub lock_since: BTreeMap<i64, Millis>,
     /// A user's activity, shown over the list (Esc closes).
@@ -260,6 +267,53 @@ pub struct State {
     /// signals (bell, desktop notice, title) for the loop to write.
     pub alerting: Alerting,
     pub quit: bool,
+}
+
+/// The order of the Stats figures page's people table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PeopleSort {
+    /// Most completions first.
+    #[default]
+    Done,
+    /// Shortest median handle time first (people without one last).
+    Median,
+    /// Most locks lost first.
+    Lost,
+}
+
+impl PeopleSort {
+    pub fn label(self) -> &'static str {
+        match self {
+            PeopleSort::Done => "done",
+            PeopleSort::Median => "median handle time",
+            PeopleSort::Lost => "locks lost",
+        }
+    }
+
+    pub fn next(self) -> PeopleSort {
+        match self {
+            PeopleSort::Done => PeopleSort::Median,
+            PeopleSort::Median => PeopleSort::Lost,
+            PeopleSort::Lost => PeopleSort::Done,
+        }
+    }
+
+    /// Sorts the people of a report in this order (names break ties).
+    pub fn sort(self, people: &mut [&crate::store::Figures]) {
+        people.sort_by(|a, b| {
+            let key = match self {
+                PeopleSort::Done => b.completed.cmp(&a.completed),
+                PeopleSort::Median => match (a.handle_median_ms, b.handle_median_ms) {
+                    (Some(x), Some(y)) => x.cmp(&y),
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    (None, Some(_)) => std::cmp::Ordering::Greater,
+                    (None, None) => std::cmp::Ordering::Equal,
+                },
+                PeopleSort::Lost => b.lost.cmp(&a.lost),
+            };
+            key.then(a.name.cmp(&b.name))
+        });
+    }
 }
 
 impl State {
@@ -293,6 +347,9 @@ impl State {
             skipped: Vec::new(),
             stats: None,
             stats_selected: 0,
+            figures_period: None,
+            figures: None,
+            figures_sort: PeopleSort::Done,
             lock_since: BTreeMap::new(),
             report: None,
             marker: None,

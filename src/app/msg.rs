@@ -2,8 +2,9 @@
 //! contract between the app and the loop (`tui`), which runs effects on its store worker
 //! and sends their results back as messages.
 
+use crate::domain::figures::PeriodKind;
 use crate::domain::{Event, Item, Millis, QueueSettings, QueueUpdate, Role, SeenLock};
-use crate::store::{ListFilter, LostLock, Stats, StoreError, TakeNext};
+use crate::store::{ListFilter, LostLock, Report, Stats, StoreError, TakeNext};
 
 use super::{Filter, View};
 
@@ -187,6 +188,8 @@ pub struct Snapshot {
     pub queues: Vec<QueueSettings>,
     pub checks: Vec<LockCheck>,
     pub stats: Option<Stats>,
+    /// The Stats view's figures, for the period asked.
+    pub figures: Option<(PeriodKind, Report)>,
     /// When the listed locks were taken (Locks view).
     pub lock_since: Vec<(i64, Millis)>,
     /// The request's `takeable` scope (a queue, or every queue) and how many items could
@@ -368,6 +371,9 @@ pub struct RefreshRequest {
     /// The visible window of the current list view.
     pub list: Option<ListFilter>,
     pub stats: bool,
+    /// The Stats view's figures page: its period ("today" starts at midnight in the
+    /// display zone).
+    pub figures: Option<PeriodKind>,
     /// Held locks to check: (id, token).
     pub checks: Vec<(i64, i64)>,
     /// Count what could be taken now in this queue (`None`: every queue), for "work

@@ -148,8 +148,9 @@ mod tests {
     #[test]
     fn a_queue_name_from_the_database_is_sanitized() {
         let mut a = Alerting::with(false, true);
-        a.counted(0, None, 0);
-        let line = a.counted(1, Some("evil\u{1b}]0;pwned\u{7}"), 1).unwrap();
+        let evil = Some("evil\u{1b}]0;pwned\u{7}");
+        a.counted(0, evil, 0);
+        let line = a.counted(1, evil, 1).unwrap();
         assert!(
             !line.contains('\u{1b}') && !line.contains('\u{7}'),
             "{line:?}"

@@ -371,6 +371,16 @@ fn refresh(st: &mut dyn Store, req: RefreshRequest) -> Snapshot {
         if req.stats {
             snap.stats = Some(st.stats()?);
         }
+        if let Some(k) = req.figures {
+            let period = k.period(st.now()?, crate::domain::time::display_zone());
+            if period.since < period.until {
+                let q = crate::store::ReportQuery {
+                    period,
+                    queue: None,
+                };
+                snap.figures = Some((k, st.report(&q)?));
+            }
+        }
         for (id, token) in &req.checks {
             let item = st.item(*id);
             let gone = item.as_ref().is_ok_and(|it| !it.held_with(&me, *token));

@@ -4,6 +4,7 @@
 mod columns;
 mod detail;
 mod dialog;
+mod figures;
 mod help;
 mod list;
 mod locks;

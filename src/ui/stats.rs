@@ -16,6 +16,9 @@ use crate::domain::{ItemState, Role};
 use crate::store::Bucket;
 
 pub fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    if let Some(k) = state.figures_period {
+        return super::figures::render(state, k, theme, frame, area);
+    }
     let Some(st) = &state.stats else {
         frame.render_widget(Paragraph::new(Line::styled("Loading…", theme.dim())), area);
         return;
@@ -114,7 +117,7 @@ pub fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     frame.render_widget(
         Sparkline::default()
             .block(Block::default().borders(Borders::TOP).title(format!(
-                "Completions per hour, last {hours}h: {total} (peak {peak}/h)"
+                "Completions per hour, last {hours}h: {total} (peak {peak}/h) · p: figures per person and queue"
             )))
             .data(&data)
             .style(theme.mine()),

@@ -8,6 +8,7 @@
 #[path = "../support/mod.rs"]
 pub mod support;
 
+mod figures;
 mod flow;
 mod notify_tmux;
 mod reconnect;

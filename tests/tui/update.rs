@@ -716,6 +716,7 @@ fn the_waiting_line_says_what_waits_on_what_and_for_how_long() {
         view: View::Queue,
         list: None,
         stats: false,
+        figures: None,
         checks: vec![],
         takeable: None,
     });

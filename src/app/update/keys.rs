@@ -11,6 +11,7 @@ use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
 use crate::app::layout::{self, LIST_TOP};
 use crate::app::{Dialog, Editor, Effect, Filter, Finish, Held, Pending, State, TextBuf, View};
+use crate::domain::figures::PeriodKind;
 use crate::domain::{Millis, sanitize};
 use crate::store::TakeNext;
 
@@ -117,6 +118,33 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         Action::ViewMine => switch_view(s, View::Mine),
         Action::ViewLocks => switch_view(s, View::Locks),
         Action::ViewStats => switch_view(s, View::Stats),
+        Action::FiguresPeriod => {
+            if s.view != View::Stats {
+                set_info(
+                    s,
+                    "p switches the Stats view's figures (press 4 first)".into(),
+                );
+                return vec![];
+            }
+            s.figures_period = match s.figures_period {
+                None => Some(PeriodKind::Today),
+                Some(PeriodKind::Days30) => None,
+                Some(k) => Some(k.next()),
+            };
+            vec![refresh(s)]
+        }
+        Action::FiguresSort => {
+            if s.view != View::Stats || s.figures_period.is_none() {
+                set_info(
+                    s,
+                    "o sorts the Stats view's figures (press 4, then p)".into(),
+                );
+                return vec![];
+            }
+            s.figures_sort = s.figures_sort.next();
+            set_info(s, format!("people sorted by {}", s.figures_sort.label()));
+            vec![]
+        }
         Action::NextView => {
             let i = View::ALL.iter().position(|v| *v == s.view).unwrap_or(0);
             switch_view(s, View::ALL[(i + 1) % View::ALL.len()])

@@ -140,6 +140,7 @@ pub(super) fn refresh(s: &State) -> Effect {
         view: s.view,
         list,
         stats: s.view == View::Stats,
+        figures: s.figures_period.filter(|_| s.view == View::Stats),
         checks: s.held.values().map(|h| (h.id, h.token)).collect(),
         takeable: s.filter.queue.clone(),
     })

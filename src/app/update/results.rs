@@ -238,6 +238,11 @@ pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
     for q in snap.queues {
         s.queues.insert(q.name.clone(), q);
     }
+    if let Some((k, r)) = snap.figures
+        && s.figures_period == Some(k)
+    {
+        s.figures = Some((k, r));
+    }
     if snap.stats.is_some() {
         s.stats = snap.stats;
         let n = s.stats.as_ref().map_or(0, |st| st.by_queue.len());
