@@ -205,10 +205,13 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         Action::Top => move_by(s, i64::MIN / 2),
         Action::Bottom => move_by(s, i64::MAX / 2),
         Action::TakeNext if refused(s) => vec![],
-        Action::TakeNext => vec![Effect::TakeNext(TakeNext {
-            queue: s.filter.queue.clone(),
-            skip: s.skipped.clone(),
-        })],
+        Action::TakeNext => {
+            s.next_by_key = true;
+            vec![Effect::TakeNext(TakeNext {
+                queue: s.filter.queue.clone(),
+                skip: s.skipped.clone(),
+            })]
+        }
         Action::Open => {
             if s.detail.is_some() {
                 return vec![];
