@@ -1,7 +1,7 @@
 //! The one dialog mechanism: a question, optional text fields (Tab moves between them),
 //! Enter confirms and Esc cancels; what confirming does is its [`Pending`].
 
-use super::TextBuf;
+use super::TextInput;
 use crate::domain::SeenLock;
 
 /// What a confirmation dialog does when confirmed.
@@ -56,20 +56,61 @@ pub enum Pending {
     },
 }
 
+/// What a dialog field is: its label, what messages call it, and whether it must be
+/// filled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldSpec {
+    /// Shown above the field: "Reason (required, recorded and shown to the holder)".
+    pub label: String,
+    /// What messages call it: "A reason", "To user", "Lock seconds".
+    pub name: &'static str,
+    /// Confirming needs it non-empty ("A reason is required").
+    pub required: bool,
+}
+
+impl FieldSpec {
+    /// A field that must be filled in.
+    pub fn required(name: &'static str, label: impl Into<String>) -> FieldSpec {
+        FieldSpec {
+            label: label.into(),
+            name,
+            required: true,
+        }
+    }
+
+    /// A field that may stay empty.
+    pub fn optional(name: &'static str, label: impl Into<String>) -> FieldSpec {
+        FieldSpec {
+            required: false,
+            ..FieldSpec::required(name, label)
+        }
+    }
+
+    /// The reason a change needs (required).
+    pub fn reason(label: impl Into<String>) -> FieldSpec {
+        FieldSpec::required("A reason", label)
+    }
+}
+
+/// A text field of a dialog: what it is and what was typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    pub spec: FieldSpec,
+    pub buf: TextInput,
+}
+
 /// The one dialog mechanism: a question, optional text fields (Tab moves between them),
 /// Enter/Esc.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dialog {
     pub title: String,
     pub message: String,
-    /// Text fields and their labels, when the dialog asks for text.
-    pub inputs: Vec<(String, TextBuf)>,
+    /// Text fields, when the dialog asks for text.
+    pub inputs: Vec<Field>,
     /// The field being typed in.
     pub focus: usize,
-    /// Confirming needs every field non-empty.
-    pub required: bool,
     pub pending: Pending,
-    /// Shown after a refused Enter (e.g. "a reason is required").
+    /// Shown after a refused Enter (e.g. "A reason is required").
     pub error: Option<String>,
 }
 
@@ -81,21 +122,17 @@ impl Dialog {
             message: message.into(),
             inputs: Vec::new(),
             focus: 0,
-            required: false,
             pending,
             error: None,
         }
     }
 
-    /// Adds a text field.
-    pub fn field(mut self, label: impl Into<String>, value: &str) -> Dialog {
-        self.inputs.push((label.into(), TextBuf::line(value)));
-        self
-    }
-
-    /// Every field must be filled in.
-    pub fn required(mut self) -> Dialog {
-        self.required = true;
+    /// Adds a text field holding `value`.
+    pub fn field(mut self, spec: FieldSpec, value: &str) -> Dialog {
+        self.inputs.push(Field {
+            spec,
+            buf: TextInput::line(value),
+        });
         self
     }
 
@@ -103,13 +140,25 @@ impl Dialog {
     pub fn value(&self, i: usize) -> String {
         self.inputs
             .get(i)
-            .map(|(_, b)| b.text().trim().to_string())
+            .map(|f| f.buf.text().trim().to_string())
             .unwrap_or_default()
     }
 
+    /// The field messages call `name`.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.inputs.iter().position(|f| f.spec.name == name)
+    }
+
+    /// The first required field left empty, and what to say about it.
+    pub fn missing(&self) -> Option<(usize, String)> {
+        let i = (0..self.inputs.len())
+            .find(|&i| self.inputs[i].spec.required && self.value(i).is_empty())?;
+        Some((i, format!("{} is required", self.inputs[i].spec.name)))
+    }
+
     /// The field being typed in.
-    pub fn focused_mut(&mut self) -> Option<&mut TextBuf> {
+    pub fn focused_mut(&mut self) -> Option<&mut TextInput> {
         let i = self.focus;
-        self.inputs.get_mut(i).map(|(_, b)| b)
+        self.inputs.get_mut(i).map(|f| &mut f.buf)
     }
 }

@@ -1,4 +1,5 @@
-//! The one key table: dispatch and the `?` help screen are both generated from it.
+//! The one key table: dispatch, the `?` help screen and the key-hint line at the bottom
+//! are all generated from it.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -10,8 +11,16 @@ pub enum Action {
     ViewLocks,
     ViewStats,
     NextView,
-    Help,
+    PrevView,
+    /// `q`: back out of an item or report; quit from a list.
     Quit,
+    /// Ctrl-C: quit from anywhere.
+    QuitNow,
+    /// Ctrl-Z: suspend to the shell; `fg` comes back.
+    Suspend,
+    HalfPageDown,
+    HalfPageUp,
+    Help,
     Back,
     Down,
     Up,
@@ -87,253 +96,471 @@ impl Context {
     ];
 }
 
-/// One key binding.
-#[derive(Debug, Clone, Copy)]
-pub struct Binding {
+use Action as A;
+use Context as C;
+use KeyCode as K;
+
+/// A key: its code, with Ctrl held or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
     pub code: KeyCode,
     pub ctrl: bool,
+}
+
+impl Key {
+    /// True when `event` is this key.
+    fn matches(self, event: &KeyEvent) -> bool {
+        self.code == event.code && self.ctrl == event.modifiers.contains(KeyModifiers::CONTROL)
+    }
+
+    /// How the key is written on the help screen and the key-hint line.
+    pub fn name(self) -> String {
+        let base = match self.code {
+            K::Char(' ') => "Space".to_string(),
+            K::Char(c) => c.to_string(),
+            K::Tab => "Tab".into(),
+            K::Esc => "Esc".into(),
+            K::Enter => "Enter".into(),
+            K::Down => "Down".into(),
+            K::Up => "Up".into(),
+            K::PageDown => "PgDn".into(),
+            K::PageUp => "PgUp".into(),
+            K::Home => "Home".into(),
+            K::End => "End".into(),
+            K::BackTab => "Shift-Tab".into(),
+            other => format!("{other:?}"),
+        };
+        if self.ctrl {
+            format!("Ctrl-{}", base.to_uppercase())
+        } else {
+            base
+        }
+    }
+}
+
+/// One row of the key table: every key that does one thing in one context (helix style:
+/// `j` and `Down` are one row).
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    pub keys: &'static [Key],
     pub context: Context,
     pub action: Action,
     pub help: &'static str,
 }
 
-const fn b(code: KeyCode, context: Context, action: Action, help: &'static str) -> Binding {
+impl Binding {
+    /// The row's keys as the help screen writes them: "j / Down".
+    pub fn keys_text(&self) -> String {
+        let names: Vec<String> = self.keys.iter().map(|k| k.name()).collect();
+        names.join(" / ")
+    }
+}
+
+const fn b(keys: &'static [Key], context: Context, action: Action, help: &'static str) -> Binding {
     Binding {
-        code,
-        ctrl: false,
+        keys,
         context,
         action,
         help,
     }
 }
 
-const fn ctrl(c: char, context: Context, action: Action, help: &'static str) -> Binding {
-    Binding {
+const fn k(code: KeyCode) -> Key {
+    Key { code, ctrl: false }
+}
+
+const fn ch(c: char) -> Key {
+    k(KeyCode::Char(c))
+}
+
+const fn ctrl(c: char) -> Key {
+    Key {
         code: KeyCode::Char(c),
         ctrl: true,
-        context,
-        action,
-        help,
     }
 }
-
-use Action as A;
-use Context as C;
-use KeyCode as K;
 
 /// Every key the TUI understands.
 pub const KEYMAP: &[Binding] = &[
     b(
-        K::Char('1'),
+        &[ch('1')],
         C::Global,
         A::ViewQueue,
         "Queue view: open items in take order",
     ),
     b(
-        K::Char('2'),
+        &[ch('2')],
         C::Global,
         A::ViewMine,
         "Mine view: your locks and lost-lock notices",
     ),
     b(
-        K::Char('3'),
+        &[ch('3')],
         C::Global,
         A::ViewLocks,
         "Locks view: all held locks, oldest first",
     ),
     b(
-        K::Char('4'),
+        &[ch('4')],
         C::Global,
         A::ViewStats,
         "Stats view: counts, completions, lock ages",
     ),
-    b(K::Tab, C::Global, A::NextView, "next view"),
+    b(&[k(K::Tab)], C::Global, A::NextView, "next view"),
+    b(&[k(K::BackTab)], C::Global, A::PrevView, "previous view"),
     b(
-        K::Char('/'),
+        &[ch('/')],
         C::Global,
         A::Filter,
         "filter: text, queue:Q, state:failed; Locks: holder:U",
     ),
-    b(K::Char('n'), C::Global, A::TakeNext, "take the next item"),
+    b(&[ch('n')], C::Global, A::TakeNext, "take the next item"),
     b(
-        K::Char('p'),
+        &[ch('p')],
         C::Global,
         A::FiguresPeriod,
         "Stats: figures by person and queue, today / 7 / 30 days",
     ),
     b(
-        K::Char('o'),
+        &[ch('o')],
         C::Global,
         A::FiguresSort,
         "Stats figures: sort people by done / median / lost",
     ),
-    b(K::Char('?'), C::Global, A::Help, "this help"),
-    b(K::Esc, C::Global, A::Back, "close the detail pane"),
+    b(&[ch('?')], C::Global, A::Help, "this help"),
+    b(&[k(K::Esc)], C::Global, A::Back, "close the detail pane"),
     b(
-        K::Char('q'),
+        &[ch('q')],
         C::Global,
         A::Quit,
-        "quit (your locks stay held; resume next time)",
+        "back from an item; quit from a list (your locks stay held)",
     ),
-    ctrl('c', C::Global, A::Quit, "quit"),
-    b(K::Char('j'), C::Moving, A::Down, "down"),
-    b(K::Down, C::Moving, A::Down, "down"),
-    b(K::Char('k'), C::Moving, A::Up, "up"),
-    b(K::Up, C::Moving, A::Up, "up"),
-    b(K::PageDown, C::Moving, A::PageDown, "page down"),
-    b(K::PageUp, C::Moving, A::PageUp, "page up"),
-    b(K::Char('g'), C::Moving, A::Top, "first row"),
-    b(K::Home, C::Moving, A::Top, "first row"),
-    b(K::Char('G'), C::Moving, A::Bottom, "last row"),
-    b(K::End, C::Moving, A::Bottom, "last row"),
+    b(&[ctrl('c')], C::Global, A::QuitNow, "quit from anywhere"),
     b(
-        K::Enter,
+        &[ctrl('z')],
+        C::Global,
+        A::Suspend,
+        "suspend to the shell (fg comes back)",
+    ),
+    b(&[ch('j'), k(K::Down)], C::Moving, A::Down, "down"),
+    b(&[ch('k'), k(K::Up)], C::Moving, A::Up, "up"),
+    b(
+        &[k(K::PageDown), ctrl('f')],
+        C::Moving,
+        A::PageDown,
+        "page down",
+    ),
+    b(&[k(K::PageUp), ctrl('b')], C::Moving, A::PageUp, "page up"),
+    b(&[ctrl('d')], C::Moving, A::HalfPageDown, "half a page down"),
+    b(&[ctrl('u')], C::Moving, A::HalfPageUp, "half a page up"),
+    b(&[ch('g'), k(K::Home)], C::Moving, A::Top, "first row"),
+    b(&[ch('G'), k(K::End)], C::Moving, A::Bottom, "last row"),
+    b(
+        &[k(K::Enter)],
         C::Moving,
         A::Open,
         "take the selected item / open your item",
     ),
     b(
-        K::Char('c'),
+        &[ch('c')],
         C::Item,
         A::Complete,
         "complete (confirm, optional result)",
     ),
     b(
-        K::Char('C'),
+        &[ch('C')],
         C::Item,
         A::CompleteNext,
         "complete and take the next, in one step (confirm)",
     ),
-    b(K::Char('f'), C::Item, A::Fail, "fail (reason required)"),
+    b(&[ch('f')], C::Item, A::Fail, "fail (reason required)"),
+    b(&[ch('r')], C::Item, A::Release, "release back to the pool"),
     b(
-        K::Char('r'),
-        C::Item,
-        A::Release,
-        "release back to the pool",
-    ),
-    b(
-        K::Char('s'),
+        &[ch('s')],
         C::Item,
         A::Skip,
         "skip: release and take the next",
     ),
-    b(K::Char('e'), C::Item, A::EditNotes, "edit notes"),
-    ctrl('s', C::Editor, A::SaveNotes, "save notes"),
+    b(&[ch('e')], C::Item, A::EditNotes, "edit notes"),
+    b(&[ctrl('s')], C::Editor, A::SaveNotes, "save notes"),
     b(
-        K::Esc,
+        &[k(K::Esc)],
         C::Editor,
         A::CloseEditor,
         "close the editor (unsaved text is kept)",
     ),
     b(
-        K::Char('u'),
+        &[ch('u')],
         C::Supervisor,
         A::Unlock,
         "unlock the selected lock (reason required)",
     ),
     b(
-        K::Char('a'),
+        &[ch('a')],
         C::Supervisor,
         A::Reassign,
         "reassign the selected lock to another user",
     ),
     b(
-        K::Char('U'),
+        &[ch('U')],
         C::Supervisor,
         A::UnlockAll,
         "unlock all locks the Locks filter shows (count first)",
     ),
     b(
-        K::Char('R'),
+        &[ch('R')],
         C::Supervisor,
         A::Requeue,
         "requeue a failed item (Queue view, / state:failed)",
     ),
     b(
-        K::Char('x'),
+        &[ch('x')],
         C::Supervisor,
         A::CancelItem,
         "cancel the selected open item (reason required)",
     ),
     b(
-        K::Char('S'),
+        &[ch('S')],
         C::Supervisor,
         A::QueueSettings,
         "edit the selected queue's settings (Stats view)",
     ),
     b(
-        K::Char('t'),
+        &[ch('t')],
         C::Supervisor,
         A::Activity,
         "what the selected holder (or you) did today",
     ),
-    b(K::Enter, C::Dialog, A::Confirm, "confirm"),
-    ctrl(
-        'n',
+    b(&[k(K::Enter)], C::Dialog, A::Confirm, "confirm"),
+    b(
+        &[ctrl('n')],
         C::Dialog,
         A::ConfirmNext,
         "in the complete dialog: complete and take the next",
     ),
-    b(K::Tab, C::Dialog, A::NextField, "next field"),
-    b(K::BackTab, C::Dialog, A::PrevField, "previous field"),
-    b(K::Esc, C::Dialog, A::Cancel, "cancel"),
+    b(&[k(K::Tab)], C::Dialog, A::NextField, "next field"),
+    b(&[k(K::BackTab)], C::Dialog, A::PrevField, "previous field"),
+    b(&[k(K::Esc)], C::Dialog, A::Cancel, "cancel"),
 ];
 
 /// The action bound to `key` in `context`, if any.
 pub fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
-    let ctrl_held = key.modifiers.contains(KeyModifiers::CONTROL);
     KEYMAP
         .iter()
-        .find(|bd| bd.context == context && bd.code == key.code && bd.ctrl == ctrl_held)
+        .find(|bd| bd.context == context && bd.keys.iter().any(|k| k.matches(key)))
         .map(|bd| bd.action)
 }
 
-/// How a key is written on the help screen.
-pub fn key_name(bd: &Binding) -> String {
-    let base = match bd.code {
-        K::Char(' ') => "Space".to_string(),
-        K::Char(c) => c.to_string(),
-        K::Tab => "Tab".into(),
-        K::Esc => "Esc".into(),
-        K::Enter => "Enter".into(),
-        K::Down => "Down".into(),
-        K::Up => "Up".into(),
-        K::PageDown => "PgDn".into(),
-        K::PageUp => "PgUp".into(),
-        K::Home => "Home".into(),
-        K::End => "End".into(),
-        K::BackTab => "Shift-Tab".into(),
-        other => format!("{other:?}"),
-    };
-    if bd.ctrl {
-        format!("Ctrl-{}", base.to_uppercase())
-    } else {
-        base
-    }
+/// The first key the table binds to `action` (the one the key-hint line shows).
+pub fn first_key(action: Action) -> Option<Key> {
+    KEYMAP
+        .iter()
+        .find(|bd| bd.action == action)
+        .and_then(|bd| bd.keys.first().copied())
 }
 
-/// The help screen's lines: per context, the keys of each action with its description.
+/// The help screen's lines: per context, each row's keys with its description.
 pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
     Context::ALL
         .iter()
         .map(|ctx| {
-            let mut rows: Vec<(String, &'static str, Action)> = Vec::new();
-            for bd in KEYMAP.iter().filter(|bd| bd.context == *ctx) {
-                match rows.iter_mut().find(|r| r.2 == bd.action) {
-                    Some(r) => {
-                        r.0.push_str(" / ");
-                        r.0.push_str(&key_name(bd));
-                    }
-                    None => rows.push((key_name(bd), bd.help, bd.action)),
-                }
-            }
+            let rows = KEYMAP.iter().filter(|bd| bd.context == *ctx);
             (
                 ctx.title(),
-                rows.into_iter().map(|(k, h, _)| (k, h)).collect(),
+                rows.map(|bd| (bd.keys_text(), bd.help)).collect(),
             )
         })
         .collect()
 }
+
+/// One entry of the key-hint line at the bottom: the first key of each of its actions, as
+/// the key table binds them, and what they do together ("j/k scroll", "1-4 views"). An
+/// entry without actions is a plain word ("read-only").
+#[derive(Debug, Clone, Copy)]
+pub struct Hint {
+    pub actions: &'static [Action],
+    pub what: &'static str,
+}
+
+impl Hint {
+    /// The keys as the hint line writes them ("j/k", "1-4", "Ctrl-S") and what they do.
+    pub fn parts(&self) -> (String, &'static str) {
+        if self.actions.is_empty() {
+            return (self.what.to_string(), "");
+        }
+        let keys: Vec<Key> = self.actions.iter().filter_map(|a| first_key(*a)).collect();
+        let digits: Vec<u32> = keys
+            .iter()
+            .filter_map(|k| match k.code {
+                K::Char(c) if !k.ctrl => c.to_digit(10),
+                _ => None,
+            })
+            .collect();
+        if digits.len() > 2
+            && digits.len() == keys.len()
+            && digits.windows(2).all(|w| w[1] == w[0] + 1)
+        {
+            return (
+                format!("{}-{}", digits[0], digits[digits.len() - 1]),
+                self.what,
+            );
+        }
+        let names: Vec<String> = keys.iter().map(|k| k.name()).collect();
+        (names.join("/"), self.what)
+    }
+}
+
+const fn h(actions: &'static [Action], what: &'static str) -> Hint {
+    Hint { actions, what }
+}
+
+const SCROLL: &[Action] = &[A::Down, A::Up];
+const VIEWS: Hint = h(
+    &[A::ViewQueue, A::ViewMine, A::ViewLocks, A::ViewStats],
+    "views",
+);
+const HELP: Hint = h(&[A::Help], "help");
+const QUIT: Hint = h(&[A::Quit], "quit");
+const BACK: Hint = h(&[A::Back], "back");
+const FILTER: Hint = h(&[A::Filter], "filter");
+const TAKE_NEXT: Hint = h(&[A::TakeNext], "take next");
+const READ_ONLY: Hint = h(&[], "read-only");
+const HOLDERS_DAY: Hint = h(&[A::Activity], "holder's day");
+
+/// What the screen shows, as far as the key-hint line is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hints {
+    Editor,
+    /// A dialog with several fields.
+    DialogFields,
+    Dialog,
+    Report,
+    /// The detail pane of an item you hold.
+    DetailHeld,
+    Detail,
+    LocksSupervisor,
+    LocksReadOnly,
+    StatsSupervisor,
+    StatsReadOnly,
+    Mine,
+    Queue,
+}
+
+impl Hints {
+    /// The entries of the hint line.
+    pub fn entries(self) -> &'static [Hint] {
+        HINTS
+            .iter()
+            .find(|(set, _)| *set == self)
+            .map_or(&[], |(_, entries)| entries)
+    }
+
+    pub const ALL: [Hints; 12] = [
+        Hints::Editor,
+        Hints::DialogFields,
+        Hints::Dialog,
+        Hints::Report,
+        Hints::DetailHeld,
+        Hints::Detail,
+        Hints::LocksSupervisor,
+        Hints::LocksReadOnly,
+        Hints::StatsSupervisor,
+        Hints::StatsReadOnly,
+        Hints::Mine,
+        Hints::Queue,
+    ];
+}
+
+/// The hint lines, by what the screen shows.
+const HINTS: &[(Hints, &[Hint])] = &[
+    (
+        Hints::Editor,
+        &[
+            h(&[A::SaveNotes], "save"),
+            h(&[A::CloseEditor], "close (text kept)"),
+        ],
+    ),
+    (
+        Hints::DialogFields,
+        &[
+            h(&[A::NextField], "next field"),
+            h(&[A::Confirm], "confirm"),
+            h(&[A::Cancel], "cancel"),
+        ],
+    ),
+    (
+        Hints::Dialog,
+        &[h(&[A::Confirm], "confirm"), h(&[A::Cancel], "cancel")],
+    ),
+    (Hints::Report, &[h(SCROLL, "scroll"), BACK, HELP]),
+    (
+        Hints::DetailHeld,
+        &[
+            h(&[A::Complete], "complete"),
+            h(&[A::CompleteNext], "complete+next"),
+            h(&[A::Fail], "fail"),
+            h(&[A::Release], "release"),
+            h(&[A::Skip], "skip"),
+            h(&[A::EditNotes], "notes"),
+            h(SCROLL, "scroll"),
+            BACK,
+            HELP,
+        ],
+    ),
+    (Hints::Detail, &[h(SCROLL, "scroll"), BACK, TAKE_NEXT, HELP]),
+    (
+        Hints::LocksSupervisor,
+        &[
+            h(&[A::Unlock], "unlock"),
+            h(&[A::Reassign], "reassign"),
+            h(&[A::UnlockAll], "unlock all shown"),
+            h(&[A::CancelItem], "cancel"),
+            HOLDERS_DAY,
+            FILTER,
+            HELP,
+        ],
+    ),
+    (
+        Hints::LocksReadOnly,
+        &[READ_ONLY, HOLDERS_DAY, FILTER, VIEWS, HELP, QUIT],
+    ),
+    (
+        Hints::StatsSupervisor,
+        &[
+            h(SCROLL, "select queue"),
+            h(&[A::QueueSettings], "queue settings"),
+            VIEWS,
+            HELP,
+            QUIT,
+        ],
+    ),
+    (Hints::StatsReadOnly, &[READ_ONLY, VIEWS, HELP, QUIT]),
+    (
+        Hints::Mine,
+        &[
+            h(&[A::Open], "open"),
+            h(
+                &[A::Complete, A::Fail, A::Release, A::Skip, A::EditNotes],
+                "act on row",
+            ),
+            TAKE_NEXT,
+            VIEWS,
+            HELP,
+            QUIT,
+        ],
+    ),
+    (
+        Hints::Queue,
+        &[
+            TAKE_NEXT,
+            h(&[A::Open], "take/open"),
+            FILTER,
+            VIEWS,
+            HELP,
+            QUIT,
+        ],
+    ),
+];
 
 #[cfg(test)]
 mod tests {
@@ -348,6 +575,11 @@ mod tests {
             Some(A::Bottom)
         );
         assert_eq!(
+            lookup(C::Moving, &KeyEvent::new(K::Down, KeyModifiers::NONE)),
+            Some(A::Down),
+            "the second key of a row"
+        );
+        assert_eq!(
             lookup(
                 C::Editor,
                 &KeyEvent::new(K::Char('s'), KeyModifiers::CONTROL)
@@ -358,19 +590,66 @@ mod tests {
     }
 
     #[test]
-    fn help_lists_every_binding() {
+    fn help_lists_every_key_of_every_row() {
         let sections = help_sections();
         let all: String = sections
             .iter()
             .flat_map(|(_, rows)| rows.iter().map(|(k, h)| format!("{k} {h}\n")))
             .collect();
         for bd in KEYMAP {
-            assert!(
-                all.contains(&key_name(bd)),
-                "{:?} missing from help",
-                bd.code
-            );
+            for key in bd.keys {
+                assert!(all.contains(&key.name()), "{key:?} missing from help");
+            }
             assert!(all.contains(bd.help));
         }
+        assert!(all.contains("j / Down down\n"), "one row for j and Down");
+    }
+
+    #[test]
+    fn one_row_per_action_and_context() {
+        for (i, bd) in KEYMAP.iter().enumerate() {
+            assert!(!bd.keys.is_empty(), "{:?} has no key", bd.action);
+            let twin = KEYMAP[i + 1..]
+                .iter()
+                .any(|o| o.context == bd.context && o.action == bd.action);
+            assert!(!twin, "{:?} has two rows in {:?}", bd.action, bd.context);
+        }
+    }
+
+    #[test]
+    fn every_hint_comes_from_the_key_table() {
+        for set in Hints::ALL {
+            assert!(!set.entries().is_empty(), "{set:?} has no hint line");
+            for hint in set.entries() {
+                for a in hint.actions {
+                    assert!(first_key(*a).is_some(), "{a:?} in {set:?} has no key");
+                }
+            }
+        }
+        let line = |set: Hints| -> Vec<String> {
+            set.entries()
+                .iter()
+                .map(|h| {
+                    let (k, w) = h.parts();
+                    format!("{k} {w}")
+                })
+                .collect()
+        };
+        assert_eq!(
+            line(Hints::Mine),
+            [
+                "Enter open",
+                "c/f/r/s/e act on row",
+                "n take next",
+                "1-4 views",
+                "? help",
+                "q quit"
+            ]
+        );
+        assert_eq!(
+            line(Hints::Editor),
+            ["Ctrl-S save", "Esc close (text kept)"]
+        );
+        assert_eq!(line(Hints::StatsReadOnly)[0], "read-only ");
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! Here: the [`State`] and what it is made of; `msg` (messages and effects), `dialog`
 //! (the one dialog mechanism), `filter` (the list filters), `keymap` (the one key table),
-//! `detail` (the detail pane's text), `layout`, `lost`, `textbuf`; and `update/`, one short
+//! `detail` (the detail pane's text), `layout`, `lost`, `textinput` (text entry over ratatui-textarea); and `update/`, one short
 //! function per message (`keys`, `modes`, `results`, `supervise`).
 
 mod detail;
@@ -15,7 +15,7 @@ pub mod layout;
 pub mod lost;
 mod msg;
 pub mod notify;
-pub mod textbuf;
+pub mod textinput;
 mod update;
 
 use std::collections::BTreeMap;
@@ -24,13 +24,13 @@ use crate::domain::figures::PeriodKind;
 use crate::domain::time::Zone;
 use crate::domain::{Event, Item, LockStatus, Millis, QueueSettings, Role};
 use crate::store::{LostLock, Report as FiguresReport, Stats};
-pub use dialog::{Dialog, Pending};
+pub use dialog::{Dialog, Field, FieldSpec, Pending};
 pub use filter::{Filter, list_filter, locks_filter};
 pub use msg::{
     Call, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp,
 };
 pub use notify::{Alerting, Signal};
-pub use textbuf::TextBuf;
+pub use textinput::TextInput;
 pub use update::update;
 
 /// How often the loop ticks when no key arrives (countdowns, live refresh).
@@ -174,7 +174,7 @@ pub struct Report {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Editor {
     pub item_id: i64,
-    pub buf: TextBuf,
+    pub buf: TextInput,
     /// The notes as saved, to tell whether anything is unsaved.
     pub original: String,
     pub saving: bool,
@@ -190,6 +190,12 @@ pub struct Doing {
     pub dialog: Option<Dialog>,
 }
 
+/// A second `n` within this long of one that took an item takes nothing (it says so).
+pub const DOUBLE_TAKE_MS: i64 = 1500;
+
+/// How long an information line stays in the status bar; errors stay three times as long.
+pub const STATUS_FADE_MS: i64 = 10_000;
+
 /// How long a store call runs before the status bar says what it is waiting for.
 pub const WAIT_NOTICE_MS: i64 = 1000;
 
@@ -198,6 +204,8 @@ pub const WAIT_NOTICE_MS: i64 = 1000;
 pub struct Status {
     pub text: String,
     pub error: bool,
+    /// When it was said (it fades after [`STATUS_FADE_MS`]).
+    pub at: Millis,
 }
 
 /// Everything the screen shows and the keys act on.
@@ -221,7 +229,7 @@ pub struct State {
     /// The Locks view's filter (`holder:bob queue:helpdesk state:expired`).
     pub locks_filter: Filter,
     /// The `/` prompt while typing.
-    pub filter_prompt: Option<TextBuf>,
+    pub filter_prompt: Option<TextInput>,
     pub queues: BTreeMap<String, QueueSettings>,
     pub held: BTreeMap<i64, Held>,
     pub detail: Option<Detail>,
@@ -272,6 +280,13 @@ pub struct State {
     /// signals (bell, desktop notice, title) for the loop to write.
     pub alerting: Alerting,
     pub quit: bool,
+    /// Ctrl-Z: the loop hands the terminal back to the shell, then resumes.
+    pub suspend: bool,
+    /// When `n` last asked for the next item (a second `n` right after takes nothing).
+    pub last_take_next: Option<Millis>,
+    /// The item whose draft notes go with the change under way (release, skip, complete,
+    /// fail), so the user is told they were saved.
+    pub finish_notes: Option<i64>,
 }
 
 /// The order of the Stats figures page's people table.
@@ -366,6 +381,9 @@ impl State {
             call: None,
             alerting: Alerting::default(),
             quit: false,
+            suspend: false,
+            last_take_next: None,
+            finish_notes: None,
         }
     }
 

@@ -15,6 +15,6 @@ pub mod user;
 pub use event::{Event, EventKind};
 pub use item::{Item, ItemState, NewItem, Unreadable, ValidationError};
 pub use lock::{Lock, LockLoss, LockStatus, NoLock, SeenLock};
-pub use queue::{QueueSettings, QueueUpdate, TakeOrder};
+pub use queue::{QueueSettings, QueueUpdate, Setting, SettingError, TakeOrder};
 pub use time::Millis;
 pub use user::{Actor, Role};

@@ -97,21 +97,58 @@ pub struct QueueUpdate {
     pub order: Option<TakeOrder>,
 }
 
+/// A queue setting, as `caseload queue set` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    LockSeconds,
+    WarnSeconds,
+    MaxPerUser,
+    Paused,
+}
+
+impl Setting {
+    /// The setting's flag name ("lock-seconds").
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Setting::LockSeconds => "lock-seconds",
+            Setting::WarnSeconds => "warn-seconds",
+            Setting::MaxPerUser => "max-per-user",
+            Setting::Paused => "paused",
+        }
+    }
+}
+
+/// A refused queue setting: which one, and why (the message names it too).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{msg}")]
+pub struct SettingError {
+    pub field: Setting,
+    pub msg: String,
+}
+
+fn refuse(field: Setting, msg: String) -> SettingError {
+    SettingError { field, msg }
+}
+
 impl QueueUpdate {
-    /// Applies the change to `current`, checking the result; the message names the setting.
-    pub fn apply(&self, current: &QueueSettings) -> Result<QueueSettings, String> {
+    /// Applies the change to `current`, checking the result; the error names the setting.
+    pub fn apply(&self, current: &QueueSettings) -> Result<QueueSettings, SettingError> {
         let mut next = current.clone();
         if let Some(v) = self.lock_seconds {
             if !(1..=7 * 86_400).contains(&v) {
-                return Err(format!(
-                    "lock-seconds must be between 1 and 604800 (a week), not {v}"
+                return Err(refuse(
+                    Setting::LockSeconds,
+                    format!("lock-seconds must be between 1 and 604800 (a week), not {v}"),
                 ));
             }
             next.lock_seconds = v;
         }
         if let Some(v) = self.warn_seconds {
             if v < 0 {
-                return Err(format!("warn-seconds must not be negative, not {v}"));
+                return Err(refuse(
+                    Setting::WarnSeconds,
+                    format!("warn-seconds must not be negative, not {v}"),
+                ));
             }
             next.warn_seconds = v;
         }
@@ -119,8 +156,9 @@ impl QueueUpdate {
             if let Some(n) = v
                 && n < 1
             {
-                return Err(format!(
-                    "max-per-user must be at least 1 (or 0 for no limit), not {n}"
+                return Err(refuse(
+                    Setting::MaxPerUser,
+                    format!("max-per-user must be at least 1 (or 0 for no limit), not {n}"),
                 ));
             }
             next.max_per_user = v;
@@ -132,9 +170,12 @@ impl QueueUpdate {
             next.order = o;
         }
         if next.warn_seconds >= next.lock_seconds {
-            return Err(format!(
-                "warn-seconds ({}) must be less than lock-seconds ({})",
-                next.warn_seconds, next.lock_seconds
+            return Err(refuse(
+                Setting::WarnSeconds,
+                format!(
+                    "warn-seconds ({}) must be less than lock-seconds ({})",
+                    next.warn_seconds, next.lock_seconds
+                ),
             ));
         }
         Ok(next)
@@ -190,7 +231,9 @@ mod tests {
             lock_seconds: Some(60),
             ..Default::default()
         };
-        assert!(too_short.apply(&q).unwrap_err().contains("warn-seconds"));
+        let e = too_short.apply(&q).unwrap_err();
+        assert_eq!(e.field, Setting::WarnSeconds);
+        assert!(e.msg.contains("warn-seconds"), "{e}");
         let zero = QueueUpdate {
             lock_seconds: Some(0),
             ..Default::default()

@@ -72,6 +72,14 @@ where
         if session.state.quit || stop.load(Ordering::SeqCst) {
             return Ok(());
         }
+        if std::mem::take(&mut session.state.suspend) && events.suspend()? {
+            // Back from the shell: the terminal may have another size, and its screen
+            // holds whatever the shell printed.
+            terminal.clear().context("clearing the terminal")?;
+            let size = terminal.size().context("reading the terminal size")?;
+            let resized = ratatui::crossterm::event::Event::Resize(size.width, size.height);
+            session.handle(Some(resized));
+        }
         draw(terminal, &session.state)?;
         session.flush_signals();
         let timeout = tick.saturating_sub(last_tick.elapsed());

@@ -24,6 +24,12 @@ pub trait EventSource {
     fn lockstep(&self) -> bool {
         false
     }
+
+    /// Ctrl-Z: hands the terminal back to the shell and stops the process until `fg`;
+    /// true when it did (the screen must then be drawn afresh). A script does nothing.
+    fn suspend(&mut self) -> std::io::Result<bool> {
+        Ok(false)
+    }
 }
 
 /// Events from the terminal via crossterm.
@@ -44,6 +50,14 @@ impl TerminalEvents {
 }
 
 impl EventSource for TerminalEvents {
+    fn suspend(&mut self) -> std::io::Result<bool> {
+        restore_terminal();
+        // Stops here until the shell's `fg` (SIGCONT); then the screen is taken back.
+        signal_hook::low_level::raise(signal_hook::consts::SIGTSTP)?;
+        take_over_terminal().map_err(std::io::Error::other)?;
+        Ok(true)
+    }
+
     fn next(&mut self, timeout: Duration) -> std::io::Result<Option<Event>> {
         // Events crossterm has already parsed come first.
         if event::poll(Duration::ZERO)? {

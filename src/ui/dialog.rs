@@ -29,9 +29,10 @@ pub fn confirm(d: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
         lines.push(Line::raw(l.to_string()));
     }
     let mut cursor = None;
-    for (i, (label, buf)) in d.inputs.iter().enumerate() {
+    for (i, field) in d.inputs.iter().enumerate() {
+        let buf = &field.buf;
         lines.push(Line::raw(""));
-        lines.push(Line::styled(label.clone(), theme.dim()));
+        lines.push(Line::styled(field.spec.label.clone(), theme.dim()));
         let text = sanitize::line(&buf.text()).into_owned();
         let focused = i == d.focus;
         if focused {
@@ -81,7 +82,7 @@ pub fn confirm(d: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
     );
     if let Some((row, buf)) = cursor {
         // Lines before the input are counted wrapped, as drawn.
-        let x = rect.x + 3 + buf.cursor().1 as u16;
+        let x = rect.x + 3 + buf.cursor_cells() as u16;
         let y = rect.y + 1 + heights[..row].iter().sum::<usize>() as u16;
         if x < rect.x + rect.width - 1 && y < rect.y + rect.height - 1 {
             frame.set_cursor_position((x, y));
@@ -113,22 +114,7 @@ pub fn editor(state: &State, ed: &Editor, theme: &Theme, frame: &mut Frame, area
         .title(Span::styled(title, theme.heading()));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
-    let (row, col) = ed.buf.cursor();
-    let h = inner.height.max(1) as usize;
-    let top = row.saturating_sub(h - 1);
-    let w = inner.width.max(1) as usize;
-    let left = col.saturating_sub(w - 1);
-    let lines: Vec<Line> = ed
-        .buf
-        .lines()
-        .iter()
-        .skip(top)
-        .take(h)
-        .map(|l| {
-            let shown: String = sanitize::line(l).chars().skip(left).collect();
-            Line::raw(shown)
-        })
-        .collect();
-    frame.render_widget(Paragraph::new(lines), inner);
-    frame.set_cursor_position((inner.x + (col - left) as u16, inner.y + (row - top) as u16));
+    // The widget wraps long lines and draws its own cursor (a reversed cell, right after
+    // wide characters too); its text was sanitized on the way in.
+    frame.render_widget(ed.buf.widget(), inner);
 }

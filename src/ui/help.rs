@@ -9,6 +9,7 @@ use super::Theme;
 use super::dialog::centered;
 use crate::app::State;
 use crate::app::keymap::help_sections;
+use crate::app::textinput::TEXT_KEYS;
 
 pub fn render(state: &State, top: u16, theme: &Theme, frame: &mut Frame, area: Rect) {
     let mut lines = Vec::new();
@@ -23,6 +24,17 @@ pub fn render(state: &State, top: u16, theme: &Theme, frame: &mut Frame, area: R
                 Span::raw(what),
             ]));
         }
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        "Typing (prompts and the notes editor)",
+        theme.heading(),
+    ));
+    for (keys, what) in TEXT_KEYS {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {keys:<20}"), theme.key()),
+            Span::raw(*what),
+        ]));
     }
     lines.push(Line::raw(""));
     lines.push(Line::styled(

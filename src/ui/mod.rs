@@ -17,6 +17,7 @@ use ratatui::layout::{Alignment, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+use crate::app::keymap::Hints;
 use crate::app::layout::{self, MIN_HEIGHT, MIN_WIDTH};
 use crate::app::{State, View};
 use crate::domain::time::short_duration;
@@ -171,8 +172,7 @@ fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             Span::styled(label, theme.dim()),
             Span::raw(sanitize::line(&text).into_owned()),
         ]);
-        let cursor_x = (line.width() as u16)
-            .saturating_sub(text.chars().count().saturating_sub(p.cursor().1) as u16);
+        let cursor_x = (Span::raw(label).width() + p.cursor_cells()) as u16;
         frame.render_widget(Paragraph::new(line), area);
         frame.set_cursor_position((area.x + cursor_x.min(area.width - 1), area.y));
         return;
@@ -217,100 +217,44 @@ fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
+/// The key-hint line: what the screen shows picks the entries, the key table their keys.
 fn key_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
-    let sup = state.role == Role::Supervisor;
-    let hints: &[(&str, &str)] = if state.editor.is_some() {
-        &[("Ctrl-S", "save"), ("Esc", "close (text kept)")]
-    } else if let Some(d) = &state.dialog {
-        if d.inputs.len() > 1 {
-            &[
-                ("Tab", "next field"),
-                ("Enter", "confirm"),
-                ("Esc", "cancel"),
-            ]
-        } else {
-            &[("Enter", "confirm"), ("Esc", "cancel")]
-        }
-    } else if state.report.is_some() {
-        &[("j/k", "scroll"), ("Esc", "back"), ("?", "help")]
-    } else if let Some(d) = &state.detail {
-        if state.held.contains_key(&d.item.id) {
-            &[
-                ("c", "complete"),
-                ("C", "complete+next"),
-                ("f", "fail"),
-                ("r", "release"),
-                ("s", "skip"),
-                ("e", "notes"),
-                ("j/k", "scroll"),
-                ("Esc", "back"),
-                ("?", "help"),
-            ]
-        } else {
-            &[
-                ("j/k", "scroll"),
-                ("Esc", "back"),
-                ("n", "take next"),
-                ("?", "help"),
-            ]
-        }
-    } else if state.view == View::Locks && sup {
-        &[
-            ("u", "unlock"),
-            ("a", "reassign"),
-            ("U", "unlock all shown"),
-            ("x", "cancel"),
-            ("t", "holder's day"),
-            ("/", "filter"),
-            ("?", "help"),
-        ]
-    } else if state.view == View::Locks {
-        &[
-            ("read-only", ""),
-            ("t", "holder's day"),
-            ("/", "filter"),
-            ("1-4", "views"),
-            ("?", "help"),
-            ("q", "quit"),
-        ]
-    } else if state.view == View::Stats && sup {
-        &[
-            ("j/k", "select queue"),
-            ("S", "queue settings"),
-            ("1-4", "views"),
-            ("?", "help"),
-            ("q", "quit"),
-        ]
-    } else if state.view == View::Stats {
-        &[
-            ("read-only", ""),
-            ("1-4", "views"),
-            ("?", "help"),
-            ("q", "quit"),
-        ]
-    } else if state.view == View::Mine {
-        &[
-            ("Enter", "open"),
-            ("c/f/r/s/e", "act on row"),
-            ("n", "take next"),
-            ("1-4", "views"),
-            ("?", "help"),
-            ("q", "quit"),
-        ]
-    } else {
-        &[
-            ("n", "take next"),
-            ("Enter", "take/open"),
-            ("/", "filter"),
-            ("1-4", "views"),
-            ("?", "help"),
-            ("q", "quit"),
-        ]
-    };
     let mut spans = Vec::new();
-    for (k, what) in hints {
-        spans.push(Span::styled(format!(" {k}"), theme.key()));
+    for hint in hints(state).entries() {
+        let (keys, what) = hint.parts();
+        spans.push(Span::styled(format!(" {keys}"), theme.key()));
         spans.push(Span::styled(format!(" {what} "), theme.dim()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// Which hint line fits what the screen shows.
+fn hints(state: &State) -> Hints {
+    let sup = state.role == Role::Supervisor;
+    if state.editor.is_some() {
+        Hints::Editor
+    } else if let Some(d) = &state.dialog {
+        if d.inputs.len() > 1 {
+            Hints::DialogFields
+        } else {
+            Hints::Dialog
+        }
+    } else if state.report.is_some() {
+        Hints::Report
+    } else if let Some(d) = &state.detail {
+        if state.held.contains_key(&d.item.id) {
+            Hints::DetailHeld
+        } else {
+            Hints::Detail
+        }
+    } else {
+        match (state.view, sup) {
+            (View::Locks, true) => Hints::LocksSupervisor,
+            (View::Locks, false) => Hints::LocksReadOnly,
+            (View::Stats, true) => Hints::StatsSupervisor,
+            (View::Stats, false) => Hints::StatsReadOnly,
+            (View::Mine, _) => Hints::Mine,
+            (View::Queue, _) => Hints::Queue,
+        }
+    }
 }

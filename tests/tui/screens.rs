@@ -257,8 +257,11 @@ fn resume_at_startup_reacquires_and_lists_lost_locks() {
     {
         let store = db.store("alice", &clock);
         let mut s = start(store, &clock, 100, 20, true);
+        // Esc between: a second n right after one that took an item takes nothing.
         s.step(key('n')); // #1
+        s.step(code(KeyCode::Esc));
         s.step(key('n')); // #3, carol's expired lock, taken over
+        s.step(code(KeyCode::Esc));
         s.step(key('n')); // #5
         assert_eq!(s.state.held.len(), 3);
     } // alice's terminal closes with the locks held

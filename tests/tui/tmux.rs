@@ -376,3 +376,50 @@ fn quitting_while_a_take_waits_closes_the_screen_and_says_how_it_ended() {
         "the take committed and was told: {shown}"
     );
 }
+
+#[test]
+fn ctrl_z_suspends_to_the_shell_and_fg_brings_the_screen_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let Some(t) = Tmux::start("suspend") else {
+        return;
+    };
+    start_tui(&t, &db);
+    t.send(&["n"]);
+    t.wait_for("the detail pane", |s| s.contains("yours, "));
+    t.send(&["e"]);
+    t.wait_for("the notes editor", |s| s.contains("Notes on #1"));
+    t.send(&["-l", "half typed"]);
+    t.wait_for("the typing", |s| s.contains("half typed"));
+    t.send(&["C-z"]);
+    let s = t.wait_for("the shell", |s| {
+        s.contains("Stopped") && !s.contains("Notes on #1")
+    });
+    assert_eq!(
+        t.format("#{alternate_on}"),
+        "0",
+        "alternate screen left: {s}"
+    );
+    // The shell works normally (cooked mode, echo).
+    t.send(&["echo cooked-$((40+2))", "Enter"]);
+    t.wait_for("the shell to run a command", |s| s.contains("cooked-42"));
+    t.send(&["fg", "Enter"]);
+    t.wait_for("the screen again, as it was", |s| {
+        s.contains("Notes on #1") && s.contains("half typed") && !s.contains("cooked-42")
+    });
+    assert_eq!(t.format("#{alternate_on}"), "1");
+    // Keys work again: the editor takes typing, Esc keeps the draft, q backs out, q quits.
+    t.send(&["-l", " still here"]);
+    t.wait_for("typing after fg", |s| s.contains("half typed still here"));
+    t.send(&["Escape"]);
+    t.wait_for("the draft kept", |s| s.contains("kept as a draft"));
+    t.send(&["q"]);
+    t.wait_for("the list", |s| s.contains("TITLE"));
+    t.send(&["q"]);
+    t.wait_for("the quit question (unsaved notes)", |s| s.contains("Quit?"));
+    t.send(&["Enter"]);
+    t.wait_for("the prompt again", |s| {
+        s.contains("READY$") && !s.contains("1 Queue")
+    });
+}

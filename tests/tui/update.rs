@@ -3,7 +3,7 @@
 
 use caseload::app::{
     Call, Detail, Editor, Effect, Finish, Held, LockCheck, Msg, Pending, Resume, Snapshot, State,
-    TextBuf, View, update,
+    TextInput, View, update,
 };
 use caseload::domain::{Event, EventKind, QueueSettings};
 use caseload::store::{StoreError, TakeNext};
@@ -511,6 +511,8 @@ fn a_database_error_keeps_the_typing() {
     assert!(s.status.as_ref().unwrap().text.contains("disk I/O error"));
     // Quitting with unsaved notes asks first.
     update(&mut s, code(KeyCode::Esc, T0));
+    update(&mut s, key('q', T0)); // back out of the item
+    assert!(s.detail.is_none() && !s.quit);
     update(&mut s, key('q', T0));
     assert!(!s.quit);
     assert_eq!(s.dialog.as_ref().unwrap().pending, Pending::Quit);
@@ -586,7 +588,7 @@ fn detail_text_is_sanitized_and_a_huge_body_is_split() {
         d.lines.iter().all(|l| l.text.chars().count() <= 100),
         "wrapped to the screen width"
     );
-    let _ = TextBuf::line("");
+    let _ = TextInput::line("");
 }
 
 #[test]

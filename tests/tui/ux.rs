@@ -4,39 +4,16 @@
 use caseload::app::{Effect, Msg, State, update};
 use caseload::domain::NewItem;
 use caseload::domain::time::Zone;
-use caseload::domain::{Item, ItemState};
 use caseload::store::Store;
 use chrono::FixedOffset;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::support::MIN;
-use crate::support::tui::{Clock, Db, T0, add_items, code, key as press, screen, start, type_text};
-const HOUR: i64 = 60 * MIN;
+use crate::support::tui::{
+    Clock, Db, T0, add_items, code, item, key as press, screen, start, type_text,
+};
 
-fn item(id: i64, holder: Option<&str>) -> Item {
-    Item {
-        id,
-        queue: "q".into(),
-        request_id: None,
-        title: format!("Item {id}"),
-        body: "body".into(),
-        params: "{}".into(),
-        priority: 0,
-        due_at: None,
-        state: ItemState::Open,
-        lock_user: holder.map(str::to_string),
-        lock_time: holder.map(|_| T0),
-        lock_token: 1,
-        notes: String::new(),
-        result: None,
-        error: None,
-        created_at: T0 - 60 * MIN,
-        created_by: "feeder".into(),
-        finished_at: None,
-        finished_by: None,
-        unreadable: Vec::new(),
-    }
-}
+const HOUR: i64 = 60 * MIN;
 
 fn key(c: char) -> Msg {
     Msg::Key {
@@ -79,7 +56,7 @@ fn today_is_the_local_day_of_the_screen_zone() {
 fn the_detail_pane_shows_local_times() {
     let mut s = State::new("alice", T0, 100, 30, true);
     s.zone = zone(2);
-    let it = item(7, Some("alice"));
+    let it = item(7, Some("alice"), T0, 1);
     update(
         &mut s,
         Msg::Opened {
@@ -199,4 +176,319 @@ fn finished_items_are_neither_free_nor_late() {
         .unwrap_or_else(|| panic!("the done item is listed: {text}"));
     assert!(row.trim_end().ends_with("done"), "{row}");
     assert!(!row.contains("LATE") && !row.contains("free"), "{row}");
+}
+
+// Keys that match habits: `update` alone, with a fixed clock.
+
+fn at(c: char, now: i64) -> Msg {
+    Msg::Key {
+        key: KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE),
+        now,
+    }
+}
+
+fn with(code: KeyCode, mods: KeyModifiers, now: i64) -> Msg {
+    Msg::Key {
+        key: KeyEvent::new(code, mods),
+        now,
+    }
+}
+
+fn ctrl_at(c: char, now: i64) -> Msg {
+    with(KeyCode::Char(c), KeyModifiers::CONTROL, now)
+}
+
+/// Alice has just taken #42 and has it open.
+fn holding() -> State {
+    let mut s = State::new("alice", T0, 100, 30, true);
+    update(
+        &mut s,
+        Msg::Opened {
+            taken: true,
+            result: Ok((item(42, Some("alice"), T0, 3), vec![])),
+        },
+    );
+    assert!(s.held.contains_key(&42) && s.detail.is_some());
+    s
+}
+
+fn takes_next(fx: &[Effect]) -> bool {
+    fx.iter().any(|e| matches!(e, Effect::TakeNext(_)))
+}
+
+#[test]
+fn q_backs_out_of_an_item_and_quits_only_from_a_list() {
+    let mut s = holding();
+    update(&mut s, at('q', T0));
+    assert!(s.detail.is_none(), "q closed the item");
+    assert!(!s.quit, "... and did not quit");
+    update(&mut s, at('q', T0));
+    assert!(s.quit, "q in a list quits");
+    let mut s = holding();
+    update(&mut s, ctrl_at('c', T0));
+    assert!(s.quit, "Ctrl-C quits from anywhere");
+}
+
+#[test]
+fn a_second_n_right_after_a_take_takes_nothing_and_says_so() {
+    let mut s = State::new("alice", T0, 100, 30, true);
+    assert!(takes_next(&update(&mut s, at('n', T0))));
+    update(
+        &mut s,
+        Msg::Opened {
+            taken: true,
+            result: Ok((item(42, Some("alice"), T0, 3), vec![])),
+        },
+    );
+    let fx = update(&mut s, at('n', T0 + 400));
+    assert!(!takes_next(&fx), "a bounce takes nothing: {fx:?}");
+    let st = s.status.as_ref().unwrap();
+    assert_eq!(
+        st.text,
+        "You just took #42; press n again to take another item"
+    );
+    assert!(
+        takes_next(&update(&mut s, at('n', T0 + 600))),
+        "a deliberate third n takes the next"
+    );
+    // After a moment, n takes at once.
+    let mut s = holding();
+    s.last_take_next = Some(T0);
+    assert!(takes_next(&update(&mut s, at('n', T0 + 2_000))));
+}
+
+#[test]
+fn shift_tab_and_paging_keys() {
+    let mut s = State::new("alice", T0, 100, 30, true);
+    update(&mut s, with(KeyCode::BackTab, KeyModifiers::SHIFT, T0));
+    assert_eq!(s.view, caseload::app::View::Stats, "Shift-Tab goes back");
+    update(&mut s, with(KeyCode::BackTab, KeyModifiers::SHIFT, T0));
+    assert_eq!(s.view, caseload::app::View::Locks);
+    update(&mut s, at('1', T0));
+    s.panes[0].total = 500;
+    let page = caseload::app::layout::list_rows(&s, caseload::app::View::Queue);
+    update(&mut s, ctrl_at('f', T0));
+    assert_eq!(s.panes[0].selected, page, "Ctrl-F: a page down");
+    update(&mut s, ctrl_at('b', T0));
+    assert_eq!(s.panes[0].selected, 0, "Ctrl-B: a page up");
+    update(&mut s, ctrl_at('d', T0));
+    assert_eq!(s.panes[0].selected, page / 2, "Ctrl-D: half a page down");
+    update(&mut s, ctrl_at('d', T0));
+    update(&mut s, ctrl_at('u', T0));
+    assert_eq!(s.panes[0].selected, page / 2, "Ctrl-U: half a page up");
+}
+
+#[test]
+fn ctrl_z_suspends_from_anywhere_and_keeps_the_typing() {
+    let mut s = holding();
+    update(&mut s, ctrl_at('z', T0));
+    assert!(s.suspend, "from the item");
+    s.suspend = false;
+    update(&mut s, at('e', T0));
+    for c in "call Kim".chars() {
+        update(&mut s, at(c, T0));
+    }
+    update(&mut s, ctrl_at('z', T0));
+    assert!(s.suspend, "from the editor");
+    assert_eq!(s.editor.as_ref().unwrap().buf.text(), "call Kim");
+}
+
+#[test]
+fn status_lines_fade_errors_later() {
+    let mut s = holding();
+    assert!(s.status.is_some(), "Took #42: …");
+    update(&mut s, Msg::Tick { now: T0 + 9_000 });
+    assert!(s.status.is_some(), "still there after 9 s");
+    update(&mut s, Msg::Tick { now: T0 + 10_000 });
+    assert!(s.status.is_none(), "gone after 10 s");
+    update(
+        &mut s,
+        Msg::Finished {
+            id: 42,
+            what: caseload::app::Finish::Release,
+            result: Err(caseload::store::StoreError::Database(
+                "disk I/O error".into(),
+            )),
+        },
+    );
+    update(&mut s, Msg::Tick { now: T0 + 30_000 });
+    assert!(
+        s.status.as_ref().is_some_and(|st| st.error),
+        "errors stay longer"
+    );
+    update(&mut s, Msg::Tick { now: T0 + 40_000 });
+    assert!(s.status.is_none());
+}
+
+#[test]
+fn release_and_complete_say_when_they_saved_draft_notes() {
+    let mut s = holding();
+    update(&mut s, at('e', T0));
+    for c in "called".chars() {
+        update(&mut s, at(c, T0));
+    }
+    update(&mut s, with(KeyCode::Esc, KeyModifiers::NONE, T0)); // kept as a draft
+    let fx = update(&mut s, at('r', T0));
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::Finish { notes: Some(n), .. } if n == "called")),
+        "{fx:?}"
+    );
+    update(
+        &mut s,
+        Msg::NotesSaved {
+            id: 42,
+            text: "called".into(),
+            result: Ok(()),
+        },
+    );
+    update(
+        &mut s,
+        Msg::Finished {
+            id: 42,
+            what: caseload::app::Finish::Release,
+            result: Ok(()),
+        },
+    );
+    assert_eq!(
+        s.status.unwrap().text,
+        "Released #42; your draft notes were saved first"
+    );
+    // Without a draft, nothing is said about notes.
+    let mut s = holding();
+    update(&mut s, at('c', T0));
+    let fx = update(&mut s, with(KeyCode::Enter, KeyModifiers::NONE, T0));
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::Finish { notes: None, .. })),
+        "{fx:?}"
+    );
+    update(
+        &mut s,
+        Msg::Finished {
+            id: 42,
+            what: caseload::app::Finish::Complete(None),
+            result: Ok(()),
+        },
+    );
+    assert_eq!(s.status.unwrap().text, "Completed #42");
+}
+
+#[test]
+fn prompts_take_ctrl_u_w_a_and_multi_line_pastes() {
+    let mut s = State::new("alice", T0, 100, 30, true);
+    update(&mut s, at('/', T0));
+    for c in "queue:helpdesk printer jam".chars() {
+        update(&mut s, at(c, T0));
+    }
+    update(&mut s, ctrl_at('w', T0));
+    assert_eq!(
+        s.filter_prompt.as_ref().unwrap().text(),
+        "queue:helpdesk printer "
+    );
+    update(&mut s, ctrl_at('a', T0));
+    update(&mut s, at('x', T0));
+    update(&mut s, ctrl_at('e', T0));
+    update(&mut s, with(KeyCode::Left, KeyModifiers::CONTROL, T0));
+    update(&mut s, ctrl_at('u', T0));
+    assert_eq!(s.filter_prompt.as_ref().unwrap().text(), "printer ");
+    update(
+        &mut s,
+        Msg::Paste {
+            text: "two\nlines".into(),
+            now: T0,
+        },
+    );
+    assert_eq!(
+        s.filter_prompt.as_ref().unwrap().text(),
+        "two linesprinter "
+    );
+    // The notes editor keeps pasted lines, and undo takes a paste back.
+    let mut s = holding();
+    update(&mut s, at('e', T0));
+    update(
+        &mut s,
+        Msg::Paste {
+            text: "line one\nline two".into(),
+            now: T0,
+        },
+    );
+    assert_eq!(s.editor.as_ref().unwrap().buf.lines().len(), 2);
+    update(&mut s, with(KeyCode::Char('u'), KeyModifiers::ALT, T0));
+    assert_eq!(s.editor.as_ref().unwrap().buf.text(), "");
+}
+
+/// Draws `s` and returns the screen and where the terminal cursor is.
+fn draw(s: &State) -> (String, Option<(u16, u16)>) {
+    use ratatui::Terminal;
+    use ratatui::backend::{Backend, TestBackend};
+    let mut t = Terminal::new(TestBackend::new(s.width, s.height)).unwrap();
+    caseload::tui::draw(&mut t, s).unwrap();
+    let text = crate::support::tui::buffer_text(t.backend());
+    let cursor = t
+        .backend_mut()
+        .get_cursor_position()
+        .ok()
+        .map(|p| (p.x, p.y));
+    (text, cursor)
+}
+
+#[test]
+fn the_cursor_sits_right_after_wide_characters_in_every_prompt() {
+    // The filter prompt.
+    let mut s = State::new("alice", T0, 100, 20, true);
+    update(&mut s, at('/', T0));
+    for c in "東京 printer".chars() {
+        update(&mut s, at(c, T0));
+    }
+    update(&mut s, with(KeyCode::Left, KeyModifiers::CONTROL, T0));
+    let (text, cursor) = draw(&s);
+    let row = text.lines().nth(18).unwrap();
+    // (The screen text shows a wide character's second cell as a space.)
+    let label = row.find('東').unwrap();
+    let label_cells = row[..label].chars().count() as u16;
+    // "東京 " is five cells wide: the cursor is on the p of printer.
+    assert_eq!(cursor, Some((label_cells + 5, 18)), "{text}");
+    // A dialog field.
+    let mut s = holding();
+    update(&mut s, at('f', T0));
+    for c in "顧客不在".chars() {
+        update(&mut s, at(c, T0));
+    }
+    let (text, cursor) = draw(&s);
+    let (x, y) = cursor.expect("a cursor in the dialog");
+    let line: Vec<char> = text.lines().nth(y as usize).unwrap().chars().collect();
+    let field = text.lines().nth(y as usize).unwrap();
+    assert!(field.contains("> 顧"), "{text}");
+    let start = line.iter().position(|c| *c == '顧').unwrap() as u16;
+    assert_eq!(x, start + 8, "four wide characters: eight cells");
+}
+
+#[test]
+fn the_notes_editor_wraps_long_lines_and_shows_wide_text() {
+    let mut s = holding();
+    s.width = 60;
+    s.height = 14;
+    update(&mut s, at('e', T0));
+    update(
+        &mut s,
+        Msg::Paste {
+            text: "Called the customer about the printer on floor three; \
+                   it jams on double-sided jobs from the finance laptops.\n\
+                   お客様に電話しました。"
+                .into(),
+            now: T0,
+        },
+    );
+    let (text, _) = draw(&s);
+    insta::assert_snapshot!("notes_editor", text);
+    assert!(
+        text.contains("finance laptops."),
+        "wrapped, not cut: {text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.replace(' ', "").contains("お客様に電話しました。")),
+        "{text}"
+    );
 }

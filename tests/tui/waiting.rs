@@ -122,7 +122,10 @@ fn a_completion_waits_and_the_notes_and_result_typed_are_saved_with_it() {
     s.handle(key('j'));
     writer.let_go();
     assert!(s.settle(Duration::from_secs(30)));
-    assert_eq!(s.state.status.as_ref().unwrap().text, "Completed #1");
+    assert_eq!(
+        s.state.status.as_ref().unwrap().text,
+        "Completed #1; your draft notes were saved first"
+    );
     let item = db.store("check", &clock).item(ids[0]).unwrap();
     assert_eq!(item.result.as_deref(), Some("reset done"));
     assert_eq!(item.notes, "called Kim");

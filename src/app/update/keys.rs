@@ -10,7 +10,10 @@ use super::{refresh, refused, set_error, set_info};
 use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
 use crate::app::layout::{self, LIST_TOP};
-use crate::app::{Dialog, Editor, Effect, Filter, Finish, Held, Pending, State, TextBuf, View};
+use crate::app::{
+    DOUBLE_TAKE_MS, Dialog, Editor, Effect, FieldSpec, Filter, Finish, Held, Pending, State,
+    TextInput, View,
+};
 use crate::domain::figures::PeriodKind;
 use crate::domain::{Millis, sanitize};
 use crate::store::TakeNext;
@@ -72,12 +75,19 @@ fn activity(s: &mut State) -> Vec<Effect> {
 }
 
 fn on_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
+    // Ctrl-Z suspends from anywhere, typing included; the loop does it and comes back.
+    if keymap::lookup(Context::Global, &key) == Some(Action::Suspend) {
+        s.suspend = true;
+        return vec![];
+    }
     if let Some(top) = s.help {
         s.help = match keymap::lookup(Context::Moving, &key) {
             Some(Action::Down) => Some(top.saturating_add(1)),
             Some(Action::Up) => Some(top.saturating_sub(1)),
             Some(Action::PageDown) => Some(top.saturating_add(10)),
             Some(Action::PageUp) => Some(top.saturating_sub(10)),
+            Some(Action::HalfPageDown) => Some(top.saturating_add(5)),
+            Some(Action::HalfPageUp) => Some(top.saturating_sub(5)),
             _ => None,
         };
         return vec![];
@@ -102,6 +112,25 @@ fn on_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
         }
     }
     vec![]
+}
+
+/// A second `n` right after one that took an item (a key bounce, or a habit from another
+/// tool) takes nothing: the user is told, and the next `n` takes the next item.
+fn double_take(s: &mut State) -> bool {
+    let Some(at) = s.last_take_next.take() else {
+        return false;
+    };
+    let Some(id) = s.detail.as_ref().map(|d| d.item.id) else {
+        return false;
+    };
+    if s.now.saturating_sub(at) >= DOUBLE_TAKE_MS || !s.held.contains_key(&id) {
+        return false;
+    }
+    set_info(
+        s,
+        format!("You just took #{id}; press n again to take another item"),
+    );
+    true
 }
 
 fn switch_view(s: &mut State, v: View) -> Vec<Effect> {
@@ -149,27 +178,34 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
             let i = View::ALL.iter().position(|v| *v == s.view).unwrap_or(0);
             switch_view(s, View::ALL[(i + 1) % View::ALL.len()])
         }
+        Action::PrevView => {
+            let n = View::ALL.len();
+            let i = View::ALL.iter().position(|v| *v == s.view).unwrap_or(0);
+            switch_view(s, View::ALL[(i + n - 1) % n])
+        }
+        Action::Suspend => {
+            s.suspend = true;
+            vec![]
+        }
         Action::Help => {
             s.help = Some(0);
             vec![]
         }
-        Action::Quit => {
+        // `q` backs out of an item or a report first, as in mutt and tig.
+        Action::Quit if s.report.is_some() || s.detail.is_some() => act(s, Action::Back),
+        Action::Quit | Action::QuitNow => {
             if s.drafts.is_empty() {
                 s.quit = true;
             } else {
                 let ids: Vec<String> = s.drafts.keys().map(|i| format!("#{i}")).collect();
-                s.dialog = Some(Dialog {
-                    title: "Quit?".into(),
-                    message: format!(
+                s.dialog = Some(Dialog::new(
+                    "Quit?",
+                    format!(
                         "You have unsaved notes on {}. Quit anyway? The notes will be lost.",
                         ids.join(", ")
                     ),
-                    inputs: Vec::new(),
-                    focus: 0,
-                    required: false,
-                    pending: Pending::Quit,
-                    error: None,
-                });
+                    Pending::Quit,
+                ));
             }
             vec![]
         }
@@ -202,10 +238,20 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
             let page = page_size(s);
             move_by(s, -page)
         }
+        Action::HalfPageDown => {
+            let half = (page_size(s) / 2).max(1);
+            move_by(s, half)
+        }
+        Action::HalfPageUp => {
+            let half = (page_size(s) / 2).max(1);
+            move_by(s, -half)
+        }
         Action::Top => move_by(s, i64::MIN / 2),
         Action::Bottom => move_by(s, i64::MAX / 2),
         Action::TakeNext if refused(s) => vec![],
+        Action::TakeNext if double_take(s) => vec![],
         Action::TakeNext => {
+            s.last_take_next = Some(s.now);
             s.next_by_key = true;
             vec![Effect::TakeNext(TakeNext {
                 queue: s.filter.queue.clone(),
@@ -238,14 +284,14 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
             s.report = None;
             if s.view == View::Locks {
                 s.detail = None;
-                s.filter_prompt = Some(TextBuf::line(&s.locks_filter.display()));
+                s.filter_prompt = Some(TextInput::line(&s.locks_filter.display()));
                 return vec![];
             }
             if s.view != View::Queue {
                 s.view = View::Queue;
                 s.detail = None;
             }
-            s.filter_prompt = Some(TextBuf::line(&s.filter.display()));
+            s.filter_prompt = Some(TextInput::line(&s.filter.display()));
             vec![]
         }
         Action::Release | Action::Skip if refused(s) => vec![],
@@ -299,15 +345,11 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
         if let Some(id) = s.detail.as_ref().map(|d| d.item.id)
             && s.drafts.contains_key(&id)
         {
-            s.dialog = Some(Dialog {
-                title: format!("You no longer hold #{id}"),
-                message: "Your unsaved notes are kept. Add them to the item as a comment?".into(),
-                inputs: Vec::new(),
-                focus: 0,
-                required: false,
-                pending: Pending::Comment { id },
-                error: None,
-            });
+            s.dialog = Some(Dialog::new(
+                format!("You no longer hold #{id}"),
+                "Your unsaved notes are kept. Add them to the item as a comment?",
+                Pending::Comment { id },
+            ));
             return vec![];
         }
         let why = match &s.detail {
@@ -325,39 +367,32 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
     let notes = s.drafts.get(&id).cloned();
     match a {
         Action::Complete => {
-            s.dialog = Some(Dialog {
-                title: format!("Complete #{id}?"),
-                message: title,
-                inputs: vec![("Result (optional)".into(), TextBuf::line(""))],
-                focus: 0,
-                required: false,
-                pending: Pending::Complete { id, token },
-                error: None,
-            });
+            s.dialog = Some(
+                Dialog::new(
+                    format!("Complete #{id}?"),
+                    title,
+                    Pending::Complete { id, token },
+                )
+                .field(FieldSpec::optional("Result", "Result (optional)"), ""),
+            );
             vec![]
         }
         Action::CompleteNext => {
-            s.dialog = Some(Dialog {
-                title: format!("Complete #{id} and take the next?"),
-                message: title,
-                inputs: vec![("Result (optional)".into(), TextBuf::line(""))],
-                focus: 0,
-                required: false,
-                pending: Pending::CompleteNext { id, token },
-                error: None,
-            });
+            s.dialog = Some(
+                Dialog::new(
+                    format!("Complete #{id} and take the next?"),
+                    title,
+                    Pending::CompleteNext { id, token },
+                )
+                .field(FieldSpec::optional("Result", "Result (optional)"), ""),
+            );
             vec![]
         }
         Action::Fail => {
-            s.dialog = Some(Dialog {
-                title: format!("Fail #{id}?"),
-                message: title,
-                inputs: vec![("Reason (required)".into(), TextBuf::line(""))],
-                focus: 0,
-                required: true,
-                pending: Pending::Fail { id, token },
-                error: None,
-            });
+            s.dialog = Some(
+                Dialog::new(format!("Fail #{id}?"), title, Pending::Fail { id, token })
+                    .field(FieldSpec::reason("Reason (required)"), ""),
+            );
             vec![]
         }
         Action::Release => vec![Effect::Finish {
@@ -393,7 +428,7 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
             let text = s.drafts.get(&id).cloned().unwrap_or_else(|| saved.clone());
             s.editor = Some(Editor {
                 item_id: id,
-                buf: TextBuf::multi(&text),
+                buf: TextInput::multi(&text),
                 original: saved,
                 saving: false,
             });

@@ -10,7 +10,9 @@ mod results;
 mod supervise;
 
 use super::layout;
-use super::{Dialog, Doing, Effect, Msg, RefreshRequest, State, Status, View, list_filter};
+use super::{
+    Dialog, Doing, Effect, Msg, RefreshRequest, STATUS_FADE_MS, State, Status, View, list_filter,
+};
 /// Applies one message to the state; returns what the loop must do next.
 ///
 /// One change at a time: an effect that changes something (see [`Effect::is_change`])
@@ -54,6 +56,13 @@ pub fn update(s: &mut State, msg: Msg) -> Vec<Effect> {
         let text = still(s, &what);
         set_error(s, text);
     }
+    // Draft notes that go with a release, skip, completion or failure: said when it is done.
+    if let Some(Effect::Finish { id, .. }) = fx
+        .iter()
+        .find(|e| matches!(e, Effect::Finish { notes: Some(_), .. }))
+    {
+        s.finish_notes = Some(*id);
+    }
     if s.doing.is_none()
         && let Some(e) = fx.iter().find(|e| e.is_change())
     {
@@ -96,6 +105,7 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Resize { width, height } => keys::resize(s, width, height),
         Msg::Tick { now } => {
             s.now = now;
+            fade_status(s);
             vec![Effect::CheckMarker]
         }
         Msg::Marker(m) if s.marker == Some(m) => vec![],
@@ -124,11 +134,31 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
 }
 
 pub(super) fn set_info(s: &mut State, text: String) {
-    s.status = Some(Status { text, error: false });
+    let at = s.now;
+    s.status = Some(Status {
+        text,
+        error: false,
+        at,
+    });
 }
 
 pub(super) fn set_error(s: &mut State, text: String) {
-    s.status = Some(Status { text, error: true });
+    let at = s.now;
+    s.status = Some(Status {
+        text,
+        error: true,
+        at,
+    });
+}
+
+/// A status line older than [`STATUS_FADE_MS`] (errors: three times that) goes.
+fn fade_status(s: &mut State) {
+    if let Some(st) = &s.status {
+        let keep = if st.error { 3 } else { 1 } * STATUS_FADE_MS;
+        if s.now.saturating_sub(st.at) >= keep {
+            s.status = None;
+        }
+    }
 }
 
 /// The refresh of what is on screen, plus a check of every lock we believe we hold.

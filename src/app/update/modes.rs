@@ -1,27 +1,14 @@
 //! The modal inputs: what keys do in a dialog, at the `/` filter prompt and in the notes
 //! editor, and what confirming a dialog asks the store to do.
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyEvent;
 
 use super::supervise;
 use super::{refresh, refused, set_error, set_info};
 use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
-use crate::app::{Dialog, Effect, Filter, Finish, Pending, State, TextBuf, View};
+use crate::app::{Dialog, Effect, Filter, Finish, Pending, State, View};
 use crate::store::TakeNext;
-
-fn edit_line(buf: &mut TextBuf, key: KeyEvent) {
-    match key.code {
-        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => buf.insert(c),
-        KeyCode::Backspace => buf.backspace(),
-        KeyCode::Delete => buf.delete(),
-        KeyCode::Left => buf.left(),
-        KeyCode::Right => buf.right(),
-        KeyCode::Home => buf.home(),
-        KeyCode::End => buf.end(),
-        _ => {}
-    }
-}
 
 pub(super) fn dialog_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     match keymap::lookup(Context::Dialog, &key) {
@@ -62,7 +49,7 @@ pub(super) fn dialog_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
         }
         _ => {
             if let Some(buf) = s.dialog.as_mut().and_then(|d| d.focused_mut()) {
-                edit_line(buf, key);
+                buf.key(key);
             }
             vec![]
         }
@@ -74,13 +61,7 @@ fn confirm(s: &mut State) -> Vec<Effect> {
         return vec![];
     };
     let text = d.value(0);
-    if d.required
-        && let Some(i) = (0..d.inputs.len()).find(|i| d.value(*i).is_empty())
-    {
-        let error = match d.inputs[i].0.split(" (").next().unwrap_or("A value") {
-            "Reason" => "A reason is required".to_string(),
-            what => format!("{what} is required"),
-        };
+    if let Some((i, error)) = d.missing() {
         s.dialog = Some(Dialog {
             error: Some(error),
             focus: i,
@@ -165,7 +146,7 @@ pub(super) fn prompt_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
         }
         _ => {
             if let Some(b) = s.filter_prompt.as_mut() {
-                edit_line(b, key);
+                b.key(key);
             }
             vec![]
         }
@@ -224,14 +205,7 @@ pub(super) fn editor_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
             vec![]
         }
         _ => {
-            let b = &mut ed.buf;
-            match key.code {
-                KeyCode::Enter => b.insert('\n'),
-                KeyCode::Tab => b.insert_str("    "),
-                KeyCode::Up => b.up(),
-                KeyCode::Down => b.down(),
-                _ => edit_line(b, key),
-            }
+            ed.buf.key(key);
             vec![]
         }
     }

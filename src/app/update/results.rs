@@ -4,9 +4,7 @@
 use crate::app::detail::{build_detail, rebuild_detail};
 use crate::app::layout;
 use crate::app::lost::{explain, is_lost};
-use crate::app::{
-    Dialog, Effect, Finish, Held, Notice, Pending, Resume, Snapshot, State, Status, View,
-};
+use crate::app::{Dialog, Effect, Finish, Held, Notice, Pending, Resume, Snapshot, State, View};
 use crate::domain::sanitize;
 use crate::domain::{Event, Item, ItemState};
 use crate::store::{StoreError, TakeNext};
@@ -155,11 +153,14 @@ pub(super) fn finished(
     result: Result<(), StoreError>,
 ) -> Vec<Effect> {
     if let Err(e) = result {
+        s.finish_notes = None;
         set_error(s, e.to_string());
         return vec![refresh(s)];
     }
     s.held.remove(&id);
+    // Draft notes went with the change (saved just before it).
     s.drafts.remove(&id);
+    let saved_draft = s.finish_notes.take() == Some(id);
     if s.detail.as_ref().is_some_and(|d| d.item.id == id) {
         s.detail = None;
     }
@@ -169,7 +170,12 @@ pub(super) fn finished(
         Finish::Release => "Released",
         Finish::Skip(_) => "Skipped",
     };
-    set_info(s, format!("{verb} #{id}"));
+    let notes = if saved_draft {
+        "; your draft notes were saved first"
+    } else {
+        ""
+    };
+    set_info(s, format!("{verb} #{id}{notes}"));
     vec![refresh(s)]
 }
 
@@ -236,10 +242,7 @@ pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
         Some(e) => set_error(s, e.to_string()),
         None if s.offline => {
             s.offline = false;
-            s.status = Some(Status {
-                text: "Reconnected".into(),
-                error: false,
-            });
+            set_info(s, "Reconnected".into());
         }
         None => {}
     }
@@ -337,27 +340,13 @@ fn lose(s: &mut State, held: &Held, history: &[Event]) {
     );
     let has_draft = s.drafts.get(&id).is_some_and(|d| !d.trim().is_empty());
     s.dialog = Some(if has_draft {
-        Dialog {
-            title: "Lock lost".into(),
-            message: format!(
-                "{message}.\nYour unsaved notes are kept. Add them to #{id} as a comment?"
-            ),
-            inputs: Vec::new(),
-            focus: 0,
-            required: false,
-            pending: Pending::Comment { id },
-            error: None,
-        }
+        Dialog::new(
+            "Lock lost",
+            format!("{message}.\nYour unsaved notes are kept. Add them to #{id} as a comment?"),
+            Pending::Comment { id },
+        )
     } else {
-        Dialog {
-            title: "Lock lost".into(),
-            message: format!("{message}."),
-            inputs: Vec::new(),
-            focus: 0,
-            required: false,
-            pending: Pending::Dismiss,
-            error: None,
-        }
+        Dialog::new("Lock lost", format!("{message}."), Pending::Dismiss)
     });
     set_error(s, message);
     rebuild_detail(s);

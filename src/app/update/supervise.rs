@@ -6,13 +6,14 @@
 use super::{refresh, set_error, set_info};
 use crate::app::keymap::Action;
 use crate::app::{
-    DetailLine, Dialog, Effect, Filter, LineKind, Pending, Report, State, SupervisorOp, View,
+    DetailLine, Dialog, Effect, FieldSpec, Filter, LineKind, Pending, Report, State, SupervisorOp,
+    View,
 };
 use crate::domain::sanitize;
 use crate::domain::time::{clock_hm_in, short_duration, start_of_day};
 use crate::domain::user::validate_user_name;
 use crate::domain::{
-    Event, Item, ItemState, LockStatus, Millis, QueueUpdate, Role, SeenLock, TakeOrder,
+    Event, Item, ItemState, LockStatus, Millis, QueueUpdate, Role, SeenLock, Setting, TakeOrder,
 };
 use crate::store::StoreError;
 
@@ -117,8 +118,10 @@ fn unlock(s: &mut State) -> Vec<Effect> {
             message,
             Pending::Unlock { seen },
         )
-        .field("Reason (required, recorded and shown to the holder)", "")
-        .required(),
+        .field(
+            FieldSpec::reason("Reason (required, recorded and shown to the holder)"),
+            "",
+        ),
     );
     vec![]
 }
@@ -142,9 +145,11 @@ fn reassign(s: &mut State) -> Vec<Effect> {
                 token: item.lock_token,
             },
         )
-        .field("To user (required)", "")
-        .field("Reason (required, recorded and shown to the holder)", "")
-        .required(),
+        .field(FieldSpec::required("To user", "To user (required)"), "")
+        .field(
+            FieldSpec::reason("Reason (required, recorded and shown to the holder)"),
+            "",
+        ),
     );
     vec![]
 }
@@ -222,8 +227,7 @@ fn cancel(s: &mut State) -> Vec<Effect> {
             message,
             Pending::Cancel { id: item.id },
         )
-        .field("Reason (required)", "")
-        .required(),
+        .field(FieldSpec::reason("Reason (required)"), ""),
     );
     vec![]
 }
@@ -249,17 +253,29 @@ fn queue_settings(s: &mut State) -> Vec<Effect> {
             Pending::QueueSettings { name },
         )
         .field(
-            "Lock seconds (a lock not renewed for this long expires)",
+            FieldSpec::optional(
+                LOCK_SECONDS,
+                "Lock seconds (a lock not renewed for this long expires)",
+            ),
             &q.lock_seconds.to_string(),
         )
         .field(
-            "Warning seconds (before expiry)",
+            FieldSpec::optional(WARN_SECONDS, "Warning seconds (before expiry)"),
             &q.warn_seconds.to_string(),
         )
-        .field("WIP limit per user (empty or 0: none)", &wip)
-        .field("Paused (yes/no)", if q.paused { "yes" } else { "no" })
         .field(
-            "Take order (priority, or due: soonest due first)",
+            FieldSpec::optional(WIP_LIMIT, "WIP limit per user (empty or 0: none)"),
+            &wip,
+        )
+        .field(
+            FieldSpec::optional(PAUSED, "Paused (yes/no)"),
+            if q.paused { "yes" } else { "no" },
+        )
+        .field(
+            FieldSpec::optional(
+                TAKE_ORDER,
+                "Take order (priority, or due: soonest due first)",
+            ),
             q.order.as_str(),
         ),
     );
@@ -308,15 +324,9 @@ pub(super) fn confirm(s: &mut State, d: Dialog) -> Vec<Effect> {
                 Ok(u) => u,
                 Err((field, m)) => return reopen(s, d, field, m),
             };
-            if let Err(m) = update.apply(&s.queue(&name)) {
-                let field = if m.starts_with("lock") {
-                    0
-                } else if m.starts_with("warn") {
-                    1
-                } else {
-                    2
-                };
-                return reopen(s, d, field, m);
+            if let Err(e) = update.apply(&s.queue(&name)) {
+                let field = d.index_of(settings_field(e.field)).unwrap_or(0);
+                return reopen(s, d, field, e.msg);
             }
             // The dialog stays up until the store answers, so a refusal keeps the values.
             s.dialog = Some(Dialog { error: None, ..d });
@@ -336,41 +346,62 @@ fn reopen(s: &mut State, d: Dialog, focus: usize, error: String) -> Vec<Effect> 
     vec![]
 }
 
+/// The queue settings dialog's fields, as its messages name them.
+const LOCK_SECONDS: &str = "Lock seconds";
+const WARN_SECONDS: &str = "Warning seconds";
+const WIP_LIMIT: &str = "WIP limit";
+const PAUSED: &str = "Paused";
+const TAKE_ORDER: &str = "Take order";
+
+/// The queue settings dialog's field of a setting.
+fn settings_field(setting: Setting) -> &'static str {
+    match setting {
+        Setting::LockSeconds => LOCK_SECONDS,
+        Setting::WarnSeconds => WARN_SECONDS,
+        Setting::MaxPerUser => WIP_LIMIT,
+        Setting::Paused => PAUSED,
+    }
+}
+
 /// The queue settings form as a `QueueUpdate`; an error names the field (index, message).
 fn parse_settings(d: &Dialog) -> Result<QueueUpdate, (usize, String)> {
-    let number = |i: usize, what: &str| -> Result<i64, (usize, String)> {
-        let v = d.value(i);
+    let field = |name: &str| d.index_of(name).unwrap_or(usize::MAX);
+    let number = |name: &str| -> Result<i64, (usize, String)> {
+        let v = d.value(field(name));
         v.parse::<i64>().map_err(|_| {
             (
-                i,
-                format!("{what}: '{}' is not a whole number", sanitize::line(&v)),
+                field(name),
+                format!("{name}: '{}' is not a whole number", sanitize::line(&v)),
             )
         })
     };
-    let lock = number(0, "Lock seconds")?;
-    let warn = number(1, "Warning seconds")?;
-    let wip = match d.value(2).to_lowercase().as_str() {
+    let lock = number(LOCK_SECONDS)?;
+    let warn = number(WARN_SECONDS)?;
+    let wip = match d.value(field(WIP_LIMIT)).to_lowercase().as_str() {
         "" | "0" | "none" => None,
-        _ => Some(number(2, "WIP limit")?),
+        _ => Some(number(WIP_LIMIT)?),
     };
-    let paused = match d.value(3).to_lowercase().as_str() {
+    let paused = match d.value(field(PAUSED)).to_lowercase().as_str() {
         "yes" | "y" | "true" | "on" => true,
         "no" | "n" | "false" | "off" | "" => false,
         other => {
             return Err((
-                3,
-                format!("Paused: '{}' is neither yes nor no", sanitize::line(other)),
+                field(PAUSED),
+                format!(
+                    "{PAUSED}: '{}' is neither yes nor no",
+                    sanitize::line(other)
+                ),
             ));
         }
     };
-    let typed = d.value(4).trim().to_lowercase();
+    let typed = d.value(field(TAKE_ORDER)).trim().to_lowercase();
     let order = match typed.as_str() {
         "" => TakeOrder::Priority,
         o => TakeOrder::parse(o).ok_or_else(|| {
             (
-                4,
+                field(TAKE_ORDER),
                 format!(
-                    "Take order: '{}' is neither priority nor due",
+                    "{TAKE_ORDER}: '{}' is neither priority nor due",
                     sanitize::line(o)
                 ),
             )
@@ -440,8 +471,10 @@ pub(super) fn locks_collected(
                 locks: locks.into_iter().map(|(seen, _)| seen).collect(),
             },
         )
-        .field("Reason (required, recorded on every item)", "")
-        .required(),
+        .field(
+            FieldSpec::reason("Reason (required, recorded on every item)"),
+            "",
+        ),
     );
     vec![]
 }
@@ -639,9 +672,10 @@ mod tests {
     #[test]
     fn queue_settings_form_names_the_bad_field() {
         let form = |vals: [&str; 4]| {
-            vals.iter().fold(
+            let names = [LOCK_SECONDS, WARN_SECONDS, WIP_LIMIT, PAUSED];
+            names.iter().zip(vals).fold(
                 Dialog::new("t", "m", Pending::QueueSettings { name: "q".into() }),
-                |d, v| d.field("f", v),
+                |d, (name, v)| d.field(FieldSpec::optional(name, "label"), v),
             )
         };
         let ok = parse_settings(&form(["600", "60", "", "yes"])).unwrap();

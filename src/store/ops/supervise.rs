@@ -158,7 +158,7 @@ pub(crate) fn set_queue(
         None if create => QueueSettings::new(name),
         None => known_queue(tx, name)?,
     };
-    let next = update.apply(&cur).map_err(StoreError::Invalid)?;
+    let next = update.apply(&cur).map_err(|e| StoreError::Invalid(e.msg))?;
     tx.put_queue(&next)?;
     tracing::info!(queue = %name, by = %tx.actor().name, ?next, "queue settings changed");
     Ok(next)
