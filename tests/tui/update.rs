@@ -394,7 +394,7 @@ fn n_after_skipping_everything_offers_the_skipped_items_again_with_a_note() {
         "{status:?}"
     );
     // When even those are gone, `n` says so plainly (and does not loop).
-    let fx = update(&mut s, key('n', T0 + 4000));
+    let fx = update(&mut s, key('n', T0 + 10_000));
     assert!(matches!(&fx[0], Effect::TakeNext(t) if t.skip.is_empty()));
     let fx = update(
         &mut s,
