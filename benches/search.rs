@@ -491,7 +491,9 @@ fn schema_file(dir: &Path, schema: Schema, base_items: usize) -> PathBuf {
     }
     if schema == Schema::Today {
         let c = Connection::open(&path).unwrap();
-        caseload::store::sqlite::migrate::create_at_version(&c, 2).unwrap();
+        // Every released step but this change's (the last one).
+        let before = caseload::store::sqlite::migrate::LATEST - 1;
+        caseload::store::sqlite::migrate::create_at_version(&c, before).unwrap();
     } else {
         drop(open_store(&path));
     }
@@ -574,43 +576,55 @@ fn sec_insert(dir: &Path) {
     println!("| schema | raw adds/s | raw import rows/s | vs today (adds / import) |");
     println!("|---|---:|---:|---|");
     let mut today = (0.0, 0.0);
-    for (schema, name) in [
-        (Schema::Today, "today (version 2, no search index)"),
-        (
-            Schema::HighWater,
-            "this one: index behind a high-water mark",
-        ),
-        (
-            Schema::Trigger,
-            "rejected: FTS5 trigram kept by an insert trigger",
-        ),
-    ] {
-        let path = schema_file(dir, schema, base);
-        let c = raw_conn(&path);
-        let t = Instant::now();
-        for i in 0..adds {
-            raw_add(&c, &new_item(base + 1 + i));
-        }
-        let add_rate = adds as f64 / t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        let mut i = base + adds + 1;
-        while i < base + adds + 1 + rows {
-            c.execute_batch("BEGIN IMMEDIATE").unwrap();
-            for k in i..(i + 2000).min(base + adds + 1 + rows) {
-                raw_insert(&c, &new_item(k));
+    let mut best: Vec<(f64, f64)> = vec![(0.0, 0.0); 3];
+    // Twice each, interleaved (today, this, rejected, today, …): the best of two, so that
+    // a burst of load on the shared machine does not decide a ratio.
+    for round in 0..2 {
+        for (k, (schema, name)) in [
+            (Schema::Today, "today (the schema before this change)"),
+            (
+                Schema::HighWater,
+                "this one: index behind a high-water mark",
+            ),
+            (
+                Schema::Trigger,
+                "rejected: FTS5 trigram kept by an insert trigger",
+            ),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let path = schema_file(dir, schema, base);
+            let c = raw_conn(&path);
+            let t = Instant::now();
+            for i in 0..adds {
+                raw_add(&c, &new_item(base + 1 + i));
             }
-            c.execute_batch("COMMIT").unwrap();
-            i += 2000;
+            let add_rate = adds as f64 / t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let mut i = base + adds + 1;
+            while i < base + adds + 1 + rows {
+                c.execute_batch("BEGIN IMMEDIATE").unwrap();
+                for k in i..(i + 2000).min(base + adds + 1 + rows) {
+                    raw_insert(&c, &new_item(k));
+                }
+                c.execute_batch("COMMIT").unwrap();
+                i += 2000;
+            }
+            let import_rate = rows as f64 / t.elapsed().as_secs_f64();
+            best[k] = (best[k].0.max(add_rate), best[k].1.max(import_rate));
+            if round == 1 {
+                let (add_rate, import_rate) = best[k];
+                if schema == Schema::Today {
+                    today = (add_rate, import_rate);
+                }
+                println!(
+                    "| {name} | {add_rate:.0} | {import_rate:.0} | {:.2} / {:.2} |",
+                    add_rate / today.0,
+                    import_rate / today.1
+                );
+            }
         }
-        let import_rate = rows as f64 / t.elapsed().as_secs_f64();
-        if schema == Schema::Today {
-            today = (add_rate, import_rate);
-        }
-        println!(
-            "| {name} | {add_rate:.0} | {import_rate:.0} | {:.2} / {:.2} |",
-            add_rate / today.0,
-            import_rate / today.1
-        );
     }
     // The store itself on this schema, for reference.
     let path = schema_file(dir, Schema::HighWater, base);
