@@ -1,4 +1,4 @@
--- caseload: the whole current PostgreSQL schema (version 3), the same meaning as schema.sql.
+-- caseload: the whole current PostgreSQL schema (version 4), the same meaning as schema.sql.
 --
 -- Fresh schemas are created from this file by the migrator in src/store/postgres/migrate.rs,
 -- inside one transaction holding pg_advisory_xact_lock, and recorded in caseload_schema, so
@@ -39,6 +39,9 @@ CREATE TABLE items (
     created_by   TEXT NOT NULL,
     finished_at  BIGINT NULL,
     finished_by  TEXT NULL,
+    -- The creator's OS login (created_by is the caseload name); NULL on items older than
+    -- schema 3, which have a `created` event row instead.
+    created_os   TEXT NULL,
     CHECK ((lock_user IS NULL) = (lock_time IS NULL)),
     CHECK (state = 'open' OR lock_user IS NULL)
 ) WITH (fillfactor = 85);
@@ -54,6 +57,9 @@ CREATE INDEX items_take_all ON items (priority DESC, created_at, id) WHERE state
 CREATE INDEX items_lock_time ON items (lock_time) WHERE lock_user IS NOT NULL;
 -- A user's own locks: Mine, resume, the WIP limit.
 CREATE INDEX items_lock_user ON items (lock_user, queue) WHERE lock_user IS NOT NULL;
+-- Items by who created them and when: a user's day (`history`, the TUI's activity) shows
+-- their creations, which have no event row.
+CREATE INDEX items_created_by ON items (created_by, created_at);
 -- Open items by age and by due time: the Stats view, the oldest open item, overdue items.
 CREATE INDEX items_open_age ON items (created_at) WHERE state = 'open';
 CREATE INDEX items_due ON items (due_at) WHERE state = 'open' AND due_at IS NOT NULL;

@@ -1,4 +1,4 @@
--- caseload: the whole current SQLite schema (user_version 4).
+-- caseload: the whole current SQLite schema (user_version 5).
 --
 -- A fresh database is created from this file in one IMMEDIATE transaction. An older
 -- database is brought up to date by the steps in src/store/migrations/ instead; a test
@@ -35,6 +35,9 @@ CREATE TABLE items (
     created_by   TEXT NOT NULL,
     finished_at  INTEGER NULL,
     finished_by  TEXT NULL,
+    -- The creator's OS login (created_by is the caseload name); NULL on items older than
+    -- schema 4, which have a `created` event row instead.
+    created_os   TEXT NULL,
     CHECK ((lock_user IS NULL) = (lock_time IS NULL)),
     CHECK (state = 'open' OR lock_user IS NULL)
 );
@@ -51,6 +54,9 @@ CREATE INDEX items_take_all ON items (priority DESC, created_at, id, state) WHER
 CREATE INDEX items_lock_time ON items (lock_time) WHERE lock_user IS NOT NULL;
 -- A user's own locks: Mine, resume, the WIP limit.
 CREATE INDEX items_lock_user ON items (lock_user, queue) WHERE lock_user IS NOT NULL;
+-- Items by who created them and when: a user's day (`history`, the TUI's activity) shows
+-- their creations, which have no event row.
+CREATE INDEX items_created_by ON items (created_by, created_at);
 -- Open items by age and by due time: the Stats view, the oldest open item, overdue items.
 CREATE INDEX items_open_age ON items (created_at) WHERE state = 'open';
 CREATE INDEX items_due ON items (due_at) WHERE state = 'open' AND due_at IS NOT NULL;

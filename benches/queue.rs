@@ -334,23 +334,31 @@ fn raw_insert(c: &Connection, it: &NewItem, now: i64, me: &str) -> rusqlite::Res
                 it.priority,
                 it.due_at,
                 now,
-                me
+                me,
+                "bench"
             ],
             |r| r.get(0),
         )
         .optional()?;
-    let Some(id) = id else {
+    if id.is_none() {
         c.prepare_cached(RID_SQL)?
             .query_row([&it.request_id], |r| r.get::<_, i64>(0))?;
         return Ok(false);
-    };
+    }
+    // No `created` event: the store writes none (the item row records it).
+    Ok(true)
+}
+
+/// The `created` event the store wrote per item until issue 11 (diagnostics only).
+fn raw_created_event(c: &Connection, it: &NewItem, now: i64, me: &str) -> rusqlite::Result<()> {
     let detail = match &it.request_id {
         Some(r) => format!(r#"{{"request_id":"{r}"}}"#),
         None => r#"{"request_id":null}"#.to_string(),
     };
+    let id = c.last_insert_rowid();
     c.prepare_cached(EVENT_SQL)?
         .execute(params![id, now, me, "bench", "created", detail])?;
-    Ok(true)
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -565,28 +573,6 @@ impl Engine {
                     raw_insert(c, it, now, &me)
                 })
                 .map(|_| ())
-            }
-            Engine::Pg(_) | Engine::PgRaw(_) => unimplemented!("SQLite sections only"),
-        }
-    }
-
-    fn add_batch(&mut self, items: &[NewItem]) -> Result<usize, OpError> {
-        match self {
-            Engine::Store(s) => s.add_batch(items).map_err(store_err),
-            Engine::Raw { conn, me, .. } => {
-                let me = me.clone();
-                raw_txn(conn, |c, now| {
-                    let queues: std::collections::BTreeSet<&str> =
-                        items.iter().map(|i| i.queue.as_str()).collect();
-                    for q in queues {
-                        c.prepare_cached(QUEUE_SQL)?.execute([q])?;
-                    }
-                    let mut n = 0;
-                    for it in items {
-                        n += raw_insert(c, it, now, &me)? as usize;
-                    }
-                    Ok(n)
-                })
             }
             Engine::Pg(_) | Engine::PgRaw(_) => unimplemented!("SQLite sections only"),
         }
@@ -929,7 +915,7 @@ fn fill(path: &Path, n: usize, open: usize) {
 /// A cached filled file copied to `dest` (built on first use).
 fn filled_copy(cfg: &Config, n: usize, open: usize, dest: &Path) {
     std::fs::create_dir_all(&cfg.cache).unwrap();
-    let cached = cfg.cache.join(format!("items-{n}-open-{open}-v1.db"));
+    let cached = cfg.cache.join(format!("items-{n}-open-{open}-v2.db"));
     if !cached.exists() {
         let t = Instant::now();
         let tmp = cfg.cache.join("building.db");
@@ -1379,7 +1365,45 @@ fn import_csv(cfg: &Config) -> PathBuf {
     path
 }
 
-/// 4b. import through the real path, with a claimer process running alongside.
+/// The rows of the import CSV, streamed and checked as `caseload import` reads them, each
+/// with the request id `caseload import` derives (file identity + line).
+fn for_each_import_row(csv: &Path, mut each: impl FnMut(NewItem)) {
+    let mut id = caseload::import::FileIdentity::new(caseload::import::Format::Csv, "default");
+    id.bytes(&std::fs::read(csv).unwrap());
+    let file_id = id.finish();
+    let f = std::fs::File::open(csv).unwrap();
+    let mut rows =
+        caseload::import::Rows::new(f, caseload::import::Format::Csv, "default").unwrap();
+    while let Some(p) = rows.next_row().unwrap() {
+        let caseload::import::Parsed::Item(r) = p else {
+            panic!("a bad row in the bench CSV: {p:?}")
+        };
+        let mut item = r.item;
+        item.request_id = Some(caseload::import::derived_key(&file_id, r.line));
+        each(item);
+    }
+}
+
+/// Tracks the longest gap between two progress reports of the second pass: one batch
+/// (reading and checking its rows, and its transaction).
+#[derive(Default)]
+struct BatchClock {
+    last: Option<Instant>,
+    worst: Duration,
+}
+
+impl caseload::import::Progress for BatchClock {
+    fn checking(&mut self, _: u64, _: u64, _: u64) {}
+    fn writing(&mut self, _: u64, _: u64) {
+        if let Some(l) = self.last {
+            self.worst = self.worst.max(l.elapsed());
+        }
+        self.last = Some(Instant::now());
+    }
+}
+
+/// 4b. import through the real path (`import::import`: both passes), with a claimer
+/// process running alongside; the raw side streams the same rows into the same SQL.
 fn sec_import(cfg: &Config, dir: &Path, rep: &mut Report) {
     println!(
         "\n== import: {} CSV rows, batches sized to ~{} ms ==",
@@ -1397,30 +1421,46 @@ fn sec_import(cfg: &Config, dir: &Path, rep: &mut Report) {
         std::thread::sleep(Duration::from_millis(200));
         let mut eng = Engine::open(engine, &db, "importer");
         let t = Instant::now();
-        let data = std::fs::read(&csv).unwrap();
-        let rows = caseload::import::parse(&data, caseload::import::Format::Csv, "default")
-            .unwrap_or_else(|e| panic!("parse: {:?}", &e[..e.len().min(3)]));
-        let parsed = t.elapsed();
-        // Diagnostics only: sequential request ids instead of the derived content hashes.
-        let mut rows = rows;
-        if std::env::var_os("CL_BENCH_SEQ_RID").is_some() {
-            for (i, r) in rows.iter_mut().enumerate() {
-                r.request_id = Some(format!("import:{i:012}"));
+        let (created, worst) = match &mut eng {
+            Engine::Store(s) => {
+                let mut clock = BatchClock::default();
+                let sum = caseload::import::import(
+                    s.as_mut(),
+                    &csv,
+                    caseload::import::Format::Csv,
+                    "default",
+                    &mut clock,
+                )
+                .unwrap_or_else(|e| panic!("import: {e:?}"));
+                (sum.created as usize, clock.worst)
             }
-        }
-        let mut worst = Duration::ZERO;
-        let mut created = 0;
-        // The same batch sizing as `caseload import`.
-        let mut sizer = caseload::import::BatchSizer::default();
-        let mut rest = &rows[..];
-        while !rest.is_empty() {
-            let (chunk, tail) = rest.split_at(sizer.next_len().min(rest.len()));
-            let b = Instant::now();
-            created += eng.add_batch(chunk).unwrap();
-            sizer.record(chunk.len(), b.elapsed());
-            worst = worst.max(b.elapsed());
-            rest = tail;
-        }
+            Engine::Raw { conn, .. } => {
+                // The same batch sizing as `caseload import`, the same streamed rows.
+                let mut sizer = caseload::import::BatchSizer::default();
+                let mut batch = Vec::new();
+                let (mut created, mut worst) = (0, Duration::ZERO);
+                let mut flush = |batch: &mut Vec<NewItem>| {
+                    let b = Instant::now();
+                    created += raw_batch(conn, batch, None);
+                    sizer.record(batch.len(), b.elapsed());
+                    worst = worst.max(b.elapsed());
+                    batch.clear();
+                    sizer.next_len()
+                };
+                let mut want = sizer_start();
+                for_each_import_row(&csv, |item| {
+                    batch.push(item);
+                    if batch.len() >= want {
+                        want = flush(&mut batch);
+                    }
+                });
+                if !batch.is_empty() {
+                    flush(&mut batch);
+                }
+                (created, worst)
+            }
+            Engine::Pg(_) | Engine::PgRaw(_) => unreachable!("SQLite engines only"),
+        };
         let total = t.elapsed();
         claimer.stdin.write_all(b"STOP\n").unwrap();
         let cr = collect(claimer);
@@ -1428,8 +1468,7 @@ fn sec_import(cfg: &Config, dir: &Path, rep: &mut Report) {
         let mut lat = cr.lat.clone();
         lat.sort_unstable();
         println!(
-            "  {engine}: parse {:.2} s, total {:.2} s, claimer {} claims (busy {}, other {})",
-            parsed.as_secs_f64(),
+            "  {engine}: total {:.2} s, claimer {} claims (busy {}, other {})",
             total.as_secs_f64(),
             lat.len(),
             cr.busy,
@@ -1445,16 +1484,19 @@ fn sec_import(cfg: &Config, dir: &Path, rep: &mut Report) {
     let (s, r) = (res[0], res[1]);
     rep.add(
         "4 import",
-        format!("import rows/s ({} rows, parse included)", cfg.import_rows),
+        format!(
+            "import rows/s ({} rows; caseload: both passes, raw: one)",
+            cfg.import_rows
+        ),
         format!("{:.0}", s.0),
         format!("{:.0}", r.0),
         format!("{:.2}", s.0 / r.0),
-        "≥200,000/s",
-        yes(s.0 >= 200_000.0),
+        "≥0.5 of raw",
+        yes(s.0 / r.0 >= 0.5),
     );
     rep.add(
         "4 import",
-        "longest batch transaction (ms)",
+        "longest batch (ms; caseload: read + check + transaction)",
         format!("{:.1}", s.1.as_secs_f64() * 1e3),
         format!("{:.1}", r.1.as_secs_f64() * 1e3),
         format!("{:.2}", s.1.as_secs_f64() / r.1.as_secs_f64()),
@@ -1469,6 +1511,131 @@ fn sec_import(cfg: &Config, dir: &Path, rep: &mut Report) {
         format!("{:.2}", s.2 as f64 / r.2.max(1) as f64),
         "(reported)",
         "-",
+    );
+}
+
+fn sizer_start() -> usize {
+    caseload::import::BatchSizer::default().next_len()
+}
+
+/// One raw import batch in one transaction; `event` also writes the `created` event the
+/// store wrote before issue 11 (diagnostics).
+fn raw_batch(conn: &Connection, batch: &[NewItem], event: Option<()>) -> usize {
+    raw_txn(conn, |c, now| {
+        let queues: std::collections::BTreeSet<&str> =
+            batch.iter().map(|i| i.queue.as_str()).collect();
+        for q in queues {
+            c.prepare_cached(QUEUE_SQL)?.execute([q])?;
+        }
+        let mut n = 0;
+        for it in batch {
+            let created = raw_insert(c, it, now, "importer")?;
+            if created && event.is_some() {
+                raw_created_event(c, it, now, "importer")?;
+            }
+            n += created as usize;
+        }
+        Ok(n)
+    })
+    .unwrap()
+}
+
+/// 4c. `caseload import FILE` as a user runs it — this build's binary against the one
+/// named by `CL_BENCH_IMPORT_BEFORE` (e.g. built from the commit before), alternately on
+/// fresh copies of the same 10k-item file: wall time and peak RSS (`/usr/bin/time`).
+fn sec_import_bin(cfg: &Config, dir: &Path, rep: &mut Report) {
+    let csv = import_csv(cfg);
+    let now = PathBuf::from(env!("CARGO_BIN_EXE_caseload"));
+    let before = std::env::var_os("CL_BENCH_IMPORT_BEFORE").map(PathBuf::from);
+    println!(
+        "\n== import-bin: `caseload import` of {} CSV rows ({} MB), before = {} ==",
+        cfg.import_rows,
+        std::fs::metadata(&csv).unwrap().len() / 1_000_000,
+        before
+            .as_ref()
+            .map_or("(CL_BENCH_IMPORT_BEFORE unset)".into(), |p| p
+                .display()
+                .to_string())
+    );
+    let mut runs: Vec<(&str, PathBuf)> = vec![("now", now)];
+    if let Some(b) = before {
+        runs.insert(0, ("before", b));
+    }
+    let mut res = Vec::new();
+    for (name, exe) in &runs {
+        let db = dir.join(format!("import-bin-{name}.db"));
+        filled_copy(cfg, cfg.small, cfg.small / 10, &db);
+        let t = Instant::now();
+        let out = Command::new("/usr/bin/time")
+            .arg("-f")
+            .arg("MAXRSS_KB %M")
+            .arg(exe)
+            .arg("--db")
+            .arg(&db)
+            .arg("--user")
+            .arg("importer")
+            .arg("import")
+            .arg(&csv)
+            .output()
+            .expect("run /usr/bin/time");
+        let secs = t.elapsed().as_secs_f64();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {err}");
+        let kb: u64 = err
+            .lines()
+            .find_map(|l| l.strip_prefix("MAXRSS_KB "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no RSS in {err}"));
+        println!(
+            "  {name}: {:.1} s, {:.0} rows/s, peak RSS {:.1} MiB — {}",
+            secs,
+            cfg.import_rows as f64 / secs,
+            kb as f64 / 1024.0,
+            String::from_utf8_lossy(&out.stdout).trim()
+        );
+        res.push((*name, cfg.import_rows as f64 / secs, kb as f64 / 1024.0));
+        std::fs::remove_file(&db).ok();
+    }
+    let (_, rate, rss) = res[res.len() - 1];
+    let (b_rate, b_rss) = if res.len() == 2 {
+        (format!("{:.0}", res[0].1), format!("{:.1}", res[0].2))
+    } else {
+        ("-".into(), "-".into())
+    };
+    let ratio = |x: f64, i: usize| {
+        if res.len() == 2 {
+            format!("{:.2}", x / [res[0].1, res[0].2][i])
+        } else {
+            "-".into()
+        }
+    };
+    rep.add(
+        "4 import",
+        format!(
+            "`caseload import` rows/s, {} rows (now / before)",
+            cfg.import_rows
+        ),
+        format!("{rate:.0}"),
+        b_rate,
+        ratio(rate, 0),
+        "≥2× before",
+        if res.len() == 2 {
+            yes(rate >= 2.0 * res[0].1)
+        } else {
+            "-".into()
+        },
+    );
+    rep.add(
+        "4 import",
+        format!(
+            "`caseload import` peak RSS MiB, {} rows (now / before)",
+            cfg.import_rows
+        ),
+        format!("{rss:.1}"),
+        b_rss,
+        ratio(rss, 1),
+        "≤64 MiB",
+        yes(rss <= 64.0),
     );
 }
 
@@ -1675,81 +1842,115 @@ fn sec_pg(cfg: &Config, _dir: &Path, rep: &mut Report) {
     }
 }
 
-/// `__diag_import <rows>`: the raw import alone, one process, with SQLite's own counters
-/// per batch (pages written, spilled, missed) and the time split between the inserts and
-/// the COMMIT. A diagnostic for the import section; not part of the figures.
+/// `__diag_import <rows>`: what each part of an import row costs. The raw import alone
+/// (one process, batches of a fixed size, the store's SQL) into fresh copies of the
+/// 10k-item file, once per variant: as before issue 11 (random content-hash request ids
+/// and a `created` event per row), with line-keyed ids, without the event (today), and
+/// today's minus one index or trigger at a time. Not part of the figures.
 fn diag_import(cfg: &Config, dir: &Path, rows_n: usize) {
-    use rusqlite::ffi;
-    let db = dir.join("diag-import.db");
-    filled_copy(cfg, cfg.small, cfg.small / 10, &db);
     let cfg2 = Config {
         import_rows: rows_n,
         cache: cfg.cache.clone(),
         ..Config::from_env()
     };
     let csv = import_csv(&cfg2);
-    let data = std::fs::read(&csv).unwrap();
-    let rows = caseload::import::parse(&data, caseload::import::Format::Csv, "default").unwrap();
-    let conn = open_raw(&db);
-    diag_pragmas(&conn);
-    let stat = |op: i32| -> i64 {
-        let (mut cur, mut hi) = (0, 0);
-        // SAFETY: a valid handle of an open connection, used on this thread only.
-        unsafe { ffi::sqlite3_db_status(conn.handle(), op, &mut cur, &mut hi, 1) };
-        cur as i64
-    };
-    let (mut t_ins, mut t_commit) = (Duration::ZERO, Duration::ZERO);
-    let (mut writes, mut spills, mut misses) = (0i64, 0i64, 0i64);
-    let t = Instant::now();
-    for (b, chunk) in rows.chunks(DIAG_BATCH).enumerate() {
-        let t0 = Instant::now();
-        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
-        let now = now_ms();
-        for it in chunk {
-            raw_insert(&conn, it, now, "importer").unwrap();
+    let mut rows = Vec::new();
+    for_each_import_row(&csv, |it| rows.push(it));
+    let hashed: Vec<NewItem> = rows
+        .iter()
+        .map(|it| {
+            let mut h = caseload::import::Fnv128::default();
+            for f in [&it.queue, &it.title, &it.body, &it.params] {
+                h.field(f.as_bytes());
+            }
+            NewItem {
+                request_id: Some(format!("import:{:032x}:1", h.value())),
+                ..it.clone()
+            }
+        })
+        .collect();
+    let variants: [(&str, &[NewItem], bool, &str); 8] = [
+        (
+            "before: content-hash ids + created event",
+            &hashed,
+            true,
+            "",
+        ),
+        ("line-keyed ids + created event", &rows, true, ""),
+        ("line-keyed ids, no event (now)", &rows, false, ""),
+        (
+            "now, without items_take",
+            &rows,
+            false,
+            "DROP INDEX items_take",
+        ),
+        (
+            "now, without items_take_all",
+            &rows,
+            false,
+            "DROP INDEX items_take_all",
+        ),
+        (
+            "now, without items_open_age",
+            &rows,
+            false,
+            "DROP INDEX items_open_age",
+        ),
+        (
+            "now, without the count trigger",
+            &rows,
+            false,
+            "DROP TRIGGER items_count_insert",
+        ),
+        (
+            "now, without any of those",
+            &rows,
+            false,
+            "DROP INDEX items_take; DROP INDEX items_take_all; DROP INDEX items_open_age; \
+             DROP TRIGGER items_count_insert",
+        ),
+    ];
+    for (name, items, event, drop) in variants {
+        let db = dir.join("diag-import.db");
+        filled_copy(cfg, cfg.small, cfg.small / 10, &db);
+        let conn = open_raw(&db);
+        diag_pragmas(&conn);
+        conn.execute_batch(drop).unwrap();
+        let t = Instant::now();
+        let mut n = 0;
+        for chunk in items.chunks(DIAG_BATCH) {
+            n += raw_batch(&conn, chunk, event.then_some(()));
         }
-        let t1 = Instant::now();
-        let spill = stat(ffi::SQLITE_DBSTATUS_CACHE_SPILL);
-        conn.execute_batch("COMMIT").unwrap();
-        let t2 = Instant::now();
-        let w = stat(ffi::SQLITE_DBSTATUS_CACHE_WRITE);
-        let m = stat(ffi::SQLITE_DBSTATUS_CACHE_MISS);
-        t_ins += t1 - t0;
-        t_commit += t2 - t1;
-        writes += w;
-        spills += spill;
-        misses += m;
-        if b % 50 == 0 {
-            println!(
-                "batch {b}: inserts {:.1} ms, commit {:.1} ms, pages written {w}, spilled {spill}, \
-                 cache misses {m}",
-                (t1 - t0).as_secs_f64() * 1e3,
-                (t2 - t1).as_secs_f64() * 1e3
-            );
-        }
+        assert_eq!(n, rows_n);
+        let secs = t.elapsed().as_secs_f64();
+        println!(
+            "{name:45} {rows_n} rows in {secs:6.2} s: {:7.0} rows/s",
+            rows_n as f64 / secs
+        );
+        drop_db(&db);
     }
-    println!(
-        "{rows_n} rows in {:.2} s ({:.0}/s): inserts {:.2} s, commits {:.2} s, pages written {writes} \
-         ({:.2}/row), spilled {spills}, misses {misses}",
-        t.elapsed().as_secs_f64(),
-        rows_n as f64 / t.elapsed().as_secs_f64(),
-        t_ins.as_secs_f64(),
-        t_commit.as_secs_f64(),
-        writes as f64 / rows_n as f64
-    );
+}
+
+fn drop_db(db: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = db.as_os_str().to_owned();
+        p.push(suffix);
+        std::fs::remove_file(PathBuf::from(p)).ok();
+    }
 }
 
 // ---------------------------------------------------------------------------------------
 
 type Section = fn(&Config, &Path, &mut Report);
 
-const SECTIONS: [(&str, Section); 8] = [
+const SECTIONS: [(&str, Section); 9] = [
     ("cycles", sec_cycles),
     ("fairness", sec_fairness),
     ("claim", sec_claim),
     ("due", sec_due),
     ("enqueue", sec_enqueue),
     ("import", sec_import),
+    ("import-bin", sec_import_bin),
     ("screen", sec_screen),
     ("pg", sec_pg),
 ];

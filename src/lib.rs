@@ -21,7 +21,8 @@
 //!   findings and advice, the rows `export` leaves out), `help` (examples after every
 //!   `--help`, shell completions, man pages); `run` only dispatches.
 //! - [`config`]: the system and user config files (`toml`) in one `Config`.
-//! - [`import`]: CSV / JSON Lines parsing and validation for `caseload import`.
+//! - [`import`]: `caseload import`: CSV / JSON Lines read a row at a time, checked in a
+//!   first pass and written in a second, in bounded memory.
 //! - [`doctor`]: `caseload doctor`, the deployment checks (files, disk, schema, server).
 //! - [`logging`]: diagnostics to a log file, never to a screen.
 

@@ -26,9 +26,9 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp
-                | clap::error::ErrorKind::DisplayVersion
-                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                // `caseload user` without its subcommand is a usage error (exit 2), though
+                // clap answers it with the help text.
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
                     let _ = e.print();
                     ExitCode::from(exit::OK as u8)
                 }

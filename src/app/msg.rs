@@ -11,6 +11,8 @@ use super::{Filter, View};
 /// What `update` hears about.
 #[derive(Debug, Clone)]
 pub enum Msg {
+    /// Something the loop tells the user (e.g. why Ctrl-Z did not suspend).
+    Said(String),
     Key {
         key: ratatui::crossterm::event::KeyEvent,
         now: Millis,

@@ -205,15 +205,9 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "table")]
         format: ReportFormat,
     },
-    /// Write items as CSV or JSON Lines to standard output.
-    Export {
-        /// Only items in this state: open, done, failed or cancelled (default: every item).
-        #[arg(long, value_parser = parse_item_state)]
-        state: Option<ItemState>,
-        /// Output format.
-        #[arg(long, value_enum, default_value = "csv")]
-        format: FormatArg,
-    },
+    /// Write items (or, with --events, their audit trail) as CSV or JSON Lines to standard
+    /// output; `caseload import` reads what it writes.
+    Export(ExportArgs),
     /// Check the file's integrity and the schema's invariants.
     Check,
     /// Write a consistent copy of the database to FILE (online, while others work).
@@ -257,8 +251,17 @@ pub struct AddArgs {
     #[arg(long)]
     pub queue: Option<String>,
     /// Body text, shown in the item's detail (default: empty; at most 1 MiB).
-    #[arg(long, default_value = "", hide_default_value = true)]
+    #[arg(
+        long,
+        default_value = "",
+        hide_default_value = true,
+        conflicts_with = "body_file"
+    )]
     pub body: String,
+    /// Read the body from this file, or from standard input when FILE is `-` (UTF-8, at
+    /// most 1 MiB; for bodies too long for the command line).
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
     /// Parameters, a JSON object (e.g. '{"order": 42}').
     #[arg(long, default_value = "{}")]
     pub params: String,
@@ -292,6 +295,32 @@ pub struct ImportArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Only items in this state: open, done, failed or cancelled (default: every item).
+    #[arg(long, value_parser = parse_item_state)]
+    pub state: Option<ItemState>,
+    /// Only items in this queue (default: every queue).
+    #[arg(long)]
+    pub queue: Option<String>,
+    /// Only items created at or after this time, RFC 3339 (with --events: only events
+    /// written since then; default: all).
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "csv")]
+    pub format: FormatArg,
+    /// Write the audit trail (every event of the selected items, oldest first) instead of
+    /// the items.
+    #[arg(long)]
+    pub events: bool,
+    /// CSV: write cells that begin with =, +, -, @, tab or CR as they are. By default they
+    /// get a leading ' so that a spreadsheet shows them as text instead of running them
+    /// as formulas (`caseload import` removes it again).
+    #[arg(long)]
+    pub raw: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct ListArgs {
     /// Which items: open (in take order), locked, expired, done, failed, cancelled or all.
     #[arg(long, value_parser = parse_state_filter, default_value = "open")]
@@ -302,7 +331,8 @@ pub struct ListArgs {
     /// Only items you hold.
     #[arg(long)]
     pub mine: bool,
-    /// Print at most this many items.
+    /// Print at most this many items; 0 prints every item. When more match, stderr says
+    /// how many ("100 of 3,412 shown").
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub limit: usize,
     /// Only items whose title, body, notes, result, params or error contain every word

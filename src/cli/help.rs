@@ -301,7 +301,11 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             ),
             (
                 "caseload export --format jsonl > all.jsonl",
-                "everything as JSON Lines",
+                "everything as JSON Lines (`caseload import all.jsonl` reads it back)",
+            ),
+            (
+                "caseload export --events --since 2026-11-01T00:00:00Z > audit.csv",
+                "the audit trail since November",
             ),
         ],
     ),
@@ -381,6 +385,26 @@ pub fn parse() -> Result<Cli, clap::Error> {
 /// A usage error as the one line the contract promises:
 /// `<error> (see caseload COMMAND --help)`, naming the subcommand `args` reached.
 pub fn usage_line(e: &clap::Error, args: &[std::ffi::OsString]) -> String {
+    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        // `caseload user`: clap's "error" is the group's whole help text.
+        let path = subcommand_path(&command(), args.get(1..).unwrap_or(&[]));
+        let mut cmd = command();
+        for name in path.split_whitespace() {
+            if let Some(c) = cmd.find_subcommand(name) {
+                cmd = c.clone();
+            }
+        }
+        let subs: Vec<String> = cmd
+            .get_subcommands()
+            .filter(|c| c.get_name() != "help")
+            .map(|c| c.get_name().to_string())
+            .collect();
+        return format!(
+            "'caseload {path}' needs a subcommand: {} {}",
+            subs.join(", "),
+            see_help(args)
+        );
+    }
     let text = e.to_string();
     // clap's message ends at its first blank line (then come tips and the usage block).
     let first = text.split("\n\n").next().unwrap_or("");

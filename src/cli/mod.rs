@@ -10,7 +10,8 @@ pub mod help;
 pub mod output;
 
 pub use args::{
-    AddArgs, Cli, Command, FormatArg, HolderArgs, ImportArgs, ListArgs, QueueCommand, UserCommand,
+    AddArgs, Cli, Command, ExportArgs, FormatArg, HolderArgs, ImportArgs, ListArgs, QueueCommand,
+    UserCommand,
 };
 pub use output::{escape_json_output, event_json, event_line, item_json};
 
@@ -191,7 +192,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
             },
             out,
         ),
-        Command::Export { state, format } => export::export(&mut *store()?, state, format, out),
+        Command::Export(a) => export::export(&mut *store()?, a, out),
         Command::Check => damage::check(&ctx, out),
         Command::MigrateTo { url } => setup::migrate_to(&ctx, &url, out),
         Command::Doctor { json } => setup::doctor(&ctx, json, out),

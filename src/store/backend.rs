@@ -7,12 +7,13 @@ use std::path::Path;
 use super::error::{Result, StoreError};
 use super::ops::{self, HolderOp, Tx};
 use super::{
-    Added, AndNext, Applied, ListFilter, LostLock, Report, ReportQuery, Stats, Store, TakeNext,
+    Added, AndNext, Applied, ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats, Store,
+    TakeNext,
 };
 use crate::domain::queue::validate_queue_name;
 use crate::domain::user::validate_user_name;
 use crate::domain::{
-    Actor, Event, Item, ItemState, Millis, NewItem, QueueSettings, QueueUpdate, Role, SeenLock,
+    Actor, Event, Item, Millis, NewItem, QueueSettings, QueueUpdate, Role, SeenLock,
 };
 
 /// A database backend. Implementing this gives a [`Store`].
@@ -49,8 +50,13 @@ pub trait Backend: Send {
     fn backup(&mut self, dest: &Path) -> Result<()>;
     fn export(
         &mut self,
-        state: Option<ItemState>,
+        filter: &ExportFilter,
         each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
+    ) -> Result<u64>;
+    fn export_events(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
     ) -> Result<u64>;
     /// Indexes up to `budget` rows for search in one short write transaction; returns
     /// how many (0 when the index is up to date, or the backend keeps none).
@@ -102,11 +108,15 @@ impl<B: Backend> Store for B {
     }
 
     fn add_batch(&mut self, items: &[NewItem]) -> Result<usize> {
+        let added = self.add_each(items)?;
+        Ok(added.iter().filter(|a| a.created).count())
+    }
+
+    fn add_each(&mut self, items: &[NewItem]) -> Result<Vec<Added>> {
         for it in items {
             it.validate().map_err(invalid)?;
         }
-        let added = write(self, |tx| ops::add_items(tx, items))?;
-        Ok(added.iter().filter(|a| a.created).count())
+        write(self, |tx| ops::add_items(tx, items))
     }
 
     fn take_next(&mut self, opts: &TakeNext) -> Result<Item> {
@@ -288,10 +298,18 @@ impl<B: Backend> Store for B {
 
     fn export(
         &mut self,
-        state: Option<ItemState>,
+        filter: &ExportFilter,
         each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
     ) -> Result<u64> {
-        Backend::export(self, state, each)
+        Backend::export(self, filter, each)
+    }
+
+    fn export_events(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
+    ) -> Result<u64> {
+        Backend::export_events(self, filter, each)
     }
 
     fn index_search(&mut self, budget: usize) -> Result<usize> {

@@ -39,14 +39,6 @@ pub(crate) fn invariants() -> Vec<(String, &'static str, &'static str)> {
         ),
         (
             format!(
-                "SELECT i.id FROM items i WHERE NOT EXISTS (SELECT 1 FROM events e \
-                 WHERE e.item_id = i.id AND e.kind = 'created') ORDER BY i.id LIMIT {LIMIT}"
-            ),
-            "item",
-            "has no 'created' event",
-        ),
-        (
-            format!(
                 "SELECT id FROM events WHERE kind IS NULL OR kind NOT IN ({}) ORDER BY id \
                  LIMIT {LIMIT}",
                 kinds_sql(&EventKind::ALL)

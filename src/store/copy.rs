@@ -146,7 +146,7 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
         .prepare(
             "SELECT id, queue, request_id, title, body, params, priority, due_at, state, \
              lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
-             finished_at, finished_by FROM items ORDER BY id",
+             finished_at, finished_by, created_os FROM items ORDER BY id",
         )
         .map_err(sq)?;
     let mut rows = stmt.query([]).map_err(sq)?;
@@ -154,12 +154,15 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
         .prepare(
             "INSERT INTO items (id, queue, request_id, title, body, params, priority, due_at, \
              state, lock_user, lock_time, lock_token, notes, result, error, created_at, \
-             created_by, finished_at, finished_by) VALUES ($1, $2, $3, $4, $5, \
-             $6::text::json, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
+             created_by, finished_at, finished_by, created_os) VALUES ($1, $2, $3, $4, $5, \
+             $6::text::json, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
+             $20)",
         )
         .map_err(|e| at.failed(&e))?;
     while let Some(r) = rows.next().map_err(sq)? {
         let it = item_from_row(r)?;
+        // After the item's columns: the creator's OS login (no column of `Item`).
+        let created_os: Option<String> = r.get(19).map_err(sq)?;
         if let Some(why) = it.unreadable_summary() {
             return Err(StoreError::Invalid(format!(
                 "item #{} cannot be copied: {why}; nothing was copied (`caseload show {}` \
@@ -191,6 +194,7 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
                 &it.created_by,
                 &it.finished_at,
                 &it.finished_by,
+                &created_os,
             ],
         )
         .map_err(|e| match at.failed(&e) {

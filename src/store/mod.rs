@@ -161,6 +161,9 @@ pub trait Store: Send {
     /// Adds a batch in one short transaction, skipping known request ids; returns how
     /// many were new.
     fn add_batch(&mut self, items: &[NewItem]) -> Result<usize>;
+    /// Adds a batch in one short transaction, skipping known request ids; returns what
+    /// each item became, in order.
+    fn add_each(&mut self, items: &[NewItem]) -> Result<Vec<Added>>;
 
     /// Takes the next free (or expired) item in take order.
     fn take_next(&mut self, opts: &TakeNext) -> Result<Item>;
@@ -263,10 +266,29 @@ pub trait Store: Send {
     /// keeps no such index). Searches are right either way: what is not indexed yet is
     /// scanned.
     fn index_search(&mut self, budget: usize) -> Result<usize>;
-    /// Calls `each` for every item in a state (all when `None`), by id.
+    /// Calls `each` for every item `filter` selects, by id.
     fn export(
         &mut self,
-        state: Option<ItemState>,
+        filter: &ExportFilter,
         each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
     ) -> Result<u64>;
+    /// Calls `each` for every event of the items `filter` selects (`since` applies to the
+    /// event's time), by time: the audit trail. Items without a stored `created` event
+    /// get one from their row (with id 0).
+    fn export_events(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
+    ) -> Result<u64>;
+}
+
+/// Which items `export` writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExportFilter {
+    /// Only items in this state (all when `None`).
+    pub state: Option<ItemState>,
+    /// Only items in this queue.
+    pub queue: Option<String>,
+    /// Only items created (events: written) at or after this time.
+    pub since: Option<Millis>,
 }

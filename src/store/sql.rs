@@ -112,6 +112,68 @@ FROM rounds";
 pub const HOLDS_COLS: &str = "ended, event_id, item_id, queue, holder, started, how, \
      handle_ms, own_ms, wait_ms, cycle_ms, late_ms";
 
+/// Which items `export` writes: `$1` state, `$2` queue, `$3` created at or after (each
+/// NULL for any). The same text on both backends (SQLite numbers `$N` parameters in order
+/// of first use).
+pub const EXPORT_WHERE: &str = "(CAST($1 AS TEXT) IS NULL OR state = $1) \
+     AND (CAST($2 AS TEXT) IS NULL OR queue = $2) \
+     AND (CAST($3 AS BIGINT) IS NULL OR created_at >= $3)";
+
+/// The `created` event read from an item row (`i`), for items that have no stored one
+/// (every item since schema 4 / PostgreSQL 3): id 0, so it sorts first. `object` is the
+/// dialect's JSON object function, `text` how its result reads as text.
+fn created_from_row(object: &str, text: &str) -> String {
+    format!(
+        "SELECT 0, i.id, i.created_at, i.created_by, coalesce(i.created_os, i.created_by), \
+         'created', {object}('request_id', i.request_id){text} FROM items i"
+    )
+}
+
+const NO_CREATED_EVENT: &str =
+    "NOT EXISTS (SELECT 1 FROM events c WHERE c.item_id = i.id AND c.kind = 'created')";
+
+/// An item's history (`$1` its id): its stored events, after a `created` event from the
+/// row when none is stored. `detail` is how an event's detail reads as text.
+pub fn history(detail: &str, object: &str, text: &str) -> String {
+    format!(
+        "SELECT e.id, e.item_id, e.at, e.actor, e.os_user, e.kind, {detail} FROM events e \
+         WHERE e.item_id = $1 \
+         UNION ALL {} WHERE i.id = $1 AND {NO_CREATED_EVENT} ORDER BY 1",
+        created_from_row(object, text)
+    )
+}
+
+/// What `actor` (`$1`) did since `$2`, by time: their stored events, and a `created`
+/// event from the row of each item they created that has none stored (served by the
+/// `items_created_by` index).
+pub fn events_by(detail: &str, object: &str, text: &str) -> String {
+    format!(
+        "SELECT e.id, e.item_id, e.at, e.actor, e.os_user, e.kind, {detail} FROM events e \
+         WHERE e.actor = $1 AND e.at >= $2 \
+         UNION ALL {} WHERE i.created_by = $1 AND i.created_at >= $2 AND {NO_CREATED_EVENT} \
+         ORDER BY 3, 1, 2",
+        created_from_row(object, text)
+    )
+}
+
+/// The audit trail of the items [`EXPORT_WHERE`]'s parameters select, `$3` bounding the
+/// events' time, by time: the stored events, and a `created` event (id 0) read from the
+/// row of each item that has none stored. `detail` is how an event's detail reads as
+/// text, `object` the dialect's JSON object function.
+pub fn export_events(detail: &str, object: &str, text: &str) -> String {
+    let items = "(CAST($1 AS TEXT) IS NULL OR i.state = $1) \
+                 AND (CAST($2 AS TEXT) IS NULL OR i.queue = $2)";
+    format!(
+        "SELECT e.id, e.item_id, e.at, e.actor, e.os_user, e.kind, {detail} \
+         FROM events e JOIN items i ON i.id = e.item_id \
+         WHERE {items} AND (CAST($3 AS BIGINT) IS NULL OR e.at >= $3) \
+         UNION ALL {} \
+         WHERE {items} AND (CAST($3 AS BIGINT) IS NULL OR i.created_at >= $3) \
+         AND {NO_CREATED_EVENT} ORDER BY 3, 2, 1",
+        created_from_row(object, text)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -72,13 +72,21 @@ where
         if session.state.quit || stop.load(Ordering::SeqCst) {
             return Ok(());
         }
-        if std::mem::take(&mut session.state.suspend) && events.suspend()? {
-            // Back from the shell: the terminal may have another size, and its screen
-            // holds whatever the shell printed.
-            terminal.clear().context("clearing the terminal")?;
-            let size = terminal.size().context("reading the terminal size")?;
-            let resized = ratatui::crossterm::event::Event::Resize(size.width, size.height);
-            session.handle(Some(resized));
+        if std::mem::take(&mut session.state.suspend) {
+            if events.suspend()? {
+                // Back from the shell: the terminal may have another size, and its screen
+                // holds whatever the shell printed.
+                terminal.clear().context("clearing the terminal")?;
+                let size = terminal.size().context("reading the terminal size")?;
+                let resized = ratatui::crossterm::event::Event::Resize(size.width, size.height);
+                session.handle(Some(resized));
+            } else {
+                session.dispatch(crate::app::Msg::Said(
+                    "Ctrl-Z: no shell to come back to here (caseload was not started from \
+                     an interactive shell), so it keeps running"
+                        .into(),
+                ));
+            }
         }
         draw(terminal, &session.state)?;
         session.flush_signals();

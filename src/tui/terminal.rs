@@ -26,7 +26,8 @@ pub trait EventSource {
     }
 
     /// Ctrl-Z: hands the terminal back to the shell and stops the process until `fg`;
-    /// true when it did (the screen must then be drawn afresh). A script does nothing.
+    /// true when it did (the screen must then be drawn afresh), false when there is no
+    /// shell to come back to. A script does nothing.
     fn suspend(&mut self) -> std::io::Result<bool> {
         Ok(false)
     }
@@ -51,6 +52,9 @@ impl TerminalEvents {
 
 impl EventSource for TerminalEvents {
     fn suspend(&mut self) -> std::io::Result<bool> {
+        if !job_control() {
+            return Ok(false);
+        }
         restore_terminal();
         // Stops here until the shell's `fg` (SIGCONT); then the screen is taken back.
         signal_hook::low_level::raise(signal_hook::consts::SIGTSTP)?;
@@ -159,6 +163,43 @@ pub(super) fn install_signal_handlers() {
         libc::signal(libc::SIGHUP, handler);
         libc::signal(libc::SIGTERM, handler);
     }
+}
+
+/// Whether a shell with job control can bring a stopped caseload back with `fg`: our
+/// process group is not orphaned, i.e. going up from us past the processes of our own
+/// group, the first one outside it is in our session (the shell that made the job). A
+/// program started directly by sshd or login leads its own session, and nobody could
+/// continue it: stopping it would leave the terminal frozen. Read from /proc on Linux;
+/// elsewhere assumed.
+fn job_control() -> bool {
+    // /proc/PID/stat: "pid (comm) state ppid pgrp session ..."; comm may hold spaces.
+    let stat = |pid: &str| -> Option<(i64, i64, i64)> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let rest = &text[text.rfind(')')? + 2..];
+        let f: Vec<i64> = rest
+            .split_whitespace()
+            .skip(1)
+            .take(3)
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        Some((*f.first()?, *f.get(1)?, *f.get(2)?))
+    };
+    let Some((mut parent, group, session)) = stat("self") else {
+        return true;
+    };
+    for _ in 0..64 {
+        if parent <= 1 {
+            return false;
+        }
+        let Some((grandparent, their_group, their_session)) = stat(&parent.to_string()) else {
+            return false;
+        };
+        if their_group != group {
+            return their_session == session;
+        }
+        parent = grandparent;
+    }
+    false
 }
 
 /// The terminal is in the TUI's modes (raw, alternate screen, mouse capture).

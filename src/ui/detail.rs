@@ -52,15 +52,20 @@ pub fn render(state: &State, d: &Detail, theme: &Theme, frame: &mut Frame, area:
             ),
         },
     };
+    let lock_w = Span::raw(&lock.0).width() as u16 + 2;
+    let id = Span::styled(format!("#{} ", item.id), theme.heading());
+    let tag = Span::styled(
+        format!("[{} · pri {}] ", sanitize::line(&item.queue), item.priority),
+        theme.dim(),
+    );
+    // The title gets what is left beside the lock, cut with `…`.
+    let room =
+        (area.width.saturating_sub(lock_w) as usize).saturating_sub(id.width() + tag.width());
     let head = Line::from(vec![
-        Span::styled(format!("#{} ", item.id), theme.heading()),
-        Span::styled(
-            format!("[{} · pri {}] ", sanitize::line(&item.queue), item.priority),
-            theme.dim(),
-        ),
-        Span::raw(sanitize::line(&item.title).into_owned()),
+        id,
+        tag,
+        Span::raw(super::columns::fit(&sanitize::line(&item.title), room)),
     ]);
-    let lock_w = lock.0.chars().count() as u16 + 2;
     frame.render_widget(
         Paragraph::new(head),
         Rect {

@@ -212,16 +212,37 @@ fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         } else {
             theme.info()
         };
-        spans.push(Span::styled(sanitize::line(&st.text).into_owned(), style));
+        let used: usize = spans.iter().map(Span::width).sum();
+        let room = (area.width as usize).saturating_sub(used);
+        spans.push(Span::styled(
+            columns::fit(&sanitize::line(&st.text), room),
+            style,
+        ));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
 /// The key-hint line: what the screen shows picks the entries, the key table their keys.
 fn key_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    // On a narrow screen a hint that does not fit whole is left out (never cut in the
+    // middle), and room is kept for `? help`, which lists everything.
+    let entries: Vec<(String, &str)> = hints(state).entries().iter().map(|h| h.parts()).collect();
+    let width = |k: &str, what: &str| Span::raw(format!(" {k} {what} ")).width();
+    let help_w = entries
+        .iter()
+        .find(|(k, _)| k == "?")
+        .map_or(0, |(k, w)| width(k, w));
+    let mut room = (area.width as usize).saturating_sub(help_w);
     let mut spans = Vec::new();
-    for hint in hints(state).entries() {
-        let (keys, what) = hint.parts();
+    for (keys, what) in &entries {
+        let w = width(keys, what);
+        if keys == "?" {
+            room += help_w;
+        }
+        if w > room {
+            continue;
+        }
+        room -= w;
         spans.push(Span::styled(format!(" {keys}"), theme.key()));
         spans.push(Span::styled(format!(" {what} "), theme.dim()));
     }

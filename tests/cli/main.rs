@@ -14,6 +14,7 @@ mod damaged;
 mod doctor;
 mod due_order;
 mod help;
+mod import_export;
 mod local_time;
 mod open_path;
 mod report;

@@ -986,13 +986,19 @@ fn list_filters_and_windows(b: &dyn Backend) {
     assert!(matches!(e, Err(StoreError::UnknownQueue { .. })), "{e:?}");
     let mut exported = Vec::new();
     let n = boss
-        .export(Some(ItemState::Done), &mut |i| {
-            exported.push(i.id);
-            Ok(())
-        })
+        .export(
+            &caseload::store::ExportFilter {
+                state: Some(ItemState::Done),
+                ..Default::default()
+            },
+            &mut |i| {
+                exported.push(i.id);
+                Ok(())
+            },
+        )
         .unwrap();
     assert_eq!((n, exported), (1, vec![f.done]));
-    let n = boss.export(None, &mut |_| Ok(())).unwrap();
+    let n = boss.export(&Default::default(), &mut |_| Ok(())).unwrap();
     assert_eq!(n, 6);
 }
 

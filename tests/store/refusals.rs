@@ -589,6 +589,8 @@ fn unreadable_words_are_never_guessed(b: &dyn Backend) {
     let odd = add(&mut *boss, "odd state");
     let noted = add(&mut *boss, "odd event");
     let fine = add(&mut *boss, "fine");
+    // An item has no stored event until something happens to it.
+    boss.comment(noted, "a note").unwrap();
     b.spoil(&format!(
         "UPDATE items SET state = 'exploded' WHERE id = {odd}; \
          UPDATE events SET kind = 'vanished' WHERE item_id = {noted}"

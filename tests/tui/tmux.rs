@@ -423,3 +423,56 @@ fn ctrl_z_suspends_to_the_shell_and_fg_brings_the_screen_back() {
         s.contains("READY$") && !s.contains("1 Queue")
     });
 }
+
+#[test]
+fn ctrl_z_with_no_shell_to_come_back_to_does_not_freeze_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let Some(t) = Tmux::start("nojobs") else {
+        return;
+    };
+    t.wait_for("the shell prompt", |s| s.contains("READY$"));
+    // caseload as the terminal's own program (as `ssh -t host caseload` starts it): no
+    // shell could `fg` it, so Ctrl-Z must not stop it.
+    let cmd = format!("{BIN} --db {} --user alice", db.display());
+    assert!(
+        t.cmd(&["respawn-pane", "-k", "-t", "0", &cmd])
+            .status
+            .success()
+    );
+    t.wait_for("the queue", |s| s.contains("Fix the printer"));
+    t.send(&["C-z"]);
+    t.wait_for("the reason", |s| s.contains("no shell to come back to"));
+    t.send(&["n"]);
+    t.wait_for("keys still working", |s| s.contains("yours, "));
+}
+
+#[test]
+fn ctrl_z_under_a_non_interactive_shell_stops_the_job_and_fg_brings_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let Some(t) = Tmux::start("subshell") else {
+        return;
+    };
+    t.wait_for("the shell prompt", |s| s.contains("READY$"));
+    // caseload under `bash -c`, itself a job of the interactive shell: the whole job stops
+    // and `fg` continues it.
+    t.send(&[
+        &format!(
+            "clear; bash -c 'true; {BIN} --db {} --user alice'",
+            db.display()
+        ),
+        "Enter",
+    ]);
+    t.wait_for("the queue", |s| s.contains("Fix the printer"));
+    t.send(&["C-z"]);
+    t.wait_for("the shell", |s| s.contains("Stopped"));
+    t.send(&["fg", "Enter"]);
+    t.wait_for("the screen again", |s| s.contains("Fix the printer"));
+    t.send(&["q"]);
+    t.wait_for("the prompt again", |s| {
+        s.contains("READY$") && !s.contains("1 Queue")
+    });
+}

@@ -143,6 +143,13 @@ fn at_60_columns_the_title_still_shows() {
     for line in text.lines() {
         assert!(line.chars().count() <= 60, "{line}");
     }
+    // The key hints leave out what does not fit whole, and keep `? help`.
+    let keys = text.lines().last().unwrap();
+    assert!(keys.contains("? help"), "{keys}");
+    assert!(
+        !keys.trim_end().ends_with(" q"),
+        "no hint cut in half: {keys}"
+    );
     let mut s = s;
     s.step(press('3'));
     let text = screen(&s.state);
@@ -490,5 +497,39 @@ fn the_notes_editor_wraps_long_lines_and_shows_wide_text() {
         text.lines()
             .any(|l| l.replace(' ', "").contains("お客様に電話しました。")),
         "{text}"
+    );
+}
+
+#[test]
+fn at_60_columns_the_detail_title_and_the_status_line_end_in_an_ellipsis() {
+    let (db, clock) = narrow_world();
+    let mut s = start(db.store("alice", &clock), &clock, 60, 16, true);
+    s.step(press('n'));
+    let text = screen(&s.state);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[1].starts_with("#1 [helpdesk · pri 3] Printer"),
+        "{text}"
+    );
+    assert!(lines[1].contains("… yours, 30m00s left"), "{text}");
+    assert!(
+        lines[14].starts_with("Took #1: Printer") && lines[14].ends_with('…'),
+        "{text}"
+    );
+}
+
+#[test]
+fn ctrl_z_without_a_shell_to_come_back_to_keeps_running_and_says_why() {
+    use crate::support::tui::{ctrl, drive};
+    let (db, clock) = narrow_world();
+    let mut s = start(db.store("alice", &clock), &clock, 100, 16, true);
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 16)).unwrap();
+    // A script has no shell behind it, as a program started directly by sshd has none.
+    let text = drive(&mut term, &mut s, vec![press('n'), ctrl('z')]);
+    assert!(!s.state.suspend && !s.state.quit);
+    assert!(text.contains("Ctrl-Z: no shell to come back to"), "{text}");
+    assert!(
+        text.contains("yours, 30m00s left"),
+        "still working the item: {text}"
     );
 }

@@ -97,6 +97,10 @@ pub(super) fn refused(s: &mut State) -> bool {
 fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Key { key, now } => keys::key(s, key, now),
+        Msg::Said(text) => {
+            set_info(s, text);
+            vec![]
+        }
         Msg::Mouse { mouse, now } => {
             s.now = now;
             keys::on_mouse(s, mouse)

@@ -1,35 +1,65 @@
-//! `caseload export`: items as CSV or JSON Lines.
+//! `caseload export`: items, or their audit trail, as CSV or JSON Lines.
 
 use std::io::{IsTerminal, Write};
 
-use crate::domain::time::rfc3339;
-use crate::domain::{Item, ItemState, sanitize};
-use crate::store::Store;
+use anyhow::anyhow;
+
+use crate::domain::time::{parse_rfc3339, rfc3339};
+use crate::domain::{Event, Item, sanitize};
+use crate::import::neutralize;
+use crate::store::{ExportFilter, Store};
 
 use crate::cli::CliResult;
-use crate::cli::args::FormatArg;
-use crate::cli::output::{escape_json_output, item_json};
+use crate::cli::args::{ExportArgs, FormatArg};
+use crate::cli::output::{escape_json_output, event_json, item_json};
 
-pub(crate) fn export(
-    s: &mut dyn Store,
-    state: Option<ItemState>,
-    format: FormatArg,
-    out: &mut dyn Write,
-) -> CliResult {
+/// The columns of `export --events --format csv`.
+pub const EVENT_COLUMNS: [&str; 7] = ["id", "item_id", "at", "actor", "os_user", "kind", "detail"];
+
+pub(crate) fn export(s: &mut dyn Store, a: ExportArgs, out: &mut dyn Write) -> CliResult {
+    let since = match &a.since {
+        Some(t) => Some(parse_rfc3339(t).ok_or_else(|| {
+            anyhow!(
+                "--since '{}' is not an RFC 3339 time (e.g. 2026-12-01T00:00:00Z)",
+                sanitize::line(t)
+            )
+        })?),
+        None => None,
+    };
+    if let Some(q) = &a.queue {
+        // An unknown queue is a typo, not an empty export.
+        s.queue(q)?;
+    }
+    let filter = ExportFilter {
+        state: a.state,
+        queue: a.queue.clone(),
+        since,
+    };
     // Raw data into a file or pipe (for fidelity); sanitized onto a terminal.
     let to_terminal = std::io::stdout().is_terminal();
-    let clean = |s: &str| -> String {
-        if to_terminal {
+    // Text cells: sanitized onto a terminal; in CSV, formula-like ones neutralized.
+    let csv = matches!(a.format, FormatArg::Csv);
+    let raw = a.raw;
+    let cell = |s: &str| -> String {
+        let s = if to_terminal {
             sanitize::line(s).into_owned()
         } else {
             s.to_string()
+        };
+        if csv && !raw {
+            neutralize(&s).into_owned()
+        } else {
+            s
         }
     };
+    if a.events {
+        return events(s, &filter, a.format, &cell, out);
+    }
     let mut left_out: Vec<(i64, String)> = Vec::new();
     let mut written = 0u64;
-    match format {
+    match a.format {
         FormatArg::Jsonl => {
-            s.export(state, &mut |item| {
+            s.export(&filter, &mut |item| {
                 if crate::cli::damage::left_out_unreadable(item, &mut left_out) {
                     return Ok(());
                 }
@@ -40,31 +70,31 @@ pub(crate) fn export(
         FormatArg::Csv => {
             let mut w = csv::Writer::from_writer(out);
             w.write_record(Item::COLUMNS)?;
-            s.export(state, &mut |item| {
+            s.export(&filter, &mut |item| {
                 if crate::cli::damage::left_out_unreadable(item, &mut left_out) {
                     return Ok(());
                 }
                 written += 1;
                 let t = |v: Option<i64>| v.map(rfc3339).unwrap_or_default();
-                let o = |v: &Option<String>| v.as_deref().map(clean).unwrap_or_default();
+                let o = |v: &Option<String>| v.as_deref().map(cell).unwrap_or_default();
                 w.write_record([
                     item.id.to_string(),
-                    clean(&item.queue),
+                    cell(&item.queue),
                     o(&item.request_id),
-                    clean(&item.title),
-                    clean(&item.body),
-                    clean(&item.params),
+                    cell(&item.title),
+                    cell(&item.body),
+                    cell(&item.params),
                     item.priority.to_string(),
                     t(item.due_at),
                     item.state.as_str().to_string(),
                     o(&item.lock_user),
                     t(item.lock_time),
                     item.lock_token.to_string(),
-                    clean(&item.notes),
+                    cell(&item.notes),
                     o(&item.result),
                     o(&item.error),
                     rfc3339(item.created_at),
-                    clean(&item.created_by),
+                    cell(&item.created_by),
                     t(item.finished_at),
                     o(&item.finished_by),
                 ])
@@ -74,4 +104,45 @@ pub(crate) fn export(
         }
     }
     crate::cli::damage::unreadable_left_out(written, &left_out)
+}
+
+/// `export --events`: the audit trail, oldest first.
+fn events(
+    s: &mut dyn Store,
+    filter: &ExportFilter,
+    format: FormatArg,
+    cell: &dyn Fn(&str) -> String,
+    out: &mut dyn Write,
+) -> CliResult {
+    let id = |e: &Event| if e.id == 0 { None } else { Some(e.id) };
+    match format {
+        FormatArg::Jsonl => {
+            s.export_events(filter, &mut |e| {
+                let mut v = event_json(e);
+                if id(e).is_none() {
+                    // Read from the item row: there is no stored event with an id.
+                    v["id"] = serde_json::Value::Null;
+                }
+                writeln!(out, "{}", escape_json_output(&v.to_string()))
+            })?;
+        }
+        FormatArg::Csv => {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record(EVENT_COLUMNS)?;
+            s.export_events(filter, &mut |e| {
+                w.write_record([
+                    id(e).map(|i| i.to_string()).unwrap_or_default(),
+                    e.item_id.to_string(),
+                    rfc3339(e.at),
+                    cell(&e.actor),
+                    cell(&e.os_user),
+                    e.kind.as_str().to_string(),
+                    cell(&e.detail.to_string()),
+                ])
+                .map_err(std::io::Error::other)
+            })?;
+            w.flush()?;
+        }
+    }
+    Ok(())
 }

@@ -2,11 +2,11 @@
 
 use std::io::{IsTerminal, Write};
 
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 
 use crate::domain::time::parse_rfc3339;
 use crate::domain::{NewItem, sanitize};
-use crate::import::{self, Format};
+use crate::import::{self, Format, ImportError};
 use crate::store::Store;
 
 use crate::cli::CliResult;
@@ -22,10 +22,14 @@ pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResu
         })?),
         None => None,
     };
+    let body = match &a.body_file {
+        Some(path) => read_body(path)?,
+        None => a.body,
+    };
     let item = NewItem {
         queue: a.queue.unwrap_or_else(|| "default".into()),
         title: a.title,
-        body: a.body,
+        body,
         params: a.params,
         priority: a.priority,
         due_at,
@@ -39,66 +43,166 @@ pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResu
     Ok(())
 }
 
+/// The body from `--body-file` (`-`: standard input), read no further than the limit.
+fn read_body(path: &std::path::Path) -> Result<String, crate::cli::Failure> {
+    use std::io::Read;
+    let limit = crate::domain::item::MAX_FIELD_BYTES;
+    let shown = if path.as_os_str() == "-" {
+        "standard input".to_string()
+    } else {
+        sanitize::line(&path.display().to_string()).into_owned()
+    };
+    let mut data = Vec::new();
+    let read = if path.as_os_str() == "-" {
+        std::io::stdin()
+            .lock()
+            .take(limit as u64 + 1)
+            .read_to_end(&mut data)
+    } else {
+        std::fs::File::open(path).and_then(|f| f.take(limit as u64 + 1).read_to_end(&mut data))
+    };
+    read.map_err(|e| anyhow!("--body-file {shown}: cannot read: {e}"))?;
+    if data.len() > limit {
+        return Err(
+            anyhow!("--body-file {shown}: is larger than 1 MiB, the limit for a body").into(),
+        );
+    }
+    String::from_utf8(data).map_err(|e| {
+        anyhow!(
+            "--body-file {shown}: is not valid UTF-8 (byte {})",
+            e.utf8_error().valid_up_to()
+        )
+        .into()
+    })
+}
+
 pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write) -> CliResult {
     let shown = sanitize::line(&a.file.display().to_string()).into_owned();
-    let data = std::fs::read(&a.file).with_context(|| format!("{shown}: cannot read"))?;
     let format = match a.format {
         Some(FormatArg::Csv) => Format::Csv,
         Some(FormatArg::Jsonl) => Format::Jsonl,
         None => Format::from_path(&a.file),
     };
     let queue = a.queue.unwrap_or_else(|| "default".into());
-    let rows = match import::parse(&data, format, &queue) {
-        Ok(rows) => rows,
-        Err(errors) => {
-            let mut msg = format!("{shown}: {} bad line(s), nothing imported: ", errors.len());
+    let mut bars = Bars::default();
+    let result = import::import(s, &a.file, format, &queue, &mut bars);
+    bars.clear();
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(ImportError::Read(e)) => {
+            return Err(anyhow::Error::new(e)
+                .context(format!("{shown}: cannot read"))
+                .into());
+        }
+        Err(ImportError::Bad { errors, total }) => {
+            let mut msg = format!("{shown}: {total} bad line(s), nothing imported: ");
             let named: Vec<String> = errors
                 .iter()
-                .take(import::MAX_REPORTED)
                 .map(|e| format!("line {} {}", e.line, sanitize::line(&e.message)))
                 .collect();
             msg.push_str(&named.join("; "));
-            if errors.len() > import::MAX_REPORTED {
-                msg.push_str(&format!(
-                    "; and {} more",
-                    errors.len() - import::MAX_REPORTED
-                ));
+            if total > errors.len() as u64 {
+                msg.push_str(&format!("; and {} more", total - errors.len() as u64));
             }
             return Err(anyhow!(msg).into());
         }
+        Err(ImportError::Changed { what, written }) => {
+            return Err(anyhow!(
+                "{shown}: the file changed after it was checked ({what}); {written} checked \
+                 row(s) were added before that was noticed, none after; the changed file is a \
+                 new file to import (its rows are not matched with these)"
+            )
+            .into());
+        }
+        Err(ImportError::Store { error, written }) => {
+            return Err(anyhow::Error::new(error)
+                .context(format!(
+                    "{shown}: import stopped part-way after {written} row(s); run it again to \
+                     finish (rows already added are recognised)"
+                ))
+                .into());
+        }
     };
-    let bar = progress_bar(rows.len() as u64);
-    let mut created = 0usize;
-    // Short batches: the write lock is never held long, so staff keep claiming.
-    let mut sizer = import::BatchSizer::default();
-    let mut rest = &rows[..];
-    while !rest.is_empty() {
-        let (chunk, tail) = rest.split_at(sizer.next_len().min(rest.len()));
-        let started = std::time::Instant::now();
-        created += s
-            .add_batch(chunk)
-            .with_context(|| format!("{shown}: import stopped part-way; run it again to finish"))?;
-        sizer.record(chunk.len(), started.elapsed());
-        bar.inc(chunk.len() as u64);
-        rest = tail;
-    }
-    bar.finish_and_clear();
-    writeln!(
-        out,
-        "Imported {created} new item(s) from {shown} ({} already present)",
-        rows.len() - created
-    )?;
+    writeln!(out, "{}", import_summary(&shown, &summary))?;
     Ok(())
 }
 
-pub(crate) fn progress_bar(len: u64) -> indicatif::ProgressBar {
+/// "Imported 3 new item(s) from F (2 already present: …)".
+fn import_summary(shown: &str, s: &import::Summary) -> String {
+    let mut line = format!("Imported {} new item(s) from {shown}", s.created);
+    let present = s.same_file + s.known_request_id;
+    if present > 0 {
+        let mut why = Vec::new();
+        if s.same_file > 0 {
+            why.push(format!(
+                "{} imported before from this same file (same content, same line)",
+                s.same_file
+            ));
+        }
+        if s.known_request_id > 0 {
+            why.push(format!(
+                "{} whose request_id was already known",
+                s.known_request_id
+            ));
+        }
+        line.push_str(&format!(" ({present} already present: {})", why.join("; ")));
+    }
+    if s.finished > 0 {
+        line.push_str(&format!(
+            "; left out {} finished row(s) (done, failed or cancelled)",
+            s.finished
+        ));
+    }
+    line
+}
+
+/// The two passes' progress bars on stderr (none when stderr is not a terminal).
+#[derive(Default)]
+struct Bars {
+    check: Option<indicatif::ProgressBar>,
+    write: Option<indicatif::ProgressBar>,
+}
+
+impl Bars {
+    fn clear(&self) {
+        for b in self.check.iter().chain(&self.write) {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl import::Progress for Bars {
+    fn checking(&mut self, bytes: u64, total: u64, rows: u64) {
+        let bar = self.check.get_or_insert_with(|| {
+            styled(
+                total,
+                "checking {bar:30} {bytes}/{total_bytes}, {msg} rows ({eta} left)",
+            )
+        });
+        bar.set_position(bytes);
+        bar.set_message(rows.to_string());
+    }
+
+    fn writing(&mut self, rows: u64, total: u64) {
+        if let Some(c) = self.check.take() {
+            c.finish_and_clear();
+        }
+        let bar = self.write.get_or_insert_with(|| {
+            styled(
+                total,
+                "writing  {bar:30} {pos}/{len} rows ({per_sec}, {eta} left)",
+            )
+        });
+        bar.set_position(rows);
+    }
+}
+
+fn styled(len: u64, template: &str) -> indicatif::ProgressBar {
     if !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();
     }
     let bar = indicatif::ProgressBar::new(len);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} rows ({per_sec}, {eta} left)")
-    {
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
         bar.set_style(style);
     }
     bar

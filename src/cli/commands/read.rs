@@ -22,10 +22,26 @@ pub(crate) fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliRe
         queue: a.queue,
         holder: a.mine.then(|| s.actor().name.clone()),
         text: a.search,
-        limit: a.limit.max(1),
+        // 0 means every item (i64::MAX: what both databases take as a LIMIT).
+        limit: if a.limit == 0 {
+            i64::MAX as usize
+        } else {
+            a.limit
+        },
         offset: 0,
     };
     let items = s.list(&filter)?;
+    if a.limit != 0 && items.len() >= a.limit {
+        let total = s.count(&filter)?;
+        if total > items.len() as u64 {
+            // On stderr, so that a script reading stdout (or the JSON) is not disturbed.
+            eprintln!(
+                "{} of {} shown (use --limit N for more, --limit 0 for all)",
+                thousands(items.len() as u64),
+                thousands(total)
+            );
+        }
+    }
     if a.json {
         let arr: Vec<Value> = items.iter().map(item_json).collect();
         write_json(out, &Value::Array(arr))?;
@@ -52,6 +68,19 @@ pub(crate) fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliRe
         )?;
     }
     Ok(())
+}
+
+/// 3412 as "3,412".
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 pub(crate) fn show(s: &mut dyn Store, id: i64, json: bool, out: &mut dyn Write) -> CliResult {
@@ -250,4 +279,15 @@ pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliRe
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(super::thousands(0), "0");
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(3412), "3,412");
+        assert_eq!(super::thousands(1_000_000), "1,000,000");
+    }
 }

@@ -114,8 +114,9 @@ pub trait Tx {
     fn insert_event(&mut self, id: i64, kind: EventKind, detail: &Value) -> Result<()>;
     /// Creates the queue row on first use, with the default settings.
     fn ensure_queue(&mut self, name: &str) -> Result<()>;
-    /// Inserts an item (its queue exists) with its `created` event; a known request id
-    /// gives the existing item instead.
+    /// Inserts an item (its queue exists); a known request id gives the existing item
+    /// instead. No `created` event is written: the row records who created it, when and
+    /// from which OS login, and history shows that as the item's first event.
     fn insert_item(&mut self, item: &NewItem) -> Result<Added>;
     /// Writes a queue's settings (creating the row).
     fn put_queue(&mut self, q: &QueueSettings) -> Result<()>;

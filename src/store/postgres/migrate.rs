@@ -15,7 +15,8 @@ pub const SCHEMA: &str = include_str!("../../../schema.pg.sql");
 pub const STEPS: &[&str] = &[
     include_str!("migrations/0001_base.sql"),
     include_str!("migrations/0002_holds.sql"),
-    include_str!("migrations/0003_search_due_order.sql"),
+    include_str!("migrations/0003_created_os.sql"),
+    include_str!("migrations/0004_search_due_order.sql"),
 ];
 
 /// The schema version this program writes.

@@ -40,13 +40,13 @@ use self::open::{
 pub use self::open::{PgOptions, connect_url, map_err};
 pub(crate) use self::open::{connection_reason, is_connection_error};
 use self::tx::PgTx;
-use crate::domain::{Actor, Event, Item, ItemState, Millis, QueueSettings, Role};
+use crate::domain::{Actor, Event, Item, Millis, QueueSettings, Role};
 use crate::store::backend::Backend;
 use crate::store::error::{Result, StoreError};
 use crate::store::list::Window;
 use crate::store::ops::{Tx, TxCtx};
 use crate::store::sqlite::{Clock, system_clock};
-use crate::store::{ListFilter, LostLock, Report, ReportQuery, Stats};
+use crate::store::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats};
 
 pub use self::migrate::{LATEST, SCHEMA, STEPS};
 
@@ -466,29 +466,56 @@ impl Backend for PgStore {
 
     fn export(
         &mut self,
-        state: Option<ItemState>,
+        filter: &ExportFilter,
         each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
+    ) -> Result<u64> {
+        let sql = format!(
+            "SELECT {} FROM items WHERE {} ORDER BY id",
+            sql::ITEM_COLS,
+            crate::store::sql::EXPORT_WHERE
+        );
+        self.stream(&sql, filter, &mut |r| {
+            let item = crate::store::rows::item_from(&mut reads::PgCells::new(r))?;
+            each(&item).map_err(|e| StoreError::Database(format!("writing the export: {e}")))
+        })
+    }
+
+    fn export_events(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
+    ) -> Result<u64> {
+        let sql = crate::store::sql::export_events("e.detail::text", "json_build_object", "::text");
+        self.stream(&sql, filter, &mut |r| {
+            let event = crate::store::rows::event_from(&mut reads::PgCells::new(r))?;
+            each(&event).map_err(|e| StoreError::Database(format!("writing the export: {e}")))
+        })
+    }
+}
+
+impl PgStore {
+    /// Streams the rows of an export query with the filter's three parameters.
+    fn stream(
+        &mut self,
+        sql: &str,
+        f: &ExportFilter,
+        each: &mut dyn FnMut(&postgres::Row) -> Result<()>,
     ) -> Result<u64> {
         if self.conn.client.is_closed() {
             self.reconnect()?;
         }
-        let state = state.map(|s| s.as_str());
-        let sql = format!(
-            "SELECT {} FROM items WHERE $1::text IS NULL OR state = $1 ORDER BY id",
-            sql::ITEM_COLS
-        );
-        let params: [&(dyn ToSql + Sync); 1] = [&state];
+        let state = f.state.map(|s| s.as_str());
+        let params: [&(dyn ToSql + Sync); 3] = [&state, &f.queue, &f.since];
         let shown = self.shown.clone();
         let pg = |e: postgres::Error| name_server(map_err(&e), &shown);
         let mut rows = self
             .conn
             .client
-            .query_raw(sql.as_str(), params.iter().copied())
+            .query_raw(sql, params.iter().copied())
             .map_err(pg)?;
         let mut n = 0;
         while let Some(r) = rows.next().map_err(pg)? {
-            let item = crate::store::rows::item_from(&mut reads::PgCells::new(&r))?;
-            each(&item).map_err(|e| StoreError::Database(format!("writing the export: {e}")))?;
+            each(&r)?;
             n += 1;
         }
         Ok(n)

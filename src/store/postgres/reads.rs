@@ -5,7 +5,7 @@ use postgres::Row;
 use postgres::types::ToSql;
 
 use super::open::{Conn, TxError, TxResult};
-use super::sql::{EVENT_COLS, ITEM_COLS};
+use super::sql::ITEM_COLS;
 use crate::domain::search::Search;
 use crate::domain::{Event, EventKind, Item, Millis, QueueSettings, Role, TakeOrder, Unreadable};
 use crate::store::error::{Result, StoreError};
@@ -114,7 +114,7 @@ pub(super) fn role_of(c: &mut Conn, user: &str) -> TxResult<Role> {
 pub(super) fn history(c: &mut Conn, id: i64) -> TxResult<Vec<Event>> {
     load_item(c, id)?.ok_or(StoreError::NotFound(id))?;
     let rows = c.query(
-        &format!("SELECT {EVENT_COLS} FROM events WHERE item_id = $1 ORDER BY id"),
+        &crate::store::sql::history("e.detail::text", "json_build_object", "::text"),
         &[&id],
     )?;
     all(rows, |c| rows::event_from(c))
@@ -247,7 +247,7 @@ pub(super) fn lock_started(c: &mut Conn, ids: &[i64]) -> TxResult<Vec<(i64, Mill
 
 pub(super) fn events_by(c: &mut Conn, actor: &str, since: Millis) -> TxResult<Vec<Event>> {
     let rows = c.query(
-        &format!("SELECT {EVENT_COLS} FROM events WHERE actor = $1 AND at >= $2 ORDER BY at, id"),
+        &crate::store::sql::events_by("e.detail::text", "json_build_object", "::text"),
         &[&actor, &since],
     )?;
     all(rows, |c| rows::event_from(c))

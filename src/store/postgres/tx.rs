@@ -2,7 +2,7 @@
 //! rules read before writing are held `FOR UPDATE`, a claim's candidate is picked with
 //! `SKIP LOCKED`, and a claim or an item write is one statement with its event.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::open::{Conn, TxError, TxResult, is_connection_error, is_retryable, map_err};
 use super::reads::{PgCells, load_item, load_queue, queues, role_of};
@@ -238,7 +238,8 @@ impl Tx for PgTx<'_> {
         let r = (|| -> TxResult<Added> {
             let row = self.c.query_opt(
                 "INSERT INTO items (queue, request_id, title, body, params, priority, due_at, \
-                 created_at, created_by) VALUES ($1, $2, $3, $4, $5::text::json, $6, $7, $8, $9) \
+                 created_at, created_by, created_os) \
+                 VALUES ($1, $2, $3, $4, $5::text::json, $6, $7, $8, $9, $10) \
                  ON CONFLICT (request_id) DO NOTHING RETURNING id",
                 &[
                     &item.queue,
@@ -250,6 +251,7 @@ impl Tx for PgTx<'_> {
                     &item.due_at,
                     &now,
                     &actor.name,
+                    &actor.os_user,
                 ],
             )?;
             let Some(row) = row else {
@@ -263,10 +265,12 @@ impl Tx for PgTx<'_> {
                     .get(0);
                 return Ok(Added { id, created: false });
             };
-            let id: i64 = row.get(0);
-            let detail = json!({"request_id": item.request_id});
-            insert_event(self.c, (now, actor), id, EventKind::Created, &detail)?;
-            Ok(Added { id, created: true })
+            // No `created` event: the row's created_at and created_by are the record
+            // (history shows them as its first event).
+            Ok(Added {
+                id: row.get(0),
+                created: true,
+            })
         })();
         self.lift(r)
     }

@@ -382,7 +382,7 @@ mod tests {
         assert!(text.contains("caseload backup NEW-FILE"), "{text}");
         assert!(text.contains("do not delete, move or replace"), "{text}");
         assert!(!text.contains("restore"), "{text}");
-        assert!(advice(&["item #1 has no 'created' event".into()]).is_empty());
+        assert!(advice(&["item #1 is not open but carries a lock".into()]).is_empty());
         let events = advice(&[format!(
             "{UNREADABLE} events row 1: actor is not valid UTF-8"
         )]);

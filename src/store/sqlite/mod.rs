@@ -32,11 +32,11 @@ use self::busy::{BUSY_PATIENCE, busy_sleep, retry_busy};
 use self::migrate::Migration;
 use self::open::Facts;
 use self::tx::SqliteTx;
-use crate::domain::{Actor, Event, Item, ItemState, Millis, QueueSettings, Role};
+use crate::domain::{Actor, Event, Item, Millis, QueueSettings, Role};
 use crate::store::backend::Backend;
 use crate::store::error::{Result, StoreError};
 use crate::store::ops::{Tx, TxCtx};
-use crate::store::{ListFilter, LostLock, Report, ReportQuery, Stats};
+use crate::store::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats};
 
 /// A source of "now" in Unix milliseconds; tests pass a fixed or stepped clock.
 pub type Clock = Box<dyn Fn() -> Millis + Send>;
@@ -411,10 +411,18 @@ impl Backend for SqliteStore {
 
     fn export(
         &mut self,
-        state: Option<ItemState>,
+        filter: &ExportFilter,
         each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
     ) -> Result<u64> {
-        reads::export(&self.conn, state, each)
+        reads::export(&self.conn, filter, each)
+    }
+
+    fn export_events(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
+    ) -> Result<u64> {
+        reads::export_events(&self.conn, filter, each)
     }
 }
 

@@ -4,15 +4,15 @@
 use rusqlite::{Connection, Row, params};
 
 use super::rows::{Cols, event_from_row, item_from_row};
-use super::sql::{EVENT_COLS, ITEM_COLS, KEPT_COUNT};
-use crate::domain::{Event, EventKind, Item, ItemState, Millis, QueueSettings, TakeOrder};
+use super::sql::{ITEM_COLS, KEPT_COUNT};
+use crate::domain::{Event, EventKind, Item, Millis, QueueSettings, TakeOrder};
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{
     Dialect, ListSql, OpenOrder, Param, Window, count_limit, kept_count, list_sql,
 };
 use crate::store::rows;
 use crate::store::sql::kinds_sql;
-use crate::store::{ListFilter, LostLock};
+use crate::store::{ExportFilter, ListFilter, LostLock};
 
 /// Runs a query whose rows are read by `read`; its errors (corruption included) end it.
 fn collect<T>(
@@ -64,7 +64,7 @@ pub(super) fn history(c: &Connection, id: i64) -> Result<Vec<Event>> {
     load_item(c, id)?.ok_or(StoreError::NotFound(id))?;
     collect(
         c,
-        &format!("SELECT {EVENT_COLS} FROM events WHERE item_id = ?1 ORDER BY id"),
+        &crate::store::sql::history("e.detail", "json_object", ""),
         [id],
         event_from_row,
     )
@@ -192,10 +192,30 @@ pub(super) fn lock_started(c: &Connection, ids: &[i64]) -> Result<Vec<(i64, Mill
     Ok(out)
 }
 
+pub(super) fn export_events(
+    c: &Connection,
+    f: &ExportFilter,
+    each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
+) -> Result<u64> {
+    let mut stmt = c.prepare_cached(&crate::store::sql::export_events(
+        "e.detail",
+        "json_object",
+        "",
+    ))?;
+    let mut rows = stmt.query(params![f.state.map(|s| s.as_str()), f.queue, f.since])?;
+    let mut n = 0;
+    while let Some(r) = rows.next()? {
+        let event = event_from_row(r)?;
+        each(&event).map_err(|e| StoreError::Database(format!("writing the export: {e}")))?;
+        n += 1;
+    }
+    Ok(n)
+}
+
 pub(super) fn events_by(c: &Connection, actor: &str, since: Millis) -> Result<Vec<Event>> {
     collect(
         c,
-        &format!("SELECT {EVENT_COLS} FROM events WHERE actor = ?1 AND at >= ?2 ORDER BY at, id"),
+        &crate::store::sql::events_by("e.detail", "json_object", ""),
         params![actor, since],
         event_from_row,
     )
@@ -218,13 +238,14 @@ pub(super) fn lost_locks(c: &Connection, user: &str, since: Millis) -> Result<Ve
 
 pub(super) fn export(
     c: &Connection,
-    state: Option<ItemState>,
+    f: &ExportFilter,
     each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
 ) -> Result<u64> {
     let mut stmt = c.prepare_cached(&format!(
-        "SELECT {ITEM_COLS} FROM items WHERE ?1 IS NULL OR state = ?1 ORDER BY id"
+        "SELECT {ITEM_COLS} FROM items WHERE {} ORDER BY id",
+        crate::store::sql::EXPORT_WHERE
     ))?;
-    let mut rows = stmt.query([state.map(|s| s.as_str())])?;
+    let mut rows = stmt.query(params![f.state.map(|s| s.as_str()), f.queue, f.since])?;
     let mut n = 0;
     while let Some(r) = rows.next()? {
         let item = item_from_row(r)?;

@@ -241,7 +241,8 @@ impl Tx for SqliteTx<'_> {
                     item.priority,
                     item.due_at,
                     self.ctx.now,
-                    self.ctx.actor.name
+                    self.ctx.actor.name,
+                    self.ctx.actor.os_user
                 ],
                 |r| r.get(0),
             )
@@ -257,11 +258,8 @@ impl Tx for SqliteTx<'_> {
                 created: false,
             });
         };
-        self.insert_event(
-            id,
-            EventKind::Created,
-            &json!({"request_id": item.request_id}),
-        )?;
+        // No `created` event: the row's created_at and created_by are the record (history
+        // shows them as its first event).
         Ok(Added { id, created: true })
     }
 

@@ -1,0 +1,561 @@
+//! `caseload import`: CSV (with a header row) and JSON Lines files, in bounded memory.
+//!
+//! An import reads its file twice ([`run`]): the first pass checks every row and names
+//! every bad line without writing anything; the second writes the rows in short
+//! transactions. Nothing but one row at a time (and a few bytes per fifty rows) is held,
+//! whatever the file's size. The second pass proves it reads what the first one checked
+//! (the same size, mtime and inode, and the same rows: a running hash compared before each
+//! batch is committed).
+//!
+//! Rows without a `request_id` are keyed by the file's identity (a hash of its bytes and
+//! the import's options) and the line the row starts on, so importing the same file
+//! again, or re-running an import that was killed half-way, adds every row exactly once,
+//! while a row of a different file is never taken for one seen before ([`derived_key`]).
+
+mod read;
+mod run;
+
+pub use read::{Parsed, Row, Rows};
+pub use run::{ImportError, Progress, Summary, import};
+
+use crate::domain::time::parse_rfc3339;
+use crate::domain::{NewItem, sanitize};
+
+/// The file formats `import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Csv,
+    Jsonl,
+}
+
+impl Format {
+    /// Guesses from the file name: `.jsonl`/`.ndjson`/`.json` are JSON Lines, else CSV.
+    pub fn from_path(path: &std::path::Path) -> Format {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("jsonl" | "ndjson" | "json") => Format::Jsonl,
+            _ => Format::Csv,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::Jsonl => "jsonl",
+        }
+    }
+}
+
+/// The columns (CSV) or keys (JSON Lines) an import row may set.
+pub const COLUMNS: [&str; 7] = [
+    "title",
+    "queue",
+    "body",
+    "params",
+    "priority",
+    "due",
+    "request_id",
+];
+
+/// Columns `export` writes that an import reads but does not set: `id` (kept with
+/// `--keep-ids` where free), `state` (finished rows are left out, see [`Parsed`]) and the
+/// lock and history columns, which belong to the database the rows came from.
+pub const EXPORT_COLUMNS: [&str; 11] = [
+    "id",
+    "state",
+    "lock_user",
+    "lock_time",
+    "lock_token",
+    "notes",
+    "result",
+    "error",
+    "created_at",
+    "created_by",
+    "finished_at",
+];
+
+/// `finished_by`, the last read-only export column (kept apart to keep the list short).
+const FINISHED_BY: &str = "finished_by";
+
+/// What a header name means: a column to set, one to read and ignore, or unknown.
+fn column(name: &str) -> Option<&'static str> {
+    let name = if name == "due_at" { "due" } else { name };
+    COLUMNS
+        .iter()
+        .chain(EXPORT_COLUMNS.iter())
+        .chain(std::iter::once(&FINISHED_BY))
+        .find(|c| **c == name)
+        .copied()
+}
+
+fn known_columns() -> String {
+    COLUMNS.join(", ")
+}
+
+/// Sizes import batches so that each write transaction takes about [`BATCH_TARGET`]:
+/// the write lock is never held long, so staff keep claiming during a large import, on
+/// a quiet machine and a busy one alike.
+#[derive(Debug, Clone)]
+pub struct BatchSizer {
+    len: usize,
+}
+
+/// How long one import transaction should hold the write lock.
+pub const BATCH_TARGET: std::time::Duration = std::time::Duration::from_millis(40);
+/// Batches are whole multiples of this many rows (the second pass's check interval).
+pub const MIN_BATCH: usize = 50;
+const MAX_BATCH: usize = 5000;
+
+impl Default for BatchSizer {
+    fn default() -> Self {
+        BatchSizer { len: 500 }
+    }
+}
+
+impl BatchSizer {
+    /// How many rows the next batch should hold (a multiple of [`MIN_BATCH`]).
+    pub fn next_len(&self) -> usize {
+        self.len
+    }
+
+    /// Learns from how long a batch of `rows` took: the next one aims at the target,
+    /// growing at most twofold, shrinking at once.
+    pub fn record(&mut self, rows: usize, took: std::time::Duration) {
+        let per_row = took.as_secs_f64() / rows.max(1) as f64;
+        let fit = if per_row > 0.0 {
+            (BATCH_TARGET.as_secs_f64() / per_row) as usize
+        } else {
+            MAX_BATCH
+        };
+        let len = fit.min(self.len * 2).clamp(MIN_BATCH, MAX_BATCH);
+        self.len = len / MIN_BATCH * MIN_BATCH;
+    }
+}
+
+/// One bad line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    pub line: u64,
+    pub message: String,
+}
+
+/// How many bad lines an error report names before summarising.
+pub const MAX_REPORTED: usize = 50;
+
+/// The largest row read (a CSV record or a JSON line): every text field may hold 1 MiB,
+/// and CSV quoting doubles quotes. A longer row is a broken file (an unclosed quote) and
+/// stops the import before it can fill memory.
+pub const MAX_ROW_BYTES: usize = 16 * 1024 * 1024;
+
+/// One row as read, before checking.
+#[derive(Default)]
+struct RawRow {
+    title: Option<String>,
+    queue: Option<String>,
+    body: Option<String>,
+    params: Option<String>,
+    priority: Option<String>,
+    due: Option<String>,
+    request_id: Option<String>,
+    id: Option<String>,
+    state: Option<String>,
+}
+
+impl RawRow {
+    fn set(&mut self, column: &str, value: String) {
+        let slot = match column {
+            "title" => &mut self.title,
+            "queue" => &mut self.queue,
+            "body" => &mut self.body,
+            "params" => &mut self.params,
+            "priority" => &mut self.priority,
+            "due" => &mut self.due,
+            "request_id" => &mut self.request_id,
+            "id" => &mut self.id,
+            "state" => &mut self.state,
+            _ => return,
+        };
+        *slot = Some(value);
+    }
+
+    /// The checked row: an item to add, or a finished row (state done/failed/cancelled)
+    /// that an import leaves out.
+    fn into_parsed(self, line: u64, default_queue: &str) -> Result<Parsed, String> {
+        let nonempty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
+        match nonempty(self.state).as_deref().map(str::trim) {
+            None | Some("open") => {}
+            Some("done" | "failed" | "cancelled") => return Ok(Parsed::Finished { line }),
+            Some(other) => {
+                return Err(format!(
+                    "state '{}' is not open, done, failed or cancelled",
+                    sanitize::line(other)
+                ));
+            }
+        }
+        let id = match nonempty(self.id) {
+            None => None,
+            Some(s) => match s.trim().parse::<i64>() {
+                Ok(n) if n > 0 => Some(n),
+                _ => {
+                    return Err(format!(
+                        "id '{}' is not a positive whole number",
+                        sanitize::line(&s)
+                    ));
+                }
+            },
+        };
+        let priority = match nonempty(self.priority) {
+            None => 0,
+            Some(p) => p
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| format!("priority '{}' is not a whole number", sanitize::line(&p)))?,
+        };
+        let due_at = match nonempty(self.due) {
+            None => None,
+            Some(d) => Some(parse_rfc3339(&d).ok_or_else(|| {
+                format!(
+                    "due '{}' is not an RFC 3339 time (e.g. 2026-12-01T17:00:00Z)",
+                    sanitize::line(&d)
+                )
+            })?),
+        };
+        let item = NewItem {
+            queue: nonempty(self.queue).unwrap_or_else(|| default_queue.to_string()),
+            title: self.title.unwrap_or_default(),
+            body: self.body.unwrap_or_default(),
+            params: nonempty(self.params).unwrap_or_else(|| "{}".into()),
+            priority,
+            due_at,
+            request_id: nonempty(self.request_id),
+        };
+        item.validate().map_err(|e| e.message)?;
+        Ok(Parsed::Item(Row { line, item, id }))
+    }
+}
+
+/// 128-bit FNV-1a, fed with length-prefixed fields so that field boundaries count
+/// (`"a\x1fb" + ""` and `"a" + "b\x1f"` differ). Not a cryptographic hash: it tells files
+/// and rows apart, it does not withstand someone who forges collisions (who could as well
+/// leave the rows out of the file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fnv128(u128);
+
+impl Default for Fnv128 {
+    fn default() -> Self {
+        Fnv128(0x6c62272e07bb014262b821756295c58d)
+    }
+}
+
+impl Fnv128 {
+    const PRIME: u128 = 0x0000000001000000000000000000013B;
+
+    /// Adds raw bytes (a stream, e.g. a file's content).
+    pub fn bytes(&mut self, data: &[u8]) {
+        let mut h = self.0;
+        for &b in data {
+            h ^= u128::from(b);
+            h = h.wrapping_mul(Self::PRIME);
+        }
+        self.0 = h;
+    }
+
+    /// Adds one field: its length first, then its bytes.
+    pub fn field(&mut self, data: &[u8]) {
+        self.bytes(&(data.len() as u64).to_le_bytes());
+        self.bytes(data);
+    }
+
+    /// The hash so far.
+    pub fn value(&self) -> u128 {
+        self.0
+    }
+
+    /// Adds one checked row (its line and every field it sets).
+    fn row(&mut self, row: &Row) {
+        let it = &row.item;
+        self.field(&row.line.to_le_bytes());
+        for f in [&it.queue, &it.title, &it.body, &it.params] {
+            self.field(f.as_bytes());
+        }
+        self.field(&it.priority.to_le_bytes());
+        match it.due_at {
+            Some(d) => self.field(&d.to_le_bytes()),
+            None => self.field(b""),
+        }
+        match &it.request_id {
+            Some(r) => {
+                self.field(b"r");
+                self.field(r.as_bytes());
+            }
+            None => self.field(b""),
+        }
+        match row.id {
+            Some(id) => self.field(&id.to_le_bytes()),
+            None => self.field(b""),
+        }
+    }
+}
+
+/// The identity of one import: its options and the file's bytes, hashed in
+/// [`Fnv128::field`] form (the bytes' length comes last, so every input is unambiguous).
+#[derive(Debug, Clone)]
+pub struct FileIdentity {
+    hash: Fnv128,
+    len: u64,
+}
+
+impl FileIdentity {
+    /// Starts the identity of importing a file in `format` with `default_queue`.
+    pub fn new(format: Format, default_queue: &str) -> Self {
+        let mut hash = Fnv128::default();
+        hash.field(b"caseload import 1");
+        hash.field(format.as_str().as_bytes());
+        hash.field(default_queue.as_bytes());
+        FileIdentity { hash, len: 0 }
+    }
+
+    /// Adds file bytes as read.
+    pub fn bytes(&mut self, data: &[u8]) {
+        self.hash.bytes(data);
+        self.len += data.len() as u64;
+    }
+
+    /// The finished identity, as 32 hex digits.
+    pub fn finish(&self) -> String {
+        let mut h = self.hash;
+        h.field(&self.len.to_le_bytes());
+        format!("{:032x}", h.value())
+    }
+}
+
+/// The request id of a row that has none: the file's identity and the line the row
+/// starts on (zero-padded, so that one file's keys sort in file order and land next to
+/// each other in the request-id index).
+pub fn derived_key(file: &str, line: u64) -> String {
+    format!("{DERIVED_PREFIX}{file}:{line:010}")
+}
+
+/// True when a spreadsheet would run a cell with this text as a formula (OWASP's list:
+/// `=`, `+`, `-`, `@`, tab, carriage return), or when it is such a text behind one `'`
+/// (so that [`neutralize`] and [`restore`] undo each other for every text).
+fn formula_like(s: &str) -> bool {
+    match s.as_bytes().first() {
+        Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r') => true,
+        Some(b'\'') => formula_like(&s[1..]),
+        _ => false,
+    }
+}
+
+/// A CSV cell a spreadsheet shows as text: a formula-like text gets a leading `'`.
+pub fn neutralize(s: &str) -> std::borrow::Cow<'_, str> {
+    if formula_like(s) {
+        std::borrow::Cow::Owned(format!("'{s}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
+/// The text a [`neutralize`]d CSV cell stood for.
+pub fn restore(s: &str) -> &str {
+    match s.strip_prefix('\'') {
+        Some(rest) if formula_like(rest) => rest,
+        _ => s,
+    }
+}
+
+/// How derived request ids begin.
+pub const DERIVED_PREFIX: &str = "import:";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every parsed row of `data`, or every bad line.
+    fn parse(data: &[u8], format: Format, q: &str) -> Result<Vec<NewItem>, Vec<LineError>> {
+        let mut rows = match Rows::new(data, format, q) {
+            Ok(r) => r,
+            Err(e) => return Err(vec![e]),
+        };
+        let (mut items, mut errors) = (Vec::new(), Vec::new());
+        loop {
+            match rows.next_row() {
+                Ok(Some(Parsed::Item(r))) => items.push(r.item),
+                Ok(Some(Parsed::Finished { .. })) => {}
+                Ok(Some(Parsed::Bad(e))) => errors.push(e),
+                Ok(None) => break,
+                Err(e) => {
+                    errors.push(e);
+                    break;
+                }
+            }
+        }
+        if errors.is_empty() {
+            Ok(items)
+        } else {
+            Err(errors)
+        }
+    }
+
+    #[test]
+    fn formula_cells_are_neutralized_and_restored_exactly() {
+        for s in [
+            "=HYPERLINK(\"http://x\")",
+            "=cmd|' /C calc'!A0",
+            "+1",
+            "-2",
+            "@SUM(A1)",
+            "\tx",
+            "'=already quoted",
+            "''=twice",
+            "'plain",
+            "plain",
+            "",
+            "a=b",
+        ] {
+            let n = neutralize(s);
+            assert!(
+                !matches!(
+                    n.as_bytes().first(),
+                    Some(b'=' | b'+' | b'-' | b'@' | b'\t')
+                ),
+                "{n}"
+            );
+            assert_eq!(restore(&n), s, "round trip of {s:?}");
+        }
+        assert_eq!(neutralize("=1+1"), "'=1+1");
+        assert_eq!(neutralize("'plain"), "'plain");
+    }
+
+    #[test]
+    fn csv_with_bom_and_crlf_simply_works() {
+        let data = b"\xEF\xBB\xBFtitle,priority\r\nFirst,2\r\nSecond,\r\n";
+        let rows = parse(data, Format::Csv, "q").unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].title, "First");
+        assert_eq!(rows[0].priority, 2);
+        assert_eq!(rows[1].queue, "q");
+    }
+
+    #[test]
+    fn every_bad_line_is_named() {
+        let data = b"title,priority\nok,1\nbad,x\nalso ok,2\n,3\n";
+        let errs = parse(data, Format::Csv, "q").unwrap_err();
+        let lines: Vec<u64> = errs.iter().map(|e| e.line).collect();
+        assert_eq!(lines, vec![3, 5]);
+        assert!(errs[0].message.contains("priority"));
+    }
+
+    #[test]
+    fn wrong_field_count_and_unclosed_quote() {
+        let errs = parse(b"title,body\na,b\nc\n", Format::Csv, "q").unwrap_err();
+        assert_eq!(errs[0].line, 3);
+        assert!(errs[0].message.contains("1 fields"));
+        let errs = parse(b"title,body\na,b\n\"c,d\ne,f\n", Format::Csv, "q").unwrap_err();
+        assert_eq!(errs.last().unwrap().line, 3);
+        assert!(errs.last().unwrap().message.contains("never closed"));
+        let ok = parse(
+            b"title,body\n\"multi\nline\",\"say \"\"hi\"\"\"\n",
+            Format::Csv,
+            "q",
+        )
+        .unwrap();
+        assert_eq!(ok[0].title, "multi\nline");
+        assert_eq!(ok[0].body, "say \"hi\"");
+    }
+
+    #[test]
+    fn a_runaway_row_stops_the_read_instead_of_filling_memory() {
+        let mut data = b"title,body\nok,1\n\"open".to_vec();
+        data.extend(std::iter::repeat_n(b'x', MAX_ROW_BYTES + 10));
+        data.extend(b"\nmore,2\n");
+        let errs = parse(&data, Format::Csv, "q").unwrap_err();
+        assert_eq!(errs.last().unwrap().line, 3);
+        assert!(
+            errs.last().unwrap().message.contains("longer than"),
+            "{errs:?}"
+        );
+        let mut line = b"{\"title\":\"".to_vec();
+        line.extend(std::iter::repeat_n(b'x', MAX_ROW_BYTES + 10));
+        let errs = parse(&line, Format::Jsonl, "q").unwrap_err();
+        assert_eq!(errs[0].line, 1);
+        assert!(errs[0].message.contains("longer than"), "{errs:?}");
+    }
+
+    #[test]
+    fn invalid_utf8_is_named() {
+        let errs = parse(b"title\nok\nbad \xff\n", Format::Csv, "q").unwrap_err();
+        assert_eq!(errs[0].line, 3);
+        assert!(errs[0].message.contains("UTF-8"));
+    }
+
+    #[test]
+    fn jsonl_lines_are_checked() {
+        let data = b"{\"title\":\"a\",\"params\":{\"k\":1}}\n\n{oops\n{\"title\":\"b\",\"x\":1}\n";
+        let errs = parse(data, Format::Jsonl, "q").unwrap_err();
+        assert_eq!(errs.iter().map(|e| e.line).collect::<Vec<_>>(), vec![3, 4]);
+        let rows = parse(
+            b"{\"title\":\"a\",\"params\":{\"k\":1}}\n",
+            Format::Jsonl,
+            "q",
+        )
+        .unwrap();
+        assert_eq!(rows[0].params, "{\"k\":1}");
+    }
+
+    #[test]
+    fn exported_columns_are_read_and_finished_rows_left_out() {
+        let data = b"id,queue,request_id,title,state,due_at,created_at,lock_token\n\
+            7,q,,open one,open,2026-12-01T00:00:00.000Z,2026-01-01T00:00:00.000Z,3\n\
+            8,q,,done one,done,,2026-01-01T00:00:00.000Z,1\n";
+        let mut rows = Rows::new(&data[..], Format::Csv, "d").unwrap();
+        let Ok(Some(Parsed::Item(r))) = rows.next_row() else {
+            panic!("an item")
+        };
+        assert_eq!((r.id, r.item.title.as_str()), (Some(7), "open one"));
+        assert!(r.item.due_at.is_some());
+        assert!(matches!(
+            rows.next_row(),
+            Ok(Some(Parsed::Finished { line: 3 }))
+        ));
+        assert!(matches!(rows.next_row(), Ok(None)));
+    }
+
+    #[test]
+    fn batches_aim_at_the_time_target_in_whole_check_intervals() {
+        let mut b = BatchSizer::default();
+        let start = b.next_len();
+        // Fast rows: grow, but at most twofold per batch.
+        b.record(start, std::time::Duration::from_millis(4));
+        assert_eq!(b.next_len(), start * 2);
+        // Slower rows (0.1 ms each): shrink at once to what fits the target.
+        b.record(1000, std::time::Duration::from_millis(100));
+        assert_eq!(b.next_len(), 400);
+        b.record(1000, std::time::Duration::from_millis(130));
+        assert_eq!(b.next_len() % MIN_BATCH, 0);
+        // Never below the floor, however slow.
+        b.record(250, std::time::Duration::from_secs(10));
+        assert_eq!(b.next_len(), MIN_BATCH);
+    }
+
+    #[test]
+    fn hashed_fields_cannot_run_into_each_other() {
+        let hash = |fields: &[&str]| {
+            let mut h = Fnv128::default();
+            for f in fields {
+                h.field(f.as_bytes());
+            }
+            h.value()
+        };
+        assert_ne!(hash(&["a\x1fb", ""]), hash(&["a", "b\x1f"]));
+        assert_ne!(hash(&["ab", ""]), hash(&["a", "b"]));
+        let id = |data: &[u8], q: &str| {
+            let mut f = FileIdentity::new(Format::Csv, q);
+            f.bytes(data);
+            f.finish()
+        };
+        assert_eq!(id(b"title\nx\n", "q"), id(b"title\nx\n", "q"));
+        assert_ne!(id(b"title\nx\n", "q"), id(b"title\nx\n", "other"));
+        assert_ne!(id(b"title\nx\n", "q"), id(b"title\nx\n\n", "q"));
+        assert_eq!(derived_key("ab", 7), "import:ab:0000000007");
+    }
+}
