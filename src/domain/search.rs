@@ -105,6 +105,15 @@ impl Search {
         (!long.is_empty()).then(|| long.join(" AND "))
     }
 
+    /// Each word long enough for a trigram index as its own FTS5 query (a quoted string).
+    pub fn fts_words(&self) -> Vec<String> {
+        self.words
+            .iter()
+            .filter(|w| w.chars().count() >= MIN_INDEXED_WORD)
+            .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+            .collect()
+    }
+
     /// True when every word appears in one of `fields` (folded here).
     pub fn matches(&self, fields: &[&str]) -> bool {
         let folded: Vec<String> = fields.iter().map(|f| fold(f)).collect();

@@ -17,6 +17,7 @@ conformance!(
     counts_of_a_search_stop_past_the_cap,
     a_number_finds_the_item_with_that_id,
     search_text_is_data_not_syntax,
+    a_rare_word_beside_a_common_one_finds_exactly_both,
 );
 
 fn search(state: StateFilter, text: &str) -> ListFilter {
@@ -213,6 +214,23 @@ fn search_text_is_data_not_syntax(b: &dyn Backend) {
         assert!(open(&mut *boss, "NEAR(discount").is_empty());
         assert!(open(&mut *boss, "discount*").is_empty());
         assert!(open(&mut *boss, "' OR 1=1 --").is_empty());
+        while boss.index_search(100).unwrap() > 0 {}
+    }
+}
+
+fn a_rare_word_beside_a_common_one_finds_exactly_both(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let items: Vec<NewItem> = (0..40)
+        .map(|i| NewItem::titled(&format!("Refund request {i}")))
+        .collect();
+    boss.add_batch(&items).unwrap();
+    let both = add(&mut *boss, "Refund for Frau Müller");
+    add(&mut *boss, "Address change for Müller");
+    for _ in 0..2 {
+        assert_eq!(open(&mut *boss, "refund müller"), [both]);
+        assert_eq!(open(&mut *boss, "MULLER refund"), [both]);
+        assert_eq!(open(&mut *boss, "refund müller zz"), Vec::<i64>::new());
+        assert_eq!(open(&mut *boss, "müller").len(), 2);
         while boss.index_search(100).unwrap() > 0 {}
     }
 }

@@ -7,8 +7,9 @@
 //! nothing extra: rows above `search_meta.indexed` (the tail) and rows changed since they
 //! were indexed (`search_dirty`, filled by an update trigger) are scanned with
 //! `caseload_match`, and [`index_some`] moves rows into the index in short write
-//! transactions when a TUI is idle. A word of at least three characters is looked up in
-//! the trigram index; a search whose words are all common walks the list in its own order
+//! transactions when a TUI is idle. The rarest word of at least three characters is looked
+//! up in the trigram index and the others checked on its hits; a search whose words are
+//! all common walks the list in its own order
 //! instead and stops at the first page (a dense match is found at once that way, and
 //! sorting a huge hit list is what would be slow).
 
@@ -89,16 +90,27 @@ pub(super) fn source(c: &Connection, q: &mut ListSql) -> Result<(String, String)
     let Some((search, cond)) = q.search.clone() else {
         return Ok(walk);
     };
-    let Some(fts) = search.fts_query() else {
+    // The rarest indexed word is looked up; the other words are checked on its hits (an
+    // FTS5 AND would read the whole list of a common word).
+    let mut rarest: Option<(i64, String)> = None;
+    for word in search.fts_words() {
+        let hits: i64 = c
+            .prepare_cached(&format!(
+                "SELECT count(*) FROM (SELECT 1 FROM item_search WHERE item_search MATCH ?1 \
+                 LIMIT {})",
+                DENSE_HITS + 1
+            ))?
+            .query_row([&word], |r| r.get(0))?;
+        if rarest.as_ref().is_none_or(|(h, _)| hits < *h) {
+            rarest = Some((hits, word));
+        }
+        if hits == 0 {
+            break;
+        }
+    }
+    let Some((hits, fts)) = rarest else {
         return Ok(walk);
     };
-    let hits: i64 = c
-        .prepare_cached(&format!(
-            "SELECT count(*) FROM (SELECT 1 FROM item_search WHERE item_search MATCH ?1 \
-             LIMIT {})",
-            DENSE_HITS + 1
-        ))?
-        .query_row([&fts], |r| r.get(0))?;
     if hits > DENSE_HITS {
         return Ok(walk);
     }
@@ -109,9 +121,9 @@ pub(super) fn source(c: &Connection, q: &mut ListSql) -> Result<(String, String)
     }
     let cols = "SELECT id, priority, created_at, lock_time, due_at, queue FROM items";
     let indexed = "(SELECT indexed FROM search_meta)";
-    // The index holds whole words' trigrams only for words of three or more characters:
-    // shorter ones are checked on the row.
-    let also = if search.indexable() {
+    // Every word but the one looked up (short ones included: the index has no trigram
+    // for them) is checked on the row.
+    let also = if search.words().len() == 1 {
         String::new()
     } else {
         format!(" AND {cond}")
