@@ -1,4 +1,4 @@
--- caseload: the whole current SQLite schema (user_version 5).
+-- caseload: the whole current SQLite schema (user_version 6).
 --
 -- A fresh database is created from this file in one IMMEDIATE transaction. An older
 -- database is brought up to date by the steps in src/store/migrations/ instead; a test
@@ -80,8 +80,24 @@ CREATE INDEX events_kind_at ON events (kind, at);
 CREATE TABLE users (
     name       TEXT PRIMARY KEY NOT NULL,
     role       TEXT NOT NULL DEFAULT 'staff' CHECK (role IN ('staff', 'supervisor')),
-    last_seen  INTEGER NULL
+    last_seen  INTEGER NULL,
+    -- The OS login this name is bound to (NULL: only the login of the same name uses it).
+    login      TEXT NULL
 ) WITHOUT ROWID;
+
+-- Changes that are not about one item (roles, login bindings, queue settings): who (the
+-- name and the OS login behind it), when, and old and new value as JSON.
+CREATE TABLE audit (
+    id         INTEGER PRIMARY KEY,
+    at         INTEGER NOT NULL,
+    actor      TEXT NOT NULL,
+    real_user  TEXT NOT NULL,
+    kind       TEXT NOT NULL CHECK (kind IN ('role', 'login', 'queue')),
+    subject    TEXT NOT NULL,
+    old_value  TEXT NULL CHECK (old_value IS NULL OR json_valid(old_value)),
+    new_value  TEXT NOT NULL CHECK (json_valid(new_value))
+);
+CREATE INDEX audit_at ON audit (at);
 
 -- Counts by queue and state, kept by triggers so that a refresh never scans items.
 CREATE TABLE item_counts (

@@ -5,7 +5,7 @@
 //!
 //! Run all sections with `cargo bench --bench queue`, or some of them by name:
 //! `cargo bench --bench queue -- claim fairness`. Sections: `cycles`, `fairness`, `claim`,
-//! `enqueue`, `import`, `screen`, `pg`. Sizes come from environment variables (see `Config`).
+//! `enqueue`, `import`, `screen`, `pg`, `figures` (see `queue/figures.rs`). Sizes come from environment variables (see `Config`).
 //!
 //! Section `pg` runs the claim+complete cycles against the PostgreSQL server named by
 //! `CASELOAD_TEST_PG` (skipped when unset): caseload's `PgStore` against a raw
@@ -15,6 +15,9 @@
 //! argument `__worker`; workers report over stdout. Big database files and the import
 //! CSV are built once and cached under `<target dir>/bench-cache` (override with
 //! `CL_BENCH_CACHE`).
+
+#[path = "queue/figures.rs"]
+mod figures;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -914,12 +917,19 @@ fn fill(path: &Path, n: usize, open: usize) {
 
 /// A cached filled file copied to `dest` (built on first use).
 fn filled_copy(cfg: &Config, n: usize, open: usize, dest: &Path) {
+    filled_copy_of(cfg, &format!("items-{n}-open-{open}-v2.db"), dest, |p| {
+        fill(p, n, open)
+    });
+}
+
+/// The cached file `name` (built by `build` on first use) copied to `dest`.
+fn filled_copy_of(cfg: &Config, name: &str, dest: &Path, build: impl FnOnce(&Path)) {
     std::fs::create_dir_all(&cfg.cache).unwrap();
-    let cached = cfg.cache.join(format!("items-{n}-open-{open}-v2.db"));
+    let cached = cfg.cache.join(name);
     if !cached.exists() {
         let t = Instant::now();
         let tmp = cfg.cache.join("building.db");
-        fill(&tmp, n, open);
+        build(&tmp);
         std::fs::rename(&tmp, &cached).unwrap();
         eprintln!(
             "  (built {} in {:.1} s)",
@@ -1541,8 +1551,8 @@ fn raw_batch(conn: &Connection, batch: &[NewItem], event: Option<()>) -> usize {
 }
 
 /// 4c. `caseload import FILE` as a user runs it — this build's binary against the one
-/// named by `CL_BENCH_IMPORT_BEFORE` (e.g. built from the commit before), alternately on
-/// fresh copies of the same 10k-item file: wall time and peak RSS (`/usr/bin/time`).
+/// named by `CL_BENCH_IMPORT_BEFORE` (e.g. built from the commit before), one after the
+/// other into a fresh database each creates: wall time and peak RSS (`/usr/bin/time`).
 fn sec_import_bin(cfg: &Config, dir: &Path, rep: &mut Report) {
     let csv = import_csv(cfg);
     let now = PathBuf::from(env!("CARGO_BIN_EXE_caseload"));
@@ -1563,8 +1573,15 @@ fn sec_import_bin(cfg: &Config, dir: &Path, rep: &mut Report) {
     }
     let mut res = Vec::new();
     for (name, exe) in &runs {
+        // A fresh file each binary creates itself (the two schemas differ).
         let db = dir.join(format!("import-bin-{name}.db"));
-        filled_copy(cfg, cfg.small, cfg.small / 10, &db);
+        let init = Command::new(exe)
+            .args(["--user", "importer", "--db"])
+            .arg(&db)
+            .arg("init")
+            .output()
+            .expect("init");
+        assert!(init.status.success(), "{name} init: {init:?}");
         let t = Instant::now();
         let out = Command::new("/usr/bin/time")
             .arg("-f")
@@ -1594,7 +1611,7 @@ fn sec_import_bin(cfg: &Config, dir: &Path, rep: &mut Report) {
             String::from_utf8_lossy(&out.stdout).trim()
         );
         res.push((*name, cfg.import_rows as f64 / secs, kb as f64 / 1024.0));
-        std::fs::remove_file(&db).ok();
+        drop_db(&db);
     }
     let (_, rate, rss) = res[res.len() - 1];
     let (b_rate, b_rss) = if res.len() == 2 {
@@ -1943,7 +1960,7 @@ fn drop_db(db: &Path) {
 
 type Section = fn(&Config, &Path, &mut Report);
 
-const SECTIONS: [(&str, Section); 9] = [
+const SECTIONS: [(&str, Section); 10] = [
     ("cycles", sec_cycles),
     ("fairness", sec_fairness),
     ("claim", sec_claim),
@@ -1953,6 +1970,7 @@ const SECTIONS: [(&str, Section); 9] = [
     ("import-bin", sec_import_bin),
     ("screen", sec_screen),
     ("pg", sec_pg),
+    ("figures", figures::sec_figures),
 ];
 
 fn main() {

@@ -1,14 +1,23 @@
-//! `caseload demo`: a fresh database filled from the bundled data set, with a few items
-//! already being worked by other (pretend) people so every screen has something to show.
+//! `caseload demo`: a fresh database filled from the bundled data set with two weeks of
+//! history — items arriving every day, five (pretend) people taking, completing, failing,
+//! releasing, skipping and abandoning them with realistic handle times, locks taken over
+//! after they expired — and a few items being worked right now, so that every screen, the
+//! Stats figures and `caseload report` have something to show at once. The history is
+//! written through the store itself (each person's clock set back in time), the same on
+//! SQLite and PostgreSQL: a fixed seed makes it the same data on both.
 
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use anyhow::{Context, anyhow, bail};
 use serde::Deserialize;
 
 use crate::domain::{Actor, Millis, NewItem};
+use crate::store::postgres::{PgOptions, PgStore};
 use crate::store::sqlite::{OpenOptions, SqliteStore, system_clock};
-use crate::store::{ListFilter, Store, TakeNext};
+use crate::store::{ListFilter, Store, StoreError, TakeNext};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,6 +57,39 @@ pub fn rows(now: Millis) -> Result<Vec<NewItem>, String> {
         .collect()
 }
 
+/// Opens the store of one pretend person by name.
+type OpenPerson<'a> = dyn FnMut(&str) -> Result<Box<dyn Person>, StoreError> + 'a;
+
+/// One pretend person's store, whose clock can be set back in time.
+trait Person {
+    fn store(&mut self) -> &mut dyn Store;
+    /// From now on, the store's clock runs `back_ms` behind the real one.
+    fn travel(&mut self, back_ms: i64);
+}
+
+/// On SQLite every person's clock reads one shared setting.
+struct SqlitePerson(SqliteStore, Arc<AtomicI64>);
+
+impl Person for SqlitePerson {
+    fn store(&mut self) -> &mut dyn Store {
+        &mut self.0
+    }
+    fn travel(&mut self, back_ms: i64) {
+        self.1.store(back_ms, Ordering::Relaxed);
+    }
+}
+
+struct PgPerson(PgStore);
+
+impl Person for PgPerson {
+    fn store(&mut self) -> &mut dyn Store {
+        &mut self.0
+    }
+    fn travel(&mut self, back_ms: i64) {
+        self.0.set_clock_offset(-back_ms);
+    }
+}
+
 /// Creates the demo database at `path` (replacing an earlier demo file when `replace`);
 /// returns how many items it holds.
 pub fn create(path: &Path, creator: &Actor, replace: bool) -> anyhow::Result<usize> {
@@ -65,49 +107,274 @@ pub fn create(path: &Path, creator: &Actor, replace: bool) -> anyhow::Result<usi
     };
     let shown = path.display().to_string();
     let mut store = SqliteStore::open(path, creator.clone(), &opts).context(shown.clone())?;
+    refuse_used(&mut store, &shown)?;
+    let back = Arc::new(AtomicI64::new(0));
+    let now = system_clock();
+    fill(now, store, &mut |name| {
+        let b = Arc::clone(&back);
+        let s = SqliteStore::open_with_clock(
+            path,
+            Actor::new(name, name),
+            &opts,
+            Box::new(move || system_clock() - b.load(Ordering::Relaxed)),
+        )?;
+        s.fill_without_waiting_for_the_disk()?;
+        Ok(Box::new(SqlitePerson(s, Arc::clone(&back))))
+    })
+}
+
+/// Fills an empty PostgreSQL database at `url` with the demo; returns how many items it
+/// holds.
+pub fn create_pg(url: &str, creator: &Actor) -> anyhow::Result<usize> {
+    let opts = PgOptions::default();
+    let mut store = PgStore::open(url, creator.clone(), &opts)?;
+    refuse_used(&mut store, "the PostgreSQL database")?;
+    let now = store.now()?;
+    fill(now, store, &mut |name| {
+        let mut s = PgStore::open(url, Actor::new(name, name), &opts)?;
+        s.fill_without_waiting_for_the_disk()?;
+        Ok(Box::new(PgPerson(s)))
+    })
+}
+
+fn refuse_used(store: &mut dyn Store, shown: &str) -> anyhow::Result<()> {
     let existing = store.count(&ListFilter {
         state: crate::store::StateFilter::All,
         ..ListFilter::default()
     })?;
     if existing > 0 {
-        bail!("{shown} already holds {existing} items; the demo needs a new file");
+        bail!("{shown} already holds {existing} items; the demo needs a new database");
     }
-    let now = system_clock();
-    let rows = rows(now).map_err(|e| anyhow!(e))?;
-    store.add_batch(&rows)?;
-    drop(store);
+    Ok(())
+}
 
-    // Others at work: bob holds two items (one of them for so long the lock expired),
-    // carol holds one and has finished a few.
-    let open_as = |name: &str, offset_ms: i64| -> anyhow::Result<SqliteStore> {
-        Ok(SqliteStore::open_with_clock(
-            path,
-            Actor::new(name, name),
-            &opts,
-            Box::new(move || system_clock() - offset_ms),
-        )?)
-    };
-    let mut bob_then = open_as("bob", 45 * 60_000)?;
-    bob_then.take_next(&TakeNext {
-        queue: Some("helpdesk".into()),
-        skip: vec![],
-    })?;
-    let mut bob = open_as("bob", 5 * 60_000)?;
-    bob.take_next(&TakeNext {
-        queue: Some("verification".into()),
-        skip: vec![],
-    })?;
-    let mut carol = open_as("carol", 0)?;
-    for _ in 0..4 {
-        let item = carol.take_next(&TakeNext {
-            queue: Some("fulfilment".into()),
-            skip: vec![],
-        })?;
-        carol.complete(item.id, item.lock_token, Some("Shipped"))?;
+const MIN: i64 = 60_000;
+const HOUR: i64 = 60 * MIN;
+const DAY: i64 = 24 * HOUR;
+/// Days of history before today.
+const DAYS: i64 = 14;
+
+/// The pretend staff: name, queue, and how fast they are (1.0 is the queue's usual pace).
+const STAFF: [(&str, &str, f64); 5] = [
+    ("alice", "helpdesk", 0.8),
+    ("bob", "helpdesk", 1.3),
+    ("carol", "fulfilment", 1.0),
+    ("dave", "verification", 0.7),
+    ("erin", "verification", 1.6),
+];
+
+/// A queue's usual handle time.
+fn usual_ms(queue: &str) -> f64 {
+    match queue {
+        "helpdesk" => 14.0 * MIN as f64,
+        "verification" => 7.0 * MIN as f64,
+        _ => 10.0 * MIN as f64,
     }
-    carol.take_next(&TakeNext {
-        queue: Some("fulfilment".into()),
-        skip: vec![],
-    })?;
-    Ok(rows.len())
+}
+
+/// A small deterministic generator (the same history on every run and backend).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// How a hold ends.
+#[derive(Clone, Copy)]
+enum End {
+    Complete,
+    Fail,
+    Release,
+    Skip,
+    /// Walks away: the lock expires and someone else takes the item over.
+    Abandon,
+}
+
+fn end_of(r: f64) -> End {
+    match r {
+        x if x < 0.84 => End::Complete,
+        x if x < 0.89 => End::Fail,
+        x if x < 0.93 => End::Release,
+        x if x < 0.97 => End::Skip,
+        _ => End::Abandon,
+    }
+}
+
+/// Writes the history and today's work through `creator` (the supervisor, who adds the
+/// items) and the people `open` gives; returns how many items were added.
+fn fill(
+    now: Millis,
+    creator: impl Store + 'static,
+    open: &mut OpenPerson<'_>,
+) -> anyhow::Result<usize> {
+    let mut rows = rows(now).map_err(|e| anyhow!(e))?;
+    // Arrivals mix the queues: a fixed shuffle by request id.
+    rows.sort_by_key(|r| {
+        let h = r
+            .request_id
+            .as_deref()
+            .unwrap_or("")
+            .bytes()
+            .fold(1469598103934665603u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(1099511628211)
+            });
+        // splitmix64's finaliser: the ids share long prefixes, FNV alone keeps their order.
+        let h = (h ^ (h >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        let h = (h ^ (h >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        h ^ (h >> 31)
+    });
+
+    let total = rows.len();
+    let mut boss = open(&creator.actor().name)?;
+    drop(creator);
+    let mut people: BTreeMap<&str, Box<dyn Person>> = BTreeMap::new();
+    for (name, _, _) in STAFF {
+        people.insert(name, open(name)?);
+    }
+    let mut rng = Rng(0x5EED_CA5E_10AD_0001);
+    let today = now - now.rem_euclid(DAY);
+    let mut pending = rows.into_iter();
+    for d in (1..=DAYS).rev() {
+        let day = today - d * DAY;
+        // 1970-01-01 was a Thursday (3, counting from Monday as 0).
+        let weekend = matches!((day / DAY + 3).rem_euclid(7), 5 | 6);
+        // Arrivals at 07:30: fewer at the weekend.
+        let arrival = day + 7 * HOUR + 30 * MIN;
+        let batch: Vec<NewItem> = pending
+            .by_ref()
+            .take(if weekend { 6 } else { 24 })
+            .map(|mut it| {
+                // Due within hours of arriving (the data set's times are relative to now).
+                it.due_at = it.due_at.map(|d| arrival + ((d - now).abs() / 6).max(HOUR));
+                it
+            })
+            .collect();
+        boss.travel(now - arrival);
+        boss.store().add_batch(&batch)?;
+        if !weekend {
+            work_day(now, day, &mut people, &mut rng)?;
+        }
+    }
+    // Today's arrivals, and work in progress: bob holds two items (one of them for so
+    // long that the lock expired), carol holds one and has finished a few this morning.
+    let rest: Vec<NewItem> = pending.collect();
+    boss.travel(2 * HOUR);
+    boss.store().add_batch(&rest)?;
+    let take_in = |p: &mut Box<dyn Person>, queue: &str| {
+        p.store().take_next(&TakeNext {
+            queue: Some(queue.into()),
+            skip: vec![],
+        })
+    };
+    let carol = people.get_mut("carol").expect("carol is staff");
+    for i in 0..4 {
+        carol.travel((70 - i * 12) * MIN);
+        let item = take_in(carol, "fulfilment")?;
+        carol.travel((61 - i * 12) * MIN);
+        carol
+            .store()
+            .complete(item.id, item.lock_token, Some("Shipped"))?;
+    }
+    carol.travel(5 * MIN);
+    take_in(carol, "fulfilment")?;
+    let bob = people.get_mut("bob").expect("bob is staff");
+    bob.travel(45 * MIN);
+    take_in(bob, "helpdesk")?;
+    bob.travel(5 * MIN);
+    take_in(bob, "verification")?;
+    Ok(total)
+}
+
+/// One working day: each person starts some time in the morning and works a few items
+/// of their queue, one at a time, in the order of the clock.
+fn work_day(
+    now: Millis,
+    day: Millis,
+    people: &mut BTreeMap<&str, Box<dyn Person>>,
+    rng: &mut Rng,
+) -> anyhow::Result<()> {
+    struct Shift {
+        next_at: Millis,
+        left: u32,
+        holding: Option<(i64, i64, End)>,
+    }
+    let mut shifts: BTreeMap<&str, Shift> = STAFF
+        .iter()
+        .map(|(name, _, _)| {
+            let start = day + 8 * HOUR + (rng.next() * 150.0) as i64 * MIN;
+            let left = 2 + (rng.next() * 4.0) as u32;
+            (
+                *name,
+                Shift {
+                    next_at: start,
+                    left,
+                    holding: None,
+                },
+            )
+        })
+        .collect();
+    while let Some((&name, _)) = shifts
+        .iter()
+        .filter(|(_, s)| s.left > 0 || s.holding.is_some())
+        .min_by_key(|(_, s)| s.next_at)
+    {
+        let (_, queue, pace) = STAFF.iter().find(|s| s.0 == name).copied().expect("staff");
+        let shift = shifts.get_mut(name).expect("shift");
+        let p = people.get_mut(name).expect("person");
+        p.travel(now - shift.next_at);
+        if let Some((id, token, end)) = shift.holding.take() {
+            let s = p.store();
+            match end {
+                End::Complete => {
+                    s.complete(id, token, None)?;
+                }
+                End::Fail => {
+                    s.fail(id, token, "cannot be done as asked")?;
+                }
+                End::Release => {
+                    s.release(id, token)?;
+                }
+                End::Skip => {
+                    s.skip(id, token)?;
+                }
+                End::Abandon => {}
+            }
+            shift.next_at += (1.0 + rng.next() * 6.0) as i64 * MIN;
+            continue;
+        }
+        let taken = p.store().take_next(&TakeNext {
+            queue: Some(queue.into()),
+            skip: vec![],
+        });
+        let item = match taken {
+            Ok(item) => item,
+            Err(StoreError::NothingToClaim(_) | StoreError::UnknownQueue { .. }) => {
+                shift.left = 0;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        // Handle times spread around the queue's usual time, slower or faster by person.
+        let spread = 0.45 + rng.next() * rng.next() * 2.6;
+        let end = match end_of(rng.next()) {
+            // Nobody else works fulfilment to take an abandoned item over.
+            End::Abandon if queue == "fulfilment" => End::Complete,
+            e => e,
+        };
+        let held = match end {
+            End::Abandon => 45 * MIN,
+            End::Release | End::Skip => (usual_ms(queue) * pace * 0.3 * spread) as i64,
+            _ => (usual_ms(queue) * pace * spread) as i64,
+        };
+        shift.holding = Some((item.id, item.lock_token, end));
+        shift.left -= 1;
+        shift.next_at += held.max(MIN / 2);
+    }
+    Ok(())
 }

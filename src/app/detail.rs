@@ -141,7 +141,7 @@ pub(super) fn build_detail(s: &State, item: Item, history: Vec<Event>) -> Detail
             "{}  {:<10} {}{}",
             when(e.at),
             e.kind.as_str(),
-            e.actor,
+            crate::domain::audit::acting(&e.actor, &e.os_user),
             if extra.is_empty() {
                 String::new()
             } else {

@@ -31,7 +31,8 @@ pub struct Cli {
     /// files, else caseload.db in your data directory).
     #[arg(long, global = true, value_name = "PATH|URL", help_heading = GLOBAL)]
     pub db: Option<String>,
-    /// Act as this user (default: CASELOAD_USER, else your OS login name).
+    /// Act as this user (default: CASELOAD_USER, else your OS login name); a name other
+    /// than your login's must be bound to it (`user set NAME --login LOGIN`).
     #[arg(long, global = true, value_name = "NAME", help_heading = GLOBAL)]
     pub user: Option<String>,
     /// Open a database on a network filesystem (NFS, SMB, FUSE, 9p) although SQLite's
@@ -136,7 +137,8 @@ pub enum Command {
         #[arg(long, conflicts_with = "id")]
         queue: Option<String>,
     },
-    /// What a user did (default: you, today).
+    /// What a user did (default: you, today): item events, and role, binding and queue
+    /// changes made by or about them.
     History {
         /// Whose actions (default: you).
         #[arg(long, value_name = "USER")]
@@ -398,13 +400,23 @@ pub enum QueueCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
-    /// Set a user's role.
+    /// Set a user's role, or which login may use the name (supervisors; audited).
+    #[command(group(clap::ArgGroup::new("change").required(true).multiple(true)
+        .args(["role", "login", "no_login"])))]
     Set {
         /// The user's name (as given by --user, CASELOAD_USER or the OS login).
         name: String,
         /// staff (the default for unknown users) or supervisor.
         #[arg(long, value_parser = parse_role)]
-        role: Role,
+        role: Option<Role>,
+        /// Let this login use the name: an OS login on SQLite, a database role on
+        /// PostgreSQL (e.g. a service account acting as a bot's name). Without a binding
+        /// only the login of the same name may use it.
+        #[arg(long, value_name = "LOGIN", conflicts_with = "no_login")]
+        login: Option<String>,
+        /// Remove the name's login binding.
+        #[arg(long)]
+        no_login: bool,
     },
 }
 

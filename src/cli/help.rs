@@ -262,6 +262,14 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "alice may unlock and reassign",
             ),
             ("caseload user set bob --role staff", "bob works items only"),
+            (
+                "caseload user set importer --login svc-import",
+                "OS login svc-import may act as importer",
+            ),
+            (
+                "caseload user set importer --no-login",
+                "only importer's own login may",
+            ),
         ],
     ),
     (

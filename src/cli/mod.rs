@@ -171,8 +171,18 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::Requeue { id } => supervise::requeue(&mut *store()?, id, out),
         Command::Cancel { id, reason } => supervise::cancel(&mut *store()?, id, &reason, out),
         Command::Queue(q) => supervise::queue_command(&mut *store()?, q, out),
-        Command::User(UserCommand::Set { name, role }) => {
-            supervise::set_role(&mut *store()?, &name, role, out)
+        Command::User(UserCommand::Set {
+            name,
+            role,
+            login,
+            no_login,
+        }) => {
+            let login = match (login.as_deref(), no_login) {
+                (Some(l), _) => Some(Some(l)),
+                (None, true) => Some(None),
+                (None, false) => None,
+            };
+            supervise::set_user(&mut *store()?, &name, role, login, out)
         }
         Command::Stats { json } => read::stats(&mut *store()?, json, out),
         Command::Report {

@@ -4,8 +4,9 @@ use std::io::Write;
 
 use serde_json::{Value, json};
 
+use crate::domain::audit::acting;
 use crate::domain::time::{local_full, rfc3339, short_duration};
-use crate::domain::{Event, Item, ItemState, sanitize};
+use crate::domain::{AuditEntry, Event, Item, ItemState, sanitize};
 use crate::store::Applied;
 
 pub(crate) fn lock_text(item: &Item, queues: &[crate::domain::QueueSettings], now: i64) -> String {
@@ -71,12 +72,53 @@ pub fn event_line(e: &Event) -> String {
     sanitize::line(&format!(
         "{}  {}  {}  {}",
         local_full(e.at),
-        e.actor,
+        acting(&e.actor, &e.os_user),
         e.kind.as_str(),
         detail
     ))
     .trim_end()
     .to_string()
+}
+
+/// One audit line, sanitized: "2026-11-22 11:42:00 +01:00  sup  role bob: staff → supervisor",
+/// the name shown as "sup (as root)" when another login used it.
+pub fn audit_line(a: &AuditEntry) -> String {
+    let value = |v: &Value| match v {
+        Value::Null => "-".to_string(),
+        Value::String(s) => s.clone(),
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| match v {
+                Value::Null => format!("{k}=none"),
+                other => format!("{k}={other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        other => other.to_string(),
+    };
+    sanitize::line(&format!(
+        "{}  {}  {} {}: {} → {}",
+        local_full(a.at),
+        acting(&a.actor, &a.real),
+        a.kind.as_str(),
+        a.subject,
+        value(&a.old),
+        value(&a.new)
+    ))
+    .into_owned()
+}
+
+/// An audit record as JSON (in `history --json`, beside the events: it has no `item_id`).
+pub fn audit_json(a: &AuditEntry) -> Value {
+    json!({
+        "at": rfc3339(a.at),
+        "actor": a.actor,
+        "real_user": a.real,
+        "kind": a.kind.as_str(),
+        "subject": a.subject,
+        "old": a.old,
+        "new": a.new,
+    })
 }
 
 /// The token of the caller's current lock on the item, unless one was given.

@@ -11,11 +11,20 @@ use crate::store::postgres::{LATEST, PgOptions, connect_url};
 const CLOCK_TOLERANCE_MS: i64 = 10_000;
 
 /// The rights the everyday role needs on each table.
-const RIGHTS: [(&str, &str); 4] = [
-    ("items", "SELECT, INSERT, UPDATE"),
-    ("events", "SELECT, INSERT"),
-    ("queues", "SELECT, INSERT, UPDATE"),
-    ("users", "SELECT, INSERT, UPDATE"),
+/// What everyday work needs (the README's least-privilege grants): `(table, column or
+/// "" for the whole table, rights)`. Roles, bindings and queue settings change through
+/// caseload's SECURITY DEFINER functions, so no role needs UPDATE on users or queues.
+const RIGHTS: [(&str, &str, &str); 10] = [
+    ("items", "", "SELECT, INSERT, UPDATE"),
+    ("item_counts", "", "SELECT, INSERT, UPDATE"),
+    ("events", "", "SELECT, INSERT"),
+    ("holds", "", "SELECT, INSERT"),
+    ("queues", "", "SELECT"),
+    ("queues", "name", "INSERT"),
+    ("users", "", "SELECT"),
+    ("users", "name", "INSERT"),
+    ("users", "last_seen", "INSERT, UPDATE"),
+    ("audit", "", "SELECT"),
 ];
 
 /// Every check of the database at `url`.
@@ -113,18 +122,29 @@ fn schema_check(client: &mut Client) -> Check {
 
 fn rights_check(client: &mut Client) -> Check {
     let mut missing = Vec::new();
-    for (table, rights) in RIGHTS {
+    for (table, column, rights) in RIGHTS {
         for right in rights.split(", ") {
-            let ok = client
-                .query_one(
+            let ok = if column.is_empty() {
+                client.query_one(
                     "SELECT has_table_privilege(current_user, $1::text, $2::text)",
                     &[&table, &right],
                 )
-                .map(|r| r.get::<_, bool>(0));
+            } else {
+                client.query_one(
+                    "SELECT has_column_privilege(current_user, $1::text, $2::text, $3::text)",
+                    &[&table, &column, &right],
+                )
+            }
+            .map(|r| r.get::<_, bool>(0));
+            let what = if column.is_empty() {
+                format!("{right} on {table}")
+            } else {
+                format!("{right} ({column}) on {table}")
+            };
             match ok {
                 Ok(true) => {}
-                Ok(false) => missing.push(format!("{right} on {table}")),
-                Err(e) => missing.push(format!("{right} on {table} ({e})")),
+                Ok(false) => missing.push(what),
+                Err(e) => missing.push(format!("{what} ({e})")),
             }
         }
     }
@@ -142,8 +162,9 @@ fn rights_check(client: &mut Client) -> Check {
             "rights",
             format!("{user} lacks {}", missing.join(", ")),
             format!(
-                "as the tables' owner: `GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA \
-                 <schema> TO {user}`"
+                "as the tables' owner, grant {user} what the README's \"What the database user \
+                 needs\" lists (e.g. `GRANT SELECT, INSERT, UPDATE ON items, item_counts TO \
+                 {user}`)"
             ),
         )
     }

@@ -2,6 +2,7 @@
 //!
 //! Nothing here reads the clock or touches a database: `now` is always a parameter.
 
+pub mod audit;
 pub mod event;
 pub mod figures;
 pub mod item;
@@ -12,9 +13,10 @@ pub mod search;
 pub mod time;
 pub mod user;
 
+pub use audit::{AuditEntry, AuditKind, AuditNote};
 pub use event::{Event, EventKind};
 pub use item::{Item, ItemState, NewItem, Unreadable, ValidationError};
 pub use lock::{Lock, LockLoss, LockStatus, NoLock, SeenLock};
 pub use queue::{QueueSettings, QueueUpdate, Setting, SettingError, TakeOrder};
 pub use time::Millis;
-pub use user::{Actor, Role};
+pub use user::{Actor, RealIdentity, Role};

@@ -45,6 +45,36 @@ impl Actor {
     }
 }
 
+/// Who is really at the keyboard, as the backend knows it (never taken from a flag or
+/// the environment): the OS login of the process on SQLite, the database role of the
+/// session (`session_user`) on PostgreSQL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RealIdentity {
+    pub login: String,
+    /// True when this identity can change the database directly anyway, so refusing it a
+    /// name would protect nothing: root on SQLite; a superuser or the owner of the tables
+    /// on PostgreSQL.
+    pub privileged: bool,
+}
+
+/// May `real` act under the caseload name `name`? Yes when it is its own name, when a
+/// supervisor bound the name to it (`bound`: the name's `users.login`), or when `real`
+/// is privileged. `Err` says why not and how to fix it.
+pub fn may_act_as(name: &str, real: &RealIdentity, bound: Option<&str>) -> Result<(), String> {
+    if real.privileged || name == real.login || bound == Some(real.login.as_str()) {
+        return Ok(());
+    }
+    let whose = match bound {
+        Some(_) => "it is bound to another login".to_string(),
+        None => "it is not bound to your login".to_string(),
+    };
+    Err(format!(
+        "{} may not act as {name}: {whose}; use your own name, or ask a supervisor to run \
+         `caseload user set {name} --login {}`",
+        real.login, real.login
+    ))
+}
+
 /// Checks a user name given on the command line or in the environment.
 pub fn validate_user_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
@@ -84,5 +114,26 @@ mod tests {
         assert!(validate_user_name("b\u{FEFF}ob").is_err());
         assert_eq!(Role::parse("supervisor"), Some(Role::Supervisor));
         assert_eq!(Role::parse("boss"), None);
+    }
+
+    #[test]
+    fn a_name_is_used_only_by_its_login_or_the_login_bound_to_it() {
+        let bob = RealIdentity {
+            login: "bob".into(),
+            privileged: false,
+        };
+        assert!(may_act_as("bob", &bob, None).is_ok());
+        assert!(may_act_as("importer", &bob, Some("bob")).is_ok());
+        let e = may_act_as("alice", &bob, None).unwrap_err();
+        assert!(
+            e.contains("bob may not act as alice") && e.contains("--login bob"),
+            "{e}"
+        );
+        assert!(may_act_as("alice", &bob, Some("alice")).is_err());
+        let root = RealIdentity {
+            login: "root".into(),
+            privileged: true,
+        };
+        assert!(may_act_as("alice", &root, None).is_ok());
     }
 }

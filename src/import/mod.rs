@@ -100,7 +100,7 @@ pub struct BatchSizer {
 }
 
 /// How long one import transaction should hold the write lock.
-pub const BATCH_TARGET: std::time::Duration = std::time::Duration::from_millis(40);
+pub const BATCH_TARGET: std::time::Duration = std::time::Duration::from_millis(25);
 /// Batches are whole multiples of this many rows (the second pass's check interval).
 pub const MIN_BATCH: usize = 50;
 const MAX_BATCH: usize = 5000;
@@ -529,7 +529,7 @@ mod tests {
         assert_eq!(b.next_len(), start * 2);
         // Slower rows (0.1 ms each): shrink at once to what fits the target.
         b.record(1000, std::time::Duration::from_millis(100));
-        assert_eq!(b.next_len(), 400);
+        assert_eq!(b.next_len(), 250);
         b.record(1000, std::time::Duration::from_millis(130));
         assert_eq!(b.next_len() % MIN_BATCH, 0);
         // Never below the floor, however slow.

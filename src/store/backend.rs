@@ -13,13 +13,16 @@ use super::{
 use crate::domain::queue::validate_queue_name;
 use crate::domain::user::validate_user_name;
 use crate::domain::{
-    Actor, Event, Item, Millis, NewItem, QueueSettings, QueueUpdate, Role, SeenLock,
+    Actor, AuditEntry, Event, Item, Millis, NewItem, QueueSettings, QueueUpdate, RealIdentity,
+    Role, SeenLock,
 };
 
 /// A database backend. Implementing this gives a [`Store`].
 pub trait Backend: Send {
     /// Who is acting.
     fn actor(&self) -> &Actor;
+    /// The real identity behind the actor, learnt when the store was opened.
+    fn real(&self) -> &RealIdentity;
     /// Now, by the clock that decides expiry.
     fn now(&mut self) -> Result<Millis>;
     /// A value that changes whenever anybody commits a change.
@@ -41,6 +44,7 @@ pub trait Backend: Send {
     fn queues(&mut self) -> Result<Vec<QueueSettings>>;
     fn queue(&mut self, name: &str) -> Result<QueueSettings>;
     fn role(&mut self, user: &str) -> Result<Role>;
+    fn audit(&mut self, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>>;
     fn stats(&mut self) -> Result<Stats>;
     fn report(&mut self, q: &ReportQuery) -> Result<Report>;
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>>;
@@ -220,6 +224,24 @@ impl<B: Backend> Store for B {
     fn set_role(&mut self, user: &str, role: Role) -> Result<()> {
         validate_user_name(user).map_err(StoreError::Invalid)?;
         write(self, |tx| ops::set_role(tx, user, role))
+    }
+
+    fn set_login(&mut self, user: &str, login: Option<&str>) -> Result<()> {
+        validate_user_name(user).map_err(StoreError::Invalid)?;
+        if let Some(l) = login {
+            validate_user_name(l).map_err(|m| {
+                StoreError::Invalid(format!("--login: {}", m.replace("user name", "login")))
+            })?;
+        }
+        write(self, |tx| ops::set_login(tx, user, login))
+    }
+
+    fn audit(&mut self, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>> {
+        Backend::audit(self, who, since)
+    }
+
+    fn real(&self) -> &RealIdentity {
+        Backend::real(self)
     }
 
     fn item(&mut self, id: i64) -> Result<Item> {

@@ -238,12 +238,48 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
         at.copied.events += 1;
     }
 
+    // The audit of roles, bindings and queue settings comes along. Login bindings do not:
+    // on SQLite they name OS logins, on PostgreSQL database roles.
+    let mut stmt = src
+        .prepare(&format!(
+            "SELECT {} FROM audit ORDER BY id",
+            super::rows::AUDIT_COLS
+        ))
+        .map_err(sq)?;
+    let mut rows = stmt.query([]).map_err(sq)?;
+    let ins = tx
+        .prepare(
+            "INSERT INTO audit (id, at, actor, real_user, kind, subject, old_value, new_value) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7::text::json, $8::text::json)",
+        )
+        .map_err(|e| at.failed(&e))?;
+    while let Some(r) = rows.next().map_err(sq)? {
+        let a = super::rows::audit_from(&mut super::sqlite::rows::Cols::new(r))?;
+        let old = (!a.old.is_null()).then(|| a.old.to_string());
+        tx.execute(
+            &ins,
+            &[
+                &a.id,
+                &a.at,
+                &a.actor,
+                &a.real,
+                &a.kind.as_str(),
+                &a.subject,
+                &old,
+                &a.new.to_string(),
+            ],
+        )
+        .map_err(|e| at.failed(&e))?;
+    }
+
     // New ids continue after the copied ones.
     tx.batch_execute(
         "SELECT setval(pg_get_serial_sequence('items', 'id'), \
              coalesce((SELECT max(id) FROM items), 0) + 1, false); \
          SELECT setval(pg_get_serial_sequence('events', 'id'), \
              coalesce((SELECT max(id) FROM events), 0) + 1, false); \
+         SELECT setval(pg_get_serial_sequence('audit', 'id'), \
+             coalesce((SELECT max(id) FROM audit), 0) + 1, false); \
          SELECT pg_notify('caseload', coalesce(current_schema(), ''))",
     )
     .map_err(|e| at.failed(&e))?;

@@ -51,6 +51,9 @@ pub enum StoreError {
     WipLimit { queue: String, held: i64 },
     #[error("supervisor only: {0}")]
     SupervisorOnly(String),
+    /// The real identity (OS login, database role) may not use the caseload name given.
+    #[error("not permitted: {0}")]
+    NotYou(String),
     #[error("database is read-only: {0}")]
     ReadOnly(String),
     #[error("database is busy: {0}")]
@@ -115,7 +118,7 @@ impl StoreError {
             StoreError::NothingToClaim(_)
             | StoreError::Paused { .. }
             | StoreError::WipLimit { .. } => exit::NOTHING,
-            StoreError::SupervisorOnly(_) => exit::SUPERVISOR_ONLY,
+            StoreError::SupervisorOnly(_) | StoreError::NotYou(_) => exit::SUPERVISOR_ONLY,
             StoreError::OutcomeUnknown(_) => exit::UNKNOWN,
             _ => exit::ERROR,
         }

@@ -1,8 +1,10 @@
 //! Who is running caseload: `--user`, else `CASELOAD_USER`, else the OS login name looked
-//! up from the OS (the passwd entry of the real user id, not `$USER`).
+//! up from the OS (the passwd entry of the real user id, not `$USER`); and the real OS
+//! user behind it, against which the store checks that the name may be used
+//! ([`crate::domain::user::may_act_as`]).
 
-use crate::domain::Actor;
 use crate::domain::user::validate_user_name;
+use crate::domain::{Actor, RealIdentity};
 
 /// The OS login name of the real user id, or `uid<N>` when the system has no entry.
 pub fn os_login() -> String {
@@ -20,6 +22,17 @@ pub fn os_login() -> String {
             }
         }
         format!("uid{uid}")
+    }
+}
+
+/// The OS user running this process, as SQLite's binding rules see it: its login, and
+/// whether it is root (who can rewrite any file, so refusing it a name protects nothing).
+pub fn real_os_user() -> RealIdentity {
+    // SAFETY: getuid has no failure mode.
+    let uid = unsafe { libc::getuid() };
+    RealIdentity {
+        login: os_login(),
+        privileged: uid == 0,
     }
 }
 

@@ -31,8 +31,8 @@ pub(crate) use sqlite::open as sqlite_open;
 use std::path::Path;
 
 use crate::domain::{
-    Actor, Event, Item, ItemState, LockLoss, Millis, NewItem, QueueSettings, QueueUpdate, Role,
-    SeenLock,
+    Actor, AuditEntry, Event, Item, ItemState, LockLoss, Millis, NewItem, QueueSettings,
+    QueueUpdate, RealIdentity, Role, SeenLock,
 };
 pub use error::{Result, StoreError, exit};
 pub use figures::{Figures, QueueFigures, Report, ReportQuery};
@@ -221,8 +221,16 @@ pub trait Store: Send {
         update: &QueueUpdate,
         create: bool,
     ) -> Result<QueueSettings>;
-    /// Supervisor: sets a user's role.
+    /// Supervisor: sets a user's role (audited: who, real identity, old and new role).
     fn set_role(&mut self, user: &str, role: Role) -> Result<()>;
+    /// Supervisor: binds the user name `user` to a login (OS login on SQLite, database
+    /// role on PostgreSQL) that may then use it, or unbinds it (`None`); audited.
+    fn set_login(&mut self, user: &str, login: Option<&str>) -> Result<()>;
+    /// Audit records of roles, login bindings and queue settings since a time, oldest
+    /// first; with `who`, only those made by that user or about them.
+    fn audit(&mut self, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>>;
+    /// The real identity behind the actor (OS login or database role).
+    fn real(&self) -> &RealIdentity;
 
     /// One item.
     fn item(&mut self, id: i64) -> Result<Item>;

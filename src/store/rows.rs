@@ -11,7 +11,8 @@
 use super::LostLock;
 use super::error::{Result, StoreError};
 use crate::domain::{
-    Event, EventKind, Item, ItemState, LockLoss, QueueSettings, TakeOrder, Unreadable,
+    AuditEntry, AuditKind, Event, EventKind, Item, ItemState, LockLoss, QueueSettings, TakeOrder,
+    Unreadable,
 };
 
 pub(crate) const NOT_UTF8: &str = "is not valid UTF-8";
@@ -122,6 +123,33 @@ pub(crate) fn event_from(c: &mut impl Cells) -> Result<Event> {
             .map_err(|e| named(format!("column detail is not JSON ({e})")))?,
     })
 }
+
+/// An audit record from `id, at, actor, real_user, kind, subject, old_value, new_value`
+/// (the values as JSON text).
+pub(crate) fn audit_from(c: &mut impl Cells) -> Result<AuditEntry> {
+    let id = c.int(0, "id")?;
+    let kind = c.text(4, "kind")?;
+    let named = |what: String| corrupt(format!("audit record #{id}: {what}"));
+    let json = |t: &str| -> Result<serde_json::Value> {
+        serde_json::from_str(t).map_err(|e| named(format!("a value is not JSON ({e})")))
+    };
+    let old = c.opt_text(6, "old_value")?;
+    let new = c.text(7, "new_value")?;
+    Ok(AuditEntry {
+        id,
+        at: c.int(1, "at")?,
+        actor: c.text(2, "actor")?,
+        real: c.text(3, "real_user")?,
+        kind: AuditKind::parse(&kind)
+            .ok_or_else(|| named(format!("kind '{kind}' is not one caseload knows")))?,
+        subject: c.text(5, "subject")?,
+        old: old.as_deref().map_or(Ok(serde_json::Value::Null), json)?,
+        new: json(&new)?,
+    })
+}
+
+/// The audit columns, in the order [`audit_from`] reads them (PostgreSQL casts the JSON).
+pub(crate) const AUDIT_COLS: &str = "id, at, actor, real_user, kind, subject, old_value, new_value";
 
 /// A lost lock from the event columns (as [`event_from`]) followed by the item's title
 /// and current holder.

@@ -3,8 +3,12 @@
 //! errors as one line.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
+use std::os::unix::process::CommandExt;
+use std::process::Output;
 
-use crate::support::cli::Env;
+use crate::support;
+use crate::support::cli::{Env, explain};
+use crate::support::fault::Users;
 
 #[test]
 fn backup_refuses_a_destination_that_is_a_link() {
@@ -182,4 +186,400 @@ fn paths_echoed_on_success_and_the_log_are_sanitized() {
         !log.contains('\u{1b}') && !log.contains('\u{7}') && !log.contains('\u{202E}'),
         "{log:?}"
     );
+}
+
+/// Runs the binary as OS user `name` with umask 002 (the README's shared setup), with
+/// `CASELOAD_USER` set to `as_name`.
+fn run_as(env: &Env, users: &Users, name: &str, as_name: &str, args: &[&str]) -> Output {
+    let (uid, gid) = users.ids(name);
+    let mut c = env.command(as_name, args);
+    c.uid(uid).gid(gid);
+    // SAFETY: umask is async-signal-safe and touches only the child.
+    unsafe {
+        c.pre_exec(|| {
+            libc::umask(0o002);
+            Ok(())
+        });
+    }
+    c.output().expect("run caseload")
+}
+
+#[track_caller]
+fn ok_as(env: &Env, users: &Users, name: &str, as_name: &str, args: &[&str]) -> String {
+    let out = run_as(env, users, name, as_name, args);
+    assert!(
+        out.status.success(),
+        "{}",
+        explain(name, args, &out, "exit 0")
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[track_caller]
+fn refused_as(env: &Env, users: &Users, name: &str, as_name: &str, args: &[&str]) -> String {
+    let out = run_as(env, users, name, as_name, args);
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        explain(name, args, &out, "exit 5")
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    err
+}
+
+/// The attack of issue 10 on the documented shared deployment (a 2775 group directory):
+/// a staff member borrowing a supervisor's name, by flag or environment, is refused and
+/// changes nothing; a name bound to a login by a supervisor works for that login only;
+/// every change of a role, a binding or a queue is audited with the real login.
+#[test]
+fn a_name_is_bound_to_the_real_os_user() {
+    if support::fault::skip_unless_root("a_name_is_bound_to_the_real_os_user") {
+        return;
+    }
+    let users = Users::create("sb", &[("sup", true), ("bob", true), ("svc", true)]);
+    let (sup, bob, svc) = (&users.names[0], &users.names[1], &users.names[2]);
+    let mut env = Env::new();
+    std::fs::set_permissions(env.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = env.dir.path().join("shared");
+    std::fs::create_dir(&dir).unwrap();
+    std::os::unix::fs::chown(&dir, Some(0), Some(users.gid())).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o2775)).unwrap();
+    env.db = dir.join("q.db");
+    ok_as(&env, &users, sup, sup, &["init"]);
+    // As the README says: the group may write the file and its -wal/-shm.
+    for f in std::fs::read_dir(&dir).unwrap() {
+        std::fs::set_permissions(f.unwrap().path(), std::fs::Permissions::from_mode(0o660))
+            .unwrap();
+    }
+    ok_as(&env, &users, sup, sup, &["add", "--title", "first"]);
+    let before = env.fingerprint();
+
+    // bob, staff, borrows sup's name: by --user, and by CASELOAD_USER.
+    let err = refused_as(
+        &env,
+        &users,
+        bob,
+        bob,
+        &["--user", sup, "user", "set", bob, "--role", "supervisor"],
+    );
+    assert!(
+        err.contains(&format!("{bob} may not act as {sup}")),
+        "{err}"
+    );
+    assert!(err.contains(&format!("--login {bob}")), "{err}");
+    let err = refused_as(
+        &env,
+        &users,
+        bob,
+        sup,
+        &["user", "set", bob, "--role", "supervisor"],
+    );
+    assert!(err.contains("may not act as"), "{err}");
+    let err = refused_as(
+        &env,
+        &users,
+        bob,
+        sup,
+        &["queue", "set", "default", "--paused", "true"],
+    );
+    assert!(err.contains("may not act as"), "{err}");
+    refused_as(&env, &users, bob, sup, &["claim"]);
+    // As himself he is staff.
+    let err = refused_as(
+        &env,
+        &users,
+        bob,
+        bob,
+        &["user", "set", bob, "--role", "supervisor"],
+    );
+    assert!(err.contains("supervisor only"), "{err}");
+    refused_as(
+        &env,
+        &users,
+        bob,
+        bob,
+        &["user", "set", "importer", "--login", bob],
+    );
+    assert_eq!(env.fingerprint(), before, "nothing changed");
+
+    // sup binds the bot's name to the service account svc: svc may use it, bob may not.
+    ok_as(
+        &env,
+        &users,
+        sup,
+        sup,
+        &["user", "set", "importer", "--login", svc],
+    );
+    ok_as(
+        &env,
+        &users,
+        svc,
+        "importer",
+        &["add", "--title", "from the bot"],
+    );
+    refused_as(&env, &users, bob, "importer", &["add", "--title", "forged"]);
+    // Item history says who really acted when the name is not the login's own.
+    let (id, _) = {
+        let v: serde_json::Value =
+            serde_json::from_str(&ok_as(&env, &users, svc, "importer", &["claim", "--json"]))
+                .unwrap();
+        (v["id"].as_i64().unwrap(), v["lock_token"].as_i64().unwrap())
+    };
+    let shown = ok_as(&env, &users, sup, sup, &["show", &id.to_string()]);
+    assert!(shown.contains(&format!("importer (as {svc})")), "{shown}");
+
+    // Role and queue changes are audited: who, the real login, old → new.
+    ok_as(
+        &env,
+        &users,
+        sup,
+        sup,
+        &["user", "set", bob, "--role", "supervisor"],
+    );
+    ok_as(
+        &env,
+        &users,
+        sup,
+        sup,
+        &["queue", "set", "default", "--lock-seconds", "600"],
+    );
+    let mine = ok_as(&env, &users, sup, sup, &["history"]);
+    assert!(
+        mine.contains(&format!("{sup}  login importer: - → {svc}")),
+        "{mine}"
+    );
+    assert!(
+        mine.contains(&format!("{sup}  role {bob}: staff → supervisor")),
+        "{mine}"
+    );
+    assert!(
+        mine.contains("queue default:") && mine.contains("lock_seconds=600"),
+        "{mine}"
+    );
+    let about_bob = ok_as(&env, &users, bob, bob, &["history"]);
+    assert!(
+        about_bob.contains("role") && about_bob.contains("staff → supervisor"),
+        "{about_bob}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&ok_as(&env, &users, sup, sup, &["history", "--json"])).unwrap();
+    let role = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "role")
+        .expect("the role change is in history --json");
+    assert_eq!(role["real_user"], sup.as_str());
+    assert_eq!(
+        (role["old"].as_str(), role["new"].as_str()),
+        (Some("staff"), Some("supervisor"))
+    );
+    // Now a supervisor, bob still cannot act as sup.
+    refused_as(
+        &env,
+        &users,
+        bob,
+        sup,
+        &["user", "set", sup, "--role", "staff"],
+    );
+}
+
+/// The least-privilege grants of the README's "What the database user needs", for
+/// `schema`, to the group role `staff`.
+fn least_privilege_sql(schema: &str, staff: &str) -> String {
+    format!(
+        "GRANT USAGE ON SCHEMA {schema} TO {staff};
+         GRANT SELECT, INSERT, UPDATE ON {schema}.items, {schema}.item_counts TO {staff};
+         GRANT SELECT, INSERT ON {schema}.events, {schema}.holds TO {staff};
+         GRANT SELECT ON {schema}.queues, {schema}.users, {schema}.audit,
+                         {schema}.caseload_schema TO {staff};
+         GRANT INSERT (name) ON {schema}.queues TO {staff};
+         GRANT INSERT (name, last_seen), UPDATE (last_seen) ON {schema}.users TO {staff};"
+    )
+}
+
+/// Database roles made for one test; dropped (with their grants) when it ends.
+struct PgRoles {
+    admin_url: String,
+    names: Vec<String>,
+}
+
+impl Drop for PgRoles {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.admin_url, postgres::NoTls) {
+            let all = self.names.join(", ");
+            let _ = c.batch_execute(&format!("DROP OWNED BY {all}; DROP ROLE IF EXISTS {all}"));
+        }
+    }
+}
+
+/// On PostgreSQL with per-person database roles holding only the README's grants, a
+/// staff role cannot make itself supervisor: not through caseload under a borrowed
+/// name, and not from a plain SQL session (psql) by writing the tables or calling the
+/// functions, not even with a temporary table shadowing `users`. Its everyday work goes
+/// through; the supervisor's change is audited with the server's session role.
+#[test]
+fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
+    let Some(b) = support::backend::PgBackend::from_env() else {
+        return;
+    };
+    let tag = std::process::id();
+    let (staff, sup, bob) = (
+        format!("cl_sec_staff_{tag}"),
+        format!("cl_sec_sup_{tag}"),
+        format!("cl_sec_bob_{tag}"),
+    );
+    let mut admin = b.admin();
+    let roles = PgRoles {
+        admin_url: b.base_url.clone(),
+        names: vec![sup.clone(), bob.clone(), staff.clone()],
+    };
+    let _ = admin.batch_execute(&format!(
+        "DROP OWNED BY {sup}, {bob}, {staff}; DROP ROLE IF EXISTS {sup}, {bob}, {staff}"
+    ));
+    admin
+        .batch_execute(&format!(
+            "CREATE ROLE {staff} NOLOGIN; CREATE ROLE {sup} LOGIN IN ROLE {staff}; \
+             CREATE ROLE {bob} LOGIN IN ROLE {staff};"
+        ))
+        .unwrap();
+    let env = Env::new();
+    let as_role = |role: &str| b.url.replacen("://postgres@", &format!("://{role}@"), 1);
+    let owner = b.url.clone();
+    // The owner (here a superuser) creates the schema; boss is its first supervisor and
+    // makes the sup role's own name a supervisor.
+    env.ok("boss", &["--db", &owner, "init"]);
+    env.ok(
+        "boss",
+        &["--db", &owner, "user", "set", &sup, "--role", "supervisor"],
+    );
+    admin
+        .batch_execute(&least_privilege_sql(&b.schema, &staff))
+        .unwrap();
+    let bob_db = as_role(&bob);
+    let sup_db = as_role(&sup);
+
+    // bob's everyday work goes through with these grants.
+    env.ok(
+        &bob,
+        &[
+            "--db",
+            &bob_db,
+            "add",
+            "--title",
+            "t",
+            "--queue",
+            "new-queue",
+        ],
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&env.ok(&bob, &["--db", &bob_db, "claim", "--json"])).unwrap();
+    let id = v["id"].as_i64().unwrap().to_string();
+    env.ok(&bob, &["--db", &bob_db, "complete", &id]);
+    env.ok(&bob, &["--db", &bob_db, "list", "--state", "all"]);
+    env.ok(&bob, &["--db", &bob_db, "history"]);
+    // doctor finds the grants enough.
+    let doc = env.run(&bob, &["--db", &bob_db, "doctor"]);
+    let doc = String::from_utf8_lossy(&doc.stdout).into_owned();
+    let rights = doc
+        .lines()
+        .find(|l| l.contains("rights"))
+        .unwrap_or_default();
+    assert!(rights.contains("may read and write"), "{doc}");
+
+    // Through caseload: a borrowed name is refused, his own is staff.
+    let err = env.fails(
+        &sup,
+        &["--db", &bob_db, "user", "set", &bob, "--role", "supervisor"],
+        5,
+    );
+    assert!(
+        err.contains(&format!("{bob} may not act as {sup}")),
+        "{err}"
+    );
+    env.fails(
+        "boss",
+        &[
+            "--db", &bob_db, "queue", "set", "default", "--paused", "true",
+        ],
+        5,
+    );
+    let err = env.fails(
+        &bob,
+        &["--db", &bob_db, "user", "set", &bob, "--role", "supervisor"],
+        5,
+    );
+    assert!(err.contains("supervisor only"), "{err}");
+
+    // Through SQL, as psql would: every way in is refused by the server.
+    let mut psql = postgres::Client::connect(&bob_db, postgres::NoTls).unwrap();
+    let attempts = [
+        "UPDATE users SET role = 'supervisor' WHERE name = current_user".to_string(),
+        format!("INSERT INTO users (name, role) VALUES ('{bob}x', 'supervisor')"),
+        format!("UPDATE users SET login = '{bob}' WHERE name = 'boss'"),
+        "UPDATE queues SET paused = true".to_string(),
+        "INSERT INTO queues (name, paused) VALUES ('q2', true)".to_string(),
+        "INSERT INTO audit (at, actor, real_user, kind, subject, new_value) \
+         VALUES (0, 'x', 'x', 'role', 'x', '1')"
+            .to_string(),
+        "DELETE FROM events".to_string(),
+        format!("SELECT caseload_put_role('{sup}', 0, '{bob}', 'supervisor', NULL, '1')"),
+        format!("SELECT caseload_put_role('{bob}', 0, '{bob}', 'supervisor', NULL, '1')"),
+        format!("SELECT caseload_put_login('boss', 0, 'boss', '{bob}', NULL, '1')"),
+        "SELECT caseload_put_queue('boss', 0, 'default', 1, 0, NULL, true, NULL, '1')".to_string(),
+    ];
+    for sql in &attempts {
+        let e = psql.batch_execute(sql).expect_err(sql);
+        assert_eq!(
+            e.code(),
+            Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE),
+            "{sql}: {e}"
+        );
+    }
+    // A temporary table named users that says bob is a supervisor changes nothing: the
+    // functions read the schema's own table.
+    psql.batch_execute(&format!(
+        "CREATE TEMP TABLE users (name TEXT, role TEXT, last_seen BIGINT, login TEXT); \
+         INSERT INTO pg_temp.users VALUES ('{bob}', 'supervisor', NULL, NULL); \
+         SET search_path = pg_temp, {};",
+        b.schema
+    ))
+    .unwrap();
+    let e = psql
+        .batch_execute(&format!(
+            "SELECT {}.caseload_put_role('{bob}', 0, '{bob}', 'supervisor', NULL, '1')",
+            b.schema
+        ))
+        .unwrap_err();
+    assert_eq!(
+        e.code(),
+        Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE),
+        "{e}"
+    );
+    drop(psql);
+    let role: String = admin
+        .query_one("SELECT role FROM users WHERE name = $1", &[&bob])
+        .map(|r| r.get(0))
+        .unwrap_or_else(|_| "staff".into());
+    assert_eq!(role, "staff");
+
+    // The supervisor's own role may; the audit names the session's role.
+    env.ok(
+        &sup,
+        &["--db", &sup_db, "user", "set", &bob, "--role", "supervisor"],
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&env.ok(&sup, &["--db", &sup_db, "history", "--json"])).unwrap();
+    let change = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "role" && e["subject"] == bob.as_str())
+        .expect("audited");
+    assert_eq!(change["real_user"], sup.as_str());
+    assert_eq!(change["actor"], sup.as_str());
+    drop(admin);
+    drop(roles);
 }

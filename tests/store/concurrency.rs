@@ -123,6 +123,12 @@ fn eight_processes_drain_a_queue() {
         q("SELECT count(*) FROM events WHERE kind = 'locked'"),
         ITEMS as i64
     );
+    assert_eq!(
+        q("SELECT count(*) FROM holds WHERE how = 'completed' AND handle_ms = own_ms"),
+        ITEMS as i64,
+        "one hold kept per completion, in the completion's transaction"
+    );
+    // check also recomputes the holds from the events.
     assert!(open(&env.db, "checker").check().unwrap().is_empty());
 }
 

@@ -339,3 +339,76 @@ fn postgres_migration_fills_holds_from_the_history() {
     assert_eq!(s.check().unwrap(), Vec::<String>::new());
     assert_backfilled(&old_history_report(&mut *s));
 }
+
+/// The demo's two weeks of history: people with completions, failures, releases, skips
+/// and lost locks, overdue items, a clean check; the same figures on PostgreSQL.
+#[test]
+fn the_demo_has_a_living_history_on_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("demo.db");
+    let boss = caseload::domain::Actor::new("boss", "boss");
+    let n = caseload::demo::create(&path, &boss, false).unwrap();
+    assert_eq!(n, 340);
+    let mut s = caseload::store::SqliteStore::open(
+        &path,
+        boss.clone(),
+        &caseload::store::sqlite::OpenOptions::default(),
+    )
+    .unwrap();
+    let fortnight = |s: &mut dyn Store| {
+        let now = s.now().unwrap();
+        s.report(&ReportQuery {
+            period: Period {
+                since: now - 16 * 24 * 60 * MIN,
+                until: now + MIN,
+            },
+            queue: None,
+        })
+        .unwrap()
+    };
+    let r = fortnight(&mut s);
+    assert_eq!(s.check().unwrap(), Vec::<String>::new());
+    let names: Vec<&str> = r.people.iter().map(|p| p.name.as_str()).collect();
+    for who in ["alice", "bob", "carol", "dave", "erin"] {
+        assert!(names.contains(&who), "{who} in {names:?}");
+    }
+    let total = |f: fn(&caseload::store::Figures) -> u64| r.people.iter().map(f).sum::<u64>();
+    assert!(total(|p| p.completed) >= 80, "{:?}", r.people);
+    for (what, n) in [
+        ("failed", total(|p| p.failed)),
+        ("released", total(|p| p.released)),
+        ("skipped", total(|p| p.skipped)),
+        ("lost", total(|p| p.lost)),
+    ] {
+        assert!(n > 0, "someone {what} an item: {:?}", r.people);
+    }
+    assert!(r.queues.iter().any(|q| q.overdue > 0));
+    assert!(
+        r.people
+            .iter()
+            .all(|p| p.handle_median_ms.unwrap_or(0) < 60 * MIN)
+    );
+    let today = s.stats().unwrap();
+    assert!(
+        today.locked >= 3 && today.expired >= 1,
+        "work in progress today"
+    );
+
+    let Some(pg) = crate::support::backend::PgBackend::from_env() else {
+        return;
+    };
+    assert_eq!(caseload::demo::create_pg(&pg.url, &boss).unwrap(), 340);
+    let mut p = pg.open("boss", 0);
+    assert_eq!(p.check().unwrap(), Vec::<String>::new());
+    let counts = |r: &Report| -> Vec<String> {
+        r.people
+            .iter()
+            .map(|p| format!("{} {:?}", p.name, counts(p)))
+            .collect()
+    };
+    assert_eq!(
+        counts(&fortnight(&mut *p)),
+        counts(&r),
+        "the same history on both"
+    );
+}

@@ -1,14 +1,16 @@
-//! Supervisor unlocks fenced on the lock the supervisor saw (issue 10, part 3): a lock
-//! renewed, or re-taken by its holder, between the listing and the unlock is left alone.
+//! Who may do what (issue 10): supervisor unlocks fenced on the lock the supervisor saw (a
+//! lock renewed, or re-taken by its holder, between the listing and the unlock is left
+//! alone), and the audit of roles, login bindings and queue settings on both backends.
 
 use crate::support::MIN;
 use crate::support::backend::{Backend, add, kinds, setup};
-use caseload::domain::SeenLock;
-use caseload::store::{ListFilter, StateFilter, exit};
+use caseload::domain::{Actor, AuditKind, Role, SeenLock};
+use caseload::store::{ListFilter, StateFilter, Store, exit};
 
 conformance!(
     unlock_leaves_alone_a_lock_renewed_after_it_was_listed,
     unlock_leaves_alone_an_expired_lock_its_holder_took_back,
+    role_and_queue_changes_are_audited,
 );
 
 /// The expired locks as a supervisor's `unlock --expired` (or the TUI's `U`) lists them.
@@ -59,4 +61,72 @@ fn unlock_leaves_alone_an_expired_lock_its_holder_took_back(b: &dyn Backend) {
     assert_eq!(again.lock_token, t);
     assert_eq!(boss.unlock_many(&seen, "expired").unwrap(), 0);
     assert_eq!(boss.item(x).unwrap().lock_user.as_deref(), Some("alice"));
+}
+
+/// Role and queue changes write their audit record (who, the real identity, old → new)
+/// in the same transaction, on both backends; a refused change writes none.
+fn role_and_queue_changes_are_audited(b: &dyn Backend) {
+    let mut boss = setup(b); // set_queue("default", lock 60 s, warn 10 s), creating it
+    boss.set_role("alice", Role::Supervisor).unwrap();
+    boss.set_login("importer", Some("svc")).unwrap();
+    let mut bob = b.open("bob", 0);
+    assert!(bob.set_role("bob", Role::Supervisor).is_err());
+    let all = boss.audit(None, 0).unwrap();
+    let kinds: Vec<_> = all.iter().map(|a| (a.kind, a.subject.as_str())).collect();
+    assert_eq!(
+        kinds,
+        [
+            (AuditKind::Queue, "default"),
+            (AuditKind::Role, "alice"),
+            (AuditKind::Login, "importer")
+        ]
+    );
+    assert!(
+        all.iter()
+            .all(|a| a.actor == "boss" && a.real == boss.real().login)
+    );
+    assert_eq!(all[0].old, serde_json::Value::Null, "the queue was created");
+    assert_eq!(all[0].new["lock_seconds"], 60);
+    assert_eq!(
+        (all[1].old.as_str(), all[1].new.as_str()),
+        (Some("staff"), Some("supervisor"))
+    );
+    assert_eq!(
+        (all[2].old.as_str(), all[2].new.as_str()),
+        (None, Some("svc"))
+    );
+    // By or about a user.
+    assert_eq!(boss.audit(Some("alice"), 0).unwrap().len(), 1);
+    assert_eq!(boss.audit(Some("bob"), 0).unwrap().len(), 0);
+    assert_eq!(boss.audit(Some("boss"), 0).unwrap().len(), 3);
+}
+
+#[test]
+fn migrate_to_copies_the_audit() {
+    let Some(pg) = crate::support::backend::PgBackend::from_env() else {
+        return;
+    };
+    let lite = crate::support::backend::SqliteBackend::new();
+    let mut boss = setup(&lite);
+    boss.set_role("alice", Role::Supervisor).unwrap();
+    drop(boss);
+    let src = caseload::store::SqliteStore::open(
+        &lite.path,
+        Actor::new("boss", "tester"),
+        &caseload::store::sqlite::OpenOptions::default(),
+    )
+    .unwrap();
+    let mut dst = caseload::store::postgres::PgStore::open(
+        &pg.url,
+        Actor::new("boss", "tester"),
+        &caseload::store::postgres::PgOptions::default(),
+    )
+    .unwrap();
+    caseload::store::copy::sqlite_to_postgres(src.connection(), &mut dst).unwrap();
+    let copied = dst.audit(None, 0).unwrap();
+    assert_eq!(copied.len(), 2);
+    assert_eq!(copied[1].subject, "alice");
+    // Later records continue after the copied ids.
+    dst.set_role("bob", Role::Supervisor).unwrap();
+    assert_eq!(dst.audit(None, 0).unwrap().len(), 3);
 }

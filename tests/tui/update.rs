@@ -958,3 +958,29 @@ fn a_window_moved_before_its_rows_arrive_shows_nothing_stale_and_takes_nothing()
     let fx = update(&mut s, code(KeyCode::Enter, T0));
     assert_eq!(fx, vec![Effect::Take(26)], "a loaded row is taken as shown");
 }
+
+#[test]
+fn the_detail_history_shows_who_really_used_a_name() {
+    let mut s = state();
+    let mut borrowed = event(EventKind::Locked, "importer", T0);
+    borrowed.os_user = "svc".into();
+    let own = event(EventKind::Noted, "alice", T0);
+    update(
+        &mut s,
+        Msg::Opened {
+            taken: false,
+            result: Ok((item(42, None, 0, 0), vec![borrowed, own])),
+        },
+    );
+    let d: &Detail = s.detail.as_ref().unwrap();
+    assert!(
+        d.lines
+            .iter()
+            .any(|l| l.text.contains("locked     importer (as svc)"))
+    );
+    assert!(
+        d.lines
+            .iter()
+            .any(|l| l.text.contains("noted      alice") && !l.text.contains("(as"))
+    );
+}

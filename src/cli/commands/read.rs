@@ -7,13 +7,14 @@ use serde_json::Value;
 
 use crate::domain::figures::{ItemFigures, PeriodKind};
 use crate::domain::time::{date_hm, display_zone, local_full, parse_rfc3339, start_of_day};
-use crate::domain::{Item, sanitize};
+use crate::domain::{Item, Millis, sanitize};
 use crate::store::{ListFilter, ReportQuery, Store};
 
 use crate::cli::CliResult;
 use crate::cli::args::ListArgs;
 use crate::cli::output::{
-    event_json, event_line, indent, item_json, lock_text, truncate, write_json,
+    audit_json, audit_line, event_json, event_line, indent, item_json, lock_text, truncate,
+    write_json,
 };
 
 pub(crate) fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliResult {
@@ -180,12 +181,30 @@ pub(crate) fn history(
         None => start_of_day(s.now()?, display_zone()),
     };
     let events = s.events_by(&user, since)?;
+    let audit = s.audit(Some(&user), since)?;
+    // Item events and audit records (roles, bindings, queue settings), merged by time.
+    let mut rows: Vec<(Millis, Value, String)> = events
+        .iter()
+        .map(|e| {
+            (
+                e.at,
+                event_json(e),
+                format!("#{:<6} {}", e.item_id, event_line(e)),
+            )
+        })
+        .collect();
+    rows.extend(
+        audit
+            .iter()
+            .map(|a| (a.at, audit_json(a), format!("{:<7} {}", "", audit_line(a)))),
+    );
+    rows.sort_by_key(|r| r.0);
     if json {
-        write_json(out, &Value::Array(events.iter().map(event_json).collect()))?;
+        write_json(out, &Value::Array(rows.into_iter().map(|r| r.1).collect()))?;
         return Ok(());
     }
-    for e in &events {
-        writeln!(out, "#{:<6} {}", e.item_id, event_line(e))?;
+    for (_, _, line) in &rows {
+        writeln!(out, "{line}")?;
     }
     Ok(())
 }

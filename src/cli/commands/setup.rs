@@ -101,8 +101,18 @@ pub(crate) fn demo(
 ) -> CliResult {
     let path = match (&ctx.location, db_given) {
         (Location::File(p), true) => p.clone(),
-        (Location::Postgres(_), true) => {
-            return Err(anyhow!("demo needs a file database (give --db PATH)").into());
+        (Location::Postgres(url), true) => {
+            // An empty PostgreSQL database gets the same demo (never replaced: a
+            // database with items is refused).
+            let n = crate::demo::create_pg(url, &ctx.actor)?;
+            if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+                return tui(ctx, no_notify);
+            }
+            writeln!(
+                out,
+                "The demo database holds {n} items. Open it with: caseload --db URL"
+            )?;
+            return Ok(());
         }
         _ => demo_path()?,
     };

@@ -124,13 +124,29 @@ pub(crate) fn cancel(s: &mut dyn Store, id: i64, reason: &str, out: &mut dyn Wri
 }
 
 /// `caseload user set NAME --role ROLE`.
-pub(crate) fn set_role(
+/// `caseload user set NAME [--role R] [--login L | --no-login]`.
+pub(crate) fn set_user(
     s: &mut dyn Store,
     name: &str,
-    role: Role,
+    role: Option<Role>,
+    login: Option<Option<&str>>,
     out: &mut dyn Write,
 ) -> CliResult {
-    s.set_role(name, role)?;
-    writeln!(out, "{} is now {}", sanitize::line(name), role.as_str())?;
+    let shown = sanitize::line(name);
+    if let Some(role) = role {
+        s.set_role(name, role)?;
+        writeln!(out, "{shown} is now {}", role.as_str())?;
+    }
+    match login {
+        Some(Some(l)) => {
+            s.set_login(name, Some(l))?;
+            writeln!(out, "{shown} may be used by login {}", sanitize::line(l))?;
+        }
+        Some(None) => {
+            s.set_login(name, None)?;
+            writeln!(out, "{shown} is bound to no login")?;
+        }
+        None => {}
+    }
     Ok(())
 }

@@ -10,7 +10,9 @@ mod take;
 
 pub use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason};
-pub(crate) use supervise::{cancel, reassign, requeue, set_queue, set_role, unlock, unlock_many};
+pub(crate) use supervise::{
+    cancel, reassign, requeue, set_login, set_queue, set_role, unlock, unlock_many,
+};
 pub use take::PassedOver;
 pub(crate) use take::{finish_and_next, take, take_next};
 
@@ -18,8 +20,10 @@ use serde_json::{Value, json};
 
 use super::error::{Result, StoreError};
 use super::{Added, TakeNext};
+use crate::domain::user::may_act_as;
 use crate::domain::{
-    Actor, Event, EventKind, Item, ItemState, Millis, NewItem, QueueSettings, Role, TakeOrder,
+    Actor, AuditNote, Event, EventKind, Item, ItemState, Millis, NewItem, QueueSettings,
+    RealIdentity, Role, TakeOrder,
 };
 
 /// One write to an item: a SET clause applied where `id` matches and the fence holds,
@@ -35,11 +39,13 @@ pub struct ItemWrite<'a> {
 }
 
 /// What every write transaction knows: its time, read once after the write lock is held
-/// (SQLite) or at `BEGIN` from the server's clock (PostgreSQL), and who acts.
+/// (SQLite) or at `BEGIN` from the server's clock (PostgreSQL), who acts, and the real
+/// identity behind that name (learnt by the backend, never from a flag).
 #[derive(Debug, Clone, Copy)]
 pub struct TxCtx<'a> {
     pub now: Millis,
     pub actor: &'a Actor,
+    pub real: &'a RealIdentity,
 }
 
 /// An item take-next may claim: its id and its current (expired) holder.
@@ -77,6 +83,8 @@ pub trait Tx {
     fn queues(&mut self) -> Result<Vec<QueueSettings>>;
     /// A user's role (staff when unknown).
     fn role_of(&mut self, user: &str) -> Result<Role>;
+    /// The login (OS login or database role) a user name is bound to, if any.
+    fn login_of(&mut self, user: &str) -> Result<Option<String>>;
     /// How many supervisors there are besides `user`; on PostgreSQL their rows are held,
     /// so two supervisors demoting themselves at once cannot leave none.
     fn supervisors_besides(&mut self, user: &str) -> Result<i64>;
@@ -118,10 +126,13 @@ pub trait Tx {
     /// instead. No `created` event is written: the row records who created it, when and
     /// from which OS login, and history shows that as the item's first event.
     fn insert_item(&mut self, item: &NewItem) -> Result<Added>;
-    /// Writes a queue's settings (creating the row).
-    fn put_queue(&mut self, q: &QueueSettings) -> Result<()>;
-    /// Writes a user's role (creating the row).
-    fn put_role(&mut self, user: &str, role: Role) -> Result<()>;
+    /// Writes a queue's settings (creating the row) with its audit record. PostgreSQL
+    /// writes both through a function that checks the session's role again.
+    fn put_queue(&mut self, q: &QueueSettings, note: &AuditNote) -> Result<()>;
+    /// Writes a user's role (creating the row) with its audit record.
+    fn put_role(&mut self, user: &str, role: Role, note: &AuditNote) -> Result<()>;
+    /// Binds a user name to a login, or unbinds it (`None`), with its audit record.
+    fn put_login(&mut self, user: &str, login: Option<&str>, note: &AuditNote) -> Result<()>;
     /// Records the actor as seen now; returns when they were seen before.
     fn swap_last_seen(&mut self) -> Result<Option<Millis>>;
     /// Releases up to `limit` expired locks, each with its `expired` event naming the
@@ -164,15 +175,18 @@ pub(crate) fn known_queue(tx: &mut dyn Tx, name: &str) -> Result<QueueSettings> 
     }
 }
 
-/// Refuses staff.
+/// Refuses staff, and a supervisor's name used by a login it is not bound to: a
+/// supervisor action needs the real identity to hold the role.
 pub(crate) fn require_supervisor(tx: &mut dyn Tx, action: &str) -> Result<()> {
     let me = tx.actor().name.clone();
-    match tx.role_of(&me)? {
-        Role::Supervisor => Ok(()),
-        Role::Staff => Err(StoreError::SupervisorOnly(format!(
+    if tx.role_of(&me)? == Role::Staff {
+        return Err(StoreError::SupervisorOnly(format!(
             "{me} is staff and may not {action}"
-        ))),
+        )));
     }
+    let real = tx.ctx().real.clone();
+    let bound = tx.login_of(&me)?;
+    may_act_as(&me, &real, bound.as_deref()).map_err(StoreError::NotYou)
 }
 
 /// Adds checked items, each queue created on first use; returns what each became.

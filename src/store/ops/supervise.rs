@@ -3,10 +3,12 @@
 //! the supervisor saw, when given), and writes one event naming the supervisor and the
 //! reason.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{ItemWrite, Tx, found, known_queue, open_item_for_update, require_supervisor};
-use crate::domain::{EventKind, Item, ItemState, QueueSettings, QueueUpdate, Role, SeenLock};
+use crate::domain::{
+    AuditKind, AuditNote, EventKind, Item, ItemState, QueueSettings, QueueUpdate, Role, SeenLock,
+};
 use crate::store::error::{Result, StoreError};
 use crate::store::sql::{FENCE_TOKEN, SET_CANCEL, SET_REASSIGN, SET_RELEASE, SET_REQUEUE};
 
@@ -158,8 +160,19 @@ pub(crate) fn set_queue(
         None if create => QueueSettings::new(name),
         None => known_queue(tx, name)?,
     };
+    let existed = tx.queue(name)?.is_some();
     let next = update.apply(&cur).map_err(|e| StoreError::Invalid(e.msg))?;
-    tx.put_queue(&next)?;
+    let note = AuditNote {
+        kind: AuditKind::Queue,
+        subject: name.to_string(),
+        old: if existed {
+            settings_json(&cur)
+        } else {
+            Value::Null
+        },
+        new: settings_json(&next),
+    };
+    tx.put_queue(&next, &note)?;
     tracing::info!(queue = %name, by = %tx.actor().name, ?next, "queue settings changed");
     Ok(next)
 }
@@ -172,7 +185,38 @@ pub(crate) fn set_role(tx: &mut dyn Tx, user: &str, role: Role) -> Result<()> {
             "you are the last supervisor; make someone else supervisor first".into(),
         ));
     }
-    tx.put_role(user, role)?;
+    let note = AuditNote {
+        kind: AuditKind::Role,
+        subject: user.to_string(),
+        old: json!(tx.role_of(user)?.as_str()),
+        new: json!(role.as_str()),
+    };
+    tx.put_role(user, role, &note)?;
     tracing::info!(user = %user, role = role.as_str(), by = %tx.actor().name, "role changed");
     Ok(())
+}
+
+/// Binds the caseload name `user` to a login (an OS login on SQLite, a database role on
+/// PostgreSQL) that may then use it, or removes the binding.
+pub(crate) fn set_login(tx: &mut dyn Tx, user: &str, login: Option<&str>) -> Result<()> {
+    require_supervisor(tx, "bind user names to logins")?;
+    let note = AuditNote {
+        kind: AuditKind::Login,
+        subject: user.to_string(),
+        old: json!(tx.login_of(user)?),
+        new: json!(login),
+    };
+    tx.put_login(user, login, &note)?;
+    tracing::info!(user = %user, login = ?login, by = %tx.actor().name, "login binding changed");
+    Ok(())
+}
+
+/// A queue's settings as its audit records show them.
+fn settings_json(q: &QueueSettings) -> Value {
+    json!({
+        "lock_seconds": q.lock_seconds,
+        "warn_seconds": q.warn_seconds,
+        "max_per_user": q.max_per_user,
+        "paused": q.paused,
+    })
 }

@@ -16,7 +16,8 @@ pub const STEPS: &[&str] = &[
     include_str!("migrations/0001_base.sql"),
     include_str!("migrations/0002_holds.sql"),
     include_str!("migrations/0003_created_os.sql"),
-    include_str!("migrations/0004_search_due_order.sql"),
+    include_str!("migrations/0004_identity_audit.sql"),
+    include_str!("migrations/0005_search_due_order.sql"),
 ];
 
 /// The schema version this program writes.

@@ -40,7 +40,7 @@ use self::open::{
 pub use self::open::{PgOptions, connect_url, map_err};
 pub(crate) use self::open::{connection_reason, is_connection_error};
 use self::tx::PgTx;
-use crate::domain::{Actor, Event, Item, Millis, QueueSettings, Role};
+use crate::domain::{Actor, AuditEntry, Event, Item, Millis, QueueSettings, RealIdentity, Role};
 use crate::store::backend::Backend;
 use crate::store::error::{Result, StoreError};
 use crate::store::list::Window;
@@ -71,6 +71,8 @@ pub struct PgStore {
     /// The URL without its password, for messages.
     shown: String,
     actor: Actor,
+    /// The session's database role (`session_user`), learnt at open.
+    real: RealIdentity,
     opts: PgOptions,
     listener: Option<Listener>,
     notifications: u64,
@@ -114,11 +116,26 @@ impl PgStore {
         };
         let created =
             migrate::migrate(&mut conn, &actor).map_err(|e| name_server(e.into_store(), &shown))?;
+        let named = |e: TxError| name_server(e.into_store(), &shown);
+        let real = reads::real_identity(&mut conn).map_err(named)?;
+        if created && actor.name != real.login {
+            // The creator chose their name; the role that created the schema may use it.
+            conn.client
+                .execute(
+                    "UPDATE users SET login = $1 WHERE name = $2",
+                    &[&real.login, &actor.name],
+                )
+                .map_err(|e| named(e.into()))?;
+        }
+        let bound = reads::login_of(&mut conn, &actor.name).map_err(named)?;
+        crate::domain::user::may_act_as(&actor.name, &real, bound.as_deref())
+            .map_err(StoreError::NotYou)?;
         Ok(PgStore {
             conn,
             config,
             shown,
             actor,
+            real,
             opts: opts.clone(),
             listener: None,
             notifications: 0,
@@ -128,6 +145,23 @@ impl PgStore {
             retry_at: None,
             created,
         })
+    }
+
+    /// Moves this store's clock to the server's plus `ms` from now on (the demo writes
+    /// its two weeks of history this way; tests skew clocks with `PgOptions`).
+    pub fn set_clock_offset(&mut self, ms: i64) {
+        self.opts.clock_offset_ms = ms;
+        self.conn.now_sql = sql::now(ms);
+    }
+
+    /// For a bulk fill of made-up data only (the demo): commits on this session no longer
+    /// wait for the server's disk (`synchronous_commit = off`: never a damaged database,
+    /// at worst the last commits lost to a crash, and the demo is simply made again).
+    pub fn fill_without_waiting_for_the_disk(&mut self) -> Result<()> {
+        self.conn
+            .client
+            .batch_execute("SET synchronous_commit = off")
+            .map_err(|e| map_err(&e))
     }
 
     /// True when this program created the schema.
@@ -251,6 +285,7 @@ impl PgStore {
                 ctx: TxCtx {
                     now,
                     actor: &self.actor,
+                    real: &self.real,
                 },
                 retry: false,
                 lost: None,
@@ -330,6 +365,10 @@ impl PgStore {
 impl Backend for PgStore {
     fn actor(&self) -> &Actor {
         &self.actor
+    }
+
+    fn real(&self) -> &RealIdentity {
+        &self.real
     }
 
     fn now(&mut self) -> Result<Millis> {
@@ -428,6 +467,10 @@ impl Backend for PgStore {
 
     fn role(&mut self, user: &str) -> Result<Role> {
         self.read(|c| reads::role_of(c, user))
+    }
+
+    fn audit(&mut self, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>> {
+        self.read(|c| reads::audit(c, who, since))
     }
 
     fn stats(&mut self) -> Result<Stats> {

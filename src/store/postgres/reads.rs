@@ -7,7 +7,10 @@ use postgres::types::ToSql;
 use super::open::{Conn, TxError, TxResult};
 use super::sql::ITEM_COLS;
 use crate::domain::search::Search;
-use crate::domain::{Event, EventKind, Item, Millis, QueueSettings, Role, TakeOrder, Unreadable};
+use crate::domain::{
+    AuditEntry, Event, EventKind, Item, Millis, QueueSettings, RealIdentity, Role, TakeOrder,
+    Unreadable,
+};
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{
     Dialect, ListSql, OpenOrder, Param, Window, contains_pattern, count_limit, kept_count, list_sql,
@@ -265,4 +268,33 @@ pub(super) fn lost_locks(c: &mut Conn, user: &str, since: Millis) -> TxResult<Ve
         &[&user, &since],
     )?;
     all(rows, |c| rows::lost_lock_from(c))
+}
+
+/// The login (database role) a user name is bound to, if any.
+pub(super) fn login_of(c: &mut Conn, user: &str) -> TxResult<Option<String>> {
+    Ok(
+        c.query_opt("SELECT login FROM users WHERE name = $1", &[&user])?
+            .and_then(|r| r.get(0)),
+    )
+}
+
+/// The session's database role and whether it could change the tables directly anyway
+/// (a superuser or a member of the tables' owner; see `caseload_privileged()`).
+pub(super) fn real_identity(c: &mut Conn) -> TxResult<RealIdentity> {
+    let row = c.query_one("SELECT session_user::text, caseload_privileged()", &[])?;
+    Ok(RealIdentity {
+        login: row.get(0),
+        privileged: row.get(1),
+    })
+}
+
+/// Audit records since `since`, oldest first; with `who`, those by or about that user.
+pub(super) fn audit(c: &mut Conn, who: Option<&str>, since: Millis) -> TxResult<Vec<AuditEntry>> {
+    let rows = c.query(
+        "SELECT id, at, actor, real_user, kind, subject, old_value::text, new_value::text \
+         FROM audit WHERE at >= $1 AND ($2::text IS NULL OR actor = $2 OR \
+         (subject = $2 AND kind IN ('role', 'login'))) ORDER BY at, id",
+        &[&since, &who],
+    )?;
+    all(rows, |c| rows::audit_from(c))
 }

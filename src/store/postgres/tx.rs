@@ -8,7 +8,7 @@ use super::open::{Conn, TxError, TxResult, is_connection_error, is_retryable, ma
 use super::reads::{PgCells, load_item, load_queue, queues, role_of};
 use super::sql::{self, EVENT_COLS, FENCED_UPDATE_TYPES, ITEM_COLS, WIP_LOCK, WIP_LOCK_CLASS};
 use crate::domain::{
-    Actor, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
+    Actor, AuditNote, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
 };
 use crate::store::Added;
 use crate::store::TakeNext;
@@ -78,6 +78,14 @@ fn insert_event(
     Ok(())
 }
 
+/// An audit note's old and new value as JSON text (old `None` for JSON null).
+fn audit_values(note: &AuditNote) -> (Option<String>, String) {
+    (
+        (!note.old.is_null()).then(|| note.old.to_string()),
+        note.new.to_string(),
+    )
+}
+
 impl Tx for PgTx<'_> {
     fn ctx(&self) -> TxCtx<'_> {
         self.ctx
@@ -105,6 +113,11 @@ impl Tx for PgTx<'_> {
 
     fn role_of(&mut self, user: &str) -> Result<Role> {
         let r = role_of(self.c, user);
+        self.lift(r)
+    }
+
+    fn login_of(&mut self, user: &str) -> Result<Option<String>> {
+        let r = super::reads::login_of(self.c, user);
         self.lift(r)
     }
 
@@ -275,30 +288,64 @@ impl Tx for PgTx<'_> {
         self.lift(r)
     }
 
-    fn put_queue(&mut self, q: &QueueSettings) -> Result<()> {
+    // Roles, bindings and queue settings are written by SECURITY DEFINER functions
+    // (0004_identity_audit.sql) that check the session's role again and write the audit
+    // record with the server's `session_user`: a role without a supervisor's name cannot
+    // change them even from psql.
+    fn put_queue(&mut self, q: &QueueSettings, note: &AuditNote) -> Result<()> {
+        let (old, new) = audit_values(note);
         let r = self.c.execute(
-            "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused, \
-             take_order) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO UPDATE SET \
-             lock_seconds = excluded.lock_seconds, warn_seconds = excluded.warn_seconds, \
-             max_per_user = excluded.max_per_user, paused = excluded.paused, \
-             take_order = excluded.take_order",
+            "SELECT caseload_put_queue($1, $2, $3, $4, $5, $6, $7, $8, $9)",
             &[
+                &self.ctx.actor.name,
+                &self.ctx.now,
                 &q.name,
                 &q.lock_seconds,
                 &q.warn_seconds,
                 &q.max_per_user,
                 &q.paused,
-                &q.order.as_str(),
+                &old,
+                &new,
+            ],
+        );
+        self.lift(r.map_err(TxError::from))?;
+        // The take order is not among caseload_put_queue's arguments (its audit row has it,
+        // in the settings' JSON): written here, in the same transaction.
+        let r = self.c.execute(
+            "UPDATE queues SET take_order = $2 WHERE name = $1",
+            &[&q.name, &q.order.as_str()],
+        );
+        self.lift(r.map_err(TxError::from)).map(|_| ())
+    }
+
+    fn put_role(&mut self, user: &str, role: Role, note: &AuditNote) -> Result<()> {
+        let (old, new) = audit_values(note);
+        let r = self.c.execute(
+            "SELECT caseload_put_role($1, $2, $3, $4, $5, $6)",
+            &[
+                &self.ctx.actor.name,
+                &self.ctx.now,
+                &user,
+                &role.as_str(),
+                &old,
+                &new,
             ],
         );
         self.lift(r.map_err(TxError::from)).map(|_| ())
     }
 
-    fn put_role(&mut self, user: &str, role: Role) -> Result<()> {
+    fn put_login(&mut self, user: &str, login: Option<&str>, note: &AuditNote) -> Result<()> {
+        let (old, new) = audit_values(note);
         let r = self.c.execute(
-            "INSERT INTO users (name, role) VALUES ($1, $2) \
-             ON CONFLICT (name) DO UPDATE SET role = excluded.role",
-            &[&user, &role.as_str()],
+            "SELECT caseload_put_login($1, $2, $3, $4, $5, $6)",
+            &[
+                &self.ctx.actor.name,
+                &self.ctx.now,
+                &user,
+                &login,
+                &old,
+                &new,
+            ],
         );
         self.lift(r.map_err(TxError::from)).map(|_| ())
     }
@@ -311,7 +358,7 @@ impl Tx for PgTx<'_> {
                 .query_opt("SELECT last_seen FROM users WHERE name = $1", &[name])?
                 .map(|r| r.get(0));
             self.c.execute(
-                "INSERT INTO users (name, role, last_seen) VALUES ($1, 'staff', $2) \
+                "INSERT INTO users (name, last_seen) VALUES ($1, $2) \
                  ON CONFLICT (name) DO UPDATE SET last_seen = excluded.last_seen",
                 &[name, &now],
             )?;

@@ -17,7 +17,8 @@ pub const STEPS: &[&str] = &[
     include_str!("migrations/0002_counts_last_seen.sql"),
     include_str!("migrations/0003_holds.sql"),
     include_str!("migrations/0004_created_os.sql"),
-    include_str!("migrations/0005_search_due_order.sql"),
+    include_str!("migrations/0005_identity_audit.sql"),
+    include_str!("migrations/0006_search_due_order.sql"),
 ];
 
 /// The schema version this program writes.

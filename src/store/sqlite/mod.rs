@@ -32,7 +32,7 @@ use self::busy::{BUSY_PATIENCE, busy_sleep, retry_busy};
 use self::migrate::Migration;
 use self::open::Facts;
 use self::tx::SqliteTx;
-use crate::domain::{Actor, Event, Item, Millis, QueueSettings, Role};
+use crate::domain::{Actor, AuditEntry, Event, Item, Millis, QueueSettings, RealIdentity, Role};
 use crate::store::backend::Backend;
 use crate::store::error::{Result, StoreError};
 use crate::store::ops::{Tx, TxCtx};
@@ -64,6 +64,8 @@ pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
     actor: Actor,
+    /// The OS user running this process (root is privileged: it can edit the file anyway).
+    real: RealIdentity,
     clock: Clock,
     read_only: bool,
     migration: Migration,
@@ -90,10 +92,24 @@ impl SqliteStore {
             .map_err(|e| open::explain(path, Facts::of_error(&e), map_err(e)))?;
         let migration = Self::prepare(&conn, path, read_only, &actor, clock())
             .map_err(|e| open::explain(path, Facts::of(&conn), e))?;
+        let real = crate::store::identity::real_os_user();
+        if migration == Migration::Created && actor.name != real.login {
+            // The creator chose their name; the login that created the file may use it.
+            conn.execute(
+                "UPDATE users SET login = ?1 WHERE name = ?2",
+                rusqlite::params![real.login, actor.name],
+            )
+            .map_err(map_err)?;
+        }
+        let bound = tx::login_of(&conn, &actor.name)
+            .map_err(|e| open::explain(path, Facts::of(&conn), e))?;
+        crate::domain::user::may_act_as(&actor.name, &real, bound.as_deref())
+            .map_err(StoreError::NotYou)?;
         Ok(SqliteStore {
             conn,
             path: path.to_path_buf(),
             actor,
+            real,
             clock,
             read_only,
             migration,
@@ -200,6 +216,16 @@ impl SqliteStore {
         &self.path
     }
 
+    /// For a bulk fill of made-up data only (the demo): commits on this connection no
+    /// longer wait for the disk (`synchronous = NORMAL`; in WAL mode the file cannot be
+    /// corrupted by it, only the last commits lost to a power cut, and the demo is simply
+    /// made again). Everyone else keeps `synchronous = FULL`.
+    pub fn fill_without_waiting_for_the_disk(&self) -> Result<()> {
+        self.conn
+            .execute_batch("PRAGMA synchronous = NORMAL")
+            .map_err(map_err)
+    }
+
     /// True when the file was opened read-only (its permissions allow no writes).
     pub fn is_read_only(&self) -> bool {
         self.read_only
@@ -284,6 +310,10 @@ impl Backend for SqliteStore {
         &self.actor
     }
 
+    fn real(&self) -> &RealIdentity {
+        &self.real
+    }
+
     fn now(&mut self) -> Result<Millis> {
         Ok((self.clock)())
     }
@@ -302,14 +332,37 @@ impl Backend for SqliteStore {
     /// `BEGIN IMMEDIATE`, with `now` read after the write lock is held; commits on
     /// success, rolls back on error.
     fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()> {
-        let actor = self.actor.clone();
-        self.immediate(|c, now| {
-            let mut tx = SqliteTx {
-                c,
-                ctx: TxCtx { now, actor: &actor },
-            };
-            f(&mut tx)
-        })
+        if self.read_only {
+            return Err(open::read_only_error(&self.path));
+        }
+        retry_busy(|| self.conn.execute_batch("BEGIN IMMEDIATE"))
+            .map_err(|e| open::explain(&self.path, Facts::of(&self.conn), e))?;
+        let mut tx = SqliteTx {
+            c: &self.conn,
+            ctx: TxCtx {
+                now: (self.clock)(),
+                actor: &self.actor,
+                real: &self.real,
+            },
+        };
+        match f(&mut tx) {
+            Ok(()) => match self.conn.execute_batch("COMMIT") {
+                Ok(()) => {
+                    self.own_commits += 1;
+                    Ok(())
+                }
+                Err(e) => {
+                    let facts = Facts::of(&self.conn);
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    Err(open::explain_commit(&self.path, facts, map_err(e)))
+                }
+            },
+            Err(e) => {
+                let facts = Facts::of(&self.conn);
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(open::explain(&self.path, facts, e))
+            }
+        }
     }
 
     fn item(&mut self, id: i64) -> Result<Item> {
@@ -351,6 +404,10 @@ impl Backend for SqliteStore {
 
     fn role(&mut self, user: &str) -> Result<Role> {
         tx::role_of(&self.conn, user)
+    }
+
+    fn audit(&mut self, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>> {
+        reads::audit(&self.conn, who, since)
     }
 
     fn stats(&mut self) -> Result<Stats> {

@@ -5,7 +5,7 @@ use rusqlite::{Connection, Row, params};
 
 use super::rows::{Cols, event_from_row, item_from_row};
 use super::sql::{ITEM_COLS, KEPT_COUNT};
-use crate::domain::{Event, EventKind, Item, Millis, QueueSettings, TakeOrder};
+use crate::domain::{AuditEntry, Event, EventKind, Item, Millis, QueueSettings, TakeOrder};
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{
     Dialect, ListSql, OpenOrder, Param, Window, count_limit, kept_count, list_sql,
@@ -253,4 +253,18 @@ pub(super) fn export(
         n += 1;
     }
     Ok(n)
+}
+
+/// Audit records since `since`, oldest first; with `who`, those by or about that user.
+pub(super) fn audit(c: &Connection, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>> {
+    collect(
+        c,
+        &format!(
+            "SELECT {} FROM audit WHERE at >= ?1 AND (?2 IS NULL OR actor = ?2 OR \
+             (subject = ?2 AND kind IN ('role', 'login'))) ORDER BY at, id",
+            rows::AUDIT_COLS
+        ),
+        params![since, who],
+        |r| rows::audit_from(&mut Cols::new(r)),
+    )
 }

@@ -15,13 +15,13 @@ use crate::store::error::Result;
 use crate::store::rows::{self, Cells, NOT_A_NUMBER, NOT_UTF8};
 
 /// The cells of one SQLite row, collecting what could not be read.
-pub(super) struct Cols<'a, 'r> {
+pub(crate) struct Cols<'a, 'r> {
     row: &'a Row<'r>,
     bad: Vec<Unreadable>,
 }
 
 impl<'a, 'r> Cols<'a, 'r> {
-    pub(super) fn new(row: &'a Row<'r>) -> Self {
+    pub(crate) fn new(row: &'a Row<'r>) -> Self {
         Cols {
             row,
             bad: Vec::new(),

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 use super::reads::{load_item, load_queue};
 use super::rows::{event_from_row, item_from_row, lossy_opt_text, lossy_text};
 use super::sql;
-use crate::domain::{Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder};
+use crate::domain::{
+    AuditNote, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
+};
 use crate::store::Added;
 use crate::store::TakeNext;
 use crate::store::error::Result;
@@ -46,6 +48,35 @@ pub(super) fn role_of(c: &Connection, user: &str) -> Result<Role> {
     Ok(role.as_deref().and_then(Role::parse).unwrap_or(Role::Staff))
 }
 
+/// The login a user name is bound to, if any.
+pub(super) fn login_of(c: &Connection, user: &str) -> Result<Option<String>> {
+    let login: Option<String> = c
+        .prepare_cached("SELECT login FROM users WHERE name = ?1")?
+        .query_row([user], |r| lossy_opt_text(r, 0))
+        .optional()?
+        .flatten();
+    Ok(login)
+}
+
+/// Appends an audit record for `note`, naming the actor and the OS login behind it.
+fn insert_audit(tx: &SqliteTx<'_>, note: &AuditNote) -> Result<()> {
+    let old = (!note.old.is_null()).then(|| note.old.to_string());
+    tx.c.prepare_cached(
+        "INSERT INTO audit (at, actor, real_user, kind, subject, old_value, new_value) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        tx.ctx.now,
+        tx.ctx.actor.name,
+        tx.ctx.real.login,
+        note.kind.as_str(),
+        note.subject,
+        old,
+        note.new.to_string()
+    ])?;
+    Ok(())
+}
+
 impl Tx for SqliteTx<'_> {
     fn ctx(&self) -> TxCtx<'_> {
         self.ctx
@@ -69,6 +100,10 @@ impl Tx for SqliteTx<'_> {
 
     fn role_of(&mut self, user: &str) -> Result<Role> {
         role_of(self.c, user)
+    }
+
+    fn login_of(&mut self, user: &str) -> Result<Option<String>> {
+        login_of(self.c, user)
     }
 
     fn supervisors_besides(&mut self, user: &str) -> Result<i64> {
@@ -263,7 +298,7 @@ impl Tx for SqliteTx<'_> {
         Ok(Added { id, created: true })
     }
 
-    fn put_queue(&mut self, q: &QueueSettings) -> Result<()> {
+    fn put_queue(&mut self, q: &QueueSettings, note: &AuditNote) -> Result<()> {
         self.c
             .prepare_cached(
                 "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused, \
@@ -280,17 +315,27 @@ impl Tx for SqliteTx<'_> {
                 q.paused as i64,
                 q.order.as_str()
             ])?;
-        Ok(())
+        insert_audit(self, note)
     }
 
-    fn put_role(&mut self, user: &str, role: Role) -> Result<()> {
+    fn put_role(&mut self, user: &str, role: Role, note: &AuditNote) -> Result<()> {
         self.c
             .prepare_cached(
                 "INSERT INTO users (name, role) VALUES (?1, ?2) \
                  ON CONFLICT (name) DO UPDATE SET role = excluded.role",
             )?
             .execute(params![user, role.as_str()])?;
-        Ok(())
+        insert_audit(self, note)
+    }
+
+    fn put_login(&mut self, user: &str, login: Option<&str>, note: &AuditNote) -> Result<()> {
+        self.c
+            .prepare_cached(
+                "INSERT INTO users (name, login) VALUES (?1, ?2) \
+                 ON CONFLICT (name) DO UPDATE SET login = excluded.login",
+            )?
+            .execute(params![user, login])?;
+        insert_audit(self, note)
     }
 
     fn swap_last_seen(&mut self) -> Result<Option<Millis>> {
@@ -301,7 +346,7 @@ impl Tx for SqliteTx<'_> {
             .optional()?;
         self.c
             .prepare_cached(
-                "INSERT INTO users (name, role, last_seen) VALUES (?1, 'staff', ?2) \
+                "INSERT INTO users (name, last_seen) VALUES (?1, ?2) \
                  ON CONFLICT (name) DO UPDATE SET last_seen = excluded.last_seen",
             )?
             .execute(params![self.ctx.actor.name, self.ctx.now])?;
