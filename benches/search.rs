@@ -14,6 +14,8 @@
 //! rows. The big file (built and fully indexed once) is cached under
 //! `<target>/bench-cache/` (`CL_BENCH_CACHE`).
 
+#![allow(clippy::unwrap_used, clippy::too_many_lines, unsafe_code)]
+
 pub mod common;
 
 use std::path::{Path, PathBuf};

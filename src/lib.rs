@@ -35,5 +35,6 @@ pub mod domain;
 pub mod import;
 pub mod logging;
 pub mod store;
+mod sys;
 pub mod tui;
 pub mod ui;

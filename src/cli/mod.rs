@@ -119,71 +119,21 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::Import(a) => produce::import_file(&mut *store()?, a, out),
         Command::List(a) => read::list(&mut *store()?, a, out),
         Command::Show { id, json } => read::show(&mut *store()?, id, json, out),
-        Command::Claim {
-            queue,
-            id,
-            json,
-            wait: false,
-            ..
-        } => holder::claim(&mut *store()?, queue, id, json, out),
-        Command::Claim {
-            queue,
-            json,
-            wait: true,
-            timeout,
-            ..
-        } => holder::claim_wait(&mut *store()?, queue, timeout, json, out),
-        Command::Renew(h) => holder::renew(&mut *store()?, &h, out),
-        Command::Release(h) => holder::release(&mut *store()?, &h, out),
-        Command::Complete {
-            holder: h,
-            result,
-            next: false,
-            ..
-        } => holder::complete(&mut *store()?, &h, result.as_deref(), out),
-        Command::Complete {
-            holder: h,
-            result,
-            next: true,
-            queue,
-            json,
-        } => holder::complete_next(&mut *store()?, &h, result.as_deref(), queue, json, out),
-        Command::Fail { holder: h, reason } => holder::fail(&mut *store()?, &h, &reason, out),
-        Command::Reap => supervise::reap(&mut *store()?, out),
-        Command::Unlock {
-            id: Some(id),
-            reason,
-            ..
-        } => supervise::unlock(&mut *store()?, id, &reason, out),
-        Command::Unlock {
-            id: None,
-            reason,
-            expired,
-            holder: h,
-            queue,
-        } => supervise::unlock_many(&mut *store()?, expired, h, queue, &reason, out),
+        Command::Claim { .. }
+        | Command::Renew(_)
+        | Command::Release(_)
+        | Command::Complete { .. }
+        | Command::Fail { .. } => holder_command(&mut *store()?, command, out),
         Command::History { user, since, json } => {
             read::history(&mut *store()?, user, since, json, out)
         }
-        Command::Reassign { id, to, reason } => {
-            supervise::reassign(&mut *store()?, id, &to, &reason, out)
-        }
-        Command::Requeue { id } => supervise::requeue(&mut *store()?, id, out),
-        Command::Cancel { id, reason } => supervise::cancel(&mut *store()?, id, &reason, out),
-        Command::Queue(q) => supervise::queue_command(&mut *store()?, q, out),
-        Command::User(UserCommand::Set {
-            name,
-            role,
-            login,
-            no_login,
-        }) => {
-            let login = match (login.as_deref(), no_login) {
-                (Some(l), _) => Some(Some(l)),
-                (None, true) => Some(None),
-                (None, false) => None,
-            };
-            supervise::set_user(&mut *store()?, &name, role, login, out)
-        }
+        Command::Reap
+        | Command::Unlock { .. }
+        | Command::Reassign { .. }
+        | Command::Requeue { .. }
+        | Command::Cancel { .. }
+        | Command::Queue(_)
+        | Command::User(_) => supervisor_command(&mut *store()?, command, out),
         Command::Stats { json } => read::stats(&mut *store()?, json, out),
         Command::Report {
             by,
@@ -209,6 +159,82 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::Backup { file } => setup::backup(&mut *store()?, &file, out),
         // Answered above, before the config files are read.
         Command::Completions { .. } | Command::Man { .. } => Ok(()),
+    }
+}
+
+/// The holder's commands: claim, renew, release, complete, fail.
+fn holder_command(store: &mut dyn Store, command: Command, out: &mut dyn Write) -> CliResult {
+    match command {
+        Command::Claim {
+            queue,
+            id,
+            json,
+            wait: false,
+            ..
+        } => holder::claim(store, queue, id, json, out),
+        Command::Claim {
+            queue,
+            json,
+            wait: true,
+            timeout,
+            ..
+        } => holder::claim_wait(store, queue, timeout, json, out),
+        Command::Renew(h) => holder::renew(store, &h, out),
+        Command::Release(h) => holder::release(store, &h, out),
+        Command::Complete {
+            holder: h,
+            result,
+            next: false,
+            ..
+        } => holder::complete(store, &h, result.as_deref(), out),
+        Command::Complete {
+            holder: h,
+            result,
+            next: true,
+            queue,
+            json,
+        } => holder::complete_next(store, &h, result.as_deref(), queue, json, out),
+        Command::Fail { holder: h, reason } => holder::fail(store, &h, &reason, out),
+        // `run` sends only the commands above here.
+        _ => Ok(()),
+    }
+}
+
+/// The supervisor's commands (and `reap`, which anyone may run).
+fn supervisor_command(store: &mut dyn Store, command: Command, out: &mut dyn Write) -> CliResult {
+    match command {
+        Command::Reap => supervise::reap(store, out),
+        Command::Unlock {
+            id: Some(id),
+            reason,
+            ..
+        } => supervise::unlock(store, id, &reason, out),
+        Command::Unlock {
+            id: None,
+            reason,
+            expired,
+            holder: h,
+            queue,
+        } => supervise::unlock_many(store, expired, h, queue, &reason, out),
+        Command::Reassign { id, to, reason } => supervise::reassign(store, id, &to, &reason, out),
+        Command::Requeue { id } => supervise::requeue(store, id, out),
+        Command::Cancel { id, reason } => supervise::cancel(store, id, &reason, out),
+        Command::Queue(q) => supervise::queue_command(store, q, out),
+        Command::User(UserCommand::Set {
+            name,
+            role,
+            login,
+            no_login,
+        }) => {
+            let login = match (login.as_deref(), no_login) {
+                (Some(l), _) => Some(Some(l)),
+                (None, true) => Some(None),
+                (None, false) => None,
+            };
+            supervise::set_user(store, &name, role, login, out)
+        }
+        // `run` sends only the commands above here.
+        _ => Ok(()),
     }
 }
 

@@ -28,7 +28,7 @@ const RIGHTS: [(&str, &str, &str); 10] = [
 ];
 
 /// Every check of the database at `url`.
-pub fn checks(url: &str) -> Vec<Check> {
+pub(super) fn checks(url: &str) -> Vec<Check> {
     let opts = PgOptions {
         connect_timeout: std::time::Duration::from_secs(5),
         ..PgOptions::default()

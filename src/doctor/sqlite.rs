@@ -13,7 +13,7 @@ use crate::store::sqlite_open::explain_query;
 const BIG_WAL: u64 = 64 * 1024 * 1024;
 
 /// Every check of the file at `path`.
-pub fn checks(path: &Path, allow_network_fs: bool) -> Vec<Check> {
+pub(super) fn checks(path: &Path, allow_network_fs: bool) -> Vec<Check> {
     let mut out = Vec::new();
     let dir = fsfacts::parent_dir(path);
     let meta = std::fs::metadata(path).ok();

@@ -149,45 +149,56 @@ impl<R: Read> Rows<R> {
                 line,
                 buf,
                 done,
-            } => loop {
-                if *done {
-                    return Ok(None);
-                }
-                buf.clear();
-                *line += 1;
-                let n = reader
-                    .by_ref()
-                    .take(MAX_ROW_BYTES as u64 + 1)
-                    .read_until(b'\n', buf)
-                    .map_err(|e| {
-                        *done = true;
-                        LineError {
-                            line: *line,
-                            message: format!("cannot be read: {e}"),
-                        }
-                    })?;
-                if n == 0 {
-                    *done = true;
-                    return Ok(None);
-                }
-                if buf.len() > MAX_ROW_BYTES {
-                    *done = true;
-                    return Err(LineError {
-                        line: *line,
-                        message: format!(
-                            "is longer than {} MiB; the import stops here",
-                            MAX_ROW_BYTES >> 20
-                        ),
-                    });
-                }
-                let text = buf.strip_suffix(b"\n").unwrap_or(buf);
-                let text = text.strip_suffix(b"\r").unwrap_or(text);
-                if text.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                return Ok(Some(json_row(text, *line, q)));
-            },
+            } => next_jsonl(reader, line, buf, done, q),
         }
+    }
+}
+
+/// The next JSON Lines row (see [`Rows::next_row`]).
+fn next_jsonl<R: Read>(
+    reader: &mut BufReader<R>,
+    line: &mut u64,
+    buf: &mut Vec<u8>,
+    done: &mut bool,
+    q: &str,
+) -> Result<Option<Parsed>, LineError> {
+    loop {
+        if *done {
+            return Ok(None);
+        }
+        buf.clear();
+        *line += 1;
+        let n = reader
+            .by_ref()
+            .take(MAX_ROW_BYTES as u64 + 1)
+            .read_until(b'\n', buf)
+            .map_err(|e| {
+                *done = true;
+                LineError {
+                    line: *line,
+                    message: format!("cannot be read: {e}"),
+                }
+            })?;
+        if n == 0 {
+            *done = true;
+            return Ok(None);
+        }
+        if buf.len() > MAX_ROW_BYTES {
+            *done = true;
+            return Err(LineError {
+                line: *line,
+                message: format!(
+                    "is longer than {} MiB; the import stops here",
+                    MAX_ROW_BYTES >> 20
+                ),
+            });
+        }
+        let text = buf.strip_suffix(b"\n").unwrap_or(buf);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        if text.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        return Ok(Some(json_row(text, *line, q)));
     }
 }
 

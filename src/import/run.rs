@@ -13,7 +13,7 @@ use super::{
     derived_key,
 };
 use crate::domain::NewItem;
-use crate::store::{Store, StoreError};
+use crate::store::{Added, Store, StoreError};
 
 /// How an import is going, for a progress bar.
 pub trait Progress {
@@ -102,6 +102,12 @@ pub fn import(
     progress: &mut dyn Progress,
 ) -> Result<Summary, ImportError> {
     let file = File::open(path).map_err(ImportError::Read)?;
+    if !file.metadata().map_err(ImportError::Read)?.is_file() {
+        // A pipe or a device cannot be read twice.
+        return Err(ImportError::Read(std::io::Error::other(
+            "not a regular file: import reads the file twice (save it to a file first)",
+        )));
+    }
     let stamp = Stamp::of(&file).map_err(ImportError::Read)?;
     let checked = check(&file, stamp.len, format, default_queue, progress)?;
     write(
@@ -192,6 +198,36 @@ fn check(
     })
 }
 
+impl Checked {
+    /// The first pass's hash of the rows up to `upto`, where it kept one (every
+    /// `MIN_BATCH` rows, and at the end).
+    fn chain_at(&self, upto: u64) -> Option<u128> {
+        if upto == self.rows {
+            Some(self.last)
+        } else if upto.is_multiple_of(MIN_BATCH as u64) {
+            self.checkpoints
+                .get((upto / MIN_BATCH as u64) as usize - 1)
+                .copied()
+        } else {
+            None
+        }
+    }
+}
+
+impl Summary {
+    /// Counts what a batch's adds did: created, or already there (from this file or by
+    /// the row's own request id).
+    fn tally(&mut self, added: &[Added], derived: &[bool]) {
+        for (a, derived) in added.iter().zip(derived) {
+            match (a.created, derived) {
+                (true, _) => self.created += 1,
+                (false, true) => self.same_file += 1,
+                (false, false) => self.known_request_id += 1,
+            }
+        }
+    }
+}
+
 fn write(
     store: &mut dyn Store,
     mut file: &File,
@@ -253,17 +289,7 @@ fn write(
         }
         // Every row about to be written is one the first pass checked.
         let upto = written + batch.len() as u64;
-        let expected = if upto == checked.rows {
-            Some(checked.last)
-        } else if upto.is_multiple_of(MIN_BATCH as u64) {
-            checked
-                .checkpoints
-                .get((upto / MIN_BATCH as u64) as usize - 1)
-                .copied()
-        } else {
-            None
-        };
-        if expected != Some(chain.value()) {
+        if checked.chain_at(upto) != Some(chain.value()) {
             return Err(changed("its rows differ from the ones checked", written));
         }
         unchanged(file, written)?;
@@ -272,13 +298,7 @@ fn write(
             .add_each(&batch)
             .map_err(|error| ImportError::Store { error, written })?;
         sizer.record(batch.len(), started.elapsed());
-        for (a, derived) in added.iter().zip(&derived) {
-            match (a.created, derived) {
-                (true, _) => summary.created += 1,
-                (false, true) => summary.same_file += 1,
-                (false, false) => summary.known_request_id += 1,
-            }
-        }
+        summary.tally(&added, &derived);
         written = upto;
         progress.writing(written, checked.rows);
     }

@@ -2,6 +2,7 @@
 //! their ids, locks and notes, and the full history) into an empty PostgreSQL schema in
 //! one transaction, so a team can move without losing its audit trail.
 
+use postgres::types::ToSql;
 use rusqlite::Connection;
 
 use super::error::{Result, StoreError};
@@ -65,6 +66,174 @@ impl Progress<'_> {
     }
 }
 
+/// One table of the copy: the rows read from SQLite and the insert that writes each.
+struct Table {
+    select: &'static str,
+    insert: &'static str,
+}
+
+/// A row's values for the insert, and what to call the row when the server refuses it
+/// ("item #7"; `None`: the server's error as it is).
+type Values = (Option<String>, Vec<Box<dyn ToSql + Sync>>);
+
+const QUEUES: Table = Table {
+    select: "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order \
+             FROM queues",
+    insert: "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused, \
+             take_order) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO UPDATE SET \
+             lock_seconds = excluded.lock_seconds, warn_seconds = excluded.warn_seconds, \
+             max_per_user = excluded.max_per_user, paused = excluded.paused, \
+             take_order = excluded.take_order",
+};
+
+// Roles carry over; whoever runs the move stays a supervisor of the new database.
+const USERS: Table = Table {
+    select: "SELECT name, role, last_seen FROM users",
+    insert: "INSERT INTO users (name, role, last_seen) VALUES ($1, $2, $3) \
+             ON CONFLICT (name) DO UPDATE SET last_seen = excluded.last_seen, role = \
+             CASE WHEN users.role = 'supervisor' THEN 'supervisor' ELSE excluded.role END",
+};
+
+const ITEMS: Table = Table {
+    select: "SELECT id, queue, request_id, title, body, params, priority, due_at, state, \
+             lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
+             finished_at, finished_by, created_os FROM items ORDER BY id",
+    insert: "INSERT INTO items (id, queue, request_id, title, body, params, priority, due_at, \
+             state, lock_user, lock_time, lock_token, notes, result, error, created_at, \
+             created_by, finished_at, finished_by, created_os) VALUES ($1, $2, $3, $4, $5, \
+             $6::text::json, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
+             $20)",
+};
+
+const EVENTS: Table = Table {
+    select: "SELECT id, item_id, at, actor, os_user, kind, detail FROM events ORDER BY id",
+    insert: "INSERT INTO events (id, item_id, at, actor, os_user, kind, detail) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7::text::json)",
+};
+
+/// Copies every row of one table, counting each in `count`.
+fn copy_table(
+    src: &Connection,
+    tx: &mut postgres::Transaction<'_>,
+    at: &mut Progress<'_>,
+    table: &Table,
+    read: fn(&rusqlite::Row<'_>) -> Result<Values>,
+    count: fn(&mut Copied) -> &mut u64,
+) -> Result<()> {
+    let mut stmt = src.prepare(table.select).map_err(sq)?;
+    let mut rows = stmt.query([]).map_err(sq)?;
+    let ins = tx.prepare(table.insert).map_err(|e| at.failed(&e))?;
+    while let Some(r) = rows.next().map_err(sq)? {
+        let (what, values) = read(r)?;
+        let params: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v.as_ref()).collect();
+        tx.execute(&ins, &params)
+            .map_err(|e| match (at.failed(&e), &what) {
+                (lost @ StoreError::Connection(_), _) | (lost, None) => lost,
+                (other, Some(what)) => {
+                    StoreError::Invalid(format!("{what} cannot be copied: {other}"))
+                }
+            })?;
+        *count(&mut at.copied) += 1;
+    }
+    Ok(())
+}
+
+fn read_queue(r: &rusqlite::Row<'_>) -> Result<Values> {
+    let paused: i64 = r.get(4).map_err(sq)?;
+    Ok((
+        None,
+        vec![
+            Box::new(r.get::<_, String>(0).map_err(sq)?),
+            Box::new(r.get::<_, i64>(1).map_err(sq)?),
+            Box::new(r.get::<_, i64>(2).map_err(sq)?),
+            Box::new(r.get::<_, Option<i64>>(3).map_err(sq)?),
+            Box::new(paused != 0),
+            Box::new(r.get::<_, String>(5).map_err(sq)?),
+        ],
+    ))
+}
+
+fn read_user(r: &rusqlite::Row<'_>) -> Result<Values> {
+    Ok((
+        None,
+        vec![
+            Box::new(r.get::<_, String>(0).map_err(sq)?),
+            Box::new(r.get::<_, String>(1).map_err(sq)?),
+            Box::new(r.get::<_, Option<i64>>(2).map_err(sq)?),
+        ],
+    ))
+}
+
+/// An item, refused whole when a column cannot be read (nothing is copied then).
+fn read_item(r: &rusqlite::Row<'_>) -> Result<Values> {
+    let it = item_from_row(r)?;
+    // After the item's columns: the creator's OS login (no column of `Item`).
+    let created_os: Option<String> = r.get(19).map_err(sq)?;
+    if let Some(why) = it.unreadable_summary() {
+        return Err(StoreError::Invalid(format!(
+            "item #{} cannot be copied: {why}; nothing was copied (`caseload show {}` \
+             shows what is readable, `caseload check` lists every such item)",
+            it.id, it.id
+        )));
+    }
+    let state = it.state.as_str();
+    Ok((
+        Some(format!("item #{}", it.id)),
+        vec![
+            Box::new(it.id),
+            Box::new(it.queue),
+            Box::new(it.request_id),
+            Box::new(it.title),
+            Box::new(it.body),
+            Box::new(it.params),
+            Box::new(it.priority),
+            Box::new(it.due_at),
+            Box::new(state),
+            Box::new(it.lock_user),
+            Box::new(it.lock_time),
+            Box::new(it.lock_token),
+            Box::new(it.notes),
+            Box::new(it.result),
+            Box::new(it.error),
+            Box::new(it.created_at),
+            Box::new(it.created_by),
+            Box::new(it.finished_at),
+            Box::new(it.finished_by),
+            Box::new(created_os),
+        ],
+    ))
+}
+
+/// An event; a column that cannot be read is named with the event and its item.
+fn read_event(r: &rusqlite::Row<'_>) -> Result<Values> {
+    let (id, item_id, when): (i64, i64, i64) = (
+        r.get(0).map_err(sq)?,
+        r.get(1).map_err(sq)?,
+        r.get(2).map_err(sq)?,
+    );
+    let text = |i: usize| -> Result<String> {
+        r.get(i).map_err(|e| {
+            StoreError::Invalid(format!(
+                "event #{id} of item #{item_id} cannot be copied: {}; nothing was copied \
+                 (`caseload check` lists unreadable rows)",
+                sq(e)
+            ))
+        })
+    };
+    Ok((
+        None,
+        vec![
+            Box::new(id),
+            Box::new(item_id),
+            Box::new(when),
+            Box::new(text(3)?),
+            Box::new(text(4)?),
+            Box::new(text(5)?),
+            Box::new(text(6)?),
+        ],
+    ))
+}
+
 /// Copies everything in `src` into `dst`, whose schema must hold no items yet. All or
 /// nothing: one PostgreSQL transaction.
 pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied> {
@@ -90,153 +259,14 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
         )));
     }
 
-    let mut stmt = src
-        .prepare(
-            "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order FROM queues",
-        )
-        .map_err(sq)?;
-    let mut rows = stmt.query([]).map_err(sq)?;
-    let ins = tx
-        .prepare(
-            "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused, \
-             take_order) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO UPDATE SET \
-             lock_seconds = excluded.lock_seconds, warn_seconds = excluded.warn_seconds, \
-             max_per_user = excluded.max_per_user, paused = excluded.paused, \
-             take_order = excluded.take_order",
-        )
-        .map_err(|e| at.failed(&e))?;
-    while let Some(r) = rows.next().map_err(sq)? {
-        let (name, lock, warn, max, paused): (String, i64, i64, Option<i64>, i64) = (
-            r.get(0).map_err(sq)?,
-            r.get(1).map_err(sq)?,
-            r.get(2).map_err(sq)?,
-            r.get(3).map_err(sq)?,
-            r.get(4).map_err(sq)?,
-        );
-        let order: String = r.get(5).map_err(sq)?;
-        tx.execute(&ins, &[&name, &lock, &warn, &max, &(paused != 0), &order])
-            .map_err(|e| at.failed(&e))?;
-        at.copied.queues += 1;
-    }
-
-    // Roles carry over; whoever runs the move stays a supervisor of the new database.
-    let mut stmt = src
-        .prepare("SELECT name, role, last_seen FROM users")
-        .map_err(sq)?;
-    let mut rows = stmt.query([]).map_err(sq)?;
-    let ins = tx
-        .prepare(
-            "INSERT INTO users (name, role, last_seen) VALUES ($1, $2, $3) \
-             ON CONFLICT (name) DO UPDATE SET last_seen = excluded.last_seen, role = \
-             CASE WHEN users.role = 'supervisor' THEN 'supervisor' ELSE excluded.role END",
-        )
-        .map_err(|e| at.failed(&e))?;
-    while let Some(r) = rows.next().map_err(sq)? {
-        let (name, role, seen): (String, String, Option<i64>) = (
-            r.get(0).map_err(sq)?,
-            r.get(1).map_err(sq)?,
-            r.get(2).map_err(sq)?,
-        );
-        tx.execute(&ins, &[&name, &role, &seen])
-            .map_err(|e| at.failed(&e))?;
-        at.copied.users += 1;
-    }
-
-    let mut stmt = src
-        .prepare(
-            "SELECT id, queue, request_id, title, body, params, priority, due_at, state, \
-             lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
-             finished_at, finished_by, created_os FROM items ORDER BY id",
-        )
-        .map_err(sq)?;
-    let mut rows = stmt.query([]).map_err(sq)?;
-    let ins = tx
-        .prepare(
-            "INSERT INTO items (id, queue, request_id, title, body, params, priority, due_at, \
-             state, lock_user, lock_time, lock_token, notes, result, error, created_at, \
-             created_by, finished_at, finished_by, created_os) VALUES ($1, $2, $3, $4, $5, \
-             $6::text::json, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
-             $20)",
-        )
-        .map_err(|e| at.failed(&e))?;
-    while let Some(r) = rows.next().map_err(sq)? {
-        let it = item_from_row(r)?;
-        // After the item's columns: the creator's OS login (no column of `Item`).
-        let created_os: Option<String> = r.get(19).map_err(sq)?;
-        if let Some(why) = it.unreadable_summary() {
-            return Err(StoreError::Invalid(format!(
-                "item #{} cannot be copied: {why}; nothing was copied (`caseload show {}` \
-                 shows what is readable, `caseload check` lists every such item)",
-                it.id, it.id
-            )));
-        }
-        let id = it.id;
-        let state = it.state.as_str();
-        tx.execute(
-            &ins,
-            &[
-                &id,
-                &it.queue,
-                &it.request_id,
-                &it.title,
-                &it.body,
-                &it.params,
-                &it.priority,
-                &it.due_at,
-                &state,
-                &it.lock_user,
-                &it.lock_time,
-                &it.lock_token,
-                &it.notes,
-                &it.result,
-                &it.error,
-                &it.created_at,
-                &it.created_by,
-                &it.finished_at,
-                &it.finished_by,
-                &created_os,
-            ],
-        )
-        .map_err(|e| match at.failed(&e) {
-            lost @ StoreError::Connection(_) => lost,
-            other => StoreError::Invalid(format!("item #{id} cannot be copied: {other}")),
-        })?;
-        at.copied.items += 1;
-    }
-
-    let mut stmt = src
-        .prepare("SELECT id, item_id, at, actor, os_user, kind, detail FROM events ORDER BY id")
-        .map_err(sq)?;
-    let mut rows = stmt.query([]).map_err(sq)?;
-    let ins = tx
-        .prepare(
-            "INSERT INTO events (id, item_id, at, actor, os_user, kind, detail) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7::text::json)",
-        )
-        .map_err(|e| at.failed(&e))?;
-    while let Some(r) = rows.next().map_err(sq)? {
-        let (id, item_id, when): (i64, i64, i64) = (
-            r.get(0).map_err(sq)?,
-            r.get(1).map_err(sq)?,
-            r.get(2).map_err(sq)?,
-        );
-        let text = |i: usize| -> Result<String> {
-            r.get(i).map_err(|e| {
-                StoreError::Invalid(format!(
-                    "event #{id} of item #{item_id} cannot be copied: {}; nothing was copied \
-                     (`caseload check` lists unreadable rows)",
-                    sq(e)
-                ))
-            })
-        };
-        let (actor, os_user, kind, detail) = (text(3)?, text(4)?, text(5)?, text(6)?);
-        tx.execute(
-            &ins,
-            &[&id, &item_id, &when, &actor, &os_user, &kind, &detail],
-        )
-        .map_err(|e| at.failed(&e))?;
-        at.copied.events += 1;
-    }
+    copy_table(src, &mut tx, &mut at, &QUEUES, read_queue, |c| {
+        &mut c.queues
+    })?;
+    copy_table(src, &mut tx, &mut at, &USERS, read_user, |c| &mut c.users)?;
+    copy_table(src, &mut tx, &mut at, &ITEMS, read_item, |c| &mut c.items)?;
+    copy_table(src, &mut tx, &mut at, &EVENTS, read_event, |c| {
+        &mut c.events
+    })?;
 
     // The audit of roles, bindings and queue settings comes along. Login bindings do not:
     // on SQLite they name OS logins, on PostgreSQL database roles.

@@ -3,10 +3,10 @@
 //! and `caseload doctor` use these facts to explain a fault; none of them is a check that
 //! refuses a file SQLite itself would open.
 
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+use crate::sys;
 
 /// The directory holding `path` (`.` for a bare file name).
 pub fn parent_dir(path: &Path) -> PathBuf {
@@ -23,10 +23,6 @@ pub fn sidecar(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn c_path(path: &Path) -> Option<CString> {
-    CString::new(path.as_os_str().as_bytes()).ok()
-}
-
 /// True when this process (its effective ids) may write `path`, as the kernel decides.
 pub fn may_write(path: &Path) -> bool {
     may(path, libc::W_OK)
@@ -38,61 +34,27 @@ pub fn may_create_in(dir: &Path) -> bool {
 }
 
 fn may(path: &Path, mode: libc::c_int) -> bool {
-    let Some(c) = c_path(path) else {
-        return false;
-    };
-    // SAFETY: c is NUL-terminated; faccessat only reads it.
-    unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), mode, libc::AT_EACCESS) == 0 }
+    sys::may_access(path, mode)
 }
 
 /// The login name of `uid`, or `uid N` when the system has none.
 pub fn user_name(uid: u32) -> String {
-    // SAFETY: getpwuid_r writes only into the buffers we own.
-    unsafe {
-        let mut pwd: libc::passwd = std::mem::zeroed();
-        let mut buf = vec![0 as libc::c_char; 4096];
-        let mut result: *mut libc::passwd = std::ptr::null_mut();
-        let rc = libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result);
-        if rc == 0 && !result.is_null() && !pwd.pw_name.is_null() {
-            return std::ffi::CStr::from_ptr(pwd.pw_name)
-                .to_string_lossy()
-                .into_owned();
-        }
-    }
-    format!("uid {uid}")
+    sys::user_name(uid).unwrap_or_else(|| format!("uid {uid}"))
 }
 
 /// The name of group `gid`, or `gid N` when the system has none.
 pub fn group_name(gid: u32) -> String {
-    // SAFETY: getgrgid_r writes only into the buffers we own.
-    unsafe {
-        let mut grp: libc::group = std::mem::zeroed();
-        let mut buf = vec![0 as libc::c_char; 16384];
-        let mut result: *mut libc::group = std::ptr::null_mut();
-        let rc = libc::getgrgid_r(gid, &mut grp, buf.as_mut_ptr(), buf.len(), &mut result);
-        if rc == 0 && !result.is_null() && !grp.gr_name.is_null() {
-            return std::ffi::CStr::from_ptr(grp.gr_name)
-                .to_string_lossy()
-                .into_owned();
-        }
-    }
-    format!("gid {gid}")
+    sys::group_name(gid).unwrap_or_else(|| format!("gid {gid}"))
 }
 
 /// The effective user id of this process.
 pub fn euid() -> u32 {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() }
+    sys::euid()
 }
 
-/// The process's umask (read by setting and restoring it).
+/// The process's umask.
 pub fn umask() -> u32 {
-    // SAFETY: umask cannot fail; the old mask is put back at once.
-    unsafe {
-        let old = libc::umask(0o022);
-        libc::umask(old);
-        old as u32
-    }
+    sys::umask()
 }
 
 /// Owner, group and permission bits of a file, as `alice:caseload 0640`.
@@ -120,35 +82,18 @@ pub struct Space {
 
 /// Free space and block size of the filesystem holding `path`.
 pub fn space(path: &Path) -> Option<Space> {
-    let c = c_path(path)?;
-    // SAFETY: statvfs writes into the zeroed struct we own; c is NUL-terminated.
-    unsafe {
-        let mut s: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(c.as_ptr(), &mut s) != 0 {
-            return None;
-        }
-        Some(Space {
-            free: s.f_bavail.saturating_mul(s.f_frsize),
-            total: s.f_blocks.saturating_mul(s.f_frsize),
-            block: s.f_bsize,
-            read_only: s.f_flag & libc::ST_RDONLY != 0,
-        })
-    }
+    let s = sys::statvfs(path)?;
+    Some(Space {
+        free: s.f_bavail.saturating_mul(s.f_frsize),
+        total: s.f_blocks.saturating_mul(s.f_frsize),
+        block: s.f_bsize,
+        read_only: s.f_flag & libc::ST_RDONLY != 0,
+    })
 }
 
 /// The filesystem type's magic number (statfs `f_type`).
 pub fn fs_magic(path: &Path) -> Option<i64> {
-    let c = c_path(path)?;
-    // SAFETY: statfs writes into the zeroed struct we own; c is NUL-terminated.
-    unsafe {
-        let mut s: libc::statfs = std::mem::zeroed();
-        if libc::statfs(c.as_ptr(), &mut s) == 0 {
-            #[allow(clippy::unnecessary_cast)]
-            Some(s.f_type as i64)
-        } else {
-            None
-        }
-    }
+    sys::fs_magic(path)
 }
 
 /// Kernel interface filesystems whose files only look like regular files.

@@ -8,28 +8,16 @@ use crate::domain::{Actor, RealIdentity};
 
 /// The OS login name of the real user id, or `uid<N>` when the system has no entry.
 pub fn os_login() -> String {
-    // SAFETY: getuid has no failure mode; getpwuid_r writes only into the buffer we own.
-    unsafe {
-        let uid = libc::getuid();
-        let mut pwd: libc::passwd = std::mem::zeroed();
-        let mut buf = vec![0 as libc::c_char; 4096];
-        let mut result: *mut libc::passwd = std::ptr::null_mut();
-        let rc = libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result);
-        if rc == 0 && !result.is_null() && !pwd.pw_name.is_null() {
-            let name = std::ffi::CStr::from_ptr(pwd.pw_name).to_string_lossy();
-            if !name.is_empty() {
-                return name.into_owned();
-            }
-        }
-        format!("uid{uid}")
-    }
+    let uid = crate::sys::uid();
+    crate::sys::user_name(uid)
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| format!("uid{uid}"))
 }
 
 /// The OS user running this process, as SQLite's binding rules see it: its login, and
 /// whether it is root (who can rewrite any file, so refusing it a name protects nothing).
 pub fn real_os_user() -> RealIdentity {
-    // SAFETY: getuid has no failure mode.
-    let uid = unsafe { libc::getuid() };
+    let uid = crate::sys::uid();
     RealIdentity {
         login: os_login(),
         privileged: uid == 0,

@@ -212,18 +212,7 @@ pub fn check_local_fs(dir: &Path) -> Result<(), String> {
 }
 
 fn fs_magic(dir: &Path) -> Option<i64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statfs writes into the zeroed struct we own; c is NUL-terminated.
-    unsafe {
-        let mut s: libc::statfs = std::mem::zeroed();
-        if libc::statfs(c.as_ptr(), &mut s) == 0 {
-            #[allow(clippy::unnecessary_cast)]
-            Some(s.f_type as i64)
-        } else {
-            None
-        }
-    }
+    crate::sys::fs_magic(dir)
 }
 
 #[cfg(test)]

@@ -126,44 +126,7 @@ fn buckets(counts: impl IntoIterator<Item = u64>) -> Vec<Bucket> {
 /// The figures from the facts.
 pub(crate) fn assemble(f: StatsFacts) -> Stats {
     let now = f.now;
-    let mut by_state: Vec<StateCount> = ItemState::ALL
-        .iter()
-        .map(|s| StateCount {
-            state: *s,
-            count: 0,
-        })
-        .collect();
-    let mut by_queue: Vec<QueueCount> = f
-        .queues
-        .iter()
-        .map(|q| QueueCount {
-            queue: q.name.clone(),
-            open: 0,
-            locked: 0,
-            done: 0,
-            failed: 0,
-            cancelled: 0,
-            paused: q.paused,
-        })
-        .collect();
-    for (queue, state, n) in &f.counts {
-        let n = (*n).max(0) as u64;
-        // A state caseload does not know is reported by `check`, not counted here.
-        let Some(st) = ItemState::parse(state) else {
-            continue;
-        };
-        if let Some(sc) = by_state.iter_mut().find(|s| s.state == st) {
-            sc.count += n;
-        }
-        if let Some(qc) = by_queue.iter_mut().find(|q| &q.queue == queue) {
-            match st {
-                ItemState::Open => qc.open += n,
-                ItemState::Done => qc.done += n,
-                ItemState::Failed => qc.failed += n,
-                ItemState::Cancelled => qc.cancelled += n,
-            }
-        }
-    }
+    let (by_state, mut by_queue) = count_states(&f);
     let mut locks = f.locks;
     locks.sort();
     let mut wip: Vec<UserWip> = Vec::new();
@@ -212,4 +175,47 @@ pub(crate) fn assemble(f: StatsFacts) -> Stats {
         wip,
         oldest_open: f.oldest_open,
     }
+}
+
+/// Items by state, and by queue and state, from the stored counts.
+fn count_states(f: &StatsFacts) -> (Vec<StateCount>, Vec<QueueCount>) {
+    let mut by_state: Vec<StateCount> = ItemState::ALL
+        .iter()
+        .map(|s| StateCount {
+            state: *s,
+            count: 0,
+        })
+        .collect();
+    let mut by_queue: Vec<QueueCount> = f
+        .queues
+        .iter()
+        .map(|q| QueueCount {
+            queue: q.name.clone(),
+            open: 0,
+            locked: 0,
+            done: 0,
+            failed: 0,
+            cancelled: 0,
+            paused: q.paused,
+        })
+        .collect();
+    for (queue, state, n) in &f.counts {
+        let n = (*n).max(0) as u64;
+        // A state caseload does not know is reported by `check`, not counted here.
+        let Some(st) = ItemState::parse(state) else {
+            continue;
+        };
+        if let Some(sc) = by_state.iter_mut().find(|s| s.state == st) {
+            sc.count += n;
+        }
+        if let Some(qc) = by_queue.iter_mut().find(|q| &q.queue == queue) {
+            match st {
+                ItemState::Open => qc.open += n,
+                ItemState::Done => qc.done += n,
+                ItemState::Failed => qc.failed += n,
+                ItemState::Cancelled => qc.cancelled += n,
+            }
+        }
+    }
+    (by_state, by_queue)
 }

@@ -4,8 +4,8 @@
 //! restores what it can and leaves every lock held so the user can resume.
 
 use std::io::Write;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use ratatui::crossterm;
@@ -111,12 +111,7 @@ fn wait_for_terminal(timeout: Duration, wake: &Wake) -> std::io::Result<Terminal
         },
     ];
     let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
-    // SAFETY: two pollfds that live on this stack frame for the whole call.
-    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-    if n < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    if n == 0 {
+    if crate::sys::poll(&mut fds, ms)? == 0 {
         return Ok(TerminalWait::Timeout);
     }
     let [tty, woken] = fds;
@@ -132,11 +127,9 @@ fn wait_for_terminal(timeout: Duration, wake: &Wake) -> std::io::Result<Terminal
     Ok(TerminalWait::Timeout)
 }
 
-pub(super) static HANGUP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_hangup(_sig: libc::c_int) {
-    HANGUP.store(true, Ordering::SeqCst);
-}
+/// Set by SIGHUP and SIGTERM (and by the loop when the terminal is gone).
+pub(super) static HANGUP: LazyLock<Arc<AtomicBool>> =
+    LazyLock::new(|| Arc::new(AtomicBool::new(false)));
 
 /// After a hang-up the loop has two seconds to leave on its own (restoring what it can);
 /// if it is stuck in a read of a dead terminal, the process ends anyway. Locks stay held
@@ -148,20 +141,20 @@ pub(super) fn start_hangup_watchdog() {
             if HANGUP.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_secs(2));
                 tracing::warn!("hang-up: the loop did not stop; exiting");
-                // SAFETY: _exit ends the process at once; SQLite and PostgreSQL both
-                // survive an abrupt end (an open transaction is rolled back).
-                unsafe { libc::_exit(129) };
+                // _exit ends the process at once; SQLite and PostgreSQL both survive an
+                // abrupt end (an open transaction is rolled back).
+                signal_hook::low_level::exit(129);
             }
         }
     });
 }
 
+/// SIGHUP and SIGTERM set [`HANGUP`] (the handler only stores to an atomic).
 pub(super) fn install_signal_handlers() {
-    let handler = on_hangup as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGHUP, handler);
-        libc::signal(libc::SIGTERM, handler);
+    for signal in [signal_hook::consts::SIGHUP, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register(signal, Arc::clone(&HANGUP)) {
+            tracing::warn!("cannot watch signal {signal}: {e}");
+        }
     }
 }
 

@@ -82,12 +82,12 @@ impl Wake {
     }
 
     /// The descriptor that becomes readable when a reply is waiting.
-    pub fn fd(&self) -> RawFd {
+    pub(super) fn fd(&self) -> RawFd {
         self.read.as_raw_fd()
     }
 
     /// Empties the pipe; call only when `fd` polled readable (the read then never blocks).
-    pub fn drain(&self) {
+    pub(super) fn drain(&self) {
         self.pending.store(false, Ordering::SeqCst);
         let mut buf = [0u8; 64];
         let _ = (&self.read).read(&mut buf);
@@ -111,7 +111,7 @@ pub(super) enum NoReply {
 
 impl Worker {
     /// Moves `store` onto a new thread.
-    pub fn start(mut store: Box<dyn Store>, clock: UiClock) -> std::io::Result<Worker> {
+    pub(super) fn start(mut store: Box<dyn Store>, clock: UiClock) -> std::io::Result<Worker> {
         let (jobs, job_rx) = mpsc::channel::<Effect>();
         let (reply_tx, replies) = mpsc::channel();
         let wake = Arc::new(Wake::new()?);
@@ -154,18 +154,18 @@ impl Worker {
     }
 
     /// Hands over one effect; false when the worker is gone.
-    pub fn send(&self, e: Effect) -> bool {
+    pub(super) fn send(&self, e: Effect) -> bool {
         self.jobs.send(e).is_ok()
     }
 
-    pub fn try_recv(&self) -> Result<Reply, NoReply> {
+    pub(super) fn try_recv(&self) -> Result<Reply, NoReply> {
         self.replies.try_recv().map_err(|e| match e {
             TryRecvError::Empty => NoReply::Empty,
             TryRecvError::Disconnected => NoReply::Gone,
         })
     }
 
-    pub fn recv_timeout(&self, timeout: Duration) -> Result<Reply, NoReply> {
+    pub(super) fn recv_timeout(&self, timeout: Duration) -> Result<Reply, NoReply> {
         self.replies.recv_timeout(timeout).map_err(|e| match e {
             RecvTimeoutError::Timeout => NoReply::Empty,
             RecvTimeoutError::Disconnected => NoReply::Gone,
@@ -176,33 +176,7 @@ impl Worker {
 /// Runs one effect against the store; its results come back as messages.
 fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
     match e {
-        Effect::Resume => {
-            let me = st.actor().name.clone();
-            let mut r = Resume::default();
-            let result = (|| -> crate::store::Result<()> {
-                r.last_seen = st.touch_last_seen()?;
-                r.queues = st.queues()?;
-                r.role = st.role(&me).ok();
-                r.own = st.list(&ListFilter {
-                    state: StateFilter::Locked,
-                    holder: Some(me.clone()),
-                    limit: 1000,
-                    ..ListFilter::default()
-                })?;
-                if let Some(since) = r.last_seen {
-                    r.lost = st.lost_locks(&me, since)?;
-                }
-                Ok(())
-            })();
-            let mut out = vec![Msg::Resumed(Box::new(r))];
-            if let Err(e) = result {
-                out.push(Msg::Refreshed(Box::new(Snapshot {
-                    error: Some(e),
-                    ..Snapshot::default()
-                })));
-            }
-            out
-        }
+        Effect::Resume => resume(st),
         Effect::Reacquire(ids) => vec![Msg::Reacquired(
             ids.into_iter().map(|id| (id, st.take(id))).collect(),
         )],
@@ -230,30 +204,7 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
             token,
             what,
             notes,
-        } => {
-            let mut out = Vec::new();
-            if let Some(text) = notes {
-                let result = st.save_notes(id, token, &text);
-                let failed = result.is_err();
-                out.push(Msg::NotesSaved {
-                    id,
-                    text,
-                    result: result.clone(),
-                });
-                if let (true, Err(e)) = (failed, result) {
-                    out.push(Msg::Finished {
-                        id,
-                        what,
-                        result: Err(e),
-                    });
-                    return out;
-                }
-            }
-            let (result, next) = finish(st, id, token, &what);
-            out.push(Msg::Finished { id, what, result });
-            out.extend(next);
-            out
-        }
+        } => finish_with_notes(st, id, token, what, notes),
         Effect::Comment { id, text } => vec![Msg::Commented {
             id,
             result: st.comment(id, &text),
@@ -280,6 +231,68 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
             }]
         }
     }
+}
+
+/// What the TUI needs at startup: queues, role, own locks, locks lost since last time.
+fn resume(st: &mut dyn Store) -> Vec<Msg> {
+    let me = st.actor().name.clone();
+    let mut r = Resume::default();
+    let result = (|| -> crate::store::Result<()> {
+        r.last_seen = st.touch_last_seen()?;
+        r.queues = st.queues()?;
+        r.role = st.role(&me).ok();
+        r.own = st.list(&ListFilter {
+            state: StateFilter::Locked,
+            holder: Some(me.clone()),
+            limit: 1000,
+            ..ListFilter::default()
+        })?;
+        if let Some(since) = r.last_seen {
+            r.lost = st.lost_locks(&me, since)?;
+        }
+        Ok(())
+    })();
+    let mut out = vec![Msg::Resumed(Box::new(r))];
+    if let Err(e) = result {
+        out.push(Msg::Refreshed(Box::new(Snapshot {
+            error: Some(e),
+            ..Snapshot::default()
+        })));
+    }
+    out
+}
+
+/// Saves the notes typed (if any) first, then finishes the item; a failed save stops
+/// there, so nothing typed is lost.
+fn finish_with_notes(
+    st: &mut dyn Store,
+    id: i64,
+    token: i64,
+    what: Finish,
+    notes: Option<String>,
+) -> Vec<Msg> {
+    let mut out = Vec::new();
+    if let Some(text) = notes {
+        let result = st.save_notes(id, token, &text);
+        let failed = result.is_err();
+        out.push(Msg::NotesSaved {
+            id,
+            text,
+            result: result.clone(),
+        });
+        if let (true, Err(e)) = (failed, result) {
+            out.push(Msg::Finished {
+                id,
+                what,
+                result: Err(e),
+            });
+            return out;
+        }
+    }
+    let (result, next) = finish(st, id, token, &what);
+    out.push(Msg::Finished { id, what, result });
+    out.extend(next);
+    out
 }
 
 /// Runs a supervisor's change; `Ok(n)` is how many items changed. Unlock is fenced by the

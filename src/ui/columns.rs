@@ -7,7 +7,7 @@ use ratatui::text::Span;
 
 /// A column of a list table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Col {
+pub(super) struct Col {
     /// Width at full size and abbreviated; 0 for the title, which fills what is left.
     pub full: u16,
     pub compact: u16,
@@ -16,7 +16,7 @@ pub struct Col {
 }
 
 impl Col {
-    pub const fn new(full: u16, compact: u16, drop: Option<u8>) -> Col {
+    pub(super) const fn new(full: u16, compact: u16, drop: Option<u8>) -> Col {
         Col {
             full,
             compact,
@@ -25,12 +25,12 @@ impl Col {
     }
 
     /// The title column.
-    pub const TITLE: Col = Col::new(0, 0, None);
+    pub(super) const TITLE: Col = Col::new(0, 0, None);
 }
 
 /// How a table is laid out at one width.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
+pub(super) struct Plan {
     /// Each column's width; `None` when the column is left out.
     pub widths: Vec<Option<u16>>,
     /// Whether the columns show their abbreviated text (`bob 24m`).
@@ -41,7 +41,7 @@ pub struct Plan {
 
 impl Plan {
     /// The constraints of the columns shown.
-    pub fn constraints(&self) -> Vec<Constraint> {
+    pub(super) fn constraints(&self) -> Vec<Constraint> {
         self.widths
             .iter()
             .flatten()
@@ -50,7 +50,7 @@ impl Plan {
     }
 
     /// Keeps the cells of the columns shown.
-    pub fn pick<T>(&self, cells: Vec<T>) -> Vec<T> {
+    pub(super) fn pick<T>(&self, cells: Vec<T>) -> Vec<T> {
         cells
             .into_iter()
             .zip(&self.widths)
@@ -59,7 +59,7 @@ impl Plan {
     }
 
     /// The width of column `i`, 0 when it is left out.
-    pub fn width(&self, i: usize) -> usize {
+    pub(super) fn width(&self, i: usize) -> usize {
         self.widths.get(i).copied().flatten().unwrap_or(0) as usize
     }
 }
@@ -67,7 +67,7 @@ impl Plan {
 /// Lays out `cols` in `total` columns (one space between columns), giving the title at
 /// least `title_want` if abbreviating and dropping columns can; otherwise as much as the
 /// last step leaves.
-pub fn plan(total: u16, cols: &[Col], title_want: u16) -> Plan {
+pub(super) fn plan(total: u16, cols: &[Col], title_want: u16) -> Plan {
     let mut ranks: Vec<u8> = cols.iter().filter_map(|c| c.drop).collect();
     ranks.sort_unstable();
     ranks.dedup();
@@ -109,7 +109,7 @@ pub fn plan(total: u16, cols: &[Col], title_want: u16) -> Plan {
 }
 
 /// `s` cut to `width` terminal cells, ending in `…` when cut (wide characters count two).
-pub fn fit(s: &str, width: usize) -> String {
+pub(super) fn fit(s: &str, width: usize) -> String {
     if Span::raw(s).width() <= width {
         return s.to_string();
     }

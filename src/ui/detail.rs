@@ -2,6 +2,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
@@ -9,49 +10,11 @@ use super::Theme;
 use crate::app::{Detail, LineKind, State};
 use crate::domain::sanitize;
 use crate::domain::time::short_duration;
-use crate::domain::{ItemState, LockStatus};
+use crate::domain::{Item, ItemState, LockStatus};
 
-pub fn render(state: &State, d: &Detail, theme: &Theme, frame: &mut Frame, area: Rect) {
+pub(super) fn render(state: &State, d: &Detail, theme: &Theme, frame: &mut Frame, area: Rect) {
     let item = &d.item;
-    let held = state.held.get(&item.id);
-    let lock = match (held, item.state) {
-        (_, s) if s != ItemState::Open => (s.as_str().to_uppercase(), theme.dim()),
-        (Some(h), _) => {
-            let q = state.queue(&item.queue);
-            let l = h.lock(&state.me);
-            match l.status(&q, state.now) {
-                LockStatus::Expired { overrun, .. } => (
-                    format!(
-                        "EXPIRED +{} (yours until someone takes it)",
-                        short_duration(overrun)
-                    ),
-                    theme.expired(),
-                ),
-                LockStatus::Held { remaining, .. } if l.in_warning(&q, state.now) => (
-                    format!("! yours, {} left", short_duration(remaining)),
-                    theme.expired(),
-                ),
-                LockStatus::Held { remaining, .. } => (
-                    format!("yours, {} left", short_duration(remaining)),
-                    theme.mine(),
-                ),
-                LockStatus::Free => ("free".into(), theme.dim()),
-            }
-        }
-        (None, _) if state.notices.iter().any(|n| n.item_id == item.id) => {
-            ("LOCK LOST".into(), theme.expired())
-        }
-        (None, _) => match state.lock_status(item) {
-            LockStatus::Free => ("not yours (free)".into(), theme.dim()),
-            LockStatus::Held { user, .. } => {
-                (format!("held by {}", sanitize::line(&user)), theme.held())
-            }
-            LockStatus::Expired { user, .. } => (
-                format!("EXPIRED, held by {}", sanitize::line(&user)),
-                theme.expired(),
-            ),
-        },
-    };
+    let lock = lock_label(state, item, theme);
     let lock_w = Span::raw(&lock.0).width() as u16 + 2;
     let id = Span::styled(format!("#{} ", item.id), theme.heading());
     let tag = Span::styled(
@@ -104,4 +67,47 @@ pub fn render(state: &State, d: &Detail, theme: &Theme, frame: &mut Frame, area:
         })
         .collect();
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
+}
+
+/// What the header says about the item's lock, and its style.
+fn lock_label(state: &State, item: &Item, theme: &Theme) -> (String, Style) {
+    let held = state.held.get(&item.id);
+    match (held, item.state) {
+        (_, s) if s != ItemState::Open => (s.as_str().to_uppercase(), theme.dim()),
+        (Some(h), _) => {
+            let q = state.queue(&item.queue);
+            let l = h.lock(&state.me);
+            match l.status(&q, state.now) {
+                LockStatus::Expired { overrun, .. } => (
+                    format!(
+                        "EXPIRED +{} (yours until someone takes it)",
+                        short_duration(overrun)
+                    ),
+                    theme.expired(),
+                ),
+                LockStatus::Held { remaining, .. } if l.in_warning(&q, state.now) => (
+                    format!("! yours, {} left", short_duration(remaining)),
+                    theme.expired(),
+                ),
+                LockStatus::Held { remaining, .. } => (
+                    format!("yours, {} left", short_duration(remaining)),
+                    theme.mine(),
+                ),
+                LockStatus::Free => ("free".into(), theme.dim()),
+            }
+        }
+        (None, _) if state.notices.iter().any(|n| n.item_id == item.id) => {
+            ("LOCK LOST".into(), theme.expired())
+        }
+        (None, _) => match state.lock_status(item) {
+            LockStatus::Free => ("not yours (free)".into(), theme.dim()),
+            LockStatus::Held { user, .. } => {
+                (format!("held by {}", sanitize::line(&user)), theme.held())
+            }
+            LockStatus::Expired { user, .. } => (
+                format!("EXPIRED, held by {}", sanitize::line(&user)),
+                theme.expired(),
+            ),
+        },
+    }
 }

@@ -10,7 +10,7 @@ use crate::app::{Dialog, Editor, Pending, State};
 use crate::domain::sanitize;
 
 /// A rectangle of `w` x `h` centred in `area` (clipped to it).
-pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
+pub(super) fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);
     let h = h.min(area.height);
     Rect {
@@ -21,7 +21,7 @@ pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
     }
 }
 
-pub fn confirm(d: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
+pub(super) fn confirm(d: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
     let w = area.width.saturating_sub(8).min(72);
     let inner_w = w.saturating_sub(2).max(1) as usize;
     let mut lines: Vec<Line> = Vec::new();
@@ -90,7 +90,7 @@ pub fn confirm(d: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
     }
 }
 
-pub fn editor(state: &State, ed: &Editor, theme: &Theme, frame: &mut Frame, area: Rect) {
+pub(super) fn editor(state: &State, ed: &Editor, theme: &Theme, frame: &mut Frame, area: Rect) {
     let rect = Rect {
         x: area.x + 2,
         y: area.y + 2,

@@ -23,7 +23,7 @@ fn next_label(k: PeriodKind) -> &'static str {
     }
 }
 
-pub fn render(state: &State, k: PeriodKind, theme: &Theme, frame: &mut Frame, area: Rect) {
+pub(super) fn render(state: &State, k: PeriodKind, theme: &Theme, frame: &mut Frame, area: Rect) {
     let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
     let report = state
         .figures

@@ -11,7 +11,7 @@ use crate::app::State;
 use crate::app::keymap::help_sections;
 use crate::app::textinput::TEXT_KEYS;
 
-pub fn render(state: &State, top: u16, theme: &Theme, frame: &mut Frame, area: Rect) {
+pub(super) fn render(state: &State, top: u16, theme: &Theme, frame: &mut Frame, area: Rect) {
     let mut lines = Vec::new();
     for (title, rows) in help_sections() {
         if !lines.is_empty() {

@@ -14,7 +14,7 @@ use crate::domain::sanitize;
 use crate::domain::time::{compact_duration, short_duration};
 use crate::domain::{Item, ItemState, LockStatus};
 
-pub fn render(state: &State, view: View, theme: &Theme, frame: &mut Frame, area: Rect) {
+pub(super) fn render(state: &State, view: View, theme: &Theme, frame: &mut Frame, area: Rect) {
     let Some(pane) = state.pane(view) else {
         return;
     };

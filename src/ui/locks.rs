@@ -15,7 +15,7 @@ use crate::domain::sanitize;
 use crate::domain::time::{compact_duration, short_duration};
 use crate::domain::{Item, LockStatus};
 
-pub fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+pub(super) fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let Some(pane) = state.pane(View::Locks) else {
         return;
     };

@@ -9,7 +9,7 @@ use super::Theme;
 use crate::app::{LineKind, Report};
 use crate::domain::sanitize;
 
-pub fn render(r: &Report, theme: &Theme, frame: &mut Frame, area: Rect) {
+pub(super) fn render(r: &Report, theme: &Theme, frame: &mut Frame, area: Rect) {
     let mut lines = vec![Line::styled(
         sanitize::line(&r.title).into_owned(),
         theme.header(),

@@ -13,9 +13,9 @@ use crate::app::State;
 use crate::domain::sanitize;
 use crate::domain::time::short_duration;
 use crate::domain::{ItemState, Role};
-use crate::store::Bucket;
+use crate::store::{Bucket, Stats};
 
-pub fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+pub(super) fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     if let Some(k) = state.figures_period {
         return super::figures::render(state, k, theme, frame, area);
     }
@@ -34,6 +34,22 @@ pub fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(top);
 
+    items_panel(st, theme, frame, left);
+
+    wip_panel(st, theme, frame, right);
+
+    queue_table(state, theme, frame, queues);
+
+    let [open_area, lock_area] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(charts);
+    age_chart("Open items by age", &st.open_ages, theme, frame, open_area);
+    age_chart("Locks by age", &st.lock_ages, theme, frame, lock_area);
+
+    completions(state, st, theme, frame, spark);
+}
+
+/// Items by state, overdue and the oldest open item.
+fn items_panel(st: &Stats, theme: &Theme, frame: &mut Frame, area: Rect) {
     let count = |s: ItemState| {
         st.by_state
             .iter()
@@ -70,8 +86,11 @@ pub fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         }
         None => l.push(Line::raw("  oldest open: none")),
     }
-    frame.render_widget(Paragraph::new(l), left);
+    frame.render_widget(Paragraph::new(l), area);
+}
 
+/// Who holds how many locks, most first.
+fn wip_panel(st: &Stats, theme: &Theme, frame: &mut Frame, area: Rect) {
     let mut r = vec![Line::styled(
         "Work in progress (locks held)",
         theme.heading(),
@@ -79,7 +98,7 @@ pub fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     if st.wip.is_empty() {
         r.push(Line::styled("  nobody holds a lock", theme.dim()));
     }
-    let room = right.height.saturating_sub(1) as usize;
+    let room = area.height.saturating_sub(1) as usize;
     let mut wip: Vec<_> = st.wip.iter().collect();
     wip.sort_by(|a, b| b.held.cmp(&a.held).then(a.user.cmp(&b.user)));
     for (i, w) in wip.iter().enumerate() {
@@ -93,15 +112,11 @@ pub fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         let name: String = sanitize::line(&w.user).chars().take(20).collect();
         r.push(Line::raw(format!("  {name:<20} {:>6}", w.held)));
     }
-    frame.render_widget(Paragraph::new(r), right);
+    frame.render_widget(Paragraph::new(r), area);
+}
 
-    queue_table(state, theme, frame, queues);
-
-    let [open_area, lock_area] =
-        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(charts);
-    age_chart("Open items by age", &st.open_ages, theme, frame, open_area);
-    age_chart("Locks by age", &st.lock_ages, theme, frame, lock_area);
-
+/// Completions per hour over the last day, with its time axis.
+fn completions(state: &State, st: &Stats, theme: &Theme, frame: &mut Frame, spark: Rect) {
     let total: u64 = st.completed_per_hour.iter().sum();
     let peak = st.completed_per_hour.iter().max().copied().unwrap_or(0);
     let hours = st.completed_per_hour.len().max(1);

@@ -67,6 +67,19 @@ fn the_same_file_twice_gives_each_row_once_and_says_why() {
 }
 
 #[test]
+fn a_pipe_or_device_is_refused_before_anything_is_read() {
+    let env = Env::new();
+    env.ok("p", &["init"]);
+    let before = env.fingerprint();
+    let err = env.fails("p", &["import", "/dev/null"], 1);
+    assert!(
+        err.contains("/dev/null") && err.contains("not a regular file"),
+        "{err}"
+    );
+    assert_eq!(before, env.fingerprint());
+}
+
+#[test]
 fn a_row_of_another_file_is_never_taken_for_an_earlier_one() {
     let env = Env::new();
     let monday = write(&env, "monday.csv", "title\nCheck the backup ran\n");

@@ -4,6 +4,10 @@
 //!
 //! `cargo test --test store`; one module: `cargo test --test store conformance::`.
 
+// Tests may unwrap (a panic is the failure, with its message), be long, and drive
+// the OS directly (kill, mounts, setuid); the product's C calls are all in src/sys.rs.
+#![allow(clippy::unwrap_used, clippy::too_many_lines, unsafe_code)]
+
 #[macro_use]
 #[path = "../support/mod.rs"]
 pub mod support;

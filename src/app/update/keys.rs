@@ -143,46 +143,14 @@ fn switch_view(s: &mut State, v: View) -> Vec<Effect> {
 
 fn act(s: &mut State, a: Action) -> Vec<Effect> {
     match a {
-        Action::ViewQueue => switch_view(s, View::Queue),
-        Action::ViewMine => switch_view(s, View::Mine),
-        Action::ViewLocks => switch_view(s, View::Locks),
-        Action::ViewStats => switch_view(s, View::Stats),
-        Action::FiguresPeriod => {
-            if s.view != View::Stats {
-                set_info(
-                    s,
-                    "p switches the Stats view's figures (press 4 first)".into(),
-                );
-                return vec![];
-            }
-            s.figures_period = match s.figures_period {
-                None => Some(PeriodKind::Today),
-                Some(PeriodKind::Days30) => None,
-                Some(k) => Some(k.next()),
-            };
-            vec![refresh(s)]
-        }
-        Action::FiguresSort => {
-            if s.view != View::Stats || s.figures_period.is_none() {
-                set_info(
-                    s,
-                    "o sorts the Stats view's figures (press 4, then p)".into(),
-                );
-                return vec![];
-            }
-            s.figures_sort = s.figures_sort.next();
-            set_info(s, format!("people sorted by {}", s.figures_sort.label()));
-            vec![]
-        }
-        Action::NextView => {
-            let i = View::ALL.iter().position(|v| *v == s.view).unwrap_or(0);
-            switch_view(s, View::ALL[(i + 1) % View::ALL.len()])
-        }
-        Action::PrevView => {
-            let n = View::ALL.len();
-            let i = View::ALL.iter().position(|v| *v == s.view).unwrap_or(0);
-            switch_view(s, View::ALL[(i + n - 1) % n])
-        }
+        Action::ViewQueue
+        | Action::ViewMine
+        | Action::ViewLocks
+        | Action::ViewStats
+        | Action::NextView
+        | Action::PrevView => change_view(s, a),
+        Action::FiguresPeriod => figures_period(s),
+        Action::FiguresSort => figures_sort(s),
         Action::Suspend => {
             s.suspend = true;
             vec![]
@@ -192,62 +160,17 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
             vec![]
         }
         // `q` backs out of an item or a report first, as in mutt and tig.
-        Action::Quit if s.report.is_some() || s.detail.is_some() => act(s, Action::Back),
-        Action::Quit | Action::QuitNow => {
-            if s.drafts.is_empty() {
-                s.quit = true;
-            } else {
-                let ids: Vec<String> = s.drafts.keys().map(|i| format!("#{i}")).collect();
-                s.dialog = Some(Dialog::new(
-                    "Quit?",
-                    format!(
-                        "You have unsaved notes on {}. Quit anyway? The notes will be lost.",
-                        ids.join(", ")
-                    ),
-                    Pending::Quit,
-                ));
-            }
-            vec![]
-        }
-        Action::Back => {
-            if s.report.take().is_some() {
-                vec![]
-            } else if s.detail.take().is_some() {
-                vec![refresh(s)]
-            } else if s.view == View::Queue && !s.filter.is_empty() {
-                s.filter = Filter::default();
-                s.panes[0].selected = 0;
-                s.panes[0].offset = 0;
-                vec![refresh(s)]
-            } else if s.view == View::Locks && !s.locks_filter.is_empty() {
-                s.locks_filter = Filter::default();
-                s.panes[2].selected = 0;
-                s.panes[2].offset = 0;
-                vec![refresh(s)]
-            } else {
-                vec![]
-            }
-        }
-        Action::Down => move_by(s, 1),
-        Action::Up => move_by(s, -1),
-        Action::PageDown => {
-            let page = page_size(s);
-            move_by(s, page)
-        }
-        Action::PageUp => {
-            let page = page_size(s);
-            move_by(s, -page)
-        }
-        Action::HalfPageDown => {
-            let half = (page_size(s) / 2).max(1);
-            move_by(s, half)
-        }
-        Action::HalfPageUp => {
-            let half = (page_size(s) / 2).max(1);
-            move_by(s, -half)
-        }
-        Action::Top => move_by(s, i64::MIN / 2),
-        Action::Bottom => move_by(s, i64::MAX / 2),
+        Action::Quit if s.report.is_some() || s.detail.is_some() => back(s),
+        Action::Quit | Action::QuitNow => quit(s),
+        Action::Back => back(s),
+        Action::Down
+        | Action::Up
+        | Action::PageDown
+        | Action::PageUp
+        | Action::HalfPageDown
+        | Action::HalfPageUp
+        | Action::Top
+        | Action::Bottom => movement(s, a),
         Action::TakeNext if refused(s) => vec![],
         Action::TakeNext if double_take(s) => vec![],
         Action::TakeNext => {
@@ -258,42 +181,8 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
                 skip: s.skipped.clone(),
             })]
         }
-        Action::Open => {
-            if s.detail.is_some() {
-                return vec![];
-            }
-            let Some(item) = s.pane(s.view).and_then(|p| p.selected_item()) else {
-                if s.pane(s.view)
-                    .is_some_and(|p| (p.selected as u64) < p.total)
-                {
-                    set_info(s, "That row is not loaded yet".into());
-                }
-                return vec![];
-            };
-            if item.is_held_by(&s.me) {
-                vec![Effect::Open(item.id)]
-            } else {
-                let id = item.id;
-                if refused(s) {
-                    return vec![];
-                }
-                vec![Effect::Take(id)]
-            }
-        }
-        Action::Filter => {
-            s.report = None;
-            if s.view == View::Locks {
-                s.detail = None;
-                s.filter_prompt = Some(TextInput::line(&s.locks_filter.display()));
-                return vec![];
-            }
-            if s.view != View::Queue {
-                s.view = View::Queue;
-                s.detail = None;
-            }
-            s.filter_prompt = Some(TextInput::line(&s.filter.display()));
-            vec![]
-        }
+        Action::Open => open(s),
+        Action::Filter => open_filter(s),
         Action::Release | Action::Skip if refused(s) => vec![],
         Action::Complete
         | Action::CompleteNext
@@ -319,6 +208,145 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
     }
 }
 
+/// 1-4, Tab and Shift-Tab.
+fn change_view(s: &mut State, a: Action) -> Vec<Effect> {
+    let n = View::ALL.len();
+    let i = View::ALL.iter().position(|v| *v == s.view).unwrap_or(0);
+    let v = match a {
+        Action::ViewQueue => View::Queue,
+        Action::ViewMine => View::Mine,
+        Action::ViewLocks => View::Locks,
+        Action::ViewStats => View::Stats,
+        Action::NextView => View::ALL[(i + 1) % n],
+        _ => View::ALL[(i + n - 1) % n],
+    };
+    switch_view(s, v)
+}
+
+fn figures_period(s: &mut State) -> Vec<Effect> {
+    if s.view != View::Stats {
+        set_info(
+            s,
+            "p switches the Stats view's figures (press 4 first)".into(),
+        );
+        return vec![];
+    }
+    s.figures_period = match s.figures_period {
+        None => Some(PeriodKind::Today),
+        Some(PeriodKind::Days30) => None,
+        Some(k) => Some(k.next()),
+    };
+    vec![refresh(s)]
+}
+
+fn figures_sort(s: &mut State) -> Vec<Effect> {
+    if s.view != View::Stats || s.figures_period.is_none() {
+        set_info(
+            s,
+            "o sorts the Stats view's figures (press 4, then p)".into(),
+        );
+        return vec![];
+    }
+    s.figures_sort = s.figures_sort.next();
+    set_info(s, format!("people sorted by {}", s.figures_sort.label()));
+    vec![]
+}
+
+/// Quits, asking first when notes are unsaved (they are kept nowhere else).
+fn quit(s: &mut State) -> Vec<Effect> {
+    if s.drafts.is_empty() {
+        s.quit = true;
+    } else {
+        let ids: Vec<String> = s.drafts.keys().map(|i| format!("#{i}")).collect();
+        s.dialog = Some(Dialog::new(
+            "Quit?",
+            format!(
+                "You have unsaved notes on {}. Quit anyway? The notes will be lost.",
+                ids.join(", ")
+            ),
+            Pending::Quit,
+        ));
+    }
+    vec![]
+}
+
+/// Esc: closes the report or the item, else clears the view's filter.
+fn back(s: &mut State) -> Vec<Effect> {
+    if s.report.take().is_some() {
+        vec![]
+    } else if s.detail.take().is_some() {
+        vec![refresh(s)]
+    } else if s.view == View::Queue && !s.filter.is_empty() {
+        s.filter = Filter::default();
+        s.panes[0].selected = 0;
+        s.panes[0].offset = 0;
+        vec![refresh(s)]
+    } else if s.view == View::Locks && !s.locks_filter.is_empty() {
+        s.locks_filter = Filter::default();
+        s.panes[2].selected = 0;
+        s.panes[2].offset = 0;
+        vec![refresh(s)]
+    } else {
+        vec![]
+    }
+}
+
+fn movement(s: &mut State, a: Action) -> Vec<Effect> {
+    let page = page_size(s);
+    let half = (page / 2).max(1);
+    let delta = match a {
+        Action::Down => 1,
+        Action::Up => -1,
+        Action::PageDown => page,
+        Action::PageUp => -page,
+        Action::HalfPageDown => half,
+        Action::HalfPageUp => -half,
+        Action::Top => i64::MIN / 2,
+        _ => i64::MAX / 2,
+    };
+    move_by(s, delta)
+}
+
+/// Enter on a row: takes the item, or opens it when it is yours.
+fn open(s: &mut State) -> Vec<Effect> {
+    if s.detail.is_some() {
+        return vec![];
+    }
+    let Some(item) = s.pane(s.view).and_then(|p| p.selected_item()) else {
+        if s.pane(s.view)
+            .is_some_and(|p| (p.selected as u64) < p.total)
+        {
+            set_info(s, "That row is not loaded yet".into());
+        }
+        return vec![];
+    };
+    if item.is_held_by(&s.me) {
+        vec![Effect::Open(item.id)]
+    } else {
+        let id = item.id;
+        if refused(s) {
+            return vec![];
+        }
+        vec![Effect::Take(id)]
+    }
+}
+
+/// `/`: the filter prompt of the Locks view, else of the Queue view.
+fn open_filter(s: &mut State) -> Vec<Effect> {
+    s.report = None;
+    if s.view == View::Locks {
+        s.detail = None;
+        s.filter_prompt = Some(TextInput::line(&s.locks_filter.display()));
+        return vec![];
+    }
+    if s.view != View::Queue {
+        s.view = View::Queue;
+        s.detail = None;
+    }
+    s.filter_prompt = Some(TextInput::line(&s.filter.display()));
+    vec![]
+}
+
 /// The held item c/f/r/s/e act on: the open detail, else the selected row of Mine.
 fn target(s: &mut State) -> Option<Held> {
     if let Some(d) = &s.detail {
@@ -341,26 +369,7 @@ fn target(s: &mut State) -> Option<Held> {
 
 fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
     let Some(h) = target(s) else {
-        // A lost item whose notes were kept: offer them as a comment again.
-        if let Some(id) = s.detail.as_ref().map(|d| d.item.id)
-            && s.drafts.contains_key(&id)
-        {
-            s.dialog = Some(Dialog::new(
-                format!("You no longer hold #{id}"),
-                "Your unsaved notes are kept. Add them to the item as a comment?",
-                Pending::Comment { id },
-            ));
-            return vec![];
-        }
-        let why = match &s.detail {
-            Some(d) => format!(
-                "You do not hold #{}; take it first (Enter in a list)",
-                d.item.id
-            ),
-            None => "Open an item you hold first (n, or Enter on a row)".to_string(),
-        };
-        set_error(s, why);
-        return vec![];
+        return no_target(s);
     };
     let (id, token) = (h.id, h.token);
     let title = sanitize::line(&h.title).into_owned();
@@ -415,30 +424,57 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
                 notes,
             }]
         }
-        Action::EditNotes => {
-            let saved = match &s.detail {
-                Some(d) if d.item.id == id => d.item.notes.clone(),
-                _ => s.panes[1]
-                    .rows
-                    .iter()
-                    .find(|r| r.id == id)
-                    .map(|r| r.notes.clone())
-                    .unwrap_or_default(),
-            };
-            let text = s.drafts.get(&id).cloned().unwrap_or_else(|| saved.clone());
-            s.editor = Some(Editor {
-                item_id: id,
-                buf: TextInput::multi(&text),
-                original: saved,
-                saving: false,
-            });
-            if s.detail.as_ref().is_none_or(|d| d.item.id != id) {
-                vec![Effect::Open(id)]
-            } else {
-                vec![]
-            }
-        }
+        Action::EditNotes => edit_notes(s, id),
         _ => vec![],
+    }
+}
+
+/// An item key with no item of yours to act on: says why, or offers the kept notes of
+/// a lost item as a comment again.
+fn no_target(s: &mut State) -> Vec<Effect> {
+    if let Some(id) = s.detail.as_ref().map(|d| d.item.id)
+        && s.drafts.contains_key(&id)
+    {
+        s.dialog = Some(Dialog::new(
+            format!("You no longer hold #{id}"),
+            "Your unsaved notes are kept. Add them to the item as a comment?",
+            Pending::Comment { id },
+        ));
+        return vec![];
+    }
+    let why = match &s.detail {
+        Some(d) => format!(
+            "You do not hold #{}; take it first (Enter in a list)",
+            d.item.id
+        ),
+        None => "Open an item you hold first (n, or Enter on a row)".to_string(),
+    };
+    set_error(s, why);
+    vec![]
+}
+
+/// `e`: the notes editor on the item, starting from its draft or its saved notes.
+fn edit_notes(s: &mut State, id: i64) -> Vec<Effect> {
+    let saved = match &s.detail {
+        Some(d) if d.item.id == id => d.item.notes.clone(),
+        _ => s.panes[1]
+            .rows
+            .iter()
+            .find(|r| r.id == id)
+            .map(|r| r.notes.clone())
+            .unwrap_or_default(),
+    };
+    let text = s.drafts.get(&id).cloned().unwrap_or_else(|| saved.clone());
+    s.editor = Some(Editor {
+        item_id: id,
+        buf: TextInput::multi(&text),
+        original: saved,
+        saving: false,
+    });
+    if s.detail.as_ref().is_none_or(|d| d.item.id != id) {
+        vec![Effect::Open(id)]
+    } else {
+        vec![]
     }
 }
 

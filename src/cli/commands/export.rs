@@ -14,7 +14,8 @@ use crate::cli::args::{ExportArgs, FormatArg};
 use crate::cli::output::{escape_json_output, event_json, item_json};
 
 /// The columns of `export --events --format csv`.
-pub const EVENT_COLUMNS: [&str; 7] = ["id", "item_id", "at", "actor", "os_user", "kind", "detail"];
+pub(crate) const EVENT_COLUMNS: [&str; 7] =
+    ["id", "item_id", "at", "actor", "os_user", "kind", "detail"];
 
 pub(crate) fn export(s: &mut dyn Store, a: ExportArgs, out: &mut dyn Write) -> CliResult {
     let since = match &a.since {
@@ -75,35 +76,40 @@ pub(crate) fn export(s: &mut dyn Store, a: ExportArgs, out: &mut dyn Write) -> C
                     return Ok(());
                 }
                 written += 1;
-                let t = |v: Option<i64>| v.map(rfc3339).unwrap_or_default();
-                let o = |v: &Option<String>| v.as_deref().map(cell).unwrap_or_default();
-                w.write_record([
-                    item.id.to_string(),
-                    cell(&item.queue),
-                    o(&item.request_id),
-                    cell(&item.title),
-                    cell(&item.body),
-                    cell(&item.params),
-                    item.priority.to_string(),
-                    t(item.due_at),
-                    item.state.as_str().to_string(),
-                    o(&item.lock_user),
-                    t(item.lock_time),
-                    item.lock_token.to_string(),
-                    cell(&item.notes),
-                    o(&item.result),
-                    o(&item.error),
-                    rfc3339(item.created_at),
-                    cell(&item.created_by),
-                    t(item.finished_at),
-                    o(&item.finished_by),
-                ])
-                .map_err(std::io::Error::other)
+                w.write_record(csv_row(item, &cell))
+                    .map_err(std::io::Error::other)
             })?;
             w.flush()?;
         }
     }
     crate::cli::damage::unreadable_left_out(written, &left_out)
+}
+
+/// An item's CSV row, in `Item::COLUMNS` order; `cell` prepares each text cell.
+fn csv_row(item: &Item, cell: &dyn Fn(&str) -> String) -> [String; 19] {
+    let t = |v: Option<i64>| v.map(rfc3339).unwrap_or_default();
+    let o = |v: &Option<String>| v.as_deref().map(cell).unwrap_or_default();
+    [
+        item.id.to_string(),
+        cell(&item.queue),
+        o(&item.request_id),
+        cell(&item.title),
+        cell(&item.body),
+        cell(&item.params),
+        item.priority.to_string(),
+        t(item.due_at),
+        item.state.as_str().to_string(),
+        o(&item.lock_user),
+        t(item.lock_time),
+        item.lock_token.to_string(),
+        cell(&item.notes),
+        o(&item.result),
+        o(&item.error),
+        rfc3339(item.created_at),
+        cell(&item.created_by),
+        t(item.finished_at),
+        o(&item.finished_by),
+    ]
 }
 
 /// `export --events`: the audit trail, oldest first.

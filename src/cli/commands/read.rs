@@ -223,6 +223,45 @@ pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliRe
         write_json(out, &v)?;
         return Ok(());
     }
+    stats_counts(&st, out)?;
+    if !st.wip.is_empty() {
+        writeln!(out, "work in progress:")?;
+        for w in &st.wip {
+            writeln!(
+                out,
+                "  {:<16} {}",
+                truncate(&sanitize::line(&w.user), 16),
+                w.held
+            )?;
+        }
+    }
+    if let Some(o) = &st.oldest_open {
+        writeln!(
+            out,
+            "oldest open item: #{} {} (created {})",
+            o.id,
+            truncate(&sanitize::line(&o.title), 60),
+            local_full(o.created_at)
+        )?;
+    }
+    if today.period.since < today.period.until {
+        let r = s.report(&today)?;
+        let sum = |f: fn(&crate::store::QueueFigures) -> u64| r.queues.iter().map(f).sum::<u64>();
+        writeln!(
+            out,
+            "today: {} completed, {} failed, {} locks lost, by {} people \
+             (caseload report --by person)",
+            sum(|q| q.figures.completed),
+            sum(|q| q.figures.failed),
+            sum(|q| q.figures.lost),
+            r.people.len()
+        )?;
+    }
+    Ok(())
+}
+
+/// The counts of `caseload stats`: by state, locks, by queue, completions, ages.
+fn stats_counts(st: &crate::store::Stats, out: &mut dyn Write) -> CliResult {
     writeln!(out, "items by state:")?;
     for c in &st.by_state {
         writeln!(out, "  {:<10} {}", c.state.as_str(), c.count)?;
@@ -264,39 +303,6 @@ pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliRe
     };
     writeln!(out, "open items by age: {}", buckets(&st.open_ages))?;
     writeln!(out, "locks by age: {}", buckets(&st.lock_ages))?;
-    if !st.wip.is_empty() {
-        writeln!(out, "work in progress:")?;
-        for w in &st.wip {
-            writeln!(
-                out,
-                "  {:<16} {}",
-                truncate(&sanitize::line(&w.user), 16),
-                w.held
-            )?;
-        }
-    }
-    if let Some(o) = &st.oldest_open {
-        writeln!(
-            out,
-            "oldest open item: #{} {} (created {})",
-            o.id,
-            truncate(&sanitize::line(&o.title), 60),
-            local_full(o.created_at)
-        )?;
-    }
-    if today.period.since < today.period.until {
-        let r = s.report(&today)?;
-        let sum = |f: fn(&crate::store::QueueFigures) -> u64| r.queues.iter().map(f).sum::<u64>();
-        writeln!(
-            out,
-            "today: {} completed, {} failed, {} locks lost, by {} people \
-             (caseload report --by person)",
-            sum(|q| q.figures.completed),
-            sum(|q| q.figures.failed),
-            sum(|q| q.figures.lost),
-            r.people.len()
-        )?;
-    }
     Ok(())
 }
 

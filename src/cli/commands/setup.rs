@@ -91,7 +91,7 @@ pub(crate) fn init(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
 }
 
 /// The bundled demo data set.
-pub const DEMO_DATA: &str = include_str!("../../../assets/demo.jsonl");
+pub(crate) const DEMO_DATA: &str = include_str!("../../../assets/demo.jsonl");
 
 pub(crate) fn demo(
     ctx: &Invocation,

@@ -87,7 +87,7 @@ impl SqliteStore {
     ) -> Result<Self> {
         let plan = open::plan(path, opts)?;
         let read_only = plan.read_only;
-        open::guard_shared_memory();
+        crate::sys::guard_shared_memory();
         let conn = Connection::open_with_flags(&plan.target, plan.flags)
             .map_err(|e| open::explain(path, Facts::of_error(&e), map_err(e)))?;
         let migration = Self::prepare(&conn, path, read_only, &actor, clock())
@@ -271,7 +271,7 @@ pub fn map_err(e: rusqlite::Error) -> StoreError {
                 // caseload's allocation guard): a full disk, whatever errno said.
                 C::SystemIoFailure
                     if f.extended_code == rusqlite::ffi::SQLITE_IOERR_SHMSIZE
-                        || open::take_shm_no_space() =>
+                        || crate::sys::take_shm_no_space() =>
                 {
                     StoreError::Storage {
                         code: rusqlite::ffi::SQLITE_FULL,

@@ -17,18 +17,15 @@
 //! - writers keep the -wal and -shm files when they close (SQLITE_FCNTL_PERSIST_WAL), so
 //!   a reader who may not write the database finds them and creates nothing.
 
-use std::cell::Cell;
-use std::os::raw::{c_int, c_void};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
-use std::sync::Once;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rusqlite::{Connection, OpenFlags, ffi};
 
 use super::OpenOptions;
 use crate::store::error::StoreError;
 use crate::store::fsfacts::{self, sidecar};
+use crate::sys;
 
 /// How SQLite is to open a file.
 pub(super) struct Plan {
@@ -167,7 +164,7 @@ pub(crate) fn inspect(path: &Path, allow_network_fs: bool) -> Result<Connection,
     } else {
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
     };
-    guard_shared_memory();
+    sys::guard_shared_memory();
     let conn = Connection::open_with_flags(&plan.target, flags)
         .map_err(|e| explain(path, Facts::of_error(&e), super::map_err(e)))?;
     conn.busy_timeout(std::time::Duration::from_secs(10))
@@ -215,16 +212,7 @@ fn reader_plan(
 
 /// Sets up a writer's connection: its WAL and -shm stay when it closes.
 pub(super) fn prepare_writer(conn: &Connection) {
-    let mut persist: c_int = 1;
-    // SAFETY: the handle is open; SQLITE_FCNTL_PERSIST_WAL reads and writes one int.
-    unsafe {
-        ffi::sqlite3_file_control(
-            conn.handle(),
-            c"main".as_ptr(),
-            ffi::SQLITE_FCNTL_PERSIST_WAL,
-            (&mut persist as *mut c_int).cast::<c_void>(),
-        );
-    }
+    sys::persist_wal(conn);
     // A persistent WAL is truncated to zero by the last writer to close, and a WAL that
     // a large import grew is cut back to this size when it restarts.
     let _ = conn.execute_batch("PRAGMA journal_size_limit = 67108864");
@@ -268,19 +256,13 @@ pub(super) struct Facts {
 impl Facts {
     /// Reads the facts of the connection's last failure; call before anything else runs
     /// on it.
-    pub fn of(conn: &Connection) -> Facts {
-        // SAFETY: the handle is open; both calls only read the connection's state.
-        let (code, errno) = unsafe {
-            (
-                ffi::sqlite3_extended_errcode(conn.handle()),
-                ffi::sqlite3_system_errno(conn.handle()),
-            )
-        };
+    pub(super) fn of(conn: &Connection) -> Facts {
+        let (code, errno) = sys::last_error(conn);
         Facts { code, errno }
     }
 
     /// The facts a failed open leaves (no connection to ask: the code only).
-    pub fn of_error(e: &rusqlite::Error) -> Facts {
+    pub(super) fn of_error(e: &rusqlite::Error) -> Facts {
         match e {
             rusqlite::Error::SqliteFailure(f, _) => Facts {
                 code: f.extended_code,
@@ -298,7 +280,7 @@ impl Facts {
 /// Rewrites a storage failure on `path` to name the real cause and the fix; other errors
 /// pass unchanged.
 pub(super) fn explain(path: &Path, facts: Facts, e: StoreError) -> StoreError {
-    let no_space = take_shm_no_space();
+    let no_space = sys::take_shm_no_space();
     match e {
         StoreError::Storage { code, message } => {
             let errno = if matches!(facts.primary(), ffi::SQLITE_IOERR | ffi::SQLITE_CANTOPEN) {
@@ -512,105 +494,6 @@ pub(super) fn read_only_error(path: &Path) -> StoreError {
         path.display(),
         fsfacts::user_name(fsfacts::euid())
     ))
-}
-
-type MmapFn = unsafe extern "C" fn(
-    *mut c_void,
-    libc::size_t,
-    c_int,
-    c_int,
-    c_int,
-    libc::off_t,
-) -> *mut c_void;
-
-static REAL_MMAP: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    static SHM_NO_SPACE: Cell<bool> = const { Cell::new(false) };
-}
-
-/// True (once) when the -shm guard refused a mapping on this thread for lack of space.
-pub(super) fn take_shm_no_space() -> bool {
-    SHM_NO_SPACE.with(|c| c.replace(false))
-}
-
-/// SQLite's `mmap` for the -shm file, with the region's blocks allocated first. SQLite
-/// extends the -shm by writing one byte per 4 KiB page; on a filesystem with 1 KiB blocks
-/// the rest of each page is a hole, and the first write into it through the mapping, on
-/// a full disk, is a SIGBUS. Allocating the region up front turns that into ENOSPC, which
-/// SQLite reports as an error.
-unsafe extern "C" fn mmap_allocated(
-    addr: *mut c_void,
-    len: libc::size_t,
-    prot: c_int,
-    flags: c_int,
-    fd: c_int,
-    off: libc::off_t,
-) -> *mut c_void {
-    // SAFETY: REAL_MMAP holds the VFS's own mmap (stored before this one was installed).
-    let real: MmapFn = unsafe { std::mem::transmute(REAL_MMAP.load(Ordering::Acquire)) };
-    let shared_write = prot & libc::PROT_WRITE != 0 && flags & libc::MAP_SHARED != 0 && fd >= 0;
-    if !shared_write {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { real(addr, len, prot, flags, fd, off) };
-    }
-    // SAFETY: fallocate on SQLite's open descriptor, within the region it is mapping;
-    // KEEP_SIZE never changes the file's length, and allocating a hole keeps its zeros.
-    let rc = unsafe { libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, off, len as libc::off_t) };
-    if rc != 0 {
-        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
-        if e == libc::ENOSPC || e == libc::EDQUOT {
-            return refuse_mapping();
-        }
-    }
-    // SAFETY: the caller's arguments, passed on unchanged.
-    let p = unsafe { real(addr, len, prot, flags, fd, off) };
-    if p != libc::MAP_FAILED {
-        // Filesystems without fallocate: fault every page in writable now; a page that
-        // cannot be backed fails here with EFAULT instead of a SIGBUS later.
-        // SAFETY: p..p+len is the mapping just made.
-        let rc = unsafe { libc::madvise(p, len, libc::MADV_POPULATE_WRITE) };
-        if rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EFAULT) {
-            // SAFETY: unmapping the mapping just made, which nobody has seen.
-            unsafe { libc::munmap(p, len) };
-            return refuse_mapping();
-        }
-    }
-    p
-}
-
-fn refuse_mapping() -> *mut c_void {
-    SHM_NO_SPACE.with(|c| c.set(true));
-    // SAFETY: errno is this thread's; SQLite reads it to report the failure.
-    unsafe { *libc::__errno_location() = libc::ENOSPC };
-    libc::MAP_FAILED
-}
-
-/// Installs [`mmap_allocated`] in SQLite's unix VFS (once per process, before the first
-/// connection opens).
-pub(super) fn guard_shared_memory() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: the unix VFS's system-call table is SQLite's documented override point
-        // (xSetSystemCall); the replacement has mmap's exact signature and calls the
-        // original, stored before the swap.
-        unsafe {
-            let vfs = ffi::sqlite3_vfs_find(c"unix".as_ptr());
-            if vfs.is_null() {
-                return;
-            }
-            let (Some(get), Some(set)) = ((*vfs).xGetSystemCall, (*vfs).xSetSystemCall) else {
-                return;
-            };
-            let Some(real) = get(vfs, c"mmap".as_ptr()) else {
-                return;
-            };
-            REAL_MMAP.store(real as usize, Ordering::Release);
-            let ours: MmapFn = mmap_allocated;
-            let ours: unsafe extern "C" fn() = std::mem::transmute(ours);
-            set(vfs, c"mmap".as_ptr(), Some(ours));
-        }
-    });
 }
 
 #[cfg(test)]
