@@ -17,6 +17,7 @@ fn queue_order_is_set_listed_and_followed() {
             "5",
             "--queue",
             "ship",
+            "--create-queue",
         ],
     );
     env.ok(
@@ -29,6 +30,7 @@ fn queue_order_is_set_listed_and_followed() {
             "2020-01-01T00:00:00Z",
             "--queue",
             "ship",
+            "--create-queue",
         ],
     );
     let out = env.ok("boss", &["queue", "set", "ship", "--order", "due"]);

@@ -5,6 +5,7 @@ use crate::support::cli::Env;
 #[test]
 fn list_search_finds_parts_of_words_ignoring_case_and_accents() {
     let env = Env::new();
+    env.ok("boss", &["init"]);
     let order = env.add("Pick & pack order #A-69529");
     let jose = env.add("Callback for José");
     env.add("Printer on floor 3");
@@ -25,10 +26,18 @@ fn list_search_finds_parts_of_words_ignoring_case_and_accents() {
 #[test]
 fn list_search_combines_with_state_queue_mine_and_limit() {
     let env = Env::new();
+    env.ok("boss", &["init"]);
     let done = env.add("Refund Nordlicht 1");
     env.ok(
         "producer",
-        &["add", "--title", "Refund Nordlicht 2", "--queue", "billing"],
+        &[
+            "add",
+            "--title",
+            "Refund Nordlicht 2",
+            "--queue",
+            "billing",
+            "--create-queue",
+        ],
     );
     let open = env.add("Refund Nordlicht 3");
     let (id, token) = env.claim("alice", &["--id", &done.to_string()]);
@@ -67,6 +76,7 @@ fn list_search_combines_with_state_queue_mine_and_limit() {
 #[test]
 fn an_empty_search_is_a_usage_error_and_changes_nothing() {
     let env = Env::new();
+    env.ok("boss", &["init"]);
     env.add("Something");
     let before = env.fingerprint();
     let err = env.fails("viewer", &["list", "--search", "   "], 2);
