@@ -13,7 +13,9 @@ CREATE TABLE queues (
     lock_seconds  BIGINT NOT NULL DEFAULT 1800 CHECK (lock_seconds > 0),
     warn_seconds  BIGINT NOT NULL DEFAULT 120 CHECK (warn_seconds >= 0),
     max_per_user  BIGINT NULL CHECK (max_per_user IS NULL OR max_per_user > 0),
-    paused        BOOLEAN NOT NULL DEFAULT false
+    paused        BOOLEAN NOT NULL DEFAULT false,
+    -- 'priority' (priority, then age) or 'due' (due time, then priority, then age).
+    take_order    TEXT NOT NULL DEFAULT 'priority' CHECK (take_order IN ('priority', 'due'))
 );
 
 CREATE TABLE items (
@@ -46,6 +48,9 @@ CREATE TABLE items (
 
 -- Take order within a queue, exactly: neither a claim nor the first screen sorts.
 CREATE INDEX items_take ON items (queue, priority DESC, created_at, id) WHERE state = 'open';
+-- Take order of a queue ordered by due time: overdue and soonest due first, items without
+-- a due time after those with one (the CASE sorts them last), then priority and age.
+CREATE INDEX items_take_due ON items (queue, (CASE WHEN due_at IS NULL THEN 9223372036854775807 ELSE due_at END), priority DESC, created_at, id) WHERE state = 'open';
 -- Take order across all queues.
 CREATE INDEX items_take_all ON items (priority DESC, created_at, id) WHERE state = 'open';
 -- Held locks by age: the Locks view, reaping, expiry.
@@ -291,3 +296,11 @@ CREATE TRIGGER events_hold_end AFTER INSERT ON events FOR EACH ROW
     WHEN (NEW.kind IN ('released', 'skipped', 'completed', 'failed', 'expired', 'taken_over',
                        'unlocked', 'reassigned', 'cancelled'))
     EXECUTE FUNCTION caseload_hold_end();
+
+-- Search: the text folding of domain::search (accents of Latin letters removed, lower
+-- case), for `list --search` and the `/` filter (src/store/postgres/reads.rs).
+CREATE FUNCTION caseload_fold(t text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT lower(translate(t,
+    'ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöøùúûüýÿĀāĂăĄąĆćĈĉĊċČčĎďĐđĒēĔĕĖėĘęĚěĜĝĞğĠġĢģĤĥĦħĨĩĪīĬĭĮįİıĴĵĶķĹĺĻļĽľĿŀŁłŃńŅņŇňŌōŎŏŐőŔŕŖŗŘřŚśŜŝŞşŠšŢţŤťŦŧŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽž',
+    'aaaaaaceeeeiiiinoooooouuuuyaaaaaaceeeeiiiinoooooouuuuyyaaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiiiiijjkkllllllllllnnnnnnoooooorrrrrrssssssssttttttuuuuuuuuuuuuwwyyyzzzzzz')) $$;

@@ -9,7 +9,9 @@ CREATE TABLE queues (
     lock_seconds  INTEGER NOT NULL DEFAULT 1800 CHECK (lock_seconds > 0),
     warn_seconds  INTEGER NOT NULL DEFAULT 120 CHECK (warn_seconds >= 0),
     max_per_user  INTEGER NULL CHECK (max_per_user IS NULL OR max_per_user > 0),
-    paused        INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1))
+    paused        INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
+    -- 'priority' (priority, then age) or 'due' (due time, then priority, then age).
+    take_order    TEXT NOT NULL DEFAULT 'priority' CHECK (take_order IN ('priority', 'due'))
 ) WITHOUT ROWID;
 
 CREATE TABLE items (
@@ -43,6 +45,9 @@ CREATE TABLE items (
 -- Take order within a queue, exactly: neither a claim nor the first screen sorts. The
 -- trailing `state` makes them covering, so skipping rows while paging never reads the table.
 CREATE INDEX items_take ON items (queue, priority DESC, created_at, id, state) WHERE state = 'open';
+-- Take order of a queue ordered by due time: overdue and soonest due first, items without
+-- a due time after those with one (the CASE sorts them last), then priority and age.
+CREATE INDEX items_take_due ON items (queue, (CASE WHEN due_at IS NULL THEN 9223372036854775807 ELSE due_at END), priority DESC, created_at, id, state) WHERE state = 'open';
 -- Take order across all queues (take next without a queue filter, the unfiltered list).
 CREATE INDEX items_take_all ON items (priority DESC, created_at, id, state) WHERE state = 'open';
 -- Held locks by age: the Locks view, reaping, expiry.
@@ -195,4 +200,25 @@ BEGIN
         SELECT 1 FROM events x WHERE x.item_id = NEW.item_id AND x.id > s.id AND x.id < NEW.id
         AND x.kind IN ('locked', 'taken_over', 'expired', 'unlocked', 'reassigned',
                        'released', 'skipped', 'completed', 'failed', 'cancelled'));
+END;
+
+-- Search: a trigram index over each item's text, folded by caseload_fold (the rule of
+-- src/domain/search.rs, so index and scan agree), kept behind a high-water mark so that
+-- adding items never pays for it. Items with an id above
+-- `search_meta.indexed`, and items changed after they were indexed (`search_dirty`), are
+-- scanned instead; the TUI indexes them in the background (src/store/sqlite/search.rs).
+CREATE VIRTUAL TABLE item_search USING fts5(
+    text, content = '', contentless_delete = 1, tokenize = 'trigram');
+
+CREATE TABLE search_meta (
+    one      INTEGER PRIMARY KEY CHECK (one = 1),
+    indexed  INTEGER NOT NULL
+);
+INSERT INTO search_meta (one, indexed) VALUES (1, 0);
+
+CREATE TABLE search_dirty (id INTEGER PRIMARY KEY);
+
+CREATE TRIGGER items_search_dirty AFTER UPDATE OF title, body, notes, result, params, error
+ON items WHEN NEW.id <= (SELECT indexed FROM search_meta) BEGIN
+    INSERT OR IGNORE INTO search_dirty (id) VALUES (NEW.id);
 END;

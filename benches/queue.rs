@@ -1396,6 +1396,54 @@ fn sec_claim(cfg: &Config, dir: &Path, rep: &mut Report) {
     }
 }
 
+/// 3b. Claim latency with every queue ordered by due time against priority order, on the
+/// big file (10 % open; two thirds of the open items get a due time spread over ±5 days).
+/// Without a queue filter a due order takes each queue's first item by its own index walk
+/// and the soonest of them (`ops::take`), so this is the slowest take-next path.
+fn sec_due(cfg: &Config, dir: &Path, rep: &mut Report) {
+    let n = cfg.big;
+    let open = n / 10;
+    println!(
+        "\n== due: take_next latency by take order, {n} items, {open} open, {} claims ==",
+        cfg.claims
+    );
+    let mut res = Vec::new();
+    for order in ["priority", "due"] {
+        let db = dir.join("due.db");
+        filled_copy(cfg, n, open, &db);
+        // The store migrates the cached file (take_order, items_take_due) when it opens it.
+        drop(open_store(&db, "setup"));
+        let c = open_raw(&db);
+        c.execute_batch(&format!(
+            "BEGIN; UPDATE items SET due_at = created_at + (id * 7919 % 864000000) - 432000000 \
+             WHERE state = 'open' AND id % 3 <> 0; UPDATE queues SET take_order = '{order}'; \
+             COMMIT; PRAGMA wal_checkpoint(TRUNCATE)"
+        ))
+        .unwrap();
+        drop(c);
+        let lat = claim_latencies("store", &db, cfg.claims);
+        println!(
+            "  order {order}: p50 {:.3} p90 {:.3} p99 {:.3} max {:.3} ms",
+            ms(pct(&lat, 50.0)),
+            ms(pct(&lat, 90.0)),
+            ms(pct(&lat, 99.0)),
+            ms(*lat.last().unwrap())
+        );
+        res.push((pct(&lat, 50.0), pct(&lat, 99.0)));
+    }
+    let ((p50p, p99p), (p50d, p99d)) = (res[0], res[1]);
+    let x = p99d as f64 / p99p.max(1) as f64;
+    rep.add(
+        "3b due",
+        format!("p50 / p99 claim, {n} items, order due (ms)"),
+        format!("{:.3} / {:.3}", ms(p50d), ms(p99d)),
+        format!("{:.3} / {:.3} (priority)", ms(p50p), ms(p99p)),
+        format!("{x:.2}"),
+        "p99 ≤2× priority",
+        yes(x <= 2.0),
+    );
+}
+
 fn new_item(i: usize) -> NewItem {
     NewItem {
         queue: QUEUES[i % 3].to_string(),
@@ -2050,10 +2098,11 @@ fn drop_db(db: &Path) {
 
 type Section = fn(&Config, &Path, &mut Report);
 
-const SECTIONS: [(&str, Section); 10] = [
+const SECTIONS: [(&str, Section); 11] = [
     ("cycles", sec_cycles),
     ("fairness", sec_fairness),
     ("claim", sec_claim),
+    ("due", sec_due),
     ("enqueue", sec_enqueue),
     ("import", sec_import),
     ("import-bin", sec_import_bin),

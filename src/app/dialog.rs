@@ -49,7 +49,8 @@ pub enum Pending {
     Cancel {
         id: i64,
     },
-    /// Supervisor: change a queue's settings (fields: lock, warning, WIP limit, paused).
+    /// Supervisor: change a queue's settings (fields: lock, warning, WIP limit, paused,
+    /// take order).
     QueueSettings {
         name: String,
     },

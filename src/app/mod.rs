@@ -256,6 +256,11 @@ pub struct State {
     pub resume_line: Option<String>,
     /// Items skipped this session.
     pub skipped: Vec<i64>,
+    /// A take-next asked for with `n` is on its way (when it finds nothing but skipped
+    /// items, those are offered again).
+    pub next_by_key: bool,
+    /// The take-next on its way offers skipped items again: how many were skipped.
+    pub reoffered: Option<usize>,
     pub stats: Option<Stats>,
     /// The selected queue of the Stats view (an index into `stats.by_queue`).
     pub stats_selected: usize,
@@ -370,6 +375,8 @@ impl State {
             lost_since: Vec::new(),
             resume_line: None,
             skipped: Vec::new(),
+            next_by_key: false,
+            reoffered: None,
             stats: None,
             stats_selected: 0,
             figures_period: None,

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::domain::{ItemState, Role};
+use crate::domain::{ItemState, Role, TakeOrder};
 use crate::store::StateFilter;
 
 const AFTER_HELP: &str = "\
@@ -394,9 +394,20 @@ pub struct ListArgs {
     /// how many ("100 of 3,412 shown").
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub limit: usize,
+    /// Only items whose title, body, notes, result, params or error contain every word
+    /// of TEXT, in any order, as part of a word, ignoring case and accents.
+    #[arg(long, value_name = "TEXT", value_parser = parse_search)]
+    pub search: Option<String>,
     /// Print one JSON array of items instead of text lines.
     #[arg(long)]
     pub json: bool,
+}
+
+fn parse_search(s: &str) -> Result<String, String> {
+    match crate::domain::search::Search::parse(s) {
+        Some(_) => Ok(s.to_string()),
+        None => Err("give at least one word to search for".into()),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -428,6 +439,10 @@ pub enum QueueCommand {
         /// a new queue runs).
         #[arg(long, value_parser = parse_bool, value_name = "BOOL")]
         paused: Option<bool>,
+        /// Take order: priority (priority, then age; a new queue's) or due (overdue and
+        /// soonest due first, then priority, then age; items without a due time last).
+        #[arg(long, value_parser = parse_order, value_name = "ORDER")]
+        order: Option<TakeOrder>,
         /// Create the queue if it does not exist yet.
         #[arg(long)]
         create: bool,
@@ -519,6 +534,10 @@ fn parse_item_state(s: &str) -> Result<ItemState, String> {
 
 fn parse_role(s: &str) -> Result<Role, String> {
     Role::parse(s).ok_or_else(|| "expected staff or supervisor".to_string())
+}
+
+fn parse_order(s: &str) -> Result<TakeOrder, String> {
+    TakeOrder::parse(&s.to_ascii_lowercase()).ok_or_else(|| "use priority or due".to_string())
 }
 
 fn parse_bool(s: &str) -> Result<bool, String> {

@@ -88,6 +88,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload list --state expired --json",
                 "expired locks as JSON",
             ),
+            (
+                "caseload list --state all --search 'jose 69529'",
+                "every item mentioning both, finished ones too",
+            ),
         ],
     ),
     (
@@ -277,6 +281,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             (
                 "caseload queue set returns --create --max-per-user 2 --paused true",
                 "a new queue, closed for now",
+            ),
+            (
+                "caseload queue set shipping --order due",
+                "overdue and soonest-due items are taken first",
             ),
         ],
     ),

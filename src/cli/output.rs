@@ -137,12 +137,13 @@ pub(crate) fn done_line(id: i64, done: &str, past: &str, applied: Applied) -> St
 
 pub(crate) fn queue_line(q: &crate::domain::QueueSettings) -> String {
     format!(
-        "{}: lock {}s, warn {}s, max per user {}, {}",
+        "{}: lock {}s, warn {}s, max per user {}, {}, order {}",
         sanitize::line(&q.name),
         q.lock_seconds,
         q.warn_seconds,
         q.max_per_user.map_or("none".into(), |n| n.to_string()),
-        if q.paused { "paused" } else { "running" }
+        if q.paused { "paused" } else { "running" },
+        q.order.as_str()
     )
 }
 

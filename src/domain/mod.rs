@@ -10,6 +10,7 @@ pub mod item;
 pub mod lock;
 pub mod queue;
 pub mod sanitize;
+pub mod search;
 pub mod time;
 pub mod user;
 
@@ -18,6 +19,6 @@ pub use comment::{Comment, ItemEdit};
 pub use event::{Event, EventKind};
 pub use item::{Item, ItemState, NewItem, Unreadable, ValidationError};
 pub use lock::{Lock, LockLoss, LockStatus, NoLock, SeenLock};
-pub use queue::{QueueSettings, QueueUpdate, Setting, SettingError};
+pub use queue::{QueueSettings, QueueUpdate, Setting, SettingError, TakeOrder};
 pub use time::Millis;
 pub use user::{Actor, RealIdentity, Role, UserInfo};

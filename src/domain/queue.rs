@@ -9,6 +9,51 @@ pub const DEFAULT_WARN_SECONDS: i64 = 120;
 /// The queue items go to when none is named.
 pub const DEFAULT_QUEUE: &str = "default";
 
+/// The order in which a queue's items are taken (and listed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TakeOrder {
+    /// Priority (higher first), then age: the default.
+    #[default]
+    Priority,
+    /// Due time (overdue and soonest first; items without one after those with one),
+    /// then priority, then age.
+    Due,
+}
+
+impl TakeOrder {
+    /// The name stored and typed (`priority`, `due`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TakeOrder::Priority => "priority",
+            TakeOrder::Due => "due",
+        }
+    }
+
+    /// Parses the stored or typed name.
+    pub fn parse(s: &str) -> Option<TakeOrder> {
+        match s {
+            "priority" => Some(TakeOrder::Priority),
+            "due" => Some(TakeOrder::Due),
+            _ => None,
+        }
+    }
+
+    /// The sort key of an item under this order, smallest first: comparing keys of items
+    /// from queues with different orders gives the mixed order (due items of due-ordered
+    /// queues first, soonest first; then everything by priority and age).
+    pub fn key(self, due_at: Option<i64>, priority: i64, created_at: i64, id: i64) -> TakeKey {
+        let due = match self {
+            TakeOrder::Due => due_at.unwrap_or(i64::MAX),
+            TakeOrder::Priority => i64::MAX,
+        };
+        (due, priority.saturating_neg(), created_at, id)
+    }
+}
+
+/// A take-order sort key (see [`TakeOrder::key`]).
+pub type TakeKey = (i64, i64, i64, i64);
+
 /// One queue's settings, as stored in `queues`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct QueueSettings {
@@ -17,6 +62,9 @@ pub struct QueueSettings {
     pub warn_seconds: i64,
     pub max_per_user: Option<i64>,
     pub paused: bool,
+    /// The take order (`order` in JSON).
+    #[serde(rename = "order")]
+    pub order: TakeOrder,
 }
 
 impl QueueSettings {
@@ -28,6 +76,7 @@ impl QueueSettings {
             warn_seconds: DEFAULT_WARN_SECONDS,
             max_per_user: None,
             paused: false,
+            order: TakeOrder::Priority,
         }
     }
 
@@ -45,6 +94,7 @@ pub struct QueueUpdate {
     /// `Some(None)` removes the limit, `Some(Some(n))` sets it.
     pub max_per_user: Option<Option<i64>>,
     pub paused: Option<bool>,
+    pub order: Option<TakeOrder>,
 }
 
 /// A queue setting, as `caseload queue set` names it.
@@ -115,6 +165,9 @@ impl QueueUpdate {
         }
         if let Some(p) = self.paused {
             next.paused = p;
+        }
+        if let Some(o) = self.order {
+            next.order = o;
         }
         if next.warn_seconds >= next.lock_seconds {
             return Err(refuse(

@@ -64,6 +64,11 @@ pub trait Backend: Send {
         filter: &ExportFilter,
         each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
     ) -> Result<u64>;
+    /// Indexes up to `budget` rows for search in one short write transaction; returns
+    /// how many (0 when the index is up to date, or the backend keeps none).
+    fn index_search(&mut self, _budget: usize) -> Result<usize> {
+        Ok(0)
+    }
 }
 
 /// Runs `f` in one write transaction of `b` and returns what it gave.
@@ -379,5 +384,12 @@ impl<B: Backend> Store for B {
         each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
     ) -> Result<u64> {
         Backend::export_events(self, filter, each)
+    }
+
+    fn index_search(&mut self, budget: usize) -> Result<usize> {
+        if !self.writable() {
+            return Ok(0);
+        }
+        Backend::index_search(self, budget)
     }
 }

@@ -78,11 +78,13 @@ struct Table {
 type Values = (Option<String>, Vec<Box<dyn ToSql + Sync>>);
 
 const QUEUES: Table = Table {
-    select: "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues",
-    insert: "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO UPDATE SET \
+    select: "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order \
+             FROM queues",
+    insert: "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused, \
+             take_order) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO UPDATE SET \
              lock_seconds = excluded.lock_seconds, warn_seconds = excluded.warn_seconds, \
-             max_per_user = excluded.max_per_user, paused = excluded.paused",
+             max_per_user = excluded.max_per_user, paused = excluded.paused, \
+             take_order = excluded.take_order",
 };
 
 // Roles carry over; whoever runs the move stays a supervisor of the new database.
@@ -153,6 +155,7 @@ fn read_queue(r: &rusqlite::Row<'_>) -> Result<Values> {
             Box::new(r.get::<_, i64>(2).map_err(sq)?),
             Box::new(r.get::<_, Option<i64>>(3).map_err(sq)?),
             Box::new(paused != 0),
+            Box::new(r.get::<_, String>(5).map_err(sq)?),
         ],
     ))
 }

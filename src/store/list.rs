@@ -3,7 +3,9 @@
 //! window past the middle of a long list is read from the far end.
 
 use super::{ListFilter, StateFilter};
-use crate::domain::Millis;
+use crate::domain::search::{COUNT_CAP, Search};
+use crate::domain::{Millis, TakeOrder};
+use crate::store::sql::{ORDER_DUE, ORDER_MIXED, ORDER_PRIORITY};
 
 /// A query parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,8 +18,9 @@ pub(crate) enum Param {
 pub(crate) struct Dialect {
     /// The `n`th placeholder (from 1).
     pub placeholder: fn(usize) -> String,
-    /// Case-insensitive LIKE.
-    pub like: &'static str,
+    /// The condition that a row matches a search (the row's text scanned), with its
+    /// parameters pushed onto the query.
+    pub search: fn(&mut ListSql, &Search) -> String,
 }
 
 /// A list query's WHERE clause (empty when it has none), ORDER BY and parameters.
@@ -25,6 +28,11 @@ pub(crate) struct ListSql {
     pub where_: String,
     pub order: &'static str,
     pub params: Vec<Param>,
+    /// The conditions other than the search (for a backend that finds the search's rows
+    /// another way).
+    pub base: Vec<String>,
+    /// The search, and its scanning condition (part of `where_`).
+    pub search: Option<(Search, String)>,
     placeholder: fn(usize) -> String,
 }
 
@@ -49,19 +57,49 @@ impl ListSql {
     }
 }
 
-/// Builds the query of a list filter at `now`.
-pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect) -> ListSql {
+/// How a list of open items is ordered: the take order of its queue, or of all queues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OpenOrder {
+    /// Priority, then age (one queue ordered so, or all queues when none is by due time).
+    Priority,
+    /// Due time, then priority, then age (one queue ordered so).
+    Due,
+    /// All queues when some order by due time: their due items first (`ORDER_MIXED`).
+    Mixed,
+}
+
+impl OpenOrder {
+    /// The order of a list over `queue` (all when `None`) whose queues' orders are
+    /// `orders` (the one queue's, or every queue's).
+    pub(crate) fn of(queue: Option<&str>, orders: &[TakeOrder]) -> OpenOrder {
+        let due = orders.contains(&TakeOrder::Due);
+        match (queue.is_some(), due) {
+            (_, false) => OpenOrder::Priority,
+            (true, true) => OpenOrder::Due,
+            (false, true) => OpenOrder::Mixed,
+        }
+    }
+}
+
+/// Builds the query of a list filter at `now`; open items in `open_order`.
+pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: OpenOrder) -> ListSql {
     let mut q = ListSql {
         where_: String::new(),
         order: "",
         params: Vec::new(),
+        base: Vec::new(),
+        search: None,
         placeholder: d.placeholder,
     };
     let mut conds: Vec<String> = Vec::new();
     q.order = match f.state {
         StateFilter::Open => {
             conds.push("state = 'open'".into());
-            "priority DESC, created_at, id"
+            match open_order {
+                OpenOrder::Priority => ORDER_PRIORITY,
+                OpenOrder::Due => ORDER_DUE,
+                OpenOrder::Mixed => ORDER_MIXED,
+            }
         }
         StateFilter::Locked => {
             conds.push("lock_user IS NOT NULL".into());
@@ -89,18 +127,15 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect) -> ListSql {
         let p = q.push(Param::Text(h.clone()));
         conds.push(format!("lock_user = {p}"));
     }
-    if let Some(t) = f.text.as_ref().filter(|t| !t.is_empty()) {
-        let escaped = t
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_");
-        let like = q.push(Param::Text(format!("%{escaped}%")));
-        let exact = q.push(Param::Text(t.trim_start_matches('#').to_string()));
-        let op = d.like;
-        conds.push(format!(
-            "(title {op} {like} ESCAPE '\\' OR body {op} {like} ESCAPE '\\' \
-             OR CAST(id AS TEXT) = {exact})"
-        ));
+    q.base = conds.clone();
+    if let Some(search) = f.text.as_deref().and_then(Search::parse) {
+        let mut cond = (d.search)(&mut q, &search);
+        if let Some(id) = search.id() {
+            let p = q.push(Param::Int(id));
+            cond = format!("({cond} OR id = {p})");
+        }
+        conds.push(cond.clone());
+        q.search = Some((search, cond));
     }
     if !conds.is_empty() {
         q.where_ = format!("WHERE {}", conds.join(" AND "));
@@ -118,7 +153,26 @@ pub(crate) fn kept_count(f: &ListFilter) -> Option<Option<&'static str>> {
         StateFilter::All => None,
         StateFilter::Locked | StateFilter::Expired => return None,
     };
-    (f.holder.is_none() && f.text.as_deref().is_none_or(str::is_empty)).then_some(state)
+    (f.holder.is_none() && searched(f).is_none()).then_some(state)
+}
+
+/// The filter's search, if it has one.
+pub(crate) fn searched(f: &ListFilter) -> Option<Search> {
+    f.text.as_deref().and_then(Search::parse)
+}
+
+/// What a count stops at: searches count up to one past [`COUNT_CAP`] ("1,000+").
+pub(crate) fn count_limit(f: &ListFilter) -> Option<u64> {
+    searched(f).map(|_| COUNT_CAP + 1)
+}
+
+/// A LIKE pattern that finds `word` anywhere (with `\` as the escape character).
+pub(crate) fn contains_pattern(word: &str) -> String {
+    let escaped = word
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
+    format!("%{escaped}%")
 }
 
 /// Which rows of the whole list a window reads, and from which end.
@@ -140,7 +194,7 @@ const DEEP_OFFSET: usize = 2_000;
 impl Window {
     /// True when planning this filter's window needs the total.
     pub(crate) fn wants_total(f: &ListFilter) -> bool {
-        f.offset > DEEP_OFFSET && f.holder.is_none() && f.text.is_none()
+        f.offset > DEEP_OFFSET && f.holder.is_none() && searched(f).is_none()
     }
 
     /// The window to read; `None` when it lies past the end.

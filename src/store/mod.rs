@@ -92,7 +92,9 @@ pub struct ListFilter {
     pub queue: Option<String>,
     /// Only items locked by this user.
     pub holder: Option<String>,
-    /// Text that must appear in the title or body (case-insensitive for ASCII).
+    /// A search: every word must appear in the title, body, notes, result, params or
+    /// error, as part of a word, ignoring case and accents (`domain::search`). Counts of
+    /// a search stop one past `domain::search::COUNT_CAP`.
     pub text: Option<String>,
     pub limit: usize,
     pub offset: usize,
@@ -286,6 +288,12 @@ pub trait Store: Send {
     fn check(&mut self) -> Result<Vec<String>>;
     /// Writes a consistent copy of the database to `dest` (SQLite only).
     fn backup(&mut self, dest: &Path) -> Result<()>;
+    /// Brings the search index closer to date: indexes up to `budget` items added or
+    /// changed since it was last brought up to date, in one short write transaction;
+    /// returns how many (0 when it is up to date, the file is read-only or the backend
+    /// keeps no such index). Searches are right either way: what is not indexed yet is
+    /// scanned.
+    fn index_search(&mut self, budget: usize) -> Result<usize>;
     /// Calls `each` for every item `filter` selects, by id.
     fn export(
         &mut self,

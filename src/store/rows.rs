@@ -11,7 +11,8 @@
 use super::LostLock;
 use super::error::{Result, StoreError};
 use crate::domain::{
-    AuditEntry, AuditKind, Event, EventKind, Item, ItemState, LockLoss, QueueSettings, Unreadable,
+    AuditEntry, AuditKind, Event, EventKind, Item, ItemState, LockLoss, QueueSettings, TakeOrder,
+    Unreadable,
 };
 
 pub(crate) const NOT_UTF8: &str = "is not valid UTF-8";
@@ -170,7 +171,8 @@ pub(crate) fn lost_lock_from(c: &mut impl Cells) -> Result<LostLock> {
     })
 }
 
-/// Queue settings from `name, lock_seconds, warn_seconds, max_per_user, paused`.
+/// Queue settings from `name, lock_seconds, warn_seconds, max_per_user, paused,
+/// take_order` (an order this program does not know reads as priority).
 pub(crate) fn queue_from(c: &mut impl Cells) -> Result<QueueSettings> {
     Ok(QueueSettings {
         name: c.text(0, "name")?,
@@ -178,6 +180,11 @@ pub(crate) fn queue_from(c: &mut impl Cells) -> Result<QueueSettings> {
         warn_seconds: c.int(2, "warn_seconds")?,
         max_per_user: c.opt_int(3, "max_per_user")?,
         paused: c.flag(4, "paused")?,
+        order: c
+            .opt_text(5, "take_order")?
+            .as_deref()
+            .and_then(TakeOrder::parse)
+            .unwrap_or_default(),
     })
 }
 

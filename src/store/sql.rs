@@ -18,6 +18,19 @@ pub fn kinds_sql(kinds: &[EventKind]) -> String {
         .join(", ")
 }
 
+/// The take order by priority (higher first), then age.
+pub const ORDER_PRIORITY: &str = "priority DESC, created_at, id";
+/// The take order by due time (items without one last), then priority, then age; the
+/// first term is the expression of the `items_take_due` index.
+pub const ORDER_DUE: &str = "(CASE WHEN due_at IS NULL THEN 9223372036854775807 ELSE due_at END), \
+     priority DESC, created_at, id";
+/// The order of open items of all queues when some queue orders by due time: due items
+/// of those queues first (soonest first), then everything by priority and age (the order
+/// of `domain::TakeOrder::key`).
+pub const ORDER_MIXED: &str = "(CASE WHEN due_at IS NOT NULL AND queue IN (SELECT qd.name FROM \
+     queues qd WHERE qd.take_order = 'due') THEN due_at ELSE 9223372036854775807 END), \
+     priority DESC, created_at, id";
+
 /// A holder's fence: the caller's own lock under the token it gives, on an open item.
 /// How many items could be taken now (open; free or expired; queue running), within one
 /// queue (`:queue` NULL: every queue), counting at most `:cap`: the TUI's "work arrived"

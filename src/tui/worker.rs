@@ -24,6 +24,30 @@ pub const WORKER_THREAD: &str = "caseload-store";
 /// store's clock (the server's, on PostgreSQL) is from it.
 pub type UiClock = Arc<dyn Fn() -> Millis + Send + Sync>;
 
+/// Search indexing while idle: rows per write transaction (about 10–20 ms of write lock
+/// for 1 KiB items), the pause between batches while behind (the write lock stays free
+/// most of the time for others), and how often an idle worker looks whether it is behind.
+const INDEX_BATCH: usize = 200;
+const INDEX_PAUSE: Duration = Duration::from_millis(50);
+const INDEX_IDLE: Duration = Duration::from_secs(2);
+
+/// Indexes one batch for search; how long to wait before the next look.
+fn index_when_idle(store: &mut dyn Store) -> Duration {
+    match catch_unwind(AssertUnwindSafe(|| store.index_search(INDEX_BATCH))) {
+        Ok(Ok(0)) => INDEX_IDLE,
+        Ok(Ok(_)) => INDEX_PAUSE,
+        Ok(Err(e)) => {
+            // Busy or read-only: searches scan what is not indexed; try again later.
+            tracing::debug!("search indexing: {e}");
+            INDEX_IDLE * 5
+        }
+        Err(_) => {
+            tracing::error!("search indexing panicked");
+            Duration::MAX
+        }
+    }
+}
+
 /// One effect's results.
 pub(super) struct Reply {
     pub msgs: Vec<Msg>,
@@ -95,7 +119,16 @@ impl Worker {
         std::thread::Builder::new()
             .name(WORKER_THREAD.into())
             .spawn(move || {
-                while let Ok(effect) = job_rx.recv() {
+                let mut idle = INDEX_PAUSE;
+                loop {
+                    let effect = match job_rx.recv_timeout(idle) {
+                        Ok(effect) => effect,
+                        Err(RecvTimeoutError::Timeout) => {
+                            idle = index_when_idle(&mut *store);
+                            continue;
+                        }
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    };
                     let copy = effect.clone();
                     let msgs = match catch_unwind(AssertUnwindSafe(|| run(&mut *store, effect))) {
                         Ok(msgs) => msgs,

@@ -76,6 +76,24 @@ pub fn render(state: &State, frame: &mut Frame) {
     }
 }
 
+/// How the Queue view is ordered, when it is not by priority: one queue's due order, or
+/// the mixed order of all queues (due items of due-ordered queues first, then priority).
+fn order_note(state: &State, filter: &crate::app::Filter) -> Option<&'static str> {
+    use crate::domain::TakeOrder;
+    use crate::store::StateFilter;
+    if filter.state.is_some_and(|s| s != StateFilter::Open) {
+        return None;
+    }
+    match &filter.queue {
+        Some(q) => (state.queue(q).order == TakeOrder::Due).then_some("order: due"),
+        None => state
+            .queues
+            .values()
+            .any(|q| q.order == TakeOrder::Due)
+            .then_some("order: due first, then priority"),
+    }
+}
+
 fn too_small(frame: &mut Frame, area: Rect) {
     let msg = format!(
         "Terminal too small ({}x{}). caseload needs at least {MIN_WIDTH}x{MIN_HEIGHT}: enlarge the window, or press q to quit.",
@@ -108,17 +126,29 @@ fn tab_bar(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     if state.offline {
         right = format!("reconnecting… · {right}");
     }
-    if let (None, Some(p)) = (&state.detail, state.pane(state.view)) {
-        let at = if p.total == 0 { 0 } else { p.selected + 1 };
-        right = format!("{at}/{} · {right}", p.total);
-    }
     let filter = match state.view {
         View::Queue => &state.filter,
         View::Locks => &state.locks_filter,
         _ => &crate::app::Filter::default(),
     };
+    if let (None, Some(p)) = (&state.detail, state.pane(state.view)) {
+        let at = if p.total == 0 { 0 } else { p.selected + 1 };
+        // A search counts up to a cap: past it the total reads "1,000+".
+        let total = if filter.text.is_some() {
+            crate::domain::search::count_text(p.total)
+        } else {
+            p.total.to_string()
+        };
+        right = format!("{at}/{total} · {right}");
+    }
     if !filter.is_empty() {
         right = format!("filter: {} · {right}", sanitize::line(&filter.display()));
+    }
+    if state.view == View::Queue
+        && state.detail.is_none()
+        && let Some(note) = order_note(state, filter)
+    {
+        right = format!("{note} · {right}");
     }
     let left_w: usize = spans.iter().map(|s| s.width()).sum();
     if !role.is_empty() && left_w + right.chars().count() + 1 > area.width as usize {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::support::MIN;
 use crate::support::backend::{Backend, BoxStore, add, assert_code, kinds, race, setup};
-use caseload::domain::{EventKind, ItemState, NewItem, QueueUpdate, Role};
+use caseload::domain::{EventKind, ItemState, NewItem, QueueUpdate, Role, TakeOrder};
 use caseload::store::{Applied, ListFilter, StateFilter, Store, StoreError, TakeNext, exit};
 
 conformance!(
@@ -679,6 +679,7 @@ fn supervisor_queue_settings(b: &dyn Backend) {
                 warn_seconds: Some(30),
                 max_per_user: Some(Some(1)),
                 paused: Some(false),
+                order: Some(TakeOrder::Due),
             },
             true,
         )

@@ -14,12 +14,14 @@ pub mod support;
 
 mod concurrency;
 mod conformance;
+mod due_order;
 mod figures;
 mod item_threads;
 mod migrate;
 mod postgres;
 mod postgres_lost;
 mod refusals;
+mod search;
 mod security;
 mod supervisor;
 mod working_day;

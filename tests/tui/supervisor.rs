@@ -451,8 +451,8 @@ fn queue_settings_are_edited_with_the_clis_validation_and_keep_typed_values() {
     s.step(key('S'));
     let d = s.state.dialog.as_ref().expect("the settings form");
     assert_eq!(
-        (0..4).map(|i| d.value(i)).collect::<Vec<_>>(),
-        ["600", "60", "2", "no"],
+        (0..5).map(|i| d.value(i)).collect::<Vec<_>>(),
+        ["600", "60", "2", "no", "priority"],
         "prefilled with the queue's settings"
     );
     // Warning 700 s with a 600 s lock: QueueUpdate::apply refuses, as the CLI does.
@@ -489,18 +489,41 @@ fn queue_settings_are_edited_with_the_clis_validation_and_keep_typed_values() {
         s.step(code(KeyCode::Backspace));
     }
     press(&mut s, "90");
+    // The take order: a word it does not know is named, `due` is taken.
+    for _ in 0..3 {
+        s.step(code(KeyCode::Tab));
+    }
+    for _ in 0..8 {
+        s.step(code(KeyCode::Backspace));
+    }
+    press(&mut s, "soonest");
+    s.step(code(KeyCode::Enter));
+    assert_eq!(
+        s.state.dialog.as_ref().unwrap().error.as_deref(),
+        Some("Take order: 'soonest' is neither priority nor due")
+    );
+    for _ in 0..7 {
+        s.step(code(KeyCode::Backspace));
+    }
+    press(&mut s, "due");
     s.step(code(KeyCode::Enter));
     assert!(s.state.dialog.is_none(), "{:?}", s.state.dialog);
     assert_eq!(
         status(&s),
-        "Queue verification: lock 600s, warning 90s, WIP limit 2, paused"
+        "Queue verification: lock 600s, warning 90s, WIP limit 2, paused, order due"
     );
     drop(s);
     let mut check = db.store("check", &clock);
     let q = check.queue("verification").unwrap();
     assert_eq!(
-        (q.lock_seconds, q.warn_seconds, q.max_per_user, q.paused),
-        (600, 90, Some(2), true)
+        (
+            q.lock_seconds,
+            q.warn_seconds,
+            q.max_per_user,
+            q.paused,
+            q.order
+        ),
+        (600, 90, Some(2), true, caseload::domain::TakeOrder::Due)
     );
 }
 

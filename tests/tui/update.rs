@@ -350,6 +350,67 @@ fn skip_releases_and_never_offers_skipped_items_again() {
 }
 
 #[test]
+fn n_after_skipping_everything_offers_the_skipped_items_again_with_a_note() {
+    let mut s = holding();
+    s.skipped = vec![42, 43];
+    s.detail = None;
+    // A skip that finds nothing else does not bring back what was just skipped.
+    update(
+        &mut s,
+        Msg::Opened {
+            taken: true,
+            result: Err(StoreError::NothingToClaim("no free items".into())),
+        },
+    );
+    assert_eq!(s.skipped, vec![42, 43]);
+    // `n` that finds nothing but skipped items: the list is cleared and taken from again.
+    let fx = update(&mut s, key('n', T0 + 3000));
+    assert!(matches!(&fx[0], Effect::TakeNext(t) if t.skip == vec![42, 43]));
+    let fx = update(
+        &mut s,
+        Msg::Opened {
+            taken: true,
+            result: Err(StoreError::NothingToClaim("no free items".into())),
+        },
+    );
+    assert!(
+        matches!(&fx[..], [Effect::TakeNext(t)] if t.skip.is_empty()),
+        "{fx:?}"
+    );
+    assert!(s.skipped.is_empty());
+    let again = item(42, Some("alice"), T0 + 3000, 4);
+    update(
+        &mut s,
+        Msg::Opened {
+            taken: true,
+            result: Ok((again, vec![])),
+        },
+    );
+    let status = s.status.as_ref().unwrap();
+    assert!(
+        status
+            .text
+            .contains("the 2 items you skipped are offered again"),
+        "{status:?}"
+    );
+    // When even those are gone, `n` says so plainly (and does not loop).
+    let fx = update(&mut s, key('n', T0 + 10_000));
+    assert!(matches!(&fx[0], Effect::TakeNext(t) if t.skip.is_empty()));
+    let fx = update(
+        &mut s,
+        Msg::Opened {
+            taken: true,
+            result: Err(StoreError::NothingToClaim("no free items".into())),
+        },
+    );
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::TakeNext(_))),
+        "{fx:?}"
+    );
+    assert!(s.status.as_ref().unwrap().error);
+}
+
+#[test]
 fn someone_else_first_says_who_and_refreshes() {
     let mut s = state();
     let fx = update(

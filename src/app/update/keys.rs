@@ -182,6 +182,7 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         Action::TakeNext if double_take(s) => vec![],
         Action::TakeNext => {
             s.last_take_next = Some(s.now);
+            s.next_by_key = true;
             vec![Effect::TakeNext(TakeNext {
                 queue: s.filter.queue.clone(),
                 skip: s.skipped.clone(),

@@ -9,7 +9,7 @@ use crate::app::{
 };
 use crate::domain::sanitize;
 use crate::domain::{Event, Item, ItemState};
-use crate::store::StoreError;
+use crate::store::{StoreError, TakeNext};
 
 use super::{refresh, set_error, set_info};
 
@@ -46,8 +46,19 @@ pub(super) fn opened(
     taken: bool,
     result: Result<(Item, Vec<Event>), StoreError>,
 ) -> Vec<Effect> {
+    let by_key = std::mem::take(&mut s.next_by_key);
+    let reoffered = std::mem::take(&mut s.reoffered);
     let (item, history) = match result {
         Ok(r) => r,
+        Err(StoreError::NothingToClaim(_)) if by_key && taken && !s.skipped.is_empty() => {
+            // Nothing left but what was skipped: the skip list is cleared and `n` offers
+            // those again (a skip is "not now", not "never").
+            s.reoffered = Some(std::mem::take(&mut s.skipped).len());
+            return vec![Effect::TakeNext(TakeNext {
+                queue: s.filter.queue.clone(),
+                ..TakeNext::default()
+            })];
+        }
         Err(e) => {
             set_error(s, e.to_string());
             return vec![refresh(s)];
@@ -57,9 +68,14 @@ pub(super) fn opened(
         s.held.insert(item.id, Held::of(&item));
     }
     if taken {
+        let note = match reoffered {
+            Some(1) => " (nothing new: the item you skipped is offered again)".to_string(),
+            Some(n) => format!(" (nothing new: the {n} items you skipped are offered again)"),
+            None => String::new(),
+        };
         set_info(
             s,
-            format!("Took #{}: {}", item.id, sanitize::line(&item.title)),
+            format!("Took #{}: {}{note}", item.id, sanitize::line(&item.title)),
         );
     }
     let keep = s

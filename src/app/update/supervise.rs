@@ -13,7 +13,7 @@ use crate::domain::sanitize;
 use crate::domain::time::{clock_hm_in, short_duration, start_of_day};
 use crate::domain::user::validate_user_name;
 use crate::domain::{
-    Event, Item, ItemState, LockStatus, Millis, QueueUpdate, Role, SeenLock, Setting,
+    Event, Item, ItemState, LockStatus, Millis, QueueUpdate, Role, SeenLock, Setting, TakeOrder,
 };
 use crate::store::StoreError;
 
@@ -288,6 +288,13 @@ fn queue_settings(s: &mut State) -> Vec<Effect> {
         .field(
             FieldSpec::optional(PAUSED, "Paused (yes/no)"),
             if q.paused { "yes" } else { "no" },
+        )
+        .field(
+            FieldSpec::optional(
+                TAKE_ORDER,
+                "Take order (priority, or due: soonest due first)",
+            ),
+            q.order.as_str(),
         ),
     );
     vec![]
@@ -398,6 +405,7 @@ const LOCK_SECONDS: &str = "Lock seconds";
 const WARN_SECONDS: &str = "Warning seconds";
 const WIP_LIMIT: &str = "WIP limit";
 const PAUSED: &str = "Paused";
+const TAKE_ORDER: &str = "Take order";
 
 /// The queue settings dialog's field of a setting.
 fn settings_field(setting: Setting) -> &'static str {
@@ -440,11 +448,25 @@ fn parse_settings(d: &Dialog) -> Result<QueueUpdate, (usize, String)> {
             ));
         }
     };
+    let typed = d.value(field(TAKE_ORDER)).trim().to_lowercase();
+    let order = match typed.as_str() {
+        "" => TakeOrder::Priority,
+        o => TakeOrder::parse(o).ok_or_else(|| {
+            (
+                field(TAKE_ORDER),
+                format!(
+                    "{TAKE_ORDER}: '{}' is neither priority nor due",
+                    sanitize::line(o)
+                ),
+            )
+        })?,
+    };
     Ok(QueueUpdate {
         lock_seconds: Some(lock),
         warn_seconds: Some(warn),
         max_per_user: Some(wip),
         paused: Some(paused),
+        order: Some(order),
     })
 }
 
@@ -572,12 +594,13 @@ pub(super) fn supervised(
             set_info(
                 s,
                 format!(
-                    "Queue {}: lock {}s, warning {}s, WIP limit {}, {}",
+                    "Queue {}: lock {}s, warning {}s, WIP limit {}, {}, order {}",
                     sanitize::line(name),
                     q.lock_seconds,
                     q.warn_seconds,
                     q.max_per_user.map_or("none".into(), |n| n.to_string()),
-                    if q.paused { "paused" } else { "running" }
+                    if q.paused { "paused" } else { "running" },
+                    q.order.as_str()
                 ),
             );
         }

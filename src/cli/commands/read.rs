@@ -25,7 +25,7 @@ pub(crate) fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliRe
         state: a.state,
         queue: a.queue,
         holder: a.mine.then(|| s.actor().name.clone()),
-        text: None,
+        text: a.search,
         // 0 means every item (i64::MAX: what both databases take as a LIMIT).
         limit: if a.limit == 0 {
             i64::MAX as usize

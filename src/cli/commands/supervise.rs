@@ -20,6 +20,7 @@ pub(crate) fn queue_command(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Wr
             warn_seconds,
             max_per_user,
             paused,
+            order,
             create,
         } => {
             let update = QueueUpdate {
@@ -27,10 +28,12 @@ pub(crate) fn queue_command(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Wr
                 warn_seconds,
                 max_per_user: max_per_user.map(|n| if n == 0 { None } else { Some(n) }),
                 paused,
+                order,
             };
             if update.is_empty() && !create {
                 return bail_usage(
-                    "nothing to change: give --lock-seconds, --warn-seconds, --max-per-user or --paused",
+                    "nothing to change: give --lock-seconds, --warn-seconds, --max-per-user, \
+                     --paused or --order",
                 );
             }
             let q = s.set_queue(&name, &update, create)?;

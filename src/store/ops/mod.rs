@@ -24,7 +24,7 @@ use super::{Added, TakeNext};
 use crate::domain::user::may_act_as;
 use crate::domain::{
     Actor, AuditNote, Event, EventKind, Item, ItemState, Millis, NewItem, QueueSettings,
-    RealIdentity, Role,
+    RealIdentity, Role, TakeOrder,
 };
 
 /// One write to an item: a SET clause applied where `id` matches and the fence holds,
@@ -54,6 +54,10 @@ pub struct TxCtx<'a> {
 pub struct Claimable {
     pub id: i64,
     pub holder: Option<String>,
+    /// What its place in take order is decided by (across queues of different orders).
+    pub due_at: Option<i64>,
+    pub priority: i64,
+    pub created_at: i64,
 }
 
 /// The primitives of one write transaction.
@@ -101,7 +105,13 @@ pub trait Tx {
     /// stepped past and added to `passed` (SQLite: text another program stored;
     /// PostgreSQL checks every text it stores). PostgreSQL holds the row and skips rows
     /// others are writing.
-    fn candidate(&mut self, next: &TakeNext, passed: &mut PassedOver) -> Result<Option<Claimable>>;
+    /// `order` is the queue's take order (`Due` only with a queue).
+    fn candidate(
+        &mut self,
+        next: &TakeNext,
+        order: TakeOrder,
+        passed: &mut PassedOver,
+    ) -> Result<Option<Claimable>>;
     /// The claim: one conditional UPDATE (open, free or expired, queue not paused, within
     /// the WIP limit) and its event (`locked`, or `taken_over` naming `prev_holder`).
     /// `None` when the condition does not hold.

@@ -13,7 +13,9 @@
 //!
 //! `take_next` (queue filter `Q` or none):
 //! 1. `Q` unknown: `UnknownQueue`; `Q` paused: `Paused`;
-//! 2. the first takeable item in take order is claimed;
+//! 2. the first takeable item in take order is claimed (`Q`'s own order; without `Q`,
+//!    priority order, or when some queue orders by due time the mixed order of
+//!    [`TakeOrder::key`] over each queue's first item);
 //! 3. else, when a running queue in scope has takeable items but the caller's limit
 //!    there is reached: `WipLimit`;
 //! 4. else, when paused queues in scope have takeable items: `Paused`, naming them;
@@ -24,8 +26,8 @@
 //! (exit 4) the complete still commits. A retry of a complete applied before takes
 //! nothing (the first run took the next item).
 
-use super::{HolderOp, ItemWrite, Tx, found, holder_write, known_queue, not_open};
-use crate::domain::{Item, ItemState, QueueSettings};
+use super::{Claimable, HolderOp, ItemWrite, Tx, found, holder_write, known_queue, not_open};
+use crate::domain::{Item, ItemState, QueueSettings, TakeOrder};
 use crate::store::error::{Result, StoreError};
 use crate::store::{AndNext, Applied, TakeNext};
 
@@ -100,7 +102,7 @@ pub(crate) fn take_next(tx: &mut dyn Tx, opts: &TakeNext) -> Result<Item> {
     // A row another program or the disk spoiled is passed over, not fatal to everyone.
     let mut passed = PassedOver::default();
     loop {
-        let found = tx.candidate(&next, &mut passed)?;
+        let found = next_candidate(tx, &next, scope.as_ref(), &mut passed)?;
         passed.log();
         let Some(c) = found else {
             let why = explain_nothing(tx, scope.as_ref(), &next.skip)?;
@@ -114,6 +116,38 @@ pub(crate) fn take_next(tx: &mut dyn Tx, opts: &TakeNext) -> Result<Item> {
         // candidate search sees that claim and passes over the full queue.
         next.skip.push(c.id);
     }
+}
+
+/// The first takeable item in take order: within one queue by its own order; across
+/// queues by priority, unless some queue orders by due time: then each running queue's
+/// first item (one index walk each) and the smallest of their [`TakeOrder::key`]s.
+fn next_candidate(
+    tx: &mut dyn Tx,
+    next: &TakeNext,
+    scope: Option<&QueueSettings>,
+    passed: &mut PassedOver,
+) -> Result<Option<Claimable>> {
+    if let Some(q) = scope {
+        return tx.candidate(next, q.order, passed);
+    }
+    let queues = tx.queues()?;
+    if queues.iter().all(|q| q.order == TakeOrder::Priority) {
+        return tx.candidate(next, TakeOrder::Priority, passed);
+    }
+    let mut best: Option<(crate::domain::queue::TakeKey, Claimable)> = None;
+    for q in queues.iter().filter(|q| !q.paused) {
+        let one = TakeNext {
+            queue: Some(q.name.clone()),
+            ..next.clone()
+        };
+        if let Some(c) = tx.candidate(&one, q.order, passed)? {
+            let key = q.order.key(c.due_at, c.priority, c.created_at, c.id);
+            if best.as_ref().is_none_or(|(k, _)| key < *k) {
+                best = Some((key, c));
+            }
+        }
+    }
+    Ok(best.map(|(_, c)| c))
 }
 
 /// The unreadable items take-next passed over: how many, and the first for messages.

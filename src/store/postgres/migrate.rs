@@ -18,6 +18,7 @@ pub const STEPS: &[&str] = &[
     include_str!("migrations/0003_created_os.sql"),
     include_str!("migrations/0004_identity_audit.sql"),
     include_str!("migrations/0005_comments.sql"),
+    include_str!("migrations/0006_search_due_order.sql"),
 ];
 
 /// The schema version this program writes.

@@ -6,12 +6,15 @@ use postgres::types::ToSql;
 
 use super::open::{Conn, TxError, TxResult};
 use super::sql::ITEM_COLS;
+use crate::domain::search::Search;
 use crate::domain::{
     AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, RealIdentity, Role,
-    Unreadable, UserInfo,
+    TakeOrder, Unreadable, UserInfo,
 };
 use crate::store::error::{Result, StoreError};
-use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql};
+use crate::store::list::{
+    Dialect, ListSql, OpenOrder, Param, Window, contains_pattern, count_limit, kept_count, list_sql,
+};
 use crate::store::rows::{self, Cells};
 use crate::store::sql::kinds_sql;
 use crate::store::{ListFilter, LostLock};
@@ -76,7 +79,7 @@ pub(super) fn load_item(c: &mut Conn, id: i64) -> TxResult<Option<Item>> {
 
 pub(super) fn load_queue(c: &mut Conn, name: &str) -> TxResult<Option<QueueSettings>> {
     let rows = c.query(
-        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues \
+        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order FROM queues \
          WHERE name = $1",
         &[&name],
     )?;
@@ -85,7 +88,7 @@ pub(super) fn load_queue(c: &mut Conn, name: &str) -> TxResult<Option<QueueSetti
 
 pub(super) fn queues(c: &mut Conn) -> TxResult<Vec<QueueSettings>> {
     let rows = c.query(
-        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues \
+        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order FROM queues \
          ORDER BY name COLLATE \"C\"",
         &[],
     )?;
@@ -160,8 +163,23 @@ pub(super) fn users(c: &mut Conn) -> TxResult<Vec<UserInfo>> {
 
 const DIALECT: Dialect = Dialect {
     placeholder: |n| format!("${n}"),
-    like: "ILIKE",
+    search: search_condition,
 };
+
+/// A search on PostgreSQL: the row's text folded by `caseload_fold` (the same table as
+/// `domain::search::fold`) must contain every folded word.
+fn search_condition(q: &mut ListSql, s: &Search) -> String {
+    let words: Vec<String> = s
+        .words()
+        .iter()
+        .map(|w| format!("{}::text", q.push(Param::Text(contains_pattern(w)))))
+        .collect();
+    format!(
+        "caseload_fold(concat_ws(chr(10), title, body, notes, result, params::text, error)) \
+         LIKE ALL (ARRAY[{}])",
+        words.join(", ")
+    )
+}
 
 /// The parameters as the `postgres` crate takes them.
 fn params(ps: &[Param]) -> Vec<Box<dyn ToSql + Sync>> {
@@ -191,7 +209,20 @@ pub(super) fn list(
     if let Some(q) = &filter.queue {
         known_queue(c, q)?;
     }
-    let mut q: ListSql = list_sql(filter, now, &DIALECT);
+    let due: bool = c
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM queues WHERE take_order = 'due' \
+             AND ($1::text IS NULL OR name = $1))",
+            &[&filter.queue],
+        )?
+        .get(0);
+    let orders = if due {
+        [TakeOrder::Due]
+    } else {
+        [TakeOrder::Priority]
+    };
+    let open_order = OpenOrder::of(filter.queue.as_deref(), &orders);
+    let mut q: ListSql = list_sql(filter, now, &DIALECT, open_order);
     let (order, limit, offset) = q.window(window);
     let sql = format!(
         "SELECT {ITEM_COLS} FROM items {} ORDER BY {order} LIMIT {limit} OFFSET {offset}",
@@ -218,14 +249,16 @@ pub(super) fn count(c: &mut Conn, filter: &ListFilter) -> TxResult<u64> {
         return Ok(n.max(0) as u64);
     }
     let now = c.now()?;
-    let q = list_sql(filter, now, &DIALECT);
+    let q = list_sql(filter, now, &DIALECT, OpenOrder::Priority);
     let ps = params(&q.params);
-    let n: i64 = c
-        .query_one(
-            &format!("SELECT count(*) FROM items {}", q.where_),
-            &refs(&ps),
-        )?
-        .get(0);
+    let sql = match count_limit(filter) {
+        Some(cap) => format!(
+            "SELECT count(*) FROM (SELECT 1 FROM items {} LIMIT {cap}) AS hits",
+            q.where_
+        ),
+        None => format!("SELECT count(*) FROM items {}", q.where_),
+    };
+    let n: i64 = c.query_one(&sql, &refs(&ps))?.get(0);
     Ok(n as u64)
 }
 

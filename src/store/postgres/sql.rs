@@ -2,6 +2,8 @@
 //! store runs them and the benchmark's raw baseline (benches/queue.rs) runs the very same
 //! text, so the two cannot drift apart.
 
+use crate::domain::TakeOrder;
+
 /// The item columns, in the order the row reader expects (`params` as text).
 pub const ITEM_COLS: &str = "id, queue, request_id, title, body, params::text, priority, due_at, \
      state, lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
@@ -49,8 +51,14 @@ pub const CLAIM: &str = "WITH u AS (UPDATE items SET lock_user = $1, lock_time =
 /// limit per user. The row is held for the transaction; rows other claims are writing
 /// are skipped, not waited for.
 pub fn candidate(one_queue: bool) -> String {
+    candidate_in(one_queue, TakeOrder::Priority)
+}
+
+/// [`candidate`] in a take order (`Due` within one queue: the `items_take_due` index).
+pub fn candidate_in(one_queue: bool, order: TakeOrder) -> String {
     format!(
-        "SELECT i.id, i.lock_user, i.queue, q.max_per_user IS NOT NULL FROM items i \
+        "SELECT i.id, i.lock_user, i.queue, q.max_per_user IS NOT NULL, i.due_at, i.priority, \
+         i.created_at FROM items i \
          JOIN queues q ON q.name = i.queue \
          WHERE i.state = 'open' {} \
          AND (i.lock_user IS NULL OR i.lock_time <= $2 - q.lock_seconds * 1000) \
@@ -58,9 +66,16 @@ pub fn candidate(one_queue: bool) -> String {
          AND NOT q.paused \
          AND (q.max_per_user IS NULL OR q.max_per_user > (SELECT count(*) FROM items h \
               WHERE h.lock_user = $1 AND h.queue = i.queue AND h.id <> i.id)) \
-         ORDER BY i.priority DESC, i.created_at, i.id LIMIT 1 \
+         ORDER BY {} LIMIT 1 \
          FOR UPDATE OF i SKIP LOCKED",
-        if one_queue { "AND i.queue = $4" } else { "" }
+        if one_queue { "AND i.queue = $4" } else { "" },
+        match order {
+            TakeOrder::Priority => "i.priority DESC, i.created_at, i.id",
+            TakeOrder::Due => {
+                "(CASE WHEN i.due_at IS NULL THEN 9223372036854775807 ELSE i.due_at END), \
+                 i.priority DESC, i.created_at, i.id"
+            }
+        }
     )
 }
 

@@ -8,7 +8,7 @@ use super::open::{Conn, TxError, TxResult, is_connection_error, is_retryable, ma
 use super::reads::{PgCells, load_item, load_queue, queues, role_of};
 use super::sql::{self, EVENT_COLS, FENCED_UPDATE_TYPES, ITEM_COLS, WIP_LOCK, WIP_LOCK_CLASS};
 use crate::domain::{
-    Actor, AuditNote, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role,
+    Actor, AuditNote, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
 };
 use crate::store::Added;
 use crate::store::TakeNext;
@@ -164,9 +164,14 @@ impl Tx for PgTx<'_> {
         self.lift(r.map_err(TxError::from)).map(|_| ())
     }
 
-    fn candidate(&mut self, next: &TakeNext, _: &mut PassedOver) -> Result<Option<Claimable>> {
+    fn candidate(
+        &mut self,
+        next: &TakeNext,
+        order: TakeOrder,
+        _: &mut PassedOver,
+    ) -> Result<Option<Claimable>> {
         // The server checks every text against the database encoding: nothing to pass over.
-        let sql = sql::candidate(next.queue.is_some());
+        let sql = sql::candidate_in(next.queue.is_some(), order);
         let (me, now, skip) = (&self.ctx.actor.name, self.ctx.now, &next.skip);
         let r = match &next.queue {
             Some(q) => self.c.query_opt(&sql, &[me, &now, &skip, &q]),
@@ -180,7 +185,13 @@ impl Tx for PgTx<'_> {
         if limited {
             self.serialise_claims(&item_queue)?;
         }
-        Ok(Some(Claimable { id, holder }))
+        Ok(Some(Claimable {
+            id,
+            holder,
+            due_at: row.get(4),
+            priority: row.get(5),
+            created_at: row.get(6),
+        }))
     }
 
     fn claim(&mut self, id: i64, prev_holder: Option<&str>) -> Result<Option<Item>> {
@@ -376,6 +387,13 @@ impl Tx for PgTx<'_> {
                 &old,
                 &new,
             ],
+        );
+        self.lift(r.map_err(TxError::from))?;
+        // The take order is not among caseload_put_queue's arguments (its audit row has it,
+        // in the settings' JSON): written here, in the same transaction.
+        let r = self.c.execute(
+            "UPDATE queues SET take_order = $2 WHERE name = $1",
+            &[&q.name, &q.order.as_str()],
         );
         self.lift(r.map_err(TxError::from)).map(|_| ())
     }

@@ -19,6 +19,7 @@ pub const STEPS: &[&str] = &[
     include_str!("migrations/0004_created_os.sql"),
     include_str!("migrations/0005_identity_audit.sql"),
     include_str!("migrations/0006_comments.sql"),
+    include_str!("migrations/0007_search_due_order.sql"),
 ];
 
 /// The schema version this program writes.

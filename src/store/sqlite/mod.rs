@@ -18,6 +18,7 @@ pub mod migrate;
 pub(crate) mod open;
 mod reads;
 pub(crate) mod rows;
+mod search;
 pub mod sql;
 mod stats;
 mod tx;
@@ -129,6 +130,7 @@ impl SqliteStore {
             open::prepare_writer(conn);
         }
         conn.busy_handler(Some(busy_sleep)).map_err(map_err)?;
+        search::register(conn).map_err(map_err)?;
         conn.execute_batch("PRAGMA foreign_keys = ON")
             .map_err(map_err)?;
         // Reading the schema version makes SQLite read the header: not-a-database shows
@@ -172,6 +174,34 @@ impl SqliteStore {
             }
             if attempt.elapsed() > BUSY_PATIENCE {
                 attempt = Instant::now();
+            }
+        }
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction (given the connection and `now`, read
+    /// after the write lock is held): committed when it returns `Ok`, rolled back otherwise.
+    fn immediate<T>(&mut self, f: impl FnOnce(&Connection, Millis) -> Result<T>) -> Result<T> {
+        if self.read_only {
+            return Err(open::read_only_error(&self.path));
+        }
+        retry_busy(|| self.conn.execute_batch("BEGIN IMMEDIATE"))
+            .map_err(|e| open::explain(&self.path, Facts::of(&self.conn), e))?;
+        match f(&self.conn, (self.clock)()) {
+            Ok(out) => match self.conn.execute_batch("COMMIT") {
+                Ok(()) => {
+                    self.own_commits += 1;
+                    Ok(out)
+                }
+                Err(e) => {
+                    let facts = Facts::of(&self.conn);
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    Err(open::explain_commit(&self.path, facts, map_err(e)))
+                }
+            },
+            Err(e) => {
+                let facts = Facts::of(&self.conn);
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(open::explain(&self.path, facts, e))
             }
         }
     }
@@ -253,6 +283,14 @@ impl From<rusqlite::Error> for StoreError {
 }
 
 impl Backend for SqliteStore {
+    /// Skips the write lock altogether when nothing is behind (the usual idle tick).
+    fn index_search(&mut self, budget: usize) -> Result<usize> {
+        if !search::behind(&self.conn)? {
+            return Ok(0);
+        }
+        self.immediate(|c, _| search::index_some(c, budget))
+    }
+
     fn actor(&self) -> &Actor {
         &self.actor
     }

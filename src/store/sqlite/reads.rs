@@ -6,10 +6,12 @@ use rusqlite::{Connection, Row, params};
 use super::rows::{Cols, event_from_row, item_from_row, lossy_opt_text, lossy_text};
 use super::sql::{ITEM_COLS, KEPT_COUNT};
 use crate::domain::{
-    AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, Role, UserInfo,
+    AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, Role, TakeOrder, UserInfo,
 };
 use crate::store::error::{Result, StoreError};
-use crate::store::list::{Dialect, ListSql, Param, Window, kept_count, list_sql};
+use crate::store::list::{
+    Dialect, ListSql, OpenOrder, Param, Window, count_limit, kept_count, list_sql,
+};
 use crate::store::rows;
 use crate::store::sql::kinds_sql;
 use crate::store::{ExportFilter, ListFilter, LostLock};
@@ -43,7 +45,7 @@ pub(super) fn load_item(c: &Connection, id: i64) -> Result<Option<Item>> {
 pub(super) fn load_queue(c: &Connection, name: &str) -> Result<Option<QueueSettings>> {
     Ok(collect(
         c,
-        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues \
+        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order FROM queues \
          WHERE name = ?1",
         [name],
         |r| rows::queue_from(&mut Cols::new(r)),
@@ -54,7 +56,7 @@ pub(super) fn load_queue(c: &Connection, name: &str) -> Result<Option<QueueSetti
 pub(super) fn queues(c: &Connection) -> Result<Vec<QueueSettings>> {
     collect(
         c,
-        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused FROM queues ORDER BY name",
+        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order FROM queues ORDER BY name",
         [],
         |r| rows::queue_from(&mut Cols::new(r)),
     )
@@ -113,7 +115,7 @@ pub(super) fn users(c: &Connection) -> Result<Vec<UserInfo>> {
 
 const DIALECT: Dialect = Dialect {
     placeholder: |n| format!("?{n}"),
-    like: "LIKE",
+    search: super::search::scan_condition,
 };
 
 /// Binds numbered parameters.
@@ -125,6 +127,22 @@ fn bind(stmt: &mut rusqlite::CachedStatement<'_>, ps: &[Param]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The order of the filter's open items: its queue's take order, or all queues'.
+fn open_order(c: &Connection, filter: &ListFilter) -> Result<OpenOrder> {
+    let due: bool = c
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM queues WHERE take_order = 'due' \
+             AND (?1 IS NULL OR name = ?1))",
+        )?
+        .query_row([&filter.queue], |r| r.get(0))?;
+    let orders = if due {
+        [TakeOrder::Due]
+    } else {
+        [TakeOrder::Priority]
+    };
+    Ok(OpenOrder::of(filter.queue.as_deref(), &orders))
 }
 
 pub(super) fn list(c: &Connection, filter: &ListFilter, now: Millis) -> Result<Vec<Item>> {
@@ -144,14 +162,14 @@ pub(super) fn list(c: &Connection, filter: &ListFilter, now: Millis) -> Result<V
     let Some(window) = Window::plan(filter, total) else {
         return Ok(Vec::new());
     };
-    let mut q: ListSql = list_sql(filter, now, &DIALECT);
+    let mut q: ListSql = list_sql(filter, now, &DIALECT, open_order(c, filter)?);
+    let (from, where_) = super::search::source(c, &mut q)?;
     let (order, limit, offset) = q.window(window);
     // The inner query reads only the index (id is its rowid): skipping `offset` rows
     // never touches the table.
     let sql = format!(
-        "SELECT {ITEM_COLS} FROM items WHERE id IN (SELECT id FROM items {} \
-         ORDER BY {order} LIMIT {limit} OFFSET {offset}) ORDER BY {order}",
-        q.where_
+        "SELECT {ITEM_COLS} FROM items WHERE id IN (SELECT id FROM {from} {where_} \
+         ORDER BY {order} LIMIT {limit} OFFSET {offset}) ORDER BY {order}"
     );
     let mut stmt = c.prepare_cached(&sql)?;
     bind(&mut stmt, &q.params)?;
@@ -174,8 +192,13 @@ pub(super) fn count(c: &Connection, filter: &ListFilter, now: Millis) -> Result<
             .query_row(params![state, filter.queue], |r| r.get(0))?;
         return Ok(n.max(0) as u64);
     }
-    let q = list_sql(filter, now, &DIALECT);
-    let mut stmt = c.prepare_cached(&format!("SELECT count(*) FROM items {}", q.where_))?;
+    let mut q = list_sql(filter, now, &DIALECT, OpenOrder::Priority);
+    let (from, where_) = super::search::source(c, &mut q)?;
+    let sql = match count_limit(filter) {
+        Some(cap) => format!("SELECT count(*) FROM (SELECT 1 FROM {from} {where_} LIMIT {cap})"),
+        None => format!("SELECT count(*) FROM {from} {where_}"),
+    };
+    let mut stmt = c.prepare_cached(&sql)?;
     bind(&mut stmt, &q.params)?;
     let mut rows = stmt.raw_query();
     let n: i64 = match rows.next()? {

@@ -2,6 +2,9 @@
 //! store runs them and the benchmark's raw baseline (benches/queue.rs) runs the very same
 //! text, so the two cannot drift apart.
 
+use crate::domain::TakeOrder;
+use crate::store::sql::{ORDER_DUE, ORDER_PRIORITY};
+
 /// The item columns, in the order the row reader expects.
 pub const ITEM_COLS: &str = "id, queue, request_id, title, body, params, priority, due_at, state, \
      lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
@@ -38,14 +41,23 @@ pub const CLAIM: &str = "UPDATE items SET lock_user = :me, lock_time = :now, \
 /// that take-next can step past a row another program spoiled without another lookup.
 /// Stepped one row at a time: the usual claim reads one.
 pub fn candidate(one_queue: bool) -> String {
+    candidate_in(one_queue, TakeOrder::Priority)
+}
+
+/// [`candidate`] in a take order (`Due` within one queue: the `items_take_due` index).
+pub fn candidate_in(one_queue: bool, order: TakeOrder) -> String {
     format!(
         "SELECT {ITEM_COLS} FROM items \
          WHERE state = 'open' {} \
          AND (lock_user IS NULL OR {EXPIRED}) \
          AND id NOT IN (SELECT value FROM json_each(:skip)) \
          AND {QUEUE_ADMITS} \
-         ORDER BY priority DESC, created_at, id",
-        if one_queue { "AND queue = :queue" } else { "" }
+         ORDER BY {}",
+        if one_queue { "AND queue = :queue" } else { "" },
+        match order {
+            TakeOrder::Priority => ORDER_PRIORITY,
+            TakeOrder::Due => ORDER_DUE,
+        }
     )
 }
 

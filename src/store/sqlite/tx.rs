@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 use super::reads::{load_item, load_queue};
 use super::rows::{event_from_row, item_from_row, lossy_opt_text, lossy_text};
 use super::sql;
-use crate::domain::{AuditNote, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role};
+use crate::domain::{
+    AuditNote, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
+};
 use crate::store::Added;
 use crate::store::TakeNext;
 use crate::store::error::Result;
@@ -155,11 +157,16 @@ impl Tx for SqliteTx<'_> {
         Ok(())
     }
 
-    fn candidate(&mut self, next: &TakeNext, passed: &mut PassedOver) -> Result<Option<Claimable>> {
+    fn candidate(
+        &mut self,
+        next: &TakeNext,
+        order: TakeOrder,
+        passed: &mut PassedOver,
+    ) -> Result<Option<Claimable>> {
         let skip = serde_json::to_string(&next.skip).unwrap_or_else(|_| "[]".into());
         let mut stmt = self
             .c
-            .prepare_cached(&sql::candidate(next.queue.is_some()))?;
+            .prepare_cached(&sql::candidate_in(next.queue.is_some(), order))?;
         let mut ps: Vec<(&str, rusqlite::types::Value)> = vec![
             (":now", self.ctx.now.into()),
             (":skip", skip.into()),
@@ -182,6 +189,9 @@ impl Tx for SqliteTx<'_> {
                 return Ok(Some(Claimable {
                     id: item.id,
                     holder: item.lock_user,
+                    due_at: item.due_at,
+                    priority: item.priority,
+                    created_at: item.created_at,
                 }));
             }
             passed.add(item);
@@ -365,17 +375,19 @@ impl Tx for SqliteTx<'_> {
     fn put_queue(&mut self, q: &QueueSettings, note: &AuditNote) -> Result<()> {
         self.c
             .prepare_cached(
-                "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused) \
-                 VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (name) DO UPDATE SET \
+                "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused, \
+                 take_order) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (name) DO UPDATE SET \
                  lock_seconds = excluded.lock_seconds, warn_seconds = excluded.warn_seconds, \
-                 max_per_user = excluded.max_per_user, paused = excluded.paused",
+                 max_per_user = excluded.max_per_user, paused = excluded.paused, \
+                 take_order = excluded.take_order",
             )?
             .execute(params![
                 q.name,
                 q.lock_seconds,
                 q.warn_seconds,
                 q.max_per_user,
-                q.paused as i64
+                q.paused as i64,
+                q.order.as_str()
             ])?;
         insert_audit(self, note)
     }

@@ -1,0 +1,211 @@
+//! Free-text search: what a typed search means, written once for every backend.
+//!
+//! A search is words; an item matches when every word appears somewhere in its title,
+//! body, notes, result, params or error, in any order, as part of a word or a whole one,
+//! ignoring case and accents (`jose` finds `José`, `69529` finds `order #A-69529`). Both
+//! sides are folded the same way ([`fold`]): the accented Latin letters of Latin-1 and
+//! Latin Extended-A become their base letter, and everything is lower-cased
+//! (Unicode-wide, `müller` finds `MÜLLER`). PostgreSQL runs the same table through
+//! `translate()` ([`FOLD_FROM`], [`FOLD_TO`]).
+
+/// Accented letters folded to a base letter, one for one with [`FOLD_TO`].
+pub const FOLD_FROM: &str = "ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöøùúûüýÿ\
+ĀāĂăĄąĆćĈĉĊċČčĎďĐđĒēĔĕĖėĘęĚěĜĝĞğĠġĢģĤĥĦħĨĩĪīĬĭĮįİıĴĵĶķĹĺĻļĽľĿŀŁłŃńŅņŇňŌōŎŏŐőŔŕŖŗŘřŚśŜŝŞşŠšŢţŤťŦŧŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽž";
+
+/// The base letter of each letter of [`FOLD_FROM`].
+pub const FOLD_TO: &str = "aaaaaaceeeeiiiinoooooouuuuyaaaaaaceeeeiiiinoooooouuuuyy\
+aaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiiiiijjkkllllllllllnnnnnnoooooorrrrrrssssssssttttttuuuuuuuuuuuuwwyyyzzzzzz";
+
+/// How many matches a search counts before it stops ("1,000+").
+pub const COUNT_CAP: u64 = 1000;
+
+/// Words shorter than this (in characters) are too short for a trigram index.
+pub const MIN_INDEXED_WORD: usize = 3;
+
+/// The folded form of one character, appended to `out`.
+fn fold_char(c: char, out: &mut String) {
+    if c.is_ascii() {
+        out.push(c.to_ascii_lowercase());
+        return;
+    }
+    if let Some(b) = FOLD_FROM
+        .chars()
+        .position(|f| f == c)
+        .and_then(|i| FOLD_TO.chars().nth(i))
+    {
+        out.push(b);
+        return;
+    }
+    out.extend(c.to_lowercase());
+}
+
+/// Text folded for comparison: lower case, accents of Latin letters removed.
+pub fn fold(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        fold_char(c, &mut out);
+    }
+    out
+}
+
+/// A parsed search: its folded words (never empty).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Search {
+    words: Vec<String>,
+    /// The item id the text names, when it is one number (`42` or `#42`).
+    id: Option<i64>,
+}
+
+impl Search {
+    /// The search typed as `text`; `None` when it has no words.
+    pub fn parse(text: &str) -> Option<Search> {
+        let words: Vec<String> = text.split_whitespace().map(fold).collect();
+        if words.is_empty() {
+            return None;
+        }
+        let id = match words.as_slice() {
+            [one] => one.trim_start_matches('#').parse::<i64>().ok(),
+            _ => None,
+        };
+        Some(Search { words, id })
+    }
+
+    /// The folded words.
+    pub fn words(&self) -> &[String] {
+        &self.words
+    }
+
+    /// The item id a one-number search also finds.
+    pub fn id(&self) -> Option<i64> {
+        self.id
+    }
+
+    /// The words joined by one space (how the SQLite matcher receives them).
+    pub fn joined(&self) -> String {
+        self.words.join(" ")
+    }
+
+    /// True when every word is long enough for a trigram index (no word needs checking
+    /// against the item itself).
+    pub fn indexable(&self) -> bool {
+        self.words
+            .iter()
+            .all(|w| w.chars().count() >= MIN_INDEXED_WORD)
+    }
+
+    /// The words long enough for a trigram index as an FTS5 query (each one quoted
+    /// string, all of them required); `None` when no word is.
+    pub fn fts_query(&self) -> Option<String> {
+        let long: Vec<String> = self
+            .words
+            .iter()
+            .filter(|w| w.chars().count() >= MIN_INDEXED_WORD)
+            .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+            .collect();
+        (!long.is_empty()).then(|| long.join(" AND "))
+    }
+
+    /// Each word long enough for a trigram index as its own FTS5 query (a quoted string).
+    pub fn fts_words(&self) -> Vec<String> {
+        self.words
+            .iter()
+            .filter(|w| w.chars().count() >= MIN_INDEXED_WORD)
+            .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+            .collect()
+    }
+
+    /// True when every word appears in one of `fields` (folded here).
+    pub fn matches(&self, fields: &[&str]) -> bool {
+        let folded: Vec<String> = fields.iter().map(|f| fold(f)).collect();
+        self.matches_folded(&folded)
+    }
+
+    /// Like [`Search::matches`], over already folded fields.
+    pub fn matches_folded(&self, folded: &[String]) -> bool {
+        self.words
+            .iter()
+            .all(|w| folded.iter().any(|f| f.contains(w.as_str())))
+    }
+}
+
+/// The count of a search as shown: `1,000+` past the cap.
+pub fn count_text(n: u64) -> String {
+    if n > COUNT_CAP {
+        format!("{}+", thousands(COUNT_CAP))
+    } else {
+        thousands(n)
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fold_table_is_one_for_one() {
+        assert_eq!(FOLD_FROM.chars().count(), FOLD_TO.chars().count());
+        for (f, t) in FOLD_FROM.chars().zip(FOLD_TO.chars()) {
+            assert!(t.is_ascii_lowercase(), "{f} folds to {t}");
+        }
+    }
+
+    #[test]
+    fn folding_ignores_case_and_accents() {
+        assert_eq!(fold("José MÜLLER Łódź"), "jose muller lodz");
+        assert_eq!(fold("ΣΟΦΙΑ"), "σοφια");
+        assert_eq!(fold("Straße"), "straße");
+    }
+
+    #[test]
+    fn every_word_must_appear_in_any_order_and_field() {
+        let s = Search::parse("  müller  69529 ").unwrap();
+        assert_eq!(s.words(), ["muller", "69529"]);
+        assert!(s.matches(&["Pick & pack order #A-69529", "for Frau MÜLLER"]));
+        assert!(s.matches(&["Müller 69529", ""]));
+        assert!(!s.matches(&["Pick & pack order #A-69529", "for Frau Meier"]));
+        assert!(Search::parse("nordl").unwrap().matches(&["Nordlicht GmbH"]));
+        assert!(Search::parse("jose").unwrap().matches(&["José"]));
+        assert!(Search::parse(" \t ").is_none());
+    }
+
+    #[test]
+    fn one_number_also_names_an_id() {
+        assert_eq!(Search::parse("#42").unwrap().id(), Some(42));
+        assert_eq!(Search::parse("42").unwrap().id(), Some(42));
+        assert_eq!(Search::parse("42 43").unwrap().id(), None);
+        assert_eq!(Search::parse("printer").unwrap().id(), None);
+    }
+
+    #[test]
+    fn fts_queries_quote_every_word() {
+        let s = Search::parse("say \"hi\" now").unwrap();
+        assert_eq!(
+            s.fts_query().as_deref(),
+            Some("\"say\" AND \"\"\"hi\"\"\" AND \"now\"")
+        );
+        assert!(s.indexable());
+        let short = Search::parse("hi printer").unwrap();
+        assert_eq!(short.fts_query().as_deref(), Some("\"printer\""));
+        assert!(!short.indexable());
+        assert_eq!(Search::parse("hi").unwrap().fts_query(), None);
+    }
+
+    #[test]
+    fn counts_stop_at_the_cap() {
+        assert_eq!(count_text(999), "999");
+        assert_eq!(count_text(1000), "1,000");
+        assert_eq!(count_text(1001), "1,000+");
+    }
+}

@@ -1,0 +1,236 @@
+//! Search (`list --search`, the `/` filter) on both backends: case- and accent-insensitive,
+//! parts of words, every word in any order, over title, body, notes, result, params and
+//! error; finished items with `state: all`; counts that stop past 1,000; and the same
+//! answers whether an item is in the search index, in the not-yet-indexed tail, or changed
+//! since it was indexed.
+
+use crate::support::backend::{Backend, add, setup};
+use caseload::domain::NewItem;
+use caseload::domain::search::COUNT_CAP;
+use caseload::store::{ListFilter, StateFilter, Store, TakeNext};
+
+conformance!(
+    search_ignores_case_and_accents_and_finds_parts_of_words,
+    every_word_must_match_in_any_order_and_field,
+    finished_items_are_found_with_their_state,
+    search_is_the_same_indexed_or_not,
+    counts_of_a_search_stop_past_the_cap,
+    a_number_finds_the_item_with_that_id,
+    search_text_is_data_not_syntax,
+    a_rare_word_beside_a_common_one_finds_exactly_both,
+);
+
+fn search(state: StateFilter, text: &str) -> ListFilter {
+    ListFilter {
+        state,
+        text: Some(text.to_string()),
+        limit: 1000,
+        ..ListFilter::default()
+    }
+}
+
+fn found(s: &mut dyn Store, state: StateFilter, text: &str) -> Vec<i64> {
+    let f = search(state, text);
+    let ids: Vec<i64> = s.list(&f).unwrap().iter().map(|i| i.id).collect();
+    assert_eq!(
+        s.count(&f).unwrap(),
+        ids.len() as u64,
+        "count agrees with the list for {text:?}"
+    );
+    ids
+}
+
+fn open(s: &mut dyn Store, text: &str) -> Vec<i64> {
+    found(s, StateFilter::Open, text)
+}
+
+fn add_full(s: &mut dyn Store, title: &str, body: &str, params: &str) -> i64 {
+    s.add(&NewItem {
+        body: body.into(),
+        params: params.into(),
+        ..NewItem::titled(title)
+    })
+    .unwrap()
+    .id
+}
+
+fn search_ignores_case_and_accents_and_finds_parts_of_words(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let order = add(&mut *boss, "Pick & pack order #A-69529");
+    let nord = add(&mut *boss, "Invoice for Nordlicht GmbH");
+    let jose = add_full(&mut *boss, "Callback", "Customer José Álvarez called", "{}");
+    let muller = add(&mut *boss, "Frau MÜLLER wants a refund");
+    let _other = add(&mut *boss, "Printer on floor 3");
+    assert_eq!(open(&mut *boss, "69529"), [order]);
+    assert_eq!(open(&mut *boss, "nordl"), [nord]);
+    assert_eq!(open(&mut *boss, "NORDL"), [nord]);
+    assert_eq!(open(&mut *boss, "jose"), [jose]);
+    assert_eq!(open(&mut *boss, "JOSÉ alv"), [jose]);
+    assert_eq!(open(&mut *boss, "müller"), [muller]);
+    assert_eq!(open(&mut *boss, "muller"), [muller]);
+    assert_eq!(open(&mut *boss, "Müller"), [muller]);
+    assert!(open(&mut *boss, "zebra").is_empty());
+}
+
+fn every_word_must_match_in_any_order_and_field(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let both = add_full(
+        &mut *boss,
+        "Refund for Nordlicht",
+        "charged twice",
+        r#"{"customer": "Schröder"}"#,
+    );
+    let one = add(&mut *boss, "Refund for Sonnenschein");
+    assert_eq!(open(&mut *boss, "nordlicht refund"), [both]);
+    assert_eq!(
+        open(&mut *boss, "twice schroder"),
+        [both],
+        "body and params"
+    );
+    assert_eq!(open(&mut *boss, "refund"), [both, one]);
+    assert!(open(&mut *boss, "refund zebra").is_empty());
+    // Notes, result and error are searched too.
+    let mut alice = b.open("alice", 0);
+    let it = alice
+        .take_next(&TakeNext {
+            queue: None,
+            skip: vec![],
+        })
+        .unwrap();
+    assert_eq!(it.id, both);
+    alice
+        .save_notes(it.id, it.lock_token, "called Herr Øster")
+        .unwrap();
+    assert_eq!(open(&mut *boss, "oster"), [both]);
+    alice
+        .complete(it.id, it.lock_token, Some("credited 12,50 €"))
+        .unwrap();
+    assert!(open(&mut *boss, "credited").is_empty(), "done: not open");
+    assert_eq!(found(&mut *boss, StateFilter::Done, "credited"), [both]);
+    let it = alice.take_next(&TakeNext::default()).unwrap();
+    alice.fail(it.id, it.lock_token, "address unknown").unwrap();
+    assert_eq!(found(&mut *boss, StateFilter::Failed, "unknown"), [one]);
+}
+
+fn finished_items_are_found_with_their_state(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let done = add(&mut *boss, "Toner for printer 7");
+    let open_one = add(&mut *boss, "Printer 9 jams");
+    let it = boss.take(done).unwrap();
+    boss.complete(done, it.lock_token, None).unwrap();
+    assert_eq!(open(&mut *boss, "printer"), [open_one]);
+    assert_eq!(found(&mut *boss, StateFilter::Done, "printer"), [done]);
+    assert_eq!(
+        found(&mut *boss, StateFilter::All, "printer"),
+        [done, open_one]
+    );
+    let mut alice = b.open("alice", 0);
+    let held = alice.take(open_one).unwrap();
+    assert_eq!(found(&mut *boss, StateFilter::Locked, "jams"), [held.id]);
+    assert!(found(&mut *boss, StateFilter::Locked, "toner").is_empty());
+}
+
+/// What the search index holds, what it has not reached yet and what changed after it
+/// was indexed all answer alike (on PostgreSQL, which keeps no such index, trivially).
+fn search_is_the_same_indexed_or_not(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let a = add(&mut *boss, "Parcel to Kraków");
+    let c = add(&mut *boss, "Parcel to Gdańsk");
+    assert_eq!(open(&mut *boss, "krakow"), [a], "tail, not indexed yet");
+    let indexed = boss.index_search(1).unwrap();
+    assert!(indexed <= 1);
+    assert_eq!(open(&mut *boss, "krakow"), [a], "half indexed");
+    assert_eq!(open(&mut *boss, "gdansk"), [c], "half indexed");
+    while boss.index_search(100).unwrap() > 0 {}
+    assert_eq!(open(&mut *boss, "parcel"), [a, c], "all indexed");
+    // Changed after indexing: the old text no longer finds it, the new text does.
+    let it = boss.take(a).unwrap();
+    boss.save_notes(a, it.lock_token, "rerouted via Wrocław")
+        .unwrap();
+    assert_eq!(open(&mut *boss, "wroclaw"), [a]);
+    boss.complete(a, it.lock_token, Some("delivered")).unwrap();
+    assert!(open(&mut *boss, "krakow").is_empty());
+    assert_eq!(found(&mut *boss, StateFilter::Done, "delivered"), [a]);
+    while boss.index_search(100).unwrap() > 0 {}
+    assert_eq!(found(&mut *boss, StateFilter::Done, "wroclaw"), [a]);
+    assert_eq!(found(&mut *boss, StateFilter::All, "parcel"), [a, c]);
+    // Added after indexing: the tail.
+    let d = add(&mut *boss, "Parcel to Łódź");
+    assert_eq!(found(&mut *boss, StateFilter::All, "parcel"), [a, c, d]);
+    assert_eq!(open(&mut *boss, "lodz"), [d]);
+    assert_eq!(
+        boss.index_search(100).unwrap(),
+        usize::from(b.name() == "sqlite")
+    );
+    assert_eq!(boss.index_search(100).unwrap(), 0, "up to date");
+    assert_eq!(open(&mut *boss, "lodz"), [d]);
+    assert_eq!(boss.check().unwrap(), Vec::<String>::new());
+}
+
+fn counts_of_a_search_stop_past_the_cap(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let items: Vec<NewItem> = (0..COUNT_CAP + 50)
+        .map(|i| NewItem::titled(&format!("Widget order {i}")))
+        .collect();
+    boss.add_batch(&items).unwrap();
+    add(&mut *boss, "Gadget order");
+    for _ in 0..2 {
+        let f = search(StateFilter::Open, "widget");
+        assert_eq!(boss.count(&f).unwrap(), COUNT_CAP + 1, "1,000+");
+        let first = boss.list(&ListFilter { limit: 200, ..f }).unwrap();
+        assert_eq!(first.len(), 200);
+        assert_eq!(first[0].title, "Widget order 0", "take order");
+        assert_eq!(first[199].title, "Widget order 199");
+        let few = search(StateFilter::Open, "gadget");
+        assert_eq!(boss.count(&few).unwrap(), 1);
+        while boss.index_search(500).unwrap() > 0 {}
+    }
+}
+
+fn a_number_finds_the_item_with_that_id(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let ids: Vec<i64> = (0..13)
+        .map(|i| add(&mut *boss, &format!("Filler {i}")))
+        .collect();
+    assert_eq!(ids[0], 1, "a fresh database numbers from 1");
+    for _ in 0..2 {
+        // Id 12 is "Filler 11"; "Filler 12" (id 13) has 12 in its text.
+        assert_eq!(open(&mut *boss, "12"), [12, 13]);
+        assert_eq!(open(&mut *boss, "#12"), [12]);
+        assert_eq!(open(&mut *boss, "filler 12"), [13], "two words: no id");
+        while boss.index_search(100).unwrap() > 0 {}
+    }
+}
+
+fn search_text_is_data_not_syntax(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let pct = add(&mut *boss, "Discount 100% off_sale \"quoted\" a\\b");
+    let _plain = add(&mut *boss, "Discount 100 off sale");
+    for _ in 0..2 {
+        assert_eq!(open(&mut *boss, "100%"), [pct]);
+        assert_eq!(open(&mut *boss, "off_sale"), [pct]);
+        assert_eq!(open(&mut *boss, "\"quoted\""), [pct]);
+        assert_eq!(open(&mut *boss, "a\\b"), [pct]);
+        assert!(open(&mut *boss, "NEAR(discount").is_empty());
+        assert!(open(&mut *boss, "discount*").is_empty());
+        assert!(open(&mut *boss, "' OR 1=1 --").is_empty());
+        while boss.index_search(100).unwrap() > 0 {}
+    }
+}
+
+fn a_rare_word_beside_a_common_one_finds_exactly_both(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let items: Vec<NewItem> = (0..40)
+        .map(|i| NewItem::titled(&format!("Refund request {i}")))
+        .collect();
+    boss.add_batch(&items).unwrap();
+    let both = add(&mut *boss, "Refund for Frau Müller");
+    add(&mut *boss, "Address change for Müller");
+    for _ in 0..2 {
+        assert_eq!(open(&mut *boss, "refund müller"), [both]);
+        assert_eq!(open(&mut *boss, "MULLER refund"), [both]);
+        assert_eq!(open(&mut *boss, "refund müller zz"), Vec::<i64>::new());
+        assert_eq!(open(&mut *boss, "müller").len(), 2);
+        while boss.index_search(100).unwrap() > 0 {}
+    }
+}
