@@ -5,7 +5,9 @@
 //!
 //! Run all sections with `cargo bench --bench queue`, or some of them by name:
 //! `cargo bench --bench queue -- claim fairness`. Sections: `cycles`, `fairness`, `claim`,
-//! `enqueue`, `import`, `screen`, `pg`, `figures` (see `queue/figures.rs`). Sizes come from environment variables (see `Config`).
+//! `enqueue`, `import`, `screen`, `pg`, `figures` (see `queue/figures.rs`), `next`
+//! (complete-and-next against the two-transaction cycle, SQLite and PostgreSQL). Sizes
+//! come from environment variables (see `Config`).
 //!
 //! Section `pg` runs the claim+complete cycles against the PostgreSQL server named by
 //! `CASELOAD_TEST_PG` (skipped when unset): caseload's `PgStore` against a raw
@@ -515,6 +517,12 @@ enum Engine {
     Pg(Box<PgStore>),
     /// The raw `postgres`-crate baseline.
     PgRaw(Box<PgRaw>),
+    /// caseload's complete-and-next (SQLite or PostgreSQL): each complete takes the next
+    /// item in its own transaction, which the following `take_next` hands out.
+    Next {
+        store: Box<dyn Store>,
+        next: Option<Claimed>,
+    },
 }
 
 impl Engine {
@@ -540,6 +548,17 @@ impl Engine {
             )),
             "pgraw" => Engine::PgRaw(Box::new(PgRaw::open(pg_url_arg(path), user, false))),
             "pgrawn" => Engine::PgRaw(Box::new(PgRaw::open(pg_url_arg(path), user, true))),
+            "storenext" => Engine::Next {
+                store: Box::new(open_store(path, user)),
+                next: None,
+            },
+            "pgnext" => Engine::Next {
+                store: Box::new(
+                    PgStore::open(pg_url_arg(path), actor(user), &PgOptions::default())
+                        .expect("open PgStore"),
+                ),
+                next: None,
+            },
             _ => panic!("unknown engine {kind}"),
         }
     }
@@ -558,6 +577,14 @@ impl Engine {
                 Err(e) => Err(store_err(e)),
             },
             Engine::PgRaw(r) => r.take_next(),
+            Engine::Next { store, next } => match next.take() {
+                Some(c) => Ok(c),
+                None => match store.take_next(&TakeNext::default()) {
+                    Ok(item) => Ok(Claimed::Item(item.id, item.lock_token)),
+                    Err(StoreError::NothingToClaim(_)) => Ok(Claimed::Nothing),
+                    Err(e) => Err(store_err(e)),
+                },
+            },
         }
     }
 
@@ -567,6 +594,17 @@ impl Engine {
             Engine::Raw { conn, me, .. } => raw_complete(conn, me, id, token),
             Engine::Pg(s) => s.complete(id, token, None).map(|_| ()).map_err(store_err),
             Engine::PgRaw(r) => r.complete(id, token),
+            Engine::Next { store, next } => {
+                let done = store
+                    .complete_and_next(id, token, None, &TakeNext::default())
+                    .map_err(store_err)?;
+                *next = Some(match done.next {
+                    Ok(item) => Claimed::Item(item.id, item.lock_token),
+                    Err(StoreError::NothingToClaim(_)) => Claimed::Nothing,
+                    Err(e) => return Err(store_err(e)),
+                });
+                Ok(())
+            }
         }
     }
 
@@ -581,7 +619,9 @@ impl Engine {
                 })
                 .map(|_| ())
             }
-            Engine::Pg(_) | Engine::PgRaw(_) => unimplemented!("SQLite sections only"),
+            Engine::Pg(_) | Engine::PgRaw(_) | Engine::Next { .. } => {
+                unimplemented!("the enqueue sections run on the store and raw engines only")
+            }
         }
     }
 
@@ -628,7 +668,9 @@ impl Engine {
                     .unwrap();
                 (n, n_open as u64, all as u64)
             }
-            Engine::Pg(_) | Engine::PgRaw(_) => unimplemented!("SQLite sections only"),
+            Engine::Pg(_) | Engine::PgRaw(_) | Engine::Next { .. } => {
+                unimplemented!("the enqueue sections run on the store and raw engines only")
+            }
         }
     }
 }
@@ -1072,6 +1114,95 @@ fn sec_cycles(cfg: &Config, dir: &Path, rep: &mut Report) {
     }
 }
 
+/// Section 7: complete-and-next (one transaction per item) against the two-transaction cycle
+/// (complete, then take next), both through caseload's store, 1, 2, 4, 8 processes
+/// draining a fixed item count; SQLite, and PostgreSQL when `CASELOAD_TEST_PG` is set.
+fn sec_next(cfg: &Config, dir: &Path, rep: &mut Report) {
+    println!(
+        "\n== next: complete-and-next vs complete + take_next, {} items drained per run, \
+         median of {} runs ==",
+        cfg.cycle_items, cfg.cycle_runs
+    );
+    let template = dir.join("next-template.db");
+    fill(&template, cfg.cycle_items, cfg.cycle_items);
+    let pg = std::env::var("CASELOAD_TEST_PG")
+        .ok()
+        .filter(|u| !u.trim().is_empty());
+    let mut backends = vec![("SQLite", ["storenext", "store"])];
+    if pg.is_some() {
+        backends.push(("PostgreSQL", ["pgnext", "pgstore"]));
+    }
+    for (backend, engines) in backends {
+        for &p in &cfg.procs {
+            let mut rates: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+            let mut errs = [0u64; 2];
+            // Runs alternate between the two so that load from elsewhere hits both alike.
+            for _ in 0..cfg.cycle_runs {
+                for (k, engine) in engines.iter().enumerate() {
+                    let (rs, schema) = if let Some(base) = &pg
+                        && backend == "PostgreSQL"
+                    {
+                        let (schema, url) = pg_fresh_schema(base, cfg.cycle_items);
+                        (
+                            run_workers(engine, Path::new(&url), p, "drain", "0"),
+                            Some(schema),
+                        )
+                    } else {
+                        let db = dir.join(format!("next-{engine}-{p}.db"));
+                        for ext in ["-wal", "-shm"] {
+                            let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+                        }
+                        std::fs::copy(&template, &db).unwrap();
+                        (run_workers(engine, &db, p, "drain", "0"), None)
+                    };
+                    if let (Some(base), Some(schema)) = (&pg, schema) {
+                        pg_drop_schema(base, &schema);
+                    }
+                    let start = rs.iter().map(|r| r.start).min().unwrap();
+                    let end = rs.iter().map(|r| r.end).max().unwrap();
+                    let cycles: u64 = rs.iter().map(|r| r.cycles).sum();
+                    errs[k] += rs.iter().map(|r| r.busy + r.other).sum::<u64>();
+                    for r in rs.iter().filter(|r| !r.err.is_empty()) {
+                        println!("  {engine} error: {}", r.err);
+                    }
+                    assert_eq!(
+                        cycles as usize, cfg.cycle_items,
+                        "{engine}: not all drained"
+                    );
+                    rates[k].push(cycles as f64 / ((end - start) as f64 / 1e6));
+                }
+            }
+            println!(
+                "  {backend}, {p} process(es): complete-and-next runs {:.0?}, two transactions \
+                 runs {:.0?} cycles/s; load average {}",
+                rates[0],
+                rates[1],
+                loadavg()
+            );
+            let median = |v: &mut Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            let rate = [median(&mut rates[0]), median(&mut rates[1])];
+            let ratio = rate[0] / rate[1];
+            let (target, met) = match (backend, p) {
+                ("SQLite", 1) => ("≥1.5×", yes(ratio >= 1.5 && errs[0] == 0)),
+                ("SQLite", 8) => ("≥1.3×", yes(ratio >= 1.3 && errs[0] == 0)),
+                _ => ("(reported)", "-".to_string()),
+            };
+            rep.add(
+                "7 next",
+                format!("{backend} cycles/s, {p} process(es): next vs two txns"),
+                format!("{:.0}", rate[0]),
+                format!("{:.0}", rate[1]),
+                format!("{ratio:.2}"),
+                target,
+                met,
+            );
+        }
+    }
+}
+
 /// 2. 8 processes claiming flat out: latency tail, fairness, busy errors.
 fn sec_fairness(cfg: &Config, dir: &Path, rep: &mut Report) {
     let p = cfg.flat_procs;
@@ -1395,6 +1526,7 @@ fn sec_import(cfg: &Config, dir: &Path, rep: &mut Report) {
                     &csv,
                     caseload::import::Format::Csv,
                     "default",
+                    true,
                     &mut clock,
                 )
                 .unwrap_or_else(|e| panic!("import: {e:?}"));
@@ -1425,7 +1557,9 @@ fn sec_import(cfg: &Config, dir: &Path, rep: &mut Report) {
                 }
                 (created, worst)
             }
-            Engine::Pg(_) | Engine::PgRaw(_) => unreachable!("SQLite engines only"),
+            Engine::Pg(_) | Engine::PgRaw(_) | Engine::Next { .. } => {
+                unreachable!("SQLite engines only")
+            }
         };
         let total = t.elapsed();
         claimer.stdin.write_all(b"STOP\n").unwrap();
@@ -1916,7 +2050,7 @@ fn drop_db(db: &Path) {
 
 type Section = fn(&Config, &Path, &mut Report);
 
-const SECTIONS: [(&str, Section); 9] = [
+const SECTIONS: [(&str, Section); 10] = [
     ("cycles", sec_cycles),
     ("fairness", sec_fairness),
     ("claim", sec_claim),
@@ -1926,6 +2060,7 @@ const SECTIONS: [(&str, Section); 9] = [
     ("screen", sec_screen),
     ("pg", sec_pg),
     ("figures", figures::sec_figures),
+    ("next", sec_next),
 ];
 
 fn main() {

@@ -39,6 +39,10 @@ pub struct Cli {
     /// locking is unreliable there (also CASELOAD_ALLOW_NETWORK_FS=1; default: refuse).
     #[arg(long, global = true, help_heading = GLOBAL)]
     pub allow_network_fs: bool,
+    /// Create the database file when it does not exist (default: only `init` and `demo`
+    /// create one; anything else refuses a missing file, so a mistyped --db is an error).
+    #[arg(long, global = true, help_heading = GLOBAL)]
+    pub create: bool,
     /// In the TUI: no bell or desktop notice when work arrives, for this run (the status
     /// line still says it; default: `notify` in the config file, else bell).
     #[arg(long)]
@@ -294,9 +298,13 @@ pub struct AddArgs {
     /// Title shown in lists (required; at most 1000 characters).
     #[arg(long)]
     pub title: String,
-    /// Queue to add to (default: `default`; a new queue is created on first use).
+    /// Queue to add to; it must exist (default: `default`).
     #[arg(long)]
     pub queue: Option<String>,
+    /// Create the queue when it does not exist yet (default: an unknown queue is refused,
+    /// naming the closest known one).
+    #[arg(long)]
+    pub create_queue: bool,
     /// Body text, shown in the item's detail (default: empty; at most 1 MiB).
     #[arg(
         long,
@@ -339,6 +347,10 @@ pub struct ImportArgs {
     /// Queue for rows that name none (default: `default`).
     #[arg(long)]
     pub queue: Option<String>,
+    /// Create the queues rows name that do not exist yet (default: the import is refused,
+    /// naming them).
+    #[arg(long)]
+    pub create_queue: bool,
 }
 
 #[derive(Debug, Args)]
@@ -419,6 +431,18 @@ pub enum QueueCommand {
         /// Create the queue if it does not exist yet.
         #[arg(long)]
         create: bool,
+    },
+    /// Supervisor: rename a queue; its items (and their locks) move with it.
+    Rename {
+        /// The queue's current name.
+        name: String,
+        /// The new name (must not exist yet).
+        to: String,
+    },
+    /// Supervisor: delete a queue that holds no items at all.
+    Delete {
+        /// The queue's name.
+        name: String,
     },
     /// List queues and their settings.
     List {

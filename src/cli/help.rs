@@ -105,6 +105,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "take the next helpdesk item",
             ),
             (
+                "caseload claim --create --db new.db",
+                "--create: make the file if it is missing (else only init does)",
+            ),
+            (
                 "caseload claim --id 42 --json",
                 "take #42; the JSON has its lock_token",
             ),
@@ -275,6 +279,20 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "a new queue, closed for now",
             ),
         ],
+    ),
+    (
+        "queue rename",
+        &[(
+            "caseload queue rename helpdsk helpdesk",
+            "fix a mistyped queue name; its items move with it",
+        )],
+    ),
+    (
+        "queue delete",
+        &[(
+            "caseload queue delete returns",
+            "remove a queue that holds no items",
+        )],
     ),
     (
         "queue list",

@@ -56,6 +56,8 @@ pub struct Invocation {
     pub config: crate::config::Config,
     pub actor: Actor,
     pub allow_network_fs: bool,
+    /// `--create`: a missing database file may be created.
+    pub create: bool,
 }
 
 /// Resolves user and database from flags and environment.
@@ -74,6 +76,7 @@ pub fn context(cli: &Cli) -> Result<Invocation, Failure> {
         config,
         actor,
         allow_network_fs: cli.allow_network_fs,
+        create: cli.create,
     })
 }
 
@@ -85,7 +88,9 @@ pub fn open_store(ctx: &Invocation, init: bool) -> Result<Box<dyn Store>, Failur
                 allow_network_fs: ctx.allow_network_fs,
                 allow_empty: init,
                 create_dirs: ctx.source == Source::Default,
-                must_exist: false,
+                // Only init (and demo, its own way) or an explicit --create make a file:
+                // a mistyped --db is an error, not a new empty database.
+                must_exist: !init && !ctx.create,
             };
             let store = SqliteStore::open(path, ctx.actor.clone(), &opts)
                 .with_context(|| path.display().to_string())?;

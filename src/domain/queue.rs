@@ -135,6 +135,44 @@ impl QueueUpdate {
 }
 
 /// Checks a queue name.
+/// The known queue a mistyped `name` most likely meant: the same name in another case, or
+/// one within two edits (`helpdsk` → `helpdesk`), or one it starts (`help` → `helpdesk`);
+/// `None` when nothing is that close.
+pub fn closest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    let limit = if name.chars().count() <= 3 { 1 } else { 2 };
+    known
+        .iter()
+        .filter_map(|k| {
+            let kl = k.to_lowercase();
+            let d = if kl == lower {
+                0
+            } else if kl.starts_with(&lower) && lower.chars().count() >= 3 {
+                1
+            } else {
+                edit_distance(&lower, &kl)
+            };
+            (d <= limit).then_some((d, k.as_str()))
+        })
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 pub fn validate_queue_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("queue name is empty".into());
@@ -161,6 +199,19 @@ pub fn validate_queue_name(name: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mistyped_queue_name_finds_the_one_meant() {
+        let known: Vec<String> = ["helpdesk", "verification", "fulfilment"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(closest("helpdsk", &known), Some("helpdesk"));
+        assert_eq!(closest("HelpDesk", &known), Some("helpdesk"));
+        assert_eq!(closest("verfication", &known), Some("verification"));
+        assert_eq!(closest("help", &known), Some("helpdesk"));
+        assert_eq!(closest("billing", &known), None);
+        assert_eq!(closest("x", &known), None);
+    }
 
     #[test]
     fn updates_are_validated_against_the_result() {

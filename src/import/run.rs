@@ -13,6 +13,7 @@ use super::{
     derived_key,
 };
 use crate::domain::NewItem;
+use crate::store::ops::DEFAULT_QUEUE;
 use crate::store::{Added, Store, StoreError};
 
 /// How an import is going, for a progress bar.
@@ -59,6 +60,10 @@ pub enum ImportError {
     Changed { what: String, written: u64 },
     /// The database refused or failed; `written` rows were added before.
     Store { error: StoreError, written: u64 },
+    /// Rows name queues that do not exist (and creating them was not asked for): the first
+    /// as an `UnknownQueue` (naming the closest known one), and how many more; nothing
+    /// was written.
+    UnknownQueues { first: StoreError, more: usize },
 }
 
 /// What identifies the file's content between the passes.
@@ -99,11 +104,41 @@ pub fn import(
     path: &Path,
     format: Format,
     default_queue: &str,
+    create_queues: bool,
     progress: &mut dyn Progress,
 ) -> Result<Summary, ImportError> {
     let file = File::open(path).map_err(ImportError::Read)?;
+    if !file.metadata().map_err(ImportError::Read)?.is_file() {
+        // A pipe or a device cannot be read twice.
+        return Err(ImportError::Read(std::io::Error::other(
+            "not a regular file: import reads the file twice (save it to a file first)",
+        )));
+    }
     let stamp = Stamp::of(&file).map_err(ImportError::Read)?;
     let checked = check(&file, stamp.len, format, default_queue, progress)?;
+    if !create_queues {
+        // All rows or none: every queue named is known before the first batch is written.
+        let known: Vec<String> = store
+            .queues()
+            .map_err(|error| ImportError::Store { error, written: 0 })?
+            .into_iter()
+            .map(|q| q.name)
+            .collect();
+        let unknown: Vec<&String> = checked
+            .queues
+            .iter()
+            .filter(|q| q.as_str() != DEFAULT_QUEUE && !known.contains(q))
+            .collect();
+        if let Some(first) = unknown.first() {
+            return Err(ImportError::UnknownQueues {
+                first: StoreError::UnknownQueue {
+                    name: first.to_string(),
+                    known,
+                },
+                more: unknown.len() - 1,
+            });
+        }
+    }
     write(
         store,
         &file,
@@ -123,6 +158,8 @@ struct Checked {
     checkpoints: Vec<u128>,
     last: u128,
     file_id: String,
+    /// The queues the rows name.
+    queues: std::collections::BTreeSet<String>,
 }
 
 fn check(
@@ -150,6 +187,7 @@ fn check(
     let mut errors = Vec::new();
     let mut chain = Fnv128::default();
     let mut checkpoints = Vec::new();
+    let mut queues = std::collections::BTreeSet::new();
     let mut note = |e: LineError, bad: &mut u64| {
         *bad += 1;
         if errors.len() < MAX_REPORTED {
@@ -159,6 +197,9 @@ fn check(
     loop {
         match rows.next_row() {
             Ok(Some(Parsed::Item(r))) => {
+                if !queues.contains(&r.item.queue) {
+                    queues.insert(r.item.queue.clone());
+                }
                 chain.row(&r);
                 n += 1;
                 if n.is_multiple_of(MIN_BATCH as u64) {
@@ -189,6 +230,7 @@ fn check(
         checkpoints,
         last: chain.value(),
         file_id: seen.finish(),
+        queues,
     })
 }
 

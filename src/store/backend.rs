@@ -101,7 +101,9 @@ impl<B: Backend> Store for B {
 
     fn add(&mut self, item: &NewItem) -> Result<Added> {
         item.validate().map_err(invalid)?;
-        let added = write(self, |tx| ops::add_items(tx, std::slice::from_ref(item)))?;
+        let added = write(self, |tx| {
+            ops::add_items(tx, std::slice::from_ref(item), true)
+        })?;
         added
             .into_iter()
             .next()
@@ -117,7 +119,23 @@ impl<B: Backend> Store for B {
         for it in items {
             it.validate().map_err(invalid)?;
         }
-        write(self, |tx| ops::add_items(tx, items))
+        write(self, |tx| ops::add_items(tx, items, true))
+    }
+
+    fn add_items(&mut self, items: &[NewItem], create_queues: bool) -> Result<Vec<Added>> {
+        for it in items {
+            it.validate().map_err(invalid)?;
+        }
+        write(self, |tx| ops::add_items(tx, items, create_queues))
+    }
+
+    fn rename_queue(&mut self, from: &str, to: &str) -> Result<u64> {
+        validate_queue_name(to).map_err(|m| StoreError::Invalid(format!("new name: {m}")))?;
+        write(self, |tx| ops::rename_queue(tx, from, to))
+    }
+
+    fn delete_queue(&mut self, name: &str) -> Result<()> {
+        write(self, |tx| ops::delete_queue(tx, name))
     }
 
     fn take_next(&mut self, opts: &TakeNext) -> Result<Item> {

@@ -22,7 +22,7 @@ pub mod exit {
 pub enum StoreError {
     #[error("item #{0} does not exist")]
     NotFound(i64),
-    #[error("unknown queue '{name}'{}", known_list(.known))]
+    #[error("unknown queue '{name}'{}", known_list(.name, .known))]
     UnknownQueue { name: String, known: Vec<String> },
     #[error("{0}")]
     Invalid(String),
@@ -81,9 +81,11 @@ pub enum StoreError {
     OutcomeUnknown(String),
 }
 
-fn known_list(known: &[String]) -> String {
+fn known_list(name: &str, known: &[String]) -> String {
     if known.is_empty() {
         " (there are no queues yet)".to_string()
+    } else if let Some(meant) = crate::domain::queue::closest(name, known) {
+        format!(" — did you mean {meant}? (known: {})", known.join(", "))
     } else {
         format!(" (known: {})", known.join(", "))
     }

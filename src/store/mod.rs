@@ -229,6 +229,14 @@ pub trait Store: Send {
         update: &QueueUpdate,
         create: bool,
     ) -> Result<QueueSettings>;
+    /// Supervisor: renames a queue, moving its settings and items (locks stay held);
+    /// returns how many items moved.
+    fn rename_queue(&mut self, from: &str, to: &str) -> Result<u64>;
+    /// Supervisor: deletes a queue that holds no items at all.
+    fn delete_queue(&mut self, name: &str) -> Result<()>;
+    /// Adds items in one transaction, like [`Store::add_batch`]; a queue not known yet is
+    /// created when `create_queues`, else the whole batch is refused (`UnknownQueue`).
+    fn add_items(&mut self, items: &[NewItem], create_queues: bool) -> Result<Vec<Added>>;
     /// Supervisor: sets a user's role (audited: who, real identity, old and new role).
     fn set_role(&mut self, user: &str, role: Role) -> Result<()>;
     /// Supervisor: binds the user name `user` to a login (OS login on SQLite, database

@@ -61,7 +61,7 @@ fn an_empty_file_is_refused_except_by_init() {
 
 #[test]
 fn a_truncated_file() {
-    let env = Env::new();
+    let env = Env::init("p");
     for i in 0..200 {
         env.ok(
             "p",
@@ -106,7 +106,7 @@ fn a_truncated_file() {
 
 #[test]
 fn a_read_only_database_can_be_browsed_but_not_written() {
-    let env = Env::new();
+    let env = Env::init("producer");
     let id = env.add("a");
     env.ok("x", &["check"]);
     let before = env.fingerprint();
@@ -124,7 +124,7 @@ fn a_read_only_database_can_be_browsed_but_not_written() {
 
 #[test]
 fn a_database_from_a_newer_caseload() {
-    let env = Env::new();
+    let env = Env::init("producer");
     env.add("a");
     let conn = rusqlite::Connection::open(&env.db).unwrap();
     conn.execute_batch("PRAGMA user_version = 99").unwrap();
@@ -140,7 +140,7 @@ fn a_database_from_a_newer_caseload() {
 
 #[test]
 fn params_that_are_not_json_and_other_bad_fields() {
-    let env = Env::new();
+    let env = Env::init("producer");
     env.add("a");
     let before = env.fingerprint();
     let err = env.fails("a", &["add", "--title", "x", "--params", "{oops"], 1);
@@ -165,7 +165,7 @@ fn params_that_are_not_json_and_other_bad_fields() {
 
 #[test]
 fn unknown_ids_tokens_and_queues() {
-    let env = Env::new();
+    let env = Env::init("producer");
     let id = env.add("a");
     env.claim("alice", &[]);
     let before = env.fingerprint();
@@ -199,7 +199,7 @@ fn import_fails(env: &Env, name: &str, content: &[u8], expect: &[&str]) {
 
 #[test]
 fn bad_import_files_import_nothing_and_name_every_bad_line() {
-    let env = Env::new();
+    let env = Env::init("producer");
     env.add("existing");
     import_fails(
         &env,
@@ -256,7 +256,7 @@ fn bad_import_files_import_nothing_and_name_every_bad_line() {
 
 #[test]
 fn bom_and_crlf_simply_work() {
-    let env = Env::new();
+    let env = Env::init("p");
     let path = env.dir.path().join("excel.csv");
     std::fs::write(
         &path,
@@ -272,7 +272,7 @@ fn bom_and_crlf_simply_work() {
 
 #[test]
 fn hostile_text_never_reaches_the_terminal() {
-    let env = Env::new();
+    let env = Env::init("p");
     let evil =
         "Hi\u{1b}[2J\u{1b}]0;pwned\u{7}\u{1b}]52;c;ZXZpbA==\u{7}\u{9b}31m\r\u{202e}gnp.exe\u{200b}";
     let id: i64 = env
@@ -306,7 +306,18 @@ fn hostile_text_never_reaches_the_terminal() {
     // JSON keeps the data exactly (escaped), so scripts lose nothing.
     let v = env.show(id);
     assert_eq!(v["title"], evil);
-    let err = env.fails("p", &["add", "--title", "x", "--queue", "q\u{1b}[1m"], 1);
+    let err = env.fails(
+        "p",
+        &[
+            "add",
+            "--title",
+            "x",
+            "--queue",
+            "q\u{1b}[1m",
+            "--create-queue",
+        ],
+        1,
+    );
     assert!(err.contains("control characters") && !bad(&err), "{err:?}");
     // Errors that quote data are sanitized too.
     let out = env.run("x", &["list", "--queue", "\u{1b}[2Jnope"]);

@@ -30,7 +30,7 @@ fn help_and_version_exit_zero_and_usage_errors_exit_two() {
 
 #[test]
 fn add_prints_an_id_and_a_known_request_id_gives_the_same_id() {
-    let env = Env::new();
+    let env = Env::init("producer");
     let a = env.ok(
         "producer",
         &["add", "--title", "Reset password", "--request-id", "r-1"],
@@ -51,7 +51,7 @@ fn add_prints_an_id_and_a_known_request_id_gives_the_same_id() {
 
 #[test]
 fn add_takes_every_field() {
-    let env = Env::new();
+    let env = Env::init("producer");
     let id = env.ok(
         "producer",
         &[
@@ -68,6 +68,7 @@ fn add_takes_every_field() {
             "-3",
             "--due",
             "2026-12-01T17:00:00+01:00",
+            "--create-queue",
         ],
     );
     let v = env.show(id.trim().parse().unwrap());
@@ -82,12 +83,19 @@ fn add_takes_every_field() {
 
 #[test]
 fn list_shows_open_items_in_take_order_with_filters() {
-    let env = Env::new();
+    let env = Env::init("p");
     env.ok("p", &["add", "--title", "low", "--priority", "0"]);
     env.ok("p", &["add", "--title", "high", "--priority", "5"]);
     env.ok(
         "p",
-        &["add", "--title", "other queue", "--queue", "billing"],
+        &[
+            "add",
+            "--title",
+            "other queue",
+            "--queue",
+            "billing",
+            "--create-queue",
+        ],
     );
     let list: Value = serde_json::from_str(&env.ok("p", &["list", "--json"])).unwrap();
     let titles: Vec<&str> = list
@@ -128,7 +136,7 @@ fn list_shows_open_items_in_take_order_with_filters() {
 
 #[test]
 fn show_prints_the_item_and_its_history() {
-    let env = Env::new();
+    let env = Env::init("producer");
     let id = env.add("Printer on fire");
     let (_, token) = env.claim("alice", &[]);
     env.ok(
@@ -154,7 +162,7 @@ fn show_prints_the_item_and_its_history() {
 
 #[test]
 fn claim_takes_next_and_says_who_holds_a_taken_item() {
-    let env = Env::new();
+    let env = Env::init("producer");
     let first = env.add("first");
     let second = env.add("second");
     let (id, token) = env.claim("alice", &[]);
@@ -176,13 +184,25 @@ fn claim_takes_next_and_says_who_holds_a_taken_item() {
 
 #[test]
 fn claim_by_queue() {
-    let env = Env::new();
+    let env = Env::init("p");
     env.ok(
         "p",
-        &["add", "--title", "a", "--queue", "one", "--priority", "9"],
+        &[
+            "add",
+            "--title",
+            "a",
+            "--queue",
+            "one",
+            "--priority",
+            "9",
+            "--create-queue",
+        ],
     );
     let b: i64 = env
-        .ok("p", &["add", "--title", "b", "--queue", "two"])
+        .ok(
+            "p",
+            &["add", "--title", "b", "--queue", "two", "--create-queue"],
+        )
         .trim()
         .parse()
         .unwrap();
@@ -198,7 +218,7 @@ fn claim_by_queue() {
 
 #[test]
 fn holder_commands_with_and_without_token() {
-    let env = Env::new();
+    let env = Env::init("producer");
     let a = env.add("a");
     let (_, token) = env.claim("alice", &[]);
     let out = env.ok("alice", &["renew", &a.to_string()]);
@@ -424,7 +444,7 @@ fn user_roles() {
 
 #[test]
 fn stats_in_text_and_json() {
-    let env = Env::new();
+    let env = Env::init("producer");
     env.add("a");
     env.add("b");
     let (id, _) = env.claim("alice", &[]);
@@ -456,7 +476,7 @@ fn stats_in_text_and_json() {
 
 #[test]
 fn export_csv_and_jsonl() {
-    let env = Env::new();
+    let env = Env::init("p");
     env.ok(
         "p",
         &[
@@ -490,7 +510,7 @@ fn export_csv_and_jsonl() {
 
 #[test]
 fn check_passes_on_a_healthy_database() {
-    let env = Env::new();
+    let env = Env::init("producer");
     env.add("a");
     env.claim("alice", &[]);
     assert_eq!(env.ok("x", &["check"]).trim(), "ok");
@@ -498,7 +518,7 @@ fn check_passes_on_a_healthy_database() {
 
 #[test]
 fn backup_writes_a_consistent_copy() {
-    let env = Env::new();
+    let env = Env::init("producer");
     env.add("a");
     env.add("b");
     env.claim("alice", &[]);
@@ -515,16 +535,36 @@ fn backup_writes_a_consistent_copy() {
 
 #[test]
 fn import_csv_and_jsonl_all_or_nothing_and_idempotent() {
-    let env = Env::new();
+    let env = Env::init("p");
     let csv_path = env.dir.path().join("items.csv");
     std::fs::write(
         &csv_path,
         "title,queue,priority,params\nOne,q,1,\"{\"\"a\"\":1}\"\nTwo,q,2,\nThree,,0,\n",
     )
     .unwrap();
-    let out = env.ok(
+    // Queues that do not exist are refused, all of them named, nothing imported.
+    let before = env.fingerprint();
+    let err = env.fails(
         "p",
         &["import", csv_path.to_str().unwrap(), "--queue", "fallback"],
+        1,
+    );
+    assert!(
+        err.contains("nothing imported: unknown queue 'fallback'")
+            && err.contains("and 1 more unknown queue")
+            && err.contains("--create-queue"),
+        "{err}"
+    );
+    assert_eq!(env.fingerprint(), before);
+    let out = env.ok(
+        "p",
+        &[
+            "import",
+            csv_path.to_str().unwrap(),
+            "--queue",
+            "fallback",
+            "--create-queue",
+        ],
     );
     assert!(out.contains("Imported 3 new item(s)"), "{out}");
     let again = env.ok(
@@ -660,7 +700,7 @@ fn database_location_comes_from_flag_env_config_then_default() {
 
 #[test]
 fn a_closed_pipe_is_not_an_error() {
-    let env = Env::new();
+    let env = Env::init("p");
     for i in 0..300 {
         env.ok("p", &["add", "--title", &format!("item {i}")]);
     }
@@ -691,10 +731,27 @@ fn bulk_unlock_of_expired_locks_by_holder() {
     for i in 0..3 {
         env.ok(
             "p",
-            &["add", "--title", &format!("fast {i}"), "--queue", "fast"],
+            &[
+                "add",
+                "--title",
+                &format!("fast {i}"),
+                "--queue",
+                "fast",
+                "--create-queue",
+            ],
         );
     }
-    env.ok("p", &["add", "--title", "slow", "--queue", "slow"]);
+    env.ok(
+        "p",
+        &[
+            "add",
+            "--title",
+            "slow",
+            "--queue",
+            "slow",
+            "--create-queue",
+        ],
+    );
     env.claim("bob", &["--queue", "fast"]);
     env.claim("bob", &["--queue", "fast"]);
     env.claim("bob", &["--queue", "slow"]);
@@ -743,7 +800,7 @@ fn bulk_unlock_of_expired_locks_by_holder() {
 
 #[test]
 fn history_of_a_user() {
-    let env = Env::new();
+    let env = Env::init("producer");
     let a = env.add("a");
     env.add("b");
     env.claim("alice", &[]);
@@ -776,7 +833,7 @@ fn history_of_a_user() {
 fn a_retried_complete_is_acknowledged_not_refused() {
     // The first `complete` was applied but its answer never reached the caller (a killed
     // terminal, a dropped connection); the caller runs the very same command again.
-    let env = Env::new();
+    let env = Env::init("producer");
     let a = env.add("a");
     let (_, token) = env.claim("alice", &[]);
     let t = token.to_string();

@@ -31,7 +31,7 @@ fn no_panic(out: &std::process::Output) {
 
 #[test]
 fn take_next_passes_over_an_unreadable_first_item() {
-    let env = Env::new();
+    let env = Env::init("producer");
     let bad = env.add("first in take order");
     let good = env.add("second");
     spoil(&env, bad, "title");
@@ -48,7 +48,7 @@ fn take_next_passes_over_an_unreadable_first_item() {
 
 #[test]
 fn listings_mark_an_unreadable_row_and_show_names_the_column() {
-    let env = Env::new();
+    let env = Env::init("producer");
     let bad = env.add("spoiled later");
     env.add("fine");
     spoil(&env, bad, "body");
@@ -74,7 +74,7 @@ fn listings_mark_an_unreadable_row_and_show_names_the_column() {
 
 #[test]
 fn export_writes_every_readable_row_and_reports_the_rest() {
-    let env = Env::new();
+    let env = Env::init("producer");
     let ids: Vec<i64> = (0..4).map(|i| env.add(&format!("item {i}"))).collect();
     spoil(&env, ids[1], "notes");
     for format in ["csv", "jsonl"] {
@@ -102,7 +102,7 @@ fn export_writes_every_readable_row_and_reports_the_rest() {
 
 #[test]
 fn check_names_unreadable_rows() {
-    let env = Env::new();
+    let env = Env::init("producer");
     let id = env.add("x");
     spoil(&env, id, "title");
     let out = env.run("alice", &["check"]);
@@ -161,7 +161,7 @@ impl Rng {
 
 #[test]
 fn check_always_finishes_on_random_page_corruption() {
-    let env = Env::new();
+    let env = Env::init("producer");
     // A small database with every table used: items with bodies and notes, locks, events,
     // finished items, two queues.
     for i in 0..40 {
@@ -177,6 +177,7 @@ fn check_always_finishes_on_random_page_corruption() {
                 q,
                 "--body",
                 &body,
+                "--create-queue",
             ],
         );
     }

@@ -87,6 +87,7 @@ fn roomy_env() -> (Env, Option<support::fault::Mount>) {
 #[test]
 fn a_healthy_file_passes_every_check() {
     let (env, _mnt) = roomy_env();
+    env.ok("producer", &["init"]);
     env.add("one");
     let out = doctor(&env, &[], 0o002);
     let all = lines(&out);
@@ -164,6 +165,7 @@ fn an_old_schema_and_a_damaged_page_are_found() {
         text.push_str(&format!("row {i},{}\n", "x".repeat(300)));
     }
     std::fs::write(&csv, text).unwrap();
+    env.ok("p", &["init"]);
     env.ok("p", &["import", csv.to_str().unwrap()]);
     let conn = rusqlite::Connection::open(&env.db).unwrap();
     conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -203,6 +205,7 @@ fn permission_and_space_problems_each_get_a_fix() {
     std::os::unix::fs::chown(&dir, None, Some(users.gid())).unwrap();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o775)).unwrap();
     env.db = dir.join("q.db");
+    env.ok("producer", &["init"]);
     env.add("one");
     std::fs::set_permissions(&env.db, std::fs::Permissions::from_mode(0o660)).unwrap();
     env.ok("x", &["list"]);

@@ -34,7 +34,7 @@ fn items(env: &Env) -> Vec<Value> {
 
 #[test]
 fn the_same_file_twice_gives_each_row_once_and_says_why() {
-    let env = Env::new();
+    let env = Env::init("p");
     // Identical rows stay distinct rows (they are on different lines).
     let a = write(
         &env,
@@ -60,15 +60,28 @@ fn the_same_file_twice_gives_each_row_once_and_says_why() {
     assert!(env.ok("p", &["import", &copy]).contains("Imported 0 new"));
     // The same file into another default queue is another import.
     assert!(
-        env.ok("p", &["import", &a, "--queue", "other"])
+        env.ok("p", &["import", &a, "--queue", "other", "--create-queue"])
             .contains("Imported 2 new item(s)")
     );
     assert_eq!(count(&env), 5);
 }
 
 #[test]
-fn a_row_of_another_file_is_never_taken_for_an_earlier_one() {
+fn a_pipe_or_device_is_refused_before_anything_is_read() {
     let env = Env::new();
+    env.ok("p", &["init"]);
+    let before = env.fingerprint();
+    let err = env.fails("p", &["import", "/dev/null"], 1);
+    assert!(
+        err.contains("/dev/null") && err.contains("not a regular file"),
+        "{err}"
+    );
+    assert_eq!(before, env.fingerprint());
+}
+
+#[test]
+fn a_row_of_another_file_is_never_taken_for_an_earlier_one() {
+    let env = Env::init("p");
     let monday = write(&env, "monday.csv", "title\nCheck the backup ran\n");
     env.ok("p", &["import", &monday]);
     let (id, _) = env.claim("alice", &[]);
@@ -171,8 +184,15 @@ fn import_while_changing(change: fn(&std::path::Path)) -> (ImportError, i64) {
         change,
         done: false,
     };
-    let err = import::import(&mut *store, &path, Format::Csv, "default", &mut progress)
-        .expect_err("the change is noticed");
+    let err = import::import(
+        &mut *store,
+        &path,
+        Format::Csv,
+        "default",
+        true,
+        &mut progress,
+    )
+    .expect_err("the change is noticed");
     let n = store.count(&Default::default()).unwrap() as i64;
     (err, n)
 }
@@ -253,6 +273,7 @@ fn round_trip(src: &Env, dsts: [&Env; 2]) {
                 "{\"n\": 1, \"s\": \"=x\"}",
                 "--due",
                 "2026-12-01T17:00:00Z",
+                "--create-queue",
             ],
         );
     }
@@ -277,7 +298,7 @@ fn round_trip(src: &Env, dsts: [&Env; 2]) {
         let exported = src.ok("x", &["export", "--format", format]);
         let path = src.dir.path().join(format!("out.{format}"));
         std::fs::write(&path, &exported).unwrap();
-        let out = dst.ok("p", &["import", path.to_str().unwrap()]);
+        let out = dst.ok("p", &["import", path.to_str().unwrap(), "--create-queue"]);
         assert!(
             out.contains(&format!("Imported {} new item(s)", want.len()))
                 && out.contains("left out 1 finished row(s)"),
@@ -295,8 +316,8 @@ fn round_trip(src: &Env, dsts: [&Env; 2]) {
 
 #[test]
 fn export_then_import_round_trips_on_sqlite() {
-    let src = Env::new();
-    round_trip(&src, [&Env::new(), &Env::new()]);
+    let src = Env::init("p");
+    round_trip(&src, [&Env::init("p"), &Env::init("p")]);
 }
 
 #[test]
@@ -317,7 +338,7 @@ fn export_then_import_round_trips_on_postgres() {
 
 #[test]
 fn csv_export_neutralizes_formulas_unless_raw() {
-    let env = Env::new();
+    let env = Env::init("p");
     env.ok(
         "p",
         &["add", "--title", "=cmd|' /C calc'!A0", "--body", "@x"],
@@ -351,9 +372,15 @@ fn csv_export_neutralizes_formulas_unless_raw() {
 
 #[test]
 fn export_filters_and_the_audit_trail() {
-    let env = Env::new();
-    let a = env.ok("p", &["add", "--title", "in a", "--queue", "a"]);
-    env.ok("p", &["add", "--title", "in b", "--queue", "b"]);
+    let env = Env::init("p");
+    let a = env.ok(
+        "p",
+        &["add", "--title", "in a", "--queue", "a", "--create-queue"],
+    );
+    env.ok(
+        "p",
+        &["add", "--title", "in b", "--queue", "b", "--create-queue"],
+    );
     let (id, _) = env.claim("alice", &["--queue", "a"]);
     assert_eq!(id.to_string(), a.trim());
     env.ok("alice", &["complete", &id.to_string(), "--result", "=ok"]);
@@ -409,7 +436,7 @@ fn export_filters_and_the_audit_trail() {
 
 #[test]
 fn add_takes_a_long_body_from_a_file_or_stdin() {
-    let env = Env::new();
+    let env = Env::init("p");
     let body = "é".repeat(512 * 1024); // 1 MiB exactly
     let path = write(&env, "body.txt", &body);
     let id = env.ok("p", &["add", "--title", "from file", "--body-file", &path]);
@@ -459,7 +486,7 @@ fn add_takes_a_long_body_from_a_file_or_stdin() {
 
 #[test]
 fn list_says_when_it_stops_short_and_limit_0_lists_all() {
-    let env = Env::new();
+    let env = Env::init("p");
     let mut text = String::from("title\n");
     for i in 0..1234 {
         text.push_str(&format!("item {i}\n"));

@@ -17,7 +17,7 @@ fn run_tz(env: &Env, tz: &str, user: &str, args: &[&str]) -> String {
 
 #[test]
 fn text_output_is_local_time_and_json_stays_utc() {
-    let env = Env::new();
+    let env = Env::init("producer");
     let id = env.ok(
         "producer",
         &[
@@ -78,7 +78,7 @@ fn midnight_at(offset_hours: i32) -> i64 {
 fn history_today_starts_at_local_midnight_of_tz() {
     // POSIX zone names count the other way: Etc/GMT-14 is UTC+14.
     for (tz, offset) in [("Etc/GMT-14", 14), ("UTC", 0), ("Etc/GMT+12", -12)] {
-        let env = Env::new();
+        let env = Env::init("producer");
         let before = env.add("Late yesterday");
         let after = env.add("Early today");
         env.ok("alice", &["claim", "--id", &before.to_string()]);

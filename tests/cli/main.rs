@@ -20,6 +20,7 @@ mod help;
 mod import_export;
 mod items;
 mod local_time;
+mod no_typos;
 mod open_path;
 mod report;
 mod security;

@@ -124,7 +124,7 @@ fn checkpoint_cut_after_page_1(env: &Env, into: &std::path::Path) {
 
 #[test]
 fn a_checkpoint_killed_after_writing_page_1_is_finished_by_the_next_command() {
-    let env = Env::new();
+    let env = Env::init("producer");
     for i in 0..3 {
         env.add(&format!("before {i}"));
     }
@@ -188,6 +188,7 @@ fn a_disk_that_fills_during_an_import_recovers_once_space_is_freed() {
     let mnt = support::fault::Mount::tmpfs(&env.dir.path().join("small"), "3M");
     let db = mnt.dir.join("q.db");
     env.db = db.clone();
+    env.ok("producer", &["init"]);
     for i in 0..3 {
         env.ok("p", &["add", "--title", &format!("item {i}")]);
     }

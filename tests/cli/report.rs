@@ -21,6 +21,7 @@ fn busy() -> Env {
             "other",
             "--due",
             "2020-01-01T00:00:00Z",
+            "--create-queue",
         ],
     );
     env.ok("alice", &["claim", "--id", "1"]);

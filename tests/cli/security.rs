@@ -12,7 +12,7 @@ use crate::support::fault::Users;
 
 #[test]
 fn backup_refuses_a_destination_that_is_a_link() {
-    let env = Env::new();
+    let env = Env::init("producer");
     env.add("one");
     let victim = env.dir.path().join("victim");
     std::fs::write(&victim, "precious").unwrap();
@@ -39,7 +39,7 @@ fn backup_refuses_a_destination_that_is_a_link() {
 
 #[test]
 fn backup_never_writes_through_planted_temporary_names() {
-    let env = Env::new();
+    let env = Env::init("producer");
     env.add("one");
     let dir = env.dir.path().join("shared");
     std::fs::create_dir(&dir).unwrap();
@@ -80,7 +80,7 @@ fn backup_never_writes_through_planted_temporary_names() {
 
 #[test]
 fn usage_errors_are_one_line_naming_the_help_to_read() {
-    let env = Env::new();
+    let env = Env::init("alice");
     let cases: &[(&[&str], &str)] = &[
         (&["frobnicate"], "(see caseload --help)"),
         (&["fail", "1"], "(see caseload fail --help)"),
@@ -131,7 +131,11 @@ fn lookalike_user_and_queue_names_are_refused() {
     for bad in ["b\u{200B}ob", "bob\u{202E}", "\u{2066}bob", "b\u{FEFF}ob"] {
         let err = env.fails(bad, &["list"], 1);
         assert!(err.contains("invisible character"), "{err}");
-        let err = env.fails("alice", &["add", "--title", "t", "--queue", bad], 1);
+        let err = env.fails(
+            "alice",
+            &["add", "--title", "t", "--queue", bad, "--create-queue"],
+            1,
+        );
         assert!(err.contains("invisible character"), "{err}");
         let err = env.fails("alice", &["queue", "set", bad, "--lock-seconds", "60"], 1);
         assert!(err.contains("invisible character"), "{err}");
@@ -472,6 +476,7 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
             "t",
             "--queue",
             "new-queue",
+            "--create-queue",
         ],
     );
     let v: serde_json::Value =

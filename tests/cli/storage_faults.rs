@@ -15,6 +15,7 @@ fn a_nearly_full_filesystem_gives_disk_full_never_a_signal() {
     let mut env = Env::new();
     let mnt = support::fault::Mount::ext4_1k(&env.dir.path().join("ext4"), 4096);
     env.db = mnt.dir.join("q.db");
+    env.ok("producer", &["init"]);
     for i in 0..3 {
         env.add(&format!("item {i}"));
     }
@@ -114,6 +115,7 @@ fn a_failing_disk_is_an_io_error_not_read_only() {
     let mut env = Env::new();
     let mnt = support::fault::Mount::ext4_1k(&env.dir.path().join("ext4"), 4096);
     env.db = mnt.dir.join("q.db");
+    env.ok("producer", &["init"]);
     env.add("one");
     shut_down(&mnt.dir);
     let mount = mnt.dir.display().to_string();

@@ -134,7 +134,7 @@ fn eight_processes_drain_a_queue() {
 
 #[test]
 fn two_processes_racing_for_one_item_get_one_winner() {
-    let env = Env::new();
+    let env = Env::init("producer");
     for round in 0..15 {
         let id = env.add(&format!("contested {round}")).to_string();
         let spawn = |user: &str| {
@@ -230,7 +230,7 @@ fn rand_below(state: &mut u64, n: u64) -> u64 {
 
 #[test]
 fn kill_9_mid_claim_or_complete_leaves_a_consistent_file() {
-    let env = Env::new();
+    let env = Env::init("producer");
     for i in 0..40 {
         env.add(&format!("item {i}"));
     }

@@ -12,6 +12,9 @@ conformance!(
     complete_and_next_obeys_the_wip_limit_pause_and_skips,
     complete_and_next_on_a_lost_lock_changes_nothing,
     complete_and_next_refuses_an_unknown_queue_before_completing,
+    adding_to_an_unknown_queue_is_refused_unless_asked,
+    renaming_a_queue_moves_its_items_and_locks,
+    only_an_empty_queue_is_deleted,
 );
 
 fn add_in(s: &mut dyn Store, queue: &str, title: &str, priority: i64) -> i64 {
@@ -199,4 +202,104 @@ fn complete_and_next_refuses_an_unknown_queue_before_completing(b: &dyn Backend)
     assert_eq!(item.lock_user.as_deref(), Some("alice"));
     let last = alice.history(a).unwrap().pop().unwrap();
     assert_eq!(last.kind, EventKind::Locked);
+}
+
+fn adding_to_an_unknown_queue_is_refused_unless_asked(b: &dyn Backend) {
+    let mut boss = setup(b);
+    boss.set_queue("helpdesk", &QueueUpdate::default(), true)
+        .unwrap();
+    let item = NewItem {
+        queue: "helpdsk".into(),
+        ..NewItem::titled("typo")
+    };
+    let e = boss
+        .add_items(std::slice::from_ref(&item), false)
+        .unwrap_err();
+    assert!(
+        matches!(&e, StoreError::UnknownQueue { name, .. } if name == "helpdsk"),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("did you mean helpdesk?"), "{e}");
+    assert!(boss.queue("helpdsk").is_err(), "no queue was created");
+    // `default` is always created on first use; asked, any queue is.
+    let plain = NewItem::titled("plain");
+    boss.add_items(std::slice::from_ref(&plain), false).unwrap();
+    let added = boss.add_items(&[item], true).unwrap();
+    assert_eq!(boss.item(added[0].id).unwrap().queue, "helpdsk");
+}
+
+fn renaming_a_queue_moves_its_items_and_locks(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let held = add_in(&mut *boss, "helpdsk", "held", 2);
+    let free = add_in(&mut *boss, "helpdsk", "free", 1);
+    let mut alice = b.open("alice", 0);
+    let t = alice.take(held).unwrap().lock_token;
+    let e = alice.rename_queue("helpdsk", "helpdesk").unwrap_err();
+    assert_eq!(e.exit_code(), exit::SUPERVISOR_ONLY, "{e}");
+    let e = boss.rename_queue("helpdsk", "default").unwrap_err();
+    assert!(e.to_string().contains("exists already"), "{e}");
+    assert_eq!(boss.rename_queue("helpdsk", "helpdesk").unwrap(), 2);
+    // Audited: the new queue (from which name) and the old one (to which).
+    let audit = boss.audit(None, 0).unwrap();
+    let about = |q: &str| audit.iter().rev().find(|a| a.subject == q).cloned();
+    let new = about("helpdesk").expect("an audit record of the new name");
+    assert_eq!(new.actor, "boss");
+    assert_eq!(new.old["renamed_from"], "helpdsk");
+    assert_eq!(about("helpdsk").unwrap().new["renamed_to"], "helpdesk");
+    assert!(boss.queue("helpdsk").is_err());
+    assert_eq!(boss.queue("helpdesk").unwrap().lock_seconds, 1800);
+    let item = boss.item(held).unwrap();
+    assert_eq!(item.queue, "helpdesk");
+    assert_eq!(item.lock_user.as_deref(), Some("alice"));
+    assert_eq!(kinds(&mut *boss, free), ["created", "noted"]);
+    let last = boss.history(free).unwrap().pop().unwrap();
+    assert_eq!(last.actor, "boss");
+    assert_eq!(last.detail_str("renamed_from"), Some("helpdsk"));
+    // The kept counts follow (the Queue view's total and Stats read them).
+    let open = ListFilter {
+        state: StateFilter::Open,
+        queue: Some("helpdesk".into()),
+        limit: 10,
+        ..Default::default()
+    };
+    assert_eq!(boss.count(&open).unwrap(), 2);
+    let old = ListFilter {
+        queue: Some("helpdsk".into()),
+        ..open.clone()
+    };
+    assert_eq!(boss.count(&old).unwrap(), 0);
+    // The holder's token still holds; the next take comes from the new name.
+    alice.complete(held, t, None).unwrap();
+    assert_eq!(alice.take_next(&in_queue("helpdesk")).unwrap().id, free);
+}
+
+fn only_an_empty_queue_is_deleted(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let id = add_in(&mut *boss, "old", "finished long ago", 1);
+    boss.set_queue("spare", &QueueUpdate::default(), true)
+        .unwrap();
+    let mut alice = b.open("alice", 0);
+    let t = alice.take(id).unwrap().lock_token;
+    alice.complete(id, t, None).unwrap();
+    let e = boss.delete_queue("old").unwrap_err();
+    assert!(e.to_string().contains("holds 1 item(s)"), "{e}");
+    assert_eq!(
+        alice.delete_queue("spare").unwrap_err().exit_code(),
+        exit::SUPERVISOR_ONLY
+    );
+    boss.delete_queue("spare").unwrap();
+    let audit = boss.audit(None, 0).unwrap();
+    let last = audit.iter().rev().find(|a| a.subject == "spare").unwrap();
+    assert_eq!(last.new["deleted"], true);
+    assert_eq!(last.old["lock_seconds"], 1800);
+    assert!(matches!(
+        boss.queue("spare"),
+        Err(StoreError::UnknownQueue { .. })
+    ));
+    assert!(matches!(
+        boss.delete_queue("spare"),
+        Err(StoreError::UnknownQueue { .. })
+    ));
+    let names: Vec<String> = boss.queues().unwrap().into_iter().map(|q| q.name).collect();
+    assert_eq!(names, ["default", "old"]);
 }

@@ -25,6 +25,14 @@ impl Env {
         Env { dir, db }
     }
 
+    /// A fresh temp dir whose database `user` created with `caseload init` (so `user` is
+    /// its first supervisor): only init, demo or --create make a database.
+    pub fn init(user: &str) -> Env {
+        let env = Env::new();
+        env.ok(user, &["init"]);
+        env
+    }
+
     /// A command for the binary as `user`, with the environment isolated.
     pub fn command(&self, user: &str, args: &[&str]) -> Command {
         let mut c = Command::new(BIN);

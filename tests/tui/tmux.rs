@@ -134,6 +134,7 @@ fn start_tui(t: &Tmux, db: &Path) {
 fn take_complete_quit_in_a_real_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
     caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
     let Some(t) = Tmux::start("flow") else {
         return;
@@ -169,6 +170,7 @@ fn take_complete_quit_in_a_real_terminal() {
 fn hangup_restores_the_terminal_and_keeps_the_lock() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
     caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
     let Some(t) = Tmux::start("hup") else {
         return;
@@ -199,6 +201,7 @@ fn hangup_restores_the_terminal_and_keeps_the_lock() {
 fn a_vanished_terminal_ends_the_program_and_keeps_the_lock() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
     caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
     let Some(t) = Tmux::start("gone") else {
         return;
@@ -303,6 +306,7 @@ const WAITING: &str = "waiting for the database — another program holds it";
 fn a_stopped_writer_never_freezes_the_screen_and_the_take_happens_when_it_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
     caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
     let Some(t) = Tmux::start("stuck") else {
         return;
@@ -343,6 +347,7 @@ fn a_stopped_writer_never_freezes_the_screen_and_the_take_happens_when_it_goes_o
 fn quitting_while_a_take_waits_closes_the_screen_and_says_how_it_ended() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
     caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
     let Some(t) = Tmux::start("stuckquit") else {
         return;
@@ -381,6 +386,7 @@ fn quitting_while_a_take_waits_closes_the_screen_and_says_how_it_ended() {
 fn ctrl_z_suspends_to_the_shell_and_fg_brings_the_screen_back() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
     caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
     let Some(t) = Tmux::start("suspend") else {
         return;
@@ -428,6 +434,7 @@ fn ctrl_z_suspends_to_the_shell_and_fg_brings_the_screen_back() {
 fn ctrl_z_with_no_shell_to_come_back_to_does_not_freeze_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
     caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
     let Some(t) = Tmux::start("nojobs") else {
         return;
@@ -452,6 +459,7 @@ fn ctrl_z_with_no_shell_to_come_back_to_does_not_freeze_the_terminal() {
 fn ctrl_z_under_a_non_interactive_shell_stops_the_job_and_fg_brings_it_back() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
     caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
     let Some(t) = Tmux::start("subshell") else {
         return;
@@ -481,6 +489,7 @@ fn ctrl_z_under_a_non_interactive_shell_stops_the_job_and_fg_brings_it_back() {
 fn an_assignment_reaches_the_assignees_screen_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
     caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
     let Some(t) = Tmux::start("assign") else {
         return;
@@ -525,6 +534,7 @@ fn an_assignment_reaches_the_assignees_screen_at_once() {
 fn a_look_before_taking_takes_nothing_until_t() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
     caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
     caseload(
         &db,

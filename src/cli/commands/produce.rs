@@ -7,7 +7,7 @@ use anyhow::anyhow;
 use crate::domain::time::parse_rfc3339;
 use crate::domain::{NewItem, sanitize};
 use crate::import::{self, Format, ImportError};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 use crate::cli::CliResult;
 use crate::cli::args::{AddArgs, FormatArg, ImportArgs};
@@ -38,9 +38,25 @@ pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResu
     if let Err(e) = item.validate() {
         return Err(anyhow!("--{}: {}", e.field.replace('_', "-"), e.message).into());
     }
-    let added = s.add(&item)?;
-    writeln!(out, "{}", added.id)?;
+    let added = s
+        .add_items(std::slice::from_ref(&item), a.create_queue)
+        .map_err(create_hint)?;
+    let id = added
+        .first()
+        .map(|a| a.id)
+        .ok_or_else(|| anyhow!("the item was not added"))?;
+    writeln!(out, "{id}")?;
     Ok(())
+}
+
+/// An unknown queue's error, with the flag that creates it.
+fn create_hint(e: StoreError) -> anyhow::Error {
+    match e {
+        StoreError::UnknownQueue { .. } => {
+            anyhow!("{e}; give --create-queue to create a new queue")
+        }
+        e => e.into(),
+    }
 }
 
 /// The body from `--body-file` (`-`: standard input), read no further than the limit.
@@ -85,7 +101,7 @@ pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write)
     };
     let queue = a.queue.unwrap_or_else(|| "default".into());
     let mut bars = Bars::default();
-    let result = import::import(s, &a.file, format, &queue, &mut bars);
+    let result = import::import(s, &a.file, format, &queue, a.create_queue, &mut bars);
     bars.clear();
     let summary = match result {
         Ok(summary) => summary,
@@ -105,6 +121,17 @@ pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write)
                 msg.push_str(&format!("; and {} more", total - errors.len() as u64));
             }
             return Err(anyhow!(msg).into());
+        }
+        Err(ImportError::UnknownQueues { first, more }) => {
+            let more = match more {
+                0 => String::new(),
+                n => format!(" (and {n} more unknown queue(s))"),
+            };
+            return Err(anyhow!(
+                "{shown}: nothing imported: {first}{more}; give --create-queue to create new \
+                 queues"
+            )
+            .into());
         }
         Err(ImportError::Changed { what, written }) => {
             return Err(anyhow!(

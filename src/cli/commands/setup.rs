@@ -125,6 +125,7 @@ pub(crate) fn demo(
             config: ctx.config.clone(),
             actor: ctx.actor.clone(),
             allow_network_fs: ctx.allow_network_fs,
+            create: false,
         };
         return tui(&ctx, no_notify);
     }

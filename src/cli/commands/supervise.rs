@@ -36,6 +36,19 @@ pub(crate) fn queue_command(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Wr
             let q = s.set_queue(&name, &update, create)?;
             writeln!(out, "{}", queue_line(&q))?;
         }
+        QueueCommand::Rename { name, to } => {
+            let moved = s.rename_queue(&name, &to)?;
+            writeln!(
+                out,
+                "Renamed queue {} to {} ({moved} item(s) moved)",
+                sanitize::line(&name),
+                sanitize::line(&to)
+            )?;
+        }
+        QueueCommand::Delete { name } => {
+            s.delete_queue(&name)?;
+            writeln!(out, "Deleted queue {}", sanitize::line(&name))?;
+        }
         QueueCommand::List { json } => {
             let qs = s.queues()?;
             if json {

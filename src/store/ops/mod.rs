@@ -11,8 +11,8 @@ mod take;
 pub use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
 pub(crate) use supervise::{
-    assign, cancel, edit, reassign, reopen, requeue, set_login, set_queue, set_role, unlock,
-    unlock_many,
+    assign, cancel, delete_queue, edit, reassign, rename_queue, reopen, requeue, set_login,
+    set_queue, set_role, unlock, unlock_many,
 };
 pub use take::PassedOver;
 pub(crate) use take::{finish_and_next, take, take_next};
@@ -130,6 +130,13 @@ pub trait Tx {
     fn put_role(&mut self, user: &str, role: Role, note: &AuditNote) -> Result<()>;
     /// Binds a user name to a login, or unbinds it (`None`), with its audit record.
     fn put_login(&mut self, user: &str, login: Option<&str>, note: &AuditNote) -> Result<()>;
+    /// How many items, in any state, are in `queue`.
+    fn queue_items(&mut self, queue: &str) -> Result<u64>;
+    /// Moves every item of queue `from` (which must exist, as must `to`) into `to`, each
+    /// with a `noted` event carrying `detail`; returns how many moved.
+    fn move_items(&mut self, from: &str, to: &str, detail: &Value) -> Result<u64>;
+    /// Deletes an empty queue's row (and its kept counts) with its audit record.
+    fn drop_queue(&mut self, queue: &str, note: &AuditNote) -> Result<()>;
     /// Records the actor as seen now; returns when they were seen before.
     fn swap_last_seen(&mut self) -> Result<Option<Millis>>;
     /// Releases up to `limit` expired locks, each with its `expired` event naming the
@@ -186,14 +193,28 @@ pub(crate) fn require_supervisor(tx: &mut dyn Tx, action: &str) -> Result<()> {
     may_act_as(&me, &real, bound.as_deref()).map_err(StoreError::NotYou)
 }
 
-/// Adds checked items, each queue created on first use; returns what each became.
-pub(crate) fn add_items(tx: &mut dyn Tx, items: &[NewItem]) -> Result<Vec<Added>> {
+/// Adds checked items; returns what each became. A queue not known yet is created with
+/// the default settings when `create_queues` (and `default`, where items without a queue
+/// go, always), else refused (`UnknownQueue`, naming the closest known one): a mistyped
+/// queue name does not quietly start a queue nobody reads.
+pub(crate) fn add_items(
+    tx: &mut dyn Tx,
+    items: &[NewItem],
+    create_queues: bool,
+) -> Result<Vec<Added>> {
     let queues: std::collections::BTreeSet<&str> = items.iter().map(|i| i.queue.as_str()).collect();
     for q in queues {
-        tx.ensure_queue(q)?;
+        if create_queues || q == DEFAULT_QUEUE {
+            tx.ensure_queue(q)?;
+        } else {
+            known_queue(tx, q)?;
+        }
     }
     items.iter().map(|it| tx.insert_item(it)).collect()
 }
+
+/// Where items without a queue go; created on first use.
+pub const DEFAULT_QUEUE: &str = "default";
 
 /// Adds a comment to an item's thread (no lock needed; any state), with its `noted`
 /// event naming the comment; returns the comment's id.

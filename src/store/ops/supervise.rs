@@ -302,6 +302,66 @@ pub(crate) fn set_queue(
     Ok(next)
 }
 
+/// Renames a queue: its settings and every item (each with a `noted` event saying from
+/// which queue it came) move to the new name, which must not be taken; locks stay held.
+pub(crate) fn rename_queue(tx: &mut dyn Tx, from: &str, to: &str) -> Result<u64> {
+    require_supervisor(tx, "rename queues")?;
+    let cur = known_queue(tx, from)?;
+    if from == to {
+        return Err(StoreError::Invalid(format!(
+            "queue '{from}' has that name already"
+        )));
+    }
+    if tx.queue(to)?.is_some() {
+        return Err(StoreError::Invalid(format!(
+            "queue '{to}' exists already; choose another name"
+        )));
+    }
+    let next = QueueSettings {
+        name: to.to_string(),
+        ..cur.clone()
+    };
+    let created = AuditNote {
+        kind: AuditKind::Queue,
+        subject: to.to_string(),
+        old: json!({"renamed_from": from}),
+        new: settings_json(&next),
+    };
+    tx.put_queue(&next, &created)?;
+    let moved = tx.move_items(from, to, &json!({"queue": to, "renamed_from": from}))?;
+    let gone = AuditNote {
+        kind: AuditKind::Queue,
+        subject: from.to_string(),
+        old: settings_json(&cur),
+        new: json!({"renamed_to": to}),
+    };
+    tx.drop_queue(from, &gone)?;
+    tracing::info!(from = %from, to = %to, moved, by = %tx.actor().name, "queue renamed");
+    Ok(moved)
+}
+
+/// Deletes an empty queue (no items in any state: finished items keep their history).
+pub(crate) fn delete_queue(tx: &mut dyn Tx, name: &str) -> Result<()> {
+    require_supervisor(tx, "delete queues")?;
+    let cur = known_queue(tx, name)?;
+    let n = tx.queue_items(name)?;
+    if n > 0 {
+        return Err(StoreError::Invalid(format!(
+            "queue '{name}' holds {n} item(s), finished ones included; only an empty queue can \
+             be deleted (rename it instead)"
+        )));
+    }
+    let note = AuditNote {
+        kind: AuditKind::Queue,
+        subject: name.to_string(),
+        old: settings_json(&cur),
+        new: json!({"deleted": true}),
+    };
+    tx.drop_queue(name, &note)?;
+    tracing::info!(queue = %name, by = %tx.actor().name, "queue deleted");
+    Ok(())
+}
+
 /// Sets a user's role; the last supervisor cannot step down.
 pub(crate) fn set_role(tx: &mut dyn Tx, user: &str, role: Role) -> Result<()> {
     require_supervisor(tx, "change roles")?;

@@ -306,6 +306,57 @@ impl Tx for PgTx<'_> {
         self.lift(r)
     }
 
+    fn queue_items(&mut self, queue: &str) -> Result<u64> {
+        let r = self
+            .c
+            .query_one("SELECT count(*) FROM items WHERE queue = $1", &[&queue]);
+        let n: i64 = self.lift(r.map_err(TxError::from))?.get(0);
+        Ok(n.max(0) as u64)
+    }
+
+    fn move_items(&mut self, from: &str, to: &str, detail: &Value) -> Result<u64> {
+        let (now, actor) = (self.ctx.now, self.ctx.actor);
+        let detail = detail.to_string();
+        let r = (|| -> TxResult<u64> {
+            let n = self.c.execute(
+                "UPDATE items SET queue = $2 WHERE queue = $1",
+                &[&from, &to],
+            )?;
+            self.c.execute(
+                "INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+                 SELECT id, $2, $3, $4, 'noted', $5::text::json FROM items WHERE queue = $1",
+                &[&to, &now, &actor.name, &actor.os_user, &detail],
+            )?;
+            Ok(n)
+        })();
+        self.lift(r)
+    }
+
+    fn drop_queue(&mut self, queue: &str, note: &AuditNote) -> Result<()> {
+        let (now, actor) = (self.ctx.now, self.ctx.actor);
+        let (old, new) = audit_values(note);
+        let r = (|| -> TxResult<()> {
+            self.c
+                .execute("DELETE FROM item_counts WHERE queue = $1", &[&queue])?;
+            self.c
+                .execute("DELETE FROM queues WHERE name = $1", &[&queue])?;
+            self.c.execute(
+                "INSERT INTO audit (at, actor, real_user, kind, subject, old_value, new_value) \
+                 VALUES ($1, $2, session_user, $3, $4, $5::text::json, $6::text::json)",
+                &[
+                    &now,
+                    &actor.name,
+                    &note.kind.as_str(),
+                    &note.subject,
+                    &old,
+                    &new,
+                ],
+            )?;
+            Ok(())
+        })();
+        self.lift(r)
+    }
+
     // Roles, bindings and queue settings are written by SECURITY DEFINER functions
     // (0004_identity_audit.sql) that check the session's role again and write the audit
     // record with the server's `session_user`: a role without a supervisor's name cannot

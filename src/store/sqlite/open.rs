@@ -94,7 +94,7 @@ pub(super) fn plan(path: &Path, opts: &OpenOptions) -> Result<Plan, StoreError> 
     if meta.is_none() {
         if opts.must_exist {
             return Err(StoreError::Unusable(format!(
-                "{shown} does not exist (run `caseload init` to create it)"
+                "{shown} does not exist (run `caseload init` to create it, or give --create)"
             )));
         }
         if !dir.exists() {

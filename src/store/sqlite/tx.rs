@@ -324,6 +324,44 @@ impl Tx for SqliteTx<'_> {
         Ok(Added { id, created: true })
     }
 
+    fn queue_items(&mut self, queue: &str) -> Result<u64> {
+        let n: i64 = self
+            .c
+            .prepare_cached("SELECT count(*) FROM items WHERE queue = ?1")?
+            .query_row([queue], |r| r.get(0))?;
+        Ok(n.max(0) as u64)
+    }
+
+    fn move_items(&mut self, from: &str, to: &str, detail: &Value) -> Result<u64> {
+        let n = self
+            .c
+            .prepare_cached("UPDATE items SET queue = ?2 WHERE queue = ?1")?
+            .execute(params![from, to])?;
+        self.c
+            .prepare_cached(
+                "INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+                 SELECT id, ?2, ?3, ?4, 'noted', ?5 FROM items WHERE queue = ?1",
+            )?
+            .execute(params![
+                to,
+                self.ctx.now,
+                self.ctx.actor.name,
+                self.ctx.actor.os_user,
+                detail.to_string()
+            ])?;
+        Ok(n as u64)
+    }
+
+    fn drop_queue(&mut self, queue: &str, note: &AuditNote) -> Result<()> {
+        self.c
+            .prepare_cached("DELETE FROM item_counts WHERE queue = ?1")?
+            .execute([queue])?;
+        self.c
+            .prepare_cached("DELETE FROM queues WHERE name = ?1")?
+            .execute([queue])?;
+        insert_audit(self, note)
+    }
+
     fn put_queue(&mut self, q: &QueueSettings, note: &AuditNote) -> Result<()> {
         self.c
             .prepare_cached(
