@@ -489,6 +489,7 @@ fn ctrl_z_under_a_non_interactive_shell_stops_the_job_and_fg_brings_it_back() {
 fn an_assignment_reaches_the_assignees_screen_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
     caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
     let Some(t) = Tmux::start("assign") else {
         return;
@@ -533,6 +534,7 @@ fn an_assignment_reaches_the_assignees_screen_at_once() {
 fn a_look_before_taking_takes_nothing_until_t() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
     caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
     caseload(
         &db,
