@@ -304,3 +304,36 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT lower(translate(t,
     'ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöøùúûüýÿĀāĂăĄąĆćĈĉĊċČčĎďĐđĒēĔĕĖėĘęĚěĜĝĞğĠġĢģĤĥĦħĨĩĪīĬĭĮįİıĴĵĶķĹĺĻļĽľĿŀŁłŃńŅņŇňŌōŎŏŐőŔŕŖŗŘřŚśŜŝŞşŠšŢţŤťŦŧŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽž',
     'aaaaaaceeeeiiiinoooooouuuuyaaaaaaceeeeiiiinoooooouuuuyyaaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiiiiijjkkllllllllllnnnnnnoooooorrrrrrssssssssttttttuuuuuuuuuuuuwwyyyzzzzzz')) $$;
+
+-- The queue changes after the identity step, through SECURITY DEFINER functions too
+-- (migrations/0007_queue_functions.sql).
+DO $migrate$
+DECLARE
+    pinned TEXT := format('SET search_path = %I, pg_catalog, pg_temp', current_schema());
+BEGIN
+    EXECUTE format($f$
+        CREATE FUNCTION caseload_put_queue_order(p_actor TEXT, p_name TEXT, p_order TEXT)
+        RETURNS void LANGUAGE plpgsql SECURITY DEFINER %s AS $$
+        BEGIN
+            PERFORM caseload_require_supervisor(p_actor);
+            UPDATE queues SET take_order = p_order WHERE name = p_name;
+        END
+        $$ $f$, pinned);
+    EXECUTE format($f$
+        CREATE FUNCTION caseload_drop_queue(p_actor TEXT, p_at BIGINT, p_name TEXT,
+                                            p_old TEXT, p_new TEXT)
+        RETURNS void LANGUAGE plpgsql SECURITY DEFINER %s AS $$
+        BEGIN
+            PERFORM caseload_require_supervisor(p_actor);
+            IF EXISTS (SELECT 1 FROM items WHERE queue = p_name) THEN
+                RAISE EXCEPTION 'queue %% still holds items; only an empty queue can be deleted',
+                    p_name;
+            END IF;
+            DELETE FROM item_counts WHERE queue = p_name;
+            DELETE FROM queues WHERE name = p_name;
+            INSERT INTO audit (at, actor, real_user, kind, subject, old_value, new_value)
+                VALUES (p_at, p_actor, session_user, 'queue', p_name, p_old::json, p_new::json);
+        END
+        $$ $f$, pinned);
+END
+$migrate$;

@@ -14,11 +14,12 @@ const CLOCK_TOLERANCE_MS: i64 = 10_000;
 /// What everyday work needs (the README's least-privilege grants): `(table, column or
 /// "" for the whole table, rights)`. Roles, bindings and queue settings change through
 /// caseload's SECURITY DEFINER functions, so no role needs UPDATE on users or queues.
-const RIGHTS: [(&str, &str, &str); 10] = [
+const RIGHTS: [(&str, &str, &str); 11] = [
     ("items", "", "SELECT, INSERT, UPDATE"),
     ("item_counts", "", "SELECT, INSERT, UPDATE"),
     ("events", "", "SELECT, INSERT"),
     ("holds", "", "SELECT, INSERT"),
+    ("comments", "", "SELECT, INSERT"),
     ("queues", "", "SELECT"),
     ("queues", "name", "INSERT"),
     ("users", "", "SELECT"),

@@ -396,7 +396,7 @@ fn least_privilege_sql(schema: &str, staff: &str) -> String {
     format!(
         "GRANT USAGE ON SCHEMA {schema} TO {staff};
          GRANT SELECT, INSERT, UPDATE ON {schema}.items, {schema}.item_counts TO {staff};
-         GRANT SELECT, INSERT ON {schema}.events, {schema}.holds TO {staff};
+         GRANT SELECT, INSERT ON {schema}.events, {schema}.holds, {schema}.comments TO {staff};
          GRANT SELECT ON {schema}.queues, {schema}.users, {schema}.audit,
                          {schema}.caseload_schema TO {staff};
          GRANT INSERT (name) ON {schema}.queues TO {staff};
@@ -534,6 +534,9 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
         format!("SELECT caseload_put_role('{bob}', 0, '{bob}', 'supervisor', NULL, '1')"),
         format!("SELECT caseload_put_login('boss', 0, 'boss', '{bob}', NULL, '1')"),
         "SELECT caseload_put_queue('boss', 0, 'default', 1, 0, NULL, true, NULL, '1')".to_string(),
+        "SELECT caseload_put_queue_order('boss', 'default', 'due')".to_string(),
+        "SELECT caseload_drop_queue('boss', 0, 'new-queue', NULL, '1')".to_string(),
+        "DELETE FROM queues WHERE name = 'new-queue'".to_string(),
     ];
     for sql in &attempts {
         let e = psql.batch_execute(sql).expect_err(sql);
@@ -585,6 +588,28 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
         .expect("audited");
     assert_eq!(change["real_user"], sup.as_str());
     assert_eq!(change["actor"], sup.as_str());
+
+    // The queue changes that came later go through the same kind of function: the
+    // supervisor's least-privilege role sets a take order, creates, renames and deletes
+    // a queue; staff comment on an item with these grants.
+    let sup_ok = |args: &[&str]| {
+        let mut all = vec!["--db", sup_db.as_str()];
+        all.extend_from_slice(args);
+        env.ok(&sup, &all)
+    };
+    sup_ok(&["queue", "set", "new-queue", "--order", "due"]);
+    sup_ok(&["queue", "set", "spare", "--create"]);
+    sup_ok(&["queue", "rename", "spare", "spare2"]);
+    sup_ok(&["queue", "delete", "spare2"]);
+    let queues = sup_ok(&["queue", "list", "--json"]);
+    assert!(!queues.contains("spare"), "{queues}");
+    assert!(queues.contains("\"due\""), "{queues}");
+    env.ok(
+        &bob,
+        &["--db", &bob_db, "comment", &id, "checked with the customer"],
+    );
+    let shown = env.ok(&bob, &["--db", &bob_db, "show", &id]);
+    assert!(shown.contains("checked with the customer"), "{shown}");
     drop(admin);
     drop(roles);
 }

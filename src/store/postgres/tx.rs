@@ -346,26 +346,13 @@ impl Tx for PgTx<'_> {
     fn drop_queue(&mut self, queue: &str, note: &AuditNote) -> Result<()> {
         let (now, actor) = (self.ctx.now, self.ctx.actor);
         let (old, new) = audit_values(note);
-        let r = (|| -> TxResult<()> {
-            self.c
-                .execute("DELETE FROM item_counts WHERE queue = $1", &[&queue])?;
-            self.c
-                .execute("DELETE FROM queues WHERE name = $1", &[&queue])?;
-            self.c.execute(
-                "INSERT INTO audit (at, actor, real_user, kind, subject, old_value, new_value) \
-                 VALUES ($1, $2, session_user, $3, $4, $5::text::json, $6::text::json)",
-                &[
-                    &now,
-                    &actor.name,
-                    &note.kind.as_str(),
-                    &note.subject,
-                    &old,
-                    &new,
-                ],
-            )?;
-            Ok(())
-        })();
-        self.lift(r)
+        // Through the SECURITY DEFINER function (0007_queue_functions.sql): a supervisor's
+        // least-privilege role has no DELETE on queues and no INSERT into audit.
+        let r = self.c.execute(
+            "SELECT caseload_drop_queue($1, $2, $3, $4, $5)",
+            &[&actor.name, &now, &queue, &old, &new],
+        );
+        self.lift(r.map_err(TxError::from)).map(|_| ())
     }
 
     // Roles, bindings and queue settings are written by SECURITY DEFINER functions
@@ -390,10 +377,11 @@ impl Tx for PgTx<'_> {
         );
         self.lift(r.map_err(TxError::from))?;
         // The take order is not among caseload_put_queue's arguments (its audit row has it,
-        // in the settings' JSON): written here, in the same transaction.
+        // in the settings' JSON): written here, in the same transaction, by its own
+        // SECURITY DEFINER function (0007_queue_functions.sql).
         let r = self.c.execute(
-            "UPDATE queues SET take_order = $2 WHERE name = $1",
-            &[&q.name, &q.order.as_str()],
+            "SELECT caseload_put_queue_order($1, $2, $3)",
+            &[&self.ctx.actor.name, &q.name, &q.order.as_str()],
         );
         self.lift(r.map_err(TxError::from)).map(|_| ())
     }
