@@ -41,9 +41,14 @@ pub struct Alerting {
     pub own_change: bool,
     /// When the bell or notice last sounded.
     pub last_alert: Option<Millis>,
+    /// When the takeable count was last read.
+    pub counted_at: Option<Millis>,
     /// Signals for the loop to write.
     pub out: Vec<Signal>,
 }
+
+/// How often an empty count is read again (see [`Alerting::recount_due`]).
+pub const RECOUNT_MS: Millis = 5_000;
 
 impl Default for Alerting {
     fn default() -> Self {
@@ -55,6 +60,7 @@ impl Default for Alerting {
             scope: None,
             own_change: false,
             last_alert: None,
+            counted_at: None,
             out: Vec::new(),
         }
     }
@@ -78,7 +84,15 @@ impl Alerting {
     /// A refresh counted `n` takeable items (capped at [`COUNT_CAP`]) in `scope` (the
     /// Queue filter's queue, or every queue). Returns the status line to show, when this
     /// is news.
+    /// While nothing can be taken, work may also arrive without anyone writing: a lock
+    /// runs out. No database change announces that, so the count is read again every
+    /// [`RECOUNT_MS`] while it is zero (true when that is due at `now`).
+    pub fn recount_due(&self, now: Millis) -> bool {
+        self.last == Some(0) && self.counted_at.is_none_or(|at| now - at >= RECOUNT_MS)
+    }
+
     pub fn counted(&mut self, n: u64, scope: Option<&str>, now: Millis) -> Option<String> {
+        self.counted_at = Some(now);
         if self.scope.as_deref() != scope {
             // Another queue filter: its count is not news, whatever it is.
             self.scope = scope.map(str::to_string);

@@ -333,3 +333,40 @@ fn an_empty_queue_after_complete_and_next_says_so_and_keeps_nothing_open() {
     );
     assert!(s.status.as_ref().unwrap().error);
 }
+
+/// A lock running out writes nothing to the database, so no change marker announces it:
+/// while nothing can be taken, the count is read again every few seconds, and the
+/// expired lock is told like any other arrival.
+#[test]
+fn a_lock_running_out_is_told_while_nothing_else_can_be_taken() {
+    let mut s = state(Alerting::default());
+    assert_eq!(
+        counted(&mut s, 0, T0),
+        [caseload::app::Signal::Title("caseload · 0 open".into())]
+    );
+    let fx = update(&mut s, Msg::Tick { now: T0 + 2 * SEC });
+    assert!(
+        fx.iter().all(|e| matches!(e, Effect::CheckMarker)),
+        "within the interval only the cheap change check: {fx:?}"
+    );
+    let fx = update(&mut s, Msg::Tick { now: T0 + 6 * SEC });
+    assert!(
+        fx.iter().any(|e| matches!(e, Effect::Refresh(_))),
+        "nothing to take for 5 s: counted again: {fx:?}"
+    );
+    // That count finds the expired lock: told, as a new item would be.
+    update(
+        &mut s,
+        Msg::Refreshed(Box::new(Snapshot {
+            takeable: Some((None, 1)),
+            ..Snapshot::default()
+        })),
+    );
+    assert!(s.alerting.drain().contains(&Signal::Bell));
+    // With something to take, ticks are back to the change check alone.
+    let fx = update(&mut s, Msg::Tick { now: T0 + 20 * SEC });
+    assert!(
+        fx.iter().all(|e| matches!(e, Effect::CheckMarker)),
+        "{fx:?}"
+    );
+}

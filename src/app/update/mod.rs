@@ -112,6 +112,11 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Tick { now } => {
             s.now = now;
             fade_status(s);
+            if s.alerting.recount_due(now) {
+                // Nothing to take, and an expiring lock writes nothing: count again.
+                s.alerting.counted_at = Some(now);
+                return vec![refresh(s)];
+            }
             vec![Effect::CheckMarker]
         }
         Msg::Marker(m) if s.marker == Some(m) => vec![],
