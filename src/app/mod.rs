@@ -12,6 +12,7 @@
 mod detail;
 mod dialog;
 mod filter;
+pub mod hints;
 pub mod keymap;
 pub mod layout;
 pub mod lost;

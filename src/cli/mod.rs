@@ -6,6 +6,7 @@
 pub mod args;
 pub(crate) mod commands;
 pub mod damage;
+pub mod examples;
 pub mod help;
 pub mod output;
 

@@ -508,7 +508,7 @@ fn move_by(s: &mut State, delta: i64) -> Vec<Effect> {
         return vec![];
     }
     if s.view == View::Stats && s.detail.is_none() {
-        supervise::move_stats(s, delta);
+        super::supervised::move_stats(s, delta);
         return vec![];
     }
     if let Some(d) = s.detail.as_mut() {

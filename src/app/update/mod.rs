@@ -10,6 +10,7 @@ mod modes;
 mod preview;
 mod results;
 mod supervise;
+mod supervised;
 
 use super::layout;
 use super::{
@@ -129,13 +130,13 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::NotesSaved { id, text, result } => results::notes_saved(s, id, text, result),
         Msg::Finished { id, what, result } => results::finished(s, id, what, result),
         Msg::Commented { id, result } => results::commented(s, id, result),
-        Msg::Supervised { op, result } => supervise::supervised(s, op, result),
-        Msg::LocksCollected { filter, result } => supervise::locks_collected(s, filter, result),
+        Msg::Supervised { op, result } => supervised::supervised(s, op, result),
+        Msg::LocksCollected { filter, result } => supervised::locks_collected(s, filter, result),
         Msg::Activity {
             user,
             since,
             result,
-        } => supervise::activity_loaded(s, user, since, result),
+        } => supervised::activity_loaded(s, user, since, result),
         Msg::NothingNext { after, why } => results::nothing_next(s, after, &why),
         Msg::CommentAdded { id, result } => preview::comment_added(s, id, result),
         Msg::Thread { id, result } => {

@@ -1,0 +1,433 @@
+//! The examples that end every subcommand's `--help` (and its man page): one table, so
+//! each is written once and a test can parse them all.
+
+/// Examples per subcommand (space-separated path below `caseload`; "" is `caseload`
+/// itself): the command line and what it does.
+pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
+    (
+        "",
+        &[
+            ("caseload", "open the work queue in the terminal"),
+            (
+                "caseload claim --queue helpdesk --json",
+                "take the next helpdesk item",
+            ),
+            ("caseload queue set --help", "every command explains itself"),
+        ],
+    ),
+    (
+        "init",
+        &[
+            (
+                "caseload init",
+                "create your own database and print where it is",
+            ),
+            (
+                "caseload --db /srv/caseload/queue.db init",
+                "create a shared one",
+            ),
+        ],
+    ),
+    (
+        "demo",
+        &[
+            (
+                "caseload demo",
+                "340 sample items in a fresh demo database, opened at once",
+            ),
+            (
+                "caseload --db /tmp/demo.db demo",
+                "the demo in a file of your choice",
+            ),
+        ],
+    ),
+    (
+        "add",
+        &[
+            (
+                "caseload add --title 'Reset password for j.doe'",
+                "add to the default queue",
+            ),
+            (
+                "caseload add --title 'Order A-69529' --queue fulfilment --priority 5 --request-id shop-69529",
+                "urgent, and added once however often it is sent",
+            ),
+        ],
+    ),
+    (
+        "import",
+        &[
+            (
+                "caseload import tickets.csv",
+                "CSV with a header row: title,queue,body,...",
+            ),
+            (
+                "caseload import orders.jsonl --queue fulfilment",
+                "JSON Lines, default queue",
+            ),
+        ],
+    ),
+    (
+        "list",
+        &[
+            (
+                "caseload list --queue helpdesk --limit 20",
+                "the next 20 in take order",
+            ),
+            (
+                "caseload list --state expired --json",
+                "expired locks as JSON",
+            ),
+            (
+                "caseload list --state all --search 'jose 69529'",
+                "every item mentioning both, finished ones too",
+            ),
+        ],
+    ),
+    (
+        "show",
+        &[
+            ("caseload show 42", "item #42 with its history"),
+            ("caseload show 42 --json", "the same as one JSON object"),
+        ],
+    ),
+    (
+        "claim",
+        &[
+            (
+                "caseload claim --queue helpdesk",
+                "take the next helpdesk item",
+            ),
+            (
+                "caseload claim --create --db new.db",
+                "--create: make the file if it is missing (else only init does)",
+            ),
+            (
+                "caseload claim --id 42 --json",
+                "take #42; the JSON has its lock_token",
+            ),
+            (
+                "caseload claim --queue helpdesk --wait --timeout 600 --json",
+                "wait up to 10 minutes for work, then take it",
+            ),
+        ],
+    ),
+    (
+        "renew",
+        &[
+            (
+                "caseload renew 42",
+                "restart the lock age of your lock on #42",
+            ),
+            (
+                "caseload renew 42 --token 7",
+                "only if the lock is still the one with token 7",
+            ),
+        ],
+    ),
+    (
+        "release",
+        &[
+            ("caseload release 42", "give #42 back to the pool"),
+            (
+                "caseload release 42 --token 7",
+                "only if your lock still has token 7",
+            ),
+        ],
+    ),
+    (
+        "complete",
+        &[
+            (
+                "caseload complete 42 --result 'Password reset, user informed'",
+                "finish #42",
+            ),
+            (
+                "caseload complete 42 --token 7",
+                "fenced by the token from claim --json",
+            ),
+            (
+                "caseload complete 42 --next --queue helpdesk --json",
+                "finish #42 and take the next helpdesk item in one step",
+            ),
+        ],
+    ),
+    (
+        "fail",
+        &[(
+            "caseload fail 42 --reason 'Customer unreachable'",
+            "finish #42 as failed",
+        )],
+    ),
+    (
+        "reap",
+        &[(
+            "caseload reap",
+            "release every expired lock (e.g. from cron)",
+        )],
+    ),
+    (
+        "unlock",
+        &[
+            (
+                "caseload unlock 42 --reason 'bob is off sick'",
+                "return #42 to the pool",
+            ),
+            (
+                "caseload unlock --expired --holder bob --reason 'stale'",
+                "every expired lock of bob",
+            ),
+        ],
+    ),
+    (
+        "history",
+        &[
+            ("caseload history", "what you did today"),
+            (
+                "caseload history --user bob --since 2026-11-23T08:00:00Z --json",
+                "what bob did since 8:00 UTC",
+            ),
+        ],
+    ),
+    (
+        "reassign",
+        &[(
+            "caseload reassign 42 --to carol --reason 'bob is off sick'",
+            "carol holds #42 now",
+        )],
+    ),
+    (
+        "assign",
+        &[(
+            "caseload assign 42 --to bob --reason 'alice is off sick'",
+            "#42 waits in bob's Mine; its clock starts when he opens it",
+        )],
+    ),
+    (
+        "reopen",
+        &[(
+            "caseload reopen 42 --reason 'customer wrote back'",
+            "done item #42 is open again",
+        )],
+    ),
+    (
+        "edit",
+        &[
+            (
+                "caseload edit 42 --priority 5 --due 2026-12-01T17:00:00Z",
+                "raise #42 and give it a due time",
+            ),
+            (
+                "caseload edit 42 --queue billing --due none",
+                "move #42 to billing, no due time",
+            ),
+        ],
+    ),
+    (
+        "comment",
+        &[
+            (
+                "caseload comment 42 'Called the customer, no answer'",
+                "add to #42's thread",
+            ),
+            (
+                "caseload comment 42 --file findings.txt",
+                "a longer comment from a file",
+            ),
+            (
+                "caseload comment 42 -",
+                "the comment from standard input (a pipe or a file)",
+            ),
+        ],
+    ),
+    (
+        "requeue",
+        &[("caseload requeue 42", "reopen failed item #42")],
+    ),
+    (
+        "cancel",
+        &[(
+            "caseload cancel 42 --reason 'Duplicate of #41'",
+            "#42 will not be done",
+        )],
+    ),
+    (
+        "queue",
+        &[
+            ("caseload queue list", "every queue and its settings"),
+            (
+                "caseload queue set helpdesk --lock-seconds 900",
+                "15-minute locks",
+            ),
+        ],
+    ),
+    (
+        "queue set",
+        &[
+            (
+                "caseload queue set helpdesk --lock-seconds 900 --warn-seconds 60",
+                "15-minute locks, warned a minute before",
+            ),
+            (
+                "caseload queue set returns --create --max-per-user 2 --paused true",
+                "a new queue, closed for now",
+            ),
+            (
+                "caseload queue set shipping --order due",
+                "overdue and soonest-due items are taken first",
+            ),
+        ],
+    ),
+    (
+        "queue rename",
+        &[(
+            "caseload queue rename helpdsk helpdesk",
+            "fix a mistyped queue name; its items move with it",
+        )],
+    ),
+    (
+        "queue delete",
+        &[(
+            "caseload queue delete returns",
+            "remove a queue that holds no items",
+        )],
+    ),
+    (
+        "queue list",
+        &[(
+            "caseload queue list --json",
+            "every queue's settings as JSON",
+        )],
+    ),
+    (
+        "user",
+        &[
+            (
+                "caseload user set alice --role supervisor",
+                "alice may unlock and reassign",
+            ),
+            ("caseload user list", "who is known, their roles, last seen"),
+        ],
+    ),
+    (
+        "user list",
+        &[
+            ("caseload user list", "name, role, login binding, last seen"),
+            ("caseload user list --json", "the same as one JSON array"),
+        ],
+    ),
+    (
+        "user set",
+        &[
+            (
+                "caseload user set alice --role supervisor",
+                "alice may unlock and reassign",
+            ),
+            ("caseload user set bob --role staff", "bob works items only"),
+            (
+                "caseload user set importer --login svc-import",
+                "OS login svc-import may act as importer",
+            ),
+            (
+                "caseload user set importer --no-login",
+                "only importer's own login may",
+            ),
+        ],
+    ),
+    (
+        "stats",
+        &[
+            ("caseload stats", "counts, throughput and lock ages"),
+            ("caseload stats --json", "the same as one JSON object"),
+        ],
+    ),
+    (
+        "report",
+        &[
+            (
+                "caseload report --by person",
+                "who did what today: done, failed, lost locks, handle times",
+            ),
+            (
+                "caseload report --by queue --since 30d",
+                "each queue over 30 days, with its due-date health",
+            ),
+            (
+                "caseload report --by person --since 2026-11-01 --until 2026-12-01 --format csv",
+                "November, for a spreadsheet",
+            ),
+            (
+                "caseload report --by queue --queue billing --since 7d --format json",
+                "one queue's week as JSON",
+            ),
+        ],
+    ),
+    (
+        "export",
+        &[
+            (
+                "caseload export --state done > done.csv",
+                "finished items as CSV",
+            ),
+            (
+                "caseload export --format jsonl > all.jsonl",
+                "everything as JSON Lines (`caseload import all.jsonl` reads it back)",
+            ),
+            (
+                "caseload export --events --since 2026-11-01T00:00:00Z > audit.csv",
+                "the audit trail since November",
+            ),
+        ],
+    ),
+    (
+        "check",
+        &[("caseload check", "prints ok, or one line per problem")],
+    ),
+    (
+        "backup",
+        &[(
+            "caseload backup /var/backups/queue-2026-11-23.db",
+            "a consistent copy, while people work",
+        )],
+    ),
+    (
+        "doctor",
+        &[
+            (
+                "caseload doctor",
+                "one line per check (✔ or ✘ with the fix); exit 1 if any fails",
+            ),
+            (
+                "caseload --db postgres://caseload@db.example.com/work doctor --json",
+                "the server's checks, as JSON",
+            ),
+        ],
+    ),
+    (
+        "migrate-to",
+        &[(
+            "caseload --db /srv/caseload/queue.db migrate-to postgres://caseload@db.example.com/work",
+            "copy everything to PostgreSQL",
+        )],
+    ),
+    (
+        "completions",
+        &[
+            (
+                "caseload completions bash > ~/.local/share/bash-completion/completions/caseload",
+                "bash, for you",
+            ),
+            (
+                "caseload completions fish > ~/.config/fish/completions/caseload.fish",
+                "fish",
+            ),
+        ],
+    ),
+    (
+        "man",
+        &[(
+            "caseload man ~/.local/share/man/man1",
+            "then `man caseload`, `man caseload-claim`",
+        )],
+    ),
+];
