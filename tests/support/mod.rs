@@ -1,6 +1,7 @@
 //! What the three test binaries share: the store backends the conformance suite runs on
 //! (`backend`), the real binary in a temp dir (`cli`), real filesystems and OS users for
-//! fault tests (`fault`), and sessions, clocks and screens for the TUI tests (`tui`).
+//! fault tests (`fault`), sessions, clocks and screens for the TUI tests (`tui`), and a private tmux for the real
+//! terminal (`tmux`).
 //!
 //! Each binary declares `pub mod support;` so that what one binary does not use is not
 //! reported as dead code.
@@ -9,6 +10,7 @@
 pub mod backend;
 pub mod cli;
 pub mod fault;
+pub mod tmux;
 pub mod tui;
 
 /// One minute in milliseconds (clock offsets and countdowns).

@@ -2,113 +2,8 @@
 //! empty queue; her TUI rings the bell (tmux's bell flag) and the title says how many
 //! items she can take; quitting puts the title back.
 
-use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
-
 use crate::support::cli::BIN;
-
-/// A private tmux server, killed when dropped.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(name: &str) -> Option<Tmux> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("tmux is not installed; skipping");
-            return None;
-        }
-        let t = Tmux {
-            socket: format!("caseload-{name}-{}", std::process::id()),
-        };
-        let ok = t
-            .cmd(&[
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-x",
-                "100",
-                "-y",
-                "30",
-                "env PS1='READY$ ' bash --norc --noprofile",
-            ])
-            .status
-            .success();
-        assert!(ok, "tmux new-session failed");
-        // A second window, made current: the bell flag is raised for a window that is not
-        // the one being looked at.
-        assert!(t.cmd(&["new-window", "-d"]).status.success());
-        Some(t)
-    }
-
-    fn cmd(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("running tmux")
-    }
-
-    fn send(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", ":0"];
-        args.extend_from_slice(keys);
-        assert!(self.cmd(&args).status.success());
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", ":0"]).stdout).into_owned()
-    }
-
-    fn format(&self, f: &str) -> String {
-        String::from_utf8_lossy(&self.cmd(&["display-message", "-p", "-t", ":0", f]).stdout)
-            .trim()
-            .to_string()
-    }
-
-    /// Polls `get` until `pred` holds (10 s at most).
-    fn wait_until(&self, what: &str, get: impl Fn() -> String, pred: impl Fn(&str) -> bool) {
-        let start = Instant::now();
-        loop {
-            let v = get();
-            if pred(&v) {
-                return;
-            }
-            if start.elapsed() > Duration::from_secs(10) {
-                panic!(
-                    "timed out waiting for {what}; last: {v:?}\nscreen:\n{}",
-                    self.screen()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]);
-    }
-}
-
-fn caseload(db: &Path, user: &str, args: &[&str]) -> String {
-    let out = Command::new(BIN)
-        .arg("--db")
-        .arg(db)
-        .arg("--user")
-        .arg(user)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "caseload {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use crate::support::tmux::{Tmux, caseload};
 
 #[test]
 fn another_users_add_rings_the_bell_and_sets_the_title() {
@@ -118,6 +13,7 @@ fn another_users_add_rings_the_bell_and_sets_the_title() {
     let Some(t) = Tmux::start("notify") else {
         return;
     };
+    t.look_elsewhere();
     t.wait_until("the shell prompt", || t.screen(), |s| s.contains("READY$"));
     // The shell's own title first, to see it come back.
     t.send(&["printf '\\033]2;my shell\\033\\\\'; clear", "Enter"]);
@@ -165,6 +61,7 @@ fn no_notify_keeps_the_bell_quiet_but_says_it_on_the_status_line() {
     let Some(t) = Tmux::start("quiet") else {
         return;
     };
+    t.look_elsewhere();
     t.wait_until("the shell prompt", || t.screen(), |s| s.contains("READY$"));
     t.send(&[
         &format!(
