@@ -19,6 +19,7 @@ mod doctor;
 mod due_order;
 mod help;
 mod import_export;
+mod item_shape;
 mod items;
 mod local_time;
 mod no_typos;
