@@ -39,9 +39,29 @@ impl<'r> PgCells<'r> {
     }
 }
 
+/// A text cell, or a `json` one as its text (`json` travels as its text, exactly as
+/// stored), so the item's select list is the same on both backends.
+struct Text(String);
+
+impl<'a> postgres::types::FromSql<'a> for Text {
+    fn from_sql(
+        ty: &postgres::types::Type,
+        raw: &'a [u8],
+    ) -> std::result::Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        if *ty == postgres::types::Type::JSON {
+            return Ok(Text(std::str::from_utf8(raw)?.to_owned()));
+        }
+        String::from_sql(ty, raw).map(Text)
+    }
+
+    fn accepts(ty: &postgres::types::Type) -> bool {
+        *ty == postgres::types::Type::JSON || <String as postgres::types::FromSql>::accepts(ty)
+    }
+}
+
 impl Cells for PgCells<'_> {
     fn opt_text(&mut self, i: usize, _column: &'static str) -> Result<Option<String>> {
-        self.get(i)
+        Ok(self.get::<Option<Text>>(i)?.map(|t| t.0))
     }
 
     fn opt_int(&mut self, i: usize, _column: &'static str) -> Result<Option<i64>> {
