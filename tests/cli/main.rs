@@ -20,6 +20,7 @@ mod due_order;
 mod help;
 mod import_export;
 mod items;
+mod keep_ids;
 mod local_time;
 mod no_typos;
 mod open_path;
