@@ -344,7 +344,8 @@ fn raw_insert(c: &Connection, it: &NewItem, now: i64, me: &str) -> rusqlite::Res
                 it.due_at,
                 now,
                 me,
-                "bench"
+                "bench",
+                None::<i64>
             ],
             |r| r.get(0),
         )
@@ -1569,15 +1570,14 @@ fn sec_import(cfg: &Config, dir: &Path, rep: &mut Report) {
         let (created, worst) = match &mut eng {
             Engine::Store(s) => {
                 let mut clock = BatchClock::default();
-                let sum = caseload::import::import(
-                    s.as_mut(),
-                    &csv,
-                    caseload::import::Format::Csv,
-                    "default",
-                    true,
-                    &mut clock,
-                )
-                .unwrap_or_else(|e| panic!("import: {e:?}"));
+                let opts = caseload::import::Options {
+                    format: caseload::import::Format::Csv,
+                    default_queue: "default",
+                    create_queues: true,
+                    keep_ids: false,
+                };
+                let sum = caseload::import::import(s.as_mut(), &csv, &opts, &mut clock)
+                    .unwrap_or_else(|e| panic!("import: {e:?}"));
                 (sum.created as usize, clock.worst)
             }
             Engine::Raw { conn, .. } => {

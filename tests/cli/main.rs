@@ -21,6 +21,7 @@ mod help;
 mod import_export;
 mod item_shape;
 mod items;
+mod keep_ids;
 mod local_time;
 mod no_typos;
 mod open_path;

@@ -306,6 +306,25 @@ pub(super) fn lock_started(c: &mut Conn, ids: &[i64]) -> TxResult<Vec<(i64, Mill
     .collect())
 }
 
+pub(super) fn last_item_id(c: &mut Conn) -> TxResult<i64> {
+    Ok(
+        c.query_one("SELECT coalesce(max(id), 0)::bigint FROM items", &[])?
+            .get(0),
+    )
+}
+
+pub(super) fn item_keys(
+    c: &mut Conn,
+    ids: &[i64],
+    request_ids: &[&str],
+) -> TxResult<Vec<(i64, Option<String>)>> {
+    let rows = c.query(
+        "SELECT id, request_id FROM items WHERE id = ANY($1) OR request_id = ANY($2)",
+        &[&ids, &request_ids],
+    )?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
 pub(super) fn events_by(c: &mut Conn, actor: &str, since: Millis) -> TxResult<Vec<Event>> {
     let rows = c.query(
         &crate::store::sql::events_by("e.detail::text", "json_build_object", "::text"),

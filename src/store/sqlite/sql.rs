@@ -77,9 +77,9 @@ pub const ENSURE_QUEUE: &str =
     "INSERT INTO queues (name) VALUES (?1) ON CONFLICT (name) DO NOTHING";
 
 /// Inserts an item unless its request id is known; returns the new id.
-pub const INSERT_ITEM: &str = "INSERT INTO items (queue, request_id, title, body, params, \
+pub const INSERT_ITEM: &str = "INSERT INTO items (id, queue, request_id, title, body, params, \
      priority, due_at, created_at, created_by, created_os) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+     VALUES (?11, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
      ON CONFLICT (request_id) DO NOTHING RETURNING id";
 
 /// The item with a known request id.
