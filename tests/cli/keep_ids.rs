@@ -292,6 +292,10 @@ fn an_import_cut_short_and_run_again_keeps_every_id_once() {
     std::fs::write(&path, &text).unwrap();
     let sum = keep(&mut *store, &path, &mut ());
     assert_eq!((sum.created, sum.same_file), (1200 - written, written));
+    assert!(
+        sum.longest_write > std::time::Duration::ZERO,
+        "the writes are timed"
+    );
     let all = store
         .list(&ListFilter {
             state: StateFilter::All,
