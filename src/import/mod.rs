@@ -179,8 +179,8 @@ impl RawRow {
     }
 
     /// The checked row: an item to add, or a finished row (state done/failed/cancelled)
-    /// that an import leaves out.
-    fn into_parsed(self, line: u64, default_queue: &str) -> Result<Parsed, String> {
+    /// that an import leaves out. The item is validated when `validate`.
+    fn into_parsed(self, line: u64, default_queue: &str, validate: bool) -> Result<Parsed, String> {
         let nonempty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
         match nonempty(self.state).as_deref().map(str::trim) {
             None | Some("open") => {}
@@ -229,7 +229,9 @@ impl RawRow {
             due_at,
             request_id: nonempty(self.request_id),
         };
-        item.validate().map_err(|e| e.message)?;
+        if validate {
+            item.validate().map_err(|e| e.message)?;
+        }
         Ok(Parsed::Item(Row { line, item, id }))
     }
 }

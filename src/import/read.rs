@@ -34,7 +34,14 @@ pub enum Parsed {
 /// The rows of a file, one at a time.
 pub struct Rows<R: Read> {
     inner: Inner<R>,
+    build: Build,
+}
+
+/// How a row's item is built.
+struct Build {
     default_queue: String,
+    /// Validate each item (off for rows the first pass checked, see [`Rows::checked_before`]).
+    validate: bool,
 }
 
 enum Inner<R: Read> {
@@ -91,8 +98,20 @@ impl<R: Read> Rows<R> {
         };
         Ok(Rows {
             inner,
-            default_queue: default_queue.to_string(),
+            build: Build {
+                default_queue: default_queue.to_string(),
+                validate: true,
+            },
         })
+    }
+
+    /// For the second pass, over rows the first one validated: items are built without
+    /// validating them again. The caller proves the rows are the ones checked (the
+    /// running row hash, which covers every field an item is built from) before writing
+    /// any of them.
+    pub fn checked_before(mut self) -> Self {
+        self.build.validate = false;
+        self
     }
 
     /// True when the file is CSV and its header has no column `name`.
@@ -106,7 +125,7 @@ impl<R: Read> Rows<R> {
     /// The next row; `Ok(None)` at the end. `Err` is a fault after which nothing more
     /// can be read (an unclosed quote, a runaway row, a read error).
     pub fn next_row(&mut self) -> Result<Option<Parsed>, LineError> {
-        let q = &self.default_queue;
+        let q = &self.build;
         match &mut self.inner {
             Inner::Csv {
                 reader,
@@ -168,7 +187,7 @@ fn next_jsonl<R: Read>(
     line: &mut u64,
     buf: &mut Vec<u8>,
     done: &mut bool,
-    q: &str,
+    q: &Build,
 ) -> Result<Option<Parsed>, LineError> {
     loop {
         if *done {
@@ -235,8 +254,8 @@ fn skip_bom(r: &mut impl BufRead) -> std::io::Result<()> {
     Ok(())
 }
 
-fn checked(raw: RawRow, line: u64, default_queue: &str) -> Parsed {
-    raw.into_parsed(line, default_queue)
+fn checked(raw: RawRow, line: u64, build: &Build) -> Parsed {
+    raw.into_parsed(line, &build.default_queue, build.validate)
         .unwrap_or_else(|message| Parsed::Bad(LineError { line, message }))
 }
 
@@ -270,7 +289,7 @@ fn header_columns(headers: &csv::StringRecord) -> Result<Vec<Option<&'static str
     }
 }
 
-fn json_row(text: &[u8], line: u64, default_queue: &str) -> Parsed {
+fn json_row(text: &[u8], line: u64, build: &Build) -> Parsed {
     let bad = |message: String| Parsed::Bad(LineError { line, message });
     let Ok(text) = std::str::from_utf8(text) else {
         return bad("is not valid UTF-8".into());
@@ -283,7 +302,7 @@ fn json_row(text: &[u8], line: u64, default_queue: &str) -> Parsed {
         return bad("is not a JSON object".into());
     };
     match raw_from_json(obj) {
-        Ok(raw) => checked(raw, line, default_queue),
+        Ok(raw) => checked(raw, line, build),
         Err(m) => bad(m),
     }
 }

@@ -434,7 +434,8 @@ fn write(
     unchanged(file, 0)?;
     file.rewind().map_err(ImportError::Read)?;
     let rows = Rows::new(file, opts.format, opts.default_queue)
-        .map_err(|_| changed("its header changed", 0))?;
+        .map_err(|_| changed("its header changed", 0))?
+        .checked_before();
     // Rows added before the batches (the one `--keep-ids` adds first).
     let (mut first, mut began) = (0, 0);
     if let Some(plan) = &checked.kept {

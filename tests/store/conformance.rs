@@ -16,6 +16,7 @@ use caseload::store::{Applied, ListFilter, StateFilter, Store, StoreError, TakeN
 conformance!(
     add_is_idempotent_by_request_id,
     add_batch_skips_known_request_ids,
+    add_each_answers_row_by_row_across_statement_chunks,
     take_next_follows_take_order_and_queue_filter,
     take_a_chosen_item,
     second_taker_is_told_who_holds_it,
@@ -146,6 +147,65 @@ fn add_batch_skips_known_request_ids(b: &dyn Backend) {
         exit::ERROR,
     );
     assert_eq!(s.count(&filter(StateFilter::Open)).unwrap(), 3);
+}
+
+/// A batch larger than the rows SQLite inserts per statement: every item's answer is the
+/// one a row-by-row insert gives (a request id repeated in the batch, in an earlier chunk
+/// or already stored gives the first item; a chunk with a row without a request id), and
+/// each new id holds that row's item.
+fn add_each_answers_row_by_row_across_statement_chunks(b: &dyn Backend) {
+    let mut s = setup(b);
+    let known = s
+        .add(&NewItem {
+            request_id: Some("known".into()),
+            ..NewItem::titled("stored before")
+        })
+        .unwrap()
+        .id;
+    let rid = |i: usize| match i {
+        10 | 30 | 120 => Some("dup-a".to_string()),
+        40 | 140 => Some("known".to_string()),
+        70 | 155 => Some("dup-b".to_string()),
+        80 => None,
+        _ => Some(format!("r{i}")),
+    };
+    let items: Vec<NewItem> = (0..160)
+        .map(|i| NewItem {
+            queue: ["default", "billing", "returns"][i % 3].into(),
+            request_id: rid(i),
+            priority: i as i64,
+            ..NewItem::titled(&format!("row {i}"))
+        })
+        .collect();
+    let added = s.add_each(&items).unwrap();
+    assert_eq!(added.len(), items.len());
+    let mut first: std::collections::HashMap<String, i64> =
+        std::collections::HashMap::from([("known".to_string(), known)]);
+    let mut last_new = known;
+    for (i, (it, a)) in items.iter().zip(&added).enumerate() {
+        match it.request_id.as_ref().and_then(|r| first.get(r)) {
+            Some(&id) => assert_eq!((a.id, a.created), (id, false), "row {i}"),
+            None => {
+                assert!(a.created && a.id > last_new, "row {i}: {a:?}");
+                last_new = a.id;
+                let stored = s.item(a.id).unwrap();
+                assert_eq!(
+                    (stored.title.as_str(), stored.priority),
+                    (it.title.as_str(), i as i64)
+                );
+                assert_eq!(stored.queue, it.queue);
+                if let Some(r) = &it.request_id {
+                    first.insert(r.clone(), a.id);
+                }
+            }
+        }
+    }
+    let created = added.iter().filter(|a| a.created).count();
+    assert_eq!(created, 160 - 5);
+    assert_eq!(
+        s.count(&filter(StateFilter::Open)).unwrap(),
+        created as u64 + 1
+    );
 }
 
 // ----- taking --------------------------------------------------------------------------

@@ -142,6 +142,11 @@ pub trait Tx {
     /// existing item instead. No `created` event is written: the row records who created
     /// it, when and from which OS login, and history shows that as the item's first event.
     fn insert_item(&mut self, item: &NewItem, keep: Option<Kept>) -> Result<Added>;
+    /// Inserts new items as [`Tx::insert_item`] with no `keep` does, in order, with the
+    /// same outcome for each; a backend may do it in fewer statements (SQLite does).
+    fn insert_items(&mut self, items: &[NewItem]) -> Result<Vec<Added>> {
+        items.iter().map(|it| self.insert_item(it, None)).collect()
+    }
     /// How many items have an id above `above` and within `ids`.
     fn items_above(&mut self, above: i64, ids: (i64, i64)) -> Result<u64>;
     /// Moves the counter new ids come from so that the next new item's id is above `max`
@@ -234,7 +239,7 @@ pub(crate) fn add_items(
             known_queue(tx, q)?;
         }
     }
-    items.iter().map(|it| tx.insert_item(it, None)).collect()
+    tx.insert_items(items)
 }
 
 /// Adds checked items that keep the ids `ids` (one per item, each free or already the

@@ -14,6 +14,7 @@
 pub mod busy;
 pub mod check;
 mod figures;
+mod insert;
 pub mod migrate;
 pub(crate) mod open;
 mod reads;

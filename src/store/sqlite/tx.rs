@@ -5,6 +5,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
+use super::insert;
 use super::reads::{load_item, load_queue};
 use super::rows::{event_from_row, item_from_row, lossy_opt_text, lossy_text};
 use super::sql;
@@ -343,6 +344,25 @@ impl Tx for SqliteTx<'_> {
         // No `created` event: the row's created_at and created_by are the record (history
         // shows them as its first event).
         Ok(Added { id, created: true })
+    }
+
+    fn insert_items(&mut self, items: &[NewItem]) -> Result<Vec<Added>> {
+        let mut added = Vec::with_capacity(items.len());
+        let mut chunks = items.chunks_exact(insert::CHUNK);
+        for chunk in &mut chunks {
+            // Rows without a request id cannot be matched to the ids the INSERT returns.
+            if chunk.iter().all(|it| it.request_id.is_some()) {
+                added.extend(insert::insert_chunk(self, chunk)?);
+            } else {
+                for it in chunk {
+                    added.push(self.insert_item(it, None)?);
+                }
+            }
+        }
+        for it in chunks.remainder() {
+            added.push(self.insert_item(it, None)?);
+        }
+        Ok(added)
     }
 
     fn items_above(&mut self, above: i64, ids: (i64, i64)) -> Result<u64> {
