@@ -160,6 +160,7 @@ pub(super) fn sec_figures(cfg: &Config, dir: &Path, rep: &mut Report) {
         let q = ReportQuery {
             period: period(d),
             queue: None,
+            rows_only: false,
         };
         let rows = raw_rows(&raw, q.period);
         let (rp50, _) = timed(iters, || {

@@ -12,6 +12,7 @@ pub mod backend;
 mod check;
 pub mod copy;
 pub mod error;
+mod figure_days;
 pub mod figures;
 pub mod fsfacts;
 pub mod identity;
