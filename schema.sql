@@ -229,11 +229,14 @@ END;
 -- rows instead of every hold; its partial days at the edges read `holds` (exact for any
 -- time zone). `finishes` lists every finish exactly, one entry "k,at,own,handle,wait,
 -- cycle,late;" (k: c completed, f failed; at: milliseconds into the day; late empty
--- without a due time), so medians and percentiles stay exact.
+-- without a due time), so medians and percentiles stay exact. A cell is one or more rows
+-- (`chunk` 0, 1, …): once a row's list reaches 1500 characters the next hold starts a
+-- new one, so that keeping a busy person's day rewrites one small row, not a growing one.
 CREATE TABLE figure_days (
     day        INTEGER NOT NULL,
     queue      TEXT NOT NULL,
     holder     TEXT NOT NULL,
+    chunk      INTEGER NOT NULL,
     holds      INTEGER NOT NULL,
     completed  INTEGER NOT NULL,
     failed     INTEGER NOT NULL,
@@ -241,15 +244,21 @@ CREATE TABLE figure_days (
     released   INTEGER NOT NULL,
     lost       INTEGER NOT NULL,
     held_ms    INTEGER NOT NULL,
-    finishes   TEXT NOT NULL,
-    PRIMARY KEY (day, queue, holder)
-) WITHOUT ROWID;
+    finishes   TEXT NOT NULL
+);
+CREATE UNIQUE INDEX figure_days_cell ON figure_days (day, queue, holder, chunk);
 
 CREATE TRIGGER holds_figure_day AFTER INSERT ON holds
 BEGIN
-    INSERT INTO figure_days (day, queue, holder, holds, completed, failed, skipped, released,
-                             lost, held_ms, finishes)
-    VALUES (NEW.ended - (NEW.ended % 86400000 + 86400000) % 86400000, NEW.queue, NEW.holder, 1,
+    INSERT INTO figure_days (day, queue, holder, chunk, holds, completed, failed, skipped,
+                             released, lost, held_ms, finishes)
+    VALUES (NEW.ended - (NEW.ended % 86400000 + 86400000) % 86400000, NEW.queue, NEW.holder,
+        coalesce((SELECT d.chunk + CASE WHEN length(d.finishes) >= 1500 THEN 1 ELSE 0 END
+                  FROM figure_days d
+                  WHERE d.day = NEW.ended - (NEW.ended % 86400000 + 86400000) % 86400000
+                  AND d.queue = NEW.queue AND d.holder = NEW.holder
+                  ORDER BY d.chunk DESC LIMIT 1), 0),
+        1,
         CASE WHEN NEW.how = 'completed' THEN 1 ELSE 0 END,
         CASE WHEN NEW.how = 'failed' THEN 1 ELSE 0 END,
         CASE WHEN NEW.how = 'skipped' THEN 1 ELSE 0 END,
@@ -263,7 +272,7 @@ BEGIN
             || ',' || CAST(NEW.wait_ms AS TEXT) || ',' || CAST(NEW.cycle_ms AS TEXT)
             || ',' || coalesce(CAST(NEW.late_ms AS TEXT), '') || ';'
         ELSE '' END)
-    ON CONFLICT (day, queue, holder) DO UPDATE SET
+    ON CONFLICT (day, queue, holder, chunk) DO UPDATE SET
         holds = figure_days.holds + 1,
         completed = figure_days.completed + excluded.completed,
         failed = figure_days.failed + excluded.failed,
@@ -273,4 +282,3 @@ BEGIN
         held_ms = figure_days.held_ms + excluded.held_ms,
         finishes = figure_days.finishes || excluded.finishes;
 END;
-

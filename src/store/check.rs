@@ -75,8 +75,8 @@ const FINISH_ENTRY: &str = "CASE WHEN how IN ('completed', 'failed') THEN \
      || ',' || CAST(wait_ms AS TEXT) || ',' || CAST(cycle_ms AS TEXT) \
      || ',' || coalesce(CAST(late_ms AS TEXT), '') END";
 
-/// The day summary's cells (`day, queue, holder`) that disagree with the `holds` rows:
-/// missing, extra, or with other counts, held time or finishes. `sorted` turns a stored
+/// The day summary's cells (`day, queue, holder`, all their chunks together) that disagree
+/// with the `holds` rows: missing, extra, or with other counts, held time or finishes. `sorted` turns a stored
 /// `finishes` column into its entries sorted bytewise and joined by `;` (each dialect has
 /// its own way); `collate` makes the dialect's ORDER BY bytewise.
 pub(crate) fn figure_days_sql(sorted: &str, collate: &str) -> String {
@@ -109,7 +109,10 @@ pub(crate) fn figure_days_sql(sorted: &str, collate: &str) -> String {
     format!(
         "SELECT coalesce(s.day, e.day) AS d, coalesce(s.queue, e.queue) AS q, \
          coalesce(s.holder, e.holder) AS h \
-         FROM figure_days s FULL OUTER JOIN ({expected}) e \
+         FROM (SELECT day, queue, holder, sum(holds) AS holds, sum(completed) AS completed, \
+         sum(failed) AS failed, sum(skipped) AS skipped, sum(released) AS released, \
+         sum(lost) AS lost, sum(held_ms) AS held_ms, string_agg(finishes, '') AS finishes \
+         FROM figure_days GROUP BY day, queue, holder) s FULL OUTER JOIN ({expected}) e \
          ON e.day = s.day AND e.queue = s.queue AND e.holder = s.holder \
          WHERE s.day IS NULL OR e.day IS NULL OR {differ} OR {} <> e.finishes \
          ORDER BY d, q, h LIMIT {LIMIT}",

@@ -14,6 +14,7 @@ use caseload::store::{Report, ReportQuery, Store};
 conformance!(
     summary_and_holds_give_the_same_figures,
     check_names_a_summary_row_that_disagrees,
+    a_busy_day_gives_the_same_figures,
 );
 
 const DAY: i64 = 24 * 60;
@@ -176,4 +177,46 @@ fn check_names_a_summary_row_that_disagrees(b: &dyn Backend) {
     let found = boss.check().unwrap();
     assert!(found.len() >= 3, "{found:?}");
     assert!(found.iter().all(|f| f.starts_with("figures summary:")));
+}
+
+/// Alice completes 80 items in the hour after a UTC midnight (her day's list outgrows one
+/// summary row); returns the minutes from now to that midnight.
+fn busy_day(b: &dyn Backend, boss: &mut dyn Store) -> i64 {
+    let t0 = boss.now().unwrap();
+    let d = next_midnight(t0);
+    let mut alice = b.open("alice", (d + 10) * MIN);
+    for i in 0..80 {
+        let id = boss.add(&NewItem::titled(&format!("item {i}"))).unwrap().id;
+        let t = alice.take(id).unwrap().lock_token;
+        alice.complete(id, t, None).unwrap();
+    }
+    d
+}
+
+fn a_busy_day_gives_the_same_figures(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let t0 = boss.now().unwrap();
+    let d = busy_day(b, &mut *boss);
+    let r = both_ways(&mut *boss, t0, t0 + (d + 2 * DAY) * MIN, None);
+    assert_eq!(r.people[0].completed, 80);
+    assert_eq!(boss.check().unwrap(), Vec::<String>::new());
+}
+
+#[test]
+fn a_busy_day_is_kept_in_several_small_rows() {
+    let b = crate::support::backend::SqliteBackend::new();
+    let mut boss = setup(&b);
+    busy_day(&b, &mut *boss);
+    let c = rusqlite::Connection::open(&b.path).unwrap();
+    let (rows, longest): (i64, i64) = c
+        .query_row(
+            "SELECT count(*), max(length(finishes)) FROM figure_days WHERE holder = 'alice'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(
+        rows >= 2 && longest < 1600,
+        "{rows} rows, longest {longest}"
+    );
 }

@@ -5,12 +5,16 @@
 -- rows instead of every hold; its partial days at the edges read `holds` (exact for any
 -- time zone). `finishes` lists every finish exactly, one entry "k,at,own,handle,wait,
 -- cycle,late;" (k: c completed, f failed; at: milliseconds into the day; late empty
--- without a due time), so medians and percentiles stay exact. The trigger's function is
--- SECURITY DEFINER: everyday roles read the summary (SELECT) but cannot write it.
+-- without a due time), so medians and percentiles stay exact. A cell is one or more rows
+-- (`chunk` 0, 1, …): once a row's list reaches 1500 characters the next hold starts a
+-- new one, so that keeping a busy person's day rewrites one small row, not a growing one.
+-- The trigger's function is SECURITY DEFINER: everyday roles read the summary (SELECT)
+-- but cannot write it.
 CREATE TABLE figure_days (
     day        BIGINT NOT NULL,
     queue      TEXT NOT NULL,
     holder     TEXT NOT NULL,
+    chunk      BIGINT NOT NULL,
     holds      BIGINT NOT NULL,
     completed  BIGINT NOT NULL,
     failed     BIGINT NOT NULL,
@@ -19,7 +23,7 @@ CREATE TABLE figure_days (
     lost       BIGINT NOT NULL,
     held_ms    BIGINT NOT NULL,
     finishes   TEXT NOT NULL,
-    PRIMARY KEY (day, queue, holder)
+    PRIMARY KEY (day, queue, holder, chunk)
 );
 
 DO $migrate$
@@ -30,10 +34,16 @@ BEGIN
         CREATE FUNCTION caseload_figure_day() RETURNS trigger
         LANGUAGE plpgsql SECURITY DEFINER %s AS $$
         BEGIN
-            INSERT INTO figure_days (day, queue, holder, holds, completed, failed, skipped,
-                                     released, lost, held_ms, finishes)
+            INSERT INTO figure_days (day, queue, holder, chunk, holds, completed, failed,
+                                     skipped, released, lost, held_ms, finishes)
             VALUES (NEW.ended - (NEW.ended %% 86400000 + 86400000) %% 86400000, NEW.queue,
-                NEW.holder, 1,
+                NEW.holder,
+                coalesce((SELECT d.chunk + CASE WHEN length(d.finishes) >= 1500 THEN 1 ELSE 0 END
+                          FROM figure_days d
+                          WHERE d.day = NEW.ended - (NEW.ended %% 86400000 + 86400000) %% 86400000
+                          AND d.queue = NEW.queue AND d.holder = NEW.holder
+                          ORDER BY d.chunk DESC LIMIT 1), 0),
+                1,
                 CASE WHEN NEW.how = 'completed' THEN 1 ELSE 0 END,
                 CASE WHEN NEW.how = 'failed' THEN 1 ELSE 0 END,
                 CASE WHEN NEW.how = 'skipped' THEN 1 ELSE 0 END,
@@ -48,7 +58,7 @@ BEGIN
                     || ',' || CAST(NEW.wait_ms AS TEXT) || ',' || CAST(NEW.cycle_ms AS TEXT)
                     || ',' || coalesce(CAST(NEW.late_ms AS TEXT), '') || ';'
                 ELSE '' END)
-            ON CONFLICT (day, queue, holder) DO UPDATE SET
+            ON CONFLICT (day, queue, holder, chunk) DO UPDATE SET
                 holds = figure_days.holds + 1,
                 completed = figure_days.completed + excluded.completed,
                 failed = figure_days.failed + excluded.failed,
@@ -67,9 +77,9 @@ CREATE TRIGGER holds_figure_day AFTER INSERT ON holds FOR EACH ROW
     EXECUTE FUNCTION caseload_figure_day();
 
 -- Filled from the holds already kept.
-INSERT INTO figure_days (day, queue, holder, holds, completed, failed, skipped, released,
-                         lost, held_ms, finishes)
-SELECT ended - (ended % 86400000 + 86400000) % 86400000, queue, holder, count(*),
+INSERT INTO figure_days (day, queue, holder, chunk, holds, completed, failed, skipped,
+                         released, lost, held_ms, finishes)
+SELECT ended - (ended % 86400000 + 86400000) % 86400000, queue, holder, 0, count(*),
     sum(CASE WHEN how = 'completed' THEN 1 ELSE 0 END),
     sum(CASE WHEN how = 'failed' THEN 1 ELSE 0 END),
     sum(CASE WHEN how = 'skipped' THEN 1 ELSE 0 END),
