@@ -52,7 +52,8 @@ pub(crate) fn invariants() -> Vec<(String, &'static str, &'static str)> {
                  EXCEPT SELECT {HOLDS_COLS} FROM holds) d ORDER BY event_id LIMIT {LIMIT}"
             ),
             "event",
-            "ends a hold the holds table lacks or records differently (the figures are wrong)",
+            "ends a hold the holds table lacks or records differently (the figures are wrong; \
+             a supervisor's `caseload check --repair-figures` rebuilds them)",
         ),
         (
             format!(
@@ -61,7 +62,8 @@ pub(crate) fn invariants() -> Vec<(String, &'static str, &'static str)> {
                  LIMIT {LIMIT}"
             ),
             "event",
-            "has a row in the holds table that its history does not give (the figures are wrong)",
+            "has a row in the holds table that its history does not give (the figures are \
+             wrong; a supervisor's `caseload check --repair-figures` rebuilds them)",
         ),
     ]
 }
@@ -124,7 +126,8 @@ pub(crate) fn figure_days_sql(sorted: &str, collate: &str) -> String {
 pub(crate) fn figure_day_finding(day: i64, queue: &str, holder: &str) -> String {
     format!(
         "figures summary: the row of {} (UTC day) for queue '{}' and '{}' disagrees with the \
-         holds (report and Stats figures for periods over that day are wrong)",
+         holds (report and Stats figures for periods over that day are wrong; a supervisor's \
+         `caseload check --repair-figures` rebuilds it)",
         crate::domain::time::rfc3339(day),
         crate::domain::sanitize::line(queue),
         crate::domain::sanitize::line(holder),

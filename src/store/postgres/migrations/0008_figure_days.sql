@@ -6,8 +6,8 @@
 -- time zone). `finishes` lists every finish exactly, one entry "k,at,own,handle,wait,
 -- cycle,late;" (k: c completed, f failed; at: milliseconds into the day; late empty
 -- without a due time), so medians and percentiles stay exact. A cell is one or more rows
--- (`chunk` 0, 1, …): once a row's list reaches 1500 characters the next hold starts a
--- new one, so that keeping a busy person's day rewrites one small row, not a growing one.
+-- (`chunk` 0, 1, …): once a row's list reaches 700 characters the next hold starts a new
+-- one, so that keeping a busy person's day rewrites one small row, not a growing one.
 -- The trigger's function is SECURITY DEFINER: everyday roles read the summary (SELECT)
 -- but cannot write it.
 CREATE TABLE figure_days (
@@ -38,7 +38,7 @@ BEGIN
                                      skipped, released, lost, held_ms, finishes)
             VALUES (NEW.ended - (NEW.ended %% 86400000 + 86400000) %% 86400000, NEW.queue,
                 NEW.holder,
-                coalesce((SELECT d.chunk + CASE WHEN length(d.finishes) >= 1500 THEN 1 ELSE 0 END
+                coalesce((SELECT d.chunk + CASE WHEN length(d.finishes) >= 700 THEN 1 ELSE 0 END
                           FROM figure_days d
                           WHERE d.day = NEW.ended - (NEW.ended %% 86400000 + 86400000) %% 86400000
                           AND d.queue = NEW.queue AND d.holder = NEW.holder

@@ -6,8 +6,9 @@
 -- time zone). `finishes` lists every finish exactly, one entry "k,at,own,handle,wait,
 -- cycle,late;" (k: c completed, f failed; at: milliseconds into the day; late empty
 -- without a due time), so medians and percentiles stay exact. A cell is one or more rows
--- (`chunk` 0, 1, …): once a row's list reaches 1500 characters the next hold starts a
--- new one, so that keeping a busy person's day rewrites one small row, not a growing one.
+-- (`chunk` 0, 1, …): once a row's list reaches 700 characters the next hold starts a new
+-- one, so that keeping a busy person's day rewrites one small row (within one page of the
+-- WITHOUT ROWID tree), not a growing one.
 CREATE TABLE figure_days (
     day        INTEGER NOT NULL,
     queue      TEXT NOT NULL,
@@ -20,16 +21,16 @@ CREATE TABLE figure_days (
     released   INTEGER NOT NULL,
     lost       INTEGER NOT NULL,
     held_ms    INTEGER NOT NULL,
-    finishes   TEXT NOT NULL
-);
-CREATE UNIQUE INDEX figure_days_cell ON figure_days (day, queue, holder, chunk);
+    finishes   TEXT NOT NULL,
+    PRIMARY KEY (day, queue, holder, chunk)
+) WITHOUT ROWID;
 
 CREATE TRIGGER holds_figure_day AFTER INSERT ON holds
 BEGIN
     INSERT INTO figure_days (day, queue, holder, chunk, holds, completed, failed, skipped,
                              released, lost, held_ms, finishes)
     VALUES (NEW.ended - (NEW.ended % 86400000 + 86400000) % 86400000, NEW.queue, NEW.holder,
-        coalesce((SELECT d.chunk + CASE WHEN length(d.finishes) >= 1500 THEN 1 ELSE 0 END
+        coalesce((SELECT d.chunk + CASE WHEN length(d.finishes) >= 700 THEN 1 ELSE 0 END
                   FROM figure_days d
                   WHERE d.day = NEW.ended - (NEW.ended % 86400000 + 86400000) % 86400000
                   AND d.queue = NEW.queue AND d.holder = NEW.holder
