@@ -356,6 +356,11 @@ pub struct ImportArgs {
     /// naming them).
     #[arg(long)]
     pub create_queue: bool,
+    /// Every row keeps the `id` the export gave it (supervisor only). Ids must be free
+    /// and increase down the file; a taken id refuses the whole import, naming its line
+    /// (default: rows get new ids and the file's ids are ignored).
+    #[arg(long)]
+    pub keep_ids: bool,
 }
 
 #[derive(Debug, Args)]

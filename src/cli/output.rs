@@ -147,38 +147,10 @@ pub(crate) fn queue_line(q: &crate::domain::QueueSettings) -> String {
     )
 }
 
-/// An item as JSON: schema field names, times as RFC 3339 UTC strings, params as JSON.
-pub fn item_json(item: &Item) -> Value {
-    let t = |v: Option<i64>| v.map_or(Value::Null, |t| Value::String(rfc3339(t)));
-    let mut v = json!({
-        "id": item.id,
-        "queue": item.queue,
-        "request_id": item.request_id,
-        "title": item.title,
-        "body": item.body,
-        "params": serde_json::from_str::<Value>(&item.params).unwrap_or(Value::String(item.params.clone())),
-        "priority": item.priority,
-        "due_at": t(item.due_at),
-        "state": item.state.as_str(),
-        "lock_user": item.lock_user,
-        "lock_time": t(item.lock_time),
-        "lock_token": item.lock_token,
-        "notes": item.notes,
-        "result": item.result,
-        "error": item.error,
-        "created_at": rfc3339(item.created_at),
-        "created_by": item.created_by,
-        "finished_at": t(item.finished_at),
-        "finished_by": item.finished_by,
-    });
-    if !item.unreadable.is_empty() {
-        v["unreadable"] = item
-            .unreadable
-            .iter()
-            .map(|u| json!({"column": u.column, "problem": u.problem}))
-            .collect();
-    }
-    v
+/// An item as JSON (its `Serialize`): schema field names, times as RFC 3339 UTC strings,
+/// params as JSON; a `Value`, so keys come out sorted and callers can add to it.
+pub fn item_json(item: &Item) -> serde_json::Result<Value> {
+    serde_json::to_value(item)
 }
 
 /// An event as JSON.

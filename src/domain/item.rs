@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::time::Millis;
+use super::time::{Millis, ser_opt_rfc3339, ser_rfc3339};
 
 /// Longest title, in characters.
 pub const MAX_TITLE_CHARS: usize = 1000;
@@ -43,8 +43,9 @@ impl ItemState {
     }
 }
 
-/// An item as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An item as stored. Serialized (the CLI's `--json`, `export --format jsonl`) with the
+/// schema's column names, times as RFC 3339 UTC strings and `params` as JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Item {
     pub id: i64,
     pub queue: String,
@@ -52,28 +53,52 @@ pub struct Item {
     pub title: String,
     pub body: String,
     /// JSON text (always valid JSON).
+    #[serde(serialize_with = "ser_params")]
     pub params: String,
     pub priority: i64,
+    #[serde(serialize_with = "ser_opt_rfc3339")]
     pub due_at: Option<Millis>,
     pub state: ItemState,
     pub lock_user: Option<String>,
+    #[serde(serialize_with = "ser_opt_rfc3339")]
     pub lock_time: Option<Millis>,
     pub lock_token: i64,
     pub notes: String,
     pub result: Option<String>,
     pub error: Option<String>,
+    #[serde(serialize_with = "ser_rfc3339")]
     pub created_at: Millis,
     pub created_by: String,
+    #[serde(serialize_with = "ser_opt_rfc3339")]
     pub finished_at: Option<Millis>,
     pub finished_by: Option<String>,
     /// Columns whose stored value could not be read (text that is not valid UTF-8,
     /// written by another program or damaged on disk). Their fields hold a lossy
-    /// rendering, bad bytes shown as U+FFFD. Empty for every healthy row.
+    /// rendering, bad bytes shown as U+FFFD. Empty for every healthy row (and then left
+    /// out of the JSON).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<Unreadable>,
 }
 
-/// A column of a stored row that could not be read as its type.
+/// `params` as the JSON it holds (as a string should it ever not be JSON).
+fn ser_params<S: serde::Serializer>(params: &str, s: S) -> Result<S::Ok, S::Error> {
+    match serde_json::from_str::<serde_json::Value>(params) {
+        Ok(v) => v.serialize(s),
+        Err(_) => s.serialize_str(params),
+    }
+}
+
+/// One stored value of an item, for writers that go column by column (export's CSV, the
+/// copy to PostgreSQL).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cell<'a> {
+    Number(i64),
+    Text(Option<&'a str>),
+    Time(Option<Millis>),
+}
+
+/// A column of a stored row that could not be read as its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Unreadable {
     /// The column's name in the schema.
     pub column: &'static str,
@@ -88,7 +113,9 @@ impl std::fmt::Display for Unreadable {
 }
 
 impl Item {
-    /// The stored columns, in schema order (export's CSV header, messages naming a column).
+    /// The stored columns, in schema order: the one list of them. Both stores' select
+    /// lists (`store::sql::ITEM_COLS`), the row reader (`store::rows::item_from`, by
+    /// name), export's CSV header and [`Item::cells`] follow it.
     pub const COLUMNS: [&'static str; 19] = [
         "id",
         "queue",
@@ -110,6 +137,52 @@ impl Item {
         "finished_at",
         "finished_by",
     ];
+
+    /// The position of `column` in [`Item::COLUMNS`]; used in constants, so a name that
+    /// is not there fails the build.
+    pub const fn column(column: &str) -> usize {
+        let mut i = 0;
+        while i < Item::COLUMNS.len() {
+            let (a, b) = (Item::COLUMNS[i].as_bytes(), column.as_bytes());
+            let mut same = a.len() == b.len();
+            let mut k = 0;
+            while same && k < a.len() {
+                same = a[k] == b[k];
+                k += 1;
+            }
+            if same {
+                return i;
+            }
+            i += 1;
+        }
+        panic!("not a column of items")
+    }
+
+    /// The stored values in [`Item::COLUMNS`] order.
+    pub fn cells(&self) -> [Cell<'_>; 19] {
+        use Cell::{Number, Text, Time};
+        [
+            Number(self.id),
+            Text(Some(&self.queue)),
+            Text(self.request_id.as_deref()),
+            Text(Some(&self.title)),
+            Text(Some(&self.body)),
+            Text(Some(&self.params)),
+            Number(self.priority),
+            Time(self.due_at),
+            Text(Some(self.state.as_str())),
+            Text(self.lock_user.as_deref()),
+            Time(self.lock_time),
+            Number(self.lock_token),
+            Text(Some(&self.notes)),
+            Text(self.result.as_deref()),
+            Text(self.error.as_deref()),
+            Time(Some(self.created_at)),
+            Text(Some(&self.created_by)),
+            Time(self.finished_at),
+            Text(self.finished_by.as_deref()),
+        ]
+    }
 
     /// "title is not valid UTF-8, notes is not valid UTF-8" for a row with unreadable
     /// columns; `None` for a healthy one.
@@ -345,6 +418,35 @@ mod tests {
             finished_by: None,
             unreadable: Vec::new(),
         }
+    }
+
+    #[test]
+    fn json_keys_cells_and_positions_follow_the_column_list() {
+        let mut item = test_item();
+        let v = serde_json::to_value(&item).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut columns = Item::COLUMNS.to_vec();
+        columns.sort_unstable();
+        assert_eq!(keys, columns, "JSON keys are the columns");
+        assert_eq!(v["created_at"], "1970-01-01T00:00:00.000Z");
+        assert_eq!(v["params"], serde_json::json!({}));
+        for (i, c) in Item::COLUMNS.iter().enumerate() {
+            assert_eq!(Item::column(c), i);
+        }
+        assert_eq!(
+            item.cells()[Item::column("state")],
+            Cell::Text(Some("open"))
+        );
+        assert_eq!(item.cells()[Item::column("lock_token")], Cell::Number(0));
+        item.unreadable = vec![Unreadable {
+            column: "title",
+            problem: "is not valid UTF-8",
+        }];
+        let v = serde_json::to_value(&item).unwrap();
+        assert_eq!(
+            v["unreadable"],
+            serde_json::json!([{"column": "title", "problem": "is not valid UTF-8"}])
+        );
     }
 
     #[test]

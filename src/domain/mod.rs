@@ -17,7 +17,7 @@ pub mod user;
 pub use audit::{AuditEntry, AuditKind, AuditNote};
 pub use comment::{Comment, ItemEdit};
 pub use event::{Event, EventKind};
-pub use item::{Item, ItemState, NewItem, Unreadable, ValidationError};
+pub use item::{Cell, Item, ItemState, NewItem, Unreadable, ValidationError};
 pub use lock::{Lock, LockLoss, LockStatus, NoLock, SeenLock};
 pub use queue::{QueueSettings, QueueUpdate, Setting, SettingError, TakeOrder};
 pub use time::Millis;

@@ -130,6 +130,19 @@ pub fn rfc3339(t: Millis) -> String {
     }
 }
 
+/// Serializes a time as [`rfc3339`] (`#[serde(serialize_with = "...")]`): JSON output.
+pub fn ser_rfc3339<S: serde::Serializer>(t: &Millis, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&rfc3339(*t))
+}
+
+/// Serializes a time that may be absent as [`rfc3339`], or null.
+pub fn ser_opt_rfc3339<S: serde::Serializer>(t: &Option<Millis>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => ser_rfc3339(t, s),
+        None => s.serialize_none(),
+    }
+}
+
 /// Parses an RFC 3339 time (any offset) into Unix milliseconds.
 pub fn parse_rfc3339(s: &str) -> Option<Millis> {
     DateTime::parse_from_rfc3339(s.trim())

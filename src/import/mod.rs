@@ -12,11 +12,12 @@
 //! again, or re-running an import that was killed half-way, adds every row exactly once,
 //! while a row of a different file is never taken for one seen before ([`derived_key`]).
 
+mod keep;
 mod read;
 mod run;
 
 pub use read::{Parsed, Row, Rows};
-pub use run::{ImportError, Progress, Summary, import};
+pub use run::{ImportError, Options, Progress, Summary, import};
 
 use crate::domain::time::parse_rfc3339;
 use crate::domain::{NewItem, sanitize};

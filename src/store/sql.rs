@@ -6,7 +6,65 @@
 //! write's time, the acting user, the write's text value and the fencing token; each
 //! backend binds them its own way.
 
-use crate::domain::EventKind;
+use crate::domain::{EventKind, Item};
+
+/// The item's columns as one select list, [`Item::COLUMNS`] joined at compile time: the
+/// same text on both backends (PostgreSQL's reader takes the JSON of `params` as text).
+pub const ITEM_COLS: &str = const_join!(&Item::COLUMNS, ", ");
+
+/// Joins constant strings at compile time into a `&'static str`: `const_join!(&[A, B],
+/// ", ")` is `concat!` for named constants (a select list inside a statement).
+macro_rules! const_join {
+    ($parts:expr, $sep:expr) => {{
+        const PARTS: &[&str] = $parts;
+        const SEP: &str = $sep;
+        const BYTES: [u8; $crate::store::sql::joined_len(PARTS, SEP)] =
+            $crate::store::sql::joined(PARTS, SEP);
+        match ::std::str::from_utf8(&BYTES) {
+            Ok(s) => s,
+            Err(_) => panic!("joined strings are UTF-8"),
+        }
+    }};
+}
+pub(crate) use const_join;
+
+/// The length of `parts` joined with `sep`.
+pub(crate) const fn joined_len(parts: &[&str], sep: &str) -> usize {
+    let mut len = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        if i > 0 {
+            len += sep.len();
+        }
+        len += parts[i].len();
+        i += 1;
+    }
+    len
+}
+
+/// `parts` joined with `sep`, as bytes (`N` is [`joined_len`]).
+pub(crate) const fn joined<const N: usize>(parts: &[&str], sep: &str) -> [u8; N] {
+    const fn put<const N: usize>(out: &mut [u8; N], at: &mut usize, s: &str) {
+        let b = s.as_bytes();
+        let mut k = 0;
+        while k < b.len() {
+            out[*at] = b[k];
+            *at += 1;
+            k += 1;
+        }
+    }
+    let mut out = [0u8; N];
+    let mut at = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        if i > 0 {
+            put(&mut out, &mut at, sep);
+        }
+        put(&mut out, &mut at, parts[i]);
+        i += 1;
+    }
+    out
+}
 
 /// `'locked', 'taken_over'`: a set of kinds as SQL literals (the names are fixed words,
 /// never user input).
@@ -199,6 +257,21 @@ pub fn export_events(detail: &str, object: &str, text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_select_lists_are_the_column_list_joined() {
+        assert_eq!(ITEM_COLS, Item::COLUMNS.join(", "));
+        let sqlite = crate::store::sqlite::sql::CLAIM;
+        assert!(
+            sqlite.ends_with(&format!("RETURNING {ITEM_COLS}")),
+            "{sqlite}"
+        );
+        let pg = crate::store::postgres::sql::CLAIM;
+        assert!(
+            pg.contains(&format!("RETURNING {ITEM_COLS}), e AS")),
+            "{pg}"
+        );
+    }
 
     #[test]
     fn an_assignment_writes_the_domain_s_lock_time() {

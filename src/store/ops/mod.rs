@@ -27,6 +27,14 @@ use crate::domain::{
     RealIdentity, Role, TakeOrder,
 };
 
+/// The id an imported item keeps, and its creation time: the time the import began, for
+/// every item of the import, so that they are taken in the order of their ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kept {
+    pub id: i64,
+    pub created_at: Millis,
+}
+
 /// One write to an item: a SET clause applied where `id` matches and the fence holds,
 /// and the event it writes in the same transaction. The SQL fragments come from
 /// [`crate::store::sql`]; `:now`, `:me`, `:value` and `:token` are bound by the backend.
@@ -129,10 +137,16 @@ pub trait Tx {
     fn insert_event(&mut self, id: i64, kind: EventKind, detail: &Value) -> Result<()>;
     /// Creates the queue row on first use, with the default settings.
     fn ensure_queue(&mut self, name: &str) -> Result<()>;
-    /// Inserts an item (its queue exists); a known request id gives the existing item
-    /// instead. No `created` event is written: the row records who created it, when and
-    /// from which OS login, and history shows that as the item's first event.
-    fn insert_item(&mut self, item: &NewItem) -> Result<Added>;
+    /// Inserts an item (its queue exists), with a new id and created now, or as `keep`
+    /// says (an import that keeps ids; the id must be free); a known request id gives the
+    /// existing item instead. No `created` event is written: the row records who created
+    /// it, when and from which OS login, and history shows that as the item's first event.
+    fn insert_item(&mut self, item: &NewItem, keep: Option<Kept>) -> Result<Added>;
+    /// How many items have an id above `above` and within `ids`.
+    fn items_above(&mut self, above: i64, ids: (i64, i64)) -> Result<u64>;
+    /// Moves the counter new ids come from so that the next new item's id is above `max`
+    /// (never back).
+    fn move_ids_past(&mut self, max: i64) -> Result<()>;
     /// Writes a queue's settings (creating the row) with its audit record. PostgreSQL
     /// writes both through a function that checks the session's role again.
     fn put_queue(&mut self, q: &QueueSettings, note: &AuditNote) -> Result<()>;
@@ -224,7 +238,64 @@ pub(crate) fn add_items(
             known_queue(tx, q)?;
         }
     }
-    items.iter().map(|it| tx.insert_item(it)).collect()
+    items.iter().map(|it| tx.insert_item(it, None)).collect()
+}
+
+/// Adds checked items that keep the ids `ids` (one per item, each free or already the
+/// item's own, see [`keep_ids`]) and were created at `at`, as [`add_items`] with queues
+/// created.
+pub(crate) fn add_kept(
+    tx: &mut dyn Tx,
+    items: &[NewItem],
+    ids: &[i64],
+    at: Millis,
+) -> Result<Vec<Added>> {
+    if items.len() != ids.len() {
+        return Err(StoreError::Invalid("every kept item needs its id".into()));
+    }
+    let queues: std::collections::BTreeSet<&str> = items.iter().map(|i| i.queue.as_str()).collect();
+    for q in queues {
+        tx.ensure_queue(q)?;
+    }
+    (items.iter().zip(ids))
+        .map(|(it, &id)| tx.insert_item(it, Some(Kept { id, created_at: at })))
+        .collect()
+}
+
+/// Starts an import that keeps the ids `ids.0..=ids.1` (a supervisor's action: it
+/// decides the database's numbering) by adding `last`, the row with the largest of them,
+/// `ids.1`. Refused when an item got an id in that range after `seen` (the largest id
+/// when the file's ids were checked), since it may hold one of them. Once this commits,
+/// items added while the import runs get ids above `ids.1`: on PostgreSQL the identity
+/// sequence is moved past it, on SQLite new ids follow the largest one, `last`'s.
+/// Returns what `last` became and the time the import began (every item's `created_at`;
+/// `last`'s, when an earlier run of it added `last`).
+pub(crate) fn keep_ids(
+    tx: &mut dyn Tx,
+    last: &NewItem,
+    ids: (i64, i64),
+    seen: i64,
+) -> Result<(Added, Millis)> {
+    require_supervisor(tx, "import keeping ids")?;
+    let added = tx.items_above(seen, ids)?;
+    if added > 0 {
+        return Err(StoreError::Invalid(format!(
+            "{added} item(s) got ids between {} and {} while the file was checked; nothing \
+             imported (run the import again)",
+            ids.0, ids.1
+        )));
+    }
+    tx.move_ids_past(ids.1)?;
+    let now = tx.now();
+    let added = add_kept(tx, std::slice::from_ref(last), &[ids.1], now)?
+        .pop()
+        .ok_or_else(|| StoreError::Database("the item was not added".into()))?;
+    // Run again after being cut short: the rest joins the first run's items, in id order.
+    let began = match added.created {
+        true => now,
+        false => tx.item(added.id)?.map_or(now, |i| i.created_at),
+    };
+    Ok((added, began))
 }
 
 /// Where items without a queue go; created on first use.

@@ -497,6 +497,14 @@ impl Backend for PgStore {
         self.read(|c| reads::lock_started(c, ids))
     }
 
+    fn last_item_id(&mut self) -> Result<i64> {
+        self.read(reads::last_item_id)
+    }
+
+    fn item_keys(&mut self, ids: &[i64], rids: &[&str]) -> Result<Vec<(i64, Option<String>)>> {
+        self.read(|c| reads::item_keys(c, ids, rids))
+    }
+
     fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>> {
         self.read(|c| reads::events_by(c, actor, since))
     }

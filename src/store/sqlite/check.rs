@@ -272,11 +272,10 @@ fn invariants(c: &Connection, found: &mut Vec<String>) -> rusqlite::Result<()> {
 }
 
 fn unreadable_items(c: &Connection, found: &mut Vec<String>) -> rusqlite::Result<()> {
-    let mut stmt = c.prepare(
-        "SELECT id, queue, request_id, title, body, params, priority, due_at, state, \
-         lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
-         finished_at, finished_by FROM items ORDER BY id",
-    )?;
+    let mut stmt = c.prepare(&format!(
+        "SELECT {} FROM items ORDER BY id",
+        super::sql::ITEM_COLS
+    ))?;
     let mut rows = stmt.query([])?;
     let mut n = 0usize;
     while let Some(r) = rows.next()? {
@@ -304,8 +303,9 @@ fn unreadable_items(c: &Connection, found: &mut Vec<String>) -> rusqlite::Result
 
 /// Text columns of the other tables that are not valid UTF-8 (or missing).
 fn unreadable_text(c: &Connection, found: &mut Vec<String>) -> rusqlite::Result<()> {
-    let tables: [(&str, &str, &[&str]); 3] = [
+    let tables: [(&str, &str, &[&str]); 4] = [
         ("events", "id", &["actor", "os_user", "kind", "detail"]),
+        ("comments", "id", &["author", "os_user", "text"]),
         ("queues", "name", &["name"]),
         ("users", "name", &["name", "role"]),
     ];

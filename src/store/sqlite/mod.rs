@@ -415,6 +415,20 @@ impl Backend for SqliteStore {
         reads::lock_started(&self.conn, ids)
     }
 
+    fn last_item_id(&mut self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("SELECT coalesce(max(id), 0) FROM items", [], |r| r.get(0))?)
+    }
+
+    fn item_keys(
+        &mut self,
+        ids: &[i64],
+        request_ids: &[&str],
+    ) -> Result<Vec<(i64, Option<String>)>> {
+        reads::item_keys(&self.conn, ids, request_ids)
+    }
+
     fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>> {
         reads::events_by(&self.conn, actor, since)
     }
