@@ -73,6 +73,21 @@ BEGIN
 END
 $migrate$;
 
+-- Whoever may read the holds may read their summary (the README's grants, on a database
+-- set up before this step): the figures keep working for everyday roles after upgrading.
+DO $grant$
+DECLARE
+    r RECORD;
+BEGIN
+    FOR r IN SELECT DISTINCT grantee FROM information_schema.table_privileges
+             WHERE table_schema = current_schema() AND table_name = 'holds'
+             AND privilege_type = 'SELECT' AND grantee <> current_user LOOP
+        EXECUTE 'GRANT SELECT ON figure_days TO '
+            || CASE WHEN r.grantee = 'PUBLIC' THEN 'PUBLIC' ELSE quote_ident(r.grantee) END;
+    END LOOP;
+END
+$grant$;
+
 CREATE TRIGGER holds_figure_day AFTER INSERT ON holds FOR EACH ROW
     EXECUTE FUNCTION caseload_figure_day();
 
