@@ -138,7 +138,10 @@ pub const SET_QUEUE: &str = "queue = :value";
 
 /// The rows the `holds` table must hold, recomputed from the events (the same words in
 /// both dialects): the definition of `crate::domain::figures::records` in SQL, which
-/// `caseload check` compares with the rows the trigger wrote.
+/// `caseload check` compares with the rows the trigger wrote. A hold counts for the queue
+/// its item was in when the hold ended (what the trigger reads from the item row then): the
+/// queue named by the item's last move before that event (`edit --queue`, `queue rename`:
+/// both write a `noted` event), else the queue its first later move left, else its queue.
 pub const EXPECTED_HOLDS: &str = "WITH marks AS ( \
     SELECT id, item_id, at, kind, \
         max(CASE WHEN kind IN ('locked', 'taken_over', 'reassigned') THEN id END) OVER w \
@@ -150,7 +153,15 @@ pub const EXPECTED_HOLDS: &str = "WITH marks AS ( \
     WINDOW w AS (PARTITION BY item_id ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING \
         AND 1 PRECEDING) \
 ), base AS ( \
-    SELECT m.at AS ended, m.id AS event_id, m.item_id, i.queue, \
+    SELECT m.at AS ended, m.id AS event_id, m.item_id, \
+        coalesce((SELECT coalesce(x.detail ->> 'to', x.detail ->> 'queue') FROM events x \
+            WHERE x.item_id = m.item_id AND x.id < m.id AND x.kind = 'noted' \
+            AND (x.detail ->> 'field' = 'queue' OR x.detail ->> 'renamed_from' IS NOT NULL) \
+            ORDER BY x.id DESC LIMIT 1), \
+            (SELECT coalesce(x.detail ->> 'from', x.detail ->> 'renamed_from') FROM events x \
+            WHERE x.item_id = m.item_id AND x.id > m.id AND x.kind = 'noted' \
+            AND (x.detail ->> 'field' = 'queue' OR x.detail ->> 'renamed_from' IS NOT NULL) \
+            ORDER BY x.id LIMIT 1), i.queue) AS queue, \
         CASE s.kind WHEN 'reassigned' THEN s.detail ->> 'to' ELSE s.actor END AS holder, \
         s.at AS started, m.kind AS how, i.created_at, i.due_at \
     FROM marks m JOIN events s ON s.id = m.take_id JOIN items i ON i.id = m.item_id \

@@ -6,15 +6,16 @@
 
 use crate::support::MIN;
 use crate::support::backend::{Backend, setup};
-use caseload::domain::NewItem;
 use caseload::domain::figures::Period;
 use caseload::domain::time::Zone;
+use caseload::domain::{ItemEdit, NewItem, QueueUpdate};
 use caseload::store::{Report, ReportQuery, Store};
 
 conformance!(
     summary_and_holds_give_the_same_figures,
     check_names_a_summary_row_that_disagrees,
     a_busy_day_gives_the_same_figures,
+    moved_items_keep_their_holds_where_they_ended,
 );
 
 const DAY: i64 = 24 * 60;
@@ -229,4 +230,64 @@ fn a_busy_day_is_kept_in_several_small_rows() {
         rows >= 2 && longest < 1600,
         "{rows} rows, longest {longest}"
     );
+}
+
+/// An item moved to another queue (`edit --queue`) and a renamed queue: each hold counts
+/// for the queue its item was in when the hold ended, the way the trigger wrote it, so
+/// `check` finds nothing to repair and a repair gives the same figures (it once named
+/// every moved item's holds as wrong).
+fn moved_items_keep_their_holds_where_they_ended(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let t0 = boss.now().unwrap();
+    boss.set_queue("other", &QueueUpdate::default(), true)
+        .unwrap();
+    let id = boss.add(&NewItem::titled("moved")).unwrap().id;
+    let mut alice = b.open("alice", 0);
+    let t = alice.take(id).unwrap().lock_token;
+    alice.release(id, t).unwrap();
+    let to_other = ItemEdit {
+        queue: Some("other".into()),
+        ..ItemEdit::default()
+    };
+    boss.edit(id, &to_other).unwrap();
+    let t = alice.take(id).unwrap().lock_token;
+    boss.rename_queue("other", "renamed").unwrap();
+    alice.complete(id, t, None).unwrap();
+    assert_eq!(boss.check().unwrap(), Vec::<String>::new());
+
+    let by_queue = |s: &mut dyn Store| {
+        let r = s
+            .report(&ReportQuery {
+                period: Period {
+                    since: t0 - DAY * MIN,
+                    until: t0 + DAY * MIN,
+                },
+                queue: None,
+                rows_only: false,
+            })
+            .unwrap();
+        let mut q: Vec<(String, u64, u64)> = r
+            .queues
+            .iter()
+            .filter(|q| q.figures.released + q.figures.completed > 0)
+            .map(|q| {
+                (
+                    q.figures.name.clone(),
+                    q.figures.released,
+                    q.figures.completed,
+                )
+            })
+            .collect();
+        q.sort();
+        q
+    };
+    let want = vec![("default".to_string(), 1, 0), ("renamed".to_string(), 0, 1)];
+    assert_eq!(
+        by_queue(&mut *boss),
+        want,
+        "the release in default, the finish after the rename"
+    );
+    assert_eq!(boss.rebuild_figures().unwrap(), 2);
+    assert_eq!(boss.check().unwrap(), Vec::<String>::new());
+    assert_eq!(by_queue(&mut *boss), want);
 }
