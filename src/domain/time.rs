@@ -64,7 +64,7 @@ impl Zone {
 
     /// The first instant of the calendar day of `now` in this zone. Where midnight does
     /// not exist (a daylight-saving jump at midnight), the first instant that does.
-    pub(crate) fn start_of_day(self, now: Millis) -> Millis {
+    pub fn start_of_day(self, now: Millis) -> Millis {
         let Some(date) = self.at(now).map(|d| d.date_naive()) else {
             return now - now.rem_euclid(DAY_MS);
         };

@@ -140,7 +140,7 @@ pub(crate) const SET_QUEUE: &str = "queue = :value";
 /// The rows the `holds` table must hold, recomputed from the events (the same words in
 /// both dialects): the definition of `crate::domain::figures::records` in SQL, which
 /// `caseload check` compares with the rows the trigger wrote.
-pub(crate) const EXPECTED_HOLDS: &str = "WITH marks AS ( \
+pub const EXPECTED_HOLDS: &str = "WITH marks AS ( \
     SELECT id, item_id, at, kind, \
         max(CASE WHEN kind IN ('locked', 'taken_over', 'reassigned') THEN id END) OVER w \
             AS take_id, \
@@ -179,7 +179,7 @@ SELECT ended, event_id, item_id, queue, holder, started, how, \
 FROM rounds";
 
 /// The columns of a `holds` row, in the order of [`EXPECTED_HOLDS`].
-pub(crate) const HOLDS_COLS: &str = "ended, event_id, item_id, queue, holder, started, how, \
+pub const HOLDS_COLS: &str = "ended, event_id, item_id, queue, holder, started, how, \
      handle_ms, own_ms, wait_ms, cycle_ms, late_ms";
 
 /// Which items `export` writes: `$1` state, `$2` queue, `$3` created at or after (each
