@@ -59,6 +59,9 @@ pub struct Summary {
     pub finished: u64,
     /// The file's identity (the first part of its rows' derived request ids).
     pub file_id: String,
+    /// The longest write transaction, timed around the store call: an upper bound of
+    /// how long the import held the write lock at once (it includes waiting for it).
+    pub longest_write: std::time::Duration,
 }
 
 /// Why an import stopped.
@@ -237,6 +240,7 @@ fn check(
         file,
         seen: seen.clone(),
     };
+    progress.checking(0, total, 0);
     let mut rows = Rows::new(tap, opts.format, opts.default_queue).map_err(bad_header)?;
     let mut kept = keeping(store, &rows, opts)?;
     let (mut n, mut finished) = (0u64, 0u64);
@@ -394,9 +398,11 @@ fn keep_first(
     if derived {
         last.request_id = Some(derived_key(file_id, plan.last.line));
     }
+    let started = Instant::now();
     let (added, began) = store
         .keep_ids(&last, plan.ids, plan.seen)
         .map_err(|error| ImportError::Store { error, written: 0 })?;
+    summary.longest_write = started.elapsed();
     summary.tally(&[added], &[derived]);
     Ok(began)
 }
@@ -469,7 +475,9 @@ fn write(
                 error,
                 written: written + first,
             })?;
-            sizer.record(batch.items.len(), started.elapsed());
+            let took = started.elapsed();
+            sizer.record(batch.items.len(), took);
+            summary.longest_write = summary.longest_write.max(took);
             summary.tally(&added, &batch.derived);
         }
         written = upto;

@@ -284,6 +284,10 @@ impl<B: Backend> Store for B {
         write(self, |tx| ops::requeue(tx, id))
     }
 
+    fn rebuild_figures(&mut self) -> Result<u64> {
+        write(self, ops::rebuild_figures)
+    }
+
     fn cancel(&mut self, id: i64, reason: &str) -> Result<()> {
         let reason = ops::required_reason(reason)?;
         write(self, |tx| ops::cancel(tx, id, reason))

@@ -178,6 +178,17 @@ SELECT ended, event_id, item_id, queue, holder, started, how, \
     CASE WHEN how IN ('completed', 'failed') THEN ended - due_at END AS late_ms \
 FROM rounds";
 
+/// Rebuilds the figures' tables from the events, in one transaction: empties both, then
+/// inserts the holds `check` expects, whose trigger fills the day summary as it does for
+/// each new hold. The last statement's row count is the number of holds.
+pub fn rebuild_figures() -> [String; 3] {
+    [
+        "DELETE FROM figure_days".to_string(),
+        "DELETE FROM holds".to_string(),
+        format!("INSERT INTO holds ({HOLDS_COLS}) SELECT {HOLDS_COLS} FROM ({EXPECTED_HOLDS}) x"),
+    ]
+}
+
 /// The columns of a `holds` row, in the order of [`EXPECTED_HOLDS`].
 pub const HOLDS_COLS: &str = "ended, event_id, item_id, queue, holder, started, how, \
      handle_ms, own_ms, wait_ms, cycle_ms, late_ms";

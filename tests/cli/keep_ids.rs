@@ -292,6 +292,10 @@ fn an_import_cut_short_and_run_again_keeps_every_id_once() {
     std::fs::write(&path, &text).unwrap();
     let sum = keep(&mut *store, &path, &mut ());
     assert_eq!((sum.created, sum.same_file), (1200 - written, written));
+    assert!(
+        sum.longest_write > std::time::Duration::ZERO,
+        "the writes are timed"
+    );
     let all = store
         .list(&ListFilter {
             state: StateFilter::All,
@@ -309,4 +313,58 @@ fn an_import_cut_short_and_run_again_keeps_every_id_once() {
         store.add(&NewItem::titled("next")).unwrap().id,
         10 + 3 * 1199 + 1
     );
+}
+
+/// Adds an item through another connection once the first pass has read the whole file.
+struct AddWhileChecking {
+    other: crate::support::backend::BoxStore,
+    done: bool,
+}
+
+impl Progress for AddWhileChecking {
+    fn checking(&mut self, bytes: u64, total: u64, _: u64) {
+        if bytes == total && !self.done {
+            self.done = true;
+            self.other.add(&NewItem::titled("meanwhile")).unwrap();
+        }
+    }
+    fn writing(&mut self, _: u64, _: u64) {}
+}
+
+#[test]
+fn an_item_added_into_the_kept_range_during_the_check_refuses_the_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = SqliteBackend::new();
+    let mut store = backend.open("p", 0);
+    let path = dir.path().join("rows.csv");
+    std::fs::write(&path, "id,title\n1,one\n2,two\n3,three\n").unwrap();
+    let opts = import::Options {
+        format: Format::Csv,
+        default_queue: "default",
+        create_queues: true,
+        keep_ids: true,
+    };
+    let mut meanwhile = AddWhileChecking {
+        other: backend.open("q", 0),
+        done: false,
+    };
+    let err = import::import(&mut *store, &path, &opts, &mut meanwhile).unwrap_err();
+    let ImportError::Store { error, written: 0 } = err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        error.to_string().contains("while the file was checked"),
+        "{error}"
+    );
+    // Only the item added meanwhile is there; run again, the taken id is named.
+    let all = store.list(&ListFilter::default()).unwrap();
+    assert_eq!(
+        all.iter().map(|i| i.title.as_str()).collect::<Vec<_>>(),
+        ["meanwhile"]
+    );
+    let Err(ImportError::Bad { errors, .. }) = import::import(&mut *store, &path, &opts, &mut ())
+    else {
+        panic!("refused")
+    };
+    assert_eq!(errors[0].line, 2, "{errors:?}");
 }

@@ -11,8 +11,8 @@ mod take;
 pub(crate) use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
 pub(crate) use supervise::{
-    assign, cancel, delete_queue, edit, reassign, rename_queue, reopen, requeue, set_login,
-    set_queue, set_role, unlock, unlock_many,
+    assign, cancel, delete_queue, edit, reassign, rebuild_figures, rename_queue, reopen, requeue,
+    set_login, set_queue, set_role, unlock, unlock_many,
 };
 pub(crate) use take::PassedOver;
 pub(crate) use take::{finish_and_next, take, take_next};
@@ -166,6 +166,10 @@ pub(crate) trait Tx {
     /// Releases up to `limit` expired locks, each with its `expired` event naming the
     /// holder; returns how many.
     fn reap(&mut self, limit: usize) -> Result<usize>;
+    /// Recomputes the `holds` table from the events (and, through its trigger, the day
+    /// summary from the holds), as [`crate::store::sql::rebuild_figures`]; returns how
+    /// many holds there are.
+    fn rebuild_figures(&mut self) -> Result<u64>;
 }
 
 /// The item, or `NotFound`; an item whose state or lock cannot be read is refused (see

@@ -490,7 +490,7 @@ impl Backend for PgStore {
 
     fn report(&mut self, q: &ReportQuery) -> Result<Report> {
         let facts = self.read(|c| figures::facts(c, q))?;
-        Ok(crate::store::figures::assemble(q, facts))
+        crate::store::figures::assemble(q, facts)
     }
 
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
