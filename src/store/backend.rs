@@ -18,7 +18,7 @@ use crate::domain::{
 };
 
 /// A database backend. Implementing this gives a [`Store`].
-pub trait Backend: Send {
+pub(crate) trait Backend: Send {
     /// Who is acting.
     fn actor(&self) -> &Actor;
     /// The real identity behind the actor, learnt when the store was opened.

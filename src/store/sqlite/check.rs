@@ -23,15 +23,15 @@ const NAMED: usize = 20;
 
 /// Prefix of findings that mean the file itself is damaged (SQLite's own checks, or a
 /// check that could not read the file).
-pub const DAMAGE: &str = "damaged:";
+pub(crate) const DAMAGE: &str = "damaged:";
 /// Prefix of findings about rows whose values cannot be read.
-pub const UNREADABLE: &str = "unreadable:";
+pub(crate) const UNREADABLE: &str = "unreadable:";
 
 /// One check: adds its findings, or fails when it cannot finish.
 type Check = fn(&Connection, &mut Vec<String>) -> rusqlite::Result<()>;
 
 /// Runs every check on an open connection; returns the findings (empty when all is well).
-pub fn run(c: &Connection) -> Vec<String> {
+pub(crate) fn run(c: &Connection) -> Vec<String> {
     let mut found = Vec::new();
     // Nothing else can run when SQLite cannot read the schema itself.
     if let Err(e) = c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(())) {
@@ -64,7 +64,7 @@ pub fn run(c: &Connection) -> Vec<String> {
 
 /// Checks a file that caseload could not open normally because SQLite found it damaged
 /// (`why` says what failed): the same checks on a plain connection, after that reason.
-pub fn run_on_file(path: &Path, why: &str) -> Vec<String> {
+pub(crate) fn run_on_file(path: &Path, why: &str) -> Vec<String> {
     let mut found = vec![format!("{DAMAGE} opening it failed: {why}")];
     // Opened as doctor opens: read-only, creating no -wal/-shm a writer could not use.
     match super::open::inspect(path, true) {
@@ -75,7 +75,7 @@ pub fn run_on_file(path: &Path, why: &str) -> Vec<String> {
 }
 
 /// Steps that keep every byte that can still be read, for the findings given.
-pub fn advice(found: &[String]) -> Vec<String> {
+pub(crate) fn advice(found: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     if found.iter().any(|f| f.starts_with(DAMAGE)) {
         out.push(

@@ -27,7 +27,7 @@ pub const STEPS: &[&str] = &[
 pub const LATEST: i64 = STEPS.len() as i64;
 
 /// Marks a file as caseload's (`PRAGMA application_id`, "CSLD").
-pub const APPLICATION_ID: i64 = 0x4353_4C44;
+pub(crate) const APPLICATION_ID: i64 = 0x4353_4C44;
 
 /// What opening did to the schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub enum Migration {
 
 /// Refuses, before anything is written, a file that is another program's SQLite
 /// database or comes from a newer caseload.
-pub fn check_ours(conn: &Connection) -> Result<()> {
+pub(crate) fn check_ours(conn: &Connection) -> Result<()> {
     let (version, app_id) = versions(conn)?;
     check_version(version, app_id)?;
     if version == 0 {
