@@ -5,9 +5,9 @@ use serde::Serialize;
 use super::time::{Millis, ser_opt_rfc3339, ser_rfc3339};
 
 /// Longest title, in characters.
-pub const MAX_TITLE_CHARS: usize = 1000;
+pub(crate) const MAX_TITLE_CHARS: usize = 1000;
 /// Largest text field (body, params, notes, result, reason), in bytes.
-pub const MAX_FIELD_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_FIELD_BYTES: usize = 1024 * 1024;
 
 /// An item's life-cycle state; only `Open` items carry a lock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -20,7 +20,7 @@ pub enum ItemState {
 }
 
 impl ItemState {
-    pub const ALL: [ItemState; 4] = [
+    pub(crate) const ALL: [ItemState; 4] = [
         ItemState::Open,
         ItemState::Done,
         ItemState::Failed,
@@ -38,7 +38,7 @@ impl ItemState {
     }
 
     /// Parses a stored state name.
-    pub fn parse(s: &str) -> Option<ItemState> {
+    pub(crate) fn parse(s: &str) -> Option<ItemState> {
         ItemState::ALL.into_iter().find(|st| st.as_str() == s)
     }
 }
@@ -116,7 +116,7 @@ impl Item {
     /// The stored columns, in schema order: the one list of them. Both stores' select
     /// lists (`store::sql::ITEM_COLS`), the row reader (`store::rows::item_from`, by
     /// name), export's CSV header and [`Item::cells`] follow it.
-    pub const COLUMNS: [&'static str; 19] = [
+    pub(crate) const COLUMNS: [&'static str; 19] = [
         "id",
         "queue",
         "request_id",
@@ -140,7 +140,7 @@ impl Item {
 
     /// The position of `column` in [`Item::COLUMNS`]; used in constants, so a name that
     /// is not there fails the build.
-    pub const fn column(column: &str) -> usize {
+    pub(crate) const fn column(column: &str) -> usize {
         let mut i = 0;
         while i < Item::COLUMNS.len() {
             let (a, b) = (Item::COLUMNS[i].as_bytes(), column.as_bytes());
@@ -159,7 +159,7 @@ impl Item {
     }
 
     /// The stored values in [`Item::COLUMNS`] order.
-    pub fn cells(&self) -> [Cell<'_>; 19] {
+    pub(crate) fn cells(&self) -> [Cell<'_>; 19] {
         use Cell::{Number, Text, Time};
         [
             Number(self.id),
@@ -201,7 +201,7 @@ impl Item {
 
     /// The title as listings show it: a row with unreadable columns is marked
     /// "[unreadable: title, body] " in front of its (lossy) title.
-    pub fn list_title(&self) -> std::borrow::Cow<'_, str> {
+    pub(crate) fn list_title(&self) -> std::borrow::Cow<'_, str> {
         if self.unreadable.is_empty() {
             return std::borrow::Cow::Borrowed(&self.title);
         }
@@ -210,7 +210,7 @@ impl Item {
     }
 
     /// The current lock, if the item is held (expired or not).
-    pub fn lock(&self) -> Option<super::Lock> {
+    pub(crate) fn lock(&self) -> Option<super::Lock> {
         match (&self.lock_user, self.lock_time) {
             (Some(user), Some(time)) => Some(super::Lock {
                 user: user.clone(),
@@ -222,20 +222,15 @@ impl Item {
     }
 
     /// True when `user` holds the item's lock (expired or not).
-    pub fn is_held_by(&self, user: &str) -> bool {
+    pub(crate) fn is_held_by(&self, user: &str) -> bool {
         self.lock_user.as_deref() == Some(user)
     }
 
     /// True while `user` still holds the item's lock under `token` (the item open, the
     /// lock neither taken over, moved nor renewed into a newer token): the one test of
     /// "is my lock gone?".
-    pub fn held_with(&self, user: &str, token: i64) -> bool {
+    pub(crate) fn held_with(&self, user: &str, token: i64) -> bool {
         self.state == ItemState::Open && self.is_held_by(user) && self.lock_token == token
-    }
-
-    /// True when the item is past its due time.
-    pub fn is_overdue(&self, now: Millis) -> bool {
-        self.state == ItemState::Open && self.due_at.is_some_and(|d| d < now)
     }
 }
 
@@ -267,7 +262,7 @@ impl NewItem {
     }
 
     /// Checks every field; the first problem found is returned, naming the field.
-    pub fn validate(&self) -> Result<(), ValidationError> {
+    pub(crate) fn validate(&self) -> Result<(), ValidationError> {
         super::queue::validate_queue_name(&self.queue)
             .map_err(|m| ValidationError::new("queue", m))?;
         let title = self.title.trim();
@@ -316,7 +311,7 @@ impl NewItem {
 }
 
 /// Checks a free-text field: no NUL bytes, at most 1 MiB.
-pub fn check_text(field: &'static str, text: &str) -> Result<(), ValidationError> {
+pub(crate) fn check_text(field: &'static str, text: &str) -> Result<(), ValidationError> {
     if text.len() > MAX_FIELD_BYTES {
         return Err(ValidationError::new(
             field,
@@ -344,7 +339,7 @@ pub struct ValidationError {
 }
 
 impl ValidationError {
-    pub fn new(field: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(field: &'static str, message: impl Into<String>) -> Self {
         ValidationError {
             field,
             message: message.into(),
@@ -383,16 +378,6 @@ mod tests {
         };
         assert!(array.validate().is_err());
         assert!(NewItem::titled("   ").validate().is_err());
-    }
-
-    #[test]
-    fn overdue_only_while_open() {
-        let mut item = test_item();
-        item.due_at = Some(100);
-        assert!(item.is_overdue(101));
-        assert!(!item.is_overdue(100));
-        item.state = ItemState::Done;
-        assert!(!item.is_overdue(101));
     }
 
     pub(crate) fn test_item() -> Item {

@@ -115,7 +115,7 @@ impl<R: Read> Rows<R> {
     }
 
     /// True when the file is CSV and its header has no column `name`.
-    pub fn lacks_column(&self, name: &str) -> bool {
+    pub(crate) fn lacks_column(&self, name: &str) -> bool {
         match &self.inner {
             Inner::Csv { columns, .. } => !columns.contains(&Some(name)),
             Inner::Jsonl { .. } => false,

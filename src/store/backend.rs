@@ -18,7 +18,7 @@ use crate::domain::{
 };
 
 /// A database backend. Implementing this gives a [`Store`].
-pub trait Backend: Send {
+pub(crate) trait Backend: Send {
     /// Who is acting.
     fn actor(&self) -> &Actor;
     /// The real identity behind the actor, learnt when the store was opened.
@@ -282,6 +282,10 @@ impl<B: Backend> Store for B {
 
     fn requeue(&mut self, id: i64) -> Result<()> {
         write(self, |tx| ops::requeue(tx, id))
+    }
+
+    fn rebuild_figures(&mut self) -> Result<u64> {
+        write(self, ops::rebuild_figures)
     }
 
     fn cancel(&mut self, id: i64, reason: &str) -> Result<()> {

@@ -12,6 +12,7 @@ pub mod backend;
 mod check;
 pub mod copy;
 pub mod error;
+mod figure_days;
 pub mod figures;
 pub mod fsfacts;
 pub mod identity;
@@ -304,6 +305,9 @@ pub trait Store: Send {
     fn touch_last_seen(&mut self) -> Result<Option<Millis>>;
     /// Integrity and invariant problems (empty when all is well).
     fn check(&mut self) -> Result<Vec<String>>;
+    /// Rebuilds the figures' tables (`holds`, the day summary) from the events, in one
+    /// transaction; returns how many holds. Supervisors only.
+    fn rebuild_figures(&mut self) -> Result<u64>;
     /// Writes a consistent copy of the database to `dest` (SQLite only).
     fn backup(&mut self, dest: &Path) -> Result<()>;
     /// Brings the search index closer to date: indexes up to `budget` items added or

@@ -313,6 +313,7 @@ pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliRe
     let today = ReportQuery {
         period: PeriodKind::Today.period(st.at, display_zone()),
         queue: None,
+        rows_only: false,
     };
     if json {
         let mut v = serde_json::to_value(&st)?;

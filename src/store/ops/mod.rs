@@ -8,13 +8,13 @@ mod holder;
 mod supervise;
 mod take;
 
-pub use holder::HolderOp;
+pub(crate) use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
 pub(crate) use supervise::{
-    assign, cancel, delete_queue, edit, reassign, rename_queue, reopen, requeue, set_login,
-    set_queue, set_role, unlock, unlock_many,
+    assign, cancel, delete_queue, edit, reassign, rebuild_figures, rename_queue, reopen, requeue,
+    set_login, set_queue, set_role, unlock, unlock_many,
 };
-pub use take::PassedOver;
+pub(crate) use take::PassedOver;
 pub(crate) use take::{finish_and_next, take, take_next};
 
 use serde_json::{Value, json};
@@ -30,7 +30,7 @@ use crate::domain::{
 /// The id an imported item keeps, and its creation time: the time the import began, for
 /// every item of the import, so that they are taken in the order of their ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Kept {
+pub(crate) struct Kept {
     pub id: i64,
     pub created_at: Millis,
 }
@@ -39,7 +39,7 @@ pub struct Kept {
 /// and the event it writes in the same transaction. The SQL fragments come from
 /// [`crate::store::sql`]; `:now`, `:me`, `:value` and `:token` are bound by the backend.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ItemWrite<'a> {
+pub(crate) struct ItemWrite<'a> {
     pub set: &'static str,
     pub fence: &'static str,
     pub value: Option<&'a str>,
@@ -51,7 +51,7 @@ pub struct ItemWrite<'a> {
 /// (SQLite) or at `BEGIN` from the server's clock (PostgreSQL), who acts, and the real
 /// identity behind that name (learnt by the backend, never from a flag).
 #[derive(Debug, Clone, Copy)]
-pub struct TxCtx<'a> {
+pub(crate) struct TxCtx<'a> {
     pub now: Millis,
     pub actor: &'a Actor,
     pub real: &'a RealIdentity,
@@ -59,7 +59,7 @@ pub struct TxCtx<'a> {
 
 /// An item take-next may claim: its id and its current (expired) holder.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Claimable {
+pub(crate) struct Claimable {
     pub id: i64,
     pub holder: Option<String>,
     /// What its place in take order is decided by (across queues of different orders).
@@ -69,7 +69,7 @@ pub struct Claimable {
 }
 
 /// The primitives of one write transaction.
-pub trait Tx {
+pub(crate) trait Tx {
     /// The transaction's time and actor.
     fn ctx(&self) -> TxCtx<'_>;
     /// The transaction's time.
@@ -171,6 +171,10 @@ pub trait Tx {
     /// Releases up to `limit` expired locks, each with its `expired` event naming the
     /// holder; returns how many.
     fn reap(&mut self, limit: usize) -> Result<usize>;
+    /// Recomputes the `holds` table from the events (and, through its trigger, the day
+    /// summary from the holds), as [`crate::store::sql::rebuild_figures`]; returns how
+    /// many holds there are.
+    fn rebuild_figures(&mut self) -> Result<u64>;
 }
 
 /// The item, or `NotFound`; an item whose state or lock cannot be read is refused (see
@@ -300,7 +304,7 @@ pub(crate) fn keep_ids(
 }
 
 /// Where items without a queue go; created on first use.
-pub const DEFAULT_QUEUE: &str = "default";
+pub(crate) const DEFAULT_QUEUE: &str = "default";
 
 /// Adds a comment to an item's thread (no lock needed; any state), with its `noted`
 /// event naming the comment; returns the comment's id.

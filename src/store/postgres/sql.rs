@@ -3,14 +3,14 @@
 //! text, so the two cannot drift apart.
 
 use crate::domain::TakeOrder;
-pub use crate::store::sql::ITEM_COLS;
+pub(crate) use crate::store::sql::ITEM_COLS;
 use crate::store::sql::const_join;
 
 /// The event columns, in the order the row reader expects (`detail` as text).
-pub const EVENT_COLS: &str = "id, item_id, at, actor, os_user, kind, detail::text";
+pub(crate) const EVENT_COLS: &str = "id, item_id, at, actor, os_user, kind, detail::text";
 
 /// The server's now in Unix ms, plus a test offset.
-pub fn now(offset_ms: i64) -> String {
+pub(crate) fn now(offset_ms: i64) -> String {
     format!(
         "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + ({offset_ms})::bigint"
     )
@@ -56,7 +56,7 @@ pub fn candidate(one_queue: bool) -> String {
 }
 
 /// [`candidate`] in a take order (`Due` within one queue: the `items_take_due` index).
-pub fn candidate_in(one_queue: bool, order: TakeOrder) -> String {
+pub(crate) fn candidate_in(one_queue: bool, order: TakeOrder) -> String {
     format!(
         "SELECT i.id, i.lock_user, i.queue, q.max_per_user IS NOT NULL, i.due_at, i.priority, \
          i.created_at FROM items i \

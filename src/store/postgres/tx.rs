@@ -465,6 +465,17 @@ impl Tx for PgTx<'_> {
         self.lift(r)
     }
 
+    fn rebuild_figures(&mut self) -> Result<u64> {
+        let r = (|| -> std::result::Result<u64, postgres::Error> {
+            let mut n = 0;
+            for sql in crate::store::sql::rebuild_figures() {
+                n = self.c.execute(sql.as_str(), &[])?;
+            }
+            Ok(n)
+        })();
+        self.lift(r.map_err(TxError::from))
+    }
+
     fn reap(&mut self, limit: usize) -> Result<usize> {
         // Rows others are writing are skipped, not waited for.
         let r = self.c.execute(

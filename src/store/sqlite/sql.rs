@@ -7,10 +7,10 @@ pub use crate::store::sql::ITEM_COLS;
 use crate::store::sql::{ORDER_DUE, ORDER_PRIORITY, const_join};
 
 /// The event columns, in the order the row reader expects.
-pub const EVENT_COLS: &str = "id, item_id, at, actor, os_user, kind, detail";
+pub(crate) const EVENT_COLS: &str = "id, item_id, at, actor, os_user, kind, detail";
 
 /// Condition: the row's lock has expired at `:now`.
-pub const EXPIRED: &str =
+pub(crate) const EXPIRED: &str =
     "lock_time <= :now - (SELECT q.lock_seconds * 1000 FROM queues q WHERE q.name = items.queue)";
 
 /// Condition: the row's queue is neither paused nor at `:me`'s limit per user.
