@@ -80,6 +80,7 @@ impl SqliteStore {
     }
 
     /// Opens with a given clock (tests).
+    #[doc(hidden)] // a test and benchmark hook, not part of the library's face
     pub fn open_with_clock(
         path: &Path,
         actor: Actor,
@@ -217,6 +218,7 @@ impl SqliteStore {
     }
 
     /// The raw connection (benchmarks and tests).
+    #[doc(hidden)] // a test and benchmark hook, not part of the library's face
     pub fn connection(&self) -> &Connection {
         &self.conn
     }
