@@ -104,6 +104,7 @@ impl PgStore {
 
     /// Connects with a given client clock. The client clock never decides expiry (the
     /// server's does); it is only compared with the server's by [`PgStore::clock_skew`].
+    #[doc(hidden)] // a test and benchmark hook, not part of the library's face
     pub fn open_with_clock(
         url: &str,
         actor: Actor,
@@ -172,6 +173,7 @@ impl PgStore {
     }
 
     /// The server's clock minus the client's, in ms (positive: the client is behind).
+    #[doc(hidden)] // a test and benchmark hook, not part of the library's face
     pub fn clock_skew(&mut self) -> Result<i64> {
         let server = self.now()? - self.opts.clock_offset_ms;
         Ok(server - (self.client_clock)())
@@ -179,11 +181,13 @@ impl PgStore {
 
     /// The backend process id of the listening connection, once `change_marker` started
     /// it (tests kill it to check reconnection).
+    #[doc(hidden)] // a test and benchmark hook, not part of the library's face
     pub fn listener_pid(&self) -> Option<i32> {
         self.listener.as_ref().map(|l| l.pid)
     }
 
     /// The backend process id of the main connection.
+    #[doc(hidden)] // a test and benchmark hook, not part of the library's face
     pub fn backend_pid(&mut self) -> Result<i32> {
         self.read(|c| Ok(c.query_one("SELECT pg_backend_pid()", &[])?.get(0)))
     }

@@ -81,6 +81,7 @@ impl SqliteStore {
     }
 
     /// Opens with a given clock (tests).
+    #[doc(hidden)] // a test and benchmark hook, not part of the library's face
     pub fn open_with_clock(
         path: &Path,
         actor: Actor,
@@ -218,6 +219,7 @@ impl SqliteStore {
     }
 
     /// The raw connection (benchmarks and tests).
+    #[doc(hidden)] // a test and benchmark hook, not part of the library's face
     pub fn connection(&self) -> &Connection {
         &self.conn
     }
