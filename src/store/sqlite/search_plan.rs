@@ -17,8 +17,8 @@
 //!   whose list is a small part of the file, when there are many candidates;
 //! - **scan**: the list is walked in its own order and the matcher runs on each row; for
 //!   words in a large part of the items (a dense match fills the first page at once, and
-//!   reading a huge hit list is what would be slow), and for words under three
-//!   characters, which have no trigram.
+//!   reading a huge hit list is what would be slow), for words under three characters,
+//!   which have no trigram, and while more than 20,000 items are not indexed yet.
 
 use rusqlite::Connection;
 use rusqlite::functions::Context;
@@ -42,6 +42,10 @@ const DENSE_HITS: i64 = 50_000;
 /// A word in more than one in this many indexed items is scanned for: the scan finds
 /// the count's 1,001 matches within 20 × 1,001 rows.
 const DENSE_RATIO: i64 = 20;
+
+/// A tail longer than this (rows not indexed yet) makes the candidates cost a scan of it
+/// anyway: the list is scanned in its own order instead.
+const LONG_TAIL: i64 = 20_000;
 
 /// Looking a candidate up costs about this many steps of a list's index walk.
 const LOOKUP_COST: u64 = 8;
@@ -198,9 +202,16 @@ pub(super) fn source(c: &Connection, q: &mut ListSql, rows: ListRows) -> Result<
     let Some((search, cond)) = q.search.clone() else {
         return Ok(scan);
     };
-    let indexed: i64 = c
-        .prepare_cached("SELECT indexed FROM search_meta")?
-        .query_row([], |r| r.get(0))?;
+    let (indexed, top): (i64, i64) = c
+        .prepare_cached(
+            "SELECT indexed, coalesce((SELECT max(id) FROM items), 0) FROM search_meta",
+        )?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    if top - indexed > LONG_TAIL {
+        // Most of what a search needs is not indexed yet (a big import with no TUI
+        // running): walking the list in order at least stops early for common words.
+        return Ok(scan);
+    }
     let Some(fts) = rarest(c, &search, indexed)? else {
         return Ok(scan);
     };
