@@ -127,13 +127,22 @@ impl Search {
         (!long.is_empty()).then(|| long.join(" AND "))
     }
 
-    /// Each word long enough for a trigram index as its own FTS5 query (a quoted string).
-    pub fn fts_words(&self) -> Vec<String> {
-        self.words
-            .iter()
-            .filter(|w| w.chars().count() >= MIN_INDEXED_WORD)
-            .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
-            .collect()
+    /// Each distinct run of three characters of the words long enough for a trigram
+    /// index, as an FTS5 query (a quoted string): an item has a word only if it has
+    /// every one of its trigrams, so the rarest trigram's hits hold every match.
+    pub fn fts_trigrams(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for w in &self.words {
+            let chars: Vec<char> = w.chars().collect();
+            for t in chars.windows(MIN_INDEXED_WORD) {
+                let t: String = t.iter().collect();
+                let q = format!("\"{}\"", t.replace('"', "\"\""));
+                if !out.contains(&q) {
+                    out.push(q);
+                }
+            }
+        }
+        out
     }
 
     /// True when every word appears in one of `fields` (folded here).
@@ -240,6 +249,23 @@ mod tests {
         assert_eq!(short.fts_query().as_deref(), Some("\"printer\""));
         assert!(!short.indexable());
         assert_eq!(Search::parse("hi").unwrap().fts_query(), None);
+    }
+
+    #[test]
+    fn trigrams_are_quoted_and_not_repeated() {
+        let s = Search::parse("Nordl hi \"abc\" nor").unwrap();
+        assert_eq!(
+            s.fts_trigrams(),
+            [
+                "\"nor\"",
+                "\"ord\"",
+                "\"rdl\"",
+                "\"\"\"ab\"",
+                "\"abc\"",
+                "\"bc\"\"\""
+            ]
+        );
+        assert!(Search::parse("hi 3b").unwrap().fts_trigrams().is_empty());
     }
 
     #[test]

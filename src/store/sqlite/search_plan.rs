@@ -1,8 +1,8 @@
 //! How a search's rows are found on SQLite: from the trigram index's hits, or by walking
 //! the list with the matcher.
 //!
-//! The rarest word of at least three characters is looked up in the index; the other
-//! words are checked on its hits by the matcher. Its hits, the not-yet-indexed tail and
+//! The rarest trigram of the words of at least three characters is looked up in the
+//! index; every word is checked on its hits by the matcher. Its hits, the not-yet-indexed tail and
 //! the rows changed since they were indexed (both scanned with the matcher) make the
 //! search's candidates. Then one of three plans answers, chosen from the index's own
 //! figures (a probe of the first hits gives each word's density, the kept counts give the
@@ -47,6 +47,10 @@ const DENSE_RATIO: i64 = 20;
 /// anyway: the list is scanned in its own order instead.
 const LONG_TAIL: i64 = 20_000;
 
+/// Reading a trigram's list to narrow the candidates pays while it is at most this many
+/// times as long as they are many.
+const NARROW_RATIO: i64 = 20;
+
 /// Looking a candidate up costs about this many steps of a list's index walk.
 const LOOKUP_COST: u64 = 8;
 
@@ -70,42 +74,72 @@ fn dense(hits: i64, indexed: i64) -> bool {
     hits > DENSE_HITS || (hits > PROBE && hits.saturating_mul(DENSE_RATIO) > indexed)
 }
 
-/// The rarest of the search's indexable words and its estimated hits, unless there is
-/// none or it is dense.
-fn rarest(c: &Connection, s: &Search, indexed: i64) -> Result<Option<String>> {
-    let mut best: Option<(i64, String)> = None;
-    for word in s.fts_words() {
-        let hits = estimate(c, &word, indexed)?;
-        if best.as_ref().is_none_or(|(h, _)| hits < *h) {
-            best = Some((hits, word));
-        }
+/// The search's trigrams with their estimated hits, rarest first; `None` when there is
+/// none or the rarest is dense. Trigrams, not whole words: FTS5 answers a word by reading
+/// the lists of all its trigrams (`nordl` reads the huge list of `ord`, from "order"),
+/// while here only the rare ones are read.
+fn rarest(c: &Connection, s: &Search, indexed: i64) -> Result<Option<Vec<(i64, String)>>> {
+    let mut all: Vec<(i64, String)> = Vec::new();
+    for tri in s.fts_trigrams() {
+        let hits = estimate(c, &tri, indexed)?;
+        all.push((hits, tri));
         if hits == 0 {
             break;
         }
     }
-    Ok(best.and_then(|(hits, w)| (!dense(hits, indexed)).then_some(w)))
+    all.sort();
+    Ok(all
+        .first()
+        .is_some_and(|(hits, _)| !dense(*hits, indexed))
+        .then_some(all))
 }
 
-/// The candidates of a search: the index's hits of `fts` (except rows changed since they
-/// were indexed), and the tail's and the changed rows' matches; sorted, no repeats.
-fn candidates(c: &Connection, s: &Search, fts: &str, indexed: i64) -> Result<Vec<i64>> {
+/// The indexed items (but those changed since indexing) that have every one of the rare
+/// trigrams: the rarest one's hits, narrowed by each next one while reading its list
+/// costs less than checking the candidates it would remove (a row read is worth about
+/// [`NARROW_RATIO`] list entries).
+fn indexed_hits(c: &Connection, trigrams: &[(i64, String)], dirty: &[i64]) -> Result<Vec<i64>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT rowid FROM item_search WHERE item_search MATCH ?1 ORDER BY rowid",
+    )?;
+    let mut ids: Option<Vec<i64>> = None;
+    for (est, tri) in trigrams {
+        if let Some(ids) = &ids
+            && (ids.is_empty() || *est > (ids.len() as i64).saturating_mul(NARROW_RATIO))
+        {
+            break;
+        }
+        let mut next = Vec::new();
+        let mut rows = stmt.query([tri])?;
+        while let Some(r) = rows.next()? {
+            let id: i64 = r.get(0)?;
+            let keep = match &ids {
+                Some(ids) => ids.binary_search(&id).is_ok(),
+                None => dirty.binary_search(&id).is_err(),
+            };
+            if keep {
+                next.push(id);
+            }
+        }
+        ids = Some(next);
+    }
+    Ok(ids.unwrap_or_default())
+}
+
+/// The candidates of a search: the index's hits of its rare trigrams (except rows changed
+/// since they were indexed), and the tail's and the changed rows' matches; sorted, no
+/// repeats.
+fn candidates(
+    c: &Connection,
+    s: &Search,
+    trigrams: &[(i64, String)],
+    indexed: i64,
+) -> Result<Vec<i64>> {
     let dirty: Vec<i64> = c
         .prepare_cached("SELECT id FROM search_dirty ORDER BY id")?
         .query_map([], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
-    let mut ids: Vec<i64> = Vec::new();
-    {
-        let mut stmt = c.prepare_cached(
-            "SELECT rowid FROM item_search WHERE item_search MATCH ?1 ORDER BY rowid",
-        )?;
-        let mut rows = stmt.query([fts])?;
-        while let Some(r) = rows.next()? {
-            let id: i64 = r.get(0)?;
-            if dirty.binary_search(&id).is_err() {
-                ids.push(id);
-            }
-        }
-    }
+    let mut ids = indexed_hits(c, trigrams, &dirty)?;
     let scanned = format!(
         "SELECT id FROM items WHERE id > ?1 AND {MATCHER}(?2, {TEXT_COLS}) UNION ALL \
          SELECT id FROM items WHERE id IN (SELECT id FROM search_dirty) \
@@ -212,10 +246,10 @@ pub(super) fn source(c: &Connection, q: &mut ListSql, rows: ListRows) -> Result<
         // running): walking the list in order at least stops early for common words.
         return Ok(scan);
     }
-    let Some(fts) = rarest(c, &search, indexed)? else {
+    let Some(trigrams) = rarest(c, &search, indexed)? else {
         return Ok(scan);
     };
-    let ids = candidates(c, &search, &fts, indexed)?;
+    let ids = candidates(c, &search, &trigrams, indexed)?;
     if ids.is_empty() {
         return Ok(scan_nothing());
     }
@@ -230,10 +264,9 @@ pub(super) fn source(c: &Connection, q: &mut ListSql, rows: ListRows) -> Result<
         let p = q.push(Param::Blob(encode(&ids)));
         conds.push(format!("{HIT}(id, {p})"));
     }
-    // One word: its candidates are its matches. More: the others are checked on them.
-    if search.words().len() > 1 {
-        conds.push(cond);
-    }
+    // The candidates hold an item for each of the rarest trigram's hits: every word is
+    // checked on them (only on those, the condition comes last).
+    conds.push(cond);
     Ok((
         "items".to_string(),
         format!("WHERE {}", conds.join(" AND ")),
