@@ -551,7 +551,9 @@ fn raw_insert(c: &Connection, it: &NewItem) {
                 it.priority,
                 it.due_at,
                 now,
-                "bench"
+                "bench",
+                "bench",
+                None::<i64>
             ],
             |r| r.get(0),
         )

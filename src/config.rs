@@ -15,7 +15,7 @@ use toml::Spanned;
 use crate::store::location::{self, Location, Source};
 
 /// The system-wide config file.
-pub const SYSTEM_CONFIG: &str = "/etc/caseload/config.toml";
+pub(crate) const SYSTEM_CONFIG: &str = "/etc/caseload/config.toml";
 
 /// A config file is a few lines; anything bigger is the wrong file.
 const MAX_BYTES: u64 = 1 << 20;
@@ -42,17 +42,7 @@ pub enum Notify {
     Off,
 }
 
-impl Notify {
-    /// The value as written in the config file.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Notify::Bell => "bell",
-            Notify::Desktop => "desktop",
-            Notify::Both => "both",
-            Notify::Off => "off",
-        }
-    }
-}
+impl Notify {}
 
 impl TryFrom<String> for Notify {
     type Error = String;
@@ -86,16 +76,7 @@ pub enum Palette {
     Light,
 }
 
-impl Palette {
-    /// The value as written in the config file.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Palette::Any => "auto",
-            Palette::Dark => "dark",
-            Palette::Light => "light",
-        }
-    }
-}
+impl Palette {}
 
 impl TryFrom<String> for Palette {
     type Error = String;
@@ -156,7 +137,7 @@ struct FileConfig {
 
 impl Config {
     /// Reads `/etc/caseload/config.toml`, then the user's config file.
-    pub fn load() -> Result<Config, ConfigError> {
+    pub(crate) fn load() -> Result<Config, ConfigError> {
         Config::load_files(Path::new(SYSTEM_CONFIG), user_config_path().as_deref())
     }
 
@@ -199,7 +180,7 @@ impl Config {
 }
 
 /// The user's config file, `<user config dir>/config.toml`.
-pub fn user_config_path() -> Option<PathBuf> {
+pub(crate) fn user_config_path() -> Option<PathBuf> {
     location::project_dirs().map(|d| d.config_dir().join("config.toml"))
 }
 

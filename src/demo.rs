@@ -36,7 +36,7 @@ struct DemoRow {
 }
 
 /// The demo rows, with due times relative to `now`.
-pub fn rows(now: Millis) -> Result<Vec<NewItem>, String> {
+pub(crate) fn rows(now: Millis) -> Result<Vec<NewItem>, String> {
     crate::cli::commands::setup::DEMO_DATA
         .lines()
         .enumerate()

@@ -1,6 +1,8 @@
 //! caseload: a terminal work queue for people.
 //!
-//! Module map (what may use what is in `shared/STYLE.md`):
+//! Module map (what may use what is in `shared/STYLE.md`). Items are `pub(crate)` unless
+//! the binary (`main.rs`), the tests or the benches use them; `ui`, `doctor` and `sys`
+//! are private to the crate.
 //! - [`domain`]: items, queues, locks, events, users and the pure rules over them; never
 //!   reads the clock.
 //! - [`store`]: the [`store::Store`] trait and its errors; the lock protocol written once
@@ -12,7 +14,7 @@
 //! - [`app`]: the TUI's state, messages (`msg`), the dialog, the list filters and the key
 //!   table; `update/` is `update(state, msg) -> effects`, one short function per message
 //!   (`keys`, `modes`, `results`, `supervise`); pure (never touches the store or the clock).
-//! - [`ui`]: `render(&state, frame)`, one file per view or widget; no I/O.
+//! - `ui`: `render(&state, frame)`, one file per view or widget; no I/O.
 //! - [`tui`]: the thin loop that draws `ui` and hands `app`'s effects to a worker thread
 //!   that owns the Store (answers come back as messages; the screen never waits for the
 //!   database), plus the terminal's life cycle (restore on every exit, SIGHUP).
@@ -23,7 +25,7 @@
 //! - [`config`]: the system and user config files (`toml`) in one `Config`.
 //! - [`import`]: `caseload import`: CSV / JSON Lines read a row at a time, checked in a
 //!   first pass and written in a second, in bounded memory.
-//! - [`doctor`]: `caseload doctor`, the deployment checks (files, disk, schema, server).
+//! - `doctor`: `caseload doctor`, the deployment checks (files, disk, schema, server).
 //! - [`logging`]: diagnostics to a log file, never to a screen.
 //! - `sys`: every call into C behind a safe function; the one module allowed `unsafe`
 //!   (Cargo.toml's `[lints]` deny it elsewhere, and deny `unwrap()` outside tests,
@@ -33,11 +35,11 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod demo;
-pub mod doctor;
+mod doctor;
 pub mod domain;
 pub mod import;
 pub mod logging;
 pub mod store;
 mod sys;
 pub mod tui;
-pub mod ui;
+mod ui;

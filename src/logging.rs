@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 /// The log file's location, if the platform has a state or cache directory.
-pub fn log_path() -> Option<PathBuf> {
+pub(crate) fn log_path() -> Option<PathBuf> {
     let dirs = crate::store::location::project_dirs()?;
     let dir = dirs
         .state_dir()
@@ -46,7 +46,7 @@ pub fn init() -> Option<PathBuf> {
 /// A writer that makes each log line safe ([`crate::domain::sanitize::line`]): a record
 /// arrives as one write ending in a newline, and a newline inside it is shown, not kept,
 /// so nobody can forge a line of the log.
-pub struct Sanitized<W: Write>(pub W);
+pub(crate) struct Sanitized<W: Write>(pub W);
 
 impl<W: Write> Write for Sanitized<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

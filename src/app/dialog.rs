@@ -87,7 +87,7 @@ pub struct FieldSpec {
 
 impl FieldSpec {
     /// A field that must be filled in.
-    pub fn required(name: &'static str, label: impl Into<String>) -> FieldSpec {
+    pub(crate) fn required(name: &'static str, label: impl Into<String>) -> FieldSpec {
         FieldSpec {
             label: label.into(),
             name,
@@ -96,7 +96,7 @@ impl FieldSpec {
     }
 
     /// A field that may stay empty.
-    pub fn optional(name: &'static str, label: impl Into<String>) -> FieldSpec {
+    pub(crate) fn optional(name: &'static str, label: impl Into<String>) -> FieldSpec {
         FieldSpec {
             required: false,
             ..FieldSpec::required(name, label)
@@ -104,7 +104,7 @@ impl FieldSpec {
     }
 
     /// The reason a change needs (required).
-    pub fn reason(label: impl Into<String>) -> FieldSpec {
+    pub(crate) fn reason(label: impl Into<String>) -> FieldSpec {
         FieldSpec::required("A reason", label)
     }
 }
@@ -133,7 +133,11 @@ pub struct Dialog {
 
 impl Dialog {
     /// A dialog with no fields.
-    pub fn new(title: impl Into<String>, message: impl Into<String>, pending: Pending) -> Dialog {
+    pub(crate) fn new(
+        title: impl Into<String>,
+        message: impl Into<String>,
+        pending: Pending,
+    ) -> Dialog {
         Dialog {
             title: title.into(),
             message: message.into(),
@@ -145,7 +149,7 @@ impl Dialog {
     }
 
     /// Adds a text field holding `value`.
-    pub fn field(mut self, spec: FieldSpec, value: &str) -> Dialog {
+    pub(crate) fn field(mut self, spec: FieldSpec, value: &str) -> Dialog {
         self.inputs.push(Field {
             spec,
             buf: TextInput::line(value),
@@ -162,19 +166,19 @@ impl Dialog {
     }
 
     /// The field messages call `name`.
-    pub fn index_of(&self, name: &str) -> Option<usize> {
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
         self.inputs.iter().position(|f| f.spec.name == name)
     }
 
     /// The first required field left empty, and what to say about it.
-    pub fn missing(&self) -> Option<(usize, String)> {
+    pub(crate) fn missing(&self) -> Option<(usize, String)> {
         let i = (0..self.inputs.len())
             .find(|&i| self.inputs[i].spec.required && self.value(i).is_empty())?;
         Some((i, format!("{} is required", self.inputs[i].spec.name)))
     }
 
     /// The field being typed in.
-    pub fn focused_mut(&mut self) -> Option<&mut TextInput> {
+    pub(crate) fn focused_mut(&mut self) -> Option<&mut TextInput> {
         let i = self.focus;
         self.inputs.get_mut(i).map(|f| &mut f.buf)
     }

@@ -22,7 +22,7 @@ impl Filter {
     /// `holder:NAME` (or `h:NAME`) a lock holder, `state:NAME` (or `s:NAME`) a state
     /// (open, locked, expired, done, failed, cancelled, all); the rest is text to search
     /// for. A word that looks like a key with an unknown value stays text.
-    pub fn parse(s: &str) -> Filter {
+    pub(crate) fn parse(s: &str) -> Filter {
         let mut f = Filter::default();
         let mut words = Vec::new();
         for w in s.split_whitespace() {
@@ -47,7 +47,7 @@ impl Filter {
     }
 
     /// The filter as it would be typed.
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         let mut parts = Vec::new();
         if let Some(h) = &self.holder {
             parts.push(format!("holder:{h}"));
@@ -64,13 +64,18 @@ impl Filter {
         parts.join(" ")
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == Filter::default()
     }
 }
 
 /// The list filter of a view's window.
-pub fn list_filter(state: &State, view: View, offset: usize, limit: usize) -> Option<ListFilter> {
+pub(crate) fn list_filter(
+    state: &State,
+    view: View,
+    offset: usize,
+    limit: usize,
+) -> Option<ListFilter> {
     let base = ListFilter {
         limit,
         offset,
@@ -100,7 +105,7 @@ pub fn list_filter(state: &State, view: View, offset: usize, limit: usize) -> Op
 
 /// Every lock matching the Locks view's filter (no window): `state:expired` narrows to
 /// expired locks; any other state is ignored, as the view shows locks only.
-pub fn locks_filter(f: &Filter) -> ListFilter {
+pub(crate) fn locks_filter(f: &Filter) -> ListFilter {
     ListFilter {
         state: if f.state == Some(StateFilter::Expired) {
             StateFilter::Expired

@@ -9,14 +9,14 @@ use super::keymap::{Action, Action as A, Key, first_key};
 /// the key table binds them, and what they do together ("j/k scroll", "1-4 views"). An
 /// entry without actions is a plain word ("read-only").
 #[derive(Debug, Clone, Copy)]
-pub struct Hint {
+pub(crate) struct Hint {
     pub actions: &'static [Action],
     pub what: &'static str,
 }
 
 impl Hint {
     /// The keys as the hint line writes them ("j/k", "1-4", "Ctrl-S") and what they do.
-    pub fn parts(&self) -> (String, &'static str) {
+    pub(crate) fn parts(&self) -> (String, &'static str) {
         if self.actions.is_empty() {
             return (self.what.to_string(), "");
         }
@@ -61,7 +61,7 @@ const HOLDERS_DAY: Hint = h(&[A::Activity], "holder's day");
 
 /// What the screen shows, as far as the key-hint line is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hints {
+pub(crate) enum Hints {
     Editor,
     /// A dialog with several fields.
     DialogFields,
@@ -82,14 +82,15 @@ pub enum Hints {
 
 impl Hints {
     /// The entries of the hint line.
-    pub fn entries(self) -> &'static [Hint] {
+    pub(crate) fn entries(self) -> &'static [Hint] {
         HINTS
             .iter()
             .find(|(set, _)| *set == self)
             .map_or(&[], |(_, entries)| entries)
     }
 
-    pub const ALL: [Hints; 13] = [
+    #[cfg(test)]
+    pub(crate) const ALL: [Hints; 13] = [
         Hints::Editor,
         Hints::DialogFields,
         Hints::Dialog,

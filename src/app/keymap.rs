@@ -3,7 +3,7 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-pub use super::hints::{Hint, Hints};
+pub(crate) use super::hints::Hints;
 
 /// What a key asks for; `update` decides what it means in the current view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +84,7 @@ pub enum Context {
 
 impl Context {
     /// The heading of the context on the help screen.
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Context::Global => "Anywhere",
             Context::Moving => "Lists and the detail pane",
@@ -96,7 +96,7 @@ impl Context {
         }
     }
 
-    pub const ALL: [Context; 7] = [
+    pub(crate) const ALL: [Context; 7] = [
         Context::Global,
         Context::Moving,
         Context::Preview,
@@ -125,7 +125,7 @@ impl Key {
     }
 
     /// How the key is written on the help screen and the key-hint line.
-    pub fn name(self) -> String {
+    pub(crate) fn name(self) -> String {
         let base = match self.code {
             K::Char(' ') => "Space".to_string(),
             K::Char(c) => c.to_string(),
@@ -161,7 +161,7 @@ pub struct Binding {
 
 impl Binding {
     /// The row's keys as the help screen writes them: "j / Down".
-    pub fn keys_text(&self) -> String {
+    pub(crate) fn keys_text(&self) -> String {
         let names: Vec<String> = self.keys.iter().map(|k| k.name()).collect();
         names.join(" / ")
     }
@@ -385,7 +385,7 @@ pub const KEYMAP: &[Binding] = &[
 ];
 
 /// The action bound to `key` in `context`, if any.
-pub fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
+pub(crate) fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
     KEYMAP
         .iter()
         .find(|bd| bd.context == context && bd.keys.iter().any(|k| k.matches(key)))
@@ -393,7 +393,7 @@ pub fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
 }
 
 /// The first key the table binds to `action` (the one the key-hint line shows).
-pub fn first_key(action: Action) -> Option<Key> {
+pub(crate) fn first_key(action: Action) -> Option<Key> {
     KEYMAP
         .iter()
         .find(|bd| bd.action == action)
@@ -401,7 +401,7 @@ pub fn first_key(action: Action) -> Option<Key> {
 }
 
 /// The help screen's lines: per context, each row's keys with its description.
-pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
+pub(crate) fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
     Context::ALL
         .iter()
         .map(|ctx| {

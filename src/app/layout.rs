@@ -3,19 +3,19 @@
 use super::{State, View};
 
 /// The smallest screen the layout fits.
-pub const MIN_WIDTH: u16 = 60;
-pub const MIN_HEIGHT: u16 = 12;
+pub(crate) const MIN_WIDTH: u16 = 60;
+pub(crate) const MIN_HEIGHT: u16 = 12;
 
 /// Screen row of the first list row (after the tab bar and the column header).
-pub const LIST_TOP: u16 = 2;
+pub(crate) const LIST_TOP: u16 = 2;
 
 /// True when the screen is big enough for the layout.
-pub fn fits(state: &State) -> bool {
+pub(crate) fn fits(state: &State) -> bool {
     state.width >= MIN_WIDTH && state.height >= MIN_HEIGHT
 }
 
 /// Rows of notices under the Mine list.
-pub fn mine_notice_rows(state: &State) -> u16 {
+pub(crate) fn mine_notice_rows(state: &State) -> u16 {
     let n = state.notices.len() + state.lost_since.len();
     if n == 0 {
         0
@@ -36,6 +36,6 @@ pub fn list_rows(state: &State, view: View) -> usize {
 }
 
 /// Rows of the detail pane's scrolling text (tab bar, item line, status, keys).
-pub fn detail_rows(state: &State) -> usize {
+pub(crate) fn detail_rows(state: &State) -> usize {
     state.height.saturating_sub(4).max(1) as usize
 }

@@ -5,13 +5,13 @@ use crate::domain::{Event, Item, LockLoss, QueueSettings};
 use crate::store::LostLock;
 
 /// True when `item` as stored now is no longer held by `me` under `held`'s token.
-pub fn is_lost(me: &str, held: &Held, item: &Item) -> bool {
+pub(crate) fn is_lost(me: &str, held: &Held, item: &Item) -> bool {
     !item.held_with(me, held.token)
 }
 
 /// Why the lock is gone, from the item's history, e.g.
 /// "Your lock on #42 expired at 10:42; bob took it at 10:47".
-pub fn explain(me: &str, held: &Held, queue: &QueueSettings, history: &[Event]) -> String {
+pub(crate) fn explain(me: &str, held: &Held, queue: &QueueSettings, history: &[Event]) -> String {
     match LockLoss::last_in(history) {
         Some(loss) => loss.told_to(me, held.id, held.lock_time + queue.lock_ms()),
         None => format!("Your lock on #{} is gone", held.id),

@@ -12,13 +12,13 @@
 mod detail;
 mod dialog;
 mod filter;
-pub mod hints;
+pub(crate) mod hints;
 pub mod keymap;
 pub mod layout;
 pub mod lost;
 mod msg;
-pub mod notify;
-pub mod textinput;
+pub(crate) mod notify;
+pub(crate) mod textinput;
 mod update;
 
 use std::collections::BTreeMap;
@@ -28,7 +28,7 @@ use crate::domain::time::Zone;
 use crate::domain::{Comment, Event, Item, LockStatus, Millis, QueueSettings, Role};
 use crate::store::{LostLock, Report as FiguresReport, Stats};
 pub use dialog::{Dialog, Field, FieldSpec, Pending};
-pub use filter::{Filter, list_filter, locks_filter};
+pub(crate) use filter::{Filter, list_filter, locks_filter};
 pub use msg::{
     Call, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp,
 };
@@ -37,7 +37,7 @@ pub use textinput::TextInput;
 pub use update::update;
 
 /// How often the loop ticks when no key arrives (countdowns, live refresh).
-pub const TICK_MS: u64 = 500;
+pub(crate) const TICK_MS: u64 = 500;
 
 /// The four views.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,9 +49,9 @@ pub enum View {
 }
 
 impl View {
-    pub const ALL: [View; 4] = [View::Queue, View::Mine, View::Locks, View::Stats];
+    pub(crate) const ALL: [View; 4] = [View::Queue, View::Mine, View::Locks, View::Stats];
 
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             View::Queue => "Queue",
             View::Mine => "Mine",
@@ -84,7 +84,7 @@ pub struct ListPane {
 
 impl ListPane {
     /// The item at a position of the whole list, if it is loaded.
-    pub fn item_at(&self, position: usize) -> Option<&Item> {
+    pub(crate) fn item_at(&self, position: usize) -> Option<&Item> {
         position
             .checked_sub(self.rows_at)
             .and_then(|i| self.rows.get(i))
@@ -124,7 +124,7 @@ impl Held {
         }
     }
 
-    pub fn lock(&self, user: &str) -> crate::domain::Lock {
+    pub(crate) fn lock(&self, user: &str) -> crate::domain::Lock {
         crate::domain::Lock {
             user: user.to_string(),
             time: self.lock_time,
@@ -196,13 +196,13 @@ pub struct Doing {
 }
 
 /// A second `n` within this long of one that took an item takes nothing (it says so).
-pub const DOUBLE_TAKE_MS: i64 = 1500;
+pub(crate) const DOUBLE_TAKE_MS: i64 = 1500;
 
 /// How long an information line stays in the status bar; errors stay three times as long.
-pub const STATUS_FADE_MS: i64 = 10_000;
+pub(crate) const STATUS_FADE_MS: i64 = 10_000;
 
 /// How long a store call runs before the status bar says what it is waiting for.
-pub const WAIT_NOTICE_MS: i64 = 1000;
+pub(crate) const WAIT_NOTICE_MS: i64 = 1000;
 
 /// A one-line message at the bottom.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -311,7 +311,7 @@ pub enum PeopleSort {
 }
 
 impl PeopleSort {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             PeopleSort::Done => "done",
             PeopleSort::Median => "median handle time",
@@ -319,7 +319,7 @@ impl PeopleSort {
         }
     }
 
-    pub fn next(self) -> PeopleSort {
+    pub(crate) fn next(self) -> PeopleSort {
         match self {
             PeopleSort::Done => PeopleSort::Median,
             PeopleSort::Median => PeopleSort::Lost,
@@ -328,7 +328,7 @@ impl PeopleSort {
     }
 
     /// Sorts the people of a report in this order (names break ties).
-    pub fn sort(self, people: &mut [&crate::store::Figures]) {
+    pub(crate) fn sort(self, people: &mut [&crate::store::Figures]) {
         people.sort_by(|a, b| {
             let key = match self {
                 PeopleSort::Done => b.completed.cmp(&a.completed),
@@ -399,7 +399,7 @@ impl State {
     }
 
     /// The settings of `queue` (defaults until loaded).
-    pub fn queue(&self, queue: &str) -> QueueSettings {
+    pub(crate) fn queue(&self, queue: &str) -> QueueSettings {
         self.queues
             .get(queue)
             .cloned()
@@ -412,7 +412,7 @@ impl State {
     }
 
     /// The pane of a list view.
-    pub fn pane(&self, view: View) -> Option<&ListPane> {
+    pub(crate) fn pane(&self, view: View) -> Option<&ListPane> {
         match view {
             View::Stats => None,
             v => self.panes.get(v.index()),

@@ -112,7 +112,7 @@ pub struct Call {
 
 impl Msg {
     /// The answer to a change the user asked for (see [`Effect::is_change`]).
-    pub fn ends_change(&self) -> bool {
+    pub(crate) fn ends_change(&self) -> bool {
         matches!(
             self,
             Msg::Opened { taken: true, .. }
@@ -126,7 +126,7 @@ impl Msg {
 
     /// The error of a change that failed for a reason worth trying again (the database was
     /// busy past its patience, the server was unreachable, a disk error), not a refusal.
-    pub fn retryable_error(&self) -> Option<&StoreError> {
+    pub(crate) fn retryable_error(&self) -> Option<&StoreError> {
         let e = match self {
             Msg::Opened { result: Err(e), .. } => e,
             Msg::NotesSaved { result: Err(e), .. }
@@ -297,7 +297,7 @@ impl Effect {
     /// A change the user asked for: taking, saving notes, finishing, commenting, a
     /// supervisor's change. One is under way at a time; keys asking for another are refused
     /// until its answer comes back.
-    pub fn is_change(&self) -> bool {
+    pub(crate) fn is_change(&self) -> bool {
         matches!(
             self,
             Effect::TakeNext(_)

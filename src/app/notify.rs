@@ -8,10 +8,10 @@
 use crate::domain::{Millis, sanitize};
 
 /// How often at most the bell and desktop notice sound (DESIGN: 30 s by default).
-pub const DEFAULT_MIN_GAP_MS: Millis = 30_000;
+pub(crate) const DEFAULT_MIN_GAP_MS: Millis = 30_000;
 
 /// The most items a refresh counts; past it the title says "1000+".
-pub const COUNT_CAP: u64 = 1000;
+pub(crate) const COUNT_CAP: u64 = 1000;
 
 /// Something the loop writes to the terminal rather than draws.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +48,7 @@ pub struct Alerting {
 }
 
 /// How often an empty count is read again (see [`Alerting::recount_due`]).
-pub const RECOUNT_MS: Millis = 5_000;
+pub(crate) const RECOUNT_MS: Millis = 5_000;
 
 impl Default for Alerting {
     fn default() -> Self {
@@ -87,11 +87,11 @@ impl Alerting {
     /// While nothing can be taken, work may also arrive without anyone writing: a lock
     /// runs out. No database change announces that, so the count is read again every
     /// [`RECOUNT_MS`] while it is zero (true when that is due at `now`).
-    pub fn recount_due(&self, now: Millis) -> bool {
+    pub(crate) fn recount_due(&self, now: Millis) -> bool {
         self.last == Some(0) && self.counted_at.is_none_or(|at| now - at >= RECOUNT_MS)
     }
 
-    pub fn counted(&mut self, n: u64, scope: Option<&str>, now: Millis) -> Option<String> {
+    pub(crate) fn counted(&mut self, n: u64, scope: Option<&str>, now: Millis) -> Option<String> {
         self.counted_at = Some(now);
         if self.scope.as_deref() != scope {
             // Another queue filter: its count is not news, whatever it is.
@@ -145,7 +145,7 @@ fn count_text(n: u64) -> String {
 }
 
 /// The terminal title for `n` takeable items.
-pub fn title(n: u64) -> String {
+pub(crate) fn title(n: u64) -> String {
     format!("caseload · {} open", count_text(n))
 }
 

@@ -18,7 +18,7 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 use crate::domain::sanitize;
 
 /// The typing keys, for the `?` screen and the README (the widget's own key table).
-pub const TEXT_KEYS: &[(&str, &str)] = &[
+pub(crate) const TEXT_KEYS: &[(&str, &str)] = &[
     (
         "Ctrl-A / Home",
         "start of the line (Ctrl-Home: of the notes)",
@@ -71,7 +71,7 @@ impl TextInput {
     }
 
     /// A multi-line editor holding `s`, cursor at the end, long lines wrapped at words.
-    pub fn multi(s: &str) -> TextInput {
+    pub(crate) fn multi(s: &str) -> TextInput {
         let text = sanitize::text(s);
         TextInput::new(text.split('\n').map(str::to_string).collect(), true)
     }
@@ -101,14 +101,14 @@ impl TextInput {
     }
 
     /// The cursor as (row, column in characters).
-    pub fn cursor(&self) -> (usize, usize) {
+    pub(crate) fn cursor(&self) -> (usize, usize) {
         let c = self.area.cursor();
         (c.0, c.1)
     }
 
     /// How many terminal cells the cursor's line takes before the cursor (wide
     /// characters count two): where the terminal cursor goes in a one-line prompt.
-    pub fn cursor_cells(&self) -> usize {
+    pub(crate) fn cursor_cells(&self) -> usize {
         let (row, col) = self.cursor();
         let line = self.lines().get(row).map_or("", String::as_str);
         let before: String = line.chars().take(col).collect();
@@ -116,13 +116,13 @@ impl TextInput {
     }
 
     /// The widget, for drawing the editor.
-    pub fn widget(&self) -> &TextArea<'static> {
+    pub(crate) fn widget(&self) -> &TextArea<'static> {
         &self.area
     }
 
     /// Inserts pasted or given text at the cursor, sanitized; in a one-line field,
     /// newlines become spaces.
-    pub fn insert_str(&mut self, s: &str) {
+    pub(crate) fn insert_str(&mut self, s: &str) {
         let text = if self.multi_line {
             sanitize::text(&s.replace("\r\n", "\n").replace('\r', "\n")).into_owned()
         } else {
@@ -133,7 +133,7 @@ impl TextInput {
 
     /// Applies an editing key; false when the key is not one (the caller's to handle:
     /// Enter in a one-line field, Esc, Tab, Ctrl-S ...).
-    pub fn key(&mut self, key: KeyEvent) -> bool {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> bool {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let a = &mut self.area;

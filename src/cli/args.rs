@@ -260,7 +260,12 @@ pub enum Command {
     /// output; `caseload import` reads what it writes.
     Export(ExportArgs),
     /// Check the file's integrity and the schema's invariants.
-    Check,
+    Check {
+        /// First rebuild the figures' tables (holds and the day summary) from the history,
+        /// the repair for what check finds wrong in them (supervisors).
+        #[arg(long)]
+        repair_figures: bool,
+    },
     /// Write a consistent copy of the database to FILE (online, while others work).
     Backup {
         /// Where to write the copy; must not exist yet.
@@ -351,6 +356,11 @@ pub struct ImportArgs {
     /// naming them).
     #[arg(long)]
     pub create_queue: bool,
+    /// Every row keeps the `id` the export gave it (supervisor only). Ids must be free
+    /// and increase down the file; a taken id refuses the whole import, naming its line
+    /// (default: rows get new ids and the file's ids are ignored).
+    #[arg(long)]
+    pub keep_ids: bool,
 }
 
 #[derive(Debug, Args)]

@@ -49,9 +49,16 @@ pub(crate) fn unreadable_left_out(written: u64, left_out: &[(i64, String)]) -> C
 
 /// `caseload check`: always finishes with the list of every problem it can see (exit 1)
 /// or "ok"; a file too damaged to open normally is still checked as far as SQLite can read.
-pub(crate) fn check(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
+/// `repair_figures` first rebuilds the figures' tables from the history.
+pub(crate) fn check(ctx: &Invocation, repair_figures: bool, out: &mut dyn Write) -> CliResult {
     let problems = match (open_store(ctx, false), &ctx.location) {
-        (Ok(mut s), _) => s.check()?,
+        (Ok(mut s), _) => {
+            if repair_figures {
+                let n = s.rebuild_figures()?;
+                writeln!(out, "rebuilt the figures from the history: {n} holds")?;
+            }
+            s.check()?
+        }
         (Err(f), Location::File(path)) if damaged(&f) => {
             sqlite_check::run_on_file(path, &format!("{:#}", f.error))
         }

@@ -65,6 +65,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload import orders.jsonl --queue fulfilment",
                 "JSON Lines, default queue",
             ),
+            (
+                "caseload import all.jsonl --keep-ids",
+                "an export read back with the ids it had",
+            ),
         ],
     ),
     (

@@ -115,7 +115,7 @@ fn takes_value(cmd: &clap::Command, is: impl Fn(&clap::Arg) -> bool) -> bool {
 }
 
 /// The examples of the subcommand at `path` ("" for caseload itself).
-pub fn examples(path: &str) -> Option<&'static [(&'static str, &'static str)]> {
+pub(crate) fn examples(path: &str) -> Option<&'static [(&'static str, &'static str)]> {
     EXAMPLES.iter().find(|(p, _)| *p == path).map(|(_, e)| *e)
 }
 
@@ -166,7 +166,7 @@ fn examples_text(examples: &[(&str, &str)]) -> String {
 }
 
 /// `caseload completions SHELL`: the script on `out`.
-pub fn completions(shell: Shell, out: &mut dyn Write) -> CliResult {
+pub(crate) fn completions(shell: Shell, out: &mut dyn Write) -> CliResult {
     let mut cmd = command();
     let mut script = Vec::new();
     let generator = match shell {
@@ -180,7 +180,7 @@ pub fn completions(shell: Shell, out: &mut dyn Write) -> CliResult {
 }
 
 /// `caseload man DIR`: caseload.1 and caseload-SUB.1 (caseload-queue-set.1, ...) in DIR.
-pub fn man(dir: &Path, out: &mut dyn Write) -> CliResult {
+pub(crate) fn man(dir: &Path, out: &mut dyn Write) -> CliResult {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let mut cmd = command().disable_help_subcommand(true);
     cmd.build();

@@ -3,18 +3,14 @@
 //! ([`damage`]) and help, completions and man pages ([`help`]). [`run`] only dispatches.
 //! Everything printed from the database is sanitized.
 
-pub mod args;
+pub(crate) mod args;
 pub(crate) mod commands;
-pub mod damage;
-pub mod examples;
+pub(crate) mod damage;
+pub(crate) mod examples;
 pub mod help;
-pub mod output;
+pub(crate) mod output;
 
-pub use args::{
-    AddArgs, Cli, Command, ExportArgs, FormatArg, HolderArgs, ImportArgs, ListArgs, QueueCommand,
-    UserCommand,
-};
-pub use output::{escape_json_output, event_json, event_line, item_json};
+pub(crate) use args::{Cli, Command, UserCommand};
 
 use commands::{export, holder, produce, read, report, setup, supervise};
 
@@ -46,11 +42,11 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
 }
 
 /// Result of a subcommand.
-pub type CliResult = Result<(), Failure>;
+pub(crate) type CliResult = Result<(), Failure>;
 
 /// Who runs caseload against which database: everything a subcommand needs from the
 /// flags and the environment.
-pub struct Invocation {
+pub(crate) struct Invocation {
     pub location: Location,
     pub source: Source,
     /// The config files' settings (user over system).
@@ -62,7 +58,7 @@ pub struct Invocation {
 }
 
 /// Resolves user and database from flags and environment.
-pub fn context(cli: &Cli) -> Result<Invocation, Failure> {
+pub(crate) fn context(cli: &Cli) -> Result<Invocation, Failure> {
     let env_user = std::env::var("CASELOAD_USER").ok();
     let actor = crate::store::identity::resolve(cli.user.as_deref(), env_user.as_deref())
         .map_err(|m| anyhow!(m))?;
@@ -82,7 +78,7 @@ pub fn context(cli: &Cli) -> Result<Invocation, Failure> {
 }
 
 /// Opens the store for a subcommand.
-pub fn open_store(ctx: &Invocation, init: bool) -> Result<Box<dyn Store>, Failure> {
+pub(crate) fn open_store(ctx: &Invocation, init: bool) -> Result<Box<dyn Store>, Failure> {
     match &ctx.location {
         Location::File(path) => {
             let opts = OpenOptions {
@@ -163,7 +159,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
             out,
         ),
         Command::Export(a) => export::export(&mut *store()?, a, out),
-        Command::Check => damage::check(&ctx, out),
+        Command::Check { repair_figures } => damage::check(&ctx, repair_figures, out),
         Command::MigrateTo { url } => setup::migrate_to(&ctx, &url, out),
         Command::Doctor { json } => setup::doctor(&ctx, json, out),
         Command::Backup { file } => setup::backup(&mut *store()?, &file, out),

@@ -59,7 +59,7 @@ pub(crate) fn indent(s: &str) -> String {
 
 /// One history line, sanitized, its time in the display zone:
 /// "2026-11-22 11:42:00 +01:00  alice  locked  {...}".
-pub fn event_line(e: &Event) -> String {
+pub(crate) fn event_line(e: &Event) -> String {
     let detail = match &e.detail {
         Value::Object(m) if m.is_empty() => String::new(),
         Value::Object(m) => m
@@ -86,7 +86,7 @@ pub fn event_line(e: &Event) -> String {
 
 /// One audit line, sanitized: "2026-11-22 11:42:00 +01:00  sup  role bob: staff → supervisor",
 /// the name shown as "sup (as root)" when another login used it.
-pub fn audit_line(a: &AuditEntry) -> String {
+pub(crate) fn audit_line(a: &AuditEntry) -> String {
     let value = |v: &Value| match v {
         Value::Null => "-".to_string(),
         Value::String(s) => s.clone(),
@@ -113,7 +113,7 @@ pub fn audit_line(a: &AuditEntry) -> String {
 }
 
 /// An audit record as JSON (in `history --json`, beside the events: it has no `item_id`).
-pub fn audit_json(a: &AuditEntry) -> Value {
+pub(crate) fn audit_json(a: &AuditEntry) -> Value {
     json!({
         "at": rfc3339(a.at),
         "actor": a.actor,
@@ -147,42 +147,14 @@ pub(crate) fn queue_line(q: &crate::domain::QueueSettings) -> String {
     )
 }
 
-/// An item as JSON: schema field names, times as RFC 3339 UTC strings, params as JSON.
-pub fn item_json(item: &Item) -> Value {
-    let t = |v: Option<i64>| v.map_or(Value::Null, |t| Value::String(rfc3339(t)));
-    let mut v = json!({
-        "id": item.id,
-        "queue": item.queue,
-        "request_id": item.request_id,
-        "title": item.title,
-        "body": item.body,
-        "params": serde_json::from_str::<Value>(&item.params).unwrap_or(Value::String(item.params.clone())),
-        "priority": item.priority,
-        "due_at": t(item.due_at),
-        "state": item.state.as_str(),
-        "lock_user": item.lock_user,
-        "lock_time": t(item.lock_time),
-        "lock_token": item.lock_token,
-        "notes": item.notes,
-        "result": item.result,
-        "error": item.error,
-        "created_at": rfc3339(item.created_at),
-        "created_by": item.created_by,
-        "finished_at": t(item.finished_at),
-        "finished_by": item.finished_by,
-    });
-    if !item.unreadable.is_empty() {
-        v["unreadable"] = item
-            .unreadable
-            .iter()
-            .map(|u| json!({"column": u.column, "problem": u.problem}))
-            .collect();
-    }
-    v
+/// An item as JSON (its `Serialize`): schema field names, times as RFC 3339 UTC strings,
+/// params as JSON; a `Value`, so keys come out sorted and callers can add to it.
+pub(crate) fn item_json(item: &Item) -> serde_json::Result<Value> {
+    serde_json::to_value(item)
 }
 
 /// An event as JSON.
-pub fn event_json(e: &Event) -> Value {
+pub(crate) fn event_json(e: &Event) -> Value {
     json!({
         "id": e.id,
         "item_id": e.item_id,
@@ -201,7 +173,7 @@ pub(crate) fn write_json(out: &mut dyn Write, v: &Value) -> std::io::Result<()> 
 /// serde_json escapes C0 controls but leaves C1 controls, bidi overrides and zero-width
 /// characters raw; escape those too so JSON output is safe on a terminal. They can only
 /// occur inside strings, where `\uXXXX` means the same character.
-pub fn escape_json_output(s: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn escape_json_output(s: &str) -> std::borrow::Cow<'_, str> {
     let risky = |c: char| sanitize::line(c.encode_utf8(&mut [0; 4])).len() != c.len_utf8();
     if !s.chars().any(risky) {
         return std::borrow::Cow::Borrowed(s);

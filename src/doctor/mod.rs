@@ -16,7 +16,7 @@ use crate::store::location::{Location, Source};
 
 /// One check's outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Check {
+pub(crate) struct Check {
     /// What was checked ("directory", "free space", ...).
     pub name: &'static str,
     pub ok: bool,
@@ -29,7 +29,7 @@ pub struct Check {
 
 impl Check {
     /// A passed check.
-    pub fn pass(name: &'static str, detail: impl Into<String>) -> Check {
+    pub(crate) fn pass(name: &'static str, detail: impl Into<String>) -> Check {
         Check {
             name,
             ok: true,
@@ -39,7 +39,11 @@ impl Check {
     }
 
     /// A failed check and its fix.
-    pub fn fail(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Check {
+    pub(crate) fn fail(
+        name: &'static str,
+        detail: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Check {
         Check {
             name,
             ok: false,
@@ -51,7 +55,7 @@ impl Check {
 
 /// Everything doctor found about one database.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     pub database: String,
     pub backend: &'static str,
     pub ok: bool,
@@ -59,7 +63,7 @@ pub struct Report {
 }
 
 /// Runs every check for the database at `location`, found through `source`.
-pub fn examine(location: &Location, source: &Source, allow_network_fs: bool) -> Report {
+pub(crate) fn examine(location: &Location, source: &Source, allow_network_fs: bool) -> Report {
     let mut checks = vec![Check::pass(
         "database",
         format!("{} ({})", location.display(), source_text(source)),
@@ -95,7 +99,7 @@ fn source_text(source: &Source) -> String {
 }
 
 /// Prints the report: one line per check, or one JSON object.
-pub fn print(report: &Report, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn print(report: &Report, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
     if json {
         serde_json::to_writer_pretty(&mut *out, report)?;
         return writeln!(out);
@@ -113,7 +117,7 @@ pub fn print(report: &Report, json: bool, out: &mut dyn Write) -> std::io::Resul
 }
 
 /// A size in bytes for people: `512 B`, `3.4 MiB`.
-pub fn human(bytes: u64) -> String {
+pub(crate) fn human(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = bytes as f64;
     let mut unit = 0;

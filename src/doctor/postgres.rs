@@ -14,7 +14,7 @@ const CLOCK_TOLERANCE_MS: i64 = 10_000;
 /// What everyday work needs (the README's least-privilege grants): `(table, column or
 /// "" for the whole table, rights)`. Roles, bindings and queue settings change through
 /// caseload's SECURITY DEFINER functions, so no role needs UPDATE on users or queues.
-const RIGHTS: [(&str, &str, &str); 11] = [
+const RIGHTS: [(&str, &str, &str); 12] = [
     ("items", "", "SELECT, INSERT, UPDATE"),
     ("item_counts", "", "SELECT, INSERT, UPDATE"),
     ("events", "", "SELECT, INSERT"),
@@ -26,6 +26,7 @@ const RIGHTS: [(&str, &str, &str); 11] = [
     ("users", "name", "INSERT"),
     ("users", "last_seen", "INSERT, UPDATE"),
     ("audit", "", "SELECT"),
+    ("figure_days", "", "SELECT"),
 ];
 
 /// Every check of the database at `url`.

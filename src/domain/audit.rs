@@ -21,7 +21,7 @@ pub enum AuditKind {
 
 impl AuditKind {
     /// The kind's name as stored.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             AuditKind::Role => "role",
             AuditKind::Login => "login",
@@ -30,7 +30,7 @@ impl AuditKind {
     }
 
     /// Parses a stored kind.
-    pub fn parse(s: &str) -> Option<AuditKind> {
+    pub(crate) fn parse(s: &str) -> Option<AuditKind> {
         match s {
             "role" => Some(AuditKind::Role),
             "login" => Some(AuditKind::Login),
@@ -68,7 +68,7 @@ pub struct AuditEntry {
 
 /// How a caseload name is shown next to the identity that used it: `alice`, or
 /// `alice (as bob)` when OS login (or database role) bob used the name alice.
-pub fn acting(name: &str, real: &str) -> String {
+pub(crate) fn acting(name: &str, real: &str) -> String {
     if name == real || real.is_empty() {
         name.to_string()
     } else {

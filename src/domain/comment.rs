@@ -30,7 +30,7 @@ pub struct ItemEdit {
 
 impl ItemEdit {
     /// True when nothing would change.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.priority.is_none() && self.due.is_none() && self.queue.is_none()
     }
 }

@@ -25,7 +25,7 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 14] = [
+    pub(crate) const ALL: [EventKind; 14] = [
         EventKind::Created,
         EventKind::Locked,
         EventKind::Renewed,
@@ -63,19 +63,19 @@ impl EventKind {
     }
 
     /// Parses a stored kind name.
-    pub fn parse(s: &str) -> Option<EventKind> {
+    pub(crate) fn parse(s: &str) -> Option<EventKind> {
         EventKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 
     /// Kinds that give an item's lock to someone (its holder from then on).
-    pub const TAKES_LOCK: &'static [EventKind] = &[
+    pub(crate) const TAKES_LOCK: &'static [EventKind] = &[
         EventKind::Locked,
         EventKind::TakenOver,
         EventKind::Reassigned,
     ];
 
     /// Kinds by which a holder loses a lock to someone else's action.
-    pub const ENDS_ANOTHERS_LOCK: &'static [EventKind] = &[
+    pub(crate) const ENDS_ANOTHERS_LOCK: &'static [EventKind] = &[
         EventKind::TakenOver,
         EventKind::Expired,
         EventKind::Unlocked,
@@ -84,7 +84,7 @@ impl EventKind {
     ];
 
     /// Kinds that change who holds an open item's lock.
-    pub const CHANGES_LOCK: &'static [EventKind] = &[
+    pub(crate) const CHANGES_LOCK: &'static [EventKind] = &[
         EventKind::Locked,
         EventKind::TakenOver,
         EventKind::Expired,
@@ -96,7 +96,7 @@ impl EventKind {
 
     /// Kinds after which the previous holder holds the item no more: the lock changes and
     /// the ways an item is finished.
-    pub const ENDS_A_HOLD: &'static [EventKind] = &[
+    pub(crate) const ENDS_A_HOLD: &'static [EventKind] = &[
         EventKind::Locked,
         EventKind::TakenOver,
         EventKind::Expired,
@@ -110,7 +110,7 @@ impl EventKind {
     ];
 
     /// True when the kind is one of `set`.
-    pub fn is_in(self, set: &[EventKind]) -> bool {
+    pub(crate) fn is_in(self, set: &[EventKind]) -> bool {
         set.contains(&self)
     }
 }

@@ -17,7 +17,7 @@ use super::item::{Item, ItemState};
 use super::time::{Millis, Zone, short_duration};
 
 /// Kinds that end a hold and are recorded (a `locked` cannot end a live hold).
-pub const RECORDED_ENDS: &[EventKind] = &[
+pub(crate) const RECORDED_ENDS: &[EventKind] = &[
     EventKind::Released,
     EventKind::Skipped,
     EventKind::Completed,
@@ -31,7 +31,7 @@ pub const RECORDED_ENDS: &[EventKind] = &[
 
 /// Kinds by which a holder lost the lock to someone else or to the clock ("locks lost";
 /// a cancel is not counted as a lost lock).
-pub const LOST: &[EventKind] = &[
+pub(crate) const LOST: &[EventKind] = &[
     EventKind::Expired,
     EventKind::TakenOver,
     EventKind::Unlocked,
@@ -52,12 +52,12 @@ pub struct Hold {
 
 impl Hold {
     /// How long the lock was held.
-    pub fn held_ms(&self) -> i64 {
+    pub(crate) fn held_ms(&self) -> i64 {
         self.ended - self.started
     }
 
     /// True when the hold ended the item (completed or failed).
-    pub fn is_finish(&self) -> bool {
+    pub(crate) fn is_finish(&self) -> bool {
         matches!(self.how, EventKind::Completed | EventKind::Failed)
     }
 }
@@ -73,7 +73,7 @@ fn taker(e: &Event) -> Option<String> {
 
 /// The item's holds, in order, from its events (oldest first); `open` is the hold still
 /// running at the end, if any: `(holder, started)`.
-pub fn holds(events: &[Event]) -> (Vec<Hold>, Option<(String, Millis)>) {
+pub(crate) fn holds(events: &[Event]) -> (Vec<Hold>, Option<(String, Millis)>) {
     let mut out = Vec::new();
     let mut cur: Option<(String, Millis)> = None;
     for e in events {
@@ -264,7 +264,7 @@ impl ItemFigures {
 /// The nearest-rank percentile `p` (0–100) of sorted values: the smallest value with at
 /// least p% of the values at or below it (the median of an even count is the lower
 /// middle). `None` when there are none.
-pub fn percentile(sorted: &[i64], p: u32) -> Option<i64> {
+pub(crate) fn percentile(sorted: &[i64], p: u32) -> Option<i64> {
     if sorted.is_empty() {
         return None;
     }
@@ -289,9 +289,7 @@ pub enum PeriodKind {
 }
 
 impl PeriodKind {
-    pub const ALL: [PeriodKind; 3] = [PeriodKind::Today, PeriodKind::Days7, PeriodKind::Days30];
-
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             PeriodKind::Today => "today",
             PeriodKind::Days7 => "7 days",
@@ -310,7 +308,7 @@ impl PeriodKind {
     }
 
     /// The next period of the `p` switch.
-    pub fn next(self) -> PeriodKind {
+    pub(crate) fn next(self) -> PeriodKind {
         match self {
             PeriodKind::Today => PeriodKind::Days7,
             PeriodKind::Days7 => PeriodKind::Days30,
@@ -323,7 +321,7 @@ const DAY: i64 = 86_400_000;
 
 /// Parses a `--since`/`--until` time: `today`, a span back from now (`90m`, `12h`, `30d`,
 /// `2w`), a date (`2026-11-01`, its midnight in `zone`) or an RFC 3339 time.
-pub fn parse_when(s: &str, now: Millis, zone: Zone) -> Option<Millis> {
+pub(crate) fn parse_when(s: &str, now: Millis, zone: Zone) -> Option<Millis> {
     let s = s.trim();
     if s == "today" {
         return Some(zone.start_of_day(now));

@@ -2,12 +2,12 @@
 
 use serde::Serialize;
 
-use super::time::Millis;
+use super::time::{Millis, ser_opt_rfc3339, ser_rfc3339};
 
 /// Longest title, in characters.
-pub const MAX_TITLE_CHARS: usize = 1000;
+pub(crate) const MAX_TITLE_CHARS: usize = 1000;
 /// Largest text field (body, params, notes, result, reason), in bytes.
-pub const MAX_FIELD_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_FIELD_BYTES: usize = 1024 * 1024;
 
 /// An item's life-cycle state; only `Open` items carry a lock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -20,7 +20,7 @@ pub enum ItemState {
 }
 
 impl ItemState {
-    pub const ALL: [ItemState; 4] = [
+    pub(crate) const ALL: [ItemState; 4] = [
         ItemState::Open,
         ItemState::Done,
         ItemState::Failed,
@@ -38,13 +38,14 @@ impl ItemState {
     }
 
     /// Parses a stored state name.
-    pub fn parse(s: &str) -> Option<ItemState> {
+    pub(crate) fn parse(s: &str) -> Option<ItemState> {
         ItemState::ALL.into_iter().find(|st| st.as_str() == s)
     }
 }
 
-/// An item as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An item as stored. Serialized (the CLI's `--json`, `export --format jsonl`) with the
+/// schema's column names, times as RFC 3339 UTC strings and `params` as JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Item {
     pub id: i64,
     pub queue: String,
@@ -52,28 +53,52 @@ pub struct Item {
     pub title: String,
     pub body: String,
     /// JSON text (always valid JSON).
+    #[serde(serialize_with = "ser_params")]
     pub params: String,
     pub priority: i64,
+    #[serde(serialize_with = "ser_opt_rfc3339")]
     pub due_at: Option<Millis>,
     pub state: ItemState,
     pub lock_user: Option<String>,
+    #[serde(serialize_with = "ser_opt_rfc3339")]
     pub lock_time: Option<Millis>,
     pub lock_token: i64,
     pub notes: String,
     pub result: Option<String>,
     pub error: Option<String>,
+    #[serde(serialize_with = "ser_rfc3339")]
     pub created_at: Millis,
     pub created_by: String,
+    #[serde(serialize_with = "ser_opt_rfc3339")]
     pub finished_at: Option<Millis>,
     pub finished_by: Option<String>,
     /// Columns whose stored value could not be read (text that is not valid UTF-8,
     /// written by another program or damaged on disk). Their fields hold a lossy
-    /// rendering, bad bytes shown as U+FFFD. Empty for every healthy row.
+    /// rendering, bad bytes shown as U+FFFD. Empty for every healthy row (and then left
+    /// out of the JSON).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<Unreadable>,
 }
 
-/// A column of a stored row that could not be read as its type.
+/// `params` as the JSON it holds (as a string should it ever not be JSON).
+fn ser_params<S: serde::Serializer>(params: &str, s: S) -> Result<S::Ok, S::Error> {
+    match serde_json::from_str::<serde_json::Value>(params) {
+        Ok(v) => v.serialize(s),
+        Err(_) => s.serialize_str(params),
+    }
+}
+
+/// One stored value of an item, for writers that go column by column (export's CSV, the
+/// copy to PostgreSQL).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cell<'a> {
+    Number(i64),
+    Text(Option<&'a str>),
+    Time(Option<Millis>),
+}
+
+/// A column of a stored row that could not be read as its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Unreadable {
     /// The column's name in the schema.
     pub column: &'static str,
@@ -88,8 +113,10 @@ impl std::fmt::Display for Unreadable {
 }
 
 impl Item {
-    /// The stored columns, in schema order (export's CSV header, messages naming a column).
-    pub const COLUMNS: [&'static str; 19] = [
+    /// The stored columns, in schema order: the one list of them. Both stores' select
+    /// lists (`store::sql::ITEM_COLS`), the row reader (`store::rows::item_from`, by
+    /// name), export's CSV header and [`Item::cells`] follow it.
+    pub(crate) const COLUMNS: [&'static str; 19] = [
         "id",
         "queue",
         "request_id",
@@ -111,6 +138,52 @@ impl Item {
         "finished_by",
     ];
 
+    /// The position of `column` in [`Item::COLUMNS`]; used in constants, so a name that
+    /// is not there fails the build.
+    pub(crate) const fn column(column: &str) -> usize {
+        let mut i = 0;
+        while i < Item::COLUMNS.len() {
+            let (a, b) = (Item::COLUMNS[i].as_bytes(), column.as_bytes());
+            let mut same = a.len() == b.len();
+            let mut k = 0;
+            while same && k < a.len() {
+                same = a[k] == b[k];
+                k += 1;
+            }
+            if same {
+                return i;
+            }
+            i += 1;
+        }
+        panic!("not a column of items")
+    }
+
+    /// The stored values in [`Item::COLUMNS`] order.
+    pub(crate) fn cells(&self) -> [Cell<'_>; 19] {
+        use Cell::{Number, Text, Time};
+        [
+            Number(self.id),
+            Text(Some(&self.queue)),
+            Text(self.request_id.as_deref()),
+            Text(Some(&self.title)),
+            Text(Some(&self.body)),
+            Text(Some(&self.params)),
+            Number(self.priority),
+            Time(self.due_at),
+            Text(Some(self.state.as_str())),
+            Text(self.lock_user.as_deref()),
+            Time(self.lock_time),
+            Number(self.lock_token),
+            Text(Some(&self.notes)),
+            Text(self.result.as_deref()),
+            Text(self.error.as_deref()),
+            Time(Some(self.created_at)),
+            Text(Some(&self.created_by)),
+            Time(self.finished_at),
+            Text(self.finished_by.as_deref()),
+        ]
+    }
+
     /// "title is not valid UTF-8, notes is not valid UTF-8" for a row with unreadable
     /// columns; `None` for a healthy one.
     pub fn unreadable_summary(&self) -> Option<String> {
@@ -128,7 +201,7 @@ impl Item {
 
     /// The title as listings show it: a row with unreadable columns is marked
     /// "[unreadable: title, body] " in front of its (lossy) title.
-    pub fn list_title(&self) -> std::borrow::Cow<'_, str> {
+    pub(crate) fn list_title(&self) -> std::borrow::Cow<'_, str> {
         if self.unreadable.is_empty() {
             return std::borrow::Cow::Borrowed(&self.title);
         }
@@ -137,7 +210,7 @@ impl Item {
     }
 
     /// The current lock, if the item is held (expired or not).
-    pub fn lock(&self) -> Option<super::Lock> {
+    pub(crate) fn lock(&self) -> Option<super::Lock> {
         match (&self.lock_user, self.lock_time) {
             (Some(user), Some(time)) => Some(super::Lock {
                 user: user.clone(),
@@ -149,20 +222,15 @@ impl Item {
     }
 
     /// True when `user` holds the item's lock (expired or not).
-    pub fn is_held_by(&self, user: &str) -> bool {
+    pub(crate) fn is_held_by(&self, user: &str) -> bool {
         self.lock_user.as_deref() == Some(user)
     }
 
     /// True while `user` still holds the item's lock under `token` (the item open, the
     /// lock neither taken over, moved nor renewed into a newer token): the one test of
     /// "is my lock gone?".
-    pub fn held_with(&self, user: &str, token: i64) -> bool {
+    pub(crate) fn held_with(&self, user: &str, token: i64) -> bool {
         self.state == ItemState::Open && self.is_held_by(user) && self.lock_token == token
-    }
-
-    /// True when the item is past its due time.
-    pub fn is_overdue(&self, now: Millis) -> bool {
-        self.state == ItemState::Open && self.due_at.is_some_and(|d| d < now)
     }
 }
 
@@ -194,7 +262,7 @@ impl NewItem {
     }
 
     /// Checks every field; the first problem found is returned, naming the field.
-    pub fn validate(&self) -> Result<(), ValidationError> {
+    pub(crate) fn validate(&self) -> Result<(), ValidationError> {
         super::queue::validate_queue_name(&self.queue)
             .map_err(|m| ValidationError::new("queue", m))?;
         let title = self.title.trim();
@@ -243,7 +311,7 @@ impl NewItem {
 }
 
 /// Checks a free-text field: no NUL bytes, at most 1 MiB.
-pub fn check_text(field: &'static str, text: &str) -> Result<(), ValidationError> {
+pub(crate) fn check_text(field: &'static str, text: &str) -> Result<(), ValidationError> {
     if text.len() > MAX_FIELD_BYTES {
         return Err(ValidationError::new(
             field,
@@ -271,7 +339,7 @@ pub struct ValidationError {
 }
 
 impl ValidationError {
-    pub fn new(field: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(field: &'static str, message: impl Into<String>) -> Self {
         ValidationError {
             field,
             message: message.into(),
@@ -312,16 +380,6 @@ mod tests {
         assert!(NewItem::titled("   ").validate().is_err());
     }
 
-    #[test]
-    fn overdue_only_while_open() {
-        let mut item = test_item();
-        item.due_at = Some(100);
-        assert!(item.is_overdue(101));
-        assert!(!item.is_overdue(100));
-        item.state = ItemState::Done;
-        assert!(!item.is_overdue(101));
-    }
-
     pub(crate) fn test_item() -> Item {
         Item {
             id: 1,
@@ -345,6 +403,35 @@ mod tests {
             finished_by: None,
             unreadable: Vec::new(),
         }
+    }
+
+    #[test]
+    fn json_keys_cells_and_positions_follow_the_column_list() {
+        let mut item = test_item();
+        let v = serde_json::to_value(&item).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut columns = Item::COLUMNS.to_vec();
+        columns.sort_unstable();
+        assert_eq!(keys, columns, "JSON keys are the columns");
+        assert_eq!(v["created_at"], "1970-01-01T00:00:00.000Z");
+        assert_eq!(v["params"], serde_json::json!({}));
+        for (i, c) in Item::COLUMNS.iter().enumerate() {
+            assert_eq!(Item::column(c), i);
+        }
+        assert_eq!(
+            item.cells()[Item::column("state")],
+            Cell::Text(Some("open"))
+        );
+        assert_eq!(item.cells()[Item::column("lock_token")], Cell::Number(0));
+        item.unreadable = vec![Unreadable {
+            column: "title",
+            problem: "is not valid UTF-8",
+        }];
+        let v = serde_json::to_value(&item).unwrap();
+        assert_eq!(
+            v["unreadable"],
+            serde_json::json!([{"column": "title", "problem": "is not valid UTF-8"}])
+        );
     }
 
     #[test]

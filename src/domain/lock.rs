@@ -46,7 +46,7 @@ impl SeenLock {
     }
 
     /// True when `item` still holds this very lock.
-    pub fn still_held(&self, item: &super::Item) -> bool {
+    pub(crate) fn still_held(&self, item: &super::Item) -> bool {
         item.lock_user.is_some()
             && item.lock_token == self.token
             && item.lock_time == Some(self.time)
@@ -68,22 +68,22 @@ pub enum LockStatus {
 
 impl Lock {
     /// When this lock expires under `queue`'s settings.
-    pub fn expires_at(&self, queue: &QueueSettings) -> Millis {
+    pub(crate) fn expires_at(&self, queue: &QueueSettings) -> Millis {
         self.time + queue.lock_ms()
     }
 
     /// True when the lock has expired at `now` (the expiry instant counts as expired).
-    pub fn is_expired(&self, queue: &QueueSettings, now: Millis) -> bool {
+    pub(crate) fn is_expired(&self, queue: &QueueSettings, now: Millis) -> bool {
         now >= self.expires_at(queue)
     }
 
     /// True for an assignment (see [`ASSIGNED`]): no clock runs until it is opened.
-    pub fn is_assignment(&self) -> bool {
+    pub(crate) fn is_assignment(&self) -> bool {
         self.time >= ASSIGNED
     }
 
     /// The lock's status at `now`.
-    pub fn status(&self, queue: &QueueSettings, now: Millis) -> LockStatus {
+    pub(crate) fn status(&self, queue: &QueueSettings, now: Millis) -> LockStatus {
         if self.is_assignment() {
             return LockStatus::Assigned {
                 user: self.user.clone(),
@@ -104,7 +104,7 @@ impl Lock {
     }
 
     /// True when the holder should be warned: within `warn_seconds` of expiry, not expired.
-    pub fn in_warning(&self, queue: &QueueSettings, now: Millis) -> bool {
+    pub(crate) fn in_warning(&self, queue: &QueueSettings, now: Millis) -> bool {
         if self.is_assignment() {
             return false;
         }
@@ -114,18 +114,18 @@ impl Lock {
 
     /// True when an active holder's lock should be renewed now: renewal happens at most
     /// every `lock_seconds / 10`, so a busy holder writes rarely.
-    pub fn renewal_due(&self, queue: &QueueSettings, now: Millis) -> bool {
+    pub(crate) fn renewal_due(&self, queue: &QueueSettings, now: Millis) -> bool {
         !self.is_assignment() && now - self.time >= renew_interval_ms(queue)
     }
 }
 
 /// The shortest time between two renewals of one lock.
-pub fn renew_interval_ms(queue: &QueueSettings) -> i64 {
+pub(crate) fn renew_interval_ms(queue: &QueueSettings) -> i64 {
     (queue.lock_ms() / 10).max(1000)
 }
 
 /// The status of an optional lock.
-pub fn status_of(lock: Option<&Lock>, queue: &QueueSettings, now: Millis) -> LockStatus {
+pub(crate) fn status_of(lock: Option<&Lock>, queue: &QueueSettings, now: Millis) -> LockStatus {
     lock.map_or(LockStatus::Free, |l| l.status(queue, now))
 }
 
@@ -146,7 +146,7 @@ pub struct LockLoss {
 
 impl LockLoss {
     /// The loss an event records; `None` for kinds that leave a holder's hold alone.
-    pub fn from_event(e: &Event) -> Option<LockLoss> {
+    pub(crate) fn from_event(e: &Event) -> Option<LockLoss> {
         if !e.kind.is_in(EventKind::ENDS_A_HOLD) {
             return None;
         }
@@ -167,13 +167,13 @@ impl LockLoss {
     }
 
     /// The latest loss in an item's history (oldest event first).
-    pub fn last_in(history: &[Event]) -> Option<LockLoss> {
+    pub(crate) fn last_in(history: &[Event]) -> Option<LockLoss> {
         history.iter().rev().find_map(LockLoss::from_event)
     }
 
     /// What `me`, who held the lock on `id` until it expired (or would have) at
     /// `expires_at`, is told, e.g. "Your lock on #42 expired at 10:42; bob took it at 10:47".
-    pub fn told_to(&self, me: &str, id: i64, expires_at: Millis) -> String {
+    pub(crate) fn told_to(&self, me: &str, id: i64, expires_at: Millis) -> String {
         let (by, at) = (&self.by, clock_hm(self.at));
         let mine = by == me;
         let expired = clock_hm(expires_at);

@@ -3,11 +3,11 @@
 use serde::Serialize;
 
 /// Default lock age: a lock not renewed for this long expires.
-pub const DEFAULT_LOCK_SECONDS: i64 = 1800;
+pub(crate) const DEFAULT_LOCK_SECONDS: i64 = 1800;
 /// Default warning time before expiry.
-pub const DEFAULT_WARN_SECONDS: i64 = 120;
+pub(crate) const DEFAULT_WARN_SECONDS: i64 = 120;
 /// The queue items go to when none is named.
-pub const DEFAULT_QUEUE: &str = "default";
+pub(crate) const DEFAULT_QUEUE: &str = "default";
 
 /// The order in which a queue's items are taken (and listed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -23,7 +23,7 @@ pub enum TakeOrder {
 
 impl TakeOrder {
     /// The name stored and typed (`priority`, `due`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             TakeOrder::Priority => "priority",
             TakeOrder::Due => "due",
@@ -31,7 +31,7 @@ impl TakeOrder {
     }
 
     /// Parses the stored or typed name.
-    pub fn parse(s: &str) -> Option<TakeOrder> {
+    pub(crate) fn parse(s: &str) -> Option<TakeOrder> {
         match s {
             "priority" => Some(TakeOrder::Priority),
             "due" => Some(TakeOrder::Due),
@@ -42,7 +42,13 @@ impl TakeOrder {
     /// The sort key of an item under this order, smallest first: comparing keys of items
     /// from queues with different orders gives the mixed order (due items of due-ordered
     /// queues first, soonest first; then everything by priority and age).
-    pub fn key(self, due_at: Option<i64>, priority: i64, created_at: i64, id: i64) -> TakeKey {
+    pub(crate) fn key(
+        self,
+        due_at: Option<i64>,
+        priority: i64,
+        created_at: i64,
+        id: i64,
+    ) -> TakeKey {
         let due = match self {
             TakeOrder::Due => due_at.unwrap_or(i64::MAX),
             TakeOrder::Priority => i64::MAX,
@@ -52,7 +58,7 @@ impl TakeOrder {
 }
 
 /// A take-order sort key (see [`TakeOrder::key`]).
-pub type TakeKey = (i64, i64, i64, i64);
+pub(crate) type TakeKey = (i64, i64, i64, i64);
 
 /// One queue's settings, as stored in `queues`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -81,7 +87,7 @@ impl QueueSettings {
     }
 
     /// Lock age in milliseconds.
-    pub fn lock_ms(&self) -> i64 {
+    pub(crate) fn lock_ms(&self) -> i64 {
         self.lock_seconds * 1000
     }
 }
@@ -106,17 +112,7 @@ pub enum Setting {
     Paused,
 }
 
-impl Setting {
-    /// The setting's flag name ("lock-seconds").
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Setting::LockSeconds => "lock-seconds",
-            Setting::WarnSeconds => "warn-seconds",
-            Setting::MaxPerUser => "max-per-user",
-            Setting::Paused => "paused",
-        }
-    }
-}
+impl Setting {}
 
 /// A refused queue setting: which one, and why (the message names it too).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -132,7 +128,7 @@ fn refuse(field: Setting, msg: String) -> SettingError {
 
 impl QueueUpdate {
     /// Applies the change to `current`, checking the result; the error names the setting.
-    pub fn apply(&self, current: &QueueSettings) -> Result<QueueSettings, SettingError> {
+    pub(crate) fn apply(&self, current: &QueueSettings) -> Result<QueueSettings, SettingError> {
         let mut next = current.clone();
         if let Some(v) = self.lock_seconds {
             if !(1..=7 * 86_400).contains(&v) {
@@ -182,7 +178,7 @@ impl QueueUpdate {
     }
 
     /// True when the update changes nothing.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == QueueUpdate::default()
     }
 }
@@ -191,7 +187,7 @@ impl QueueUpdate {
 /// The known queue a mistyped `name` most likely meant: the same name in another case, or
 /// one within two edits (`helpdsk` → `helpdesk`), or one it starts (`help` → `helpdesk`);
 /// `None` when nothing is that close.
-pub fn closest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
+pub(crate) fn closest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
     let lower = name.to_lowercase();
     let limit = if name.chars().count() <= 3 { 1 } else { 2 };
     known
@@ -226,7 +222,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-pub fn validate_queue_name(name: &str) -> Result<(), String> {
+pub(crate) fn validate_queue_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("queue name is empty".into());
     }

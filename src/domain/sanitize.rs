@@ -16,7 +16,7 @@ pub fn line(s: &str) -> Cow<'_, str> {
 
 /// Makes multi-line untrusted text safe: newlines are kept, tabs become spaces, every
 /// other control character becomes visible.
-pub fn text(s: &str) -> Cow<'_, str> {
+pub(crate) fn text(s: &str) -> Cow<'_, str> {
     clean(s, true)
 }
 
@@ -46,7 +46,7 @@ fn is_plain(c: char, keep_newlines: bool) -> bool {
 
 /// Characters that change how text around them is shown without being seen themselves
 /// (bidi controls, zero-width characters, invisible fillers): names may not contain them.
-pub fn is_invisible_format(c: char) -> bool {
+pub(crate) fn is_invisible_format(c: char) -> bool {
     matches!(c,
         '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{180E}'
         | '\u{200B}'..='\u{200F}'

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use chrono::{DateTime, FixedOffset, Local, NaiveDate, Offset, SecondsFormat, TimeZone, Utc};
 
 /// Unix time in milliseconds, UTC.
-pub type Millis = i64;
+pub(crate) type Millis = i64;
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -27,7 +27,7 @@ pub enum Zone {
 
 impl Zone {
     /// The offset from UTC in force at `t`.
-    pub fn offset_at(self, t: Millis) -> FixedOffset {
+    pub(crate) fn offset_at(self, t: Millis) -> FixedOffset {
         match self {
             Zone::Utc => Utc.fix(),
             Zone::Fixed(o) => o,
@@ -39,12 +39,12 @@ impl Zone {
     }
 
     /// `t` as a date and time in this zone.
-    pub fn at(self, t: Millis) -> Option<DateTime<FixedOffset>> {
+    pub(crate) fn at(self, t: Millis) -> Option<DateTime<FixedOffset>> {
         DateTime::<Utc>::from_timestamp_millis(t).map(|d| d.with_timezone(&self.offset_at(t)))
     }
 
     /// How the zone is named on screen, once: "UTC" or "local time (UTC+01:00)".
-    pub fn label(self, now: Millis) -> String {
+    pub(crate) fn label(self, now: Millis) -> String {
         match self {
             Zone::Utc => "UTC".into(),
             Zone::Local | Zone::Fixed(_) => format!("local time ({})", self.short(now)),
@@ -52,7 +52,7 @@ impl Zone {
     }
 
     /// The offset in force at `now` as a short name: "UTC", "UTC+01:00", "UTC-05:00".
-    pub fn short(self, now: Millis) -> String {
+    pub(crate) fn short(self, now: Millis) -> String {
         let off = self.offset_at(now).local_minus_utc();
         if off == 0 {
             return "UTC".into();
@@ -92,7 +92,7 @@ fn midnight_in<Tz: TimeZone>(tz: &Tz, date: NaiveDate) -> Option<Millis> {
 
 /// The first instant of the day of `now` in `zone`: "today" for the TUI's activity view
 /// and `caseload history` alike.
-pub fn start_of_day(now: Millis, zone: Zone) -> Millis {
+pub(crate) fn start_of_day(now: Millis, zone: Zone) -> Millis {
     zone.start_of_day(now)
 }
 
@@ -111,7 +111,7 @@ pub fn set_display_zone(zone: Zone) {
 }
 
 /// The zone times are shown in (UTC unless [`set_display_zone`] said otherwise).
-pub fn display_zone() -> Zone {
+pub(crate) fn display_zone() -> Zone {
     match DISPLAY.load(Ordering::Relaxed) {
         0 => Zone::Utc,
         i64::MIN => Zone::Local,
@@ -123,38 +123,54 @@ pub fn display_zone() -> Zone {
 }
 
 /// Formats a time as an RFC 3339 UTC string, e.g. `2026-11-22T10:42:00.000Z`.
-pub fn rfc3339(t: Millis) -> String {
+pub(crate) fn rfc3339(t: Millis) -> String {
     match DateTime::<Utc>::from_timestamp_millis(t) {
         Some(d) => d.to_rfc3339_opts(SecondsFormat::Millis, true),
         None => format!("@{t}ms"),
     }
 }
 
+/// Serializes a time as [`rfc3339`] (`#[serde(serialize_with = "...")]`): JSON output.
+pub(crate) fn ser_rfc3339<S: serde::Serializer>(t: &Millis, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&rfc3339(*t))
+}
+
+/// Serializes a time that may be absent as [`rfc3339`], or null.
+pub(crate) fn ser_opt_rfc3339<S: serde::Serializer>(
+    t: &Option<Millis>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => ser_rfc3339(t, s),
+        None => s.serialize_none(),
+    }
+}
+
 /// Parses an RFC 3339 time (any offset) into Unix milliseconds.
-pub fn parse_rfc3339(s: &str) -> Option<Millis> {
+pub(crate) fn parse_rfc3339(s: &str) -> Option<Millis> {
     DateTime::parse_from_rfc3339(s.trim())
         .ok()
         .map(|d| d.timestamp_millis())
 }
 
 /// Hours and minutes of a time in the display zone, as shown in notices ("10:42").
-pub fn clock_hm(t: Millis) -> String {
+pub(crate) fn clock_hm(t: Millis) -> String {
     clock_hm_in(t, display_zone())
 }
 
 /// Hours and minutes of a time in `zone`.
-pub fn clock_hm_in(t: Millis, zone: Zone) -> String {
+pub(crate) fn clock_hm_in(t: Millis, zone: Zone) -> String {
     zone.at(t)
         .map_or_else(|| "??:??".into(), |d| d.format("%H:%M").to_string())
 }
 
 /// Date, hours and minutes in the display zone, as in lists ("2026-11-22 10:42").
-pub fn date_hm(t: Millis) -> String {
+pub(crate) fn date_hm(t: Millis) -> String {
     date_hm_in(t, display_zone())
 }
 
 /// Date, hours and minutes in `zone`.
-pub fn date_hm_in(t: Millis, zone: Zone) -> String {
+pub(crate) fn date_hm_in(t: Millis, zone: Zone) -> String {
     zone.at(t).map_or_else(
         || format!("@{t}ms"),
         |d| d.format("%Y-%m-%d %H:%M").to_string(),
@@ -163,7 +179,7 @@ pub fn date_hm_in(t: Millis, zone: Zone) -> String {
 
 /// A full time in the display zone with its offset, for text a person reads
 /// ("2026-11-22 11:42:05 +01:00"); machines get [`rfc3339`].
-pub fn local_full(t: Millis) -> String {
+pub(crate) fn local_full(t: Millis) -> String {
     display_zone().at(t).map_or_else(
         || format!("@{t}ms"),
         |d| d.format("%Y-%m-%d %H:%M:%S %:z").to_string(),
@@ -171,7 +187,7 @@ pub fn local_full(t: Millis) -> String {
 }
 
 /// A short human duration: `45s`, `12m`, `3h05m`, `2d04h`.
-pub fn short_duration(ms: i64) -> String {
+pub(crate) fn short_duration(ms: i64) -> String {
     let s = ms.max(0) / 1000;
     match s {
         0..60 => format!("{s}s"),
@@ -182,7 +198,7 @@ pub fn short_duration(ms: i64) -> String {
 }
 
 /// A shorter duration for narrow columns: `45s`, `24m`, `3h`, `2d`.
-pub fn compact_duration(ms: i64) -> String {
+pub(crate) fn compact_duration(ms: i64) -> String {
     let s = ms.max(0) / 1000;
     match s {
         0..60 => format!("{s}s"),

@@ -12,7 +12,7 @@ pub enum Role {
 
 impl Role {
     /// The role's name as stored.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Role::Staff => "staff",
             Role::Supervisor => "supervisor",
@@ -20,7 +20,7 @@ impl Role {
     }
 
     /// Parses a stored or typed role name.
-    pub fn parse(s: &str) -> Option<Role> {
+    pub(crate) fn parse(s: &str) -> Option<Role> {
         match s {
             "staff" => Some(Role::Staff),
             "supervisor" => Some(Role::Supervisor),
@@ -71,7 +71,11 @@ pub struct RealIdentity {
 /// May `real` act under the caseload name `name`? Yes when it is its own name, when a
 /// supervisor bound the name to it (`bound`: the name's `users.login`), or when `real`
 /// is privileged. `Err` says why not and how to fix it.
-pub fn may_act_as(name: &str, real: &RealIdentity, bound: Option<&str>) -> Result<(), String> {
+pub(crate) fn may_act_as(
+    name: &str,
+    real: &RealIdentity,
+    bound: Option<&str>,
+) -> Result<(), String> {
     if real.privileged || name == real.login || bound == Some(real.login.as_str()) {
         return Ok(());
     }
@@ -87,7 +91,7 @@ pub fn may_act_as(name: &str, real: &RealIdentity, bound: Option<&str>) -> Resul
 }
 
 /// Checks a user name given on the command line or in the environment.
-pub fn validate_user_name(name: &str) -> Result<(), String> {
+pub(crate) fn validate_user_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("user name is empty".into());
     }
@@ -112,7 +116,7 @@ pub fn validate_user_name(name: &str) -> Result<(), String> {
 
 /// The name of `known` closest to a mistyped `name` (at most two edits away, or one for
 /// short names), for "did you mean …?".
-pub fn closest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
+pub(crate) fn closest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
     let limit = if name.chars().count() <= 4 { 1 } else { 2 };
     known
         .iter()

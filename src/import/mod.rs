@@ -12,11 +12,12 @@
 //! again, or re-running an import that was killed half-way, adds every row exactly once,
 //! while a row of a different file is never taken for one seen before ([`derived_key`]).
 
+mod keep;
 mod read;
 mod run;
 
 pub use read::{Parsed, Row, Rows};
-pub use run::{ImportError, Progress, Summary, import};
+pub use run::{ImportError, Options, Progress, Summary, import};
 
 use crate::domain::time::parse_rfc3339;
 use crate::domain::{NewItem, sanitize};
@@ -46,7 +47,7 @@ impl Format {
 }
 
 /// The columns (CSV) or keys (JSON Lines) an import row may set.
-pub const COLUMNS: [&str; 7] = [
+pub(crate) const COLUMNS: [&str; 7] = [
     "title",
     "queue",
     "body",
@@ -59,7 +60,7 @@ pub const COLUMNS: [&str; 7] = [
 /// Columns `export` writes that an import reads but does not set: `id` (kept with
 /// `--keep-ids` where free), `state` (finished rows are left out, see [`Parsed`]) and the
 /// lock and history columns, which belong to the database the rows came from.
-pub const EXPORT_COLUMNS: [&str; 11] = [
+pub(crate) const EXPORT_COLUMNS: [&str; 11] = [
     "id",
     "state",
     "lock_user",
@@ -102,7 +103,7 @@ pub struct BatchSizer {
 /// How long one import transaction should hold the write lock.
 pub const BATCH_TARGET: std::time::Duration = std::time::Duration::from_millis(25);
 /// Batches are whole multiples of this many rows (the second pass's check interval).
-pub const MIN_BATCH: usize = 50;
+pub(crate) const MIN_BATCH: usize = 50;
 const MAX_BATCH: usize = 5000;
 
 impl Default for BatchSizer {
@@ -139,12 +140,12 @@ pub struct LineError {
 }
 
 /// How many bad lines an error report names before summarising.
-pub const MAX_REPORTED: usize = 50;
+pub(crate) const MAX_REPORTED: usize = 50;
 
 /// The largest row read (a CSV record or a JSON line): every text field may hold 1 MiB,
 /// and CSV quoting doubles quotes. A longer row is a broken file (an unclosed quote) and
 /// stops the import before it can fill memory.
-pub const MAX_ROW_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_ROW_BYTES: usize = 16 * 1024 * 1024;
 
 /// One row as read, before checking.
 #[derive(Default)]
@@ -250,7 +251,7 @@ impl Fnv128 {
     const PRIME: u128 = 0x0000000001000000000000000000013B;
 
     /// Adds raw bytes (a stream, e.g. a file's content).
-    pub fn bytes(&mut self, data: &[u8]) {
+    pub(crate) fn bytes(&mut self, data: &[u8]) {
         let mut h = self.0;
         for &b in data {
             h ^= u128::from(b);
@@ -347,7 +348,7 @@ fn formula_like(s: &str) -> bool {
 }
 
 /// A CSV cell a spreadsheet shows as text: a formula-like text gets a leading `'`.
-pub fn neutralize(s: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn neutralize(s: &str) -> std::borrow::Cow<'_, str> {
     if formula_like(s) {
         std::borrow::Cow::Owned(format!("'{s}"))
     } else {
@@ -356,7 +357,7 @@ pub fn neutralize(s: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// The text a [`neutralize`]d CSV cell stood for.
-pub fn restore(s: &str) -> &str {
+pub(crate) fn restore(s: &str) -> &str {
     match s.strip_prefix('\'') {
         Some(rest) if formula_like(rest) => rest,
         _ => s,
@@ -364,7 +365,7 @@ pub fn restore(s: &str) -> &str {
 }
 
 /// How derived request ids begin.
-pub const DERIVED_PREFIX: &str = "import:";
+pub(crate) const DERIVED_PREFIX: &str = "import:";
 
 #[cfg(test)]
 mod tests {

@@ -95,6 +95,14 @@ impl<R: Read> Rows<R> {
         })
     }
 
+    /// True when the file is CSV and its header has no column `name`.
+    pub(crate) fn lacks_column(&self, name: &str) -> bool {
+        match &self.inner {
+            Inner::Csv { columns, .. } => !columns.contains(&Some(name)),
+            Inner::Jsonl { .. } => false,
+        }
+    }
+
     /// The next row; `Ok(None)` at the end. `Err` is a fault after which nothing more
     /// can be read (an unclosed quote, a runaway row, a read error).
     pub fn next_row(&mut self) -> Result<Option<Parsed>, LineError> {

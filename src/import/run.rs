@@ -8,13 +8,26 @@ use std::path::Path;
 use std::rc::Rc;
 use std::time::{Instant, SystemTime};
 
+use super::keep::{KeptIds, Plan};
 use super::{
     BatchSizer, FileIdentity, Fnv128, Format, LineError, MAX_REPORTED, MIN_BATCH, Parsed, Rows,
     derived_key,
 };
-use crate::domain::NewItem;
+use crate::domain::{Millis, NewItem, Role};
 use crate::store::ops::DEFAULT_QUEUE;
 use crate::store::{Added, Store, StoreError};
+
+/// How to import a file.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a> {
+    pub format: Format,
+    /// The queue of rows that name none.
+    pub default_queue: &'a str,
+    /// Create the queues rows name that do not exist yet (else the import is refused).
+    pub create_queues: bool,
+    /// Every row keeps its `id` (a supervisor's action; see [`super::keep`]).
+    pub keep_ids: bool,
+}
 
 /// How an import is going, for a progress bar.
 pub trait Progress {
@@ -46,6 +59,9 @@ pub struct Summary {
     pub finished: u64,
     /// The file's identity (the first part of its rows' derived request ids).
     pub file_id: String,
+    /// The longest write transaction, timed around the store call: an upper bound of
+    /// how long the import held the write lock at once (it includes waiting for it).
+    pub longest_write: std::time::Duration,
 }
 
 /// Why an import stopped.
@@ -102,9 +118,7 @@ impl Read for Tap<'_> {
 pub fn import(
     store: &mut dyn Store,
     path: &Path,
-    format: Format,
-    default_queue: &str,
-    create_queues: bool,
+    opts: &Options<'_>,
     progress: &mut dyn Progress,
 ) -> Result<Summary, ImportError> {
     let file = File::open(path).map_err(ImportError::Read)?;
@@ -114,13 +128,23 @@ pub fn import(
             "not a regular file: import reads the file twice (save it to a file first)",
         )));
     }
+    let store_err = |error| ImportError::Store { error, written: 0 };
+    if opts.keep_ids {
+        // Refused before the file is read (the write checks it again).
+        let me = store.actor().name.clone();
+        if store.role(&me).map_err(store_err)? == Role::Staff {
+            return Err(store_err(StoreError::SupervisorOnly(format!(
+                "{me} is staff and may not import keeping ids"
+            ))));
+        }
+    }
     let stamp = Stamp::of(&file).map_err(ImportError::Read)?;
-    let checked = check(&file, stamp.len, format, default_queue, progress)?;
-    if !create_queues {
+    let checked = check(store, &file, stamp.len, opts, progress)?;
+    if !opts.create_queues {
         // All rows or none: every queue named is known before the first batch is written.
         let known: Vec<String> = store
             .queues()
-            .map_err(|error| ImportError::Store { error, written: 0 })?
+            .map_err(store_err)?
             .into_iter()
             .map(|q| q.name)
             .collect();
@@ -139,15 +163,7 @@ pub fn import(
             });
         }
     }
-    write(
-        store,
-        &file,
-        &stamp,
-        &checked,
-        format,
-        default_queue,
-        progress,
-    )
+    write(store, &file, &stamp, &checked, opts, progress)
 }
 
 /// What the first pass learnt.
@@ -160,40 +176,78 @@ struct Checked {
     file_id: String,
     /// The queues the rows name.
     queues: std::collections::BTreeSet<String>,
+    /// With `--keep-ids`: how to keep them.
+    kept: Option<Plan>,
+}
+
+/// The bad lines found so far: the first [`MAX_REPORTED`], and how many.
+#[derive(Default)]
+struct BadLines {
+    errors: Vec<LineError>,
+    total: u64,
+}
+
+impl BadLines {
+    fn note(&mut self, e: LineError) {
+        self.total += 1;
+        if self.errors.len() < MAX_REPORTED {
+            self.errors.push(e);
+        }
+    }
+}
+
+fn bad_header(e: LineError) -> ImportError {
+    ImportError::Bad {
+        errors: vec![e],
+        total: 1,
+    }
+}
+
+/// With `--keep-ids`, the check of the ids starts (a CSV file must have the column).
+fn keeping<R: Read>(
+    store: &mut dyn Store,
+    rows: &Rows<R>,
+    opts: &Options<'_>,
+) -> Result<Option<KeptIds>, ImportError> {
+    if !opts.keep_ids {
+        return Ok(None);
+    }
+    if rows.lacks_column("id") {
+        return Err(bad_header(LineError {
+            line: 1,
+            message: "the header has no 'id' column (--keep-ids keeps the ids `caseload \
+                      export` writes)"
+                .into(),
+        }));
+    }
+    let kept = KeptIds::new(store).map_err(|error| ImportError::Store { error, written: 0 })?;
+    Ok(Some(kept))
 }
 
 fn check(
+    store: &mut dyn Store,
     file: &File,
     total: u64,
-    format: Format,
-    default_queue: &str,
+    opts: &Options<'_>,
     progress: &mut dyn Progress,
 ) -> Result<Checked, ImportError> {
-    let seen = Rc::new(RefCell::new(FileIdentity::new(format, default_queue)));
+    let store_err = |error| ImportError::Store { error, written: 0 };
+    let seen = Rc::new(RefCell::new(FileIdentity::new(
+        opts.format,
+        opts.default_queue,
+    )));
     let tap = Tap {
         file,
         seen: seen.clone(),
     };
-    let mut rows = match Rows::new(tap, format, default_queue) {
-        Ok(r) => r,
-        Err(e) => {
-            return Err(ImportError::Bad {
-                errors: vec![e],
-                total: 1,
-            });
-        }
-    };
-    let (mut n, mut finished, mut bad) = (0u64, 0u64, 0u64);
-    let mut errors = Vec::new();
+    progress.checking(0, total, 0);
+    let mut rows = Rows::new(tap, opts.format, opts.default_queue).map_err(bad_header)?;
+    let mut kept = keeping(store, &rows, opts)?;
+    let (mut n, mut finished) = (0u64, 0u64);
+    let mut bad = BadLines::default();
     let mut chain = Fnv128::default();
     let mut checkpoints = Vec::new();
     let mut queues = std::collections::BTreeSet::new();
-    let mut note = |e: LineError, bad: &mut u64| {
-        *bad += 1;
-        if errors.len() < MAX_REPORTED {
-            errors.push(e);
-        }
-    };
     loop {
         match rows.next_row() {
             Ok(Some(Parsed::Item(r))) => {
@@ -208,29 +262,42 @@ fn check(
                         progress.checking(seen.borrow().len, total, n);
                     }
                 }
+                if let Some(k) = &mut kept {
+                    k.row(store, r, &mut |e| bad.note(e)).map_err(store_err)?;
+                }
             }
             Ok(Some(Parsed::Finished { .. })) => finished += 1,
-            Ok(Some(Parsed::Bad(e))) => note(e, &mut bad),
+            Ok(Some(Parsed::Bad(e))) => bad.note(e),
             Ok(None) => break,
             Err(e) => {
-                note(e, &mut bad);
+                bad.note(e);
                 break;
             }
         }
     }
     drop(rows);
-    if bad > 0 {
-        return Err(ImportError::Bad { errors, total: bad });
+    let file_id = seen.borrow().finish();
+    let kept = match kept {
+        Some(k) if bad.total == 0 => k
+            .finish(store, &file_id, &mut |e| bad.note(e))
+            .map_err(store_err)?,
+        _ => None,
+    };
+    if bad.total > 0 {
+        return Err(ImportError::Bad {
+            errors: bad.errors,
+            total: bad.total,
+        });
     }
-    let seen = seen.borrow();
-    progress.checking(seen.len, total, n);
+    progress.checking(seen.borrow().len, total, n);
     Ok(Checked {
         rows: n,
         finished,
         checkpoints,
         last: chain.value(),
-        file_id: seen.finish(),
+        file_id,
         queues,
+        kept,
     })
 }
 
@@ -264,13 +331,88 @@ impl Summary {
     }
 }
 
+/// One batch of the second pass.
+#[derive(Default)]
+struct Batch {
+    items: Vec<NewItem>,
+    /// Whether each item's request id is derived (the row gave none).
+    derived: Vec<bool>,
+    /// With `--keep-ids`: each item's id.
+    ids: Vec<i64>,
+    /// The rows read for it, the one added first with `--keep-ids` included.
+    rows: u64,
+}
+
+/// How the second pass reads the file.
+struct Reader<'a, R: Read> {
+    rows: Rows<R>,
+    chain: Fnv128,
+    checked: &'a Checked,
+}
+
+impl<R: Read> Reader<'_, R> {
+    /// Reads up to `len` rows into `b`; `Err` names what differs from the first pass.
+    fn fill(&mut self, b: &mut Batch, len: usize, finished: &mut u64) -> Result<(), &'static str> {
+        b.items.clear();
+        b.derived.clear();
+        b.ids.clear();
+        b.rows = 0;
+        let first = self.checked.kept.as_ref().map(|k| k.last.line);
+        while b.rows < len as u64 {
+            match self.rows.next_row() {
+                Ok(Some(Parsed::Item(r))) => {
+                    self.chain.row(&r);
+                    b.rows += 1;
+                    if first == Some(r.line) {
+                        continue; // added first, see `super::keep`
+                    }
+                    if first.is_some() {
+                        b.ids.push(r.id.ok_or("a row lost its id")?);
+                    }
+                    let mut item = r.item;
+                    b.derived.push(item.request_id.is_none());
+                    if item.request_id.is_none() {
+                        item.request_id = Some(derived_key(&self.checked.file_id, r.line));
+                    }
+                    b.items.push(item);
+                }
+                Ok(Some(Parsed::Finished { .. })) => *finished += 1,
+                Ok(None) => break,
+                Ok(Some(Parsed::Bad(_))) | Err(_) => return Err("a row that was good is bad now"),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// With `--keep-ids`, adds the row with the largest id first (see `super::keep`).
+/// Returns the time the import began, every kept item's `created_at`.
+fn keep_first(
+    store: &mut dyn Store,
+    plan: &Plan,
+    file_id: &str,
+    summary: &mut Summary,
+) -> Result<Millis, ImportError> {
+    let mut last = plan.last.item.clone();
+    let derived = last.request_id.is_none();
+    if derived {
+        last.request_id = Some(derived_key(file_id, plan.last.line));
+    }
+    let started = Instant::now();
+    let (added, began) = store
+        .keep_ids(&last, plan.ids, plan.seen)
+        .map_err(|error| ImportError::Store { error, written: 0 })?;
+    summary.longest_write = started.elapsed();
+    summary.tally(&[added], &[derived]);
+    Ok(began)
+}
+
 fn write(
     store: &mut dyn Store,
     mut file: &File,
     stamp: &Stamp,
     checked: &Checked,
-    format: Format,
-    default_queue: &str,
+    opts: &Options<'_>,
     progress: &mut dyn Progress,
 ) -> Result<Summary, ImportError> {
     let mut summary = Summary {
@@ -291,55 +433,61 @@ fn write(
     };
     unchanged(file, 0)?;
     file.rewind().map_err(ImportError::Read)?;
-    let mut rows =
-        Rows::new(file, format, default_queue).map_err(|_| changed("its header changed", 0))?;
-    let mut chain = Fnv128::default();
+    let rows = Rows::new(file, opts.format, opts.default_queue)
+        .map_err(|_| changed("its header changed", 0))?;
+    // Rows added before the batches (the one `--keep-ids` adds first).
+    let (mut first, mut began) = (0, 0);
+    if let Some(plan) = &checked.kept {
+        began = keep_first(store, plan, &checked.file_id, &mut summary)?;
+        first = 1;
+    }
+    let mut reader = Reader {
+        rows,
+        chain: Fnv128::default(),
+        checked,
+    };
     let mut sizer = BatchSizer::default();
-    let mut batch: Vec<NewItem> = Vec::new();
-    let mut derived: Vec<bool> = Vec::new();
+    let mut batch = Batch::default();
     let mut written = 0u64;
     progress.writing(0, checked.rows);
     loop {
-        batch.clear();
-        derived.clear();
-        while batch.len() < sizer.next_len() {
-            match rows.next_row() {
-                Ok(Some(Parsed::Item(r))) => {
-                    chain.row(&r);
-                    let mut item = r.item;
-                    derived.push(item.request_id.is_none());
-                    if item.request_id.is_none() {
-                        item.request_id = Some(derived_key(&checked.file_id, r.line));
-                    }
-                    batch.push(item);
-                }
-                Ok(Some(Parsed::Finished { .. })) => summary.finished += 1,
-                Ok(None) => break,
-                Ok(Some(Parsed::Bad(_))) | Err(_) => {
-                    return Err(changed("a row that was good is bad now", written));
-                }
-            }
-        }
-        if batch.is_empty() {
+        (reader.fill(&mut batch, sizer.next_len(), &mut summary.finished))
+            .map_err(|what| changed(what, written + first))?;
+        if batch.rows == 0 {
             break;
         }
         // Every row about to be written is one the first pass checked.
-        let upto = written + batch.len() as u64;
-        if checked.chain_at(upto) != Some(chain.value()) {
-            return Err(changed("its rows differ from the ones checked", written));
+        let upto = written + batch.rows;
+        if checked.chain_at(upto) != Some(reader.chain.value()) {
+            return Err(changed(
+                "its rows differ from the ones checked",
+                written + first,
+            ));
         }
-        unchanged(file, written)?;
-        let started = Instant::now();
-        let added = store
-            .add_each(&batch)
-            .map_err(|error| ImportError::Store { error, written })?;
-        sizer.record(batch.len(), started.elapsed());
-        summary.tally(&added, &derived);
+        unchanged(file, written + first)?;
+        if !batch.items.is_empty() {
+            let started = Instant::now();
+            let added = match checked.kept {
+                Some(_) => store.add_kept(&batch.items, &batch.ids, began),
+                None => store.add_each(&batch.items),
+            }
+            .map_err(|error| ImportError::Store {
+                error,
+                written: written + first,
+            })?;
+            let took = started.elapsed();
+            sizer.record(batch.items.len(), took);
+            summary.longest_write = summary.longest_write.max(took);
+            summary.tally(&added, &batch.derived);
+        }
         written = upto;
         progress.writing(written, checked.rows);
     }
     if written != checked.rows || summary.finished != checked.finished {
-        return Err(changed("it holds other rows than were checked", written));
+        return Err(changed(
+            "it holds other rows than were checked",
+            written + first,
+        ));
     }
     Ok(summary)
 }

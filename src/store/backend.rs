@@ -18,7 +18,7 @@ use crate::domain::{
 };
 
 /// A database backend. Implementing this gives a [`Store`].
-pub trait Backend: Send {
+pub(crate) trait Backend: Send {
     /// Who is acting.
     fn actor(&self) -> &Actor;
     /// The real identity behind the actor, learnt when the store was opened.
@@ -50,6 +50,12 @@ pub trait Backend: Send {
     fn stats(&mut self) -> Result<Stats>;
     fn report(&mut self, q: &ReportQuery) -> Result<Report>;
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>>;
+    fn last_item_id(&mut self) -> Result<i64>;
+    fn item_keys(
+        &mut self,
+        ids: &[i64],
+        request_ids: &[&str],
+    ) -> Result<Vec<(i64, Option<String>)>>;
     fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>>;
     fn lost_locks(&mut self, user: &str, since: Millis) -> Result<Vec<LostLock>>;
     fn check(&mut self) -> Result<Vec<String>>;
@@ -132,6 +138,30 @@ impl<B: Backend> Store for B {
             it.validate().map_err(invalid)?;
         }
         write(self, |tx| ops::add_items(tx, items, create_queues))
+    }
+
+    fn keep_ids(&mut self, last: &NewItem, ids: (i64, i64), seen: i64) -> Result<(Added, Millis)> {
+        last.validate().map_err(invalid)?;
+        write(self, |tx| ops::keep_ids(tx, last, ids, seen))
+    }
+
+    fn add_kept(&mut self, items: &[NewItem], ids: &[i64], at: Millis) -> Result<Vec<Added>> {
+        for it in items {
+            it.validate().map_err(invalid)?;
+        }
+        write(self, |tx| ops::add_kept(tx, items, ids, at))
+    }
+
+    fn last_item_id(&mut self) -> Result<i64> {
+        Backend::last_item_id(self)
+    }
+
+    fn item_keys(
+        &mut self,
+        ids: &[i64],
+        request_ids: &[&str],
+    ) -> Result<Vec<(i64, Option<String>)>> {
+        Backend::item_keys(self, ids, request_ids)
     }
 
     fn rename_queue(&mut self, from: &str, to: &str) -> Result<u64> {
@@ -252,6 +282,10 @@ impl<B: Backend> Store for B {
 
     fn requeue(&mut self, id: i64) -> Result<()> {
         write(self, |tx| ops::requeue(tx, id))
+    }
+
+    fn rebuild_figures(&mut self) -> Result<u64> {
+        write(self, ops::rebuild_figures)
     }
 
     fn cancel(&mut self, id: i64, reason: &str) -> Result<()> {

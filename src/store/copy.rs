@@ -2,12 +2,16 @@
 //! their ids, locks and notes, and the full history) into an empty PostgreSQL schema in
 //! one transaction, so a team can move without losing its audit trail.
 
+use std::borrow::Cow;
+
 use postgres::types::ToSql;
 use rusqlite::Connection;
 
 use super::error::{Result, StoreError};
 use super::postgres::{PgStore, connection_reason, is_connection_error, map_err};
+use super::sql::ITEM_COLS;
 use super::sqlite::rows::item_from_row;
+use crate::domain::{Cell, Item};
 
 /// What was copied.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -69,8 +73,8 @@ impl Progress<'_> {
 
 /// One table of the copy: the rows read from SQLite and the insert that writes each.
 struct Table {
-    select: &'static str,
-    insert: &'static str,
+    select: Cow<'static, str>,
+    insert: Cow<'static, str>,
 }
 
 /// A row's values for the insert, and what to call the row when the server refuses it
@@ -78,44 +82,65 @@ struct Table {
 type Values = (Option<String>, Vec<Box<dyn ToSql + Sync>>);
 
 const QUEUES: Table = Table {
-    select: "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order \
-             FROM queues",
-    insert: "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused, \
-             take_order) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO UPDATE SET \
-             lock_seconds = excluded.lock_seconds, warn_seconds = excluded.warn_seconds, \
-             max_per_user = excluded.max_per_user, paused = excluded.paused, \
-             take_order = excluded.take_order",
+    select: Cow::Borrowed(
+        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order FROM queues",
+    ),
+    insert: Cow::Borrowed(
+        "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused, \
+         take_order) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO UPDATE SET \
+         lock_seconds = excluded.lock_seconds, warn_seconds = excluded.warn_seconds, \
+         max_per_user = excluded.max_per_user, paused = excluded.paused, \
+         take_order = excluded.take_order",
+    ),
 };
 
 // Roles carry over; whoever runs the move stays a supervisor of the new database.
 const USERS: Table = Table {
-    select: "SELECT name, role, last_seen FROM users",
-    insert: "INSERT INTO users (name, role, last_seen) VALUES ($1, $2, $3) \
-             ON CONFLICT (name) DO UPDATE SET last_seen = excluded.last_seen, role = \
-             CASE WHEN users.role = 'supervisor' THEN 'supervisor' ELSE excluded.role END",
+    select: Cow::Borrowed("SELECT name, role, last_seen FROM users"),
+    insert: Cow::Borrowed(
+        "INSERT INTO users (name, role, last_seen) VALUES ($1, $2, $3) \
+         ON CONFLICT (name) DO UPDATE SET last_seen = excluded.last_seen, role = \
+         CASE WHEN users.role = 'supervisor' THEN 'supervisor' ELSE excluded.role END",
+    ),
 };
 
-const ITEMS: Table = Table {
-    select: "SELECT id, queue, request_id, title, body, params, priority, due_at, state, \
-             lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
-             finished_at, finished_by, created_os FROM items ORDER BY id",
-    insert: "INSERT INTO items (id, queue, request_id, title, body, params, priority, due_at, \
-             state, lock_user, lock_time, lock_token, notes, result, error, created_at, \
-             created_by, finished_at, finished_by, created_os) VALUES ($1, $2, $3, $4, $5, \
-             $6::text::json, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
-             $20)",
-};
+/// The items: their columns (`ITEM_COLS`) and the creator's OS login, which no field of
+/// `Item` holds.
+fn items_table() -> Table {
+    let values: Vec<String> = (1..=Item::COLUMNS.len() + 1)
+        .map(|n| match Item::COLUMNS.get(n - 1) {
+            Some(&"params") => format!("${n}::text::json"),
+            _ => format!("${n}"),
+        })
+        .collect();
+    Table {
+        select: format!("SELECT {ITEM_COLS}, created_os FROM items ORDER BY id").into(),
+        insert: format!(
+            "INSERT INTO items ({ITEM_COLS}, created_os) VALUES ({})",
+            values.join(", ")
+        )
+        .into(),
+    }
+}
 
 const EVENTS: Table = Table {
-    select: "SELECT id, item_id, at, actor, os_user, kind, detail FROM events ORDER BY id",
-    insert: "INSERT INTO events (id, item_id, at, actor, os_user, kind, detail) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7::text::json)",
+    select: Cow::Borrowed(
+        "SELECT id, item_id, at, actor, os_user, kind, detail FROM events ORDER BY id",
+    ),
+    insert: Cow::Borrowed(
+        "INSERT INTO events (id, item_id, at, actor, os_user, kind, detail) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7::text::json)",
+    ),
 };
 
 const COMMENTS: Table = Table {
-    select: "SELECT id, item_id, at, author, os_user, text FROM comments ORDER BY id",
-    insert: "INSERT INTO comments (id, item_id, at, author, os_user, text) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+    select: Cow::Borrowed(
+        "SELECT id, item_id, at, author, os_user, text FROM comments ORDER BY id",
+    ),
+    insert: Cow::Borrowed(
+        "INSERT INTO comments (id, item_id, at, author, os_user, text) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    ),
 };
 
 /// Copies every row of one table, counting each in `count`.
@@ -127,9 +152,9 @@ fn copy_table(
     read: fn(&rusqlite::Row<'_>) -> Result<Values>,
     count: fn(&mut Copied) -> &mut u64,
 ) -> Result<()> {
-    let mut stmt = src.prepare(table.select).map_err(sq)?;
+    let mut stmt = src.prepare(&table.select).map_err(sq)?;
     let mut rows = stmt.query([]).map_err(sq)?;
-    let ins = tx.prepare(table.insert).map_err(|e| at.failed(&e))?;
+    let ins = tx.prepare(&table.insert).map_err(|e| at.failed(&e))?;
     while let Some(r) = rows.next().map_err(sq)? {
         let (what, values) = read(r)?;
         let params: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v.as_ref()).collect();
@@ -174,8 +199,8 @@ fn read_user(r: &rusqlite::Row<'_>) -> Result<Values> {
 /// An item, refused whole when a column cannot be read (nothing is copied then).
 fn read_item(r: &rusqlite::Row<'_>) -> Result<Values> {
     let it = item_from_row(r)?;
-    // After the item's columns: the creator's OS login (no column of `Item`).
-    let created_os: Option<String> = r.get(19).map_err(sq)?;
+    // After the item's columns: the creator's OS login.
+    let created_os: Option<String> = r.get(Item::COLUMNS.len()).map_err(sq)?;
     if let Some(why) = it.unreadable_summary() {
         return Err(StoreError::Invalid(format!(
             "item #{} cannot be copied: {why}; nothing was copied (`caseload show {}` \
@@ -183,89 +208,51 @@ fn read_item(r: &rusqlite::Row<'_>) -> Result<Values> {
             it.id, it.id
         )));
     }
-    let state = it.state.as_str();
-    Ok((
-        Some(format!("item #{}", it.id)),
-        vec![
-            Box::new(it.id),
-            Box::new(it.queue),
-            Box::new(it.request_id),
-            Box::new(it.title),
-            Box::new(it.body),
-            Box::new(it.params),
-            Box::new(it.priority),
-            Box::new(it.due_at),
-            Box::new(state),
-            Box::new(it.lock_user),
-            Box::new(it.lock_time),
-            Box::new(it.lock_token),
-            Box::new(it.notes),
-            Box::new(it.result),
-            Box::new(it.error),
-            Box::new(it.created_at),
-            Box::new(it.created_by),
-            Box::new(it.finished_at),
-            Box::new(it.finished_by),
-            Box::new(created_os),
-        ],
-    ))
+    let mut values: Vec<Box<dyn ToSql + Sync>> = it
+        .cells()
+        .into_iter()
+        .map(|c| -> Box<dyn ToSql + Sync> {
+            match c {
+                Cell::Number(n) => Box::new(n),
+                Cell::Text(t) => Box::new(t.map(str::to_owned)),
+                Cell::Time(t) => Box::new(t),
+            }
+        })
+        .collect();
+    values.push(Box::new(created_os));
+    Ok((Some(format!("item #{}", it.id)), values))
 }
 
-/// An event; a column that cannot be read is named with the event and its item.
-fn read_event(r: &rusqlite::Row<'_>) -> Result<Values> {
+/// A row of the history, an event or a comment (`what`): its id, its item, its time, then
+/// `texts` text columns; a column that cannot be read is named with the row and its item.
+fn read_history(r: &rusqlite::Row<'_>, what: &str, texts: usize) -> Result<Values> {
     let (id, item_id, when): (i64, i64, i64) = (
         r.get(0).map_err(sq)?,
         r.get(1).map_err(sq)?,
         r.get(2).map_err(sq)?,
     );
-    let text = |i: usize| -> Result<String> {
-        r.get(i).map_err(|e| {
+    let named = format!("{what} #{id} of item #{item_id}");
+    let mut values: Vec<Box<dyn ToSql + Sync>> =
+        vec![Box::new(id), Box::new(item_id), Box::new(when)];
+    for i in 3..3 + texts {
+        let text: String = r.get(i).map_err(|e| {
             StoreError::Invalid(format!(
-                "event #{id} of item #{item_id} cannot be copied: {}; nothing was copied \
-                 (`caseload check` lists unreadable rows)",
+                "{named} cannot be copied: {}; nothing was copied (`caseload check` lists \
+                 unreadable rows)",
                 sq(e)
             ))
-        })
-    };
-    Ok((
-        None,
-        vec![
-            Box::new(id),
-            Box::new(item_id),
-            Box::new(when),
-            Box::new(text(3)?),
-            Box::new(text(4)?),
-            Box::new(text(5)?),
-            Box::new(text(6)?),
-        ],
-    ))
+        })?;
+        values.push(Box::new(text));
+    }
+    Ok((Some(named), values))
+}
+
+fn read_event(r: &rusqlite::Row<'_>) -> Result<Values> {
+    read_history(r, "event", 4)
 }
 
 fn read_comment(r: &rusqlite::Row<'_>) -> Result<Values> {
-    let (id, item_id, when): (i64, i64, i64) = (
-        r.get(0).map_err(sq)?,
-        r.get(1).map_err(sq)?,
-        r.get(2).map_err(sq)?,
-    );
-    let text = |i: usize| -> Result<String> {
-        r.get(i).map_err(|e| {
-            StoreError::Invalid(format!(
-                "comment #{id} of item #{item_id} cannot be copied: {}; nothing was copied",
-                sq(e)
-            ))
-        })
-    };
-    Ok((
-        Some(format!("comment #{id} of item #{item_id}")),
-        vec![
-            Box::new(id),
-            Box::new(item_id),
-            Box::new(when),
-            Box::new(text(3)?),
-            Box::new(text(4)?),
-            Box::new(text(5)?),
-        ],
-    ))
+    read_history(r, "comment", 3)
 }
 
 /// Copies everything in `src` into `dst`, whose schema must hold no items yet. All or
@@ -297,7 +284,9 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
         &mut c.queues
     })?;
     copy_table(src, &mut tx, &mut at, &USERS, read_user, |c| &mut c.users)?;
-    copy_table(src, &mut tx, &mut at, &ITEMS, read_item, |c| &mut c.items)?;
+    copy_table(src, &mut tx, &mut at, &items_table(), read_item, |c| {
+        &mut c.items
+    })?;
     copy_table(src, &mut tx, &mut at, &EVENTS, read_event, |c| {
         &mut c.events
     })?;

@@ -147,7 +147,7 @@ impl StoreError {
     }
 
     /// True for the conflicts of the lock protocol (exit 3).
-    pub fn is_conflict(&self) -> bool {
+    pub(crate) fn is_conflict(&self) -> bool {
         self.exit_code() == exit::CONFLICT
     }
 }

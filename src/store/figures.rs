@@ -1,14 +1,18 @@
 //! The supervisors' figures over a period (`caseload report`, the Stats view's figures,
-//! `stats --json`'s `figures`), assembled once for both backends from the `holds` rows
-//! that ended in the period and the open items' due times. What a hold is, and what a
-//! finish's handle, wait and cycle times are, is defined in [`crate::domain::figures`].
+//! `stats --json`'s `figures`), assembled once for both backends from the holds that
+//! ended in the period (the day summary's rows for its whole UTC days, the `holds` rows
+//! for the edges; see [`super::figure_days`]) and the open items' due times. What a hold
+//! is, and what a finish's handle, wait and cycle times are, is defined in
+//! [`crate::domain::figures`].
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::figure_days::{DayCell, Finish};
 use crate::domain::figures::{LOST, Period, percentile};
 use crate::domain::{EventKind, Millis, QueueSettings};
+use crate::store::error::Result;
 
 /// What to report on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +20,9 @@ pub struct ReportQuery {
     pub period: Period,
     /// Only this queue.
     pub queue: Option<String>,
+    /// Read every hold row of the period instead of the day summary for its whole days
+    /// (the same figures, slower; tests compare the two).
+    pub rows_only: bool,
 }
 
 /// The figures of one period, per person and per queue.
@@ -96,12 +103,35 @@ pub(crate) struct HoldRow {
     pub late_ms: Option<i64>,
 }
 
+impl HoldRow {
+    /// The hold's figures when it finished the item.
+    fn finish(&self) -> Option<Finish> {
+        let completed = match self.how.as_str() {
+            "completed" => true,
+            "failed" => false,
+            _ => return None,
+        };
+        Some(Finish {
+            completed,
+            ended: self.ended,
+            own_ms: self.own_ms?,
+            handle_ms: self.handle_ms?,
+            wait_ms: self.wait_ms?,
+            cycle_ms: self.cycle_ms?,
+            late_ms: self.late_ms,
+        })
+    }
+}
+
 /// What a backend reads, in one snapshot, for a [`Report`].
 pub(crate) struct ReportFacts {
     pub now: Millis,
     pub queues: Vec<QueueSettings>,
-    /// The holds that ended in the period (in the queue asked for).
+    /// The holds that ended in the period's edges (all of it without whole UTC days; see
+    /// [`super::figure_days::split`]), in the queue asked for.
     pub rows: Vec<HoldRow>,
+    /// The day summary's rows of the period's whole UTC days, in the queue asked for.
+    pub cells: Vec<DayCell>,
     /// Per queue: open items overdue now, and due within the next hour.
     pub due: Vec<(String, i64, i64)>,
 }
@@ -133,7 +163,8 @@ struct Acc {
 }
 
 impl Acc {
-    fn add(&mut self, r: &HoldRow, handle: Option<i64>) {
+    /// One hold's counts and held time.
+    fn count(&mut self, r: &HoldRow) {
         let f = &mut self.f;
         f.held_ms += r.ended - r.started;
         match EventKind::parse(&r.how) {
@@ -144,8 +175,40 @@ impl Acc {
             Some(k) if k.is_in(LOST) => f.lost += 1,
             _ => {}
         }
-        if let Some(h) = handle {
-            self.handle.push(h);
+    }
+
+    /// A day summary row's counts and held time (the same sums over its holds).
+    fn count_cell(&mut self, c: &DayCell) {
+        let f = &mut self.f;
+        let n = |v: i64| v.max(0) as u64;
+        f.held_ms += c.held_ms;
+        f.completed += n(c.completed);
+        f.failed += n(c.failed);
+        f.skipped += n(c.skipped);
+        f.released += n(c.released);
+        f.lost += n(c.lost);
+    }
+
+    /// A finish, for a queue: its handle, wait and cycle times, its slot, its lateness.
+    fn queue_finish(&mut self, x: &Finish, since: Millis, slot: i64, slots: usize) {
+        self.handle.push(x.handle_ms);
+        self.wait.push(x.wait_ms);
+        self.cycle.push(x.cycle_ms);
+        if !x.completed {
+            return;
+        }
+        if self.series.is_empty() {
+            self.series = vec![0; slots];
+        }
+        let i = ((x.ended - since).max(0) / slot) as usize;
+        if let Some(n) = self.series.get_mut(i.min(slots.saturating_sub(1))) {
+            *n += 1;
+        }
+        if let Some(l) = x.late_ms {
+            self.with_due += 1;
+            if l > 0 {
+                self.late.push(l);
+            }
         }
     }
 
@@ -159,8 +222,42 @@ impl Acc {
     }
 }
 
-/// The report from the facts.
-pub(crate) fn assemble(q: &ReportQuery, f: ReportFacts) -> Report {
+/// Adds the edges' hold rows and the whole days' summary rows to each person's and each
+/// queue's accumulator; `at` is the period's start, its slot width and slot count.
+fn add_facts(
+    f: &ReportFacts,
+    at: (Millis, i64, usize),
+    people: &mut BTreeMap<String, Acc>,
+    queues: &mut BTreeMap<String, Acc>,
+) -> Result<()> {
+    let (since, slot, slots) = at;
+    for r in &f.rows {
+        let finish = r.finish();
+        let p = people.entry(r.holder.clone()).or_default();
+        p.count(r);
+        p.handle.extend(finish.map(|x| x.own_ms));
+        let qa = queues.entry(r.queue.clone()).or_default();
+        qa.count(r);
+        if let Some(x) = finish {
+            qa.queue_finish(&x, since, slot, slots);
+        }
+    }
+    for c in &f.cells {
+        let finishes = c.finishes()?;
+        let p = people.entry(c.holder.clone()).or_default();
+        p.count_cell(c);
+        p.handle.extend(finishes.iter().map(|x| x.own_ms));
+        let qa = queues.entry(c.queue.clone()).or_default();
+        qa.count_cell(c);
+        for x in &finishes {
+            qa.queue_finish(x, since, slot, slots);
+        }
+    }
+    Ok(())
+}
+
+/// The report from the facts; `Corrupt` when a summary row cannot be read.
+pub(crate) fn assemble(q: &ReportQuery, f: ReportFacts) -> Result<Report> {
     let slot = slot_ms(q.period);
     let len = (q.period.until - q.period.since).max(1);
     let slots = ((len + slot - 1) / slot) as usize;
@@ -171,28 +268,8 @@ pub(crate) fn assemble(q: &ReportQuery, f: ReportFacts) -> Report {
         .filter(|s| q.queue.as_ref().is_none_or(|n| n == &s.name))
         .map(|s| (s.name.clone(), Acc::default()))
         .collect();
-    for r in &f.rows {
-        people.entry(r.holder.clone()).or_default().add(r, r.own_ms);
-        let qa = queues.entry(r.queue.clone()).or_default();
-        qa.add(r, r.handle_ms);
-        qa.wait.extend(r.wait_ms);
-        qa.cycle.extend(r.cycle_ms);
-        if r.how == "completed" {
-            if qa.series.is_empty() {
-                qa.series = vec![0; slots];
-            }
-            let i = ((r.ended - q.period.since).max(0) / slot) as usize;
-            if let Some(n) = qa.series.get_mut(i.min(slots.saturating_sub(1))) {
-                *n += 1;
-            }
-            if let Some(l) = r.late_ms {
-                qa.with_due += 1;
-                if l > 0 {
-                    qa.late.push(l);
-                }
-            }
-        }
-    }
+    let at = (q.period.since, slot, slots);
+    add_facts(&f, at, &mut people, &mut queues)?;
     let mut people: Vec<Figures> = people
         .into_iter()
         .map(|(name, a)| {
@@ -233,14 +310,14 @@ pub(crate) fn assemble(q: &ReportQuery, f: ReportFacts) -> Report {
             }
         })
         .collect();
-    Report {
+    Ok(Report {
         at: f.now,
         since: q.period.since,
         until: q.period.until,
         slot_ms: slot,
         people,
         queues,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -271,6 +348,7 @@ mod tests {
                 until: 3_600_000,
             },
             queue: None,
+            rows_only: false,
         };
         let mut late = row("a", "bob", "completed", 3000, 1000);
         late.late_ms = Some(500);
@@ -287,8 +365,9 @@ mod tests {
                 early,
             ],
             due: vec![("b".into(), 2, 1)],
+            cells: vec![],
         };
-        let r = assemble(&q, facts);
+        let r = assemble(&q, facts).unwrap();
         assert_eq!(r.people[0].name, "bob");
         assert_eq!(r.people[0].completed, 2);
         let alice = &r.people[1];

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::sys;
 
 /// The directory holding `path` (`.` for a bare file name).
-pub fn parent_dir(path: &Path) -> PathBuf {
+pub(crate) fn parent_dir(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -17,19 +17,19 @@ pub fn parent_dir(path: &Path) -> PathBuf {
 }
 
 /// `path` with `suffix` appended to its file name (`q.db` -> `q.db-wal`).
-pub fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn sidecar(path: &Path, suffix: &str) -> PathBuf {
     let mut s = path.as_os_str().to_os_string();
     s.push(suffix);
     PathBuf::from(s)
 }
 
 /// True when this process (its effective ids) may write `path`, as the kernel decides.
-pub fn may_write(path: &Path) -> bool {
+pub(crate) fn may_write(path: &Path) -> bool {
     may(path, libc::W_OK)
 }
 
 /// True when this process may create files in directory `dir`.
-pub fn may_create_in(dir: &Path) -> bool {
+pub(crate) fn may_create_in(dir: &Path) -> bool {
     may(dir, libc::W_OK | libc::X_OK)
 }
 
@@ -43,22 +43,22 @@ pub fn user_name(uid: u32) -> String {
 }
 
 /// The name of group `gid`, or `gid N` when the system has none.
-pub fn group_name(gid: u32) -> String {
+pub(crate) fn group_name(gid: u32) -> String {
     sys::group_name(gid).unwrap_or_else(|| format!("gid {gid}"))
 }
 
 /// The effective user id of this process.
-pub fn euid() -> u32 {
+pub(crate) fn euid() -> u32 {
     sys::euid()
 }
 
 /// The process's umask.
-pub fn umask() -> u32 {
+pub(crate) fn umask() -> u32 {
     sys::umask()
 }
 
 /// Owner, group and permission bits of a file, as `alice:caseload 0640`.
-pub fn describe_owner(meta: &std::fs::Metadata) -> String {
+pub(crate) fn describe_owner(meta: &std::fs::Metadata) -> String {
     format!(
         "{}:{} {:04o}",
         user_name(meta.uid()),
@@ -69,7 +69,7 @@ pub fn describe_owner(meta: &std::fs::Metadata) -> String {
 
 /// Space on the filesystem holding a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Space {
+pub(crate) struct Space {
     /// Bytes an unprivileged user may still use.
     pub free: u64,
     /// Size of the filesystem in bytes.
@@ -81,7 +81,7 @@ pub struct Space {
 }
 
 /// Free space and block size of the filesystem holding `path`.
-pub fn space(path: &Path) -> Option<Space> {
+pub(crate) fn space(path: &Path) -> Option<Space> {
     let s = sys::statvfs(path)?;
     Some(Space {
         free: s.f_bavail.saturating_mul(s.f_frsize),
@@ -92,12 +92,12 @@ pub fn space(path: &Path) -> Option<Space> {
 }
 
 /// The filesystem type's magic number (statfs `f_type`).
-pub fn fs_magic(path: &Path) -> Option<i64> {
+pub(crate) fn fs_magic(path: &Path) -> Option<i64> {
     sys::fs_magic(path)
 }
 
 /// Kernel interface filesystems whose files only look like regular files.
-pub fn pseudo_fs_name(magic: i64) -> Option<&'static str> {
+pub(crate) fn pseudo_fs_name(magic: i64) -> Option<&'static str> {
     Some(match magic {
         0x9fa0 => "proc",
         0x6265_6572 => "sysfs",
@@ -113,7 +113,7 @@ pub fn pseudo_fs_name(magic: i64) -> Option<&'static str> {
 
 /// The mount point of the filesystem holding `path`: the highest ancestor of its
 /// directory on the same device.
-pub fn mount_of(path: &Path) -> PathBuf {
+pub(crate) fn mount_of(path: &Path) -> PathBuf {
     let dir = parent_dir(path);
     let start = std::fs::canonicalize(&dir).unwrap_or(dir);
     let Ok(dev) = std::fs::metadata(&start).map(|m| m.dev()) else {
@@ -134,7 +134,7 @@ pub fn mount_of(path: &Path) -> PathBuf {
 }
 
 /// A file's kind in words, for "not a regular file" messages.
-pub fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+pub(crate) fn kind_of(meta: &std::fs::Metadata) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     let t = meta.file_type();
     if t.is_dir() {
@@ -153,7 +153,7 @@ pub fn kind_of(meta: &std::fs::Metadata) -> &'static str {
 }
 
 /// Quotes a path for a shell command shown to the user.
-pub fn shell_quote(path: &Path) -> String {
+pub(crate) fn shell_quote(path: &Path) -> String {
     let s = path.display().to_string();
     if s.bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(&b))

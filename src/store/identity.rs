@@ -7,7 +7,7 @@ use crate::domain::user::validate_user_name;
 use crate::domain::{Actor, RealIdentity};
 
 /// The OS login name of the real user id, or `uid<N>` when the system has no entry.
-pub fn os_login() -> String {
+pub(crate) fn os_login() -> String {
     let uid = crate::sys::uid();
     crate::sys::user_name(uid)
         .filter(|name| !name.is_empty())
@@ -16,7 +16,7 @@ pub fn os_login() -> String {
 
 /// The OS user running this process, as SQLite's binding rules see it: its login, and
 /// whether it is root (who can rewrite any file, so refusing it a name protects nothing).
-pub fn real_os_user() -> RealIdentity {
+pub(crate) fn real_os_user() -> RealIdentity {
     let uid = crate::sys::uid();
     RealIdentity {
         login: os_login(),
@@ -25,7 +25,7 @@ pub fn real_os_user() -> RealIdentity {
 }
 
 /// Resolves the acting user from the flag, the environment and the OS, in that order.
-pub fn resolve(flag: Option<&str>, env: Option<&str>) -> Result<Actor, String> {
+pub(crate) fn resolve(flag: Option<&str>, env: Option<&str>) -> Result<Actor, String> {
     let os = os_login();
     let (name, source) = match (flag, env) {
         (Some(f), _) => (f.to_string(), "--user"),

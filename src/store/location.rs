@@ -40,7 +40,7 @@ pub enum Location {
 
 impl Location {
     /// Parses a `--db` value.
-    pub fn parse(s: &str) -> Location {
+    pub(crate) fn parse(s: &str) -> Location {
         if s.starts_with("postgres://") || s.starts_with("postgresql://") {
             Location::Postgres(s.to_string())
         } else {
@@ -49,7 +49,7 @@ impl Location {
     }
 
     /// The location as shown to users: file path, or the URL without its password.
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         match self {
             Location::File(p) => p.display().to_string(),
             Location::Postgres(url) => redact_url(url),
@@ -62,7 +62,7 @@ impl Location {
 /// password stays in the password), and a `password` parameter counts whatever its
 /// percent-encoding. The result is checked with the crate's own parser: if that still
 /// finds a password in it, nothing but the scheme is shown.
-pub fn redact_url(url: &str) -> String {
+pub(crate) fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
@@ -104,7 +104,7 @@ pub fn redact_url(url: &str) -> String {
 
 /// The password a `postgres://` URL carries, as the postgres crate reads it (`None` when
 /// it has none or is not a URL the crate accepts).
-pub fn password_of(url: &str) -> Option<Vec<u8>> {
+pub(crate) fn password_of(url: &str) -> Option<Vec<u8>> {
     let config: postgres::Config = url.parse().ok()?;
     config.get_password().map(|p| p.to_vec())
 }
@@ -112,7 +112,7 @@ pub fn password_of(url: &str) -> Option<Vec<u8>> {
 /// True when `url` holds a password, by the crate's parser or by its shape (a
 /// `user:password@` part, a `password=` parameter), so that a config file holding one is
 /// never accepted as readable by others even when the URL does not parse.
-pub fn url_has_password(url: &str) -> bool {
+pub(crate) fn url_has_password(url: &str) -> bool {
     password_of(url).is_some() || redact_url(url) != url
 }
 
@@ -140,7 +140,7 @@ fn percent_decode(s: &str) -> String {
 
 /// Resolves the database location from the flag, the environment, `db` from the config
 /// files (with the file that set it) and the default, in that order.
-pub fn resolve(
+pub(crate) fn resolve(
     flag: Option<&str>,
     env: Option<&str>,
     config_db: Option<(String, Source)>,
@@ -174,12 +174,12 @@ pub fn resolve(
 }
 
 /// caseload's per-user directories.
-pub fn project_dirs() -> Option<directories::ProjectDirs> {
+pub(crate) fn project_dirs() -> Option<directories::ProjectDirs> {
     directories::ProjectDirs::from("", "", "caseload")
 }
 
 /// Filesystem types on which SQLite's locking cannot be trusted.
-pub fn network_fs_name(magic: i64) -> Option<&'static str> {
+pub(crate) fn network_fs_name(magic: i64) -> Option<&'static str> {
     Some(match magic {
         0x6969 => "NFS",
         0x517B => "SMB",
@@ -196,7 +196,7 @@ pub fn network_fs_name(magic: i64) -> Option<&'static str> {
 }
 
 /// Refuses a database directory on a network filesystem.
-pub fn check_local_fs(dir: &Path) -> Result<(), String> {
+pub(crate) fn check_local_fs(dir: &Path) -> Result<(), String> {
     let Some(magic) = fs_magic(dir) else {
         return Ok(());
     };

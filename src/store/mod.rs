@@ -12,6 +12,7 @@ pub mod backend;
 mod check;
 pub mod copy;
 pub mod error;
+mod figure_days;
 pub mod figures;
 pub mod fsfacts;
 pub mod identity;
@@ -239,6 +240,24 @@ pub trait Store: Send {
     /// Adds items in one transaction, like [`Store::add_batch`]; a queue not known yet is
     /// created when `create_queues`, else the whole batch is refused (`UnknownQueue`).
     fn add_items(&mut self, items: &[NewItem], create_queues: bool) -> Result<Vec<Added>>;
+    /// Supervisor: starts an import that keeps the ids `ids.0..=ids.1` by adding `last`
+    /// (which keeps `ids.1`, the largest), so that items added meanwhile get ids above
+    /// them; refused when an item got an id in the range after `seen` (the largest id
+    /// when the file's ids were checked). Returns what `last` became and the time the
+    /// import began.
+    fn keep_ids(&mut self, last: &NewItem, ids: (i64, i64), seen: i64) -> Result<(Added, Millis)>;
+    /// Adds items in one transaction, each keeping its id in `ids` (free, see
+    /// [`Store::keep_ids`]) and created at `at`, skipping known request ids; queues are
+    /// created.
+    fn add_kept(&mut self, items: &[NewItem], ids: &[i64], at: Millis) -> Result<Vec<Added>>;
+    /// The largest item id (0 when there are none).
+    fn last_item_id(&mut self) -> Result<i64>;
+    /// The id and request id of every item that has one of `ids` or `request_ids`.
+    fn item_keys(
+        &mut self,
+        ids: &[i64],
+        request_ids: &[&str],
+    ) -> Result<Vec<(i64, Option<String>)>>;
     /// Supervisor: sets a user's role (audited: who, real identity, old and new role).
     fn set_role(&mut self, user: &str, role: Role) -> Result<()>;
     /// Supervisor: binds the user name `user` to a login (OS login on SQLite, database
@@ -286,6 +305,9 @@ pub trait Store: Send {
     fn touch_last_seen(&mut self) -> Result<Option<Millis>>;
     /// Integrity and invariant problems (empty when all is well).
     fn check(&mut self) -> Result<Vec<String>>;
+    /// Rebuilds the figures' tables (`holds`, the day summary) from the events, in one
+    /// transaction; returns how many holds. Supervisors only.
+    fn rebuild_figures(&mut self) -> Result<u64>;
     /// Writes a consistent copy of the database to `dest` (SQLite only).
     fn backup(&mut self, dest: &Path) -> Result<()>;
     /// Brings the search index closer to date: indexes up to `budget` items added or

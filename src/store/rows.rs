@@ -62,7 +62,14 @@ fn corrupt(what: String) -> StoreError {
 /// An item from the columns of `ITEM_COLS`; never fails on a stored value (see the
 /// module's notes).
 pub(crate) fn item_from(c: &mut impl Cells) -> Result<Item> {
-    let state_text = c.text(8, "state")?;
+    // Each cell by its column's name, at the position `Item::COLUMNS` gives it (worked
+    // out at compile time: a name not in the list fails the build).
+    macro_rules! cell {
+        ($read:ident, $name:literal) => {
+            c.$read(const { Item::column($name) }, $name)?
+        };
+    }
+    let state_text = cell!(text, "state");
     let state = match ItemState::parse(&state_text) {
         Some(s) => s,
         None => {
@@ -75,25 +82,25 @@ pub(crate) fn item_from(c: &mut impl Cells) -> Result<Item> {
         }
     };
     let mut item = Item {
-        id: c.int(0, "id")?,
-        queue: c.text(1, "queue")?,
-        request_id: c.opt_text(2, "request_id")?,
-        title: c.text(3, "title")?,
-        body: c.text(4, "body")?,
-        params: c.text(5, "params")?,
-        priority: c.int(6, "priority")?,
-        due_at: c.opt_int(7, "due_at")?,
+        id: cell!(int, "id"),
+        queue: cell!(text, "queue"),
+        request_id: cell!(opt_text, "request_id"),
+        title: cell!(text, "title"),
+        body: cell!(text, "body"),
+        params: cell!(text, "params"),
+        priority: cell!(int, "priority"),
+        due_at: cell!(opt_int, "due_at"),
         state,
-        lock_user: c.opt_text(9, "lock_user")?,
-        lock_time: c.opt_int(10, "lock_time")?,
-        lock_token: c.int(11, "lock_token")?,
-        notes: c.text(12, "notes")?,
-        result: c.opt_text(13, "result")?,
-        error: c.opt_text(14, "error")?,
-        created_at: c.int(15, "created_at")?,
-        created_by: c.text(16, "created_by")?,
-        finished_at: c.opt_int(17, "finished_at")?,
-        finished_by: c.opt_text(18, "finished_by")?,
+        lock_user: cell!(opt_text, "lock_user"),
+        lock_time: cell!(opt_int, "lock_time"),
+        lock_token: cell!(int, "lock_token"),
+        notes: cell!(text, "notes"),
+        result: cell!(opt_text, "result"),
+        error: cell!(opt_text, "error"),
+        created_at: cell!(int, "created_at"),
+        created_by: cell!(text, "created_by"),
+        finished_at: cell!(opt_int, "finished_at"),
+        finished_by: cell!(opt_text, "finished_by"),
         unreadable: c.marks().to_vec(),
     };
     let order = |col: &str| Item::COLUMNS.iter().position(|c| *c == col);

@@ -6,11 +6,69 @@
 //! write's time, the acting user, the write's text value and the fencing token; each
 //! backend binds them its own way.
 
-use crate::domain::EventKind;
+use crate::domain::{EventKind, Item};
+
+/// The item's columns as one select list, [`Item::COLUMNS`] joined at compile time: the
+/// same text on both backends (PostgreSQL's reader takes the JSON of `params` as text).
+pub const ITEM_COLS: &str = const_join!(&Item::COLUMNS, ", ");
+
+/// Joins constant strings at compile time into a `&'static str`: `const_join!(&[A, B],
+/// ", ")` is `concat!` for named constants (a select list inside a statement).
+macro_rules! const_join {
+    ($parts:expr, $sep:expr) => {{
+        const PARTS: &[&str] = $parts;
+        const SEP: &str = $sep;
+        const BYTES: [u8; $crate::store::sql::joined_len(PARTS, SEP)] =
+            $crate::store::sql::joined(PARTS, SEP);
+        match ::std::str::from_utf8(&BYTES) {
+            Ok(s) => s,
+            Err(_) => panic!("joined strings are UTF-8"),
+        }
+    }};
+}
+pub(crate) use const_join;
+
+/// The length of `parts` joined with `sep`.
+pub(crate) const fn joined_len(parts: &[&str], sep: &str) -> usize {
+    let mut len = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        if i > 0 {
+            len += sep.len();
+        }
+        len += parts[i].len();
+        i += 1;
+    }
+    len
+}
+
+/// `parts` joined with `sep`, as bytes (`N` is [`joined_len`]).
+pub(crate) const fn joined<const N: usize>(parts: &[&str], sep: &str) -> [u8; N] {
+    const fn put<const N: usize>(out: &mut [u8; N], at: &mut usize, s: &str) {
+        let b = s.as_bytes();
+        let mut k = 0;
+        while k < b.len() {
+            out[*at] = b[k];
+            *at += 1;
+            k += 1;
+        }
+    }
+    let mut out = [0u8; N];
+    let mut at = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        if i > 0 {
+            put(&mut out, &mut at, sep);
+        }
+        put(&mut out, &mut at, parts[i]);
+        i += 1;
+    }
+    out
+}
 
 /// `'locked', 'taken_over'`: a set of kinds as SQL literals (the names are fixed words,
 /// never user input).
-pub fn kinds_sql(kinds: &[EventKind]) -> String {
+pub(crate) fn kinds_sql(kinds: &[EventKind]) -> String {
     kinds
         .iter()
         .map(|k| format!("'{}'", k.as_str()))
@@ -19,15 +77,15 @@ pub fn kinds_sql(kinds: &[EventKind]) -> String {
 }
 
 /// The take order by priority (higher first), then age.
-pub const ORDER_PRIORITY: &str = "priority DESC, created_at, id";
+pub(crate) const ORDER_PRIORITY: &str = "priority DESC, created_at, id";
 /// The take order by due time (items without one last), then priority, then age; the
 /// first term is the expression of the `items_take_due` index.
-pub const ORDER_DUE: &str = "(CASE WHEN due_at IS NULL THEN 9223372036854775807 ELSE due_at END), \
+pub(crate) const ORDER_DUE: &str = "(CASE WHEN due_at IS NULL THEN 9223372036854775807 ELSE due_at END), \
      priority DESC, created_at, id";
 /// The order of open items of all queues when some queue orders by due time: due items
 /// of those queues first (soonest first), then everything by priority and age (the order
 /// of `domain::TakeOrder::key`).
-pub const ORDER_MIXED: &str = "(CASE WHEN due_at IS NOT NULL AND queue IN (SELECT qd.name FROM \
+pub(crate) const ORDER_MIXED: &str = "(CASE WHEN due_at IS NOT NULL AND queue IN (SELECT qd.name FROM \
      queues qd WHERE qd.take_order = 'due') THEN due_at ELSE 9223372036854775807 END), \
      priority DESC, created_at, id";
 
@@ -35,7 +93,7 @@ pub const ORDER_MIXED: &str = "(CASE WHEN due_at IS NOT NULL AND queue IN (SELEC
 /// How many items could be taken now (open; free or expired; queue running), within one
 /// queue (`:queue` NULL: every queue), counting at most `:cap`: the TUI's "work arrived"
 /// and title count, and what `claim --wait` looks for. Walks the take-order index.
-pub const COUNT_TAKEABLE: &str = "SELECT count(*) FROM (SELECT 1 FROM items i \
+pub(crate) const COUNT_TAKEABLE: &str = "SELECT count(*) FROM (SELECT 1 FROM items i \
      JOIN queues q ON q.name = i.queue \
      WHERE i.state = 'open' AND NOT q.paused AND (:queue IS NULL OR i.queue = :queue) \
      AND (i.lock_user IS NULL OR i.lock_time <= :now - q.lock_seconds * 1000) \
@@ -44,43 +102,47 @@ pub const COUNT_TAKEABLE: &str = "SELECT count(*) FROM (SELECT 1 FROM items i \
 pub const FENCE_HOLDER: &str = "lock_user = :me AND lock_token = :token AND state = 'open'";
 /// A supervisor's fence: the lock token read under the write lock (or the one the
 /// supervisor saw); any acquisition since changes it.
-pub const FENCE_TOKEN: &str = "lock_token = :token";
+pub(crate) const FENCE_TOKEN: &str = "lock_token = :token";
 
 /// Renew: the lock's time moves to now.
-pub const SET_RENEW: &str = "lock_time = :now";
+pub(crate) const SET_RENEW: &str = "lock_time = :now";
 /// Release, skip, unlock: the item goes back to the pool.
-pub const SET_RELEASE: &str = "lock_user = NULL, lock_time = NULL";
+pub(crate) const SET_RELEASE: &str = "lock_user = NULL, lock_time = NULL";
 /// Save the holder's notes.
-pub const SET_NOTES: &str = "notes = :value";
+pub(crate) const SET_NOTES: &str = "notes = :value";
 /// Complete with an optional result.
 pub const SET_COMPLETE: &str = "state = 'done', result = :value, lock_user = NULL, \
      lock_time = NULL, finished_at = :now, finished_by = :me";
 /// Fail with a reason.
-pub const SET_FAIL: &str = "state = 'failed', error = :value, lock_user = NULL, \
+pub(crate) const SET_FAIL: &str = "state = 'failed', error = :value, lock_user = NULL, \
      lock_time = NULL, finished_at = :now, finished_by = :me";
 /// Cancel with a reason.
-pub const SET_CANCEL: &str = "state = 'cancelled', error = :value, lock_user = NULL, \
+pub(crate) const SET_CANCEL: &str = "state = 'cancelled', error = :value, lock_user = NULL, \
      lock_time = NULL, finished_at = :now, finished_by = :me";
 /// Reopen a failed or cancelled item.
-pub const SET_REQUEUE: &str =
+pub(crate) const SET_REQUEUE: &str =
     "state = 'open', error = NULL, result = NULL, finished_at = NULL, finished_by = NULL";
 /// Give the lock to `:value`: a new acquisition, so a new token.
-pub const SET_REASSIGN: &str = "lock_user = :value, lock_time = :now, lock_token = lock_token + 1";
+pub(crate) const SET_REASSIGN: &str =
+    "lock_user = :value, lock_time = :now, lock_token = lock_token + 1";
 
 /// Assign to `:value`: a new acquisition (a new token) whose clock starts when the
 /// assignee opens it; the lock time is [`crate::domain::lock::ASSIGNED`].
-pub const SET_ASSIGN: &str =
+pub(crate) const SET_ASSIGN: &str =
     "lock_user = :value, lock_time = 253402300799999, lock_token = lock_token + 1";
 /// Reopen a finished item (done, failed or cancelled).
-pub const SET_REOPEN: &str = SET_REQUEUE;
+pub(crate) const SET_REOPEN: &str = SET_REQUEUE;
 /// A supervisor's edits of an open item, one field each (`:value` as text).
-pub const SET_PRIORITY: &str = "priority = CAST(:value AS BIGINT)";
-pub const SET_DUE: &str = "due_at = CAST(:value AS BIGINT)";
-pub const SET_QUEUE: &str = "queue = :value";
+pub(crate) const SET_PRIORITY: &str = "priority = CAST(:value AS BIGINT)";
+pub(crate) const SET_DUE: &str = "due_at = CAST(:value AS BIGINT)";
+pub(crate) const SET_QUEUE: &str = "queue = :value";
 
 /// The rows the `holds` table must hold, recomputed from the events (the same words in
 /// both dialects): the definition of `crate::domain::figures::records` in SQL, which
-/// `caseload check` compares with the rows the trigger wrote.
+/// `caseload check` compares with the rows the trigger wrote. A hold counts for the queue
+/// its item was in when the hold ended (what the trigger reads from the item row then): the
+/// queue named by the item's last move before that event (`edit --queue`, `queue rename`:
+/// both write a `noted` event), else the queue its first later move left, else its queue.
 pub const EXPECTED_HOLDS: &str = "WITH marks AS ( \
     SELECT id, item_id, at, kind, \
         max(CASE WHEN kind IN ('locked', 'taken_over', 'reassigned') THEN id END) OVER w \
@@ -92,7 +154,15 @@ pub const EXPECTED_HOLDS: &str = "WITH marks AS ( \
     WINDOW w AS (PARTITION BY item_id ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING \
         AND 1 PRECEDING) \
 ), base AS ( \
-    SELECT m.at AS ended, m.id AS event_id, m.item_id, i.queue, \
+    SELECT m.at AS ended, m.id AS event_id, m.item_id, \
+        coalesce((SELECT coalesce(x.detail ->> 'to', x.detail ->> 'queue') FROM events x \
+            WHERE x.item_id = m.item_id AND x.id < m.id AND x.kind = 'noted' \
+            AND (x.detail ->> 'field' = 'queue' OR x.detail ->> 'renamed_from' IS NOT NULL) \
+            ORDER BY x.id DESC LIMIT 1), \
+            (SELECT coalesce(x.detail ->> 'from', x.detail ->> 'renamed_from') FROM events x \
+            WHERE x.item_id = m.item_id AND x.id > m.id AND x.kind = 'noted' \
+            AND (x.detail ->> 'field' = 'queue' OR x.detail ->> 'renamed_from' IS NOT NULL) \
+            ORDER BY x.id LIMIT 1), i.queue) AS queue, \
         CASE s.kind WHEN 'reassigned' THEN s.detail ->> 'to' ELSE s.actor END AS holder, \
         s.at AS started, m.kind AS how, i.created_at, i.due_at \
     FROM marks m JOIN events s ON s.id = m.take_id JOIN items i ON i.id = m.item_id \
@@ -119,6 +189,17 @@ SELECT ended, event_id, item_id, queue, holder, started, how, \
     CASE WHEN how IN ('completed', 'failed') THEN ended - due_at END AS late_ms \
 FROM rounds";
 
+/// Rebuilds the figures' tables from the events, in one transaction: empties both, then
+/// inserts the holds `check` expects, whose trigger fills the day summary as it does for
+/// each new hold. The last statement's row count is the number of holds.
+pub fn rebuild_figures() -> [String; 3] {
+    [
+        "DELETE FROM figure_days".to_string(),
+        "DELETE FROM holds".to_string(),
+        format!("INSERT INTO holds ({HOLDS_COLS}) SELECT {HOLDS_COLS} FROM ({EXPECTED_HOLDS}) x"),
+    ]
+}
+
 /// The columns of a `holds` row, in the order of [`EXPECTED_HOLDS`].
 pub const HOLDS_COLS: &str = "ended, event_id, item_id, queue, holder, started, how, \
      handle_ms, own_ms, wait_ms, cycle_ms, late_ms";
@@ -126,7 +207,7 @@ pub const HOLDS_COLS: &str = "ended, event_id, item_id, queue, holder, started, 
 /// Which items `export` writes: `$1` state, `$2` queue, `$3` created at or after (each
 /// NULL for any). The same text on both backends (SQLite numbers `$N` parameters in order
 /// of first use).
-pub const EXPORT_WHERE: &str = "(CAST($1 AS TEXT) IS NULL OR state = $1) \
+pub(crate) const EXPORT_WHERE: &str = "(CAST($1 AS TEXT) IS NULL OR state = $1) \
      AND (CAST($2 AS TEXT) IS NULL OR queue = $2) \
      AND (CAST($3 AS BIGINT) IS NULL OR created_at >= $3)";
 
@@ -145,7 +226,7 @@ const NO_CREATED_EVENT: &str =
 
 /// An item's history (`$1` its id): its stored events, after a `created` event from the
 /// row when none is stored. `detail` is how an event's detail reads as text.
-pub fn history(detail: &str, object: &str, text: &str) -> String {
+pub(crate) fn history(detail: &str, object: &str, text: &str) -> String {
     format!(
         "SELECT e.id, e.item_id, e.at, e.actor, e.os_user, e.kind, {detail} FROM events e \
          WHERE e.item_id = $1 \
@@ -157,7 +238,7 @@ pub fn history(detail: &str, object: &str, text: &str) -> String {
 /// What `actor` (`$1`) did since `$2`, by time: their stored events, and a `created`
 /// event from the row of each item they created that has none stored (served by the
 /// `items_created_by` index).
-pub fn events_by(detail: &str, object: &str, text: &str) -> String {
+pub(crate) fn events_by(detail: &str, object: &str, text: &str) -> String {
     format!(
         "SELECT e.id, e.item_id, e.at, e.actor, e.os_user, e.kind, {detail} FROM events e \
          WHERE e.actor = $1 AND e.at >= $2 \
@@ -171,7 +252,7 @@ pub fn events_by(detail: &str, object: &str, text: &str) -> String {
 /// events' time, by time: the stored events, and a `created` event (id 0) read from the
 /// row of each item that has none stored. `detail` is how an event's detail reads as
 /// text, `object` the dialect's JSON object function.
-pub fn export_events(detail: &str, object: &str, text: &str) -> String {
+pub(crate) fn export_events(detail: &str, object: &str, text: &str) -> String {
     let items = "(CAST($1 AS TEXT) IS NULL OR i.state = $1) \
                  AND (CAST($2 AS TEXT) IS NULL OR i.queue = $2)";
     format!(
@@ -188,6 +269,21 @@ pub fn export_events(detail: &str, object: &str, text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_select_lists_are_the_column_list_joined() {
+        assert_eq!(ITEM_COLS, Item::COLUMNS.join(", "));
+        let sqlite = crate::store::sqlite::sql::CLAIM;
+        assert!(
+            sqlite.ends_with(&format!("RETURNING {ITEM_COLS}")),
+            "{sqlite}"
+        );
+        let pg = crate::store::postgres::sql::CLAIM;
+        assert!(
+            pg.contains(&format!("RETURNING {ITEM_COLS}), e AS")),
+            "{pg}"
+        );
+    }
 
     #[test]
     fn an_assignment_writes_the_domain_s_lock_time() {

@@ -3,13 +3,14 @@
 
 use serde::Serialize;
 
+use crate::domain::time::ser_rfc3339;
 use crate::domain::{ItemState, Millis, QueueSettings};
 
 /// The figures of `caseload stats` and the Stats view.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Stats {
     /// When the figures were taken (RFC 3339 in JSON).
-    #[serde(serialize_with = "ser_time")]
+    #[serde(serialize_with = "ser_rfc3339")]
     pub at: Millis,
     pub by_state: Vec<StateCount>,
     pub by_queue: Vec<QueueCount>,
@@ -24,10 +25,6 @@ pub struct Stats {
     pub lock_ages: Vec<Bucket>,
     pub wip: Vec<UserWip>,
     pub oldest_open: Option<OldestItem>,
-}
-
-fn ser_time<S: serde::Serializer>(t: &Millis, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(&crate::domain::time::rfc3339(*t))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -63,7 +60,7 @@ pub struct UserWip {
 pub struct OldestItem {
     pub id: i64,
     pub title: String,
-    #[serde(serialize_with = "ser_time")]
+    #[serde(serialize_with = "ser_rfc3339")]
     pub created_at: Millis,
 }
 

@@ -116,7 +116,7 @@ pub fn system_clock() -> UiClock {
 }
 
 /// Opens the TUI on `store` in the real terminal and runs it until the user quits.
-pub fn run(
+pub(crate) fn run(
     store: Box<dyn Store>,
     alerting: crate::app::Alerting,
     palette: crate::config::Palette,

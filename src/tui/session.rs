@@ -62,12 +62,12 @@ impl Session {
     }
 
     /// Sends the bell, desktop notices and title to `out` (the terminal) from now on.
-    pub fn signals_to(&mut self, out: Box<dyn std::io::Write + Send>) {
+    pub(crate) fn signals_to(&mut self, out: Box<dyn std::io::Write + Send>) {
         self.signals = Some(out);
     }
 
     /// Writes the signals `update` asked for (the loop calls this after drawing).
-    pub fn flush_signals(&mut self) {
+    pub(crate) fn flush_signals(&mut self) {
         let signals = self.state.alerting.drain();
         if let Some(out) = self.signals.as_mut()
             && !signals.is_empty()
@@ -77,7 +77,7 @@ impl Session {
     }
 
     /// Now, by the store's clock, without asking the store.
-    pub fn now(&self) -> Millis {
+    pub(crate) fn now(&self) -> Millis {
         (self.clock)() + self.offset
     }
 
@@ -96,7 +96,7 @@ impl Session {
     }
 
     /// Feeds a message through `update` and sends on the effects it returns.
-    pub fn dispatch(&mut self, msg: Msg) {
+    pub(crate) fn dispatch(&mut self, msg: Msg) {
         let fx = app::update(&mut self.state, msg);
         self.enqueue(fx);
         self.pump();
@@ -120,7 +120,7 @@ impl Session {
     }
 
     /// Applies every answer that has arrived; true if there was one.
-    pub fn poll(&mut self) -> bool {
+    pub(crate) fn poll(&mut self) -> bool {
         let mut any = false;
         loop {
             match self.worker.try_recv() {

@@ -464,6 +464,7 @@ fn refresh(st: &mut dyn Store, req: RefreshRequest) -> Snapshot {
                 let q = crate::store::ReportQuery {
                     period,
                     queue: None,
+                    rows_only: false,
                 };
                 snap.figures = Some((k, st.report(&q)?));
             }

@@ -22,10 +22,10 @@ use crate::app::layout::{self, MIN_HEIGHT, MIN_WIDTH};
 use crate::app::{State, View};
 use crate::domain::time::short_duration;
 use crate::domain::{Role, sanitize};
-pub use theme::Theme;
+pub(crate) use theme::Theme;
 
 /// Draws the whole screen.
-pub fn render(state: &State, frame: &mut Frame) {
+pub(crate) fn render(state: &State, frame: &mut Frame) {
     let area = frame.area();
     let theme = Theme::new(state.color, state.palette);
     if !layout::fits(state) || area.width < MIN_WIDTH || area.height < MIN_HEIGHT {

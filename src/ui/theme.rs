@@ -13,13 +13,13 @@ use ratatui::style::{Color, Modifier, Style};
 use crate::config::Palette;
 
 #[derive(Debug, Clone, Copy)]
-pub struct Theme {
+pub(crate) struct Theme {
     color: bool,
     palette: Palette,
 }
 
 impl Theme {
-    pub fn new(color: bool, palette: Palette) -> Theme {
+    pub(crate) fn new(color: bool, palette: Palette) -> Theme {
         Theme { color, palette }
     }
 
@@ -46,44 +46,44 @@ impl Theme {
         self.pick(Some(Color::Magenta), Color::Cyan, Color::Blue)
     }
 
-    pub fn tab(&self) -> Style {
+    pub(crate) fn tab(&self) -> Style {
         Style::default()
     }
-    pub fn tab_active(&self) -> Style {
+    pub(crate) fn tab_active(&self) -> Style {
         self.accent()
             .add_modifier(Modifier::REVERSED | Modifier::BOLD)
     }
     /// Labels and secondary text: the terminal's own foreground, which every theme
     /// makes readable (never a grey that vanishes into the background).
-    pub fn dim(&self) -> Style {
+    pub(crate) fn dim(&self) -> Style {
         Style::default()
     }
-    pub fn key(&self) -> Style {
+    pub(crate) fn key(&self) -> Style {
         self.accent().add_modifier(Modifier::BOLD)
     }
-    pub fn header(&self) -> Style {
+    pub(crate) fn header(&self) -> Style {
         Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
     }
-    pub fn heading(&self) -> Style {
+    pub(crate) fn heading(&self) -> Style {
         self.accent().add_modifier(Modifier::BOLD)
     }
-    pub fn selected(&self) -> Style {
+    pub(crate) fn selected(&self) -> Style {
         Style::default().add_modifier(Modifier::REVERSED)
     }
-    pub fn mine(&self) -> Style {
+    pub(crate) fn mine(&self) -> Style {
         self.pick(None, Color::Green, Color::Blue)
             .add_modifier(Modifier::BOLD)
     }
-    pub fn held(&self) -> Style {
+    pub(crate) fn held(&self) -> Style {
         self.pick(None, Color::Yellow, Color::Magenta)
     }
-    pub fn expired(&self) -> Style {
+    pub(crate) fn expired(&self) -> Style {
         self.fg(Color::Red).add_modifier(Modifier::BOLD)
     }
-    pub fn late(&self) -> Style {
+    pub(crate) fn late(&self) -> Style {
         self.fg(Color::Red)
     }
-    pub fn alert(&self, expired: bool) -> Style {
+    pub(crate) fn alert(&self, expired: bool) -> Style {
         if self.color {
             // White on red, black on yellow: the pairs that read on every palette.
             let (bg, fg) = if expired {
@@ -97,7 +97,7 @@ impl Theme {
         }
     }
     /// The waiting-for-the-database line.
-    pub fn waiting(&self) -> Style {
+    pub(crate) fn waiting(&self) -> Style {
         if self.color {
             Style::default()
                 .bg(Color::Blue)
@@ -107,18 +107,19 @@ impl Theme {
             Style::default().add_modifier(Modifier::REVERSED)
         }
     }
-    pub fn error(&self) -> Style {
+    pub(crate) fn error(&self) -> Style {
         self.fg(Color::Red).add_modifier(Modifier::BOLD)
     }
-    pub fn info(&self) -> Style {
+    pub(crate) fn info(&self) -> Style {
         self.mine()
     }
-    pub fn border(&self) -> Style {
+    pub(crate) fn border(&self) -> Style {
         self.accent()
     }
 
     /// Every style, named (the contrast tests walk them).
-    pub fn all(&self) -> Vec<(&'static str, Style)> {
+    #[cfg(test)]
+    pub(crate) fn all(&self) -> Vec<(&'static str, Style)> {
         vec![
             ("tab", self.tab()),
             ("tab_active", self.tab_active()),

@@ -517,6 +517,30 @@ fn check_passes_on_a_healthy_database() {
 }
 
 #[test]
+fn check_repairs_the_figures_for_a_supervisor() {
+    let env = Env::init("producer");
+    let id = env.add("a").to_string();
+    env.claim("alice", &[]);
+    env.ok("alice", &["complete", &id]);
+    rusqlite::Connection::open(&env.db)
+        .unwrap()
+        .execute_batch("DELETE FROM figure_days")
+        .unwrap();
+    let run = env.run("x", &["check"]);
+    assert_eq!(run.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(out.contains("figures summary:"), "{out}");
+    assert!(out.contains("--repair-figures"), "{out}");
+    let out = env.fails("alice", &["check", "--repair-figures"], 5);
+    assert!(out.contains("supervisor only"), "{out}");
+    let out = env.ok("producer", &["check", "--repair-figures"]);
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        ["rebuilt the figures from the history: 1 holds", "ok"]
+    );
+}
+
+#[test]
 fn backup_writes_a_consistent_copy() {
     let env = Env::init("producer");
     env.add("a");

@@ -115,6 +115,27 @@ fn check_names_unreadable_rows() {
 }
 
 #[test]
+fn check_names_an_unreadable_comment() {
+    let env = Env::init("producer");
+    let id = env.add("x");
+    // Comments are never edited (a trigger refuses it): another client adds a bad one.
+    let c = rusqlite::Connection::open(&env.db).unwrap();
+    c.execute(
+        "INSERT INTO comments (item_id, at, author, os_user, text) \
+         VALUES (?1, 0, 'alice', 'alice', CAST(x'41ff42' AS TEXT))",
+        [id],
+    )
+    .unwrap();
+    let out = env.run("alice", &["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("comments row 1: text is not valid UTF-8"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn the_tui_marks_an_unreadable_row_and_takes_the_next_readable_one() {
     let db = support::tui::Db::new();
     let clock = support::tui::Clock::at(support::tui::T0);

@@ -184,15 +184,14 @@ fn import_while_changing(change: fn(&std::path::Path)) -> (ImportError, i64) {
         change,
         done: false,
     };
-    let err = import::import(
-        &mut *store,
-        &path,
-        Format::Csv,
-        "default",
-        true,
-        &mut progress,
-    )
-    .expect_err("the change is noticed");
+    let opts = import::Options {
+        format: Format::Csv,
+        default_queue: "default",
+        create_queues: true,
+        keep_ids: false,
+    };
+    let err = import::import(&mut *store, &path, &opts, &mut progress)
+        .expect_err("the change is noticed");
     let n = store.count(&Default::default()).unwrap() as i64;
     (err, n)
 }

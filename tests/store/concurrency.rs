@@ -128,6 +128,11 @@ fn eight_processes_drain_a_queue() {
         ITEMS as i64,
         "one hold kept per completion, in the completion's transaction"
     );
+    assert_eq!(
+        q("SELECT sum(completed) FROM figure_days"),
+        ITEMS as i64,
+        "the day summary counts each completion once, in its transaction"
+    );
     // check also recomputes the holds from the events.
     assert!(open(&env.db, "checker").check().unwrap().is_empty());
 }

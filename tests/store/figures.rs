@@ -107,6 +107,7 @@ fn report(s: &mut dyn Store, t0: i64) -> Report {
             until: t0 + 120 * MIN,
         },
         queue: None,
+        rows_only: false,
     })
     .unwrap()
 }
@@ -210,12 +211,20 @@ fn figures_follow_hand_made_histories(b: &dyn Backend) {
 fn check_finds_holds_that_disagree_with_the_events(b: &dyn Backend) {
     let mut boss = setup(b);
     let (_, _) = histories(b, &mut *boss);
+    // (The day summary, kept from the holds, then disagrees with them too.)
+    let holds_only = |found: Vec<String>| -> Vec<String> {
+        let (summary, rest): (Vec<_>, Vec<_>) = found
+            .into_iter()
+            .partition(|f| f.starts_with("figures summary:"));
+        assert_eq!(summary.len(), 1, "{summary:?}");
+        rest
+    };
     b.spoil("DELETE FROM holds WHERE how = 'skipped'");
-    let found = boss.check().unwrap();
+    let found = holds_only(boss.check().unwrap());
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].contains("the holds table lacks"), "{found:?}");
     b.spoil("UPDATE holds SET handle_ms = handle_ms + 1 WHERE how = 'failed'");
-    let found = boss.check().unwrap();
+    let found = holds_only(boss.check().unwrap());
     assert_eq!(found.len(), 3, "{found:?}");
     assert!(
         found
@@ -234,6 +243,7 @@ fn an_empty_period_is_refused(b: &dyn Backend) {
                 until: 10_000,
             },
             queue: None,
+            rows_only: false,
         })
         .unwrap_err();
     assert!(matches!(e, StoreError::Invalid(_)), "{e:?}");
@@ -258,6 +268,7 @@ fn a_queue_filter_keeps_one_queue(b: &dyn Backend) {
             until: t0 + MIN,
         },
         queue: Some("default".into()),
+        rows_only: false,
     };
     let r = boss.report(&q).unwrap();
     assert_eq!(r.queues.len(), 1);
@@ -291,13 +302,15 @@ const OLD_HISTORY: &str = "
         (11, 3, 120000, 'boss', 'b', 'reassigned', '{\"from\": null, \"to\": \"carol\"}'),
         (12, 3, 300000, 'carol', 'c', 'failed', '{}');";
 
+/// The first UTC day: read from the day summary the migration filled.
 fn old_history_report(s: &mut dyn Store) -> Report {
     s.report(&ReportQuery {
         period: Period {
             since: 0,
-            until: 600_000,
+            until: 86_400_000,
         },
         queue: None,
+        rows_only: false,
     })
     .unwrap()
 }
@@ -365,6 +378,7 @@ fn the_demo_has_a_living_history_on_both_backends() {
                 until: now + MIN,
             },
             queue: None,
+            rows_only: false,
         })
         .unwrap()
     };

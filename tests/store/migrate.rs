@@ -176,3 +176,38 @@ fn postgres_fresh_and_migrated_schemas_are_the_same() {
         "schema.pg.sql and the released steps disagree:\n only fresh: {only_fresh:#?}\n only migrated: {only_old:#?}"
     );
 }
+
+#[test]
+fn postgres_upgrade_lets_whoever_reads_the_holds_read_their_summary() {
+    use caseload::store::postgres::migrate;
+    let Some(b) = support::backend::PgBackend::from_env() else {
+        return;
+    };
+    let role = format!("cl_fig_reader_{}", std::process::id());
+    let mut admin = b.admin();
+    let _ = admin.batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE IF EXISTS {role}"));
+    admin
+        .batch_execute(&format!("CREATE ROLE {role} NOLOGIN"))
+        .unwrap();
+    migrate::create_at_version(&mut admin, 7).unwrap();
+    admin
+        .batch_execute(&format!(
+            "GRANT SELECT, INSERT ON holds TO {role}; GRANT SELECT ON holds TO PUBLIC"
+        ))
+        .unwrap();
+    let actor = Actor::new("admin", "admin");
+    let opts = caseload::store::postgres::PgOptions::default();
+    drop(caseload::store::postgres::PgStore::open(&b.url, actor, &opts).unwrap());
+    let may: bool = admin
+        .query_one(
+            &format!(
+                "SELECT has_table_privilege('{role}', '{}.figure_days', 'SELECT')",
+                b.schema
+            ),
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    let _ = admin.batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE IF EXISTS {role}"));
+    assert!(may, "the upgrade grants SELECT on figure_days to {role}");
+}

@@ -85,6 +85,7 @@ fn figures_page_switches_periods_and_sorts_people() {
         .report(&ReportQuery {
             period: PeriodKind::Today.period(T0, caseload::domain::time::Zone::Utc),
             queue: None,
+            rows_only: false,
         })
         .unwrap();
     assert_eq!(Some(&(PeriodKind::Today, r)), s.state.figures.as_ref());

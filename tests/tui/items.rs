@@ -10,32 +10,7 @@ use caseload::store::StoreError;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::support::MIN;
-use crate::support::tui::T0;
-
-fn item(id: i64, holder: Option<&str>, lock_time: i64, token: i64) -> Item {
-    Item {
-        id,
-        queue: "q".into(),
-        request_id: None,
-        title: format!("Item {id}"),
-        body: "body".into(),
-        params: "{}".into(),
-        priority: 0,
-        due_at: None,
-        state: ItemState::Open,
-        lock_user: holder.map(str::to_string),
-        lock_time: holder.map(|_| lock_time),
-        lock_token: token,
-        notes: String::new(),
-        result: None,
-        error: None,
-        created_at: T0 - 60 * MIN,
-        created_by: "feeder".into(),
-        finished_at: None,
-        finished_by: None,
-        unreadable: Vec::new(),
-    }
-}
+use crate::support::tui::{T0, item};
 
 fn state(me: &str) -> State {
     let mut s = State::new(me, T0, 100, 30, true);

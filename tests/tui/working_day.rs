@@ -5,35 +5,18 @@
 use caseload::app::{
     Alerting, Effect, Finish, Held, Msg, Pending, Signal, Snapshot, State, update,
 };
-use caseload::domain::{Event, EventKind, Item, ItemState, QueueSettings};
+use caseload::domain::{Event, EventKind, Item, QueueSettings};
 use caseload::store::{StoreError, TakeNext};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-const T0: i64 = 1_795_341_600_000; // 2026-11-22T10:00:00Z
+use crate::support::tui::T0;
 const SEC: i64 = 1000;
 
+/// The shared fixture, held since T0 and created a minute before it.
 fn item(id: i64, holder: Option<&str>, token: i64) -> Item {
     Item {
-        id,
-        queue: "q".into(),
-        request_id: None,
-        title: format!("Item {id}"),
-        body: "body".into(),
-        params: "{}".into(),
-        priority: 0,
-        due_at: None,
-        state: ItemState::Open,
-        lock_user: holder.map(str::to_string),
-        lock_time: holder.map(|_| T0),
-        lock_token: token,
-        notes: String::new(),
-        result: None,
-        error: None,
         created_at: T0 - 60 * SEC,
-        created_by: "feeder".into(),
-        finished_at: None,
-        finished_by: None,
-        unreadable: Vec::new(),
+        ..crate::support::tui::item(id, holder, T0, token)
     }
 }
 

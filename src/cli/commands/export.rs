@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use anyhow::anyhow;
 
 use crate::domain::time::{parse_rfc3339, rfc3339};
-use crate::domain::{Event, Item, sanitize};
+use crate::domain::{Cell, Event, Item, sanitize};
 use crate::import::neutralize;
 use crate::store::{ExportFilter, Store};
 
@@ -65,7 +65,8 @@ pub(crate) fn export(s: &mut dyn Store, a: ExportArgs, out: &mut dyn Write) -> C
                     return Ok(());
                 }
                 written += 1;
-                writeln!(out, "{}", escape_json_output(&item_json(item).to_string()))
+                let json = item_json(item).map_err(std::io::Error::other)?;
+                writeln!(out, "{}", escape_json_output(&json.to_string()))
             })?;
         }
         FormatArg::Csv => {
@@ -87,29 +88,11 @@ pub(crate) fn export(s: &mut dyn Store, a: ExportArgs, out: &mut dyn Write) -> C
 
 /// An item's CSV row, in `Item::COLUMNS` order; `cell` prepares each text cell.
 fn csv_row(item: &Item, cell: &dyn Fn(&str) -> String) -> [String; 19] {
-    let t = |v: Option<i64>| v.map(rfc3339).unwrap_or_default();
-    let o = |v: &Option<String>| v.as_deref().map(cell).unwrap_or_default();
-    [
-        item.id.to_string(),
-        cell(&item.queue),
-        o(&item.request_id),
-        cell(&item.title),
-        cell(&item.body),
-        cell(&item.params),
-        item.priority.to_string(),
-        t(item.due_at),
-        item.state.as_str().to_string(),
-        o(&item.lock_user),
-        t(item.lock_time),
-        item.lock_token.to_string(),
-        cell(&item.notes),
-        o(&item.result),
-        o(&item.error),
-        rfc3339(item.created_at),
-        cell(&item.created_by),
-        t(item.finished_at),
-        o(&item.finished_by),
-    ]
+    item.cells().map(|c| match c {
+        Cell::Number(n) => n.to_string(),
+        Cell::Text(t) => t.map(cell).unwrap_or_default(),
+        Cell::Time(t) => t.map(rfc3339).unwrap_or_default(),
+    })
 }
 
 /// `export --events`: the audit trail, oldest first.

@@ -26,7 +26,7 @@ pub(crate) fn claim(
         })?,
     };
     if json {
-        write_json(out, &item_json(&item))?;
+        write_json(out, &item_json(&item)?)?;
     } else {
         write_item(s, &item, out)?;
     }
@@ -63,7 +63,7 @@ pub(crate) fn claim_wait(
         let why = match s.take_next(&next) {
             Ok(item) => {
                 if json {
-                    write_json(out, &item_json(&item))?;
+                    write_json(out, &item_json(&item)?)?;
                 } else {
                     write_item(s, &item, out)?;
                 }
@@ -173,7 +173,7 @@ pub(crate) fn complete_next(
         error: anyhow::anyhow!("completed #{}; {e}", h.id),
     })?;
     if json {
-        write_json(out, &item_json(&item))?;
+        write_json(out, &item_json(&item)?)?;
     } else {
         write_item(s, &item, out)?;
     }

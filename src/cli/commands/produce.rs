@@ -101,7 +101,13 @@ pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write)
     };
     let queue = a.queue.unwrap_or_else(|| "default".into());
     let mut bars = Bars::default();
-    let result = import::import(s, &a.file, format, &queue, a.create_queue, &mut bars);
+    let opts = import::Options {
+        format,
+        default_queue: &queue,
+        create_queues: a.create_queue,
+        keep_ids: a.keep_ids,
+    };
+    let result = import::import(s, &a.file, &opts, &mut bars);
     bars.clear();
     let summary = match result {
         Ok(summary) => summary,
@@ -140,6 +146,11 @@ pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write)
                  new file to import (its rows are not matched with these)"
             )
             .into());
+        }
+        Err(ImportError::Store { error, written: 0 }) => {
+            return Err(anyhow::Error::new(error)
+                .context(format!("{shown}: nothing imported"))
+                .into());
         }
         Err(ImportError::Store { error, written }) => {
             return Err(anyhow::Error::new(error)

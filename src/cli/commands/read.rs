@@ -47,7 +47,10 @@ pub(crate) fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliRe
         }
     }
     if a.json {
-        let arr: Vec<Value> = items.iter().map(item_json).collect();
+        let arr = items
+            .iter()
+            .map(item_json)
+            .collect::<serde_json::Result<_>>()?;
         write_json(out, &Value::Array(arr))?;
         return Ok(());
     }
@@ -93,7 +96,7 @@ pub(crate) fn show(s: &mut dyn Store, id: i64, json: bool, out: &mut dyn Write) 
     let comments = s.comments(id)?;
     let figures = ItemFigures::of(&item, &history, s.now()?);
     if json {
-        let mut v = item_json(&item);
+        let mut v = item_json(&item)?;
         v["history"] = Value::Array(history.iter().map(event_json).collect());
         v["figures"] = serde_json::to_value(&figures)?;
         v["comments"] = Value::Array(comments.iter().map(comment_json).collect());
@@ -310,6 +313,7 @@ pub(crate) fn stats(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliRe
     let today = ReportQuery {
         period: PeriodKind::Today.period(st.at, display_zone()),
         queue: None,
+        rows_only: false,
     };
     if json {
         let mut v = serde_json::to_value(&st)?;

@@ -51,6 +51,7 @@ pub(crate) fn report(s: &mut dyn Store, ask: Ask, out: &mut dyn Write) -> CliRes
     let r = s.report(&ReportQuery {
         period,
         queue: ask.queue,
+        rows_only: false,
     })?;
     match ask.format {
         ReportFormat::Json => write_json(out, &as_json(&r, ask.by))?,

@@ -15,7 +15,7 @@ use crate::store::sql::{FENCE_HOLDER, SET_COMPLETE, SET_FAIL, SET_NOTES, SET_REL
 
 /// A holder's write.
 #[derive(Debug, Clone, Copy)]
-pub enum HolderOp<'a> {
+pub(crate) enum HolderOp<'a> {
     Renew,
     Release,
     Skip,
@@ -26,7 +26,7 @@ pub enum HolderOp<'a> {
 
 impl<'a> HolderOp<'a> {
     /// Checks the op's text and describes the write.
-    pub fn plan(self, token: i64) -> Result<ItemWrite<'a>> {
+    pub(crate) fn plan(self, token: i64) -> Result<ItemWrite<'a>> {
         let invalid = |e: crate::domain::ValidationError| StoreError::Invalid(e.message);
         let write = |set, value, kind, detail| ItemWrite {
             set,

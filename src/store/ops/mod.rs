@@ -8,13 +8,13 @@ mod holder;
 mod supervise;
 mod take;
 
-pub use holder::HolderOp;
+pub(crate) use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
 pub(crate) use supervise::{
-    assign, cancel, delete_queue, edit, reassign, rename_queue, reopen, requeue, set_login,
-    set_queue, set_role, unlock, unlock_many,
+    assign, cancel, delete_queue, edit, reassign, rebuild_figures, rename_queue, reopen, requeue,
+    set_login, set_queue, set_role, unlock, unlock_many,
 };
-pub use take::PassedOver;
+pub(crate) use take::PassedOver;
 pub(crate) use take::{finish_and_next, take, take_next};
 
 use serde_json::{Value, json};
@@ -27,11 +27,19 @@ use crate::domain::{
     RealIdentity, Role, TakeOrder,
 };
 
+/// The id an imported item keeps, and its creation time: the time the import began, for
+/// every item of the import, so that they are taken in the order of their ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Kept {
+    pub id: i64,
+    pub created_at: Millis,
+}
+
 /// One write to an item: a SET clause applied where `id` matches and the fence holds,
 /// and the event it writes in the same transaction. The SQL fragments come from
 /// [`crate::store::sql`]; `:now`, `:me`, `:value` and `:token` are bound by the backend.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ItemWrite<'a> {
+pub(crate) struct ItemWrite<'a> {
     pub set: &'static str,
     pub fence: &'static str,
     pub value: Option<&'a str>,
@@ -43,7 +51,7 @@ pub struct ItemWrite<'a> {
 /// (SQLite) or at `BEGIN` from the server's clock (PostgreSQL), who acts, and the real
 /// identity behind that name (learnt by the backend, never from a flag).
 #[derive(Debug, Clone, Copy)]
-pub struct TxCtx<'a> {
+pub(crate) struct TxCtx<'a> {
     pub now: Millis,
     pub actor: &'a Actor,
     pub real: &'a RealIdentity,
@@ -51,7 +59,7 @@ pub struct TxCtx<'a> {
 
 /// An item take-next may claim: its id and its current (expired) holder.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Claimable {
+pub(crate) struct Claimable {
     pub id: i64,
     pub holder: Option<String>,
     /// What its place in take order is decided by (across queues of different orders).
@@ -61,7 +69,7 @@ pub struct Claimable {
 }
 
 /// The primitives of one write transaction.
-pub trait Tx {
+pub(crate) trait Tx {
     /// The transaction's time and actor.
     fn ctx(&self) -> TxCtx<'_>;
     /// The transaction's time.
@@ -129,10 +137,16 @@ pub trait Tx {
     fn insert_event(&mut self, id: i64, kind: EventKind, detail: &Value) -> Result<()>;
     /// Creates the queue row on first use, with the default settings.
     fn ensure_queue(&mut self, name: &str) -> Result<()>;
-    /// Inserts an item (its queue exists); a known request id gives the existing item
-    /// instead. No `created` event is written: the row records who created it, when and
-    /// from which OS login, and history shows that as the item's first event.
-    fn insert_item(&mut self, item: &NewItem) -> Result<Added>;
+    /// Inserts an item (its queue exists), with a new id and created now, or as `keep`
+    /// says (an import that keeps ids; the id must be free); a known request id gives the
+    /// existing item instead. No `created` event is written: the row records who created
+    /// it, when and from which OS login, and history shows that as the item's first event.
+    fn insert_item(&mut self, item: &NewItem, keep: Option<Kept>) -> Result<Added>;
+    /// How many items have an id above `above` and within `ids`.
+    fn items_above(&mut self, above: i64, ids: (i64, i64)) -> Result<u64>;
+    /// Moves the counter new ids come from so that the next new item's id is above `max`
+    /// (never back).
+    fn move_ids_past(&mut self, max: i64) -> Result<()>;
     /// Writes a queue's settings (creating the row) with its audit record. PostgreSQL
     /// writes both through a function that checks the session's role again.
     fn put_queue(&mut self, q: &QueueSettings, note: &AuditNote) -> Result<()>;
@@ -152,6 +166,10 @@ pub trait Tx {
     /// Releases up to `limit` expired locks, each with its `expired` event naming the
     /// holder; returns how many.
     fn reap(&mut self, limit: usize) -> Result<usize>;
+    /// Recomputes the `holds` table from the events (and, through its trigger, the day
+    /// summary from the holds), as [`crate::store::sql::rebuild_figures`]; returns how
+    /// many holds there are.
+    fn rebuild_figures(&mut self) -> Result<u64>;
 }
 
 /// The item, or `NotFound`; an item whose state or lock cannot be read is refused (see
@@ -220,11 +238,68 @@ pub(crate) fn add_items(
             known_queue(tx, q)?;
         }
     }
-    items.iter().map(|it| tx.insert_item(it)).collect()
+    items.iter().map(|it| tx.insert_item(it, None)).collect()
+}
+
+/// Adds checked items that keep the ids `ids` (one per item, each free or already the
+/// item's own, see [`keep_ids`]) and were created at `at`, as [`add_items`] with queues
+/// created.
+pub(crate) fn add_kept(
+    tx: &mut dyn Tx,
+    items: &[NewItem],
+    ids: &[i64],
+    at: Millis,
+) -> Result<Vec<Added>> {
+    if items.len() != ids.len() {
+        return Err(StoreError::Invalid("every kept item needs its id".into()));
+    }
+    let queues: std::collections::BTreeSet<&str> = items.iter().map(|i| i.queue.as_str()).collect();
+    for q in queues {
+        tx.ensure_queue(q)?;
+    }
+    (items.iter().zip(ids))
+        .map(|(it, &id)| tx.insert_item(it, Some(Kept { id, created_at: at })))
+        .collect()
+}
+
+/// Starts an import that keeps the ids `ids.0..=ids.1` (a supervisor's action: it
+/// decides the database's numbering) by adding `last`, the row with the largest of them,
+/// `ids.1`. Refused when an item got an id in that range after `seen` (the largest id
+/// when the file's ids were checked), since it may hold one of them. Once this commits,
+/// items added while the import runs get ids above `ids.1`: on PostgreSQL the identity
+/// sequence is moved past it, on SQLite new ids follow the largest one, `last`'s.
+/// Returns what `last` became and the time the import began (every item's `created_at`;
+/// `last`'s, when an earlier run of it added `last`).
+pub(crate) fn keep_ids(
+    tx: &mut dyn Tx,
+    last: &NewItem,
+    ids: (i64, i64),
+    seen: i64,
+) -> Result<(Added, Millis)> {
+    require_supervisor(tx, "import keeping ids")?;
+    let added = tx.items_above(seen, ids)?;
+    if added > 0 {
+        return Err(StoreError::Invalid(format!(
+            "{added} item(s) got ids between {} and {} while the file was checked; nothing \
+             imported (run the import again)",
+            ids.0, ids.1
+        )));
+    }
+    tx.move_ids_past(ids.1)?;
+    let now = tx.now();
+    let added = add_kept(tx, std::slice::from_ref(last), &[ids.1], now)?
+        .pop()
+        .ok_or_else(|| StoreError::Database("the item was not added".into()))?;
+    // Run again after being cut short: the rest joins the first run's items, in id order.
+    let began = match added.created {
+        true => now,
+        false => tx.item(added.id)?.map_or(now, |i| i.created_at),
+    };
+    Ok((added, began))
 }
 
 /// Where items without a queue go; created on first use.
-pub const DEFAULT_QUEUE: &str = "default";
+pub(crate) const DEFAULT_QUEUE: &str = "default";
 
 /// Adds a comment to an item's thread (no lock needed; any state), with its `noted`
 /// event naming the comment; returns the comment's id.

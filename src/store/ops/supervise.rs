@@ -405,3 +405,10 @@ fn settings_json(q: &QueueSettings) -> Value {
         "paused": q.paused,
     })
 }
+
+/// Rebuilds the figures' tables (`holds` and the day summary) from the events: the repair
+/// for what `caseload check` finds wrong in them. Supervisors only.
+pub(crate) fn rebuild_figures(tx: &mut dyn Tx) -> Result<u64> {
+    require_supervisor(tx, "rebuild the figures")?;
+    tx.rebuild_figures()
+}

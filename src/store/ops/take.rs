@@ -152,7 +152,7 @@ fn next_candidate(
 
 /// The unreadable items take-next passed over: how many, and the first for messages.
 #[derive(Debug, Default)]
-pub struct PassedOver {
+pub(crate) struct PassedOver {
     count: usize,
     first: Option<Item>,
     logged: usize,
@@ -160,7 +160,7 @@ pub struct PassedOver {
 
 impl PassedOver {
     /// Notes an item whose columns cannot be read.
-    pub fn add(&mut self, item: Item) {
+    pub(crate) fn add(&mut self, item: Item) {
         self.count += 1;
         self.first.get_or_insert(item);
     }

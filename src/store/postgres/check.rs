@@ -3,7 +3,7 @@
 
 use super::migrate::{LATEST, schema_version};
 use super::open::{Conn, TxResult};
-use crate::store::check::invariants;
+use crate::store::check::{figure_day_finding, figure_days_sql, invariants};
 
 pub(super) fn check(c: &mut Conn) -> TxResult<Vec<String>> {
     let mut problems = Vec::new();
@@ -27,6 +27,15 @@ pub(super) fn check(c: &mut Conn) -> TxResult<Vec<String>> {
         problems.push(format!(
             "counts: queue '{q}' has {actual} {s} items but the kept count says {kept}"
         ));
+    }
+    let sorted = "(SELECT coalesce(string_agg(x, ';' ORDER BY x COLLATE \"C\"), '') \
+                  FROM unnest(string_to_array({}, ';')) AS x WHERE x <> '')";
+    for r in c
+        .client
+        .query(&figure_days_sql(sorted, " COLLATE \"C\""), &[])?
+    {
+        let (day, queue, holder): (i64, String, String) = (r.get(0), r.get(1), r.get(2));
+        problems.push(figure_day_finding(day, &queue, &holder));
     }
     match schema_version(c)? {
         Some(v) if v == LATEST => {}

@@ -20,6 +20,7 @@ pub const STEPS: &[&str] = &[
     include_str!("migrations/0005_comments.sql"),
     include_str!("migrations/0006_search_due_order.sql"),
     include_str!("migrations/0007_queue_functions.sql"),
+    include_str!("migrations/0008_figure_days.sql"),
 ];
 
 /// The schema version this program writes.

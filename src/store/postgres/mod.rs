@@ -53,7 +53,7 @@ use crate::store::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stat
 pub use self::migrate::{LATEST, SCHEMA, STEPS};
 
 /// The channel every write transaction notifies.
-pub const CHANNEL: &str = "caseload";
+pub(crate) const CHANNEL: &str = "caseload";
 
 /// How long a deadlocked or serialisation-failed write is retried.
 const RETRY_PATIENCE: Duration = Duration::from_secs(30);
@@ -151,7 +151,7 @@ impl PgStore {
 
     /// Moves this store's clock to the server's plus `ms` from now on (the demo writes
     /// its two weeks of history this way; tests skew clocks with `PgOptions`).
-    pub fn set_clock_offset(&mut self, ms: i64) {
+    pub(crate) fn set_clock_offset(&mut self, ms: i64) {
         self.opts.clock_offset_ms = ms;
         self.conn.now_sql = sql::now(ms);
     }
@@ -159,7 +159,7 @@ impl PgStore {
     /// For a bulk fill of made-up data only (the demo): commits on this session no longer
     /// wait for the server's disk (`synchronous_commit = off`: never a damaged database,
     /// at worst the last commits lost to a crash, and the demo is simply made again).
-    pub fn fill_without_waiting_for_the_disk(&mut self) -> Result<()> {
+    pub(crate) fn fill_without_waiting_for_the_disk(&mut self) -> Result<()> {
         self.conn
             .client
             .batch_execute("SET synchronous_commit = off")
@@ -189,7 +189,7 @@ impl PgStore {
     }
 
     /// The server as messages name it: the URL without its password.
-    pub fn shown(&self) -> &str {
+    pub(crate) fn shown(&self) -> &str {
         &self.shown
     }
 
@@ -490,11 +490,19 @@ impl Backend for PgStore {
 
     fn report(&mut self, q: &ReportQuery) -> Result<Report> {
         let facts = self.read(|c| figures::facts(c, q))?;
-        Ok(crate::store::figures::assemble(q, facts))
+        crate::store::figures::assemble(q, facts)
     }
 
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
         self.read(|c| reads::lock_started(c, ids))
+    }
+
+    fn last_item_id(&mut self) -> Result<i64> {
+        self.read(reads::last_item_id)
+    }
+
+    fn item_keys(&mut self, ids: &[i64], rids: &[&str]) -> Result<Vec<(i64, Option<String>)>> {
+        self.read(|c| reads::item_keys(c, ids, rids))
     }
 
     fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>> {

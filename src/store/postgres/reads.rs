@@ -39,9 +39,29 @@ impl<'r> PgCells<'r> {
     }
 }
 
+/// A text cell, or a `json` one as its text (`json` travels as its text, exactly as
+/// stored), so the item's select list is the same on both backends.
+struct Text(String);
+
+impl<'a> postgres::types::FromSql<'a> for Text {
+    fn from_sql(
+        ty: &postgres::types::Type,
+        raw: &'a [u8],
+    ) -> std::result::Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        if *ty == postgres::types::Type::JSON {
+            return Ok(Text(std::str::from_utf8(raw)?.to_owned()));
+        }
+        String::from_sql(ty, raw).map(Text)
+    }
+
+    fn accepts(ty: &postgres::types::Type) -> bool {
+        *ty == postgres::types::Type::JSON || <String as postgres::types::FromSql>::accepts(ty)
+    }
+}
+
 impl Cells for PgCells<'_> {
     fn opt_text(&mut self, i: usize, _column: &'static str) -> Result<Option<String>> {
-        self.get(i)
+        Ok(self.get::<Option<Text>>(i)?.map(|t| t.0))
     }
 
     fn opt_int(&mut self, i: usize, _column: &'static str) -> Result<Option<i64>> {
@@ -285,6 +305,25 @@ pub(super) fn lock_started(c: &mut Conn, ids: &[i64]) -> TxResult<Vec<(i64, Mill
     .iter()
     .map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1)))
     .collect())
+}
+
+pub(super) fn last_item_id(c: &mut Conn) -> TxResult<i64> {
+    Ok(
+        c.query_one("SELECT coalesce(max(id), 0)::bigint FROM items", &[])?
+            .get(0),
+    )
+}
+
+pub(super) fn item_keys(
+    c: &mut Conn,
+    ids: &[i64],
+    request_ids: &[&str],
+) -> TxResult<Vec<(i64, Option<String>)>> {
+    let rows = c.query(
+        "SELECT id, request_id FROM items WHERE id = ANY($1) OR request_id = ANY($2)",
+        &[&ids, &request_ids],
+    )?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
 pub(super) fn events_by(c: &mut Conn, actor: &str, since: Millis) -> TxResult<Vec<Event>> {

@@ -3,17 +3,14 @@
 //! text, so the two cannot drift apart.
 
 use crate::domain::TakeOrder;
-
-/// The item columns, in the order the row reader expects (`params` as text).
-pub const ITEM_COLS: &str = "id, queue, request_id, title, body, params::text, priority, due_at, \
-     state, lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
-     finished_at, finished_by";
+pub(crate) use crate::store::sql::ITEM_COLS;
+use crate::store::sql::const_join;
 
 /// The event columns, in the order the row reader expects (`detail` as text).
-pub const EVENT_COLS: &str = "id, item_id, at, actor, os_user, kind, detail::text";
+pub(crate) const EVENT_COLS: &str = "id, item_id, at, actor, os_user, kind, detail::text";
 
 /// The server's now in Unix ms, plus a test offset.
-pub fn now(offset_ms: i64) -> String {
+pub(crate) fn now(offset_ms: i64) -> String {
     format!(
         "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + ({offset_ms})::bigint"
     )
@@ -28,23 +25,27 @@ pub fn begin(offset_ms: i64) -> String {
 /// expired, queue not paused, within the WIP limit) and its event (`$4` the OS user, `$5`
 /// the previous holder: `locked`, or `taken_over` naming it) in one statement, returning
 /// the item. The row is already held by the caller's transaction.
-pub const CLAIM: &str = "WITH u AS (UPDATE items SET lock_user = $1, lock_time = $2, \
-     lock_token = lock_token + 1 \
-     FROM queues q \
-     WHERE items.id = $3 AND q.name = items.queue AND items.state = 'open' \
-     AND (items.lock_user IS NULL OR items.lock_time <= $2 - q.lock_seconds * 1000) \
-     AND NOT q.paused \
-     AND (q.max_per_user IS NULL OR q.max_per_user > (SELECT count(*) FROM items h \
-          WHERE h.lock_user = $1 AND h.queue = items.queue AND h.id <> items.id)) \
-     RETURNING items.id, items.queue, items.request_id, items.title, items.body, \
-     items.params::text, items.priority, items.due_at, items.state, items.lock_user, \
-     items.lock_time, items.lock_token, items.notes, items.result, items.error, \
-     items.created_at, items.created_by, items.finished_at, items.finished_by), \
-     e AS (INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
-     SELECT u.id, $2, $1, $4, CASE WHEN $5::text IS NULL THEN 'locked' ELSE 'taken_over' END, \
-     CASE WHEN $5::text IS NULL THEN json_build_object('token', u.lock_token) \
-     ELSE json_build_object('from', $5::text, 'token', u.lock_token) END FROM u) \
-     SELECT * FROM u";
+/// (`queues` shares no column name with `items`, so the item's columns need no prefix.)
+pub const CLAIM: &str = const_join!(
+    &[
+        "WITH u AS (UPDATE items SET lock_user = $1, lock_time = $2, \
+         lock_token = lock_token + 1 \
+         FROM queues q \
+         WHERE items.id = $3 AND q.name = items.queue AND items.state = 'open' \
+         AND (items.lock_user IS NULL OR items.lock_time <= $2 - q.lock_seconds * 1000) \
+         AND NOT q.paused \
+         AND (q.max_per_user IS NULL OR q.max_per_user > (SELECT count(*) FROM items h \
+              WHERE h.lock_user = $1 AND h.queue = items.queue AND h.id <> items.id)) \
+         RETURNING ",
+        ITEM_COLS,
+        "), e AS (INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+         SELECT u.id, $2, $1, $4, CASE WHEN $5::text IS NULL THEN 'locked' ELSE 'taken_over' \
+         END, CASE WHEN $5::text IS NULL THEN json_build_object('token', u.lock_token) \
+         ELSE json_build_object('from', $5::text, 'token', u.lock_token) END FROM u) \
+         SELECT * FROM u"
+    ],
+    ""
+);
 
 /// The first item `$1` may take at `$2`, in take order (across all queues, or within
 /// `$4`), other than the ids in `$3`: its id, holder, queue and whether the queue has a
@@ -55,7 +56,7 @@ pub fn candidate(one_queue: bool) -> String {
 }
 
 /// [`candidate`] in a take order (`Due` within one queue: the `items_take_due` index).
-pub fn candidate_in(one_queue: bool, order: TakeOrder) -> String {
+pub(crate) fn candidate_in(one_queue: bool, order: TakeOrder) -> String {
     format!(
         "SELECT i.id, i.lock_user, i.queue, q.max_per_user IS NOT NULL, i.due_at, i.priority, \
          i.created_at FROM items i \

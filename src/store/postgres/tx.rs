@@ -13,7 +13,7 @@ use crate::domain::{
 use crate::store::Added;
 use crate::store::TakeNext;
 use crate::store::error::Result;
-use crate::store::ops::{Claimable, ItemWrite, PassedOver, Tx, TxCtx};
+use crate::store::ops::{Claimable, ItemWrite, Kept, PassedOver, Tx, TxCtx};
 use crate::store::rows;
 use crate::store::sql::kinds_sql;
 
@@ -275,26 +275,35 @@ impl Tx for PgTx<'_> {
         self.lift(r.map_err(TxError::from)).map(|_| ())
     }
 
-    fn insert_item(&mut self, item: &NewItem) -> Result<Added> {
-        let (now, actor) = (self.ctx.now, self.ctx.actor);
+    fn insert_item(&mut self, item: &NewItem, keep: Option<Kept>) -> Result<Added> {
+        let actor = self.ctx.actor;
+        let now = keep.map_or(self.ctx.now, |k| k.created_at);
+        let id = keep.map(|k| k.id);
         let r = (|| -> TxResult<Added> {
+            // An identity column takes an id given, or DEFAULT (never NULL).
+            let at = if keep.is_some() { "$11" } else { "DEFAULT" };
+            let params: [&(dyn postgres::types::ToSql + Sync); 11] = [
+                &item.queue,
+                &item.request_id,
+                &item.title,
+                &item.body,
+                &item.params,
+                &item.priority,
+                &item.due_at,
+                &now,
+                &actor.name,
+                &actor.os_user,
+                &id,
+            ];
+            let n = if keep.is_some() { 11 } else { 10 };
             let row = self.c.query_opt(
-                "INSERT INTO items (queue, request_id, title, body, params, priority, due_at, \
-                 created_at, created_by, created_os) \
-                 VALUES ($1, $2, $3, $4, $5::text::json, $6, $7, $8, $9, $10) \
-                 ON CONFLICT (request_id) DO NOTHING RETURNING id",
-                &[
-                    &item.queue,
-                    &item.request_id,
-                    &item.title,
-                    &item.body,
-                    &item.params,
-                    &item.priority,
-                    &item.due_at,
-                    &now,
-                    &actor.name,
-                    &actor.os_user,
-                ],
+                &format!(
+                    "INSERT INTO items (id, queue, request_id, title, body, params, priority, \
+                     due_at, created_at, created_by, created_os) \
+                     VALUES ({at}, $1, $2, $3, $4, $5::text::json, $6, $7, $8, $9, $10) \
+                     ON CONFLICT (request_id) DO NOTHING RETURNING id"
+                ),
+                &params[..n],
             )?;
             let Some(row) = row else {
                 // A known request id: the producer's retry gets the existing item.
@@ -315,6 +324,27 @@ impl Tx for PgTx<'_> {
             })
         })();
         self.lift(r)
+    }
+
+    fn items_above(&mut self, above: i64, ids: (i64, i64)) -> Result<u64> {
+        let r = self.c.query_one(
+            "SELECT count(*) FROM items WHERE id > $1 AND id BETWEEN $2 AND $3",
+            &[&above, &ids.0, &ids.1],
+        );
+        let n: i64 = self.lift(r.map_err(TxError::from))?.get(0);
+        Ok(n.max(0) as u64)
+    }
+
+    fn move_ids_past(&mut self, max: i64) -> Result<()> {
+        // Forward only: an id handed out before (perhaps to a transaction not committed
+        // yet) is never handed out again. Needs the right to change the sequence (the
+        // owner that ran `init` has it).
+        let r = self.c.execute(
+            "SELECT setval(s, $1) FROM (SELECT pg_get_serial_sequence('items', 'id')::regclass \
+             AS s) q WHERE $1 > coalesce(pg_sequence_last_value(s), 0)",
+            &[&max],
+        );
+        self.lift(r.map_err(TxError::from)).map(|_| ())
     }
 
     fn queue_items(&mut self, queue: &str) -> Result<u64> {
@@ -433,6 +463,17 @@ impl Tx for PgTx<'_> {
             Ok(prev.flatten())
         })();
         self.lift(r)
+    }
+
+    fn rebuild_figures(&mut self) -> Result<u64> {
+        let r = (|| -> std::result::Result<u64, postgres::Error> {
+            let mut n = 0;
+            for sql in crate::store::sql::rebuild_figures() {
+                n = self.c.execute(sql.as_str(), &[])?;
+            }
+            Ok(n)
+        })();
+        self.lift(r.map_err(TxError::from))
     }
 
     fn reap(&mut self, limit: usize) -> Result<usize> {

@@ -12,22 +12,26 @@ use rusqlite::types::ValueRef;
 
 use super::migrate;
 use super::rows::item_from_row;
+use rusqlite::functions::FunctionFlags;
+
 use crate::store::check::invariants as shared_invariants;
+use crate::store::check::{figure_day_finding, figure_days_sql};
+use crate::store::figure_days::sorted_entries;
 
 /// How many rows one check names before it only counts the rest.
 const NAMED: usize = 20;
 
 /// Prefix of findings that mean the file itself is damaged (SQLite's own checks, or a
 /// check that could not read the file).
-pub const DAMAGE: &str = "damaged:";
+pub(crate) const DAMAGE: &str = "damaged:";
 /// Prefix of findings about rows whose values cannot be read.
-pub const UNREADABLE: &str = "unreadable:";
+pub(crate) const UNREADABLE: &str = "unreadable:";
 
 /// One check: adds its findings, or fails when it cannot finish.
 type Check = fn(&Connection, &mut Vec<String>) -> rusqlite::Result<()>;
 
 /// Runs every check on an open connection; returns the findings (empty when all is well).
-pub fn run(c: &Connection) -> Vec<String> {
+pub(crate) fn run(c: &Connection) -> Vec<String> {
     let mut found = Vec::new();
     // Nothing else can run when SQLite cannot read the schema itself.
     if let Err(e) = c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(())) {
@@ -37,13 +41,14 @@ pub fn run(c: &Connection) -> Vec<String> {
         ));
         return found;
     }
-    let checks: [(&str, Check); 7] = [
+    let checks: [(&str, Check); 8] = [
         ("the integrity check", integrity),
         ("the foreign key check", foreign_keys),
         ("the lock and state rules", invariants),
         ("reading every item", unreadable_items),
         ("reading every event, queue and user", unreadable_text),
         ("the kept counts", counts),
+        ("the figures summary", figure_days),
         ("the schema version", schema_version),
     ];
     for (what, check) in checks {
@@ -59,7 +64,7 @@ pub fn run(c: &Connection) -> Vec<String> {
 
 /// Checks a file that caseload could not open normally because SQLite found it damaged
 /// (`why` says what failed): the same checks on a plain connection, after that reason.
-pub fn run_on_file(path: &Path, why: &str) -> Vec<String> {
+pub(crate) fn run_on_file(path: &Path, why: &str) -> Vec<String> {
     let mut found = vec![format!("{DAMAGE} opening it failed: {why}")];
     // Opened as doctor opens: read-only, creating no -wal/-shm a writer could not use.
     match super::open::inspect(path, true) {
@@ -70,7 +75,7 @@ pub fn run_on_file(path: &Path, why: &str) -> Vec<String> {
 }
 
 /// Steps that keep every byte that can still be read, for the findings given.
-pub fn advice(found: &[String]) -> Vec<String> {
+pub(crate) fn advice(found: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     if found.iter().any(|f| f.starts_with(DAMAGE)) {
         out.push(
@@ -267,11 +272,10 @@ fn invariants(c: &Connection, found: &mut Vec<String>) -> rusqlite::Result<()> {
 }
 
 fn unreadable_items(c: &Connection, found: &mut Vec<String>) -> rusqlite::Result<()> {
-    let mut stmt = c.prepare(
-        "SELECT id, queue, request_id, title, body, params, priority, due_at, state, \
-         lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
-         finished_at, finished_by FROM items ORDER BY id",
-    )?;
+    let mut stmt = c.prepare(&format!(
+        "SELECT {} FROM items ORDER BY id",
+        super::sql::ITEM_COLS
+    ))?;
     let mut rows = stmt.query([])?;
     let mut n = 0usize;
     while let Some(r) = rows.next()? {
@@ -299,8 +303,9 @@ fn unreadable_items(c: &Connection, found: &mut Vec<String>) -> rusqlite::Result
 
 /// Text columns of the other tables that are not valid UTF-8 (or missing).
 fn unreadable_text(c: &Connection, found: &mut Vec<String>) -> rusqlite::Result<()> {
-    let tables: [(&str, &str, &[&str]); 3] = [
+    let tables: [(&str, &str, &[&str]); 4] = [
         ("events", "id", &["actor", "os_user", "kind", "detail"]),
+        ("comments", "id", &["author", "os_user", "text"]),
         ("queues", "name", &["name"]),
         ("users", "name", &["name", "role"]),
     ];
@@ -353,6 +358,40 @@ fn counts(c: &Connection, found: &mut Vec<String>) -> rusqlite::Result<()> {
             cell(3)
         ));
     })
+}
+
+/// The day summary against the holds (an older file without one is named by the schema
+/// version check).
+fn figure_days(c: &Connection, found: &mut Vec<String>) -> rusqlite::Result<()> {
+    let mut has = false;
+    each_row(
+        c,
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'figure_days'",
+        |_| has = true,
+    )?;
+    if !has {
+        return Ok(());
+    }
+    c.create_scalar_function(
+        "caseload_sorted_entries",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            Ok(match ctx.get_raw(0) {
+                ValueRef::Text(b) => Some(sorted_entries(&String::from_utf8_lossy(b))),
+                _ => None,
+            })
+        },
+    )?;
+    each_row(
+        c,
+        &figure_days_sql("caseload_sorted_entries({})", ""),
+        |row| {
+            let cell = |i: usize| row.get(i).cloned().unwrap_or_default();
+            let day = cell(0).parse().unwrap_or(0);
+            found.push(figure_day_finding(day, &cell(1), &cell(2)));
+        },
+    )
 }
 
 fn schema_version(c: &Connection, found: &mut Vec<String>) -> rusqlite::Result<()> {

@@ -1,6 +1,7 @@
-//! The supervisors' figures on SQLite: the holds that ended in the period (one range of
-//! the `holds` table, clustered by end time) and each queue's due counts (over
-//! `items_queue_due`), read in one snapshot.
+//! The supervisors' figures on SQLite, read in one snapshot: the day summary's rows of the
+//! period's whole UTC days (`figure_days`, by day), the holds that ended in its edges
+//! (ranges of the `holds` table, clustered by end time) and each queue's due counts (over
+//! `items_queue_due`).
 
 use rusqlite::{Connection, params};
 
@@ -8,6 +9,7 @@ use super::reads::queues;
 use super::rows::lossy_text;
 use crate::domain::Millis;
 use crate::store::error::Result;
+use crate::store::figure_days::{DayCell, split};
 use crate::store::figures::{HoldRow, Report, ReportFacts, ReportQuery, assemble};
 
 /// The report at `now`, from one snapshot.
@@ -15,30 +17,19 @@ pub(super) fn report(c: &Connection, now: Millis, q: &ReportQuery) -> Result<Rep
     c.execute_batch("BEGIN")?;
     let out = facts(c, now, q);
     let _ = c.execute_batch(if out.is_ok() { "COMMIT" } else { "ROLLBACK" });
-    Ok(assemble(q, out?))
+    assemble(q, out?)
 }
 
 fn facts(c: &Connection, now: Millis, q: &ReportQuery) -> Result<ReportFacts> {
-    let rows = c
-        .prepare_cached(
-            "SELECT queue, holder, started, ended, how, handle_ms, own_ms, wait_ms, cycle_ms, \
-             late_ms FROM holds WHERE ended >= ?1 AND ended < ?2 AND (?3 IS NULL OR queue = ?3)",
-        )?
-        .query_map(params![q.period.since, q.period.until, q.queue], |r| {
-            Ok(HoldRow {
-                queue: lossy_text(r, 0)?,
-                holder: lossy_text(r, 1)?,
-                started: r.get(2)?,
-                ended: r.get(3)?,
-                how: lossy_text(r, 4)?,
-                handle_ms: r.get(5)?,
-                own_ms: r.get(6)?,
-                wait_ms: r.get(7)?,
-                cycle_ms: r.get(8)?,
-                late_ms: r.get(9)?,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+    let parts = split(q.period.since, q.period.until, q.rows_only);
+    let mut rows = Vec::new();
+    for (since, until) in parts.edges {
+        rows.extend(holds(c, since, until, q.queue.as_deref())?);
+    }
+    let cells = match parts.days {
+        Some((first, end)) => cells(c, first, end, q.queue.as_deref())?,
+        None => Vec::new(),
+    };
     let queues = queues(c)?;
     let mut due = Vec::with_capacity(queues.len());
     let mut count = c.prepare_cached(
@@ -54,6 +45,58 @@ fn facts(c: &Connection, now: Millis, q: &ReportQuery) -> Result<ReportFacts> {
         now,
         queues,
         rows,
+        cells,
         due,
     })
+}
+
+/// The summary rows of the days `[first, end)`.
+fn cells(c: &Connection, first: Millis, end: Millis, queue: Option<&str>) -> Result<Vec<DayCell>> {
+    Ok(c.prepare_cached(
+        "SELECT day, queue, holder, completed, failed, skipped, released, lost, held_ms, \
+         finishes FROM figure_days WHERE day >= ?1 AND day < ?2 AND (?3 IS NULL OR queue = ?3)",
+    )?
+    .query_map(params![first, end, queue], |r| {
+        Ok(DayCell {
+            day: r.get(0)?,
+            queue: lossy_text(r, 1)?,
+            holder: lossy_text(r, 2)?,
+            completed: r.get(3)?,
+            failed: r.get(4)?,
+            skipped: r.get(5)?,
+            released: r.get(6)?,
+            lost: r.get(7)?,
+            held_ms: r.get(8)?,
+            finishes: lossy_text(r, 9)?,
+        })
+    })?
+    .collect::<rusqlite::Result<_>>()?)
+}
+
+/// The holds that ended in `[since, until)`.
+fn holds(
+    c: &Connection,
+    since: Millis,
+    until: Millis,
+    queue: Option<&str>,
+) -> Result<Vec<HoldRow>> {
+    Ok(c.prepare_cached(
+        "SELECT queue, holder, started, ended, how, handle_ms, own_ms, wait_ms, cycle_ms, \
+             late_ms FROM holds WHERE ended >= ?1 AND ended < ?2 AND (?3 IS NULL OR queue = ?3)",
+    )?
+    .query_map(params![since, until, queue], |r| {
+        Ok(HoldRow {
+            queue: lossy_text(r, 0)?,
+            holder: lossy_text(r, 1)?,
+            started: r.get(2)?,
+            ended: r.get(3)?,
+            how: lossy_text(r, 4)?,
+            handle_ms: r.get(5)?,
+            own_ms: r.get(6)?,
+            wait_ms: r.get(7)?,
+            cycle_ms: r.get(8)?,
+            late_ms: r.get(9)?,
+        })
+    })?
+    .collect::<rusqlite::Result<_>>()?)
 }

@@ -20,13 +20,14 @@ pub const STEPS: &[&str] = &[
     include_str!("migrations/0005_identity_audit.sql"),
     include_str!("migrations/0006_comments.sql"),
     include_str!("migrations/0007_search_due_order.sql"),
+    include_str!("migrations/0008_figure_days.sql"),
 ];
 
 /// The schema version this program writes.
 pub const LATEST: i64 = STEPS.len() as i64;
 
 /// Marks a file as caseload's (`PRAGMA application_id`, "CSLD").
-pub const APPLICATION_ID: i64 = 0x4353_4C44;
+pub(crate) const APPLICATION_ID: i64 = 0x4353_4C44;
 
 /// What opening did to the schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +39,7 @@ pub enum Migration {
 
 /// Refuses, before anything is written, a file that is another program's SQLite
 /// database or comes from a newer caseload.
-pub fn check_ours(conn: &Connection) -> Result<()> {
+pub(crate) fn check_ours(conn: &Connection) -> Result<()> {
     let (version, app_id) = versions(conn)?;
     check_version(version, app_id)?;
     if version == 0 {

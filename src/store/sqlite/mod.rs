@@ -42,7 +42,7 @@ use crate::store::ops::{Tx, TxCtx};
 use crate::store::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats};
 
 /// A source of "now" in Unix milliseconds; tests pass a fixed or stepped clock.
-pub type Clock = Box<dyn Fn() -> Millis + Send>;
+pub(crate) type Clock = Box<dyn Fn() -> Millis + Send>;
 
 /// The host's clock.
 pub fn system_clock() -> Millis {
@@ -207,16 +207,11 @@ impl SqliteStore {
         }
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// For a bulk fill of made-up data only (the demo): commits on this connection no
     /// longer wait for the disk (`synchronous = NORMAL`; in WAL mode the file cannot be
     /// corrupted by it, only the last commits lost to a power cut, and the demo is simply
     /// made again). Everyone else keeps `synchronous = FULL`.
-    pub fn fill_without_waiting_for_the_disk(&self) -> Result<()> {
+    pub(crate) fn fill_without_waiting_for_the_disk(&self) -> Result<()> {
         self.conn
             .execute_batch("PRAGMA synchronous = NORMAL")
             .map_err(map_err)
@@ -414,6 +409,20 @@ impl Backend for SqliteStore {
 
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
         reads::lock_started(&self.conn, ids)
+    }
+
+    fn last_item_id(&mut self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("SELECT coalesce(max(id), 0) FROM items", [], |r| r.get(0))?)
+    }
+
+    fn item_keys(
+        &mut self,
+        ids: &[i64],
+        request_ids: &[&str],
+    ) -> Result<Vec<(i64, Option<String>)>> {
+        reads::item_keys(&self.conn, ids, request_ids)
     }
 
     fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>> {

@@ -1,7 +1,7 @@
 //! The SQLite store's reads: items, windows of lists, counts, history, lost locks and
 //! export. Reads run outside any write transaction (WAL: they never wait for writers).
 
-use rusqlite::{Connection, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::rows::{Cols, event_from_row, item_from_row, lossy_opt_text, lossy_text};
 use super::sql::{ITEM_COLS, KEPT_COUNT};
@@ -253,6 +253,35 @@ pub(super) fn lock_started(c: &Connection, ids: &[i64]) -> Result<Vec<(i64, Mill
         let at: Option<i64> = stmt.query_row([id], |r| r.get(0))?;
         if let Some(at) = at {
             out.push((id, at));
+        }
+    }
+    Ok(out)
+}
+
+/// The id and request id of the items with one of `ids` or `request_ids` (one indexed
+/// probe each).
+pub(super) fn item_keys(
+    c: &Connection,
+    ids: &[i64],
+    request_ids: &[&str],
+) -> Result<Vec<(i64, Option<String>)>> {
+    let mut out = Vec::new();
+    let mut by_id = c.prepare_cached("SELECT id, request_id FROM items WHERE id = ?1")?;
+    for &id in ids {
+        if let Some(k) = by_id
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?
+        {
+            out.push(k);
+        }
+    }
+    let mut by_rid = c.prepare_cached("SELECT id, request_id FROM items WHERE request_id = ?1")?;
+    for rid in request_ids {
+        if let Some(k) = by_rid
+            .query_row([rid], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?
+        {
+            out.push(k);
         }
     }
     Ok(out)

@@ -3,18 +3,14 @@
 //! text, so the two cannot drift apart.
 
 use crate::domain::TakeOrder;
-use crate::store::sql::{ORDER_DUE, ORDER_PRIORITY};
-
-/// The item columns, in the order the row reader expects.
-pub const ITEM_COLS: &str = "id, queue, request_id, title, body, params, priority, due_at, state, \
-     lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
-     finished_at, finished_by";
+pub use crate::store::sql::ITEM_COLS;
+use crate::store::sql::{ORDER_DUE, ORDER_PRIORITY, const_join};
 
 /// The event columns, in the order the row reader expects.
-pub const EVENT_COLS: &str = "id, item_id, at, actor, os_user, kind, detail";
+pub(crate) const EVENT_COLS: &str = "id, item_id, at, actor, os_user, kind, detail";
 
 /// Condition: the row's lock has expired at `:now`.
-pub const EXPIRED: &str =
+pub(crate) const EXPIRED: &str =
     "lock_time <= :now - (SELECT q.lock_seconds * 1000 FROM queues q WHERE q.name = items.queue)";
 
 /// Condition: the row's queue is neither paused nor at `:me`'s limit per user.
@@ -24,17 +20,22 @@ const QUEUE_ADMITS: &str = "NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = it
 
 /// The claim: the conditional write that takes item `:id` for `:me` at `:now` — open,
 /// free or expired, its queue not paused, within the WIP limit — returning the item.
-pub const CLAIM: &str = "UPDATE items SET lock_user = :me, lock_time = :now, \
-     lock_token = lock_token + 1 \
-     WHERE id = :id AND state = 'open' \
-     AND (lock_user IS NULL OR lock_time <= :now - \
-          (SELECT q.lock_seconds * 1000 FROM queues q WHERE q.name = items.queue)) \
-     AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = items.queue AND (q.paused = 1 OR \
-          (q.max_per_user IS NOT NULL AND q.max_per_user <= (SELECT count(*) FROM items h \
-           WHERE h.lock_user = :me AND h.queue = items.queue AND h.id <> items.id)))) \
-     RETURNING id, queue, request_id, title, body, params, priority, due_at, state, \
-     lock_user, lock_time, lock_token, notes, result, error, created_at, created_by, \
-     finished_at, finished_by";
+pub const CLAIM: &str = const_join!(
+    &[
+        "UPDATE items SET lock_user = :me, lock_time = :now, \
+         lock_token = lock_token + 1 \
+         WHERE id = :id AND state = 'open' \
+         AND (lock_user IS NULL OR lock_time <= :now - \
+              (SELECT q.lock_seconds * 1000 FROM queues q WHERE q.name = items.queue)) \
+         AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = items.queue AND (q.paused = 1 \
+              OR (q.max_per_user IS NOT NULL AND q.max_per_user <= (SELECT count(*) FROM \
+              items h WHERE h.lock_user = :me AND h.queue = items.queue AND h.id <> \
+              items.id)))) \
+         RETURNING ",
+        ITEM_COLS
+    ],
+    ""
+);
 
 /// The items `:me` may take at `:now`, in take order, across all queues or within
 /// `:queue`, other than the ids in the JSON array `:skip`: whole rows (`ITEM_COLS`), so
@@ -76,9 +77,9 @@ pub const ENSURE_QUEUE: &str =
     "INSERT INTO queues (name) VALUES (?1) ON CONFLICT (name) DO NOTHING";
 
 /// Inserts an item unless its request id is known; returns the new id.
-pub const INSERT_ITEM: &str = "INSERT INTO items (queue, request_id, title, body, params, \
+pub const INSERT_ITEM: &str = "INSERT INTO items (id, queue, request_id, title, body, params, \
      priority, due_at, created_at, created_by, created_os) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+     VALUES (?11, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
      ON CONFLICT (request_id) DO NOTHING RETURNING id";
 
 /// The item with a known request id.

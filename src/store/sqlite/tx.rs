@@ -14,7 +14,7 @@ use crate::domain::{
 use crate::store::Added;
 use crate::store::TakeNext;
 use crate::store::error::Result;
-use crate::store::ops::{Claimable, ItemWrite, PassedOver, Tx, TxCtx};
+use crate::store::ops::{Claimable, ItemWrite, Kept, PassedOver, Tx, TxCtx};
 use crate::store::sql::{FENCE_TOKEN, SET_RELEASE, kinds_sql};
 
 /// One write transaction on SQLite.
@@ -298,7 +298,7 @@ impl Tx for SqliteTx<'_> {
         Ok(())
     }
 
-    fn insert_item(&mut self, item: &NewItem) -> Result<Added> {
+    fn insert_item(&mut self, item: &NewItem, keep: Option<Kept>) -> Result<Added> {
         let id: Option<i64> = self
             .c
             .prepare_cached(sql::INSERT_ITEM)?
@@ -311,9 +311,10 @@ impl Tx for SqliteTx<'_> {
                     item.params,
                     item.priority,
                     item.due_at,
-                    self.ctx.now,
+                    keep.map_or(self.ctx.now, |k| k.created_at),
                     self.ctx.actor.name,
-                    self.ctx.actor.os_user
+                    self.ctx.actor.os_user,
+                    keep.map(|k| k.id)
                 ],
                 |r| r.get(0),
             )
@@ -329,9 +330,34 @@ impl Tx for SqliteTx<'_> {
                 created: false,
             });
         };
+        if keep.is_some() {
+            // A kept id at or below the search index's high-water mark is neither in the
+            // index nor in the scanned tail: mark it changed, so that search scans it.
+            self.c
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO search_dirty (id) \
+                     SELECT ?1 WHERE ?1 <= (SELECT indexed FROM search_meta)",
+                )?
+                .execute([id])?;
+        }
         // No `created` event: the row's created_at and created_by are the record (history
         // shows them as its first event).
         Ok(Added { id, created: true })
+    }
+
+    fn items_above(&mut self, above: i64, ids: (i64, i64)) -> Result<u64> {
+        let n: i64 = self
+            .c
+            .prepare_cached("SELECT count(*) FROM items WHERE id > ?1 AND id BETWEEN ?2 AND ?3")?
+            .query_row(params![above, ids.0, ids.1], |r| r.get(0))?;
+        Ok(n.max(0) as u64)
+    }
+
+    fn move_ids_past(&mut self, _max: i64) -> Result<()> {
+        // A new item's id is one above the largest id in the table (the table has no
+        // AUTOINCREMENT counter): adding the item with id `max`, as the caller does in
+        // the same transaction, is what moves it.
+        Ok(())
     }
 
     fn queue_items(&mut self, queue: &str) -> Result<u64> {
@@ -410,6 +436,14 @@ impl Tx for SqliteTx<'_> {
             )?
             .execute(params![user, login])?;
         insert_audit(self, note)
+    }
+
+    fn rebuild_figures(&mut self) -> Result<u64> {
+        let mut n = 0;
+        for sql in crate::store::sql::rebuild_figures() {
+            n = self.c.execute(&sql, [])?;
+        }
+        Ok(n as u64)
     }
 
     fn swap_last_seen(&mut self) -> Result<Option<Millis>> {
