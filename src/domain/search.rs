@@ -8,6 +8,8 @@
 //! (Unicode-wide, `müller` finds `MÜLLER`). PostgreSQL runs the same table through
 //! `translate()` ([`FOLD_FROM`], [`FOLD_TO`]).
 
+use std::sync::OnceLock;
+
 /// Accented letters folded to a base letter, one for one with [`FOLD_TO`].
 pub const FOLD_FROM: &str = "ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöøùúûüýÿ\
 ĀāĂăĄąĆćĈĉĊċČčĎďĐđĒēĔĕĖėĘęĚěĜĝĞğĠġĢģĤĥĦħĨĩĪīĬĭĮįİıĴĵĶķĹĺĻļĽľĿŀŁłŃńŅņŇňŌōŎŏŐőŔŕŖŗŘřŚśŜŝŞşŠšŢţŤťŦŧŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽž";
@@ -22,18 +24,26 @@ pub const COUNT_CAP: u64 = 1000;
 /// Words shorter than this (in characters) are too short for a trigram index.
 pub const MIN_INDEXED_WORD: usize = 3;
 
+/// [`FOLD_FROM`] and [`FOLD_TO`] as pairs sorted by the accented letter (built once), so
+/// that folding a character is a binary search rather than a walk of the table.
+fn fold_pairs() -> &'static [(char, char)] {
+    static PAIRS: OnceLock<Vec<(char, char)>> = OnceLock::new();
+    PAIRS.get_or_init(|| {
+        let mut pairs: Vec<(char, char)> = FOLD_FROM.chars().zip(FOLD_TO.chars()).collect();
+        pairs.sort_unstable();
+        pairs
+    })
+}
+
 /// The folded form of one character, appended to `out`.
 fn fold_char(c: char, out: &mut String) {
     if c.is_ascii() {
         out.push(c.to_ascii_lowercase());
         return;
     }
-    if let Some(b) = FOLD_FROM
-        .chars()
-        .position(|f| f == c)
-        .and_then(|i| FOLD_TO.chars().nth(i))
-    {
-        out.push(b);
+    let pairs = fold_pairs();
+    if let Ok(i) = pairs.binary_search_by_key(&c, |p| p.0) {
+        out.push(pairs[i].1);
         return;
     }
     out.extend(c.to_lowercase());
@@ -42,10 +52,22 @@ fn fold_char(c: char, out: &mut String) {
 /// Text folded for comparison: lower case, accents of Latin letters removed.
 pub fn fold(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        fold_char(c, &mut out);
-    }
+    fold_into(text, &mut out);
     out
+}
+
+/// [`fold`] into a buffer the caller reuses (cleared first): no allocation once the
+/// buffer is large enough, and ASCII text is copied and lower-cased in one pass.
+pub fn fold_into(text: &str, out: &mut String) {
+    out.clear();
+    if text.is_ascii() {
+        out.push_str(text);
+        out.make_ascii_lowercase();
+        return;
+    }
+    for c in text.chars() {
+        fold_char(c, out);
+    }
 }
 
 /// A parsed search: its folded words (never empty).
@@ -105,13 +127,22 @@ impl Search {
         (!long.is_empty()).then(|| long.join(" AND "))
     }
 
-    /// Each word long enough for a trigram index as its own FTS5 query (a quoted string).
-    pub fn fts_words(&self) -> Vec<String> {
-        self.words
-            .iter()
-            .filter(|w| w.chars().count() >= MIN_INDEXED_WORD)
-            .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
-            .collect()
+    /// Each distinct run of three characters of the words long enough for a trigram
+    /// index, as an FTS5 query (a quoted string): an item has a word only if it has
+    /// every one of its trigrams, so the rarest trigram's hits hold every match.
+    pub fn fts_trigrams(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for w in &self.words {
+            let chars: Vec<char> = w.chars().collect();
+            for t in chars.windows(MIN_INDEXED_WORD) {
+                let t: String = t.iter().collect();
+                let q = format!("\"{}\"", t.replace('"', "\"\""));
+                if !out.contains(&q) {
+                    out.push(q);
+                }
+            }
+        }
+        out
     }
 
     /// True when every word appears in one of `fields` (folded here).
@@ -168,6 +199,24 @@ mod tests {
         assert_eq!(fold("Straße"), "straße");
     }
 
+    /// The fast fold (a sorted table, an ASCII pass) gives what the table says, for every
+    /// character of the Basic Multilingual Plane.
+    #[test]
+    fn the_fast_fold_is_the_table() {
+        let from: Vec<char> = FOLD_FROM.chars().collect();
+        let to: Vec<char> = FOLD_TO.chars().collect();
+        let mut buf = String::new();
+        for c in (0..=0xFFFFu32).filter_map(char::from_u32) {
+            let want: String = match from.iter().position(|&f| f == c) {
+                Some(i) => to[i].to_string(),
+                None => c.to_lowercase().collect(),
+            };
+            assert_eq!(fold(&c.to_string()), want, "{c:?}");
+            fold_into(&format!("Ab{c}"), &mut buf);
+            assert_eq!(buf, format!("ab{want}"), "{c:?} in a word");
+        }
+    }
+
     #[test]
     fn every_word_must_appear_in_any_order_and_field() {
         let s = Search::parse("  müller  69529 ").unwrap();
@@ -200,6 +249,23 @@ mod tests {
         assert_eq!(short.fts_query().as_deref(), Some("\"printer\""));
         assert!(!short.indexable());
         assert_eq!(Search::parse("hi").unwrap().fts_query(), None);
+    }
+
+    #[test]
+    fn trigrams_are_quoted_and_not_repeated() {
+        let s = Search::parse("Nordl hi \"abc\" nor").unwrap();
+        assert_eq!(
+            s.fts_trigrams(),
+            [
+                "\"nor\"",
+                "\"ord\"",
+                "\"rdl\"",
+                "\"\"\"ab\"",
+                "\"abc\"",
+                "\"bc\"\"\""
+            ]
+        );
+        assert!(Search::parse("hi 3b").unwrap().fts_trigrams().is_empty());
     }
 
     #[test]

@@ -12,6 +12,8 @@ use crate::store::sql::{ORDER_DUE, ORDER_MIXED, ORDER_PRIORITY};
 pub(crate) enum Param {
     Int(i64),
     Text(String),
+    /// Bytes (SQLite's search passes a candidate set so).
+    Blob(Vec<u8>),
 }
 
 /// The SQL words in which the two backends differ here.

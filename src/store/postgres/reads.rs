@@ -208,6 +208,7 @@ fn params(ps: &[Param]) -> Vec<Box<dyn ToSql + Sync>> {
             match p {
                 Param::Int(n) => Box::new(*n),
                 Param::Text(t) => Box::new(t.clone()),
+                Param::Blob(b) => Box::new(b.clone()),
             }
         })
         .collect()

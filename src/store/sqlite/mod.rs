@@ -20,6 +20,7 @@ pub(crate) mod open;
 mod reads;
 pub(crate) mod rows;
 mod search;
+mod search_plan;
 pub mod sql;
 mod stats;
 mod tx;

@@ -120,10 +120,14 @@ const DIALECT: Dialect = Dialect {
 
 /// Binds numbered parameters.
 fn bind(stmt: &mut rusqlite::CachedStatement<'_>, ps: &[Param]) -> Result<()> {
-    for (i, p) in ps.iter().enumerate() {
+    // A search's plan may leave a parameter unused (the scanning condition, when the
+    // index's candidates are its answer); SQLite refuses only those past the last one.
+    let used = stmt.parameter_count();
+    for (i, p) in ps.iter().enumerate().take(used) {
         match p {
             Param::Int(n) => stmt.raw_bind_parameter(i + 1, n)?,
             Param::Text(t) => stmt.raw_bind_parameter(i + 1, t)?,
+            Param::Blob(b) => stmt.raw_bind_parameter(i + 1, b)?,
         }
     }
     Ok(())
@@ -163,7 +167,7 @@ pub(super) fn list(c: &Connection, filter: &ListFilter, now: Millis) -> Result<V
         return Ok(Vec::new());
     };
     let mut q: ListSql = list_sql(filter, now, &DIALECT, open_order(c, filter)?);
-    let (from, where_) = super::search::source(c, &mut q)?;
+    let (from, where_) = super::search_plan::source(c, &mut q, list_rows(c, filter)?)?;
     let (order, limit, offset) = q.window(window);
     // The inner query reads only the index (id is its rowid): skipping `offset` rows
     // never touches the table.
@@ -184,6 +188,25 @@ pub(super) fn list(c: &Connection, filter: &ListFilter, now: Millis) -> Result<V
     Ok(out)
 }
 
+/// How many rows the filter's list has without its search, when the kept counts say (a
+/// search's plan depends on it).
+fn list_rows(c: &Connection, filter: &ListFilter) -> Result<Option<u64>> {
+    if filter.text.is_none() {
+        return Ok(None);
+    }
+    let plain = ListFilter {
+        text: None,
+        ..filter.clone()
+    };
+    let Some(state) = kept_count(&plain) else {
+        return Ok(None);
+    };
+    let n: i64 = c
+        .prepare_cached(KEPT_COUNT)?
+        .query_row(params![state, filter.queue], |r| r.get(0))?;
+    Ok(Some(n.max(0) as u64))
+}
+
 pub(super) fn count(c: &Connection, filter: &ListFilter, now: Millis) -> Result<u64> {
     if let Some(state) = kept_count(filter) {
         // Kept by triggers: no scan.
@@ -193,7 +216,7 @@ pub(super) fn count(c: &Connection, filter: &ListFilter, now: Millis) -> Result<
         return Ok(n.max(0) as u64);
     }
     let mut q = list_sql(filter, now, &DIALECT, OpenOrder::Priority);
-    let (from, where_) = super::search::source(c, &mut q)?;
+    let (from, where_) = super::search_plan::source(c, &mut q, list_rows(c, filter)?)?;
     let sql = match count_limit(filter) {
         Some(cap) => format!("SELECT count(*) FROM (SELECT 1 FROM {from} {where_} LIMIT {cap})"),
         None => format!("SELECT count(*) FROM {from} {where_}"),

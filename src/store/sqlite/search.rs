@@ -17,12 +17,11 @@ use rusqlite::Connection;
 use rusqlite::functions::{Context, FunctionFlags};
 use rusqlite::types::ValueRef;
 
-use crate::domain::search::{Search, fold};
+use std::cell::RefCell;
+
+use crate::domain::search::{Search, fold, fold_into};
 use crate::store::error::Result;
 use crate::store::list::{ListSql, Param};
-
-/// Searches with more index hits than this walk the list in order instead.
-const DENSE_HITS: i64 = 20_000;
 
 /// The row text the index holds, in the order the matcher reads it.
 pub(super) const TEXT_COLS: &str = "title, body, notes, result, params, error";
@@ -35,30 +34,68 @@ pub(super) const MATCHER: &str = "caseload_match";
 /// `remove_diacritics` leaves `ł` or `ø` alone, and `wroclaw` would miss `Wrocław`).
 pub(super) const FOLD: &str = "caseload_fold";
 
-/// True when `hay` contains `word` (folded), folding `hay` only when it is not ASCII.
-fn contains_folded(hay: &str, word: &str) -> bool {
-    if hay.is_ascii() && word.is_ascii() {
-        let (h, w) = (hay.as_bytes(), word.as_bytes());
-        return w.is_empty() || h.windows(w.len()).any(|win| win.eq_ignore_ascii_case(w));
-    }
-    fold(hay).contains(word)
+thread_local! {
+    /// One folding buffer per text column, reused by every call of the matcher on this
+    /// thread (a search calls it once per row: no allocation per row).
+    static FOLDED: RefCell<[String; TEXT_COL_COUNT]> = RefCell::new(Default::default());
+}
+
+/// How many text columns the matcher receives.
+const TEXT_COL_COUNT: usize = 6;
+
+/// The search's words, parsed once per statement (SQLite keeps them as the first
+/// argument's auxiliary data while the argument does not change).
+fn words_of(v: ValueRef<'_>) -> std::result::Result<Vec<String>, std::convert::Infallible> {
+    Ok(match v {
+        ValueRef::Text(t) => String::from_utf8_lossy(t)
+            .split(' ')
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        _ => Vec::new(),
+    })
 }
 
 fn matcher(ctx: &Context<'_>) -> rusqlite::Result<bool> {
-    let words = match ctx.get_raw(0) {
-        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-        _ => return Ok(false),
-    };
-    let fields: Vec<std::borrow::Cow<'_, str>> = (1..ctx.len())
-        .filter_map(|i| match ctx.get_raw(i) {
-            ValueRef::Text(t) => Some(String::from_utf8_lossy(t)),
-            _ => None,
-        })
-        .collect();
-    Ok(words
-        .split(' ')
-        .filter(|w| !w.is_empty())
-        .all(|w| fields.iter().any(|f| contains_folded(f, w))))
+    let words = ctx.get_or_create_aux(0, words_of)?;
+    if words.is_empty() {
+        return Ok(false);
+    }
+    FOLDED.with(|cell| {
+        let mut folded = cell.borrow_mut();
+        // Each column is folded at most once, when a word first looks at it.
+        let mut ready = [false; TEXT_COL_COUNT];
+        let mut present = [true; TEXT_COL_COUNT];
+        for word in words.iter() {
+            let mut found = false;
+            for (k, buf) in folded.iter_mut().enumerate() {
+                if !present[k] {
+                    continue;
+                }
+                if !ready[k] {
+                    ready[k] = true;
+                    match ctx.get_raw(k + 1) {
+                        ValueRef::Text(t) => match std::str::from_utf8(t) {
+                            Ok(text) => fold_into(text, buf),
+                            Err(_) => fold_into(&String::from_utf8_lossy(t), buf),
+                        },
+                        _ => {
+                            present[k] = false;
+                            continue;
+                        }
+                    }
+                }
+                if buf.contains(word.as_str()) {
+                    found = true;
+                    break;
+                }
+            }
+            if !found {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    })
 }
 
 /// Makes `caseload_match(words, title, body, notes, result, params, error)` known to
@@ -67,7 +104,8 @@ fn matcher(ctx: &Context<'_>) -> rusqlite::Result<bool> {
 /// And `caseload_fold(text)`.
 pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
     let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
-    conn.create_scalar_function(MATCHER, 7, flags, matcher)?;
+    conn.create_scalar_function(MATCHER, 1 + TEXT_COL_COUNT as i32, flags, matcher)?;
+    conn.create_scalar_function(super::search_plan::HIT, 2, flags, super::search_plan::hit)?;
     conn.create_scalar_function(FOLD, 1, flags, |ctx| {
         Ok(match ctx.get_raw(0) {
             ValueRef::Text(t) => Some(fold(&String::from_utf8_lossy(t))),
@@ -80,65 +118,6 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
 pub(super) fn scan_condition(q: &mut ListSql, s: &Search) -> String {
     let w = q.push(Param::Text(s.joined()));
     format!("{MATCHER}({w}, {TEXT_COLS})")
-}
-
-/// Where a list's rows come from: `items` itself with the list's WHERE (a walk in the
-/// list's order), or the union of index hits, the unindexed tail and the changed rows
-/// (with the columns every list order uses).
-pub(super) fn source(c: &Connection, q: &mut ListSql) -> Result<(String, String)> {
-    let walk = ("items".to_string(), q.where_.clone());
-    let Some((search, cond)) = q.search.clone() else {
-        return Ok(walk);
-    };
-    // The rarest indexed word is looked up; the other words are checked on its hits (an
-    // FTS5 AND would read the whole list of a common word).
-    let mut rarest: Option<(i64, String)> = None;
-    for word in search.fts_words() {
-        let hits: i64 = c
-            .prepare_cached(&format!(
-                "SELECT count(*) FROM (SELECT 1 FROM item_search WHERE item_search MATCH ?1 \
-                 LIMIT {})",
-                DENSE_HITS + 1
-            ))?
-            .query_row([&word], |r| r.get(0))?;
-        if rarest.as_ref().is_none_or(|(h, _)| hits < *h) {
-            rarest = Some((hits, word));
-        }
-        if hits == 0 {
-            break;
-        }
-    }
-    let Some((hits, fts)) = rarest else {
-        return Ok(walk);
-    };
-    if hits > DENSE_HITS {
-        return Ok(walk);
-    }
-    let f = q.push(Param::Text(fts));
-    let mut base = q.base.join(" AND ");
-    if base.is_empty() {
-        base = "1".into();
-    }
-    let cols = "SELECT id, priority, created_at, lock_time, due_at, queue FROM items";
-    let indexed = "(SELECT indexed FROM search_meta)";
-    // Every word but the one looked up (short ones included: the index has no trigram
-    // for them) is checked on the row.
-    let also = if search.words().len() == 1 {
-        String::new()
-    } else {
-        format!(" AND {cond}")
-    };
-    let mut union = format!(
-        "{cols} WHERE id IN (SELECT rowid FROM item_search WHERE item_search MATCH {f}) \
-         AND id <= {indexed} AND id NOT IN (SELECT id FROM search_dirty) AND {base}{also} \
-         UNION {cols} WHERE id > {indexed} AND {base} AND {cond} \
-         UNION {cols} WHERE id IN (SELECT id FROM search_dirty) AND {base} AND {cond}"
-    );
-    if let Some(id) = search.id() {
-        let p = q.push(Param::Int(id));
-        union.push_str(&format!(" UNION {cols} WHERE id = {p} AND {base}"));
-    }
-    Ok((format!("({union})"), String::new()))
 }
 
 /// How much of the search index is behind: rows in the tail or changed since indexed.
@@ -190,18 +169,4 @@ pub(super) fn index_some(c: &Connection, budget: usize) -> Result<usize> {
         }
     }
     Ok(redone.max(cleared) + added)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ascii_and_folded_containment_agree() {
-        assert!(contains_folded("Pick & pack order #A-69529", "69529"));
-        assert!(contains_folded("NORDLICHT", "nordl"));
-        assert!(contains_folded("Frau MÜLLER", "muller"));
-        assert!(!contains_folded("Frau Meier", "muller"));
-        assert!(contains_folded("José", "jose"));
-    }
 }

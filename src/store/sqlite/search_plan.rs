@@ -1,0 +1,322 @@
+//! How a search's rows are found on SQLite: from the trigram index's hits, or by walking
+//! the list with the matcher.
+//!
+//! The rarest trigram of the words of at least three characters is looked up in the
+//! index; every word is checked on its hits by the matcher. Its hits, the not-yet-indexed tail and
+//! the rows changed since they were indexed (both scanned with the matcher) make the
+//! search's candidates. Then one of three plans answers, chosen from the index's own
+//! figures (a probe of the first hits gives each word's density, the kept counts give the
+//! list's length):
+//!
+//! - **candidates**: each candidate is looked up (`id IN json_each(…)`) and checked against
+//!   the list's conditions; cheap when there are few, and for lists in id order (all,
+//!   done, …) it stops at the first page because the candidates come in that order;
+//! - **walk with a membership test**: the list is walked in its own order through its
+//!   index and each row's id is tested against the candidates (`caseload_hit`, a bitmap
+//!   passed as one blob), never reading a row that is not a candidate; for open items,
+//!   whose list is a small part of the file, when there are many candidates;
+//! - **scan**: the list is walked in its own order and the matcher runs on each row; for
+//!   words in a large part of the items (a dense match fills the first page at once, and
+//!   reading a huge hit list is what would be slow), for words under three characters,
+//!   which have no trigram, and while more than 20,000 items are not indexed yet.
+
+use rusqlite::Connection;
+use rusqlite::functions::Context;
+use rusqlite::types::ValueRef;
+
+use crate::domain::search::Search;
+use crate::store::error::Result;
+use crate::store::list::{ListSql, Param};
+
+use super::search::{MATCHER, TEXT_COLS};
+
+/// The SQL function that tests an id against a candidate set (`caseload_hit(id, set)`).
+pub(super) const HIT: &str = "caseload_hit";
+
+/// How many of a word's first hits are read to estimate how many it has.
+const PROBE: i64 = 500;
+
+/// A word estimated to have more hits than this is scanned for, not looked up.
+const DENSE_HITS: i64 = 50_000;
+
+/// A word in more than one in this many indexed items is scanned for: the scan finds
+/// the count's 1,001 matches within 20 × 1,001 rows.
+const DENSE_RATIO: i64 = 20;
+
+/// A tail longer than this (rows not indexed yet) makes the candidates cost a scan of it
+/// anyway: the list is scanned in its own order instead.
+const LONG_TAIL: i64 = 20_000;
+
+/// Reading a trigram's list to narrow the candidates pays while it is at most this many
+/// times as long as they are many.
+const NARROW_RATIO: i64 = 20;
+
+/// Looking a candidate up costs about this many steps of a list's index walk.
+const LOOKUP_COST: u64 = 8;
+
+/// The estimated number of hits of one FTS5 query (a quoted word) among the indexed
+/// items: exact below [`PROBE`], else from how far into the ids the probe's last hit is.
+fn estimate(c: &Connection, fts: &str, indexed: i64) -> Result<i64> {
+    let (n, last): (i64, Option<i64>) = c
+        .prepare_cached(&format!(
+            "SELECT count(*), max(r) FROM (SELECT rowid AS r FROM item_search \
+             WHERE item_search MATCH ?1 ORDER BY rowid LIMIT {PROBE})"
+        ))?
+        .query_row([fts], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    match last {
+        Some(last) if n >= PROBE => Ok(PROBE.saturating_mul(indexed) / last.max(1)),
+        _ => Ok(n),
+    }
+}
+
+/// True when a word with `hits` estimated hits among `indexed` items is best scanned for.
+fn dense(hits: i64, indexed: i64) -> bool {
+    hits > DENSE_HITS || (hits > PROBE && hits.saturating_mul(DENSE_RATIO) > indexed)
+}
+
+/// The search's trigrams with their estimated hits, rarest first; `None` when there is
+/// none or the rarest is dense. Trigrams, not whole words: FTS5 answers a word by reading
+/// the lists of all its trigrams (`nordl` reads the huge list of `ord`, from "order"),
+/// while here only the rare ones are read.
+fn rarest(c: &Connection, s: &Search, indexed: i64) -> Result<Option<Vec<(i64, String)>>> {
+    let mut all: Vec<(i64, String)> = Vec::new();
+    for tri in s.fts_trigrams() {
+        let hits = estimate(c, &tri, indexed)?;
+        all.push((hits, tri));
+        if hits == 0 {
+            break;
+        }
+    }
+    all.sort();
+    Ok(all
+        .first()
+        .is_some_and(|(hits, _)| !dense(*hits, indexed))
+        .then_some(all))
+}
+
+/// The indexed items (but those changed since indexing) that have every one of the rare
+/// trigrams: the rarest one's hits, narrowed by each next one while reading its list
+/// costs less than checking the candidates it would remove (a row read is worth about
+/// [`NARROW_RATIO`] list entries).
+fn indexed_hits(c: &Connection, trigrams: &[(i64, String)], dirty: &[i64]) -> Result<Vec<i64>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT rowid FROM item_search WHERE item_search MATCH ?1 ORDER BY rowid",
+    )?;
+    let mut ids: Option<Vec<i64>> = None;
+    for (est, tri) in trigrams {
+        if let Some(ids) = &ids
+            && (ids.is_empty() || *est > (ids.len() as i64).saturating_mul(NARROW_RATIO))
+        {
+            break;
+        }
+        let mut next = Vec::new();
+        let mut rows = stmt.query([tri])?;
+        while let Some(r) = rows.next()? {
+            let id: i64 = r.get(0)?;
+            let keep = match &ids {
+                Some(ids) => ids.binary_search(&id).is_ok(),
+                None => dirty.binary_search(&id).is_err(),
+            };
+            if keep {
+                next.push(id);
+            }
+        }
+        ids = Some(next);
+    }
+    Ok(ids.unwrap_or_default())
+}
+
+/// The candidates of a search: the index's hits of its rare trigrams (except rows changed
+/// since they were indexed), and the tail's and the changed rows' matches; sorted, no
+/// repeats.
+fn candidates(
+    c: &Connection,
+    s: &Search,
+    trigrams: &[(i64, String)],
+    indexed: i64,
+) -> Result<Vec<i64>> {
+    let dirty: Vec<i64> = c
+        .prepare_cached("SELECT id FROM search_dirty ORDER BY id")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut ids = indexed_hits(c, trigrams, &dirty)?;
+    let scanned = format!(
+        "SELECT id FROM items WHERE id > ?1 AND {MATCHER}(?2, {TEXT_COLS}) UNION ALL \
+         SELECT id FROM items WHERE id IN (SELECT id FROM search_dirty) \
+         AND {MATCHER}(?2, {TEXT_COLS})"
+    );
+    let mut stmt = c.prepare_cached(&scanned)?;
+    let more = stmt.query_map(rusqlite::params![indexed, s.joined()], |r| r.get(0))?;
+    for id in more {
+        ids.push(id?);
+    }
+    ids.extend(s.id());
+    ids.sort_unstable();
+    ids.dedup();
+    Ok(ids)
+}
+
+/// A candidate set as one blob for [`HIT`]: a bitmap over `[first, last]` when that is
+/// small, else the sorted ids. Byte 0 says which (0 bitmap, 1 ids), bytes 1..9 hold the
+/// first id (bitmap) and the rest the bits or the ids, little-endian.
+pub(super) fn encode(ids: &[i64]) -> Vec<u8> {
+    let (Some(&first), Some(&last)) = (ids.first(), ids.last()) else {
+        return vec![1];
+    };
+    let span = last.abs_diff(first) / 8 + 1;
+    if span <= (ids.len() as u64) * 8 + 4096 {
+        let mut out = vec![0u8; 9 + span as usize];
+        out[1..9].copy_from_slice(&first.to_le_bytes());
+        for &id in ids {
+            let bit = id.abs_diff(first);
+            out[9 + (bit / 8) as usize] |= 1 << (bit % 8);
+        }
+        return out;
+    }
+    let mut out = Vec::with_capacity(1 + ids.len() * 8);
+    out.push(1);
+    for &id in ids {
+        out.extend_from_slice(&id.to_le_bytes());
+    }
+    out
+}
+
+/// True when `id` is in a set made by [`encode`].
+pub(super) fn contains(set: &[u8], id: i64) -> bool {
+    match set.split_first() {
+        Some((0, rest)) if rest.len() >= 8 => {
+            let mut first = [0u8; 8];
+            first.copy_from_slice(&rest[..8]);
+            let first = i64::from_le_bytes(first);
+            if id < first {
+                return false;
+            }
+            let bit = id.abs_diff(first);
+            rest.get(8 + (bit / 8) as usize)
+                .is_some_and(|b| b & (1 << (bit % 8)) != 0)
+        }
+        Some((1, rest)) => {
+            let n = rest.len() / 8;
+            let at = |i: usize| {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&rest[i * 8..i * 8 + 8]);
+                i64::from_le_bytes(b)
+            };
+            let (mut lo, mut hi) = (0, n);
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                match at(mid).cmp(&id) {
+                    std::cmp::Ordering::Less => lo = mid + 1,
+                    std::cmp::Ordering::Greater => hi = mid,
+                    std::cmp::Ordering::Equal => return true,
+                }
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
+/// `caseload_hit(id, set)`: true when the id is in the set.
+pub(super) fn hit(ctx: &Context<'_>) -> rusqlite::Result<bool> {
+    Ok(match (ctx.get_raw(0), ctx.get_raw(1)) {
+        (ValueRef::Integer(id), ValueRef::Blob(set)) => contains(set, id),
+        _ => false,
+    })
+}
+
+/// How long the list of a filter is, when the kept counts say (`None`: a list that is
+/// not counted, such as held locks, which is short).
+pub(super) type ListRows = Option<u64>;
+
+/// Where a list's rows come from (always `items`) and its WHERE clause, for a search
+/// planned as above; `rows` is the length of the list without the search.
+pub(super) fn source(c: &Connection, q: &mut ListSql, rows: ListRows) -> Result<(String, String)> {
+    let scan = ("items".to_string(), q.where_.clone());
+    let Some((search, cond)) = q.search.clone() else {
+        return Ok(scan);
+    };
+    let (indexed, top): (i64, i64) = c
+        .prepare_cached(
+            "SELECT indexed, coalesce((SELECT max(id) FROM items), 0) FROM search_meta",
+        )?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    if top - indexed > LONG_TAIL {
+        // Most of what a search needs is not indexed yet (a big import with no TUI
+        // running): walking the list in order at least stops early for common words.
+        return Ok(scan);
+    }
+    let Some(trigrams) = rarest(c, &search, indexed)? else {
+        return Ok(scan);
+    };
+    let ids = candidates(c, &search, &trigrams, indexed)?;
+    if ids.is_empty() {
+        return Ok(scan_nothing());
+    }
+    let mut conds: Vec<String> = q.base.clone();
+    let by_id = matches!(q.order, "id" | "id DESC");
+    let lookup = rows.is_some_and(|n| by_id || (ids.len() as u64) * LOOKUP_COST < n);
+    if lookup {
+        let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        let p = q.push(Param::Text(format!("[{list}]")));
+        conds.insert(0, format!("id IN (SELECT value FROM json_each({p}))"));
+    } else {
+        let p = q.push(Param::Blob(encode(&ids)));
+        conds.push(format!("{HIT}(id, {p})"));
+    }
+    // The candidates hold an item for each of the rarest trigram's hits: every word is
+    // checked on them (only on those, the condition comes last).
+    conds.push(cond);
+    Ok((
+        "items".to_string(),
+        format!("WHERE {}", conds.join(" AND ")),
+    ))
+}
+
+/// A search with no candidates at all finds nothing.
+fn scan_nothing() -> (String, String) {
+    ("items".to_string(), "WHERE 0".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidate_sets_answer_membership_in_both_encodings() {
+        for ids in [
+            vec![],
+            vec![5],
+            vec![1, 2, 3, 64, 65, 1000],
+            vec![7, 1_000_000_000],
+            (0..500).map(|i| i * 37 + 3).collect::<Vec<i64>>(),
+            vec![-3, 0, 9_000_000_000],
+        ] {
+            let set = encode(&ids);
+            for probe in -5..20_000 {
+                assert_eq!(
+                    contains(&set, probe),
+                    ids.contains(&probe),
+                    "{ids:?} {probe}"
+                );
+            }
+            for &id in &ids {
+                assert!(contains(&set, id), "{id}");
+            }
+            assert!(!contains(&set, i64::MAX));
+            assert!(!contains(&set, i64::MIN));
+        }
+        assert_eq!(encode(&[1, 2, 3])[0], 0, "dense: a bitmap");
+        assert_eq!(encode(&[1, 1 << 40])[0], 1, "sparse: the ids");
+    }
+
+    #[test]
+    fn dense_words_are_scanned_for() {
+        assert!(!dense(0, 1_000_000));
+        assert!(!dense(PROBE, 1_000));
+        assert!(dense(PROBE + 1, 1_000), "half of the items");
+        assert!(!dense(25_000, 1_000_000), "2.5 %: looked up");
+        assert!(dense(60_000, 10_000_000), "past the absolute cap");
+        assert!(dense(10_000, 100_000), "10 %: scanned");
+    }
+}
