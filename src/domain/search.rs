@@ -11,18 +11,18 @@
 use std::sync::OnceLock;
 
 /// Accented letters folded to a base letter, one for one with [`FOLD_TO`].
-pub const FOLD_FROM: &str = "ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöøùúûüýÿ\
+pub(crate) const FOLD_FROM: &str = "ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöøùúûüýÿ\
 ĀāĂăĄąĆćĈĉĊċČčĎďĐđĒēĔĕĖėĘęĚěĜĝĞğĠġĢģĤĥĦħĨĩĪīĬĭĮįİıĴĵĶķĹĺĻļĽľĿŀŁłŃńŅņŇňŌōŎŏŐőŔŕŖŗŘřŚśŜŝŞşŠšŢţŤťŦŧŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽž";
 
 /// The base letter of each letter of [`FOLD_FROM`].
-pub const FOLD_TO: &str = "aaaaaaceeeeiiiinoooooouuuuyaaaaaaceeeeiiiinoooooouuuuyy\
+pub(crate) const FOLD_TO: &str = "aaaaaaceeeeiiiinoooooouuuuyaaaaaaceeeeiiiinoooooouuuuyy\
 aaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiiiiijjkkllllllllllnnnnnnoooooorrrrrrssssssssttttttuuuuuuuuuuuuwwyyyzzzzzz";
 
 /// How many matches a search counts before it stops ("1,000+").
 pub const COUNT_CAP: u64 = 1000;
 
 /// Words shorter than this (in characters) are too short for a trigram index.
-pub const MIN_INDEXED_WORD: usize = 3;
+pub(crate) const MIN_INDEXED_WORD: usize = 3;
 
 /// [`FOLD_FROM`] and [`FOLD_TO`] as pairs sorted by the accented letter (built once), so
 /// that folding a character is a binary search rather than a walk of the table.
@@ -50,7 +50,7 @@ fn fold_char(c: char, out: &mut String) {
 }
 
 /// Text folded for comparison: lower case, accents of Latin letters removed.
-pub fn fold(text: &str) -> String {
+pub(crate) fn fold(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     fold_into(text, &mut out);
     out
@@ -58,7 +58,7 @@ pub fn fold(text: &str) -> String {
 
 /// [`fold`] into a buffer the caller reuses (cleared first): no allocation once the
 /// buffer is large enough, and ASCII text is copied and lower-cased in one pass.
-pub fn fold_into(text: &str, out: &mut String) {
+pub(crate) fn fold_into(text: &str, out: &mut String) {
     out.clear();
     if text.is_ascii() {
         out.push_str(text);
@@ -93,7 +93,7 @@ impl Search {
     }
 
     /// The folded words.
-    pub fn words(&self) -> &[String] {
+    pub(crate) fn words(&self) -> &[String] {
         &self.words
     }
 
@@ -103,34 +103,14 @@ impl Search {
     }
 
     /// The words joined by one space (how the SQLite matcher receives them).
-    pub fn joined(&self) -> String {
+    pub(crate) fn joined(&self) -> String {
         self.words.join(" ")
-    }
-
-    /// True when every word is long enough for a trigram index (no word needs checking
-    /// against the item itself).
-    pub fn indexable(&self) -> bool {
-        self.words
-            .iter()
-            .all(|w| w.chars().count() >= MIN_INDEXED_WORD)
-    }
-
-    /// The words long enough for a trigram index as an FTS5 query (each one quoted
-    /// string, all of them required); `None` when no word is.
-    pub fn fts_query(&self) -> Option<String> {
-        let long: Vec<String> = self
-            .words
-            .iter()
-            .filter(|w| w.chars().count() >= MIN_INDEXED_WORD)
-            .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
-            .collect();
-        (!long.is_empty()).then(|| long.join(" AND "))
     }
 
     /// Each distinct run of three characters of the words long enough for a trigram
     /// index, as an FTS5 query (a quoted string): an item has a word only if it has
     /// every one of its trigrams, so the rarest trigram's hits hold every match.
-    pub fn fts_trigrams(&self) -> Vec<String> {
+    pub(crate) fn fts_trigrams(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for w in &self.words {
             let chars: Vec<char> = w.chars().collect();
@@ -148,11 +128,6 @@ impl Search {
     /// True when every word appears in one of `fields` (folded here).
     pub fn matches(&self, fields: &[&str]) -> bool {
         let folded: Vec<String> = fields.iter().map(|f| fold(f)).collect();
-        self.matches_folded(&folded)
-    }
-
-    /// Like [`Search::matches`], over already folded fields.
-    pub fn matches_folded(&self, folded: &[String]) -> bool {
         self.words
             .iter()
             .all(|w| folded.iter().any(|f| f.contains(w.as_str())))
@@ -235,20 +210,6 @@ mod tests {
         assert_eq!(Search::parse("42").unwrap().id(), Some(42));
         assert_eq!(Search::parse("42 43").unwrap().id(), None);
         assert_eq!(Search::parse("printer").unwrap().id(), None);
-    }
-
-    #[test]
-    fn fts_queries_quote_every_word() {
-        let s = Search::parse("say \"hi\" now").unwrap();
-        assert_eq!(
-            s.fts_query().as_deref(),
-            Some("\"say\" AND \"\"\"hi\"\"\" AND \"now\"")
-        );
-        assert!(s.indexable());
-        let short = Search::parse("hi printer").unwrap();
-        assert_eq!(short.fts_query().as_deref(), Some("\"printer\""));
-        assert!(!short.indexable());
-        assert_eq!(Search::parse("hi").unwrap().fts_query(), None);
     }
 
     #[test]

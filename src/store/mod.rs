@@ -8,24 +8,24 @@
 //! `(id, lock_user, lock_token)`, and every change writes its audit event in the same
 //! transaction.
 
-pub mod backend;
+pub(crate) mod backend;
 mod check;
 pub mod copy;
-pub mod error;
+pub(crate) mod error;
 mod figure_days;
-pub mod figures;
+pub(crate) mod figures;
 pub mod fsfacts;
-pub mod identity;
+pub(crate) mod identity;
 mod list;
 pub mod location;
-pub mod ops;
+pub(crate) mod ops;
 pub mod postgres;
 mod rows;
 pub mod sql;
 pub mod sqlite;
 mod stats;
 
-pub use sqlite::check as sqlite_check;
+pub(crate) use sqlite::check as sqlite_check;
 pub use sqlite::migrate;
 pub(crate) use sqlite::open as sqlite_open;
 
@@ -38,7 +38,7 @@ use crate::domain::{
 pub use error::{Result, StoreError, exit};
 pub use figures::{Figures, QueueFigures, Report, ReportQuery};
 pub use sqlite::SqliteStore;
-pub use stats::{AGE_BUCKETS, Bucket, OldestItem, QueueCount, StateCount, Stats, UserWip};
+pub(crate) use stats::{Bucket, OldestItem, Stats};
 
 /// Which items a list shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -72,7 +72,7 @@ impl StateFilter {
     }
 
     /// Parses the names the CLI takes.
-    pub fn parse(s: &str) -> Option<StateFilter> {
+    pub(crate) fn parse(s: &str) -> Option<StateFilter> {
         Some(match s {
             "open" => StateFilter::Open,
             "locked" => StateFilter::Locked,

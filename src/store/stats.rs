@@ -65,7 +65,7 @@ pub struct OldestItem {
 }
 
 /// Age buckets shared by the open-item and lock-age histograms, in milliseconds.
-pub const AGE_BUCKETS: [(&str, i64); 6] = [
+pub(crate) const AGE_BUCKETS: [(&str, i64); 6] = [
     ("<5m", 5 * 60_000),
     ("<30m", 30 * 60_000),
     ("<2h", 2 * 3_600_000),
