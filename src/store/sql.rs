@@ -142,30 +142,31 @@ pub(crate) const SET_QUEUE: &str = "queue = :value";
 /// `caseload check` compares with the rows the trigger wrote. A hold counts for the queue
 /// its item was in when the hold ended (what the trigger reads from the item row then): the
 /// queue named by the item's last move before that event (`edit --queue`, `queue rename`:
-/// both write a `noted` event), else the queue its first later move left, else its queue.
+/// both write a `noted` event), else the queue its first later move left, else its queue
+/// (both moves found by window functions in the same pass over the events).
 pub const EXPECTED_HOLDS: &str = "WITH marks AS ( \
     SELECT id, item_id, at, kind, \
         max(CASE WHEN kind IN ('locked', 'taken_over', 'reassigned') THEN id END) OVER w \
             AS take_id, \
         max(CASE WHEN kind IN ('locked', 'taken_over', 'expired', 'unlocked', 'reassigned', \
             'released', 'skipped', 'completed', 'failed', 'cancelled') THEN id END) OVER w \
-            AS end_id \
+            AS end_id, \
+        max(CASE WHEN kind = 'noted' AND (detail ->> 'field' = 'queue' \
+            OR detail ->> 'renamed_from' IS NOT NULL) THEN id END) OVER w AS moved_before, \
+        min(CASE WHEN kind = 'noted' AND (detail ->> 'field' = 'queue' \
+            OR detail ->> 'renamed_from' IS NOT NULL) THEN id END) OVER (PARTITION BY item_id \
+            ORDER BY id ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS moved_after \
     FROM events \
     WINDOW w AS (PARTITION BY item_id ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING \
         AND 1 PRECEDING) \
 ), base AS ( \
     SELECT m.at AS ended, m.id AS event_id, m.item_id, \
-        coalesce((SELECT coalesce(x.detail ->> 'to', x.detail ->> 'queue') FROM events x \
-            WHERE x.item_id = m.item_id AND x.id < m.id AND x.kind = 'noted' \
-            AND (x.detail ->> 'field' = 'queue' OR x.detail ->> 'renamed_from' IS NOT NULL) \
-            ORDER BY x.id DESC LIMIT 1), \
-            (SELECT coalesce(x.detail ->> 'from', x.detail ->> 'renamed_from') FROM events x \
-            WHERE x.item_id = m.item_id AND x.id > m.id AND x.kind = 'noted' \
-            AND (x.detail ->> 'field' = 'queue' OR x.detail ->> 'renamed_from' IS NOT NULL) \
-            ORDER BY x.id LIMIT 1), i.queue) AS queue, \
+        coalesce(coalesce(b.detail ->> 'to', b.detail ->> 'queue'), \
+            coalesce(a.detail ->> 'from', a.detail ->> 'renamed_from'), i.queue) AS queue, \
         CASE s.kind WHEN 'reassigned' THEN s.detail ->> 'to' ELSE s.actor END AS holder, \
         s.at AS started, m.kind AS how, i.created_at, i.due_at \
     FROM marks m JOIN events s ON s.id = m.take_id JOIN items i ON i.id = m.item_id \
+        LEFT JOIN events b ON b.id = m.moved_before LEFT JOIN events a ON a.id = m.moved_after \
     WHERE m.kind IN ('released', 'skipped', 'completed', 'failed', 'expired', 'taken_over', \
         'unlocked', 'reassigned', 'cancelled') \
     AND (m.end_id IS NULL OR m.end_id <= m.take_id) \
