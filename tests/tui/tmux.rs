@@ -10,6 +10,16 @@ use std::time::{Duration, Instant};
 use crate::support::cli::BIN;
 use crate::support::tmux::{Tmux, caseload};
 
+/// A fresh database in a temporary directory holding one item, "Fix the printer" (the
+/// directory lives as long as the returned guard).
+fn printer_db() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
+    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    (dir, db)
+}
+
 /// The pid of the caseload running under the pane's shell.
 fn caseload_pid(t: &Tmux) -> String {
     let shell = t.format("#{pane_pid}");
@@ -37,10 +47,7 @@ fn start_tui(t: &Tmux, db: &Path) {
 
 #[test]
 fn take_complete_quit_in_a_real_terminal() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    caseload(&db, "feeder", &["init"]);
-    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let (_dir, db) = printer_db();
     let Some(t) = Tmux::start("flow") else {
         return;
     };
@@ -73,10 +80,7 @@ fn take_complete_quit_in_a_real_terminal() {
 
 #[test]
 fn hangup_restores_the_terminal_and_keeps_the_lock() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    caseload(&db, "feeder", &["init"]);
-    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let (_dir, db) = printer_db();
     let Some(t) = Tmux::start("hup") else {
         return;
     };
@@ -104,10 +108,7 @@ fn hangup_restores_the_terminal_and_keeps_the_lock() {
 
 #[test]
 fn a_vanished_terminal_ends_the_program_and_keeps_the_lock() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    caseload(&db, "feeder", &["init"]);
-    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let (_dir, db) = printer_db();
     let Some(t) = Tmux::start("gone") else {
         return;
     };
@@ -209,10 +210,7 @@ const WAITING: &str = "waiting for the database — another program holds it";
 
 #[test]
 fn a_stopped_writer_never_freezes_the_screen_and_the_take_happens_when_it_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    caseload(&db, "feeder", &["init"]);
-    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let (_dir, db) = printer_db();
     let Some(t) = Tmux::start("stuck") else {
         return;
     };
@@ -250,10 +248,7 @@ fn a_stopped_writer_never_freezes_the_screen_and_the_take_happens_when_it_goes_o
 
 #[test]
 fn quitting_while_a_take_waits_closes_the_screen_and_says_how_it_ended() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    caseload(&db, "feeder", &["init"]);
-    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let (_dir, db) = printer_db();
     let Some(t) = Tmux::start("stuckquit") else {
         return;
     };
@@ -289,10 +284,7 @@ fn quitting_while_a_take_waits_closes_the_screen_and_says_how_it_ended() {
 
 #[test]
 fn ctrl_z_suspends_to_the_shell_and_fg_brings_the_screen_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    caseload(&db, "feeder", &["init"]);
-    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let (_dir, db) = printer_db();
     let Some(t) = Tmux::start("suspend") else {
         return;
     };
@@ -337,10 +329,7 @@ fn ctrl_z_suspends_to_the_shell_and_fg_brings_the_screen_back() {
 
 #[test]
 fn ctrl_z_with_no_shell_to_come_back_to_does_not_freeze_the_terminal() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    caseload(&db, "feeder", &["init"]);
-    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let (_dir, db) = printer_db();
     let Some(t) = Tmux::start("nojobs") else {
         return;
     };
@@ -362,10 +351,7 @@ fn ctrl_z_with_no_shell_to_come_back_to_does_not_freeze_the_terminal() {
 
 #[test]
 fn ctrl_z_under_a_non_interactive_shell_stops_the_job_and_fg_brings_it_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    caseload(&db, "feeder", &["init"]);
-    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let (_dir, db) = printer_db();
     let Some(t) = Tmux::start("subshell") else {
         return;
     };
@@ -392,10 +378,7 @@ fn ctrl_z_under_a_non_interactive_shell_stops_the_job_and_fg_brings_it_back() {
 
 #[test]
 fn an_assignment_reaches_the_assignees_screen_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    caseload(&db, "feeder", &["init"]);
-    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let (_dir, db) = printer_db();
     let Some(t) = Tmux::start("assign") else {
         return;
     };
@@ -437,10 +420,7 @@ fn an_assignment_reaches_the_assignees_screen_at_once() {
 
 #[test]
 fn a_look_before_taking_takes_nothing_until_t() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    caseload(&db, "feeder", &["init"]);
-    caseload(&db, "feeder", &["add", "--title", "Fix the printer"]);
+    let (_dir, db) = printer_db();
     caseload(
         &db,
         "feeder",
