@@ -549,10 +549,14 @@ impl Engine {
             )),
             "pgraw" => Engine::PgRaw(Box::new(PgRaw::open(pg_url_arg(path), user, false))),
             "pgrawn" => Engine::PgRaw(Box::new(PgRaw::open(pg_url_arg(path), user, true))),
-            "storenext" => Engine::Next {
-                store: Box::new(open_store(path, user)),
-                next: None,
-            },
+            "storenext" => {
+                let s = open_store(path, user);
+                diag_pragmas(s.connection());
+                Engine::Next {
+                    store: Box::new(s),
+                    next: None,
+                }
+            }
             "pgnext" => Engine::Next {
                 store: Box::new(
                     PgStore::open(pg_url_arg(path), actor(user), &PgOptions::default())

@@ -113,7 +113,13 @@ fn complete_and_next_with_nothing_left_still_completes(b: &dyn Backend) {
         .unwrap();
     assert_eq!(again.finished, Applied::Already);
     let e = nothing_left(again.next);
-    assert!(e.to_string().contains("completed by you before"), "{e}");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "nothing to claim: #{a} was completed by you before, with the next item if there \
+             was one (see `caseload list --mine`)"
+        )
+    );
     assert_eq!(held_by(&mut *alice, "alice"), Vec::<i64>::new());
     assert_eq!(alice.item(other).unwrap().lock_user, None);
 }

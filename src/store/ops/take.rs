@@ -258,7 +258,8 @@ pub(crate) fn finish_and_next(
         return Ok(AndNext {
             finished,
             next: Err(StoreError::NothingToClaim(format!(
-                "#{id} was completed by you before, with the next item if there was one                  (see `caseload list --mine`)"
+                "#{id} was completed by you before, with the next item if there was one \
+                 (see `caseload list --mine`)"
             ))),
         });
     }
