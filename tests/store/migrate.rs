@@ -19,6 +19,20 @@ fn shape(conn: &Connection) -> Vec<String> {
     for (kind, name, table) in objects {
         out.push(format!("{kind} {name} on {table}"));
         if kind == "table" {
+            // A virtual table's arguments (an index's tokenizer) are in its SQL only.
+            let sql: Option<String> = conn
+                .query_row(
+                    "SELECT sql FROM sqlite_master WHERE name = ?1",
+                    [&name],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            if let Some(sql) = sql.filter(|s| s.starts_with("CREATE VIRTUAL TABLE")) {
+                out.push(format!(
+                    "  {}",
+                    sql.split_whitespace().collect::<Vec<_>>().join(" ")
+                ));
+            }
             let mut cols = conn
                 .prepare(&format!("PRAGMA table_xinfo({name})"))
                 .unwrap();
@@ -81,6 +95,12 @@ fn fresh_and_migrated_schemas_are_the_same() {
     );
     assert_eq!(shape(&fresh), shape(&old));
     assert!(shape(&fresh).iter().any(|l| l.contains("item_counts")));
+    assert!(
+        shape(&fresh)
+            .iter()
+            .any(|l| l.contains("tokenize = 'trigram case_sensitive 1'")),
+        "the shape holds the index's tokenizer"
+    );
 }
 
 #[test]
