@@ -1,8 +1,9 @@
 //! Search for words of one or two characters (found through the trigrams that begin with
-//! them), search text that looks like index syntax, and the upgrade of a file indexed by the previous schema. Every answer is compared with
+//! them), search text that looks like index syntax, the plan a list and its count share,
+//! and the upgrade of a file indexed by the previous schema. Every answer is compared with
 //! the folding rule (`Search::matches`) applied to what the store holds.
 
-use crate::support::backend::{Backend, add, setup};
+use crate::support::backend::{Backend, SqliteBackend, add, setup};
 use caseload::domain::search::{COUNT_CAP, Search};
 use caseload::domain::{Actor, Item, NewItem};
 use caseload::store::{ListFilter, StateFilter, Store};
@@ -188,6 +189,46 @@ fn search_text_never_reaches_the_index_as_syntax(b: &dyn Backend) {
     assert_rule(&mut *boss, &searches, "not indexed");
     while boss.index_search(1000).unwrap() > 0 {}
     assert_rule(&mut *boss, &searches, "indexed");
+}
+
+/// A list and then a count of the same search share one plan on a connection; a change
+/// by this connection or another one is seen at once all the same.
+#[test]
+fn a_search_s_shared_plan_sees_every_change() {
+    let b = SqliteBackend::new();
+    let mut a = setup(&b);
+    let items: Vec<NewItem> = (0..300)
+        .map(|i| {
+            NewItem::titled(&if i % 30 == 0 {
+                format!("Crate {i} zk")
+            } else {
+                format!("Crate {i}")
+            })
+        })
+        .collect();
+    a.add_batch(&items).unwrap();
+    while a.index_search(1000).unwrap() > 0 {}
+    // One search throughout: the plan kept from the step before would answer it.
+    let searches = ["zk"];
+    assert_rule(&mut *a, &searches, "indexed");
+    // This connection: an added item (the tail), notes on an indexed one.
+    add(&mut *a, "New zk crate");
+    assert_rule(&mut *a, &searches, "added here");
+    let mine = a.take(5).unwrap();
+    a.save_notes(5, mine.lock_token, "zk now").unwrap();
+    assert_rule(&mut *a, &searches, "noted here");
+    // Another connection: the same, and indexing (the mark moves).
+    let mut other = b.open("alice", 0);
+    add(&mut *other, "Zk from alice");
+    assert_rule(&mut *a, &searches, "added by another");
+    let it = other.take(6).unwrap();
+    other.save_notes(6, it.lock_token, "zk too").unwrap();
+    assert_rule(&mut *a, &searches, "noted by another");
+    other.release(6, it.lock_token).unwrap();
+    while other.index_search(1000).unwrap() > 0 {}
+    assert_rule(&mut *a, &searches, "indexed by another");
+    a.save_notes(5, mine.lock_token, "").unwrap();
+    assert_rule(&mut *a, &searches, "notes cleared here");
 }
 
 /// A file of schema version 8 with a search index of the old form (no terminator, a

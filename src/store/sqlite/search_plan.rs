@@ -23,6 +23,9 @@
 //!   words in a large part of the items (a dense match fills the first page at once, and
 //!   reading a huge hit list is what would be slow) and while more than 20,000 items are
 //!   not indexed yet.
+//!
+//! A list and then a count of the same search (what the TUI asks) share one plan: the
+//! connection keeps the last one while nothing has changed ([`PlanCache`]).
 
 use std::sync::Arc;
 
@@ -292,6 +295,60 @@ enum Plan {
     Candidates(Arc<[i64]>),
 }
 
+/// What a cached plan is valid for: the same words, nobody's commit since (this
+/// connection's changes and, through `PRAGMA data_version`, everyone else's) and the same
+/// index mark.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PlanKey {
+    words: Vec<String>,
+    data_version: i64,
+    changes: u64,
+    indexed: i64,
+}
+
+/// The last search's plan on one connection. The TUI asks for a search's first page and
+/// then for its count: the second is answered from the first's candidates instead of
+/// probing the index and scanning the tail again. Used only outside a transaction
+/// (inside one, this connection's uncommitted changes would not show in the key).
+#[derive(Debug, Default)]
+pub(super) struct PlanCache {
+    last: Option<(PlanKey, Plan)>,
+}
+
+impl PlanCache {
+    /// The plan of `search`, from the cache when nothing changed since it was made.
+    fn plan(&mut self, c: &Connection, search: &Search) -> Result<Plan> {
+        let (indexed, top): (i64, i64) = c
+            .prepare_cached(
+                "SELECT indexed, coalesce((SELECT max(id) FROM items), 0) FROM search_meta",
+            )?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let key = if c.is_autocommit() {
+            let data_version: i64 = c
+                .prepare_cached("PRAGMA data_version")?
+                .query_row([], |r| r.get(0))?;
+            Some(PlanKey {
+                words: search.words().to_vec(),
+                data_version,
+                changes: c.total_changes(),
+                indexed,
+            })
+        } else {
+            None
+        };
+        if let (Some(key), Some((last, plan))) = (&key, &self.last)
+            && key == last
+        {
+            return Ok(plan.clone());
+        }
+        let plan = plan_afresh(c, search, indexed, top)?;
+        if let Some(key) = key {
+            self.last = Some((key, plan.clone()));
+        }
+        Ok(plan)
+    }
+}
+
 /// Plans a search from the index's figures (see the module's comment).
 fn plan_afresh(c: &Connection, search: &Search, indexed: i64, top: i64) -> Result<Plan> {
     if top - indexed > LONG_TAIL {
@@ -313,17 +370,17 @@ pub(super) type ListRows = Option<u64>;
 
 /// Where a list's rows come from (always `items`) and its WHERE clause, for a search
 /// planned as above; `rows` is the length of the list without the search.
-pub(super) fn source(c: &Connection, q: &mut ListSql, rows: ListRows) -> Result<(String, String)> {
+pub(super) fn source(
+    c: &Connection,
+    plans: &mut PlanCache,
+    q: &mut ListSql,
+    rows: ListRows,
+) -> Result<(String, String)> {
     let scan = ("items".to_string(), q.where_.clone());
     let Some((search, cond)) = q.search.clone() else {
         return Ok(scan);
     };
-    let (indexed, top): (i64, i64) = c
-        .prepare_cached(
-            "SELECT indexed, coalesce((SELECT max(id) FROM items), 0) FROM search_meta",
-        )?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    let ids = match plan_afresh(c, &search, indexed, top)? {
+    let ids = match plans.plan(c, &search)? {
         Plan::Scan => return Ok(scan),
         Plan::Candidates(ids) => ids,
     };
