@@ -278,11 +278,23 @@ mod tests {
         for w in ["e", "er", "é", "ж", "\u{10FFFF}"] {
             let (lo, hi) = trigram_range(w);
             let inside = |t: &str| lo.as_str() <= t && t <= hi.as_str();
-            for tail in ["\n\n", "\u{0}\u{0}", "zz", "\u{10FFFF}\u{10FFFF}", "é\u{10FFFF}"] {
+            for tail in [
+                "\n\n",
+                "\u{0}\u{0}",
+                "zz",
+                "\u{10FFFF}\u{10FFFF}",
+                "é\u{10FFFF}",
+            ] {
                 let t: String = format!("{w}{tail}").chars().take(3).collect();
                 assert!(inside(&t), "{w:?} {t:?}");
             }
-            for other in ["d\u{10FFFF}\u{10FFFF}", "f\n\n", "eq\u{10FFFF}", "es\n", "ё\n\n"] {
+            for other in [
+                "d\u{10FFFF}\u{10FFFF}",
+                "f\n\n",
+                "eq\u{10FFFF}",
+                "es\n",
+                "ё\n\n",
+            ] {
                 if !other.starts_with(w) {
                     assert!(!inside(other), "{w:?} {other:?}");
                 }

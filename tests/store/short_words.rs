@@ -139,8 +139,29 @@ fn short_word_items(s: &mut dyn Store) -> Vec<i64> {
 }
 
 const SHORT_SEARCHES: &[&str] = &[
-    "qé", "QE", "3b", "ж", "k", "zk", "yw", "Ŋ", "po", "xq", "ф", "vq", "uq", "hj", "e", "of",
-    "7", "qe 3b", "zk widget", "ж 0", "k 3b", "xq jam", "3b hj",
+    "qé",
+    "QE",
+    "3b",
+    "ж",
+    "k",
+    "zk",
+    "yw",
+    "Ŋ",
+    "po",
+    "xq",
+    "ф",
+    "vq",
+    "uq",
+    "hj",
+    "e",
+    "of",
+    "7",
+    "qe 3b",
+    "zk widget",
+    "ж 0",
+    "k 3b",
+    "xq jam",
+    "3b hj",
 ];
 
 fn short_words_give_the_rule_s_answer_on_every_plan(b: &dyn Backend) {
@@ -184,7 +205,8 @@ fn search_text_never_reaches_the_index_as_syntax(b: &dyn Backend) {
     add(&mut *boss, "plain");
     let searches = [
         "\"", "\"\"", "*", "OR", "or", "NEAR", "NEAR(", "^", "-", "- -", "\u{1}", "a\u{1}b",
-        "\u{7f}", "\t", "a\u{0}b", "\u{0}", "ж", "é", "   ", "\"or", "x*", "AND NOT", "(", ")", ":", "{}", "+",
+        "\u{7f}", "\t", "a\u{0}b", "\u{0}", "ж", "é", "   ", "\"or", "x*", "AND NOT", "(", ")",
+        ":", "{}", "+",
     ];
     assert_rule(&mut *boss, &searches, "not indexed");
     while boss.index_search(1000).unwrap() > 0 {}
@@ -274,7 +296,11 @@ fn a_version_8_file_searches_right_before_and_after_re_indexing() {
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .unwrap();
-    assert_eq!((version, indexed, terms), (LATEST, 0, 0), "nothing indexed yet");
+    assert_eq!(
+        (version, indexed, terms),
+        (LATEST, 0, 0),
+        "nothing indexed yet"
+    );
     let searches = ["3b", "xq", "muller", "jam", "b", "q", "zz"];
     assert_rule(&mut s, &searches, "upgraded, not indexed");
     while s.index_search(100).unwrap() > 0 {}

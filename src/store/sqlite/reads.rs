@@ -3,8 +3,8 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::search_plan::PlanCache;
 use super::rows::{Cols, event_from_row, item_from_row, lossy_opt_text, lossy_text};
+use super::search_plan::PlanCache;
 use super::sql::{ITEM_COLS, KEPT_COUNT};
 use crate::domain::{
     AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, Role, TakeOrder, UserInfo,

@@ -191,12 +191,7 @@ fn indexed_hits(c: &Connection, keys: &[Key], dirty: &[i64]) -> Result<Vec<i64>>
 /// The candidates of a search: the index's hits of its rare trigrams (except rows changed
 /// since they were indexed), and the tail's and the changed rows' matches; sorted, no
 /// repeats.
-fn candidates(
-    c: &Connection,
-    s: &Search,
-    keys: &[Key],
-    indexed: i64,
-) -> Result<Vec<i64>> {
+fn candidates(c: &Connection, s: &Search, keys: &[Key], indexed: i64) -> Result<Vec<i64>> {
     let dirty: Vec<i64> = c
         .prepare_cached("SELECT id FROM search_dirty ORDER BY id")?
         .query_map([], |r| r.get(0))?
