@@ -439,6 +439,48 @@ mod tests {
         assert_eq!(encode(&[1, 1 << 40])[0], 1, "sparse: the ids");
     }
 
+    /// A short word's key may join thousands of trigrams with OR: FTS5 takes it (an OR
+    /// chain is one node, not a deep tree), and the vocabulary's range holds exactly the
+    /// trigrams that begin with the word.
+    #[test]
+    fn a_short_word_s_key_may_join_thousands_of_trigrams() {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(
+            "CREATE VIRTUAL TABLE item_search USING fts5(text, content = '', \
+             contentless_delete = 1, tokenize = 'trigram case_sensitive 1'); \
+             CREATE VIRTUAL TABLE item_search_terms USING fts5vocab(item_search, 'row');",
+        )
+        .unwrap();
+        let mut ins = c
+            .prepare("INSERT INTO item_search (rowid, text) VALUES (?1, ?2)")
+            .unwrap();
+        for i in 0..3000u32 {
+            let c1 = char::from_u32(0x4E00 + i).unwrap();
+            ins.execute(rusqlite::params![i64::from(i) + 1, format!("j k{c1}\n\n")])
+                .unwrap();
+        }
+        let (hits, fts) = short_key(&c, "k", 1_000_000_000).unwrap();
+        assert_eq!(hits, 3000);
+        let fts = fts.unwrap();
+        assert_eq!(fts.matches(" OR ").count(), 2999);
+        let n: i64 = c
+            .query_row(
+                "SELECT count(*) FROM item_search WHERE item_search MATCH ?1",
+                [&fts],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n, 3000);
+        assert_eq!(short_key(&c, "q", 1_000_000_000).unwrap(), (0, None));
+        assert_eq!(short_key(&c, "j", 1_000_000_000).unwrap().0, 3000, "`j k`");
+        // Among 3,000 items the word is dense past 500 hits: counting stops there.
+        assert_eq!(
+            short_key(&c, "k", 3000).unwrap(),
+            (PROBE + 1, None),
+            "dense"
+        );
+    }
+
     #[test]
     fn dense_words_are_scanned_for() {
         assert!(!dense(0, 1_000_000));
