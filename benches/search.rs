@@ -413,7 +413,7 @@ fn sec_query(dir: &Path) {
         ("zebra", "nothing matches"),
         ("3b", "two characters, in no item"),
         ("er", "two characters, in most items"),
-        ("hk", "two characters, rare"),
+        ("hk", "two letters, in no item"),
     ];
     let only: Option<Vec<String>> = std::env::var("CL_SEARCH_ONLY")
         .ok()
