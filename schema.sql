@@ -1,4 +1,4 @@
--- caseload: the whole current SQLite schema (user_version 6).
+-- caseload: the whole current SQLite schema (user_version 9).
 --
 -- A fresh database is created from this file in one IMMEDIATE transaction. An older
 -- database is brought up to date by the steps in src/store/migrations/ instead; a test
@@ -207,8 +207,13 @@ END;
 -- adding items never pays for it. Items with an id above
 -- `search_meta.indexed`, and items changed after they were indexed (`search_dirty`), are
 -- scanned instead; the TUI indexes them in the background (src/store/sqlite/search.rs).
+-- The indexed text ends with two line ends, so that every occurrence of a word of one or
+-- two characters begins a trigram; such a word is looked up through the range of
+-- trigrams that begin with it (`item_search_terms`). The text is folded already: the
+-- tokenizer keeps case.
 CREATE VIRTUAL TABLE item_search USING fts5(
-    text, content = '', contentless_delete = 1, tokenize = 'trigram');
+    text, content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 1');
+CREATE VIRTUAL TABLE item_search_terms USING fts5vocab(item_search, 'row');
 
 CREATE TABLE search_meta (
     one      INTEGER PRIMARY KEY CHECK (one = 1),

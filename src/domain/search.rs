@@ -21,7 +21,8 @@ aaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiiiiijjkkllllllllllnnnnnnoooooorrrr
 /// How many matches a search counts before it stops ("1,000+").
 pub const COUNT_CAP: u64 = 1000;
 
-/// Words shorter than this (in characters) are too short for a trigram index.
+/// The length of a trigram: a word this long or longer is looked up by its own
+/// trigrams; a shorter one (1–2 characters) by the trigrams that begin with it.
 pub(crate) const MIN_INDEXED_WORD: usize = 3;
 
 /// [`FOLD_FROM`] and [`FOLD_TO`] as pairs sorted by the accented letter (built once), so
@@ -81,7 +82,13 @@ pub struct Search {
 impl Search {
     /// The search typed as `text`; `None` when it has no words.
     pub fn parse(text: &str) -> Option<Search> {
-        let words: Vec<String> = text.split_whitespace().map(fold).collect();
+        // A NUL separates words too: PostgreSQL text cannot hold one, and FTS5 would end
+        // its query there.
+        let words: Vec<String> = text
+            .split(|c: char| c.is_whitespace() || c == '\0')
+            .filter(|w| !w.is_empty())
+            .map(fold)
+            .collect();
         if words.is_empty() {
             return None;
         }
@@ -115,11 +122,21 @@ impl Search {
         for w in &self.words {
             let chars: Vec<char> = w.chars().collect();
             for t in chars.windows(MIN_INDEXED_WORD) {
-                let t: String = t.iter().collect();
-                let q = format!("\"{}\"", t.replace('"', "\"\""));
+                let q = fts_quote(&t.iter().collect::<String>());
                 if !out.contains(&q) {
                     out.push(q);
                 }
+            }
+        }
+        out
+    }
+
+    /// The distinct words shorter than a trigram (one or two characters).
+    pub(crate) fn short_words(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for w in &self.words {
+            if w.chars().count() < MIN_INDEXED_WORD && !out.contains(&w.as_str()) {
+                out.push(w);
             }
         }
         out
@@ -132,6 +149,22 @@ impl Search {
             .iter()
             .all(|w| folded.iter().any(|f| f.contains(w.as_str())))
     }
+}
+
+/// One term of an FTS5 query: quoted, its quotes doubled, so that no text typed in a
+/// search is ever read as FTS5 syntax (`OR`, `NEAR`, `*`, `^`, `-`, `"`).
+pub(crate) fn fts_quote(term: &str) -> String {
+    format!("\"{}\"", term.replace('"', "\"\""))
+}
+
+/// The range of trigrams that begin with a short word `w`: from `w` itself to `w`
+/// followed by the highest character up to a trigram's length (both ends included; in
+/// UTF-8 byte order, which is the order of the characters).
+pub(crate) fn trigram_range(w: &str) -> (String, String) {
+    let pad = MIN_INDEXED_WORD.saturating_sub(w.chars().count());
+    let mut top = w.to_string();
+    top.extend(std::iter::repeat_n(char::MAX, pad));
+    (w.to_string(), top)
 }
 
 /// The count of a search as shown: `1,000+` past the cap.
@@ -202,6 +235,8 @@ mod tests {
         assert!(Search::parse("nordl").unwrap().matches(&["Nordlicht GmbH"]));
         assert!(Search::parse("jose").unwrap().matches(&["José"]));
         assert!(Search::parse(" \t ").is_none());
+        assert!(Search::parse("\0").is_none());
+        assert_eq!(Search::parse("a\0b").unwrap().words(), ["a", "b"]);
     }
 
     #[test]
@@ -227,6 +262,50 @@ mod tests {
             ]
         );
         assert!(Search::parse("hi 3b").unwrap().fts_trigrams().is_empty());
+    }
+
+    #[test]
+    fn short_words_are_those_under_a_trigram_and_not_repeated() {
+        let s = Search::parse("3B er nordl É er ab\"").unwrap();
+        assert_eq!(s.short_words(), ["3b", "er", "e"]);
+        assert!(Search::parse("nordl").unwrap().short_words().is_empty());
+    }
+
+    /// Every trigram that begins with the word lies in its range, and nothing else does
+    /// (byte order of UTF-8 is character order).
+    #[test]
+    fn a_short_word_s_range_holds_exactly_its_trigrams() {
+        for w in ["e", "er", "é", "ж", "\u{10FFFF}"] {
+            let (lo, hi) = trigram_range(w);
+            let inside = |t: &str| lo.as_str() <= t && t <= hi.as_str();
+            for tail in [
+                "\n\n",
+                "\u{0}\u{0}",
+                "zz",
+                "\u{10FFFF}\u{10FFFF}",
+                "é\u{10FFFF}",
+            ] {
+                let t: String = format!("{w}{tail}").chars().take(3).collect();
+                assert!(inside(&t), "{w:?} {t:?}");
+            }
+            for other in [
+                "d\u{10FFFF}\u{10FFFF}",
+                "f\n\n",
+                "eq\u{10FFFF}",
+                "es\n",
+                "ё\n\n",
+            ] {
+                if !other.starts_with(w) {
+                    assert!(!inside(other), "{w:?} {other:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fts_terms_are_quoted() {
+        assert_eq!(fts_quote("a\"b"), "\"a\"\"b\"");
+        assert_eq!(fts_quote("OR"), "\"OR\"");
     }
 
     #[test]

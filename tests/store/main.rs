@@ -24,5 +24,6 @@ mod postgres_lost;
 mod refusals;
 mod search;
 mod security;
+mod short_words;
 mod supervisor;
 mod working_day;

@@ -9,16 +9,23 @@ use rusqlite::Connection;
 fn shape(conn: &Connection) -> Vec<String> {
     let mut out = Vec::new();
     let mut stmt = conn
-        .prepare("SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
+        .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
         .unwrap();
-    let objects: Vec<(String, String, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+    let objects: Vec<(String, String, String, Option<String>)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    for (kind, name, table) in objects {
+    let one_line =
+        |sql: &str| format!("  {}", sql.split_whitespace().collect::<Vec<_>>().join(" "));
+    for (kind, name, table, sql) in objects {
         out.push(format!("{kind} {name} on {table}"));
+        let sql = sql.unwrap_or_default();
         if kind == "table" {
+            // A virtual table's arguments (an index's tokenizer) are in its SQL only.
+            if sql.starts_with("CREATE VIRTUAL TABLE") {
+                out.push(one_line(&sql));
+            }
             let mut cols = conn
                 .prepare(&format!("PRAGMA table_xinfo({name})"))
                 .unwrap();
@@ -39,27 +46,10 @@ fn shape(conn: &Connection) -> Vec<String> {
             }
         }
         if kind == "index" {
-            let sql: Option<String> = conn
-                .query_row(
-                    "SELECT sql FROM sqlite_master WHERE name = ?1",
-                    [&name],
-                    |r| r.get(0),
-                )
-                .unwrap();
-            out.push(format!("  {}", sql.unwrap_or_default()));
+            out.push(format!("  {sql}"));
         }
         if kind == "trigger" {
-            let sql: String = conn
-                .query_row(
-                    "SELECT sql FROM sqlite_master WHERE name = ?1",
-                    [&name],
-                    |r| r.get(0),
-                )
-                .unwrap();
-            out.push(format!(
-                "  {}",
-                sql.split_whitespace().collect::<Vec<_>>().join(" ")
-            ));
+            out.push(one_line(&sql));
         }
     }
     out
@@ -81,6 +71,12 @@ fn fresh_and_migrated_schemas_are_the_same() {
     );
     assert_eq!(shape(&fresh), shape(&old));
     assert!(shape(&fresh).iter().any(|l| l.contains("item_counts")));
+    assert!(
+        shape(&fresh)
+            .iter()
+            .any(|l| l.contains("tokenize = 'trigram case_sensitive 1'")),
+        "the shape holds the index's tokenizer"
+    );
 }
 
 #[test]

@@ -21,6 +21,7 @@ pub const STEPS: &[&str] = &[
     include_str!("migrations/0006_comments.sql"),
     include_str!("migrations/0007_search_due_order.sql"),
     include_str!("migrations/0008_figure_days.sql"),
+    include_str!("migrations/0009_short_words.sql"),
 ];
 
 /// The schema version this program writes.

@@ -73,6 +73,8 @@ pub struct SqliteStore {
     clock: Clock,
     read_only: bool,
     own_commits: u64,
+    /// The last search's plan (a list and then a count of it share one).
+    plans: search_plan::PlanCache,
 }
 
 impl SqliteStore {
@@ -117,6 +119,7 @@ impl SqliteStore {
             clock,
             read_only,
             own_commits: 0,
+            plans: search_plan::PlanCache::default(),
         })
     }
 
@@ -358,11 +361,11 @@ impl Backend for SqliteStore {
     }
 
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>> {
-        reads::list(&self.conn, filter, (self.clock)())
+        reads::list(&self.conn, &mut self.plans, filter, (self.clock)())
     }
 
     fn count(&mut self, filter: &ListFilter) -> Result<u64> {
-        reads::count(&self.conn, filter, (self.clock)())
+        reads::count(&self.conn, &mut self.plans, filter, (self.clock)())
     }
 
     fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64> {

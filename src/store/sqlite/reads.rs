@@ -4,6 +4,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::rows::{Cols, event_from_row, item_from_row, lossy_opt_text, lossy_text};
+use super::search_plan::PlanCache;
 use super::sql::{ITEM_COLS, KEPT_COUNT};
 use crate::domain::{
     AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, Role, TakeOrder, UserInfo,
@@ -149,7 +150,12 @@ fn open_order(c: &Connection, filter: &ListFilter) -> Result<OpenOrder> {
     Ok(OpenOrder::of(filter.queue.as_deref(), &orders))
 }
 
-pub(super) fn list(c: &Connection, filter: &ListFilter, now: Millis) -> Result<Vec<Item>> {
+pub(super) fn list(
+    c: &Connection,
+    plans: &mut PlanCache,
+    filter: &ListFilter,
+    now: Millis,
+) -> Result<Vec<Item>> {
     if let Some(q) = &filter.queue
         && load_queue(c, q)?.is_none()
     {
@@ -159,7 +165,7 @@ pub(super) fn list(c: &Connection, filter: &ListFilter, now: Millis) -> Result<V
         });
     }
     let total = if Window::wants_total(filter) {
-        Some(count(c, filter, now)?)
+        Some(count(c, plans, filter, now)?)
     } else {
         None
     };
@@ -167,7 +173,7 @@ pub(super) fn list(c: &Connection, filter: &ListFilter, now: Millis) -> Result<V
         return Ok(Vec::new());
     };
     let mut q: ListSql = list_sql(filter, now, &DIALECT, open_order(c, filter)?);
-    let (from, where_) = super::search_plan::source(c, &mut q, list_rows(c, filter)?)?;
+    let (from, where_) = super::search_plan::source(c, plans, &mut q, list_rows(c, filter)?)?;
     let (order, limit, offset) = q.window(window);
     // The inner query reads only the index (id is its rowid): skipping `offset` rows
     // never touches the table.
@@ -207,7 +213,12 @@ fn list_rows(c: &Connection, filter: &ListFilter) -> Result<Option<u64>> {
     Ok(Some(n.max(0) as u64))
 }
 
-pub(super) fn count(c: &Connection, filter: &ListFilter, now: Millis) -> Result<u64> {
+pub(super) fn count(
+    c: &Connection,
+    plans: &mut PlanCache,
+    filter: &ListFilter,
+    now: Millis,
+) -> Result<u64> {
     if let Some(state) = kept_count(filter) {
         // Kept by triggers: no scan.
         let n: i64 = c
@@ -216,7 +227,7 @@ pub(super) fn count(c: &Connection, filter: &ListFilter, now: Millis) -> Result<
         return Ok(n.max(0) as u64);
     }
     let mut q = list_sql(filter, now, &DIALECT, OpenOrder::Priority);
-    let (from, where_) = super::search_plan::source(c, &mut q, list_rows(c, filter)?)?;
+    let (from, where_) = super::search_plan::source(c, plans, &mut q, list_rows(c, filter)?)?;
     let sql = match count_limit(filter) {
         Some(cap) => format!("SELECT count(*) FROM (SELECT 1 FROM {from} {where_} LIMIT {cap})"),
         None => format!("SELECT count(*) FROM {from} {where_}"),

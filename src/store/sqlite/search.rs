@@ -7,11 +7,11 @@
 //! nothing extra: rows above `search_meta.indexed` (the tail) and rows changed since they
 //! were indexed (`search_dirty`, filled by an update trigger) are scanned with
 //! `caseload_match`, and [`index_some`] moves rows into the index in short write
-//! transactions when a TUI is idle. The rarest word of at least three characters is looked
-//! up in the trigram index and the others checked on its hits; a search whose words are
-//! all common walks the list in its own order
-//! instead and stops at the first page (a dense match is found at once that way, and
-//! sorting a huge hit list is what would be slow).
+//! transactions when a TUI is idle. The rarest trigram of the words (for a word of one or
+//! two characters, the trigrams that begin with it) is looked up in the index and every
+//! word checked on its hits; a search whose words are all common walks the list in its
+//! own order instead and stops at the first page (a dense match is found at once that
+//! way, and sorting a huge hit list is what would be slow). See `search_plan`.
 
 use rusqlite::Connection;
 use rusqlite::functions::{Context, FunctionFlags};
@@ -25,6 +25,15 @@ use crate::store::list::{ListSql, Param};
 
 /// The row text the index holds, in the order the matcher reads it.
 pub(super) const TEXT_COLS: &str = "title, body, notes, result, params, error";
+
+/// The text the index holds for a row of `items`: its text columns folded, one line
+/// each, and two line ends after the last. A word of one or two characters is found
+/// through the trigrams that begin with it; the terminators give every occurrence one,
+/// also at the very end of the text (`3b` in "… order 3b" begins `3b\n`, `b` begins
+/// `b\n\n`). Migration 0009 names this expression in its comment; a test keeps the two
+/// the same.
+pub(super) const INDEXED_TEXT: &str = "caseload_fold(concat_ws(char(10), \
+     title, body, notes, result, params, error)) || char(10) || char(10)";
 
 /// The SQL function name of the matcher.
 pub(super) const MATCHER: &str = "caseload_match";
@@ -135,7 +144,7 @@ pub(super) fn behind(c: &Connection) -> Result<bool> {
 /// write transaction; returns how many.
 pub(super) fn index_some(c: &Connection, budget: usize) -> Result<usize> {
     let budget = budget.max(1) as i64;
-    let text = format!("{FOLD}(concat_ws(char(10), {TEXT_COLS}))");
+    let text = INDEXED_TEXT;
     let dirty = "SELECT id FROM search_dirty ORDER BY id LIMIT ?1";
     c.prepare_cached(&format!("DELETE FROM item_search WHERE rowid IN ({dirty})"))?
         .execute([budget])?;
@@ -169,4 +178,17 @@ pub(super) fn index_some(c: &Connection, budget: usize) -> Result<usize> {
         }
     }
     Ok(redone.max(cleared) + added)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The migration that introduced this text names it; they must not drift apart.
+    #[test]
+    fn the_migration_names_the_indexed_text() {
+        let step = include_str!("migrations/0009_short_words.sql");
+        assert!(step.contains(INDEXED_TEXT), "{INDEXED_TEXT}");
+        assert!(INDEXED_TEXT.contains(TEXT_COLS) && INDEXED_TEXT.starts_with(FOLD));
+    }
 }

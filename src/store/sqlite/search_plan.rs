@@ -1,12 +1,16 @@
 //! How a search's rows are found on SQLite: from the trigram index's hits, or by walking
 //! the list with the matcher.
 //!
-//! The rarest trigram of the words of at least three characters is looked up in the
-//! index; every word is checked on its hits by the matcher. Its hits, the not-yet-indexed tail and
-//! the rows changed since they were indexed (both scanned with the matcher) make the
-//! search's candidates. Then one of three plans answers, chosen from the index's own
-//! figures (a probe of the first hits gives each word's density, the kept counts give the
-//! list's length):
+//! Each word has keys into the index: a word of three or more characters its trigrams, a
+//! word of one or two characters the trigrams that begin with it (read from the index's
+//! vocabulary, `item_search_terms`, as a range of terms; the indexed text ends with two
+//! line ends so that every occurrence has one). The rarest key is looked up in the
+//! index; every word is checked on its hits by the matcher. Its hits, the not-yet-indexed
+//! tail and the rows changed since they were indexed (both scanned with the matcher) make
+//! the search's candidates. Then one of three plans answers, chosen from the index's own
+//! figures (a probe of a trigram's first hits, or the vocabulary's document counts of a
+//! short word's trigrams, give each key's density; the kept counts give the list's
+//! length):
 //!
 //! - **candidates**: each candidate is looked up (`id IN json_each(…)`) and checked against
 //!   the list's conditions; cheap when there are few, and for lists in id order (all,
@@ -17,14 +21,19 @@
 //!   whose list is a small part of the file, when there are many candidates;
 //! - **scan**: the list is walked in its own order and the matcher runs on each row; for
 //!   words in a large part of the items (a dense match fills the first page at once, and
-//!   reading a huge hit list is what would be slow), for words under three characters,
-//!   which have no trigram, and while more than 20,000 items are not indexed yet.
+//!   reading a huge hit list is what would be slow) and while more than 20,000 items are
+//!   not indexed yet.
+//!
+//! A list and then a count of the same search (what the TUI asks) share one plan: the
+//! connection keeps the last one while nothing has changed ([`PlanCache`]).
+
+use std::sync::Arc;
 
 use rusqlite::Connection;
 use rusqlite::functions::Context;
 use rusqlite::types::ValueRef;
 
-use crate::domain::search::Search;
+use crate::domain::search::{Search, fts_quote, trigram_range};
 use crate::store::error::Result;
 use crate::store::list::{ListSql, Param};
 
@@ -74,17 +83,63 @@ fn dense(hits: i64, indexed: i64) -> bool {
     hits > DENSE_HITS || (hits > PROBE && hits.saturating_mul(DENSE_RATIO) > indexed)
 }
 
-/// The search's trigrams with their estimated hits, rarest first; `None` when there is
-/// none or the rarest is dense. Trigrams, not whole words: FTS5 answers a word by reading
-/// the lists of all its trigrams (`nordl` reads the huge list of `ord`, from "order"),
-/// while here only the rare ones are read.
-fn rarest(c: &Connection, s: &Search, indexed: i64) -> Result<Option<Vec<(i64, String)>>> {
-    let mut all: Vec<(i64, String)> = Vec::new();
-    for tri in s.fts_trigrams() {
-        let hits = estimate(c, &tri, indexed)?;
-        all.push((hits, tri));
-        if hits == 0 {
+/// One way into the index: the estimated number of hits and the FTS5 query that reads
+/// them (`None`: the hits are not to be read: a short word found dense before all its
+/// trigrams were counted, or one with no trigram at all when the estimate is 0).
+type Key = (i64, Option<String>);
+
+/// The key of a word of one or two characters: the trigrams that begin with it, from
+/// the index's vocabulary (a range of terms, read in order), joined by `OR`; the sum of
+/// their documents is the estimate (an upper bound: an item may hold several of them).
+/// Counting stops as soon as the sum says the word is dense.
+fn short_key(c: &Connection, word: &str, indexed: i64) -> Result<Key> {
+    let (lo, hi) = trigram_range(word);
+    let mut stmt = c.prepare_cached(
+        "SELECT term, doc FROM item_search_terms WHERE term >= ?1 AND term <= ?2",
+    )?;
+    let mut rows = stmt.query([lo, hi])?;
+    let (mut sum, mut terms) = (0i64, Vec::new());
+    while let Some(r) = rows.next()? {
+        let term: String = r.get(0)?;
+        if term.contains('\0') {
+            // FTS5 reads its query up to a NUL (SQLite text may hold one): such a word
+            // is scanned for.
+            return Ok((i64::MAX, None));
+        }
+        sum = sum.saturating_add(r.get(1)?);
+        if dense(sum, indexed) {
+            return Ok((sum, None));
+        }
+        terms.push(fts_quote(&term));
+    }
+    if terms.is_empty() {
+        return Ok((0, None));
+    }
+    Ok((sum, Some(terms.join(" OR "))))
+}
+
+/// The search's keys into the index (each trigram of its longer words, each short word's
+/// trigrams) with their estimated hits, rarest first; `None` when there is none or the
+/// rarest is dense. Trigrams, not whole words: FTS5 answers a word by reading the lists
+/// of all its trigrams (`nordl` reads the huge list of `ord`, from "order"), while here
+/// only the rare ones are read.
+fn rarest(c: &Connection, s: &Search, indexed: i64) -> Result<Option<Vec<Key>>> {
+    let mut all: Vec<Key> = Vec::new();
+    for word in s.short_words() {
+        let key = short_key(c, word, indexed)?;
+        let none = key.0 == 0;
+        all.push(key);
+        if none {
             break;
+        }
+    }
+    if all.iter().all(|k| k.0 > 0) {
+        for tri in s.fts_trigrams() {
+            let hits = estimate(c, &tri, indexed)?;
+            all.push((hits, Some(tri)));
+            if hits == 0 {
+                break;
+            }
         }
     }
     all.sort();
@@ -95,22 +150,29 @@ fn rarest(c: &Connection, s: &Search, indexed: i64) -> Result<Option<Vec<(i64, S
 }
 
 /// The indexed items (but those changed since indexing) that have every one of the rare
-/// trigrams: the rarest one's hits, narrowed by each next one while reading its list
+/// keys: the rarest one's hits, narrowed by each next one while reading its list
 /// costs less than checking the candidates it would remove (a row read is worth about
 /// [`NARROW_RATIO`] list entries).
-fn indexed_hits(c: &Connection, trigrams: &[(i64, String)], dirty: &[i64]) -> Result<Vec<i64>> {
+fn indexed_hits(c: &Connection, keys: &[Key], dirty: &[i64]) -> Result<Vec<i64>> {
     let mut stmt = c.prepare_cached(
         "SELECT rowid FROM item_search WHERE item_search MATCH ?1 ORDER BY rowid",
     )?;
     let mut ids: Option<Vec<i64>> = None;
-    for (est, tri) in trigrams {
+    for (est, fts) in keys {
         if let Some(ids) = &ids
             && (ids.is_empty() || *est > (ids.len() as i64).saturating_mul(NARROW_RATIO))
         {
             break;
         }
+        let Some(fts) = fts else {
+            if *est == 0 {
+                // A short word no indexed item holds.
+                ids = Some(Vec::new());
+            }
+            continue;
+        };
         let mut next = Vec::new();
-        let mut rows = stmt.query([tri])?;
+        let mut rows = stmt.query([fts])?;
         while let Some(r) = rows.next()? {
             let id: i64 = r.get(0)?;
             let keep = match &ids {
@@ -129,17 +191,12 @@ fn indexed_hits(c: &Connection, trigrams: &[(i64, String)], dirty: &[i64]) -> Re
 /// The candidates of a search: the index's hits of its rare trigrams (except rows changed
 /// since they were indexed), and the tail's and the changed rows' matches; sorted, no
 /// repeats.
-fn candidates(
-    c: &Connection,
-    s: &Search,
-    trigrams: &[(i64, String)],
-    indexed: i64,
-) -> Result<Vec<i64>> {
+fn candidates(c: &Connection, s: &Search, keys: &[Key], indexed: i64) -> Result<Vec<i64>> {
     let dirty: Vec<i64> = c
         .prepare_cached("SELECT id FROM search_dirty ORDER BY id")?
         .query_map([], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
-    let mut ids = indexed_hits(c, trigrams, &dirty)?;
+    let mut ids = indexed_hits(c, keys, &dirty)?;
     let scanned = format!(
         "SELECT id FROM items WHERE id > ?1 AND {MATCHER}(?2, {TEXT_COLS}) UNION ALL \
          SELECT id FROM items WHERE id IN (SELECT id FROM search_dirty) \
@@ -225,31 +282,103 @@ pub(super) fn hit(ctx: &Context<'_>) -> rusqlite::Result<bool> {
     })
 }
 
+/// What planning a search found: scan the list, or these candidates (none: nothing
+/// matches).
+#[derive(Debug, Clone)]
+enum Plan {
+    Scan,
+    Candidates(Arc<[i64]>),
+}
+
+/// What a cached plan is valid for: the same words, nobody's commit since (this
+/// connection's changes and, through `PRAGMA data_version`, everyone else's) and the same
+/// index mark.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PlanKey {
+    words: Vec<String>,
+    data_version: i64,
+    changes: u64,
+    indexed: i64,
+}
+
+/// The last search's plan on one connection. The TUI asks for a search's first page and
+/// then for its count: the second is answered from the first's candidates instead of
+/// probing the index and scanning the tail again. Used only outside a transaction
+/// (inside one, this connection's uncommitted changes would not show in the key).
+#[derive(Debug, Default)]
+pub(super) struct PlanCache {
+    last: Option<(PlanKey, Plan)>,
+}
+
+impl PlanCache {
+    /// The plan of `search`, from the cache when nothing changed since it was made.
+    fn plan(&mut self, c: &Connection, search: &Search) -> Result<Plan> {
+        let (indexed, top): (i64, i64) = c
+            .prepare_cached(
+                "SELECT indexed, coalesce((SELECT max(id) FROM items), 0) FROM search_meta",
+            )?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let key = if c.is_autocommit() {
+            let data_version: i64 = c
+                .prepare_cached("PRAGMA data_version")?
+                .query_row([], |r| r.get(0))?;
+            Some(PlanKey {
+                words: search.words().to_vec(),
+                data_version,
+                changes: c.total_changes(),
+                indexed,
+            })
+        } else {
+            None
+        };
+        if let (Some(key), Some((last, plan))) = (&key, &self.last)
+            && key == last
+        {
+            return Ok(plan.clone());
+        }
+        let plan = plan_afresh(c, search, indexed, top)?;
+        if let Some(key) = key {
+            self.last = Some((key, plan.clone()));
+        }
+        Ok(plan)
+    }
+}
+
+/// Plans a search from the index's figures (see the module's comment).
+fn plan_afresh(c: &Connection, search: &Search, indexed: i64, top: i64) -> Result<Plan> {
+    if top - indexed > LONG_TAIL {
+        // Most of what a search needs is not indexed yet (a big import with no TUI
+        // running): walking the list in order at least stops early for common words.
+        return Ok(Plan::Scan);
+    }
+    let Some(keys) = rarest(c, search, indexed)? else {
+        return Ok(Plan::Scan);
+    };
+    Ok(Plan::Candidates(
+        candidates(c, search, &keys, indexed)?.into(),
+    ))
+}
+
 /// How long the list of a filter is, when the kept counts say (`None`: a list that is
 /// not counted, such as held locks, which is short).
 pub(super) type ListRows = Option<u64>;
 
 /// Where a list's rows come from (always `items`) and its WHERE clause, for a search
 /// planned as above; `rows` is the length of the list without the search.
-pub(super) fn source(c: &Connection, q: &mut ListSql, rows: ListRows) -> Result<(String, String)> {
+pub(super) fn source(
+    c: &Connection,
+    plans: &mut PlanCache,
+    q: &mut ListSql,
+    rows: ListRows,
+) -> Result<(String, String)> {
     let scan = ("items".to_string(), q.where_.clone());
     let Some((search, cond)) = q.search.clone() else {
         return Ok(scan);
     };
-    let (indexed, top): (i64, i64) = c
-        .prepare_cached(
-            "SELECT indexed, coalesce((SELECT max(id) FROM items), 0) FROM search_meta",
-        )?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    if top - indexed > LONG_TAIL {
-        // Most of what a search needs is not indexed yet (a big import with no TUI
-        // running): walking the list in order at least stops early for common words.
-        return Ok(scan);
-    }
-    let Some(trigrams) = rarest(c, &search, indexed)? else {
-        return Ok(scan);
+    let ids = match plans.plan(c, &search)? {
+        Plan::Scan => return Ok(scan),
+        Plan::Candidates(ids) => ids,
     };
-    let ids = candidates(c, &search, &trigrams, indexed)?;
     if ids.is_empty() {
         return Ok(scan_nothing());
     }
@@ -264,7 +393,7 @@ pub(super) fn source(c: &Connection, q: &mut ListSql, rows: ListRows) -> Result<
         let p = q.push(Param::Blob(encode(&ids)));
         conds.push(format!("{HIT}(id, {p})"));
     }
-    // The candidates hold an item for each of the rarest trigram's hits: every word is
+    // The candidates hold an item for each of the rarest key's hits: every word is
     // checked on them (only on those, the condition comes last).
     conds.push(cond);
     Ok((
@@ -308,6 +437,48 @@ mod tests {
         }
         assert_eq!(encode(&[1, 2, 3])[0], 0, "dense: a bitmap");
         assert_eq!(encode(&[1, 1 << 40])[0], 1, "sparse: the ids");
+    }
+
+    /// A short word's key may join thousands of trigrams with OR: FTS5 takes it (an OR
+    /// chain is one node, not a deep tree), and the vocabulary's range holds exactly the
+    /// trigrams that begin with the word.
+    #[test]
+    fn a_short_word_s_key_may_join_thousands_of_trigrams() {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(
+            "CREATE VIRTUAL TABLE item_search USING fts5(text, content = '', \
+             contentless_delete = 1, tokenize = 'trigram case_sensitive 1'); \
+             CREATE VIRTUAL TABLE item_search_terms USING fts5vocab(item_search, 'row');",
+        )
+        .unwrap();
+        let mut ins = c
+            .prepare("INSERT INTO item_search (rowid, text) VALUES (?1, ?2)")
+            .unwrap();
+        for i in 0..3000u32 {
+            let c1 = char::from_u32(0x4E00 + i).unwrap();
+            ins.execute(rusqlite::params![i64::from(i) + 1, format!("j k{c1}\n\n")])
+                .unwrap();
+        }
+        let (hits, fts) = short_key(&c, "k", 1_000_000_000).unwrap();
+        assert_eq!(hits, 3000);
+        let fts = fts.unwrap();
+        assert_eq!(fts.matches(" OR ").count(), 2999);
+        let n: i64 = c
+            .query_row(
+                "SELECT count(*) FROM item_search WHERE item_search MATCH ?1",
+                [&fts],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n, 3000);
+        assert_eq!(short_key(&c, "q", 1_000_000_000).unwrap(), (0, None));
+        assert_eq!(short_key(&c, "j", 1_000_000_000).unwrap().0, 3000, "`j k`");
+        // Among 3,000 items the word is dense past 500 hits: counting stops there.
+        assert_eq!(
+            short_key(&c, "k", 3000).unwrap(),
+            (PROBE + 1, None),
+            "dense"
+        );
     }
 
     #[test]
