@@ -414,6 +414,7 @@ fn sec_query(dir: &Path) {
         ("3b", "two characters, in no item"),
         ("er", "two characters, in most items"),
         ("hk", "two letters, in no item"),
+        ("zo", "two letters, in one first name of 16 (Zoë)"),
     ];
     let only: Option<Vec<String>> = std::env::var("CL_SEARCH_ONLY")
         .ok()
