@@ -212,7 +212,7 @@ END;
 -- trigrams that begin with it (`item_search_terms`). The text is folded already: the
 -- tokenizer keeps case.
 CREATE VIRTUAL TABLE item_search USING fts5(
-    text, content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 1');
+    folded, content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 1');
 CREATE VIRTUAL TABLE item_search_terms USING fts5vocab(item_search, 'row');
 
 CREATE TABLE search_meta (

@@ -294,8 +294,9 @@ fn big_file(n: usize, dest: &Path) {
     let dir = cache_dir();
     std::fs::create_dir_all(&dir).unwrap();
     // v2: invoices name every company (v1 paired two only: `nordl` found nothing).
-    // v3: the index of migration 0009 (two terminators, a case-keeping tokenizer).
-    let cached = dir.join(format!("search-{n}-v3.db"));
+    // v3: the index of migration 0009 (two terminators, a case-keeping tokenizer); v4: its
+    // column renamed `folded` (a schema-8 program cannot index into it).
+    let cached = dir.join(format!("search-{n}-v4.db"));
     if !cached.exists() {
         let tmp = dir.join("search-building.db");
         for ext in ["", "-wal", "-shm"] {
@@ -522,7 +523,7 @@ fn schema_file(dir: &Path, schema: Schema, base_items: usize) -> PathBuf {
         let c = Connection::open(&path).unwrap();
         c.execute_batch(
             "CREATE TRIGGER items_search_now AFTER INSERT ON items BEGIN \
-             INSERT INTO item_search (rowid, text) VALUES (NEW.id, lower(concat_ws(char(10), \
+             INSERT INTO item_search (rowid, folded) VALUES (NEW.id, lower(concat_ws(char(10), \
              NEW.title, NEW.body, NEW.notes, NEW.result, NEW.params, NEW.error))); END; \
              UPDATE search_meta SET indexed = (SELECT max(id) FROM items);",
         )

@@ -303,6 +303,18 @@ fn a_version_8_file_searches_right_before_and_after_re_indexing() {
     );
     let searches = ["3b", "xq", "muller", "jam", "b", "q", "zz"];
     assert_rule(&mut s, &searches, "upgraded, not indexed");
+    // A caseload of schema 8 still running (a TUI open over the upgrade) indexes with
+    // its own statement, which knows no terminators: it must fail and change nothing.
+    let old_indexing = "INSERT INTO item_search (rowid, text) SELECT id, \
+         caseload_fold(concat_ws(char(10), title, body, notes, result, params, error)) \
+         FROM items WHERE id > (SELECT indexed FROM search_meta) AND id <= 4";
+    let err = s.connection().execute(old_indexing, []).unwrap_err();
+    assert!(err.to_string().contains("no column named text"), "{err}");
+    let terms: i64 = s
+        .connection()
+        .query_row("SELECT count(*) FROM item_search_terms", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(terms, 0, "the old statement indexed nothing");
     while s.index_search(100).unwrap() > 0 {}
     let ends: i64 = s
         .connection()

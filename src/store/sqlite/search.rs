@@ -150,7 +150,7 @@ pub(super) fn index_some(c: &Connection, budget: usize) -> Result<usize> {
         .execute([budget])?;
     let redone = c
         .prepare_cached(&format!(
-            "INSERT INTO item_search (rowid, text) SELECT id, {text} FROM items \
+            "INSERT INTO item_search (rowid, folded) SELECT id, {text} FROM items \
              WHERE id IN ({dirty})"
         ))?
         .execute([budget])?;
@@ -169,7 +169,7 @@ pub(super) fn index_some(c: &Connection, budget: usize) -> Result<usize> {
         if let Some(top) = top {
             added = c
                 .prepare_cached(&format!(
-                    "INSERT INTO item_search (rowid, text) SELECT id, {text} FROM items \
+                    "INSERT INTO item_search (rowid, folded) SELECT id, {text} FROM items \
                      WHERE id > (SELECT indexed FROM search_meta) AND id <= ?1"
                 ))?
                 .execute([top])?;

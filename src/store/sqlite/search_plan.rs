@@ -446,13 +446,13 @@ mod tests {
     fn a_short_word_s_key_may_join_thousands_of_trigrams() {
         let c = Connection::open_in_memory().unwrap();
         c.execute_batch(
-            "CREATE VIRTUAL TABLE item_search USING fts5(text, content = '', \
+            "CREATE VIRTUAL TABLE item_search USING fts5(folded, content = '', \
              contentless_delete = 1, tokenize = 'trigram case_sensitive 1'); \
              CREATE VIRTUAL TABLE item_search_terms USING fts5vocab(item_search, 'row');",
         )
         .unwrap();
         let mut ins = c
-            .prepare("INSERT INTO item_search (rowid, text) VALUES (?1, ?2)")
+            .prepare("INSERT INTO item_search (rowid, folded) VALUES (?1, ?2)")
             .unwrap();
         for i in 0..3000u32 {
             let c1 = char::from_u32(0x4E00 + i).unwrap();
