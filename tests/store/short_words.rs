@@ -11,6 +11,7 @@ use caseload::store::{ListFilter, StateFilter, Store};
 conformance!(
     short_words_give_the_rule_s_answer_on_every_plan,
     search_text_never_reaches_the_index_as_syntax,
+    words_the_index_cannot_answer_are_found_all_the_same,
 );
 
 const STATES: [StateFilter; 4] = [
@@ -211,6 +212,57 @@ fn search_text_never_reaches_the_index_as_syntax(b: &dyn Backend) {
     assert_rule(&mut *boss, &searches, "not indexed");
     while boss.index_search(1000).unwrap() > 0 {}
     assert_rule(&mut *boss, &searches, "indexed");
+}
+
+/// Words the index cannot answer by their trigrams are found all the same: U+FFFE and
+/// U+FFFF (the trigram tokenizer indexes both as U+FFFD) and a one-character word that
+/// begins more distinct trigrams than one lookup joins (found by the scan, or through
+/// the other word's key).
+fn words_the_index_cannot_answer_are_found_all_the_same(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let mut items = vec![
+        NewItem::titled("code \u{FFFF} here"),
+        NewItem::titled("x\u{FFFE}y tail"),
+        NewItem::titled("ends in x\u{FFFF}"),
+        NewItem::titled("replacement \u{FFFD} char"),
+    ];
+    // `k` followed by 700 different characters, some of the items also `blue`.
+    items.extend((0..700u32).map(|i| {
+        let c = char::from_u32(0x4E00 + i).unwrap();
+        let colour = if i % 7 == 0 { "blue" } else { "grey" };
+        NewItem::titled(&format!("k{c} {colour} item {i}"))
+    }));
+    boss.add_batch(&items).unwrap();
+    let searches = [
+        "\u{FFFF}",
+        "\u{FFFE}",
+        "x\u{FFFF}",
+        "\u{FFFE}y",
+        "x\u{FFFE}y",
+        "\u{FFFD}",
+        "k",
+        "k blue",
+        "blue k",
+        "k item",
+        "k\u{4E07}",
+    ];
+    assert_rule(&mut *boss, &searches, "not indexed");
+    while boss.index_search(1000).unwrap() > 0 {}
+    assert_rule(&mut *boss, &searches, "indexed");
+    for (text, n) in [
+        ("\u{FFFF}", 2),
+        ("\u{FFFE}", 1),
+        ("k", 700),
+        ("k blue", 100),
+    ] {
+        let f = ListFilter {
+            state: StateFilter::All,
+            text: Some(text.into()),
+            limit: 1000,
+            ..ListFilter::default()
+        };
+        assert_eq!(boss.list(&f).unwrap().len(), n, "{text:?}");
+    }
 }
 
 /// A list and then a count of the same search share one plan on a connection; a change
