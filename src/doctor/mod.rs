@@ -1,7 +1,8 @@
 //! `caseload doctor`: checks a deployment and prints one line per check, ✔ or ✘ with the
 //! fix. SQLite: the file and its directory (owner, group, mode, setgid), -wal/-shm files
 //! others own, the umask, the filesystem, free space, the WAL, the schema and
-//! `quick_check`. PostgreSQL: reachability, server version, schema, rights and the clock.
+//! `quick_check`. PostgreSQL: reachability, server version, schema, rights, search's case
+//! folding and the clock.
 //! Doctor changes nothing; everything it prints from the system is sanitized.
 
 mod postgres;

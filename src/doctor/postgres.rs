@@ -1,5 +1,6 @@
 //! Doctor's checks of a PostgreSQL database: reachable, a supported server, caseload's
-//! schema, the rights the everyday role needs, and the clock against this machine's.
+//! schema, the rights the everyday role needs, search's case folding, and the clock
+//! against this machine's.
 
 use postgres::Client;
 
@@ -49,10 +50,13 @@ pub(super) fn checks(url: &str) -> Vec<Check> {
     let mut out = vec![Check::pass("server", format!("reachable: {shown}"))];
     out.push(version_check(&mut client));
     let schema = schema_check(&mut client);
-    let has_tables = schema.ok || schema.detail.contains("version");
+    let (current, has_tables) = (schema.ok, schema.ok || schema.detail.contains("version"));
     out.push(schema);
     if has_tables {
         out.push(rights_check(&mut client));
+    }
+    if current {
+        out.push(fold_check(&mut client));
     }
     out.push(clock_check(&mut client));
     out
@@ -119,6 +123,42 @@ fn schema_check(client: &mut Client) -> Check {
             "`caseload init` as the role that owns the tables (it migrates in place)",
         ),
         Err(e) => Check::fail("schema", format!("cannot read it: {e}"), "check the server"),
+    }
+}
+
+/// Letters beyond ASCII whose case search folds on both backends (`ΟΔΟΣ` keeps its σ:
+/// the fold goes letter by letter), and their folded form.
+const FOLD_PROBE: (&str, &str) = ("ΟΔΟΣ Ж Ǆ", "οδοσ ж ǆ");
+
+/// Search folds case beyond ASCII, as on SQLite: under a database whose `LC_CTYPE` is C
+/// or POSIX that needs a UTF-8 collation of the server (migration 0009).
+fn fold_check(client: &mut Client) -> Check {
+    let row = client.query_one(
+        "SELECT caseload_fold($1), current_setting('lc_ctype')",
+        &[&FOLD_PROBE.0],
+    );
+    match row {
+        Ok(r) => {
+            let (folded, ctype): (String, String) = (r.get(0), r.get(1));
+            if folded == FOLD_PROBE.1 {
+                Check::pass(
+                    "search",
+                    format!("folds case beyond ASCII (LC_CTYPE {ctype})"),
+                )
+            } else {
+                Check::fail(
+                    "search",
+                    format!(
+                        "folds the case of ASCII letters only (LC_CTYPE {ctype}, and the \
+                         server had no UTF-8 collation when caseload set up the schema): \
+                         `σοφια` does not find `ΣΟΦΙΑ`"
+                    ),
+                    "use a database created with a UTF-8 LC_CTYPE such as C.UTF-8 (README, \
+                     PostgreSQL)",
+                )
+            }
+        }
+        Err(e) => Check::fail("search", format!("cannot ask: {e}"), "check the server"),
     }
 }
 

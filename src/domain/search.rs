@@ -6,7 +6,8 @@
 //! sides are folded the same way ([`fold`]): the accented Latin letters of Latin-1 and
 //! Latin Extended-A become their base letter, and everything is lower-cased
 //! (Unicode-wide, `müller` finds `MÜLLER`). PostgreSQL runs the same table through
-//! `translate()` ([`FOLD_FROM`], [`FOLD_TO`]).
+//! `translate()` ([`FOLD_FROM`], [`FOLD_TO`]) and lowers case under a UTF-8 collation
+//! even where the database's own character type is C (its migration 9).
 
 use std::sync::OnceLock;
 
@@ -51,7 +52,7 @@ fn fold_char(c: char, out: &mut String) {
 }
 
 /// Text folded for comparison: lower case, accents of Latin letters removed.
-pub(crate) fn fold(text: &str) -> String {
+pub fn fold(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     fold_into(text, &mut out);
     out

@@ -272,6 +272,7 @@ fn postgres_reachability_schema_rights_and_clock() {
     assert!(failed(&out).is_empty(), "{all:#?}");
     assert!(line(&all, "rights").contains("may read and write"));
     assert!(line(&all, "clock").contains("the server's clock"));
+    assert!(line(&all, "search").contains("folds case beyond ASCII"));
     assert_eq!(out.status.code(), Some(0));
 
     // A role that may only read.
@@ -312,4 +313,40 @@ fn postgres_reachability_schema_rights_and_clock() {
     let out = run("postgres://nobody@127.0.0.1:1/none");
     assert_eq!(failed(&out), ["server"]);
     assert!(lines(&out)[1].2.contains("127.0.0.1:1"));
+}
+
+/// A database whose `LC_CTYPE` is C on a server without a UTF-8 collation keeps the
+/// ASCII-only fold (simulated: the function as it was before migration 9): doctor says
+/// so, with the fix; on this server init chose a collation and the check passes.
+#[test]
+fn postgres_doctor_tells_when_search_folds_only_ascii() {
+    let Some(base) = support::backend::pg_url() else {
+        return;
+    };
+    let pg = support::backend::PgBackend::on(support::backend::database_with_ctype_c(&base));
+    let env = Env::new();
+    env.ok("boss", &["--db", &pg.url, "init"]);
+    let doctor = || {
+        env.command("doc", &["--db", &pg.url, "doctor"])
+            .output()
+            .unwrap()
+    };
+    let out = doctor();
+    assert!(failed(&out).is_empty(), "{:#?}", lines(&out));
+    assert!(line(&lines(&out), "search").contains("LC_CTYPE C)"));
+    pg.admin()
+        .batch_execute(
+            "CREATE OR REPLACE FUNCTION caseload_fold(t text) RETURNS text \
+             LANGUAGE sql IMMUTABLE AS $$ SELECT lower(t) $$",
+        )
+        .unwrap();
+    let out = doctor();
+    assert_eq!(failed(&out), ["search"], "{:#?}", lines(&out));
+    let all = lines(&out);
+    let search = line(&all, "search");
+    assert!(
+        search.contains("ASCII letters only") && search.contains("UTF-8 LC_CTYPE"),
+        "{search}"
+    );
+    assert_eq!(out.status.code(), Some(1));
 }

@@ -173,6 +173,11 @@ impl PgBackend {
             eprintln!("note: CASELOAD_TEST_PG is not set; PostgreSQL test skipped");
             return None;
         };
+        Some(Self::on(base_url))
+    }
+
+    /// A backend on a new schema of the database at `base_url`.
+    pub fn on(base_url: String) -> Self {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
@@ -189,16 +194,43 @@ impl PgBackend {
             .batch_execute(&format!("CREATE SCHEMA {schema}"))
             .expect("create test schema");
         let url = with_search_path(&base_url, &schema);
-        Some(PgBackend {
+        PgBackend {
             base_url,
             schema,
             url,
-        })
+        }
     }
 
     /// A direct connection to the test schema (for tests that poke at the server).
     pub fn admin(&self) -> postgres::Client {
         postgres::Client::connect(&self.url, postgres::NoTls).expect("connect")
+    }
+}
+
+/// A database of the test server whose `LC_CTYPE` is C (lower() folds only ASCII there),
+/// created once and kept; its URL.
+pub fn database_with_ctype_c(base: &str) -> String {
+    extra_database(base, "caseload_test_ctype_c", "ENCODING 'UTF8'")
+}
+
+/// A database of the test server named `name`, created once (with `options`, from
+/// template0, LC_COLLATE and LC_CTYPE C) and kept; its URL.
+pub fn extra_database(base: &str, name: &str, options: &str) -> String {
+    let mut admin = postgres::Client::connect(base, postgres::NoTls).expect("connect");
+    // Another test process may create it at the same moment: either way it exists after.
+    let _ = admin.batch_execute(&format!(
+        "CREATE DATABASE {name} TEMPLATE template0 {options} LC_COLLATE 'C' LC_CTYPE 'C'"
+    ));
+    let (head, query) = base.split_once('?').unwrap_or((base, ""));
+    let (server, _) = head
+        .rsplit_once('/')
+        .filter(|(s, _)| s.contains("://") && !s.ends_with('/'))
+        .expect("CASELOAD_TEST_PG is a postgres:// URL naming a database");
+    let url = format!("{server}/{name}");
+    if query.is_empty() {
+        url
+    } else {
+        format!("{url}?{query}")
     }
 }
 

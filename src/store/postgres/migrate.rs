@@ -21,6 +21,7 @@ pub const STEPS: &[&str] = &[
     include_str!("migrations/0006_search_due_order.sql"),
     include_str!("migrations/0007_queue_functions.sql"),
     include_str!("migrations/0008_figure_days.sql"),
+    include_str!("migrations/0009_fold_collation.sql"),
 ];
 
 /// The schema version this program writes.
@@ -84,6 +85,9 @@ fn migrate_locked(c: &mut Conn, creator: &Actor) -> TxResult<bool> {
     )?;
     // Re-read under the lock: another program may have migrated meanwhile.
     let version = schema_version(c)?;
+    if version != Some(LATEST) {
+        require_utf8(c)?;
+    }
     let created = match version {
         Some(v) if v == LATEST => return Ok(false),
         Some(v) if v > LATEST => {
@@ -120,6 +124,29 @@ fn migrate_locked(c: &mut Conn, creator: &Actor) -> TxResult<bool> {
         }
     };
     Ok(created)
+}
+
+/// The schema holds text in any language (the search fold names Greek and Latin letters
+/// beyond Latin-1): a database of another encoding would fail half-way with a conversion
+/// error, so it is refused first, saying what to do. (`SQL_ASCII` stores any bytes.)
+fn require_utf8(c: &mut Conn) -> TxResult<()> {
+    let (encoding, name): (String, String) = {
+        let row = c.client.query_one(
+            "SELECT getdatabaseencoding()::text, current_database()::text",
+            &[],
+        )?;
+        (row.get(0), row.get(1))
+    };
+    if encoding == "UTF8" || encoding == "SQL_ASCII" {
+        return Ok(());
+    }
+    Err(StoreError::Unusable(format!(
+        "database '{}' uses the {} encoding; caseload needs UTF-8: create one with \
+         CREATE DATABASE … ENCODING 'UTF8' TEMPLATE template0",
+        crate::domain::sanitize::line(&name),
+        crate::domain::sanitize::line(&encoding)
+    ))
+    .into())
 }
 
 fn record_version(c: &mut Conn, version: i64, by: &Actor) -> TxResult<()> {
