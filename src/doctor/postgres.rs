@@ -5,7 +5,7 @@
 use postgres::Client;
 
 use super::Check;
-use crate::store::postgres::{LATEST, PgOptions, connect_url};
+use crate::store::postgres::{FoldProblem, LATEST, PgOptions, connect_url, fold_problem};
 
 /// Beyond this offset, times typed on this machine (`--since`, `--due`) and the server's
 /// lock times disagree visibly.
@@ -81,7 +81,11 @@ fn version_check(client: &mut Client) -> Check {
                 )
             }
         }
-        Err(e) => Check::fail("version", format!("cannot ask: {e}"), "check the server"),
+        Err(e) => Check::fail(
+            "version",
+            format!("cannot ask: {}", asked(&e)),
+            "check the server",
+        ),
     }
 }
 
@@ -92,7 +96,13 @@ fn schema_check(client: &mut Client) -> Check {
     );
     let (schema, exists): (Option<String>, bool) = match found {
         Ok(r) => (r.get(0), r.get(1)),
-        Err(e) => return Check::fail("schema", format!("cannot ask: {e}"), "check the server"),
+        Err(e) => {
+            return Check::fail(
+                "schema",
+                format!("cannot ask: {}", asked(&e)),
+                "check the server",
+            );
+        }
     };
     let schema = schema.unwrap_or_else(|| "(none: the search_path is empty)".into());
     if !exists {
@@ -122,43 +132,56 @@ fn schema_check(client: &mut Client) -> Check {
             ),
             "`caseload init` as the role that owns the tables (it migrates in place)",
         ),
-        Err(e) => Check::fail("schema", format!("cannot read it: {e}"), "check the server"),
+        Err(e) => Check::fail(
+            "schema",
+            format!("cannot read it: {}", asked(&e)),
+            "check the server",
+        ),
     }
 }
 
-/// Letters beyond ASCII whose case search folds on both backends (`ΟΔΟΣ` keeps its σ:
-/// the fold goes letter by letter), and their folded form.
-const FOLD_PROBE: (&str, &str) = ("ΟΔΟΣ Ж Ǆ", "οδοσ ж ǆ");
-
-/// Search folds case beyond ASCII, as on SQLite: under a database whose `LC_CTYPE` is C
-/// or POSIX that needs a UTF-8 collation of the server (migration 0009).
+/// Search folds case as on SQLite: needs a UTF-8 database, and where its character type
+/// folds ASCII only (C, POSIX) or wrongly (Turkish `I`), a collation of the server that
+/// `caseload_refold()` chose (migration 9); a restored schema may name one its new server
+/// lacks, which `caseload init` chooses again.
 fn fold_check(client: &mut Client) -> Check {
-    let row = client.query_one(
-        "SELECT caseload_fold($1), current_setting('lc_ctype')",
-        &[&FOLD_PROBE.0],
-    );
-    match row {
-        Ok(r) => {
-            let (folded, ctype): (String, String) = (r.get(0), r.get(1));
-            if folded == FOLD_PROBE.1 {
-                Check::pass(
-                    "search",
-                    format!("folds case beyond ASCII (LC_CTYPE {ctype})"),
-                )
-            } else {
-                Check::fail(
-                    "search",
-                    format!(
-                        "folds the case of ASCII letters only (LC_CTYPE {ctype}, and the \
-                         server had no UTF-8 collation when caseload set up the schema): \
-                         `σοφια` does not find `ΣΟΦΙΑ`"
-                    ),
-                    "use a database created with a UTF-8 LC_CTYPE such as C.UTF-8 (README, \
-                     PostgreSQL)",
-                )
-            }
+    match fold_problem(client) {
+        Ok(None) => {
+            let ctype = client
+                .query_one("SELECT current_setting('lc_ctype')", &[])
+                .map(|r| r.get::<_, String>(0))
+                .unwrap_or_default();
+            Check::pass(
+                "search",
+                format!("folds case as SQLite does (LC_CTYPE {ctype})"),
+            )
         }
-        Err(e) => Check::fail("search", format!("cannot ask: {e}"), "check the server"),
+        Ok(Some(p @ FoldProblem::Encoding(_))) => Check::fail(
+            "search",
+            p.to_string(),
+            "move to a database created with ENCODING 'UTF8' (README, PostgreSQL)",
+        ),
+        Ok(Some(p)) => Check::fail(
+            "search",
+            p.to_string(),
+            "run `caseload init` as the role that owns caseload's tables (it chooses a \
+             collation of this server that folds); if this check still fails, the server \
+             has no UTF-8 locale: use a database created with a UTF-8 LC_CTYPE such as \
+             C.UTF-8 (README, PostgreSQL)",
+        ),
+        Err(e) => Check::fail(
+            "search",
+            format!("cannot ask: {}", asked(&e)),
+            "check the server",
+        ),
+    }
+}
+
+/// A failed question's cause: the server's own message where it gave one.
+fn asked(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => e.to_string(),
     }
 }
 
@@ -186,7 +209,7 @@ fn rights_check(client: &mut Client) -> Check {
             match ok {
                 Ok(true) => {}
                 Ok(false) => missing.push(what),
-                Err(e) => missing.push(format!("{what} ({e})")),
+                Err(e) => missing.push(format!("{what} ({})", asked(&e))),
             }
         }
     }
@@ -224,7 +247,13 @@ fn clock_check(client: &mut Client) -> Check {
     let after = local();
     let server = match server {
         Ok(s) => s,
-        Err(e) => return Check::fail("clock", format!("cannot ask: {e}"), "check the server"),
+        Err(e) => {
+            return Check::fail(
+                "clock",
+                format!("cannot ask: {}", asked(&e)),
+                "check the server",
+            );
+        }
     };
     let offset = server - (before + after) / 2;
     let detail = format!(

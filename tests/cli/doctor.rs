@@ -272,7 +272,7 @@ fn postgres_reachability_schema_rights_and_clock() {
     assert!(failed(&out).is_empty(), "{all:#?}");
     assert!(line(&all, "rights").contains("may read and write"));
     assert!(line(&all, "clock").contains("the server's clock"));
-    assert!(line(&all, "search").contains("folds case beyond ASCII"));
+    assert!(line(&all, "search").contains("folds case as SQLite does"));
     assert_eq!(out.status.code(), Some(0));
 
     // A role that may only read.
@@ -315,11 +315,12 @@ fn postgres_reachability_schema_rights_and_clock() {
     assert!(lines(&out)[1].2.contains("127.0.0.1:1"));
 }
 
-/// A database whose `LC_CTYPE` is C on a server without a UTF-8 collation keeps the
-/// ASCII-only fold (simulated: the function as it was before migration 9): doctor says
-/// so, with the fix; on this server init chose a collation and the check passes.
+/// A schema whose search folds ASCII only (restored from a database whose own lower()
+/// folded, into one whose `LC_CTYPE` is C: simulated by putting that function back):
+/// doctor says so and that `caseload init` repairs it; init does (it chooses a collation
+/// of this server); doctor then passes.
 #[test]
-fn postgres_doctor_tells_when_search_folds_only_ascii() {
+fn postgres_doctor_tells_when_search_folds_only_ascii_and_init_repairs_it() {
     let Some(base) = support::backend::pg_url() else {
         return;
     };
@@ -345,8 +346,20 @@ fn postgres_doctor_tells_when_search_folds_only_ascii() {
     let all = lines(&out);
     let search = line(&all, "search");
     assert!(
-        search.contains("ASCII letters only") && search.contains("UTF-8 LC_CTYPE"),
+        search.contains("ASCII letters only") && search.contains("caseload init"),
         "{search}"
     );
     assert_eq!(out.status.code(), Some(1));
+    let init = env
+        .command("boss", &["--db", &pg.url, "init"])
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{init:?}");
+    assert!(
+        init.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    let out = doctor();
+    assert!(failed(&out).is_empty(), "{:#?}", lines(&out));
 }

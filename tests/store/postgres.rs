@@ -620,16 +620,27 @@ fn fold_differences(c: &mut postgres::Client) -> Vec<(char, String)> {
 
 /// Search folds letters on PostgreSQL as on SQLite whatever the database's character
 /// type: under `LC_CTYPE` C, lower() alone folds only ASCII (`σοφια` did not find
-/// `ΣΟΦΙΑ`), so caseload_fold names a UTF-8 collation of the server; fresh and migrated
-/// schemas alike. The only letters allowed to differ are the few the server's Unicode
-/// tables do not know yet (newer than its C library), which it leaves as they are.
+/// `ΣΟΦΙΑ`), and under a Turkish ICU default collation it lowers `I` to `ı` (`file` did
+/// not find `FILE`) and a final Σ to ς; caseload_fold then names a UTF-8 collation of
+/// the server; fresh and migrated schemas alike. The only letters allowed to differ are
+/// the few the server's Unicode tables do not know yet (newer than its C library), which
+/// it leaves as they are.
 #[test]
 fn postgres_search_folds_letters_as_sqlite_does_whatever_the_character_type() {
     let Some(base) = support::backend::pg_url() else {
         return;
     };
     let c_ctype = support::backend::database_with_ctype_c(&base);
-    for db in [base.clone(), c_ctype] {
+    // PostgreSQL 15 and later take an ICU default collation; skipped where they cannot.
+    let turkish = support::backend::extra_database(
+        &base,
+        "caseload_test_icu_tr",
+        "ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'tr-TR'",
+    );
+    for db in [Some(base.clone()), Some(c_ctype), turkish]
+        .into_iter()
+        .flatten()
+    {
         for migrated in [false, true] {
             let b = PgBackend::on(db.clone());
             if migrated {
@@ -647,43 +658,132 @@ fn postgres_search_folds_letters_as_sqlite_does_whatever_the_character_type() {
                 diffs.len(),
                 &diffs[..diffs.len().min(20)]
             );
-            let id = support::backend::add(&mut *s, "ΣΟΦΙΑ Жуков");
-            let filter = ListFilter {
-                text: Some("σοφια жук".into()),
-                ..ListFilter::default()
-            };
-            let found: Vec<i64> = s.list(&filter).unwrap().iter().map(|i| i.id).collect();
-            assert_eq!(found, [id], "on {at}");
+            let id = support::backend::add(&mut *s, "ΣΟΦΙΑ Жуков FILE ΟΔΟΣ");
+            for text in ["σοφια жук", "file", "οδοσ"] {
+                let filter = ListFilter {
+                    text: Some(text.into()),
+                    ..ListFilter::default()
+                };
+                let found: Vec<i64> = s.list(&filter).unwrap().iter().map(|i| i.id).collect();
+                assert_eq!(found, [id], "{text:?} on {at}");
+            }
         }
     }
 }
 
-/// A database of another encoding than UTF-8 is refused before any step runs, in one line
-/// that says what to do (it failed half-way with a conversion error), and left empty.
+/// A schema restored on another server may name a collation that server lacks (every
+/// search then fails), or fold ASCII only where its new database's character type does:
+/// `fold_problem` says which, and `repair_fold` (what `caseload init` runs) chooses
+/// again; a role that does not own the schema cannot.
 #[test]
-fn postgres_a_database_not_in_utf8_is_refused_with_what_to_do() {
+fn postgres_a_restored_schema_s_fold_is_repaired_by_init() {
+    use caseload::store::postgres::{FoldProblem, fold_problem};
     let Some(base) = support::backend::pg_url() else {
         return;
     };
-    let latin1 =
-        support::backend::extra_database(&base, "caseload_test_latin1", "ENCODING 'LATIN1'");
-    let b = PgBackend::on(latin1);
-    let err = PgStore::open(&b.url, Actor::new("boss", "boss"), &PgOptions::default())
-        .err()
-        .expect("refused");
-    let msg = err.to_string();
-    assert!(
-        msg.contains("LATIN1") && msg.contains("UTF-8") && msg.contains("ENCODING 'UTF8'"),
-        "{msg}"
-    );
-    assert_eq!(err.exit_code(), exit::ERROR, "{msg}");
-    let tables: i64 = b
-        .admin()
-        .query_one(
-            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()",
-            &[],
+    let b = PgBackend::on(support::backend::database_with_ctype_c(&base));
+    let mut s = PgStore::open(&b.url, Actor::new("boss", "boss"), &PgOptions::default()).unwrap();
+    let id = support::backend::add(&mut s, "ΣΟΦΙΑ");
+    let mut c = b.admin();
+    let fold_sql = |body: &str| {
+        format!(
+            "SET check_function_bodies = off; \
+             CREATE OR REPLACE FUNCTION caseload_fold(t text) RETURNS text \
+             LANGUAGE sql IMMUTABLE AS $$ {body} $$; RESET check_function_bodies"
         )
-        .unwrap()
-        .get(0);
-    assert_eq!(tables, 0, "nothing was created");
+    };
+    let search = |s: &mut PgStore| {
+        s.list(&ListFilter {
+            text: Some("σοφια".into()),
+            ..ListFilter::default()
+        })
+    };
+    // Restored from a server whose C library had another UTF-8 locale.
+    c.batch_execute(&fold_sql(
+        "SELECT lower(t COLLATE pg_catalog.\"xx_NOPE.utf8\")",
+    ))
+    .unwrap();
+    let problem = fold_problem(&mut c).unwrap();
+    assert!(
+        matches!(&problem, Some(FoldProblem::Fails(m)) if m.contains("xx_NOPE")),
+        "{problem:?}"
+    );
+    let err = search(&mut s).unwrap_err().to_string();
+    assert!(err.contains("xx_NOPE"), "{err}");
+    assert_eq!(s.repair_fold().unwrap(), None);
+    assert_eq!(fold_problem(&mut c).unwrap(), None);
+    let found: Vec<i64> = search(&mut s).unwrap().iter().map(|i| i.id).collect();
+    assert_eq!(found, [id]);
+    // Restored from a database whose own lower() folded (no collation named).
+    c.batch_execute(&fold_sql("SELECT lower(t)")).unwrap();
+    assert!(matches!(
+        fold_problem(&mut c).unwrap(),
+        Some(FoldProblem::AsciiOnly { ctype }) if ctype == "C"
+    ));
+    assert!(search(&mut s).unwrap().is_empty());
+    // A role that does not own the schema cannot choose again: refused, nothing changed.
+    let role = format!("{}_staff", b.schema);
+    c.batch_execute(&format!(
+        "CREATE ROLE {role} NOLOGIN; GRANT USAGE ON SCHEMA {s} TO {role}; \
+         GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA {s} TO {role};",
+        s = b.schema
+    ))
+    .unwrap();
+    let mut staff = b.admin();
+    staff.batch_execute(&format!("SET ROLE {role}")).unwrap();
+    let refused = staff.query_one("SELECT caseload_refold()", &[]);
+    assert!(refused.is_err(), "only the owner may redefine the fold");
+    staff.batch_execute("RESET ROLE").unwrap();
+    assert!(fold_problem(&mut c).unwrap().is_some());
+    assert_eq!(s.repair_fold().unwrap(), None);
+    assert_eq!(search(&mut s).unwrap().len(), 1);
+    c.batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE {role}"))
+        .unwrap();
+}
+
+/// A database of another encoding than UTF-8 is refused before any step runs, in one line
+/// that says what to do (it failed half-way with a conversion error), and left empty;
+/// `SQL_ASCII` (any bytes, nothing folds) too, for a new schema. An old schema there
+/// (made by an earlier caseload) is still upgraded, and the fold says what it lacks.
+#[test]
+fn postgres_a_database_not_in_utf8_is_refused_with_what_to_do() {
+    use caseload::store::postgres::{FoldProblem, fold_problem};
+    let Some(base) = support::backend::pg_url() else {
+        return;
+    };
+    for (name, encoding) in [
+        ("caseload_test_latin1", "LATIN1"),
+        ("caseload_test_sql_ascii", "SQL_ASCII"),
+    ] {
+        let url = support::backend::extra_database(&base, name, &format!("ENCODING '{encoding}'"))
+            .expect("the test server makes it");
+        let b = PgBackend::on(url);
+        let err = PgStore::open(&b.url, Actor::new("boss", "boss"), &PgOptions::default())
+            .err()
+            .expect("refused");
+        let msg = err.to_string();
+        assert!(
+            msg.contains(encoding) && msg.contains("UTF-8") && msg.contains("ENCODING 'UTF8'"),
+            "{msg}"
+        );
+        assert_eq!(err.exit_code(), exit::ERROR, "{msg}");
+        let tables: i64 = b
+            .admin()
+            .query_one(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(tables, 0, "nothing was created in {encoding}");
+        if encoding == "SQL_ASCII" {
+            caseload::store::postgres::migrate::create_at_version(&mut b.admin(), 8).unwrap();
+            let mut s = b.open("boss", 0);
+            support::backend::add(&mut *s, "plain ascii");
+            assert_eq!(
+                fold_problem(&mut b.admin()).unwrap(),
+                Some(FoldProblem::Encoding("SQL_ASCII".into()))
+            );
+        }
+    }
 }

@@ -85,8 +85,33 @@ pub(crate) fn migrate_to(ctx: &Invocation, url: &str, out: &mut dyn Write) -> Cl
 }
 
 pub(crate) fn init(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
+    if let Location::Postgres(url) = &ctx.location {
+        return init_postgres(ctx, url, out);
+    }
     let store = open_store(ctx, true)?;
     drop(store);
+    writeln!(out, "{}", sanitize::line(&ctx.location.display()))?;
+    Ok(())
+}
+
+/// `init` on PostgreSQL: creates or upgrades the schema, and makes search fold case as
+/// on SQLite where it does not (a schema restored on another server): only the schema's
+/// owner may; what the server cannot do is said on stderr (the database works).
+fn init_postgres(ctx: &Invocation, url: &str, out: &mut dyn Write) -> CliResult {
+    use crate::store::postgres::{PgOptions, PgStore};
+    let mut store = PgStore::open(url, ctx.actor.clone(), &PgOptions::default())?;
+    let still = store.repair_fold().context(
+        "search does not fold case here and could not be repaired: run `caseload init` as \
+         the role that owns caseload's tables",
+    )?;
+    drop(store);
+    if let Some(problem) = still {
+        eprintln!(
+            "caseload: warning: {}; use a database created with ENCODING 'UTF8' and a \
+             UTF-8 LC_CTYPE such as C.UTF-8 (README, PostgreSQL)",
+            sanitize::line(&problem.to_string())
+        );
+    }
     writeln!(out, "{}", sanitize::line(&ctx.location.display()))?;
     Ok(())
 }

@@ -86,7 +86,7 @@ fn migrate_locked(c: &mut Conn, creator: &Actor) -> TxResult<bool> {
     // Re-read under the lock: another program may have migrated meanwhile.
     let version = schema_version(c)?;
     if version != Some(LATEST) {
-        require_utf8(c)?;
+        require_utf8(c, version.is_none())?;
     }
     let created = match version {
         Some(v) if v == LATEST => return Ok(false),
@@ -128,8 +128,10 @@ fn migrate_locked(c: &mut Conn, creator: &Actor) -> TxResult<bool> {
 
 /// The schema holds text in any language (the search fold names Greek and Latin letters
 /// beyond Latin-1): a database of another encoding would fail half-way with a conversion
-/// error, so it is refused first, saying what to do. (`SQL_ASCII` stores any bytes.)
-fn require_utf8(c: &mut Conn) -> TxResult<()> {
+/// error, so it is refused first, saying what to do. `SQL_ASCII` stores any bytes but
+/// search cannot fold them: a new schema is refused there, an existing one (made by an
+/// older caseload) is still upgraded, and `caseload doctor` says what search lacks.
+fn require_utf8(c: &mut Conn, creating: bool) -> TxResult<()> {
     let (encoding, name): (String, String) = {
         let row = c.client.query_one(
             "SELECT getdatabaseencoding()::text, current_database()::text",
@@ -137,7 +139,7 @@ fn require_utf8(c: &mut Conn) -> TxResult<()> {
         )?;
         (row.get(0), row.get(1))
     };
-    if encoding == "UTF8" || encoding == "SQL_ASCII" {
+    if encoding == "UTF8" || (encoding == "SQL_ASCII" && !creating) {
         return Ok(());
     }
     Err(StoreError::Unusable(format!(
@@ -147,6 +149,76 @@ fn require_utf8(c: &mut Conn) -> TxResult<()> {
         crate::domain::sanitize::line(&encoding)
     ))
     .into())
+}
+
+/// Letters whose case search's fold must lower as Rust does (a Turkish locale lowers `I`
+/// to `ı`; Rust keeps a final Σ σ; Cyrillic; a digraph), and their folded form: the
+/// probe of `caseload_refold()` (migrations/0009_fold_collation.sql).
+pub const FOLD_PROBE: (&str, &str) = ("IΟΔΟΣ Ж Ǆ", "iοδοσ ж ǆ");
+
+/// Why search does not fold case here as on SQLite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FoldProblem {
+    /// The database is not UTF-8 (an old `SQL_ASCII` one): nothing can fold its bytes.
+    Encoding(String),
+    /// Only ASCII letters fold (the database's character type, and no collation of the
+    /// server chosen instead).
+    AsciiOnly { ctype: String },
+    /// The fold fails, e.g. naming a collation the server of a restored schema lacks.
+    Fails(String),
+}
+
+impl std::fmt::Display for FoldProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FoldProblem::Encoding(e) => write!(
+                f,
+                "the database's encoding is {e}: search finds and folds ASCII letters only"
+            ),
+            FoldProblem::AsciiOnly { ctype } => write!(
+                f,
+                "search folds the case of ASCII letters only (LC_CTYPE {ctype}): `σοφια` \
+                 does not find `ΣΟΦΙΑ`"
+            ),
+            FoldProblem::Fails(e) => write!(f, "search cannot fold text: {e}"),
+        }
+    }
+}
+
+/// How search folds case on the schema `client` uses (asked outside a transaction):
+/// `None` as Rust does.
+pub fn fold_problem(client: &mut postgres::Client) -> Result<Option<FoldProblem>, postgres::Error> {
+    let row = client.query_one(
+        "SELECT getdatabaseencoding()::text, current_setting('lc_ctype')",
+        &[],
+    )?;
+    let (encoding, ctype): (String, String) = (row.get(0), row.get(1));
+    if encoding != "UTF8" {
+        return Ok(Some(FoldProblem::Encoding(encoding)));
+    }
+    let folded = client
+        .query_one("SELECT caseload_fold($1)", &[&FOLD_PROBE.0])
+        .map(|r| r.get::<_, String>(0));
+    Ok(match folded {
+        Ok(f) if f == FOLD_PROBE.1 => None,
+        Ok(_) => Some(FoldProblem::AsciiOnly { ctype }),
+        Err(e) => Some(FoldProblem::Fails(super::open::map_err(&e).to_string())),
+    })
+}
+
+/// Makes search fold as Rust does where it does not: runs `caseload_refold()` again
+/// (only the owner of the schema's functions may), which chooses anew among the
+/// server's collations; returns what is still wrong afterwards (the server has none that
+/// folds, or the database is not UTF-8).
+pub(super) fn repair_fold(c: &mut Conn) -> TxResult<Option<FoldProblem>> {
+    match fold_problem(&mut c.client)? {
+        None | Some(FoldProblem::Encoding(_)) => {}
+        Some(_) => {
+            // One statement: its own transaction.
+            c.client.query_one("SELECT caseload_refold()", &[])?;
+        }
+    }
+    Ok(fold_problem(&mut c.client)?)
 }
 
 fn record_version(c: &mut Conn, version: i64, by: &Actor) -> TxResult<()> {

@@ -50,7 +50,7 @@ use crate::store::ops::{Tx, TxCtx};
 use crate::store::sqlite::{Clock, system_clock};
 use crate::store::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats};
 
-pub use self::migrate::{LATEST, SCHEMA, STEPS};
+pub use self::migrate::{FOLD_PROBE, FoldProblem, LATEST, SCHEMA, STEPS, fold_problem};
 
 /// The channel every write transaction notifies.
 pub(crate) const CHANNEL: &str = "caseload";
@@ -165,6 +165,15 @@ impl PgStore {
             .client
             .batch_execute("SET synchronous_commit = off")
             .map_err(|e| map_err(&e))
+    }
+
+    /// Makes search fold case as on SQLite where it does not (a schema restored on
+    /// another server, or whose database's character type folds ASCII only): chooses
+    /// again how (`caseload_refold()`, the schema owner only; `caseload init` runs it).
+    /// Returns what is still wrong.
+    pub fn repair_fold(&mut self) -> Result<Option<FoldProblem>> {
+        let shown = self.shown.clone();
+        migrate::repair_fold(&mut self.conn).map_err(|e| name_server(e.into_store(), &shown))
     }
 
     /// True when this program created the schema.

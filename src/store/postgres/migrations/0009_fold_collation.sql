@@ -1,41 +1,52 @@
 -- PostgreSQL schema version 9. Never edit: append a new step instead.
 -- Search folds case with lower(), which follows the database's character type: under
--- LC_CTYPE C or POSIX it lowers ASCII letters only, so `σοφια` did not find `ΣΟΦΙΑ`
--- there while SQLite (Rust's tables) finds it. Where the database's own lower() does not
--- fold beyond ASCII, caseload_fold names a collation of the server that does, letter by
--- letter as Rust does: PostgreSQL 17's builtin pg_c_utf8, else a UTF-8 libc locale
--- (C.UTF-8 first). ICU is not used: it lowers a word's final Σ to ς, Rust to σ. When the
--- server has none, the function stays as it was and `caseload doctor` says so.
-DO $fold$
+-- LC_CTYPE C or POSIX it lowers ASCII letters only (`σοφια` did not find `ΣΟΦΙΑ` there,
+-- while SQLite, with Rust's tables, finds it), and under a Turkish one `I` becomes `ı`.
+-- caseload_refold() (re)defines caseload_fold: with the database's own lower() where
+-- that folds letter by letter as Rust does, else with a collation of the server that
+-- does (PostgreSQL 17's builtin pg_c_utf8, else a UTF-8 libc locale, C.UTF-8 first;
+-- never ICU, which lowers a word's final Σ to ς where Rust gives σ), else with the
+-- database's own (ASCII only; `caseload doctor` says so). It returns the collation
+-- chosen ('' for the database's own). Migration runs it; `caseload init` runs it again
+-- when the fold no longer works (a schema restored on another server, whose collation
+-- is missing or whose character type differs). Only the owner of caseload_fold can.
+CREATE FUNCTION caseload_refold() RETURNS text
+LANGUAGE plpgsql
+AS $refold$
 DECLARE
-    probe CONSTANT TEXT := 'ΟΔΟΣ Ж Ǆ Ꞵ';
-    want CONSTANT TEXT := 'οδοσ ж ǆ ꞵ';
+    probe CONSTANT TEXT := 'IΟΔΟΣ Ж Ǆ';
+    want CONSTANT TEXT := 'iοδοσ ж ǆ';
     coll TEXT;
     folds BOOLEAN;
+    chosen TEXT := '';
 BEGIN
-    IF lower(probe) = want THEN
-        RETURN;
+    IF lower(probe) <> want THEN
+        FOR coll IN
+            SELECT collname FROM pg_collation
+            WHERE collnamespace = 'pg_catalog'::regnamespace
+              AND ((collprovider = 'b' AND collname = 'pg_c_utf8')
+                   OR (collprovider = 'c'
+                       AND collencoding IN (-1, pg_char_to_encoding(getdatabaseencoding()))
+                       AND collctype ~* 'utf-?8$'))
+            ORDER BY collprovider = 'b' DESC, collctype ~* '^c\.' DESC, collname
+        LOOP
+            EXECUTE format('SELECT lower(%L COLLATE pg_catalog.%I) = %L', probe, coll, want)
+                INTO folds;
+            IF folds THEN
+                chosen := coll;
+                EXIT;
+            END IF;
+        END LOOP;
     END IF;
-    FOR coll IN
-        SELECT collname FROM pg_collation
-        WHERE collnamespace = 'pg_catalog'::regnamespace
-          AND ((collprovider = 'b' AND collname = 'pg_c_utf8')
-               OR (collprovider = 'c'
-                   AND collencoding IN (-1, pg_char_to_encoding(getdatabaseencoding()))
-                   AND collctype ~* 'utf-?8$'))
-        ORDER BY collprovider = 'b' DESC, collctype ~* '^c\.' DESC, collname
-    LOOP
-        EXECUTE format('SELECT lower(%L COLLATE %I) = %L', probe, coll, want) INTO folds;
-        IF folds THEN
-            EXECUTE format($f$
-                CREATE OR REPLACE FUNCTION caseload_fold(t text) RETURNS text
-                LANGUAGE sql IMMUTABLE PARALLEL SAFE
-                AS $$ SELECT lower(translate(t COLLATE pg_catalog.%I,
+    EXECUTE format($f$
+        CREATE OR REPLACE FUNCTION caseload_fold(t text) RETURNS text
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE
+        AS $$ SELECT lower(translate(t%s,
     'ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöøùúûüýÿĀāĂăĄąĆćĈĉĊċČčĎďĐđĒēĔĕĖėĘęĚěĜĝĞğĠġĢģĤĥĦħĨĩĪīĬĭĮįİıĴĵĶķĹĺĻļĽľĿŀŁłŃńŅņŇňŌōŎŏŐőŔŕŖŗŘřŚśŜŝŞşŠšŢţŤťŦŧŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽž',
     'aaaaaaceeeeiiiinoooooouuuuyaaaaaaceeeeiiiinoooooouuuuyyaaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiiiiijjkkllllllllllnnnnnnoooooorrrrrrssssssssttttttuuuuuuuuuuuuwwyyyzzzzzz')) $$
-                $f$, coll);
-            RETURN;
-        END IF;
-    END LOOP;
+        $f$, CASE WHEN chosen = '' THEN '' ELSE format(' COLLATE pg_catalog.%I', chosen) END);
+    RETURN chosen;
 END
-$fold$;
+$refold$;
+
+SELECT caseload_refold();
