@@ -658,6 +658,13 @@ fn postgres_search_folds_letters_as_sqlite_does_whatever_the_character_type() {
                 diffs.len(),
                 &diffs[..diffs.len().min(20)]
             );
+            // Every ASCII character beside letters of the table (the fold's second road).
+            let mixed: String = (1u8..128).map(char::from).collect::<String>() + "ÀÉıİ ΣØ";
+            let pg: String = c
+                .query_one("SELECT caseload_fold($1)", &[&mixed])
+                .unwrap()
+                .get(0);
+            assert_eq!(pg, caseload::domain::search::fold(&mixed), "on {at}");
             let id = support::backend::add(&mut *s, "ΣΟΦΙΑ Жуков FILE ΟΔΟΣ");
             for text in ["σοφια жук", "file", "οδοσ"] {
                 let filter = ListFilter {
