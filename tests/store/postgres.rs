@@ -728,6 +728,26 @@ fn postgres_a_restored_schema_s_fold_is_repaired_by_init() {
         Some(FoldProblem::AsciiOnly { ctype }) if ctype == "C"
     ));
     assert!(search(&mut s).unwrap().is_empty());
+    // A fold that gives NULL (tampered with) is a problem, not a crash.
+    c.batch_execute(&fold_sql("SELECT NULL::text")).unwrap();
+    assert!(matches!(
+        fold_problem(&mut c).unwrap(),
+        Some(FoldProblem::Fails(m)) if m.contains("NULL")
+    ));
+    // Inits repairing at once take turns: every one succeeds.
+    let repaired: Vec<_> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..8)
+            .map(|_| {
+                scope.spawn(|| {
+                    PgStore::open(&b.url, Actor::new("boss", "boss"), &PgOptions::default())
+                        .and_then(|mut s| s.repair_fold())
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    assert!(repaired.iter().all(|r| *r == Ok(None)), "{repaired:?}");
+    c.batch_execute(&fold_sql("SELECT lower(t)")).unwrap();
     // A role that does not own the schema cannot choose again: refused, nothing changed.
     let role = format!("{}_staff", b.schema);
     c.batch_execute(&format!(
@@ -793,4 +813,135 @@ fn postgres_a_database_not_in_utf8_is_refused_with_what_to_do() {
             );
         }
     }
+}
+
+/// The fold is made the same under the server settings that change how SQL text is read
+/// (`backslash_quote = off`, a hardening; `standard_conforming_strings = off`): fresh and
+/// migrated schemas get the very function a default session makes.
+#[test]
+fn postgres_the_fold_is_made_the_same_under_strict_string_settings() {
+    let Some(base) = support::backend::pg_url() else {
+        return;
+    };
+    let prosrc = |b: &PgBackend| -> String {
+        b.admin()
+            .query_one(
+                "SELECT p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+                 WHERE n.nspname = current_schema() AND p.proname = 'caseload_fold'",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+    };
+    let plain = PgBackend::on(base.clone());
+    drop(plain.open("boss", 0));
+    let want = prosrc(&plain);
+    assert!(want.contains("translate"), "{want}");
+    for setting in ["backslash_quote%3Doff", "standard_conforming_strings%3Doff"] {
+        for migrated in [false, true] {
+            let b = PgBackend::on(base.clone());
+            if migrated {
+                caseload::store::postgres::migrate::create_at_version(&mut b.admin(), 8).unwrap();
+            }
+            let url = format!("{}%20-c%20{setting}", b.url);
+            let mut s = PgStore::open(&url, Actor::new("boss", "boss"), &PgOptions::default())
+                .unwrap_or_else(|e| panic!("{setting}, migrated {migrated}: {e}"));
+            assert_eq!(prosrc(&b), want, "{setting}, migrated {migrated}");
+            // And init's repair, under the same setting.
+            b.admin()
+                .batch_execute(
+                    "CREATE OR REPLACE FUNCTION caseload_fold(t text) RETURNS text \
+                     LANGUAGE sql IMMUTABLE AS $$ SELECT lower(t COLLATE \"C\") $$",
+                )
+                .unwrap();
+            assert_eq!(s.repair_fold().unwrap(), None, "{setting}");
+            assert_eq!(prosrc(&b), want, "{setting}, repaired");
+        }
+    }
+}
+
+/// A Turkish database (ICU tr-TR: `I` lowers to `ı`) on a server without any UTF-8 libc
+/// collation (simulated: that database's are dropped): the fold falls back to "C", so that
+/// ASCII at least folds as on SQLite (`file` finds `FILE`), and says it folds ASCII only.
+#[test]
+fn postgres_a_turkish_database_without_a_utf8_collation_still_folds_ascii() {
+    use caseload::store::postgres::{FoldProblem, fold_problem};
+    let Some(base) = support::backend::pg_url() else {
+        return;
+    };
+    let Some(db) = support::backend::extra_database(
+        &base,
+        "caseload_test_icu_tr_bare",
+        "ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'tr-TR'",
+    ) else {
+        return;
+    };
+    let mut admin = postgres::Client::connect(&db, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(
+            "DO $$ DECLARE r record; BEGIN \
+               FOR r IN SELECT collname FROM pg_collation \
+                 WHERE collprovider = 'c' AND collctype ~* 'utf-?8$' LOOP \
+                 EXECUTE format('DROP COLLATION IF EXISTS pg_catalog.%I', r.collname); \
+               END LOOP; END $$",
+        )
+        .unwrap();
+    let b = PgBackend::on(db);
+    let mut s = b.open("boss", 0);
+    let id = support::backend::add(&mut *s, "INVOICE FILE");
+    let filter = ListFilter {
+        text: Some("file invoice".into()),
+        ..ListFilter::default()
+    };
+    let found: Vec<i64> = s.list(&filter).unwrap().iter().map(|i| i.id).collect();
+    assert_eq!(found, [id]);
+    assert!(matches!(
+        fold_problem(&mut b.admin()).unwrap(),
+        Some(FoldProblem::AsciiOnly { .. })
+    ));
+}
+
+/// PostgreSQL finds a search's rows by regular expressions over the text as written
+/// before folding it: for every character that folds to another (and every ASCII one and
+/// a sample of the rest), the expression of its fold finds it between other text, as
+/// the fold does.
+#[test]
+fn postgres_search_s_first_pass_keeps_every_row_the_fold_would() {
+    use caseload::domain::search::{fold, unfolded_pattern};
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    drop(b.open("boss", 0));
+    let chars: Vec<char> = (1u32..=0x10FFFF)
+        .filter_map(char::from_u32)
+        .filter(|c| {
+            c.is_ascii() || fold(&c.to_string()) != c.to_string() || (*c as u32).is_multiple_of(97)
+        })
+        .collect();
+    let texts: Vec<String> = chars.iter().map(|c| format!("ab {c}\ncd")).collect();
+    let patterns: Vec<String> = chars
+        .iter()
+        .map(|c| unfolded_pattern(&fold(&c.to_string())))
+        .collect();
+    let rows = b
+        .admin()
+        .query(
+            "SELECT t ~ p, caseload_fold(t) LIKE '%' || caseload_fold(c) || '%' \
+             FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY u(t, p, c, n) \
+             ORDER BY n",
+            &[
+                &texts,
+                &patterns,
+                &chars.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+            ],
+        )
+        .unwrap();
+    let missed: Vec<String> = chars
+        .iter()
+        .zip(rows)
+        .filter(|(_, r)| r.get::<_, bool>(1) && !r.get::<_, bool>(0))
+        .map(|(c, _)| format!("U+{:04X}", *c as u32))
+        .collect();
+    assert!(chars.len() > 12_000, "{}", chars.len());
+    assert!(missed.is_empty(), "the first pass drops {missed:?}");
 }

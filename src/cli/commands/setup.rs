@@ -101,8 +101,8 @@ fn init_postgres(ctx: &Invocation, url: &str, out: &mut dyn Write) -> CliResult 
     use crate::store::postgres::{PgOptions, PgStore};
     let mut store = PgStore::open(url, ctx.actor.clone(), &PgOptions::default())?;
     let still = store.repair_fold().context(
-        "search does not fold case here and could not be repaired: run `caseload init` as \
-         the role that owns caseload's tables",
+        "search does not fold case here and could not be repaired (only the role that owns \
+         caseload's tables can)",
     )?;
     drop(store);
     if let Some(problem) = still {

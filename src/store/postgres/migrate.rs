@@ -164,6 +164,9 @@ pub enum FoldProblem {
     /// Only ASCII letters fold (the database's character type, and no collation of the
     /// server chosen instead).
     AsciiOnly { ctype: String },
+    /// ASCII letters fold otherwise than on SQLite (a Turkish character type lowers `I`
+    /// to `ı`: `file` does not find `FILE`).
+    AsciiDiffers { ctype: String },
     /// The fold fails, e.g. naming a collation the server of a restored schema lacks.
     Fails(String),
 }
@@ -179,6 +182,11 @@ impl std::fmt::Display for FoldProblem {
                 f,
                 "search folds the case of ASCII letters only (LC_CTYPE {ctype}): `σοφια` \
                  does not find `ΣΟΦΙΑ`"
+            ),
+            FoldProblem::AsciiDiffers { ctype } => write!(
+                f,
+                "search folds ASCII letters otherwise than SQLite (LC_CTYPE {ctype} lowers \
+                 `I` to `ı`): `file` does not find `FILE`"
             ),
             FoldProblem::Fails(e) => write!(f, "search cannot fold text: {e}"),
         }
@@ -198,10 +206,14 @@ pub fn fold_problem(client: &mut postgres::Client) -> Result<Option<FoldProblem>
     }
     let folded = client
         .query_one("SELECT caseload_fold($1)", &[&FOLD_PROBE.0])
-        .map(|r| r.get::<_, String>(0));
+        .and_then(|r| r.try_get::<_, Option<String>>(0));
     Ok(match folded {
-        Ok(f) if f == FOLD_PROBE.1 => None,
-        Ok(_) => Some(FoldProblem::AsciiOnly { ctype }),
+        Ok(Some(f)) if f == FOLD_PROBE.1 => None,
+        Ok(Some(f)) if f.starts_with('i') => Some(FoldProblem::AsciiOnly { ctype }),
+        Ok(Some(_)) => Some(FoldProblem::AsciiDiffers { ctype }),
+        Ok(None) => Some(FoldProblem::Fails(
+            "caseload_fold gave no text (NULL)".into(),
+        )),
         Err(e) => Some(FoldProblem::Fails(super::open::map_err(&e).to_string())),
     })
 }
@@ -214,8 +226,23 @@ pub(super) fn repair_fold(c: &mut Conn) -> TxResult<Option<FoldProblem>> {
     match fold_problem(&mut c.client)? {
         None | Some(FoldProblem::Encoding(_)) => {}
         Some(_) => {
-            // One statement: its own transaction.
-            c.client.query_one("SELECT caseload_refold()", &[])?;
+            // Under the migrator's lock: inits repairing at once take turns (concurrent
+            // CREATE OR REPLACE of one function fails "tuple concurrently updated").
+            c.client.batch_execute("BEGIN")?;
+            let out = c
+                .client
+                .execute(
+                    "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))",
+                    &[&MIGRATE_LOCK_CLASS],
+                )
+                .and_then(|_| c.client.query_one("SELECT caseload_refold()", &[]));
+            match out {
+                Ok(_) => c.client.batch_execute("COMMIT")?,
+                Err(e) => {
+                    let _ = c.client.batch_execute("ROLLBACK");
+                    return Err(e.into());
+                }
+            }
         }
     }
     Ok(fold_problem(&mut c.client)?)

@@ -179,8 +179,8 @@ pub fn map_err(e: &postgres::Error) -> StoreError {
             "28P01" | "28000" => StoreError::Connection(format!("authentication failed: {msg}")),
             "3D000" => StoreError::Connection(msg.to_string()),
             "42501" => StoreError::Database(format!(
-                "permission denied: {msg} (the database user needs the rights listed in \
-                 docs/postgres.md)"
+                "{msg} (the database user needs the rights the README's PostgreSQL section \
+                 lists; `caseload doctor` checks them)"
             )),
             "53100" => StoreError::Database(format!("the server's disk is full: {msg}")),
             c if c.starts_with("23") => StoreError::Invalid(format!("refused: {msg}")),
