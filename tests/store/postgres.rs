@@ -807,6 +807,14 @@ fn postgres_a_database_not_in_utf8_is_refused_with_what_to_do() {
             caseload::store::postgres::migrate::create_at_version(&mut b.admin(), 8).unwrap();
             let mut s = b.open("boss", 0);
             support::backend::add(&mut *s, "plain ascii");
+            // Search there finds what it stored, byte for byte, as before.
+            let id = support::backend::add(&mut *s, "xσy");
+            let filter = ListFilter {
+                text: Some("σ".into()),
+                ..ListFilter::default()
+            };
+            let found: Vec<i64> = s.list(&filter).unwrap().iter().map(|i| i.id).collect();
+            assert_eq!(found, [id]);
             assert_eq!(
                 fold_problem(&mut b.admin()).unwrap(),
                 Some(FoldProblem::Encoding("SQL_ASCII".into()))

@@ -191,7 +191,7 @@ const DIALECT: Dialect = Dialect {
 /// KiB of accented text, so rows are first found by regular expressions over the text as
 /// written ([`unfolded_pattern`]: a class of what folds to each character), which pass
 /// every row the fold would (and few others); the fold decides on those (`CASE` keeps
-/// that order).
+/// that order). Not in an old `SQL_ASCII` database, whose regular expressions see bytes.
 fn search_condition(q: &mut ListSql, s: &Search) -> String {
     const TEXT: &str = "concat_ws(chr(10), title, body, notes, result, params::text, error)";
     let mut found = Vec::new();
@@ -207,7 +207,7 @@ fn search_condition(q: &mut ListSql, s: &Search) -> String {
         ));
     }
     format!(
-        "CASE WHEN {TEXT} ~ ALL (ARRAY[{}]) \
+        "CASE WHEN getdatabaseencoding() <> 'UTF8' OR {TEXT} ~ ALL (ARRAY[{}]) \
          THEN caseload_fold({TEXT}) LIKE ALL (ARRAY[{}]) ELSE false END",
         found.join(", "),
         words.join(", ")
