@@ -953,3 +953,47 @@ fn postgres_search_s_first_pass_keeps_every_row_the_fold_would() {
     assert!(chars.len() > 12_000, "{}", chars.len());
     assert!(missed.is_empty(), "the first pass drops {missed:?}");
 }
+
+/// A pasted sentence (many words) and a very long word of distinct characters search as
+/// on SQLite: no statement timeout (PostgreSQL caches 32 compiled regular expressions),
+/// no "regular expression failed: out of memory".
+#[test]
+fn postgres_searches_of_many_words_or_one_huge_word_answer() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let mut s = b.open("boss", 0);
+    let sentence = "Dear customer, thank you for your order. We have received your payment and \
+                    the parcel will be shipped within two business days by our logistics \
+                    partner. Please contact support if the tracking number does not work";
+    let id = s
+        .add(&NewItem {
+            body: format!("{sentence} #69529"),
+            ..NewItem::titled("Pick & pack order")
+        })
+        .unwrap()
+        .id;
+    for _ in 0..50 {
+        support::backend::add(&mut *s, "Dear customer, another order");
+    }
+    let search = |s: &mut dyn Store, text: String| -> Vec<i64> {
+        let f = ListFilter {
+            text: Some(text),
+            state: StateFilter::All,
+            ..ListFilter::default()
+        };
+        s.list(&f).unwrap().iter().map(|i| i.id).collect()
+    };
+    let started = Instant::now();
+    assert_eq!(search(&mut *s, format!("{sentence} 69529")), [id]);
+    assert!(search(&mut *s, format!("{sentence} zzzqqq")).is_empty());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let huge: String = (0..32_767u32)
+        .filter_map(|i| char::from_u32(0x4E00 + i))
+        .collect();
+    assert!(search(&mut *s, huge).is_empty());
+}

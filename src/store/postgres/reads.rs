@@ -194,24 +194,45 @@ const DIALECT: Dialect = Dialect {
 /// that order). Not in an old `SQL_ASCII` database, whose regular expressions see bytes.
 fn search_condition(q: &mut ListSql, s: &Search) -> String {
     const TEXT: &str = "concat_ws(chr(10), title, body, notes, result, params::text, error)";
-    let mut found = Vec::new();
-    let mut words = Vec::new();
-    for w in s.words() {
-        found.push(format!(
-            "{}::text",
-            q.push(Param::Text(unfolded_pattern(w)))
-        ));
-        words.push(format!(
-            "{}::text",
-            q.push(Param::Text(contains_pattern(w)))
-        ));
-    }
+    let words: Vec<String> = s
+        .words()
+        .iter()
+        .map(|w| format!("{}::text", q.push(Param::Text(contains_pattern(w)))))
+        .collect();
+    let found: Vec<String> = first_pass(s.words())
+        .iter()
+        .map(|w| format!("{}::text", q.push(Param::Text(unfolded_pattern(w)))))
+        .collect();
     format!(
         "CASE WHEN getdatabaseencoding() <> 'UTF8' OR {TEXT} ~ ALL (ARRAY[{}]) \
          THEN caseload_fold({TEXT}) LIKE ALL (ARRAY[{}]) ELSE false END",
         found.join(", "),
         words.join(", ")
     )
+}
+
+/// What the first pass looks for: the longest (most telling) two distinct words, each cut
+/// to its first characters. Any part of a word is found wherever the word is, so the pass
+/// still keeps every row the fold would; the bounds keep PostgreSQL's regular expressions
+/// small and within its cache of 32 compiled ones (a pasted sentence of 33 words
+/// recompiled each for every row and hit the statement timeout; 30,000 distinct CJK
+/// characters in one word ran the regular expression engine out of memory).
+fn first_pass(words: &[String]) -> Vec<String> {
+    const WORDS: usize = 2;
+    const CHARS: usize = 32;
+    let mut cut: Vec<String> = words
+        .iter()
+        .map(|w| w.chars().take(CHARS).collect())
+        .collect();
+    cut.sort_by(|a: &String, b: &String| {
+        b.chars()
+            .count()
+            .cmp(&a.chars().count())
+            .then_with(|| a.cmp(b))
+    });
+    cut.dedup();
+    cut.truncate(WORDS);
+    cut
 }
 
 /// The parameters as the `postgres` crate takes them.
@@ -388,4 +409,21 @@ pub(super) fn audit(c: &mut Conn, who: Option<&str>, since: Millis) -> TxResult<
         &[&since, &who],
     )?;
     all(rows, |c| rows::audit_from(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_pass;
+
+    #[test]
+    fn the_first_pass_takes_the_longest_two_distinct_words_cut_short() {
+        let words: Vec<String> = ["to", "parcel", "the", "delivery", "parcel", "a", "business"]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        assert_eq!(first_pass(&words), ["business", "delivery"]);
+        let long = "日".repeat(40_000);
+        assert_eq!(first_pass(&[long]), ["日".repeat(32)]);
+        assert!(first_pass(&[]).is_empty());
+    }
 }
