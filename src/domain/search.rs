@@ -7,7 +7,8 @@
 //! Latin Extended-A become their base letter, and everything is lower-cased
 //! (Unicode-wide, `müller` finds `MÜLLER`). PostgreSQL runs the same table through
 //! `translate()` ([`FOLD_FROM`], [`FOLD_TO`]) and lowers case under a UTF-8 collation
-//! even where the database's own character type is C (its migration 9).
+//! even where the database's own character type is C (its migration 9); it finds a
+//! search's rows first by [`unfolded_pattern`], then folds only those.
 
 use std::sync::OnceLock;
 
@@ -108,8 +109,10 @@ pub fn unfolded_pattern(word: &str) -> String {
     for w in word.chars() {
         buf.clear();
         fold_char(w, &mut buf);
-        let itself = buf.chars().eq(std::iter::once(w));
         let others = map.get(&w).map(Vec::as_slice).unwrap_or_default();
+        // `w` itself when it folds to itself, or when nothing folds to it (no row can
+        // match then; the fold, which decides, finds nothing either).
+        let itself = buf.chars().eq(std::iter::once(w)) || others.is_empty();
         out.push('[');
         for c in itself
             .then_some(w)
@@ -117,11 +120,6 @@ pub fn unfolded_pattern(word: &str) -> String {
             .chain(others.iter().copied())
         {
             let _ = write!(out, "\\U{:08X}", c as u32);
-        }
-        if !itself && others.is_empty() {
-            // Nothing folds to it: no row can match; the class still names it (the fold,
-            // which decides, then finds nothing either).
-            let _ = write!(out, "\\U{:08X}", w as u32);
         }
         out.push(']');
     }

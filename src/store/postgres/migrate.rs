@@ -2,7 +2,7 @@
 //! one transaction under an advisory lock per schema, so that many programs starting at
 //! once migrate exactly once (the others wait for the lock and find it done).
 
-use super::open::{Conn, TxResult};
+use super::open::{Conn, TxError, TxResult};
 use crate::domain::Actor;
 use crate::store::error::StoreError;
 
@@ -63,12 +63,26 @@ pub(super) fn migrate(c: &mut Conn, creator: &Actor) -> TxResult<bool> {
     {
         return Ok(false);
     }
+    under_schema_lock(c, |c| migrate_locked(c, creator))
+}
+
+/// Runs `f` in one transaction holding the schema's migration lock (one lock per schema:
+/// programs on other schemas of the same database do not wait), so that many programs
+/// changing the schema at once take turns; rolled back if `f` fails.
+fn under_schema_lock<T>(c: &mut Conn, f: impl FnOnce(&mut Conn) -> TxResult<T>) -> TxResult<T> {
     c.client.batch_execute("BEGIN")?;
-    let out = migrate_locked(c, creator);
+    let out = c
+        .client
+        .execute(
+            "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))",
+            &[&MIGRATE_LOCK_CLASS],
+        )
+        .map_err(TxError::from)
+        .and_then(|_| f(c));
     match out {
-        Ok(created) => {
+        Ok(v) => {
             c.client.batch_execute("COMMIT")?;
-            Ok(created)
+            Ok(v)
         }
         Err(e) => {
             let _ = c.client.batch_execute("ROLLBACK");
@@ -78,11 +92,6 @@ pub(super) fn migrate(c: &mut Conn, creator: &Actor) -> TxResult<bool> {
 }
 
 fn migrate_locked(c: &mut Conn, creator: &Actor) -> TxResult<bool> {
-    // One lock per schema: programs on other schemas of the same database do not wait.
-    c.client.execute(
-        "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))",
-        &[&MIGRATE_LOCK_CLASS],
-    )?;
     // Re-read under the lock: another program may have migrated meanwhile.
     let version = schema_version(c)?;
     if version != Some(LATEST) {
@@ -228,21 +237,10 @@ pub(super) fn repair_fold(c: &mut Conn) -> TxResult<Option<FoldProblem>> {
         Some(_) => {
             // Under the migrator's lock: inits repairing at once take turns (concurrent
             // CREATE OR REPLACE of one function fails "tuple concurrently updated").
-            c.client.batch_execute("BEGIN")?;
-            let out = c
-                .client
-                .execute(
-                    "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))",
-                    &[&MIGRATE_LOCK_CLASS],
-                )
-                .and_then(|_| c.client.query_one("SELECT caseload_refold()", &[]));
-            match out {
-                Ok(_) => c.client.batch_execute("COMMIT")?,
-                Err(e) => {
-                    let _ = c.client.batch_execute("ROLLBACK");
-                    return Err(e.into());
-                }
-            }
+            under_schema_lock(c, |c| {
+                c.client.query_one("SELECT caseload_refold()", &[])?;
+                Ok(())
+            })?;
         }
     }
     Ok(fold_problem(&mut c.client)?)

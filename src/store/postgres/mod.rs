@@ -50,7 +50,7 @@ use crate::store::ops::{Tx, TxCtx};
 use crate::store::sqlite::{Clock, system_clock};
 use crate::store::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats};
 
-pub use self::migrate::{FOLD_PROBE, FoldProblem, LATEST, SCHEMA, STEPS, fold_problem};
+pub use self::migrate::{FoldProblem, LATEST, SCHEMA, STEPS, fold_problem};
 
 /// The channel every write transaction notifies.
 pub(crate) const CHANNEL: &str = "caseload";
