@@ -45,6 +45,31 @@ pub(crate) fn user_name(uid: u32) -> Option<String> {
     None
 }
 
+/// The groups `uid` is a member of (its primary group first), if the system knows it.
+pub(crate) fn groups_of(uid: u32) -> Option<Vec<u32>> {
+    // SAFETY: getpwuid_r and getgrouplist write only into the buffers we own; the name
+    // pointer is used while `buf` lives; `n` bounds the group list.
+    unsafe {
+        let mut pwd: libc::passwd = std::mem::zeroed();
+        let mut buf = vec![0 as libc::c_char; 4096];
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result);
+        if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
+            return None;
+        }
+        let mut groups: Vec<libc::gid_t> = vec![0; 256];
+        let mut n = groups.len() as c_int;
+        if libc::getgrouplist(pwd.pw_name, pwd.pw_gid, groups.as_mut_ptr(), &mut n) < 0 {
+            groups.resize(n.max(0) as usize, 0);
+            if libc::getgrouplist(pwd.pw_name, pwd.pw_gid, groups.as_mut_ptr(), &mut n) < 0 {
+                return None;
+            }
+        }
+        groups.truncate(n.max(0) as usize);
+        Some(groups)
+    }
+}
+
 /// The name of group `gid`, if the system has one.
 pub(crate) fn group_name(gid: u32) -> Option<String> {
     // SAFETY: getgrgid_r writes only into the buffers we own; the name is read before

@@ -163,17 +163,32 @@ fn sidecar_check(path: &Path, db: &std::fs::Metadata) -> Check {
     )
 }
 
+/// The umask matters where the directory is group-writable but not setgid: there new
+/// files get their creator's mode and group. In a setgid shared directory caseload
+/// creates the database 0660 whatever the umask (and SQLite gives the -wal and -shm its
+/// mode), so a fresh login's 022 is fine.
 fn umask_check(dir: &Path) -> Check {
     let mask = fsfacts::umask();
-    let shared = std::fs::metadata(dir).is_ok_and(|m| m.mode() & 0o020 != 0);
-    if shared && mask & 0o020 != 0 {
+    let mode = std::fs::metadata(dir).map_or(0, |m| m.mode());
+    let shared = mode & 0o020 != 0;
+    let setgid = mode & 0o2000 != 0;
+    if shared && !setgid && mask & 0o020 != 0 {
         Check::fail(
             "umask",
             format!(
-                "{mask:04o}: files you create in the shared directory (a new database, a \
-                 backup) are not group-writable"
+                "{mask:04o}: files you create in the shared directory (a new database) are \
+                 not group-writable"
             ),
-            "`umask 002` in your shell profile (e.g. ~/.profile)",
+            "`umask 002` in your shell profile (e.g. ~/.profile), or make the directory \
+             setgid (see the setgid check)",
+        )
+    } else if shared && mask & 0o020 != 0 {
+        Check::pass(
+            "umask",
+            format!(
+                "{mask:04o}; caseload creates a database here group-writable (0660) anyway, \
+                 the directory being setgid"
+            ),
         )
     } else {
         Check::pass("umask", format!("{mask:04o}"))

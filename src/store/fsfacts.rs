@@ -37,6 +37,25 @@ fn may(path: &Path, mode: libc::c_int) -> bool {
     sys::may_access(path, mode)
 }
 
+/// Whether the user `uid` may write a file of `meta`'s owner, group and mode, by its
+/// permission bits (no ACLs): what a message may say about another user. `None` when the
+/// system does not know the user.
+pub(crate) fn may_write_as(uid: u32, meta: &std::fs::Metadata) -> Option<bool> {
+    let mode = meta.mode();
+    if uid == 0 {
+        return Some(true);
+    }
+    if uid == meta.uid() {
+        return Some(mode & 0o200 != 0);
+    }
+    let groups = sys::groups_of(uid)?;
+    Some(if groups.contains(&meta.gid()) {
+        mode & 0o020 != 0
+    } else {
+        mode & 0o002 != 0
+    })
+}
+
 /// The login name of `uid`, or `uid N` when the system has none.
 pub fn user_name(uid: u32) -> String {
     sys::user_name(uid).unwrap_or_else(|| format!("uid {uid}"))

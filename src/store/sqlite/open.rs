@@ -114,6 +114,7 @@ pub(super) fn plan(path: &Path, opts: &OpenOptions) -> Result<Plan, StoreError> 
         crate::store::location::check_local_fs(&dir).map_err(StoreError::Unusable)?;
     }
     let Some(meta) = meta else {
+        create_shared(path, &dir)?;
         return Ok(Plan::writer(path));
     };
     if meta.is_dir() {
@@ -148,6 +149,38 @@ pub(super) fn plan(path: &Path, opts: &OpenOptions) -> Result<Plan, StoreError> 
         return Ok(Plan::writer(path));
     }
     reader_plan(path, &meta, nobody_writes)
+}
+
+/// The mode of a new database in a shared directory (see [`create_shared`]).
+pub(crate) const SHARED_MODE: u32 = 0o660;
+
+/// In a shared directory — setgid and group-writable, the README's set-up — a new
+/// database is created group-writable, readable and writable by the group and nobody
+/// else (0660), whatever the creator's umask (a fresh login's is 022). Everyone in the
+/// group must write the database and its -wal and -shm, and SQLite creates those two
+/// with the database's own mode (and so keeps them usable by the group); the group is the
+/// team, and others get nothing, because the queue holds the team's work. Elsewhere (a
+/// personal file) the umask decides, as for any file.
+fn create_shared(path: &Path, dir: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let shared = std::fs::metadata(dir).is_ok_and(|m| m.mode() & 0o2020 == 0o2020);
+    if !shared {
+        return Ok(());
+    }
+    let file = match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(SHARED_MODE)
+        .open(path)
+    {
+        Ok(f) => f,
+        // Created by another process first (SQLite opens theirs), or not allowed here:
+        // SQLite tries for itself, and its failure is explained as any other.
+        Err(_) => return Ok(()),
+    };
+    // The umask took bits off the mode asked for; the file is ours and empty.
+    file.set_permissions(std::fs::Permissions::from_mode(SHARED_MODE))
+        .map_err(|e| os_fault(path, "cannot set the mode of", &e))
 }
 
 /// Opens `path` for reading only, as `caseload doctor` does: never creates or migrates
@@ -396,9 +429,11 @@ pub(super) fn blocked_writer(path: &Path) -> Option<StoreError> {
             && !fsfacts::may_write(&file)
         {
             blocked.push(file);
-            let who = fsfacts::describe_owner(&m);
-            if !owners.contains(&who) {
-                owners.push(who);
+            if !owners
+                .iter()
+                .any(|o: &std::fs::Metadata| o.uid() == m.uid())
+            {
+                owners.push(m);
             }
         }
     }
@@ -406,20 +441,48 @@ pub(super) fn blocked_writer(path: &Path) -> Option<StoreError> {
         let files: Vec<String> = blocked.iter().map(|f| fsfacts::shell_quote(f)).collect();
         let names: Vec<String> = blocked.iter().map(|f| f.display().to_string()).collect();
         let db = fsfacts::shell_quote(path);
+        let whose: Vec<String> = owners.iter().map(fsfacts::describe_owner).collect();
+        let how = std::fs::metadata(path)
+            .map(|db| left_by(&owners, &db))
+            .unwrap_or_default();
         return Some(StoreError::ReadOnly(format!(
             "{} cannot be written because {} {} owned by {} and you ({}) may not write {}; \
-             they were probably left by a user who may only read it. Fix (keeps all data): \
-             `sudo chown --reference={db} {f} && sudo chmod --reference={db} {f}`",
+             {how}. Fix (keeps all data): `sudo chown --reference={db} {f} && sudo chmod \
+             --reference={db} {f}`",
             path.display(),
             names.join(" and "),
             if names.len() == 1 { "is" } else { "are" },
-            owners.join(", "),
+            whose.join(", "),
             fsfacts::user_name(fsfacts::euid()),
             if names.len() == 1 { "it" } else { "them" },
             f = files.join(" "),
         )));
     }
     cannot_open(path)
+}
+
+/// Who left a -wal or -shm that blocks a writer, and how, as far as the OS can tell: a
+/// user who may write the database made them without write access for the group (the
+/// umask of a fresh login, or before the database was made group-writable: caseload,
+/// run by them again, gives its own files the database's mode), or a user who may only
+/// read it made them (another SQLite tool; caseload never does).
+fn left_by(owners: &[std::fs::Metadata], db: &std::fs::Metadata) -> String {
+    let Some(first) = owners.first() else {
+        return String::new();
+    };
+    let who = fsfacts::user_name(first.uid());
+    match fsfacts::may_write_as(first.uid(), db) {
+        Some(true) => format!(
+            "{who}, who may write the database, created them without write access for the \
+             group (under a umask such as 022, or before the database was made \
+             group-writable); any caseload command {who} runs gives them the database's mode"
+        ),
+        Some(false) => format!(
+            "they were left by {who}, who may only read the database (with another SQLite \
+             tool: caseload never creates them for a reader)"
+        ),
+        None => format!("their owner, {who}, is not a user this system knows"),
+    }
 }
 
 /// Explains a failure to open or create the database's files from what the OS says.
