@@ -5,6 +5,15 @@
 //! Stats figures and `caseload report` have something to show at once. The history is
 //! written through the store itself (each person's clock set back in time), the same on
 //! SQLite and PostgreSQL: a fixed seed makes it the same data on both.
+//!
+//! The pretend people act through the store's own checks like anyone else, so whoever
+//! runs the demo must be allowed to use their names: the creator (the database's first
+//! supervisor) binds each of them to the login running the demo (the OS login on SQLite,
+//! the database role on PostgreSQL) before they act, unless that login may act as anyone
+//! anyway (root; a superuser or the tables' owner). Binding rather than writing the
+//! history as raw rows keeps every write on the lock protocol's one path, and the audit
+//! says truthfully who made them up: `alice (as ux3e)`. It also lets the newcomer try
+//! the demo as one of them: `caseload --user bob`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,6 +27,12 @@ use crate::domain::{Actor, Millis, NewItem};
 use crate::store::postgres::{PgOptions, PgStore};
 use crate::store::sqlite::{OpenOptions, SqliteStore, system_clock};
 use crate::store::{ListFilter, Store, StoreError, TakeNext};
+
+/// The bundled demo data set.
+const DEMO_DATA: &str = include_str!("../assets/demo.jsonl");
+
+/// The clock a demo is written by (the host's; a fixed one for the README's screenshot).
+pub type DemoClock = Arc<dyn Fn() -> Millis + Send + Sync>;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -37,7 +52,7 @@ struct DemoRow {
 
 /// The demo rows, with due times relative to `now`.
 pub(crate) fn rows(now: Millis) -> Result<Vec<NewItem>, String> {
-    crate::cli::commands::setup::DEMO_DATA
+    DEMO_DATA
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -93,6 +108,18 @@ impl Person for PgPerson {
 /// Creates the demo database at `path` (replacing an earlier demo file when `replace`);
 /// returns how many items it holds.
 pub fn create(path: &Path, creator: &Actor, replace: bool) -> anyhow::Result<usize> {
+    create_with_clock(path, creator, replace, Arc::new(system_clock))
+}
+
+/// [`create`] with the clock the demo is written by: "now" for the last of its history
+/// and today's work (tests and the README's screenshot pass a fixed one).
+#[doc(hidden)] // a test hook, not part of the library's face
+pub fn create_with_clock(
+    path: &Path,
+    creator: &Actor,
+    replace: bool,
+    clock: DemoClock,
+) -> anyhow::Result<usize> {
     if replace {
         for suffix in ["", "-wal", "-shm"] {
             let mut p = path.as_os_str().to_owned();
@@ -106,17 +133,23 @@ pub fn create(path: &Path, creator: &Actor, replace: bool) -> anyhow::Result<usi
         ..OpenOptions::default()
     };
     let shown = path.display().to_string();
-    let mut store = SqliteStore::open(path, creator.clone(), &opts).context(shown.clone())?;
+    let c = Arc::clone(&clock);
+    let mut store =
+        SqliteStore::open_with_clock(path, creator.clone(), &opts, Box::new(move || c()))
+            .context(shown.clone())?;
     refuse_used(&mut store, &shown)?;
+    bind_people(&mut store)?;
     let back = Arc::new(AtomicI64::new(0));
-    let now = system_clock();
+    let now = clock();
+    let os_user = creator.os_user.clone();
     fill(now, store, &mut |name| {
         let b = Arc::clone(&back);
+        let c = Arc::clone(&clock);
         let s = SqliteStore::open_with_clock(
             path,
-            Actor::new(name, name),
+            Actor::new(name, os_user.as_str()),
             &opts,
-            Box::new(move || system_clock() - b.load(Ordering::Relaxed)),
+            Box::new(move || c() - b.load(Ordering::Relaxed)),
         )?;
         s.fill_without_waiting_for_the_disk()?;
         Ok(Box::new(SqlitePerson(s, Arc::clone(&back))))
@@ -129,12 +162,35 @@ pub fn create_pg(url: &str, creator: &Actor) -> anyhow::Result<usize> {
     let opts = PgOptions::default();
     let mut store = PgStore::open(url, creator.clone(), &opts)?;
     refuse_used(&mut store, "the PostgreSQL database")?;
+    bind_people(&mut store)?;
     let now = store.now()?;
+    let os_user = creator.os_user.clone();
     fill(now, store, &mut |name| {
-        let mut s = PgStore::open(url, Actor::new(name, name), &opts)?;
+        let mut s = PgStore::open(url, Actor::new(name, os_user.as_str()), &opts)?;
         s.fill_without_waiting_for_the_disk()?;
         Ok(Box::new(PgPerson(s)))
     })
+}
+
+/// Lets the login running the demo act as each pretend person (see the module's doc):
+/// the creator binds their names to it, unless it may act as anyone anyway.
+fn bind_people(creator: &mut dyn Store) -> anyhow::Result<()> {
+    let real = creator.real().clone();
+    if real.privileged {
+        return Ok(());
+    }
+    for (name, _, _) in STAFF {
+        if name == real.login {
+            continue;
+        }
+        creator.set_login(name, Some(&real.login)).with_context(|| {
+            format!(
+                "the demo lets your login ({}) act as its pretend people, which only a                  supervisor of this database may allow",
+                real.login
+            )
+        })?;
+    }
+    Ok(())
 }
 
 fn refuse_used(store: &mut dyn Store, shown: &str) -> anyhow::Result<()> {

@@ -116,7 +116,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
     let store = || open_store(&ctx, false);
     match command {
         Command::Init => setup::init(&ctx, out),
-        Command::Demo => setup::demo(&ctx, cli.db.is_some(), cli.no_notify, out),
+        Command::Demo => setup::demo(&ctx, cli.no_notify, out),
         Command::Add(a) => produce::add(&mut *store()?, a, out),
         Command::Import(a) => produce::import_file(&mut *store()?, a, out),
         Command::List(a) => read::list(&mut *store()?, a, out),

@@ -116,50 +116,60 @@ fn init_postgres(ctx: &Invocation, url: &str, out: &mut dyn Write) -> CliResult 
     Ok(())
 }
 
-/// The bundled demo data set.
-pub(crate) const DEMO_DATA: &str = include_str!("../../../assets/demo.jsonl");
-
-pub(crate) fn demo(
-    ctx: &Invocation,
-    db_given: bool,
-    no_notify: bool,
-    out: &mut dyn Write,
-) -> CliResult {
-    let path = match (&ctx.location, db_given) {
-        (Location::File(p), true) => p.clone(),
-        (Location::Postgres(url), true) => {
-            // An empty PostgreSQL database gets the same demo (never replaced: a
-            // database with items is refused).
-            let n = crate::demo::create_pg(url, &ctx.actor)?;
-            if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-                return tui(ctx, no_notify);
-            }
-            writeln!(
-                out,
-                "The demo database holds {n} items. Open it with: caseload --db URL"
-            )?;
-            return Ok(());
-        }
-        _ => demo_path()?,
+/// `caseload demo`: a fresh demo database, opened in the TUI on a terminal; says where it
+/// is and how to open it again. It goes where `--db` or `CASELOAD_DB` says, like every
+/// command; a `db =` of a config file is not used: that is the team's database, no place
+/// for made-up work, so without either the demo has its own file in the data directory.
+pub(crate) fn demo(ctx: &Invocation, no_notify: bool, out: &mut dyn Write) -> CliResult {
+    let given = matches!(ctx.source, location::Source::Flag | location::Source::Env);
+    let location = if given {
+        ctx.location.clone()
+    } else {
+        Location::File(demo_path()?)
     };
-    let n = crate::demo::create(&path, &ctx.actor, !db_given)?;
+    let n = match &location {
+        // An empty PostgreSQL database gets the same demo (never replaced: a database
+        // with items is refused, as is a given file that holds any).
+        Location::Postgres(url) => crate::demo::create_pg(url, &ctx.actor)?,
+        Location::File(path) => crate::demo::create(path, &ctx.actor, !given)?,
+    };
+    let shown = sanitize::line(&location.display()).into_owned();
+    let again = open_again(&location);
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
         let ctx = Invocation {
-            location: Location::File(path.clone()),
+            location,
             source: location::Source::Flag,
             config: ctx.config.clone(),
             actor: ctx.actor.clone(),
             allow_network_fs: ctx.allow_network_fs,
             create: false,
         };
-        return tui(&ctx, no_notify);
+        tui(&ctx, no_notify)?;
+        writeln!(
+            out,
+            "The demo database is {shown}. Open it again with: {again}"
+        )?;
+        return Ok(());
     }
-    let shown = sanitize::line(&path.display().to_string()).into_owned();
     writeln!(
         out,
-        "Demo database {shown} holds {n} items. Open it with: caseload --db {shown}"
+        "Demo database {shown} holds {n} items. Open it with: {again}"
     )?;
     Ok(())
+}
+
+/// The command that opens `location` again, quoted for a shell; a password in a URL is
+/// shown as `***`, with where to put it instead.
+fn open_again(location: &Location) -> String {
+    let shown = location.display();
+    let quoted = crate::store::fsfacts::shell_quote(std::path::Path::new(&shown));
+    let mut line = format!("caseload --db {}", sanitize::line(&quoted));
+    if let Location::Postgres(url) = location
+        && shown != *url
+    {
+        line.push_str(" (the password is not shown: put it in ~/.pgpass, or in PGPASSWORD)");
+    }
+    line
 }
 
 pub(crate) fn demo_path() -> Result<PathBuf, Failure> {
