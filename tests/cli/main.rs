@@ -17,6 +17,7 @@ mod config;
 mod damaged;
 mod doctor;
 mod due_order;
+mod first_hour;
 mod help;
 mod import_export;
 mod item_shape;

@@ -392,7 +392,7 @@ fn a_name_is_bound_to_the_real_os_user() {
 
 /// The least-privilege grants of the README's "What the database user needs", for
 /// `schema`, to the group role `staff`.
-fn least_privilege_sql(schema: &str, staff: &str) -> String {
+pub(crate) fn least_privilege_sql(schema: &str, staff: &str) -> String {
     format!(
         "GRANT USAGE ON SCHEMA {schema} TO {staff};
          GRANT SELECT, INSERT, UPDATE ON {schema}.items, {schema}.item_counts TO {staff};

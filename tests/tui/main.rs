@@ -13,9 +13,11 @@
 pub mod support;
 
 mod figures;
+mod first_hour;
 mod flow;
 mod items;
 mod notify_tmux;
+mod readme;
 mod reconnect;
 mod screens;
 mod supervisor;
