@@ -94,6 +94,28 @@ impl EventKind {
         EventKind::Skipped,
     ];
 
+    /// [`EventKind::CHANGES_LOCK`] and a supervisor's reopen or requeue (which leaves the
+    /// item free): the last of them says who holds an open item, or why nobody does.
+    pub(crate) const CHANGES_LOCK_OR_REOPENS: &'static [EventKind] = &[
+        EventKind::Locked,
+        EventKind::TakenOver,
+        EventKind::Expired,
+        EventKind::Unlocked,
+        EventKind::Reassigned,
+        EventKind::Released,
+        EventKind::Skipped,
+        EventKind::Requeued,
+    ];
+
+    /// Kinds that finish an item or make a finished item open again: the last of them is
+    /// the item's state as its history tells it.
+    pub(crate) const FINISHES_OR_REOPENS: &'static [EventKind] = &[
+        EventKind::Completed,
+        EventKind::Failed,
+        EventKind::Cancelled,
+        EventKind::Requeued,
+    ];
+
     /// Kinds after which the previous holder holds the item no more: the lock changes and
     /// the ways an item is finished.
     pub(crate) const ENDS_A_HOLD: &'static [EventKind] = &[

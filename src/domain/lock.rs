@@ -254,6 +254,8 @@ pub enum NoLock {
     HeldBy(String),
     /// Nobody holds it, and no change of lock is on record.
     NotHeld,
+    /// A supervisor reopened (or requeued) the finished item since; nobody holds it.
+    Reopened { by: String, at: Millis },
 }
 
 impl fmt::Display for NoLock {
@@ -266,6 +268,11 @@ impl fmt::Display for NoLock {
             ),
             NoLock::HeldBy(holder) => write!(f, "{holder} holds it now"),
             NoLock::NotHeld => f.write_str("you do not hold it"),
+            NoLock::Reopened { by, at } => write!(
+                f,
+                "{by} reopened it at {}; it is open and nobody holds it",
+                clock_hm(*at)
+            ),
         }
     }
 }

@@ -135,6 +135,30 @@ fn reopen_needs_a_reason_and_a_finished_item() {
     assert_eq!(last["kind"], "requeued");
     assert_eq!(last["detail"]["reason"], "customer wrote back");
     assert_eq!(last["detail"]["result"], "done it");
+    // alice's complete retried after the reopen is not "already completed by you": the
+    // item is open again, and she is told so (exit 3).
+    let retry = [
+        "complete",
+        &id,
+        "--token",
+        &t.to_string(),
+        "--result",
+        "done it",
+    ];
+    let err = env.fails("alice", &retry, 3);
+    assert!(
+        err.contains("sup reopened it") && err.contains("nobody holds it"),
+        "{err}"
+    );
+    let (_, t2) = env.claim("alice", &["--id", &id]);
+    let err = env.fails("alice", &retry, 3);
+    assert!(
+        err.contains(&format!(
+            "token {t} does not match your current lock (token {t2})"
+        )),
+        "{err}"
+    );
+    assert_eq!(env.show(1)["state"], "open");
 }
 
 #[test]

@@ -43,6 +43,7 @@ fn kind(e: &StoreError) -> String {
             NoLock::OtherToken { given, current } => format!("LockLost token {given}/{current}"),
             NoLock::HeldBy(h) => format!("LockLost held by {h}"),
             NoLock::NotHeld => "LockLost not held".into(),
+            NoLock::Reopened { by, .. } => format!("LockLost reopened by {by}"),
         },
         StoreError::LockChanged { holder, .. } => {
             format!("LockChanged {}", holder.as_deref().unwrap_or("-"))
@@ -411,6 +412,87 @@ const TABLE: &[(&str, Case, &str)] = &[
             outcome(b.open("bob", 0).complete(id, t, None), applied)
         },
         "exit 3: NotOpen done by alice",
+    ),
+    // A retry of a complete is recognised only while that completion is the item's last
+    // word: after a supervisor's reopen it is refused, naming what is true now.
+    (
+        "complete: retried after a reopen, item free",
+        |b, boss| {
+            let id = add(&mut **boss, "x");
+            let mut alice = b.open("alice", 0);
+            let t = alice.take(id).unwrap().lock_token;
+            alice.complete(id, t, None).unwrap();
+            boss.reopen(id, "customer wrote back").unwrap();
+            outcome(alice.complete(id, t, None), applied)
+        },
+        "exit 3: LockLost reopened by boss",
+    ),
+    (
+        "complete: retried after a reopen, item re-taken by the completer",
+        |b, boss| {
+            let id = add(&mut **boss, "x");
+            let mut alice = b.open("alice", 0);
+            let t = alice.take(id).unwrap().lock_token;
+            alice.complete(id, t, None).unwrap();
+            boss.reopen(id, "customer wrote back").unwrap();
+            alice.take(id).unwrap();
+            outcome(alice.complete(id, t, None), applied)
+        },
+        "exit 3: LockLost token 1/2",
+    ),
+    (
+        "complete: retried after a reopen, item taken by another",
+        |b, boss| {
+            let id = add(&mut **boss, "x");
+            let mut alice = b.open("alice", 0);
+            let t = alice.take(id).unwrap().lock_token;
+            alice.complete(id, t, None).unwrap();
+            boss.reopen(id, "customer wrote back").unwrap();
+            b.open("bob", 0).take(id).unwrap();
+            outcome(alice.complete(id, t, None), applied)
+        },
+        "exit 3: LockLost locked by bob",
+    ),
+    (
+        "complete: retried after a reopen and another's complete",
+        |b, boss| {
+            let id = add(&mut **boss, "x");
+            let mut alice = b.open("alice", 0);
+            let t = alice.take(id).unwrap().lock_token;
+            alice.complete(id, t, None).unwrap();
+            boss.reopen(id, "customer wrote back").unwrap();
+            let mut bob = b.open("bob", 0);
+            let t2 = bob.take(id).unwrap().lock_token;
+            bob.complete(id, t2, None).unwrap();
+            outcome(alice.complete(id, t, None), applied)
+        },
+        "exit 3: NotOpen done by bob",
+    ),
+    (
+        "complete: retried after a reopen and one's own new complete",
+        |b, boss| {
+            let id = add(&mut **boss, "x");
+            let mut alice = b.open("alice", 0);
+            let t = alice.take(id).unwrap().lock_token;
+            alice.complete(id, t, None).unwrap();
+            boss.reopen(id, "customer wrote back").unwrap();
+            let t2 = alice.take(id).unwrap().lock_token;
+            alice.complete(id, t2, None).unwrap();
+            outcome(alice.complete(id, t, None), applied)
+        },
+        "exit 3: NotOpen done by alice",
+    ),
+    (
+        "fail: retried after a requeue",
+        |b, boss| {
+            let id = add(&mut **boss, "x");
+            let mut alice = b.open("alice", 0);
+            let t = alice.take(id).unwrap().lock_token;
+            alice.fail(id, t, "no answer").unwrap();
+            boss.requeue(id).unwrap();
+            outcome(alice.fail(id, t, "no answer"), applied)
+        },
+        "exit 3: LockLost reopened by boss",
     ),
     (
         "fail: the same fail again",

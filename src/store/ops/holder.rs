@@ -112,12 +112,17 @@ pub(crate) fn save_notes(tx: &mut dyn Tx, id: i64, token: i64, w: &ItemWrite<'_>
 }
 
 /// True when this holder already applied this very write (same kind, same token, same
-/// value: its event's detail is the same).
+/// value: its event's detail is the same). A finish must still be the item's last word:
+/// after a reopen (or a requeue, or another finish) the item is no longer what the
+/// holder's write made it, so a retry of it is no longer answered "already done".
 fn done_before(tx: &mut dyn Tx, id: i64, w: &ItemWrite<'_>) -> Result<bool> {
     let me = tx.actor().name.clone();
-    Ok(tx
-        .last_event(id, &[w.kind], Some(&me))?
-        .is_some_and(|e| e.detail == w.detail))
+    let last = if w.kind.is_in(EventKind::FINISHES_OR_REOPENS) {
+        tx.last_event(id, EventKind::FINISHES_OR_REOPENS, None)?
+    } else {
+        tx.last_event(id, &[w.kind], Some(&me))?
+    };
+    Ok(last.is_some_and(|e| e.actor == me && e.kind == w.kind && e.detail == w.detail))
 }
 
 /// Why a fenced holder write changed nothing, in the holder's terms.
@@ -132,7 +137,11 @@ fn explain_loss(tx: &mut dyn Tx, id: i64, token: i64) -> Result<StoreError> {
             given: token,
             current: item.lock_token,
         },
-        holder => match tx.last_event(id, EventKind::CHANGES_LOCK, None)? {
+        holder => match tx.last_event(id, EventKind::CHANGES_LOCK_OR_REOPENS, None)? {
+            Some(e) if e.kind == EventKind::Requeued => NoLock::Reopened {
+                by: e.actor,
+                at: e.at,
+            },
             Some(e) => LockLoss::from_event(&e).map_or(NoLock::NotHeld, NoLock::Lost),
             None => holder.clone().map_or(NoLock::NotHeld, NoLock::HeldBy),
         },
