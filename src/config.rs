@@ -2,7 +2,8 @@
 //! `config.toml` (`~/.config/caseload/config.toml` on Linux), both optional, read with the
 //! `toml` crate into one [`Config`]. A key set in the user's file wins over the system
 //! file's. An unknown key or a bad value is an error naming the file, the line and the
-//! known keys; a file holding a database password that others can read is refused.
+//! known keys; a file holding a database password that others can read is refused, and so
+//! is a file that anyone but its owner and root could change (see `trust`).
 //! `assets/config.toml` is the commented example, every key with its default.
 
 use std::fmt;
@@ -107,19 +108,26 @@ pub struct Config {
     pub theme: Palette,
 }
 
-/// A config file that cannot be used: which file, which line (when known) and why.
+/// A config file that cannot be used: which file, which line (when known), why, and
+/// the fix when it is a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
     pub path: PathBuf,
     pub line: Option<usize>,
     pub message: String,
+    /// The command that fixes it (`chmod go-w …`), where there is one.
+    pub fix: Option<String>,
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {
-            Some(line) => write!(f, "{}:{line}: {}", self.path.display(), self.message),
-            None => write!(f, "{}: {}", self.path.display(), self.message),
+            Some(line) => write!(f, "{}:{line}: {}", self.path.display(), self.message)?,
+            None => write!(f, "{}: {}", self.path.display(), self.message)?,
+        }
+        match &self.fix {
+            Some(fix) => write!(f, "; run `{fix}`"),
+            None => Ok(()),
         }
     }
 }
@@ -149,6 +157,27 @@ impl Config {
             config.apply(user, Source::UserConfig(user.to_path_buf()))?;
         }
         Ok(config)
+    }
+
+    /// As [`Config::load`], but a file that cannot be used is left out (its error
+    /// returned beside the settings of the others): `caseload doctor` reports it rather
+    /// than stop at it.
+    pub(crate) fn load_leaving_out_bad_files() -> (Config, Vec<ConfigError>) {
+        let mut config = Config::default();
+        let mut bad = Vec::new();
+        let user = user_config_path();
+        let system = Path::new(SYSTEM_CONFIG);
+        let files = [Some((system, Source::SystemConfig(system.to_path_buf())))]
+            .into_iter()
+            .chain([user
+                .as_deref()
+                .map(|u| (u, Source::UserConfig(u.to_path_buf())))]);
+        for (path, source) in files.flatten() {
+            if let Err(e) = config.apply(path, source) {
+                bad.push(e);
+            }
+        }
+        (config, bad)
     }
 
     /// Lays one file's keys over what is set so far.
@@ -184,12 +213,32 @@ pub(crate) fn user_config_path() -> Option<PathBuf> {
     location::project_dirs().map(|d| d.config_dir().join("config.toml"))
 }
 
+/// The config files there are (system, then user), each with its owner and mode
+/// (`root:root 0644`) or why it cannot be used: `caseload doctor`'s config check.
+pub(crate) fn examine_files() -> Vec<(PathBuf, Result<String, ConfigError>)> {
+    let mut paths = vec![PathBuf::from(SYSTEM_CONFIG)];
+    paths.extend(user_config_path());
+    paths
+        .into_iter()
+        .filter(|p| std::fs::symlink_metadata(p).is_ok())
+        .map(|p| {
+            let found = read_file(&p).map(|_| {
+                std::fs::metadata(&p)
+                    .map(|m| crate::store::fsfacts::describe_owner(&m))
+                    .unwrap_or_default()
+            });
+            (p, found)
+        })
+        .collect()
+}
+
 /// Reads and checks one config file; `None` when it does not exist.
 fn read_file(path: &Path) -> Result<Option<FileConfig>, ConfigError> {
     let err = |line: Option<usize>, message: String| ConfigError {
         path: path.to_path_buf(),
         line,
         message,
+        fix: None,
     };
     // A FIFO or device would block or never end: only regular files are read.
     match std::fs::metadata(path) {
@@ -202,6 +251,8 @@ fn read_file(path: &Path) -> Result<Option<FileConfig>, ConfigError> {
     let file = std::fs::File::open(path).map_err(cannot)?;
     // The mode of the file we read, not of whatever the path names a moment later.
     let mode = file.metadata().map_err(cannot)?;
+    // Whoever may change the file may point `db` at a database of their choosing.
+    trust::check(path, &mode)?;
     let mut bytes = Vec::new();
     file.take(MAX_BYTES + 1)
         .read_to_end(&mut bytes)
@@ -248,6 +299,120 @@ fn read_file(path: &Path) -> Result<Option<FileConfig>, ConfigError> {
         }
     }
     Ok(Some(parsed))
+}
+
+/// Who may change a config file: only its owner and root, and its owner is root or the
+/// user running caseload; the same for the directory holding it (which could replace it).
+mod trust {
+    use std::os::unix::fs::MetadataExt;
+    use std::path::Path;
+
+    use super::ConfigError;
+    use crate::store::fsfacts;
+
+    /// A file's or directory's owner, group and mode, as the rule reads them.
+    #[derive(Debug, Clone, Copy)]
+    pub(super) struct Facts {
+        pub owner: u32,
+        pub group: u32,
+        pub mode: u32,
+        /// The group is its owner's private group (nobody else in it).
+        pub private_group: bool,
+    }
+
+    impl Facts {
+        fn of(m: &std::fs::Metadata) -> Facts {
+            Facts {
+                owner: m.uid(),
+                group: m.gid(),
+                mode: m.mode() & 0o7777,
+                private_group: m.mode() & 0o020 != 0 && fsfacts::is_private_group(m.gid(), m.uid()),
+            }
+        }
+    }
+
+    /// Who, besides `me` and root, could change it: `None` when nobody.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub(super) enum Others {
+        Everyone,
+        Group,
+        Owner,
+    }
+
+    /// The rule, on the facts alone.
+    pub(super) fn others(f: &Facts, me: u32) -> Option<Others> {
+        if f.mode & 0o002 != 0 {
+            Some(Others::Everyone)
+        } else if f.mode & 0o020 != 0 && !f.private_group {
+            Some(Others::Group)
+        } else if f.owner != 0 && f.owner != me {
+            Some(Others::Owner)
+        } else {
+            None
+        }
+    }
+
+    /// Refuses `path` (whose open file's metadata is `meta`) when someone other than its
+    /// owner and root could change it or the directory it lies in, naming who and the fix.
+    pub(super) fn check(path: &Path, meta: &std::fs::Metadata) -> Result<(), ConfigError> {
+        let me = fsfacts::euid();
+        refuse(path, path, &Facts::of(meta), me, "it")?;
+        let mut dirs = vec![fsfacts::parent_dir(path)];
+        if let Ok(real) = std::fs::canonicalize(path) {
+            dirs.push(fsfacts::parent_dir(&real));
+        }
+        dirs.dedup();
+        for dir in dirs {
+            if let Ok(m) = std::fs::metadata(&dir) {
+                let what = format!("its directory {}", dir.display());
+                refuse(path, &dir, &Facts::of(&m), me, &what)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn refuse(
+        path: &Path,
+        which: &Path,
+        f: &Facts,
+        me: u32,
+        what: &str,
+    ) -> Result<(), ConfigError> {
+        let Some(who) = others(f, me) else {
+            return Ok(());
+        };
+        let shown = which.display();
+        let (why, fix) = match who {
+            Others::Everyone => (
+                format!("{what} is writable by everyone (mode {:04o})", f.mode),
+                format!("chmod o-w {shown}"),
+            ),
+            Others::Group => (
+                format!(
+                    "{what} is writable by group {} (mode {:04o})",
+                    fsfacts::group_name(f.group),
+                    f.mode
+                ),
+                format!("chmod g-w {shown}"),
+            ),
+            Others::Owner => (
+                format!(
+                    "{what} belongs to {}, who is neither you nor root",
+                    fsfacts::user_name(f.owner)
+                ),
+                format!("sudo chown root {shown}"),
+            ),
+        };
+        Err(ConfigError {
+            path: path.to_path_buf(),
+            line: None,
+            message: format!(
+                "{why}: whoever may change it could point caseload at a database of their \
+                 choosing, so it is not used"
+            ),
+            fix: Some(fix),
+        })
+    }
 }
 
 /// Parses one file's text; an error carries the line (when known) and the message.
@@ -359,6 +524,31 @@ mod tests {
         assert_eq!(line, Some(1));
         let (line, m) = parse("[tui]\nnotify = \"off\"\n").unwrap_err();
         assert!(line.is_some() && m.contains("unknown key `tui`"), "{m}");
+    }
+
+    #[test]
+    fn only_the_owner_and_root_may_write_a_config_file() {
+        use trust::{Facts, Others, others};
+        let f = |owner, mode, private_group| Facts {
+            owner,
+            group: 100,
+            mode,
+            private_group,
+        };
+        let me = 1000;
+        assert_eq!(others(&f(me, 0o644, false), me), None);
+        assert_eq!(others(&f(0, 0o644, false), me), None, "root's file");
+        assert_eq!(others(&f(0, 0o755, false), me), None, "root's directory");
+        assert_eq!(others(&f(me, 0o666, false), me), Some(Others::Everyone));
+        assert_eq!(others(&f(me, 0o1777, false), me), Some(Others::Everyone));
+        assert_eq!(others(&f(me, 0o664, false), me), Some(Others::Group));
+        assert_eq!(
+            others(&f(me, 0o664, true), me),
+            None,
+            "umask 002 with a group of one's own"
+        );
+        assert_eq!(others(&f(1001, 0o644, false), me), Some(Others::Owner));
+        assert_eq!(others(&f(1001, 0o600, false), 0), Some(Others::Owner));
     }
 
     #[test]

@@ -86,6 +86,40 @@ pub(crate) fn group_name(gid: u32) -> Option<String> {
     None
 }
 
+/// The members a group entry lists (its supplementary members), if the system has it.
+pub(crate) fn group_members(gid: u32) -> Option<Vec<String>> {
+    // SAFETY: getgrgid_r writes only into the buffers we own; the member list (a NULL-
+    // terminated array of NUL-terminated names inside `buf`) is read before they go.
+    unsafe {
+        let mut grp: libc::group = std::mem::zeroed();
+        let mut buf = vec![0 as libc::c_char; 65536];
+        let mut result: *mut libc::group = std::ptr::null_mut();
+        let rc = libc::getgrgid_r(gid, &mut grp, buf.as_mut_ptr(), buf.len(), &mut result);
+        if rc != 0 || result.is_null() {
+            return None;
+        }
+        let mut members = Vec::new();
+        let mut p = grp.gr_mem;
+        while !p.is_null() && !(*p).is_null() {
+            members.push(CStr::from_ptr(*p).to_string_lossy().into_owned());
+            p = p.add(1);
+        }
+        Some(members)
+    }
+}
+
+/// The primary group of `uid`, if the system has an entry for it.
+pub(crate) fn primary_gid(uid: u32) -> Option<u32> {
+    // SAFETY: getpwuid_r writes only into the buffers we own.
+    unsafe {
+        let mut pwd: libc::passwd = std::mem::zeroed();
+        let mut buf = vec![0 as libc::c_char; 4096];
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result);
+        (rc == 0 && !result.is_null()).then_some(pwd.pw_gid)
+    }
+}
+
 /// The real user id of this process.
 pub(crate) fn uid() -> u32 {
     // SAFETY: getuid cannot fail.

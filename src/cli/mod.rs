@@ -62,7 +62,12 @@ pub(crate) fn context(cli: &Cli) -> Result<Invocation, Failure> {
     let env_user = std::env::var("CASELOAD_USER").ok();
     let actor = crate::store::identity::resolve(cli.user.as_deref(), env_user.as_deref())
         .map_err(|m| anyhow!(m))?;
-    let config = crate::config::Config::load()?;
+    // doctor reports a config file it cannot use (and reads the others) instead of
+    // stopping at it.
+    let config = match cli.command {
+        Some(Command::Doctor { .. }) => crate::config::Config::load_leaving_out_bad_files().0,
+        _ => crate::config::Config::load()?,
+    };
     let env_db = std::env::var("CASELOAD_DB").ok();
     let (location, source) = config
         .resolve_db(cli.db.as_deref(), env_db.as_deref())

@@ -1,5 +1,6 @@
 //! `caseload doctor`: checks a deployment and prints one line per check, ✔ or ✘ with the
-//! fix. SQLite: the file and its directory (owner, group, mode, setgid), -wal/-shm files
+//! fix. Both backends: each config file (nobody but its owner and root may change it).
+//! SQLite: the file and its directory (owner, group, mode, setgid), -wal/-shm files
 //! others own, the umask, the filesystem, free space, the WAL, the schema and
 //! `quick_check`. PostgreSQL: reachability, server version, schema, rights, search's case
 //! folding and the clock.
@@ -65,10 +66,11 @@ pub(crate) struct Report {
 
 /// Runs every check for the database at `location`, found through `source`.
 pub(crate) fn examine(location: &Location, source: &Source, allow_network_fs: bool) -> Report {
-    let mut checks = vec![Check::pass(
+    let mut checks = config_checks();
+    checks.push(Check::pass(
         "database",
         format!("{} ({})", location.display(), source_text(source)),
-    )];
+    ));
     let backend = match location {
         Location::File(path) => {
             checks.extend(sqlite::checks(path, allow_network_fs));
@@ -85,6 +87,22 @@ pub(crate) fn examine(location: &Location, source: &Source, allow_network_fs: bo
         ok: checks.iter().all(|c| c.ok),
         checks,
     }
+}
+
+/// One line per config file there is: who owns it and its mode, or why it is not used
+/// (someone other than its owner and root could change it, or it does not parse).
+fn config_checks() -> Vec<Check> {
+    crate::config::examine_files()
+        .into_iter()
+        .map(|(path, found)| match found {
+            Ok(owner) => Check::pass("config", format!("{} ({owner})", path.display())),
+            Err(e) => {
+                let fix = e.fix.clone().unwrap_or_else(|| "correct the file".into());
+                let e = crate::config::ConfigError { fix: None, ..e };
+                Check::fail("config", e.to_string(), fix)
+            }
+        })
+        .collect()
 }
 
 /// Where `db` came from, in words.

@@ -83,19 +83,9 @@ impl EventKind {
         EventKind::Cancelled,
     ];
 
-    /// Kinds that change who holds an open item's lock.
-    pub(crate) const CHANGES_LOCK: &'static [EventKind] = &[
-        EventKind::Locked,
-        EventKind::TakenOver,
-        EventKind::Expired,
-        EventKind::Unlocked,
-        EventKind::Reassigned,
-        EventKind::Released,
-        EventKind::Skipped,
-    ];
-
-    /// [`EventKind::CHANGES_LOCK`] and a supervisor's reopen or requeue (which leaves the
-    /// item free): the last of them says who holds an open item, or why nobody does.
+    /// Kinds that change who holds an open item's lock, and a supervisor's reopen or
+    /// requeue (which leaves the item free): the last of them says who holds an open item,
+    /// or why nobody does.
     pub(crate) const CHANGES_LOCK_OR_REOPENS: &'static [EventKind] = &[
         EventKind::Locked,
         EventKind::TakenOver,
@@ -170,8 +160,11 @@ mod tests {
 
     #[test]
     fn the_sets_nest() {
-        for k in EventKind::CHANGES_LOCK {
-            assert!(k.is_in(EventKind::ENDS_A_HOLD), "{k:?}");
+        for k in EventKind::CHANGES_LOCK_OR_REOPENS {
+            assert!(
+                k.is_in(EventKind::ENDS_A_HOLD) || *k == EventKind::Requeued,
+                "{k:?}"
+            );
         }
         for k in EventKind::ENDS_ANOTHERS_LOCK
             .iter()

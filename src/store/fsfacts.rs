@@ -66,6 +66,18 @@ pub(crate) fn group_name(gid: u32) -> String {
     sys::group_name(gid).unwrap_or_else(|| format!("gid {gid}"))
 }
 
+/// True when group `gid` is `uid`'s own private group (the user-private-group scheme:
+/// the user's primary group, named after the user, listing nobody else), so that its
+/// write bit lets nobody but that user write.
+pub(crate) fn is_private_group(gid: u32, uid: u32) -> bool {
+    let Some(name) = sys::user_name(uid) else {
+        return false;
+    };
+    sys::primary_gid(uid) == Some(gid)
+        && sys::group_name(gid).as_deref() == Some(name.as_str())
+        && sys::group_members(gid).is_some_and(|m| m.iter().all(|n| *n == name))
+}
+
 /// The effective user id of this process.
 pub(crate) fn euid() -> u32 {
     sys::euid()

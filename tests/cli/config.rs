@@ -237,3 +237,116 @@ fn the_example_config_shows_every_key_with_its_default() {
         }
     }
 }
+
+/// Whoever may change a user's config file may point their `db` at a database of their
+/// choosing: a config file (or its directory) that someone other than its owner and root
+/// could change is refused with the fix, as a real non-root user sees it, and `doctor`
+/// names it instead of showing only ✔.
+#[test]
+fn a_config_file_others_could_change_is_refused_and_doctor_says_so() {
+    use std::os::unix::process::CommandExt;
+    if crate::support::fault::skip_unless_root("a_config_file_others_could_change_is_refused") {
+        return;
+    }
+    let users = crate::support::fault::Users::create("cfw", &[("me", true), ("oth", true)]);
+    let (me, other) = (&users.names[0], &users.names[1]);
+    let ((uid, gid), (other_uid, _)) = (users.ids(me), users.ids(other));
+    let env = Env::new();
+    std::fs::set_permissions(env.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    for d in ["config/caseload", "data", "state", "cache", "mine"] {
+        let d = env.dir.path().join(d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::os::unix::fs::chown(&d, Some(uid), Some(gid)).unwrap();
+    }
+    let dir = env.dir.path().join("config/caseload");
+    std::os::unix::fs::chown(env.dir.path().join("config"), Some(uid), Some(gid)).unwrap();
+    let cfg = dir.join("config.toml");
+    let db = env.dir.path().join("mine/q.db");
+    let run = |args: &[&str]| {
+        env.command(me, args)
+            .env_remove("CASELOAD_DB")
+            .uid(uid)
+            .gid(gid)
+            .output()
+            .unwrap()
+    };
+    let stderr = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        run(&["--db", db.to_str().unwrap(), "init"])
+            .status
+            .success(),
+        "init"
+    );
+    let put = |mode: u32, owner: u32| {
+        write(&cfg, &format!("db = \"{}\"\n", db.display()), mode);
+        std::os::unix::fs::chown(&cfg, Some(owner), Some(gid)).unwrap();
+    };
+    // Their own file, 0644 in their own 0755 directory: used.
+    put(0o644, uid);
+    let out = run(&["list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = run(&["doctor"]);
+    let text = String::from_utf8_lossy(&doc.stdout).into_owned();
+    let line = |text: &str| {
+        text.lines()
+            .find(|l| l.contains(" config: "))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(line(&text).starts_with("✔ config: "), "{text}");
+
+    type Case<'a> = (&'a str, Box<dyn Fn() + 'a>, &'a str);
+    let cases: [Case; 4] = [
+        (
+            "writable by everyone (mode 0666)",
+            Box::new(|| put(0o666, uid)),
+            "chmod o-w",
+        ),
+        (
+            // The group has another member: not a group of the user's own.
+            "writable by group cfw",
+            Box::new(|| put(0o664, uid)),
+            "chmod g-w",
+        ),
+        (
+            "belongs to cfwoth",
+            Box::new(|| put(0o644, other_uid)),
+            "sudo chown root",
+        ),
+        (
+            "its directory",
+            Box::new(|| {
+                put(0o644, uid);
+                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+            }),
+            "chmod o-w",
+        ),
+    ];
+    for (why, make, fix) in &cases {
+        make();
+        let out = run(&["list"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{why}: {err}");
+        assert!(
+            err.contains(&cfg.display().to_string()) && err.contains(why) && err.contains(fix),
+            "{why}: {err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        // doctor runs, says which file and how to fix it, and exits 1.
+        let doc = run(&["doctor"]);
+        let text = String::from_utf8_lossy(&doc.stdout).into_owned();
+        let l = line(&text);
+        assert!(
+            l.starts_with("✘ config: ") && l.contains(why) && l.contains(&format!("fix: {fix}")),
+            "{why}: {text}"
+        );
+        assert!(
+            !text.contains(&format!("db set in {}", cfg.display())),
+            "the file is not used: {text}"
+        );
+        assert_eq!(doc.status.code(), Some(1), "{text}");
+    }
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    put(0o600, uid);
+    assert!(run(&["list"]).status.success());
+}
