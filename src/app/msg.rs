@@ -138,7 +138,10 @@ impl Msg {
         };
         matches!(
             e,
-            StoreError::Busy(_) | StoreError::Connection(_) | StoreError::Database(_)
+            StoreError::Busy(_)
+                | StoreError::Connection(_)
+                | StoreError::NotCommitted { .. }
+                | StoreError::Database(_)
         )
         .then_some(e)
     }

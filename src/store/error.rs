@@ -79,6 +79,21 @@ pub enum StoreError {
     /// to find out.
     #[error("{0}")]
     OutcomeUnknown(String),
+    /// The connection to `server` (shown without its password) broke while one change was
+    /// being committed: applied or not, nobody can tell from here.
+    #[error(
+        "the connection to {server} was lost while committing; the server may have applied \
+         it — run `caseload list --mine` to see what you hold (or `caseload show ID` for an \
+         item) before trying again ({reason})"
+    )]
+    CommitLost { server: String, reason: String },
+    /// The connection to `server` broke inside a write transaction, before COMMIT: the
+    /// server rolled that transaction back.
+    #[error(
+        "the connection to {server} was lost before the change was committed; nothing was \
+         changed, try again ({reason})"
+    )]
+    NotCommitted { server: String, reason: String },
 }
 
 fn known_list(name: &str, known: &[String]) -> String {
@@ -141,7 +156,7 @@ impl StoreError {
             | StoreError::Paused { .. }
             | StoreError::WipLimit { .. } => exit::NOTHING,
             StoreError::SupervisorOnly(_) | StoreError::NotYou(_) => exit::SUPERVISOR_ONLY,
-            StoreError::OutcomeUnknown(_) => exit::UNKNOWN,
+            StoreError::OutcomeUnknown(_) | StoreError::CommitLost { .. } => exit::UNKNOWN,
             _ => exit::ERROR,
         }
     }

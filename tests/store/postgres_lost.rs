@@ -537,3 +537,89 @@ fn migrate_to_cut_while_committing_says_it_may_have_applied_and_how_to_tell() {
     assert_eq!(out.status.code(), Some(0), "the retry: {}", explain(&out));
     assert_eq!(items_on(&b), 20);
 }
+
+/// Makes the insert of the row titled `title` wait for advisory lock `key`: at once
+/// (`BEFORE`), or at its transaction's COMMIT (a deferred constraint trigger).
+fn hold_row(admin: &mut postgres::Client, key: i64, title: &str, at_commit: bool) {
+    let when = if at_commit {
+        "CONSTRAINT TRIGGER hold_commit AFTER INSERT ON items DEFERRABLE INITIALLY DEFERRED"
+    } else {
+        "TRIGGER hold_commit BEFORE INSERT ON items"
+    };
+    admin
+        .batch_execute(&format!(
+            "CREATE FUNCTION hold_commit() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN IF NEW.title = '{title}' THEN PERFORM pg_advisory_xact_lock({key}); \
+             END IF; RETURN NEW; END $$; \
+             CREATE {when} FOR EACH ROW EXECUTE FUNCTION hold_commit();"
+        ))
+        .unwrap();
+}
+
+/// A JSON Lines file of `n` rows in a temp dir.
+fn import_file(n: usize) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rows.jsonl");
+    let rows: String = (0..n)
+        .map(|i| format!("{{\"title\": \"row {i}\"}}\n"))
+        .collect();
+    std::fs::write(&path, rows).unwrap();
+    (dir, path.to_str().unwrap().to_string())
+}
+
+/// An import whose connection is lost part-way says what is true: the rows of the
+/// transactions committed before are in, those of the one cut off are not (lost before
+/// its COMMIT) or may be (lost during it) — never "stopped part-way" and "nothing was
+/// changed" at once. A rerun finishes it. (The first batch holds 500 rows.)
+#[test]
+fn an_import_cut_part_way_says_what_was_added() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    PgStore::open(&b.url, Actor::new("boss", "boss"), &PgOptions::default()).unwrap();
+    let (_dir, file) = import_file(3000);
+    let import = || caseload(&b.url, "boss", &["import", &file]);
+    let hold = |title: &'static str, at_commit| {
+        move |c: &mut postgres::Client, key| hold_row(c, key, title, at_commit)
+    };
+    let before = terminated_while_held(&b, hold("row 1200", false), import());
+    assert_eq!(
+        before.status.code(),
+        Some(exit::ERROR),
+        "{}",
+        explain(&before)
+    );
+    let err = String::from_utf8_lossy(&before.stderr);
+    let added = items_on(&b);
+    assert!(added >= 500 && added <= 1200, "{added}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "import stopped part-way: the file's first {added} row(s) are in the database, \
+             the rest are not"
+        )) && err.contains(&server_of(&b.url))
+            && !err.contains("nothing was changed"),
+        "{err}"
+    );
+    // Cut while committing: the rows of that transaction may be in.
+    let during = terminated_while_held(&b, hold("row 2500", true), import());
+    assert_eq!(
+        during.status.code(),
+        Some(exit::UNKNOWN),
+        "{}",
+        explain(&during)
+    );
+    let err = String::from_utf8_lossy(&during.stderr);
+    let now = items_on(&b);
+    assert!(
+        err.contains(&format!(
+            "import stopped part-way: the file's first {now} row(s) are in the database, and \
+             the next ones may be too"
+        )) && !err.contains("nothing"),
+        "{now}: {err}"
+    );
+    assert!(now > added && now <= 2500, "{now}");
+    let out = import().output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "the rerun: {}", explain(&out));
+    assert_eq!(items_on(&b), 3000);
+}

@@ -147,22 +147,44 @@ pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write)
             )
             .into());
         }
-        Err(ImportError::Store { error, written: 0 }) => {
-            return Err(anyhow::Error::new(error)
-                .context(format!("{shown}: nothing imported"))
-                .into());
-        }
-        Err(ImportError::Store { error, written }) => {
-            return Err(anyhow::Error::new(error)
-                .context(format!(
-                    "{shown}: import stopped part-way after {written} row(s); run it again to \
-                     finish (rows already added are recognised)"
-                ))
-                .into());
-        }
+        Err(ImportError::Store { error, written }) => return Err(stopped(&shown, error, written)),
     };
     writeln!(out, "{}", import_summary(&shown, &summary))?;
     Ok(())
+}
+
+/// Why an import stopped, saying what is in the database: the rows of earlier
+/// transactions (`written`, counted from the file's start, whether added now or by an
+/// earlier run) are, those of the one the connection broke in are not (or, lost while
+/// committing, may be).
+fn stopped(shown: &str, error: StoreError, written: u64) -> crate::cli::Failure {
+    let again = "run it again to finish (rows already added are recognised)";
+    let message = match (&error, written) {
+        (StoreError::NotCommitted { server, reason }, 0) => format!(
+            "{shown}: nothing imported: the connection to {server} was lost before the first \
+             rows were committed ({reason}); run it again"
+        ),
+        (StoreError::NotCommitted { server, reason }, n) => format!(
+            "{shown}: import stopped part-way: the file's first {n} row(s) are in the \
+             database, the rest are not (the connection to {server} was lost before the next \
+             rows were committed: {reason}); {again}"
+        ),
+        (StoreError::CommitLost { server, reason }, 0) => format!(
+            "{shown}: import stopped: the connection to {server} was lost while committing \
+             its first rows, which may have been added ({reason}); {again}"
+        ),
+        (StoreError::CommitLost { server, reason }, n) => format!(
+            "{shown}: import stopped part-way: the file's first {n} row(s) are in the \
+             database, and the next ones may be too (the connection to {server} was lost while \
+             committing them: {reason}); {again}"
+        ),
+        (_, 0) => format!("{shown}: nothing imported: {error}"),
+        (_, n) => format!("{shown}: import stopped part-way after {n} row(s); {again}: {error}"),
+    };
+    crate::cli::Failure {
+        code: error.exit_code(),
+        error: anyhow!(message),
+    }
 }
 
 /// "Imported 3 new item(s) from F (2 already present: …)".

@@ -210,22 +210,19 @@ pub(crate) fn name_server(e: StoreError, shown: &str) -> StoreError {
 /// have applied the change or not.
 pub(super) fn commit_lost(shown: &str, e: &postgres::Error) -> StoreError {
     tracing::warn!(error = %one_line(e), server = %shown, "connection lost while committing");
-    StoreError::OutcomeUnknown(format!(
-        "the connection to {shown} was lost while committing; the server may have applied \
-         it — run `caseload list --mine` to see what you hold (or `caseload show ID` for an \
-         item) before trying again ({})",
-        connection_reason(e)
-    ))
+    StoreError::CommitLost {
+        server: shown.to_string(),
+        reason: connection_reason(e),
+    }
 }
 
 /// The connection broke inside a write transaction, before COMMIT: the server rolls the
 /// transaction back, so nothing was changed.
 pub(super) fn lost_before_commit(shown: &str, e: &postgres::Error) -> StoreError {
-    StoreError::Connection(format!(
-        "the connection to {shown} was lost before the change was committed; nothing was \
-         changed, try again ({})",
-        connection_reason(e)
-    ))
+    StoreError::NotCommitted {
+        server: shown.to_string(),
+        reason: connection_reason(e),
+    }
 }
 
 /// Why a connection broke, in a few words.
