@@ -591,7 +591,7 @@ fn an_import_cut_part_way_says_what_was_added() {
     );
     let err = String::from_utf8_lossy(&before.stderr);
     let added = items_on(&b);
-    assert!(added >= 500 && added <= 1200, "{added}");
+    assert!((500..=1200).contains(&added), "{added}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
         err.contains(&format!(
