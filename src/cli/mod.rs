@@ -99,7 +99,12 @@ pub(crate) fn open_store(ctx: &Invocation, init: bool) -> Result<Box<dyn Store>,
             Ok(Box::new(store))
         }
         Location::Postgres(url) => {
-            let opts = crate::store::postgres::PgOptions::default();
+            let opts = crate::store::postgres::PgOptions {
+                // As with a file: only init (and demo, migrate-to) or --create make the
+                // tables; elsewhere a URL without them is an error, not a new caseload.
+                must_exist: !init && !ctx.create,
+                ..Default::default()
+            };
             let store = crate::store::postgres::PgStore::open(url, ctx.actor.clone(), &opts)?;
             Ok(Box::new(store))
         }

@@ -328,9 +328,14 @@ fn export_then_import_round_trips_on_postgres() {
     ) else {
         return;
     };
-    let on = |pg: &PgBackend| Env {
-        db: pg.url.clone().into(),
-        ..Env::new()
+    // Only init makes caseload's tables (as only init makes a database file).
+    let on = |pg: &PgBackend| {
+        let env = Env {
+            db: pg.url.clone().into(),
+            ..Env::new()
+        };
+        env.ok("p", &["init"]);
+        env
     };
     round_trip(&on(&a), [&on(&b), &on(&c)]);
 }

@@ -620,3 +620,103 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
     drop(admin);
     drop(roles);
 }
+
+/// A staff role whose URL lacks the search path, and which owns a schema of its own
+/// (`"$user"` comes first in PostgreSQL's default search path), used to get a private,
+/// empty caseload there from `list` or `add`, unseen by the team. Only `init` (and demo,
+/// migrate-to, --create) may create caseload's tables; every other command says where it
+/// looked and what to set, and creates nothing.
+#[test]
+fn postgres_a_url_without_the_teams_schema_is_refused_not_a_new_caseload() {
+    let Some(b) = support::backend::PgBackend::from_env() else {
+        return;
+    };
+    let tag = std::process::id();
+    let (staff, own, plain) = (
+        format!("cl_sp_staff_{tag}"),
+        format!("cl_sp_own_{tag}"),
+        format!("cl_sp_plain_{tag}"),
+    );
+    let mut admin = b.admin();
+    let roles = PgRoles {
+        admin_url: b.base_url.clone(),
+        names: vec![own.clone(), plain.clone(), staff.clone()],
+    };
+    let _ = admin.batch_execute(&format!(
+        "DROP OWNED BY {own}, {plain}, {staff}; DROP ROLE IF EXISTS {own}, {plain}, {staff}"
+    ));
+    admin
+        .batch_execute(&format!(
+            "CREATE ROLE {staff} NOLOGIN; CREATE ROLE {own} LOGIN IN ROLE {staff}; \
+             CREATE ROLE {plain} LOGIN IN ROLE {staff}; CREATE SCHEMA {own} AUTHORIZATION {own};"
+        ))
+        .unwrap();
+    let env = Env::new();
+    env.ok("boss", &["--db", &b.url, "init"]);
+    env.ok("boss", &["--db", &b.url, "add", "--title", "team work"]);
+    admin
+        .batch_execute(&least_privilege_sql(&b.schema, &staff))
+        .unwrap();
+    let role_url = |url: &str, role: &str| url.replacen("://postgres@", &format!("://{role}@"), 1);
+    let tables_in = |admin: &mut postgres::Client, schema: &str| -> i64 {
+        admin
+            .query_one(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = $1",
+                &[&schema],
+            )
+            .unwrap()
+            .get(0)
+    };
+    for (role, looked) in [
+        (&own, format!("schema {own} (the first of the search path")),
+        (
+            &plain,
+            "schema public (the first of the search path".to_string(),
+        ),
+    ] {
+        let url = role_url(&b.base_url, role);
+        for args in [
+            &["list"][..],
+            &["add", "--title", "lost work"],
+            &["claim"],
+            &["user", "list"],
+        ] {
+            let mut all = vec!["--db", url.as_str()];
+            all.extend_from_slice(args);
+            let err = env.fails(role, &all, 1);
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+            assert!(
+                err.contains("no caseload database at")
+                    && err.contains(&looked)
+                    && err.contains(&format!("caseload's tables are in schema {}", b.schema))
+                    && err.contains(&format!("options=-c%20search_path%3D{}", b.schema))
+                    && !err.contains("no schema has been selected"),
+                "{role} {args:?}: {err}"
+            );
+        }
+        assert_eq!(tables_in(&mut admin, role), 0, "nothing created for {role}");
+    }
+    // With the team's schema named, the same role works on the team's caseload.
+    let own_db = role_url(&b.url, &own);
+    assert!(
+        env.ok(&own, &["--db", &own_db, "list"])
+            .contains("team work")
+    );
+    // A search path naming no schema that exists: every command says so; init too.
+    let nowhere = support::backend::with_search_path(&role_url(&b.base_url, &plain), "nowhere");
+    let err = env.fails(&plain, &["--db", &nowhere, "list"], 1);
+    assert!(
+        err.contains("the search path nowhere names no schema that exists"),
+        "{err}"
+    );
+    let err = env.fails(&plain, &["--db", &nowhere, "init"], 1);
+    assert!(
+        err.contains("names no schema that exists") && err.contains("CREATE SCHEMA"),
+        "{err}"
+    );
+    // init may create a caseload in the role's own schema: asked for, it is no accident.
+    env.ok(&own, &["--db", &role_url(&b.base_url, &own), "init"]);
+    assert!(tables_in(&mut admin, &own) > 0);
+    drop(admin);
+    drop(roles);
+}

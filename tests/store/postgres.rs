@@ -387,6 +387,7 @@ fn connection_errors_are_one_line_without_the_password() {
     assert!(!String::from_utf8_lossy(&help.stdout).contains("hunter2"));
     // backup explains what to use instead.
     let b = PgBackend::from_env().unwrap();
+    expect_code(&caseload(&b.url, "boss", &["init"]), exit::OK, "init");
     let out = caseload(&b.url, "boss", &["backup", "/tmp/never-written.db"]);
     expect_code(&out, exit::ERROR, "backup on PostgreSQL");
     assert!(String::from_utf8_lossy(&out.stderr).contains("pg_dump"));

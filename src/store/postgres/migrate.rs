@@ -121,6 +121,7 @@ fn migrate_locked(c: &mut Conn, creator: &Actor) -> TxResult<bool> {
                 )
                 .into());
             }
+            require_a_schema_to_create_in(c)?;
             c.client.batch_execute(VERSIONS_TABLE)?;
             c.client.batch_execute(SCHEMA)?;
             record_version(c, LATEST, creator)?;
@@ -267,6 +268,87 @@ fn table_exists(c: &mut Conn, name: &str) -> TxResult<bool> {
             &[&name],
         )?
         .get(0))
+}
+
+/// Refuses a connection whose search path does not lead to caseload's tables (the first
+/// schema of the path holds none), saying where it looked and what to set: a command
+/// other than `init` must not create a private, empty caseload in whatever schema the
+/// role happens to own (`"$user"` in the default search path).
+pub(super) fn require_schema(c: &mut Conn, shown: &str) -> TxResult<()> {
+    if schema_version(c)?.is_some() {
+        return Ok(());
+    }
+    let row = c.client.query_one(
+        "SELECT current_setting('search_path'), \
+         coalesce(array_to_string(current_schemas(false), ', '), ''), current_schema()::text, \
+         (SELECT string_agg(n.nspname::text, ', ' ORDER BY n.nspname) \
+          FROM pg_catalog.pg_class k JOIN pg_catalog.pg_namespace n ON n.oid = k.relnamespace \
+          WHERE k.relname = 'caseload_schema' AND k.relkind = 'r' \
+          AND has_schema_privilege(n.oid, 'USAGE'))",
+        &[],
+    )?;
+    let (path, schemas, first, found): (String, String, Option<String>, Option<String>) =
+        (row.get(0), row.get(1), row.get(2), row.get(3));
+    let line = |t: &str| crate::domain::sanitize::line(t).into_owned();
+    let set = |schema: &str| match shown.contains("search_path") {
+        true => format!("set search_path={} in the URL's options", line(schema)),
+        false => format!(
+            "name it in the URL: {shown}{}options=-c%20search_path%3D{}",
+            if shown.contains('?') { '&' } else { '?' },
+            line(schema)
+        ),
+    };
+    let looked = match &first {
+        Some(first) => format!(
+            "looked in schema {} (the first of the search path {}, which finds {}), which \
+             holds no caseload tables",
+            line(first),
+            line(&path),
+            line(&schemas)
+        ),
+        None => format!(
+            "the search path {} names no schema that exists",
+            line(&path)
+        ),
+    };
+    let what = match (found, &first) {
+        (Some(found), _) => format!(
+            "caseload's tables are in schema {}: {}",
+            line(&found),
+            set(found.split(", ").next().unwrap_or_default())
+        ),
+        (None, Some(_)) => format!(
+            "if the team's caseload is in another schema, {}; to make a new one here, run \
+             `caseload init`",
+            set("SCHEMA")
+        ),
+        (None, None) => format!(
+            "if the team's caseload is in another schema, {}; to make a new one, create a \
+             schema and run `caseload init`",
+            set("SCHEMA")
+        ),
+    };
+    Err(StoreError::Unusable(format!("no caseload database at {shown}: {looked}; {what}")).into())
+}
+
+/// `init` where the search path names no schema that exists (PostgreSQL would say only
+/// "no schema has been selected to create in"): says which path and what to do.
+fn require_a_schema_to_create_in(c: &mut Conn) -> TxResult<()> {
+    let row = c.client.query_one(
+        "SELECT current_schema() IS NOT NULL, current_setting('search_path')",
+        &[],
+    )?;
+    if row.get(0) {
+        return Ok(());
+    }
+    let path: String = row.get(1);
+    Err(StoreError::Unusable(format!(
+        "cannot create caseload's tables: the search path {} names no schema that exists; \
+         create one (CREATE SCHEMA caseload AUTHORIZATION <owner role>) and name it in the URL \
+         (…?options=-c%20search_path%3Dcaseload)",
+        crate::domain::sanitize::line(&path)
+    ))
+    .into())
 }
 
 /// The schema version, or `None` when there is no caseload schema here yet.

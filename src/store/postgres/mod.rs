@@ -117,6 +117,10 @@ impl PgStore {
             cache: HashMap::new(),
             now_sql: sql::now(opts.clock_offset_ms),
         };
+        if opts.must_exist {
+            migrate::require_schema(&mut conn, &shown)
+                .map_err(|e| name_server(e.into_store(), &shown))?;
+        }
         let created =
             migrate::migrate(&mut conn, &actor).map_err(|e| name_server(e.into_store(), &shown))?;
         let named = |e: TxError| name_server(e.into_store(), &shown);

@@ -25,6 +25,10 @@ pub struct PgOptions {
     pub idle_in_transaction_timeout: Duration,
     /// How long connecting may take.
     pub connect_timeout: Duration,
+    /// Refuse to create caseload's tables where the search path finds none: only `init`,
+    /// `demo`, `migrate-to` and `--create` make them, so a URL that lacks the team's
+    /// schema is an error, not a private empty caseload.
+    pub must_exist: bool,
 }
 
 impl Default for PgOptions {
@@ -35,6 +39,7 @@ impl Default for PgOptions {
             statement_timeout: Duration::from_secs(30),
             idle_in_transaction_timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
+            must_exist: false,
         }
     }
 }
