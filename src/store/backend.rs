@@ -82,6 +82,7 @@ fn write<B: Backend, T>(b: &mut B, mut f: impl FnMut(&mut dyn Tx) -> Result<T>) 
     let mut out = None;
     b.transact(&mut |tx| {
         out = Some(f(tx)?);
+        super::fault::panic_if_asked();
         Ok(())
     })?;
     out.ok_or_else(|| StoreError::Database("the transaction gave no result".into()))

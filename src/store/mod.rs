@@ -12,6 +12,8 @@ pub(crate) mod backend;
 mod check;
 pub mod copy;
 pub(crate) mod error;
+#[doc(hidden)] // a test hook, not part of the library's face
+pub mod fault;
 mod figure_days;
 pub(crate) mod figures;
 pub mod fsfacts;

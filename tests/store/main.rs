@@ -22,6 +22,7 @@ mod migrate;
 mod postgres;
 mod postgres_lost;
 mod refusals;
+mod rollback;
 mod search;
 mod security;
 mod short_words;

@@ -90,6 +90,9 @@ pub trait Backend {
     fn open(&self, user: &str, clock_offset_ms: i64) -> BoxStore;
     /// "sqlite" or "postgres".
     fn name(&self) -> &'static str;
+    /// What `--db` takes to reach this test's database (a file path or a URL), for the
+    /// real binary.
+    fn location(&self) -> String;
     /// Another, empty database of the same kind (for tests that need one per case).
     fn fresh(&self) -> Box<dyn Backend + Send>;
     /// Runs SQL on the test database directly, with the schema's CHECK constraints off:
@@ -135,6 +138,10 @@ impl Backend for SqliteBackend {
 
     fn name(&self) -> &'static str {
         "sqlite"
+    }
+
+    fn location(&self) -> String {
+        self.path.display().to_string()
     }
 
     fn fresh(&self) -> Box<dyn Backend + Send> {
@@ -274,6 +281,10 @@ impl Backend for PgBackend {
 
     fn name(&self) -> &'static str {
         "postgres"
+    }
+
+    fn location(&self) -> String {
+        self.url.clone()
     }
 
     fn fresh(&self) -> Box<dyn Backend + Send> {

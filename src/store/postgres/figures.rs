@@ -4,25 +4,17 @@
 
 use super::open::{Conn, TxResult};
 use super::reads::queues;
+use super::txn::{self, Failed, Kind};
 use crate::domain::Millis;
 use crate::store::figure_days::{DayCell, split};
 use crate::store::figures::{HoldRow, ReportFacts, ReportQuery};
 
 /// The facts, from one snapshot, at the server's now.
 pub(super) fn facts(c: &mut Conn, q: &ReportQuery) -> TxResult<ReportFacts> {
-    c.client
-        .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
-    let out = in_snapshot(c, q);
-    if !c.client.is_closed() {
-        let _ = c
-            .client
-            .batch_execute(if out.is_ok() { "COMMIT" } else { "ROLLBACK" });
-    }
-    out
+    txn::run(c, Kind::Snapshot, |c, now| in_snapshot(c, now, q)).map_err(Failed::into_tx)
 }
 
-fn in_snapshot(c: &mut Conn, q: &ReportQuery) -> TxResult<ReportFacts> {
-    let now = c.now()?;
+fn in_snapshot(c: &mut Conn, now: Millis, q: &ReportQuery) -> TxResult<ReportFacts> {
     let parts = split(q.period.since, q.period.until, q.rows_only);
     let mut rows = Vec::new();
     for (since, until) in parts.edges {

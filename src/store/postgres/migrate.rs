@@ -2,7 +2,8 @@
 //! one transaction under an advisory lock per schema, so that many programs starting at
 //! once migrate exactly once (the others wait for the lock and find it done).
 
-use super::open::{Conn, TxError, TxResult};
+use super::open::{Conn, TxResult};
+use super::txn::{self, Failed, Kind};
 use crate::domain::Actor;
 use crate::store::error::StoreError;
 
@@ -70,25 +71,14 @@ pub(super) fn migrate(c: &mut Conn, creator: &Actor) -> TxResult<bool> {
 /// programs on other schemas of the same database do not wait), so that many programs
 /// changing the schema at once take turns; rolled back if `f` fails.
 fn under_schema_lock<T>(c: &mut Conn, f: impl FnOnce(&mut Conn) -> TxResult<T>) -> TxResult<T> {
-    c.client.batch_execute("BEGIN")?;
-    let out = c
-        .client
-        .execute(
+    txn::run(c, Kind::Write, |c, _| {
+        c.client.execute(
             "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))",
             &[&MIGRATE_LOCK_CLASS],
-        )
-        .map_err(TxError::from)
-        .and_then(|_| f(c));
-    match out {
-        Ok(v) => {
-            c.client.batch_execute("COMMIT")?;
-            Ok(v)
-        }
-        Err(e) => {
-            let _ = c.client.batch_execute("ROLLBACK");
-            Err(e)
-        }
-    }
+        )?;
+        f(c)
+    })
+    .map_err(Failed::into_tx)
 }
 
 fn migrate_locked(c: &mut Conn, creator: &Actor) -> TxResult<bool> {

@@ -24,6 +24,7 @@ mod reads;
 pub mod sql;
 mod stats;
 mod tx;
+mod txn;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -34,12 +35,12 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 
 use self::open::{
-    Conn, TxError, TxResult, commit_lost, connect, first_i64, lost_before_commit, name_server,
-    one_line,
+    Conn, TxError, TxResult, commit_lost, connect, lost_before_commit, name_server, one_line,
 };
 pub use self::open::{PgOptions, connect_url, map_err};
 pub(crate) use self::open::{connection_reason, is_connection_error};
 use self::tx::PgTx;
+use self::txn::{Failed, Kind};
 use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
 };
@@ -116,6 +117,7 @@ impl PgStore {
             client,
             cache: HashMap::new(),
             now_sql: sql::now(opts.clock_offset_ms),
+            in_txn: false,
         };
         if opts.must_exist {
             migrate::require_schema(&mut conn, &shown)
@@ -273,8 +275,10 @@ impl PgStore {
         }
     }
 
-    /// Runs `f` in one short transaction with the server's `now`; commits and notifies
-    /// listeners on success, rolls back on error. Deadlocks are retried.
+    /// Runs `f` in one short transaction ([`txn`]) with the server's `now`; commits and
+    /// notifies listeners on success, rolls back on every other path. Deadlocks and
+    /// serialisation failures are retried; a connection lost before anything was done is
+    /// replaced once.
     fn write_inner(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()> {
         let start = Instant::now();
         let mut reconnected = false;
@@ -282,67 +286,53 @@ impl PgStore {
             if self.conn.client.is_closed() {
                 self.reconnect()?;
             }
-            let begin = sql::begin(self.opts.clock_offset_ms);
-            let now = match self.conn.client.simple_query(&begin) {
-                Ok(msgs) => first_i64(&msgs).ok_or_else(|| {
-                    StoreError::Database("the server did not say what time it is".into())
-                })?,
-                Err(e) if is_connection_error(&e) && !reconnected => {
-                    // Nothing was done yet: reconnecting and starting again is safe.
-                    reconnected = true;
-                    self.reconnect()?;
-                    continue;
-                }
-                Err(e) => {
-                    let _ = self.conn.client.batch_execute("ROLLBACK");
-                    return Err(map_err(&e));
-                }
-            };
-            self.measured(now);
-            let mut tx = PgTx {
-                c: &mut self.conn,
-                ctx: TxCtx {
-                    now,
-                    actor: &self.actor,
-                    real: &self.real,
-                },
-                retry: false,
-                lost: None,
-            };
-            let out = match f(&mut tx) {
-                Ok(()) => match tx.c.client.batch_execute("COMMIT") {
-                    Ok(()) => Ok(()),
-                    Err(e) if is_connection_error(&e) => {
-                        return Err(commit_lost(&self.shown, &e));
-                    }
-                    Err(e) => {
-                        tx.retry |= open::is_retryable(&e);
-                        Err(map_err(&e))
-                    }
-                },
-                Err(e) => match tx.lost.take() {
-                    Some(pe) => return Err(lost_before_commit(&self.shown, &pe)),
-                    None => Err(e),
-                },
-            };
-            let retry = tx.retry;
-            match out {
+            let (actor, real) = (&self.actor, &self.real);
+            let (mut began, mut retry, mut lost) = (None, false, None);
+            let out = txn::run(&mut self.conn, Kind::Write, |c, now| {
+                began = Some(now);
+                let mut tx = PgTx {
+                    c,
+                    ctx: TxCtx { now, actor, real },
+                    retry: false,
+                    lost: None,
+                };
+                let out = f(&mut tx);
+                (retry, lost) = (tx.retry, tx.lost.take());
+                Ok(out?)
+            });
+            if let Some(now) = began {
+                self.measured(now);
+            }
+            let e = match out {
                 Ok(()) => {
                     self.own_commits += 1;
                     self.notify();
                     return Ok(());
                 }
-                Err(e) => {
-                    if !self.conn.client.is_closed() {
-                        let _ = self.conn.client.batch_execute("ROLLBACK");
-                    }
-                    if retry && start.elapsed() < RETRY_PATIENCE {
-                        std::thread::sleep(Duration::from_millis(1));
-                        continue;
-                    }
-                    return Err(e);
+                Err(Failed::Begin(TxError::Pg(e))) if is_connection_error(&e) && !reconnected => {
+                    // Nothing was done yet: reconnecting and starting again is safe.
+                    reconnected = true;
+                    self.reconnect()?;
+                    continue;
                 }
+                Err(Failed::Begin(e)) => e.into_store(),
+                Err(Failed::Body(e)) => match lost {
+                    Some(pe) => return Err(lost_before_commit(&self.shown, &pe)),
+                    None => e.into_store(),
+                },
+                Err(Failed::Commit(e)) if is_connection_error(&e) => {
+                    return Err(commit_lost(&self.shown, &e));
+                }
+                Err(Failed::Commit(e)) => {
+                    retry |= open::is_retryable(&e);
+                    map_err(&e)
+                }
+            };
+            if retry && start.elapsed() < RETRY_PATIENCE {
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
             }
+            return Err(e);
         }
     }
 
@@ -351,14 +341,12 @@ impl PgStore {
     /// Not inside the write transaction: a transaction that notifies holds a database-wide
     /// lock until its commit is flushed, so every write would wait for every other's disk
     /// flush and parallel claims could not scale. A notification is only a hint, so it
-    /// goes in its own transaction without a synchronous flush, and a failure to send it
-    /// (say, a full notification queue) never turns a committed write into an error.
+    /// goes in its own one-statement transaction without a synchronous flush, and a
+    /// failure to send it (say, a full notification queue) never turns a committed write
+    /// into an error.
     fn notify(&mut self) {
         if let Err(e) = self.conn.client.batch_execute(sql::NOTIFY) {
             tracing::warn!(error = %one_line(&e), "change notification not sent");
-            if !self.conn.client.is_closed() {
-                let _ = self.conn.client.batch_execute("ROLLBACK");
-            }
         }
     }
 

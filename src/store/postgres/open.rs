@@ -50,6 +50,9 @@ pub(super) struct Conn {
     pub cache: HashMap<String, Statement>,
     /// `SELECT <server now in ms, plus the test offset>`.
     pub now_sql: String,
+    /// True while a transaction runs on it (`txn`): a snapshot asked for inside joins it,
+    /// and a lost connection is not silently replaced by a new one outside it.
+    pub in_txn: bool,
 }
 
 impl Conn {

@@ -18,7 +18,17 @@ pub(crate) fn now(offset_ms: i64) -> String {
 
 /// A write transaction's start: `BEGIN` and the server's clock in one simple query.
 pub fn begin(offset_ms: i64) -> String {
-    format!("BEGIN; {}", now(offset_ms))
+    begin_with(false, &now(offset_ms))
+}
+
+/// A transaction's start: `BEGIN` (for a `snapshot`, `REPEATABLE READ READ ONLY`) and
+/// `now_sql`, the server's clock, in one simple query.
+pub(crate) fn begin_with(snapshot: bool, now_sql: &str) -> String {
+    let mode = match snapshot {
+        true => " ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        false => "",
+    };
+    format!("BEGIN{mode}; {now_sql}")
 }
 
 /// The claim: for `$1` at `$2`, the conditional UPDATE of item `$3` (open, free or
@@ -123,7 +133,8 @@ pub const FENCED_UPDATE_TYPES: [postgres::types::Type; 8] = {
     ]
 };
 
-/// Sent after every committed write: a hint for listeners, in its own transaction
-/// without a synchronous flush (see `PgStore::notify`).
-pub const NOTIFY: &str = "BEGIN; SET LOCAL synchronous_commit = off; \
-     SELECT pg_notify('caseload', coalesce(current_schema(), '')); COMMIT";
+/// Sent after every committed write: a hint for listeners, in a transaction of its own
+/// (one statement: nothing can leave it open) whose commit does not wait for the disk
+/// (`set_config(..., true)` lasts until that commit; see `PgStore::notify`).
+pub const NOTIFY: &str = "SELECT set_config('synchronous_commit', 'off', true), \
+     pg_notify('caseload', coalesce(current_schema(), ''))";

@@ -3,24 +3,17 @@
 
 use super::open::{Conn, TxResult};
 use super::reads::queues;
+use super::txn::{self, Failed, Kind};
+use crate::domain::Millis;
 use crate::store::OldestItem;
 use crate::store::stats::{StatsFacts, age_ranges, first_hour};
 
 /// The facts, from one snapshot, at the server's now.
 pub(super) fn facts(c: &mut Conn) -> TxResult<StatsFacts> {
-    c.client
-        .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
-    let out = in_snapshot(c);
-    if !c.client.is_closed() {
-        let _ = c
-            .client
-            .batch_execute(if out.is_ok() { "COMMIT" } else { "ROLLBACK" });
-    }
-    out
+    txn::run(c, Kind::Snapshot, in_snapshot).map_err(Failed::into_tx)
 }
 
-fn in_snapshot(c: &mut Conn) -> TxResult<StatsFacts> {
-    let now = c.now()?;
+fn in_snapshot(c: &mut Conn, now: Millis) -> TxResult<StatsFacts> {
     let counts = c
         .query(
             "SELECT queue, state, sum(n)::bigint FROM item_counts GROUP BY queue, state",

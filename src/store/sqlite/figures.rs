@@ -7,6 +7,7 @@ use rusqlite::{Connection, params};
 
 use super::reads::queues;
 use super::rows::lossy_text;
+use super::txn::{self, Kind};
 use crate::domain::Millis;
 use crate::store::error::Result;
 use crate::store::figure_days::{DayCell, split};
@@ -14,10 +15,8 @@ use crate::store::figures::{HoldRow, Report, ReportFacts, ReportQuery, assemble}
 
 /// The report at `now`, from one snapshot.
 pub(super) fn report(c: &Connection, now: Millis, q: &ReportQuery) -> Result<Report> {
-    c.execute_batch("BEGIN")?;
-    let out = facts(c, now, q);
-    let _ = c.execute_batch(if out.is_ok() { "COMMIT" } else { "ROLLBACK" });
-    assemble(q, out?)
+    let facts = txn::run(&mut &*c, Kind::Read, |c| facts(c, now, q)).map_err(|f| f.error)?;
+    assemble(q, facts)
 }
 
 fn facts(c: &Connection, now: Millis, q: &ReportQuery) -> Result<ReportFacts> {

@@ -4,6 +4,7 @@
 
 use rusqlite::Connection;
 
+use super::txn::Kind;
 use crate::domain::{Actor, Millis};
 use crate::store::error::{Result, StoreError};
 
@@ -64,19 +65,10 @@ pub fn migrate(conn: &Connection, creator: &Actor, now: Millis) -> Result<Migrat
         return Ok(Migration::UpToDate);
     }
     check_ours(conn)?;
-    conn.execute_batch("BEGIN IMMEDIATE")
-        .map_err(super::map_err)?;
-    let outcome = migrate_locked(conn, creator, now);
-    match outcome {
-        Ok(m) => {
-            conn.execute_batch("COMMIT").map_err(super::map_err)?;
-            Ok(m)
-        }
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            Err(e)
-        }
-    }
+    super::txn::run(&mut &*conn, Kind::Write, |c| {
+        migrate_locked(c, creator, now)
+    })
+    .map_err(|f| f.error)
 }
 
 fn migrate_locked(conn: &Connection, creator: &Actor, now: Millis) -> Result<Migration> {
@@ -134,13 +126,14 @@ fn check_version(version: i64, app_id: i64) -> Result<()> {
 /// Builds a database at an older schema version by applying the first `target` steps
 /// (for tests of migration).
 pub fn create_at_version(conn: &Connection, target: i64) -> Result<()> {
-    conn.execute_batch("BEGIN IMMEDIATE")
-        .map_err(super::map_err)?;
-    for step in &STEPS[..target as usize] {
-        conn.execute_batch(step).map_err(super::map_err)?;
-    }
-    conn.execute_batch(&format!(
-        "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {target}; COMMIT;"
-    ))
-    .map_err(super::map_err)
+    super::txn::run(&mut &*conn, Kind::Write, |c| {
+        for step in &STEPS[..target as usize] {
+            c.execute_batch(step).map_err(super::map_err)?;
+        }
+        c.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {target};"
+        ))
+        .map_err(super::map_err)
+    })
+    .map_err(|f| f.error)
 }

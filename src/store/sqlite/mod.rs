@@ -24,6 +24,7 @@ mod search_plan;
 pub mod sql;
 mod stats;
 mod tx;
+mod txn;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -34,6 +35,7 @@ use self::busy::{BUSY_PATIENCE, busy_sleep, retry_busy};
 use self::migrate::Migration;
 use self::open::Facts;
 use self::tx::SqliteTx;
+use self::txn::{Failed, Kind, Stage};
 use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
 };
@@ -184,31 +186,29 @@ impl SqliteStore {
         }
     }
 
-    /// Runs `f` in one `BEGIN IMMEDIATE` transaction (given the connection and `now`, read
-    /// after the write lock is held): committed when it returns `Ok`, rolled back otherwise.
-    fn immediate<T>(&mut self, f: impl FnOnce(&Connection, Millis) -> Result<T>) -> Result<T> {
+    /// Runs `f` in one write transaction (`BEGIN IMMEDIATE`, see [`txn`]), given the
+    /// connection and the transaction's context, whose `now` is read after the write lock
+    /// is held: committed when it returns `Ok`, rolled back on every other path.
+    fn immediate<T>(&mut self, f: impl FnOnce(&Connection, TxCtx<'_>) -> Result<T>) -> Result<T> {
         if self.read_only {
             return Err(open::read_only_error(&self.path));
         }
-        retry_busy(|| self.conn.execute_batch("BEGIN IMMEDIATE"))
-            .map_err(|e| open::explain(&self.path, Facts::of(&self.conn), e))?;
-        match f(&self.conn, (self.clock)()) {
-            Ok(out) => match self.conn.execute_batch("COMMIT") {
-                Ok(()) => {
-                    self.own_commits += 1;
-                    Ok(out)
-                }
-                Err(e) => {
-                    let facts = Facts::of(&self.conn);
-                    let _ = self.conn.execute_batch("ROLLBACK");
-                    Err(open::explain_commit(&self.path, facts, map_err(e)))
-                }
-            },
-            Err(e) => {
-                let facts = Facts::of(&self.conn);
-                let _ = self.conn.execute_batch("ROLLBACK");
-                Err(open::explain(&self.path, facts, e))
+        let (clock, actor, real) = (&self.clock, &self.actor, &self.real);
+        let out = txn::run(&mut &self.conn, Kind::Write, |c| {
+            let now = clock();
+            f(c, TxCtx { now, actor, real })
+        });
+        match out {
+            Ok(v) => {
+                self.own_commits += 1;
+                Ok(v)
             }
+            Err(Failed {
+                stage: Stage::Commit,
+                facts,
+                error,
+            }) => Err(open::explain_commit(&self.path, facts, error)),
+            Err(Failed { facts, error, .. }) => Err(open::explain(&self.path, facts, error)),
         }
     }
 
@@ -316,40 +316,9 @@ impl Backend for SqliteStore {
         !self.read_only
     }
 
-    /// `BEGIN IMMEDIATE`, with `now` read after the write lock is held; commits on
-    /// success, rolls back on error.
+    /// One write transaction ([`SqliteStore::immediate`]).
     fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()> {
-        if self.read_only {
-            return Err(open::read_only_error(&self.path));
-        }
-        retry_busy(|| self.conn.execute_batch("BEGIN IMMEDIATE"))
-            .map_err(|e| open::explain(&self.path, Facts::of(&self.conn), e))?;
-        let mut tx = SqliteTx {
-            c: &self.conn,
-            ctx: TxCtx {
-                now: (self.clock)(),
-                actor: &self.actor,
-                real: &self.real,
-            },
-        };
-        match f(&mut tx) {
-            Ok(()) => match self.conn.execute_batch("COMMIT") {
-                Ok(()) => {
-                    self.own_commits += 1;
-                    Ok(())
-                }
-                Err(e) => {
-                    let facts = Facts::of(&self.conn);
-                    let _ = self.conn.execute_batch("ROLLBACK");
-                    Err(open::explain_commit(&self.path, facts, map_err(e)))
-                }
-            },
-            Err(e) => {
-                let facts = Facts::of(&self.conn);
-                let _ = self.conn.execute_batch("ROLLBACK");
-                Err(open::explain(&self.path, facts, e))
-            }
-        }
+        self.immediate(|c, ctx| f(&mut SqliteTx { c, ctx }))
     }
 
     fn item(&mut self, id: i64) -> Result<Item> {

@@ -5,6 +5,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::reads::queues;
 use super::rows::lossy_text;
+use super::txn::{self, Kind};
 use crate::domain::Millis;
 use crate::store::error::Result;
 use crate::store::stats::{StatsFacts, age_ranges, assemble, first_hour};
@@ -12,10 +13,8 @@ use crate::store::{OldestItem, Stats};
 
 /// The figures at `now`, from one snapshot.
 pub(super) fn stats(c: &Connection, now: Millis) -> Result<Stats> {
-    c.execute_batch("BEGIN")?;
-    let out = facts(c, now);
-    let _ = c.execute_batch(if out.is_ok() { "COMMIT" } else { "ROLLBACK" });
-    Ok(assemble(out?))
+    let facts = txn::run(&mut &*c, Kind::Read, |c| facts(c, now)).map_err(|f| f.error)?;
+    Ok(assemble(facts))
 }
 
 fn facts(c: &Connection, now: Millis) -> Result<StatsFacts> {
