@@ -140,6 +140,13 @@ pub(super) fn build_detail_with(
         heading(&mut lines, "Unsaved notes (kept; e edits, Ctrl-S saves)");
         push_text(&mut lines, w, d, LineKind::Text);
     }
+    if let Some(k) = s.kept.get(&item.id) {
+        heading(
+            &mut lines,
+            "Typed when the lock was lost (kept; offered as a comment)",
+        );
+        push_text(&mut lines, w, k, LineKind::Text);
+    }
     if let Some(r) = &item.result {
         heading(&mut lines, "Result");
         push_text(&mut lines, w, r, LineKind::Text);

@@ -19,6 +19,7 @@ pub mod lost;
 mod msg;
 pub(crate) mod notify;
 pub(crate) mod textinput;
+pub(crate) mod typing;
 mod update;
 
 use std::collections::BTreeMap;
@@ -34,6 +35,7 @@ pub use msg::{
 };
 pub use notify::{Alerting, Signal};
 pub use textinput::TextInput;
+pub use typing::Typing;
 pub use update::update;
 
 /// How often the loop ticks when no key arrives (countdowns, live refresh).
@@ -246,6 +248,12 @@ pub struct State {
     /// Notes typed but not saved, by item.
     pub drafts: BTreeMap<i64, String>,
     pub dialog: Option<Dialog>,
+    /// A notice over the screen that lets keys through ("Work for you", "Lock lost");
+    /// Enter or Esc closes it (Enter does what it offers).
+    pub notice: Option<Dialog>,
+    /// Text typed for an item whose lock was lost before it could be used (a result or a
+    /// reason, in a dialog or sent): offered as a comment with its unsaved notes.
+    pub kept: BTreeMap<i64, String>,
     /// The help screen, scrolled this many lines.
     pub help: Option<u16>,
     pub status: Option<Status>,
@@ -296,6 +304,8 @@ pub struct State {
     /// The item whose draft notes go with the change under way (release, skip, complete,
     /// fail), so the user is told they were saved.
     pub finish_notes: Option<i64>,
+    /// The typing guard: keys typed by mistake into the lists change nothing.
+    pub typing: Typing,
 }
 
 /// The order of the Stats figures page's people table.
@@ -370,6 +380,8 @@ impl State {
             editor: None,
             drafts: BTreeMap::new(),
             dialog: None,
+            notice: None,
+            kept: BTreeMap::new(),
             help: None,
             status: None,
             notices: Vec::new(),
@@ -395,6 +407,7 @@ impl State {
             suspend: false,
             last_take_next: None,
             finish_notes: None,
+            typing: Typing::default(),
         }
     }
 
@@ -409,6 +422,23 @@ impl State {
     /// An item's lock as shown at `now`.
     pub fn lock_status(&self, item: &Item) -> LockStatus {
         crate::domain::lock::status_of(item.lock().as_ref(), &self.queue(&item.queue), self.now)
+    }
+
+    /// What would be added as a comment for an item whose lock is gone: its unsaved notes
+    /// and any result or reason typed for it, if there is any.
+    pub fn unsent(&self, id: i64) -> Option<String> {
+        let parts: Vec<&str> = [self.drafts.get(&id), self.kept.get(&id)]
+            .into_iter()
+            .flatten()
+            .map(|t| t.trim())
+            .filter(|t| !t.is_empty())
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("\n\n"))
+    }
+
+    /// When the loop must come back without a key: a key the typing guard held back.
+    pub fn wake_at(&self) -> Option<Millis> {
+        self.typing.wake_at()
     }
 
     /// The pane of a list view.

@@ -90,7 +90,13 @@ where
         }
         draw(terminal, &session.state)?;
         session.flush_signals();
-        let timeout = tick.saturating_sub(last_tick.elapsed());
+        let mut timeout = tick.saturating_sub(last_tick.elapsed());
+        // A key the typing guard held back acts when its time comes, not at the next tick.
+        let wake = session.state.wake_at();
+        if let Some(at) = wake {
+            let left = u64::try_from(at.saturating_sub(session.now())).unwrap_or(0);
+            timeout = timeout.min(Duration::from_millis(left));
+        }
         match events.next(timeout) {
             Ok(Some(ev)) => session.handle(Some(ev)),
             Ok(None) if lockstep => {
@@ -103,7 +109,8 @@ where
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e).context("reading the terminal"),
         }
-        if last_tick.elapsed() >= tick {
+        let woken = wake.is_some_and(|at| session.now() >= at);
+        if last_tick.elapsed() >= tick || woken {
             last_tick = Instant::now();
             session.handle(None);
         }
@@ -148,6 +155,8 @@ pub(crate) fn run(
     session.state.alerting = alerting;
     session.signals_to(Box::new(std::io::stdout()));
     session.state.palette = palette;
+    // Keys typed by mistake change nothing (`app::typing`); on wherever a person types.
+    session.state.typing.guard = true;
     let mut events = TerminalEvents::new(session.wake());
     let result = run_loop(&mut terminal, &mut session, &mut events, &HANGUP);
     let hung_up = matches!(&result, Err(e) if e.chain().any(|c| c

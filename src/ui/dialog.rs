@@ -21,7 +21,47 @@ pub(super) fn centered(area: Rect, w: u16, h: u16) -> Rect {
     }
 }
 
+/// Where a popup stands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// In the middle: a dialog, which takes the keys.
+    Center,
+    /// At the bottom, over the list's last rows: a notice, which lets keys through.
+    Bottom,
+}
+
 pub(super) fn confirm(d: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let hint = match d.pending {
+        Pending::Comment { .. } => "Enter: add as comment · Esc: keep them for later",
+        Pending::Dismiss => "Enter or Esc: close",
+        Pending::Quit => "Enter: quit · Esc: stay",
+        Pending::Complete { .. } => {
+            "Enter: complete · Ctrl-N: complete and take next · Esc: cancel"
+        }
+        Pending::CompleteNext { .. } => "Enter: complete and take the next · Esc: cancel",
+        _ if d.inputs.len() > 1 => "Tab: next field · Enter: confirm · Esc: cancel",
+        _ => "Enter: confirm · Esc: cancel",
+    };
+    popup(d, hint, Place::Center, theme, frame, area);
+}
+
+/// A notice ("Work for you", "Lock lost"): shown at the bottom while keys go on working.
+pub(super) fn notice(d: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let hint = match d.pending {
+        Pending::Comment { .. } => {
+            "Enter: add as comment · Esc: keep them for later · other keys work as usual"
+        }
+        _ => "Enter or Esc: close · other keys work as usual",
+    };
+    // Above the status and hint lines.
+    let above = Rect {
+        height: area.height.saturating_sub(2),
+        ..area
+    };
+    popup(d, hint, Place::Bottom, theme, frame, above);
+}
+
+fn popup(d: &Dialog, hint: &str, place: Place, theme: &Theme, frame: &mut Frame, area: Rect) {
     let w = area.width.saturating_sub(8).min(72);
     let inner_w = w.saturating_sub(2).max(1) as usize;
     let mut lines: Vec<Line> = Vec::new();
@@ -47,25 +87,17 @@ pub(super) fn confirm(d: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) 
         lines.push(Line::styled(e.clone(), theme.error()));
     }
     lines.push(Line::raw(""));
-    let hint = match d.pending {
-        Pending::Comment { .. } => "Enter: add as comment · Esc: keep them for later",
-        Pending::Dismiss => "Enter or Esc: close",
-        Pending::Quit => "Enter: quit · Esc: stay",
-        Pending::Complete { .. } => {
-            "Enter: complete · Ctrl-N: complete and take next · Esc: cancel"
-        }
-        Pending::CompleteNext { .. } => "Enter: complete and take the next · Esc: cancel",
-        _ if d.inputs.len() > 1 => "Tab: next field · Enter: confirm · Esc: cancel",
-        _ => "Enter: confirm · Esc: cancel",
-    };
-    lines.push(Line::styled(hint, theme.dim()));
+    lines.push(Line::styled(hint.to_string(), theme.dim()));
     // Height: wrapped lines, within the screen.
     let heights: Vec<usize> = lines
         .iter()
         .map(|l| l.width().max(1).div_ceil(inner_w))
         .collect();
     let wrapped: usize = heights.iter().sum();
-    let rect = centered(area, w, wrapped as u16 + 2);
+    let mut rect = centered(area, w, wrapped as u16 + 2);
+    if place == Place::Bottom {
+        rect.y = area.y + area.height - rect.height;
+    }
     frame.render_widget(Clear, rect);
     let block = Block::default()
         .borders(Borders::ALL)

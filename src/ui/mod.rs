@@ -70,6 +70,8 @@ pub(crate) fn render(state: &State, frame: &mut Frame) {
     }
     if let Some(d) = &state.dialog {
         dialog::confirm(d, &theme, frame, area);
+    } else if let Some(n) = state.notice.as_ref().filter(|_| state.editor.is_none()) {
+        dialog::notice(n, &theme, frame, area);
     }
     if let Some(top) = state.help {
         help::render(state, top, &theme, frame, area);

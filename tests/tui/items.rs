@@ -103,7 +103,7 @@ fn a_lock_given_by_a_supervisor_is_tracked_and_told_at_once() {
         [84, 85],
         "both locks are tracked: the header's count is Mine's"
     );
-    let d = s.dialog.as_ref().expect("told at once");
+    let d = s.notice.as_ref().expect("told at once");
     assert!(
         d.message
             .contains("sup gave you #84 “Item 84”: alice is off sick (assigned"),
@@ -121,7 +121,7 @@ fn a_lock_given_by_a_supervisor_is_tracked_and_told_at_once() {
             ..Snapshot::default()
         })),
     );
-    assert!(s.dialog.is_none());
+    assert!(s.notice.is_none());
 }
 
 #[test]

@@ -22,6 +22,7 @@ mod reconnect;
 mod screens;
 mod supervisor;
 mod tmux;
+mod typing;
 mod update;
 mod ux;
 mod waiting;

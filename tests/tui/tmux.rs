@@ -401,7 +401,10 @@ fn an_assignment_reaches_the_assignees_screen_at_once() {
     assert!(s.contains("you know this printer"), "{s}");
     assert!(s.contains("1 held"), "the header counts it: {s}");
     t.send(&["Enter", "2"]);
-    let s = t.wait_for("Mine", |s| s.contains("assigned to you"));
+    // (Mine's hint line: `2` acts once it is clear no typing follows it.)
+    let s = t.wait_for("Mine", |s| {
+        s.contains("assigned to you") && s.contains("act on row")
+    });
     assert!(s.contains("Fix the printer"), "{s}");
     // Opening it starts its lock clock.
     t.send(&["Enter"]);

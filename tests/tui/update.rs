@@ -12,7 +12,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use crate::support::MIN;
 use crate::support::tui::{T0, item};
 
-fn event(kind: EventKind, actor: &str, at: i64) -> Event {
+pub(crate) fn event(kind: EventKind, actor: &str, at: i64) -> Event {
     Event {
         id: 0,
         item_id: 42,
@@ -25,7 +25,7 @@ fn event(kind: EventKind, actor: &str, at: i64) -> Event {
 }
 
 /// Alice's state with a 10-minute lock age and a 1-minute warning on queue `q`.
-fn state() -> State {
+pub(crate) fn state() -> State {
     let mut s = State::new("alice", T0, 100, 30, true);
     s.queues.insert(
         "q".into(),
@@ -39,7 +39,7 @@ fn state() -> State {
 }
 
 /// Alice holds #42 (token 3, locked at T0) and has it open.
-fn holding() -> State {
+pub(crate) fn holding() -> State {
     let mut s = state();
     let it = item(42, Some("alice"), T0, 3);
     s.held.insert(42, Held::of(&it));
@@ -53,14 +53,14 @@ fn holding() -> State {
     s
 }
 
-fn key(c: char, now: i64) -> Msg {
+pub(crate) fn key(c: char, now: i64) -> Msg {
     Msg::Key {
         key: KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE),
         now,
     }
 }
 
-fn code(c: KeyCode, now: i64) -> Msg {
+pub(crate) fn code(c: KeyCode, now: i64) -> Msg {
     Msg::Key {
         key: KeyEvent::new(c, KeyModifiers::NONE),
         now,
@@ -162,7 +162,7 @@ fn renewal_follows_keys_in_the_item_and_never_idle_time() {
     );
 }
 
-fn lost_snapshot(history: Vec<Event>) -> Msg {
+pub(crate) fn lost_snapshot(history: Vec<Event>) -> Msg {
     let mut now_held = item(42, Some("bob"), T0 + 11 * MIN, 4);
     now_held.title = "Item 42".into();
     Msg::Refreshed(Box::new(Snapshot {
@@ -189,7 +189,7 @@ fn a_lost_lock_is_told_at_once_with_who_and_when() {
     let expected = "Your lock on #42 expired at 10:10; bob took it at 10:11";
     assert_eq!(s.notices[0].message, expected);
     assert!(!s.held.contains_key(&42), "no longer believed held");
-    let d = s.dialog.as_ref().expect("a popup, not just a status line");
+    let d = s.notice.as_ref().expect("a notice, not just a status line");
     assert!(d.message.contains(expected));
     assert_eq!(
         d.pending,
@@ -199,6 +199,7 @@ fn a_lost_lock_is_told_at_once_with_who_and_when() {
     // Actions on the lost item are refused instead of reaching the store.
     let now = s.now;
     update(&mut s, code(KeyCode::Enter, now));
+    assert!(s.notice.is_none(), "Enter closes the notice");
     let fx = update(&mut s, key('c', now));
     assert!(fx.is_empty() && s.dialog.is_none());
     assert!(s.status.as_ref().unwrap().text.contains("do not hold #42"));
@@ -217,13 +218,14 @@ fn unsaved_notes_of_a_lost_lock_are_kept_and_can_become_a_comment() {
     );
     assert!(s.editor.is_none(), "the editor closes: the lock is gone");
     assert_eq!(s.drafts[&42], "called the customer", "typing kept");
-    let d = s.dialog.clone().unwrap();
+    let d = s.notice.clone().unwrap();
     assert_eq!(d.pending, Pending::Comment { id: 42 });
     // Esc keeps the draft; nothing is discarded.
     update(&mut s, code(KeyCode::Esc, T0 + 12 * MIN));
+    assert!(s.notice.is_none());
     assert_eq!(s.drafts[&42], "called the customer");
     // Enter on the offer adds the notes as a comment.
-    s.dialog = Some(d);
+    s.notice = Some(d);
     let fx = update(&mut s, code(KeyCode::Enter, T0 + 12 * MIN));
     assert_eq!(
         fx,

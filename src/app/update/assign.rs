@@ -53,8 +53,8 @@ pub(super) fn track_own(s: &mut State, own: Vec<Item>, given: &[Event]) {
     };
     set_info(s, last);
     let given_by_someone = told.iter().any(|t| t.contains(" gave you #"));
-    if given_by_someone && s.dialog.is_none() && s.editor.is_none() {
-        s.dialog = Some(Dialog::new(
+    if given_by_someone {
+        s.notice = Some(Dialog::new(
             "Work for you",
             told.join("\n"),
             Pending::Dismiss,

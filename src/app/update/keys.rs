@@ -2,14 +2,17 @@
 //! table's actions on the lists, the views and the item open, as changes to the state
 //! and effects.
 
-use ratatui::crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
+};
 
-use super::modes::{dialog_key, editor_key, prompt_key};
+use super::modes::{dialog_key, editor_key, notice_key, prompt_key};
 use super::{assign, preview, supervise};
 use super::{refresh, refused, set_error, set_info};
 use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
 use crate::app::layout::{self, LIST_TOP};
+use crate::app::typing::{Spot, TYPING_HINT, Verdict};
 use crate::app::{
     DOUBLE_TAKE_MS, Dialog, Editor, Effect, FieldSpec, Filter, Finish, Held, Pending, State,
     TextInput, View,
@@ -18,27 +21,139 @@ use crate::domain::figures::PeriodKind;
 use crate::domain::{Millis, sanitize};
 use crate::store::TakeNext;
 
-/// A key: renews the lock of the item being worked when that is due, then acts.
+/// A key: keys held back by the typing guard whose time has come act first; then the
+/// key itself, unless it is typing (see `app::typing`) or held back.
 pub(super) fn key(s: &mut State, key: KeyEvent, now: Millis) -> Vec<Effect> {
     s.now = now;
     if key.kind == KeyEventKind::Release {
         return vec![];
     }
+    let mut fx = held_due(s);
+    if in_text_field(s) {
+        fx.extend(press(s, key));
+        return fx;
+    }
+    let starting = s.typing.starting(now);
+    if starting {
+        s.typing.before = Some(spot(s));
+    }
+    match s.typing.classify(&key, now, acts_at_once(&key, starting)) {
+        Verdict::Act => {
+            for held in s.typing.release_all() {
+                fx.extend(press(s, held));
+            }
+            fx.extend(press(s, key));
+        }
+        Verdict::Held => {}
+        Verdict::Typing { noticed: true } => fx.extend(typing_seen(s)),
+        Verdict::Typing { noticed: false } => {
+            // The one line stays while the typing goes on (it would fade after 10 s).
+            if s.status.as_ref().is_none_or(|st| st.text == TYPING_HINT) {
+                set_info(s, TYPING_HINT.to_string());
+            }
+        }
+    }
+    fx
+}
+
+/// The keys held back whose time has come (no typing formed around them), acted on in
+/// the order they came.
+pub(super) fn held_due(s: &mut State) -> Vec<Effect> {
+    let mut fx = Vec::new();
+    for held in s.typing.due(s.now) {
+        fx.extend(press(s, held));
+    }
+    fx
+}
+
+/// A key acted on: renews the lock of the item being worked when that is due, then acts.
+fn press(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     let mut fx = activity(s);
     fx.extend(on_key(s, key));
     fx
 }
 
-/// Pasted text goes where typing would go; it counts as activity.
+/// Keys here are text, not commands: a dialog's field, a prompt, the notes editor.
+fn in_text_field(s: &State) -> bool {
+    s.dialog.as_ref().is_some_and(|d| !d.inputs.is_empty())
+        || s.filter_prompt.is_some()
+        || s.goto_prompt.is_some()
+        || s.editor.is_some()
+}
+
+/// Moving the selection, and Enter, act at once unless they complete a burst of typing;
+/// so do the keys that open a field to type in (`/`, `:`, `e`) when they begin a run of
+/// keys: what follows them quickly is meant for the field (`/printer`, `:42`). Every
+/// other key changes something and is held back (`app::typing`).
+fn acts_at_once(key: &KeyEvent, starting: bool) -> bool {
+    let opens_field = [Context::Global, Context::Item].iter().any(|&c| {
+        matches!(
+            keymap::lookup(c, key),
+            Some(Action::Filter | Action::GoTo | Action::EditNotes)
+        )
+    });
+    key.code == KeyCode::Enter
+        || (starting && opens_field)
+        || matches!(
+            keymap::lookup(Context::Moving, key),
+            Some(
+                Action::Down
+                    | Action::Up
+                    | Action::PageDown
+                    | Action::PageUp
+                    | Action::HalfPageDown
+                    | Action::HalfPageUp
+                    | Action::Top
+                    | Action::Bottom
+            )
+        )
+}
+
+/// Where the selection and the item's scroll stand.
+fn spot(s: &State) -> Spot {
+    let pane = s.pane(s.view);
+    Spot {
+        selected: pane.map_or(0, |p| p.selected),
+        offset: pane.map_or(0, |p| p.offset),
+        scroll: s.detail.as_ref().map_or(0, |d| d.scroll),
+    }
+}
+
+/// Typing was seen: say so once, and put back what its moving keys moved.
+fn typing_seen(s: &mut State) -> Vec<Effect> {
+    set_info(s, TYPING_HINT.to_string());
+    let Some(before) = s.typing.before.take() else {
+        return vec![];
+    };
+    if let Some(d) = s.detail.as_mut() {
+        d.scroll = before.scroll;
+    }
+    let view = s.view;
+    let Some(p) = s.pane_mut(view) else {
+        return vec![];
+    };
+    let moved = p.offset != before.offset;
+    p.selected = before.selected;
+    p.offset = before.offset;
+    if moved { vec![refresh(s)] } else { vec![] }
+}
+
+/// Pasted text goes where typing would go; it counts as activity. Outside a text field
+/// it is typing: nothing changes, the status line says so.
 pub(super) fn paste(s: &mut State, text: &str, now: Millis) -> Vec<Effect> {
     s.now = now;
     if let Some(b) = s.dialog.as_mut().and_then(|d| d.focused_mut()) {
         b.insert_str(text);
     } else if let Some(p) = s.filter_prompt.as_mut() {
         p.insert_str(text);
+    } else if let Some(p) = s.goto_prompt.as_mut() {
+        p.insert_str(text);
     } else if let Some(e) = s.editor.as_mut() {
         e.buf.insert_str(text);
     } else {
+        if s.typing.pasted(now) {
+            set_info(s, TYPING_HINT.to_string());
+        }
         return vec![];
     }
     activity(s)
@@ -103,6 +218,11 @@ fn on_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     }
     if s.editor.is_some() {
         return editor_key(s, key);
+    }
+    if s.notice.is_some()
+        && let Some(fx) = notice_key(s, &key)
+    {
+        return fx;
     }
     // Looking at an item one does not hold, `t` takes it (elsewhere it is the holder's day).
     let previewing = s
@@ -266,10 +386,11 @@ fn figures_sort(s: &mut State) -> Vec<Effect> {
 
 /// Quits, asking first when notes are unsaved (they are kept nowhere else).
 fn quit(s: &mut State) -> Vec<Effect> {
-    if s.drafts.is_empty() {
+    let unsent: std::collections::BTreeSet<&i64> = s.drafts.keys().chain(s.kept.keys()).collect();
+    if unsent.is_empty() {
         s.quit = true;
     } else {
-        let ids: Vec<String> = s.drafts.keys().map(|i| format!("#{i}")).collect();
+        let ids: Vec<String> = unsent.iter().map(|i| format!("#{i}")).collect();
         s.dialog = Some(Dialog::new(
             "Quit?",
             format!(
@@ -447,7 +568,7 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
 /// a lost item as a comment again.
 fn no_target(s: &mut State) -> Vec<Effect> {
     if let Some(id) = s.detail.as_ref().map(|d| d.item.id)
-        && s.drafts.contains_key(&id)
+        && s.unsent(id).is_some()
     {
         s.dialog = Some(Dialog::new(
             format!("You no longer hold #{id}"),

@@ -112,13 +112,16 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Resize { width, height } => keys::resize(s, width, height),
         Msg::Tick { now } => {
             s.now = now;
+            let mut fx = keys::held_due(s);
             fade_status(s);
             if s.alerting.recount_due(now) {
                 // Nothing to take, and an expiring lock writes nothing: count again.
                 s.alerting.counted_at = Some(now);
-                return vec![refresh(s)];
+                fx.push(refresh(s));
+            } else {
+                fx.push(Effect::CheckMarker);
             }
-            vec![Effect::CheckMarker]
+            fx
         }
         Msg::Marker(m) if s.marker == Some(m) => vec![],
         Msg::Marker(_) => vec![refresh(s)],

@@ -106,11 +106,8 @@ fn confirm(s: &mut State) -> Vec<Effect> {
             what: Finish::Fail(text),
             notes: s.drafts.get(&id).cloned(),
         }],
-        Pending::Comment { id } => match s.drafts.get(&id) {
-            Some(t) => vec![Effect::Comment {
-                id,
-                text: t.clone(),
-            }],
+        Pending::Comment { id } => match s.unsent(id) {
+            Some(text) => vec![Effect::Comment { id, text }],
             None => vec![],
         },
         Pending::AddComment { id } => preview::comment_confirmed(id, text),
@@ -127,6 +124,38 @@ fn confirm(s: &mut State) -> Vec<Effect> {
         | Pending::QueueSettings { .. }
         | Pending::Assign { .. }
         | Pending::EditItem { .. } => supervise::confirm(s, d),
+    }
+}
+
+/// Enter or Esc on a notice (which lets every other key through: `None`). Enter does
+/// what it offers (adds the kept notes as a comment), Esc closes it.
+pub(super) fn notice_key(s: &mut State, key: &KeyEvent) -> Option<Vec<Effect>> {
+    let action = keymap::lookup(Context::Dialog, key)?;
+    let Some(Pending::Comment { id }) = s.notice.as_ref().map(|n| n.pending.clone()) else {
+        return matches!(action, Action::Confirm | Action::Cancel).then(|| {
+            s.notice = None;
+            vec![]
+        });
+    };
+    match action {
+        Action::Confirm if refused(s) => Some(vec![]),
+        Action::Confirm => {
+            s.notice = None;
+            Some(
+                s.unsent(id)
+                    .map(|text| vec![Effect::Comment { id, text }])
+                    .unwrap_or_default(),
+            )
+        }
+        Action::Cancel => {
+            s.notice = None;
+            set_info(
+                s,
+                format!("Your notes for #{id} are kept (Mine view); nothing was discarded"),
+            );
+            Some(vec![])
+        }
+        _ => None,
     }
 }
 

@@ -156,6 +156,13 @@ pub(super) fn finished(
 ) -> Vec<Effect> {
     if let Err(e) = result {
         s.finish_notes = None;
+        if matches!(e, StoreError::LockLost { .. } | StoreError::NotFound(_)) {
+            // The result or reason typed for it is not dropped: the lost-lock notice the
+            // refresh brings offers it as a comment.
+            if let Some((label, text)) = typed(&what) {
+                keep(s, id, label, &text);
+            }
+        }
         set_error(s, e.to_string());
         return vec![refresh(s)];
     }
@@ -185,6 +192,7 @@ pub(super) fn commented(s: &mut State, id: i64, result: Result<(), StoreError>) 
     match result {
         Ok(()) => {
             s.drafts.remove(&id);
+            s.kept.remove(&id);
             set_info(s, format!("Your notes were added to #{id} as a comment"));
         }
         Err(e) => set_error(
@@ -330,7 +338,8 @@ pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
     fx
 }
 
-/// Tells the user at once that a lock is gone; keeps whatever they typed.
+/// Tells the user at once that a lock is gone; keeps whatever they typed: unsaved notes,
+/// and a result or reason typed in the dialog that would have finished it.
 fn lose(s: &mut State, held: &Held, history: &[Event]) {
     let id = held.id;
     let message = explain(&s.me, held, &s.queue(&held.queue), history);
@@ -344,6 +353,12 @@ fn lose(s: &mut State, held: &Held, history: &[Event]) {
             s.drafts.insert(id, text);
         }
     }
+    if let Some(d) = s.dialog.take_if(|d| finishing(&d.pending) == Some(id)) {
+        let text = d.value(0);
+        if let (false, Some(label)) = (text.is_empty(), label_of(&d.pending)) {
+            keep(s, id, label, &text);
+        }
+    }
     s.notices.insert(
         0,
         Notice {
@@ -352,18 +367,63 @@ fn lose(s: &mut State, held: &Held, history: &[Event]) {
             at: s.now,
         },
     );
-    let has_draft = s.drafts.get(&id).is_some_and(|d| !d.trim().is_empty());
-    s.dialog = Some(if has_draft {
-        Dialog::new(
+    let what = match (s.drafts.contains_key(&id), s.kept.contains_key(&id)) {
+        (true, true) => Some("Your unsaved notes and what you typed in the dialog are kept"),
+        (true, false) => Some("Your unsaved notes are kept"),
+        (false, true) => Some("What you typed in the dialog is kept"),
+        (false, false) => None,
+    };
+    s.notice = Some(match what.filter(|_| s.unsent(id).is_some()) {
+        Some(what) => Dialog::new(
             "Lock lost",
-            format!("{message}.\nYour unsaved notes are kept. Add them to #{id} as a comment?"),
+            format!("{message}.\n{what}. Add them to #{id} as a comment?"),
             Pending::Comment { id },
-        )
-    } else {
-        Dialog::new("Lock lost", format!("{message}."), Pending::Dismiss)
+        ),
+        None => Dialog::new("Lock lost", format!("{message}."), Pending::Dismiss),
     });
     set_error(s, message);
     rebuild_detail(s);
+}
+
+/// The item a dialog would finish (complete, complete-and-next, fail).
+fn finishing(p: &Pending) -> Option<i64> {
+    match p {
+        Pending::Complete { id, .. }
+        | Pending::CompleteNext { id, .. }
+        | Pending::Fail { id, .. } => Some(*id),
+        _ => None,
+    }
+}
+
+/// What a finishing dialog's text is.
+fn label_of(p: &Pending) -> Option<&'static str> {
+    match p {
+        Pending::Complete { .. } | Pending::CompleteNext { .. } => Some("Result"),
+        Pending::Fail { .. } => Some("Reason for failing"),
+        _ => None,
+    }
+}
+
+/// The text a finish carried, with what it was.
+fn typed(what: &Finish) -> Option<(&'static str, String)> {
+    match what {
+        Finish::Complete(Some(r)) | Finish::CompleteNext(Some(r), _) => Some(("Result", r.clone())),
+        Finish::Fail(r) => Some(("Reason for failing", r.clone())),
+        _ => None,
+    }
+    .filter(|(_, t)| !t.trim().is_empty())
+}
+
+/// Keeps text typed for item `id` that could not be used, to offer as a comment.
+fn keep(s: &mut State, id: i64, label: &str, text: &str) {
+    let line = format!("{label}: {text}");
+    let kept = s.kept.entry(id).or_default();
+    if !kept.contains(&line) {
+        if !kept.is_empty() {
+            kept.push('\n');
+        }
+        kept.push_str(&line);
+    }
 }
 
 /// Complete-and-next completed `after` and found nothing to take.
