@@ -12,6 +12,7 @@
 #[path = "../support/mod.rs"]
 pub mod support;
 
+mod audit_day;
 mod figures;
 mod first_hour;
 mod flow;
