@@ -38,8 +38,8 @@ use caseload::store::postgres::{PgOptions, PgStore};
 use caseload::store::sql::{FENCE_HOLDER, SET_COMPLETE};
 use caseload::store::sqlite::OpenOptions;
 use caseload::store::sqlite::sql::{
-    CLAIM as CLAIM_SQL, ENSURE_QUEUE as QUEUE_SQL, INSERT_EVENT as EVENT_SQL,
-    INSERT_ITEM as ITEM_SQL, ITEM_BY_REQUEST_ID as RID_SQL, ITEM_COLS, KEPT_COUNT as COUNT_SQL,
+    CLAIM as CLAIM_SQL, Creation, ENSURE_QUEUE as QUEUE_SQL, INSERT_EVENT as EVENT_SQL,
+    ITEM_BY_REQUEST_ID as RID_SQL, ITEM_COLS, KEPT_COUNT as COUNT_SQL, bind_items, insert_item_sql,
 };
 use caseload::store::{ListFilter, SqliteStore, StateFilter, Store, StoreError, TakeNext};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, named_params, params};
@@ -331,25 +331,17 @@ fn raw_complete(c: &Connection, me: &str, id: i64, token: i64) -> Result<(), OpE
 }
 
 fn raw_insert(c: &Connection, it: &NewItem, now: i64, me: &str) -> rusqlite::Result<bool> {
-    let id: Option<i64> = c
-        .prepare_cached(ITEM_SQL)?
-        .query_row(
-            params![
-                it.queue,
-                it.request_id,
-                it.title,
-                it.body,
-                it.params,
-                it.priority,
-                it.due_at,
-                now,
-                me,
-                "bench",
-                None::<i64>
-            ],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let mut stmt = c.prepare_cached(insert_item_sql())?;
+    let by = Creation {
+        at: now,
+        by: me,
+        os: "bench",
+    };
+    bind_items(&mut stmt, std::slice::from_ref(it), None, by)?;
+    let id: Option<i64> = match stmt.raw_query().next()? {
+        Some(r) => Some(r.get(0)?),
+        None => None,
+    };
     if id.is_none() {
         c.prepare_cached(RID_SQL)?
             .query_row([&it.request_id], |r| r.get::<_, i64>(0))?;
@@ -1470,12 +1462,11 @@ fn sec_due(cfg: &Config, dir: &Path, rep: &mut Report) {
 fn new_item(i: usize) -> NewItem {
     NewItem {
         queue: QUEUES[i % 3].to_string(),
-        title: format!("Customer request {i}: check the invoice and reply"),
         body: format!("Order {} was charged twice.", i * 7919 % 1_000_003),
-        params: "{}".into(),
         priority: (i % 3) as i64,
-        due_at: None,
-        request_id: None,
+        ..NewItem::titled(&format!(
+            "Customer request {i}: check the invoice and reply"
+        ))
     }
 }
 

@@ -24,7 +24,9 @@ use std::time::{Duration, Instant};
 
 use caseload::domain::search::COUNT_CAP;
 use caseload::domain::{Actor, NewItem};
-use caseload::store::sqlite::sql::{ENSURE_QUEUE, INSERT_EVENT, INSERT_ITEM};
+use caseload::store::sqlite::sql::{
+    Creation, ENSURE_QUEUE, INSERT_EVENT, bind_items, insert_item_sql,
+};
 use caseload::store::sqlite::{OpenOptions, SqliteStore};
 use caseload::store::{ListFilter, StateFilter, Store};
 use common::key;
@@ -554,26 +556,14 @@ fn raw_insert(c: &Connection, it: &NewItem) {
         .unwrap()
         .execute([&it.queue])
         .unwrap();
-    let id: i64 = c
-        .prepare_cached(INSERT_ITEM)
-        .unwrap()
-        .query_row(
-            params![
-                it.queue,
-                it.request_id,
-                it.title,
-                it.body,
-                it.params,
-                it.priority,
-                it.due_at,
-                now,
-                "bench",
-                "bench",
-                None::<i64>
-            ],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let mut stmt = c.prepare_cached(insert_item_sql()).unwrap();
+    let by = Creation {
+        at: now,
+        by: "bench",
+        os: "bench",
+    };
+    bind_items(&mut stmt, std::slice::from_ref(it), None, by).unwrap();
+    let id: i64 = stmt.raw_query().next().unwrap().unwrap().get(0).unwrap();
     c.prepare_cached(INSERT_EVENT)
         .unwrap()
         .execute(params![id, now, "bench", "bench", "created", "{}"])

@@ -59,15 +59,14 @@ pub(crate) fn rows(now: Millis) -> Result<Vec<NewItem>, String> {
         .map(|(i, l)| {
             let r: DemoRow = serde_json::from_str(l)
                 .map_err(|e| format!("assets/demo.jsonl line {}: {e}", i + 1))?;
-            Ok(NewItem {
-                queue: r.queue,
-                title: r.title,
-                body: r.body,
-                params: r.params.map_or_else(|| "{}".into(), |p| p.to_string()),
-                priority: r.priority,
-                due_at: r.due_in_hours.map(|h| now + h * 3_600_000),
-                request_id: Some(r.request_id),
-            })
+            let mut item = NewItem::titled(&r.title);
+            item.queue = r.queue;
+            item.body = r.body;
+            item.params = r.params.map_or_else(|| "{}".into(), |p| p.to_string());
+            item.priority = r.priority;
+            item.due_at = r.due_in_hours.map(|h| now + h * 3_600_000);
+            item.request_id = Some(r.request_id);
+            Ok(item)
         })
         .collect()
 }

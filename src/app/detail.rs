@@ -2,10 +2,19 @@
 //! width, sanitized), so drawing only slices a screenful of short lines.
 
 use super::{Detail, DetailLine, LineKind, State};
+use crate::domain::fields::{Col, FIELDS, Kind, Pane};
 use crate::domain::figures::ItemFigures;
 use crate::domain::sanitize;
 use crate::domain::time::date_hm_in;
-use crate::domain::{Comment, Event, Item};
+use crate::domain::{Cell, Comment, Event, Item};
+
+/// JSON text pretty-printed (as it is when it is not JSON).
+fn pretty_json(t: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(t)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| t.to_string())
+}
 
 pub(super) fn rebuild_detail(s: &mut State) {
     if let Some(d) = s.detail.take() {
@@ -94,16 +103,20 @@ pub(super) fn build_detail_with(
     let w = (s.width as usize).max(20);
     let mut lines = Vec::new();
     let when = |t| date_hm_in(t, s.zone);
-    let due = item.due_at.map_or_else(|| "none".to_string(), when);
-    let meta = format!(
-        "created {} by {} · due {due}{}",
-        when(item.created_at),
-        item.created_by,
-        item.request_id
-            .as_ref()
-            .map(|r| format!(" · request {r}"))
-            .unwrap_or_default()
-    );
+    // The first line: who created it and when, then the table's `Meta` columns.
+    let mut meta = format!("created {} by {}", when(item.created_at), item.created_by);
+    for f in FIELDS.iter() {
+        let Pane::Meta(word) = f.pane else { continue };
+        match item.cell(f.col) {
+            Cell::Number(n) => meta.push_str(&format!(" · {word} {n}")),
+            Cell::Time(t) => {
+                let t = t.map_or_else(|| "none".to_string(), when);
+                meta.push_str(&format!(" · {word} {t}"));
+            }
+            Cell::Text(Some(t)) => meta.push_str(&format!(" · {word} {t}")),
+            Cell::Text(None) => {}
+        }
+    }
     push_text(&mut lines, w, &sanitize::line(&meta), LineKind::Dim);
     let figures = ItemFigures::of(&item, &history, s.now).sentence();
     push_text(&mut lines, w, &sanitize::line(&figures), LineKind::Dim);
@@ -118,43 +131,7 @@ pub(super) fn build_detail_with(
         heading(&mut lines, "Title");
         push_text(&mut lines, w, &item.title, LineKind::Text);
     }
-    heading(&mut lines, "Body");
-    if item.body.is_empty() {
-        push_text(&mut lines, w, "(empty)", LineKind::Dim);
-    } else {
-        push_text(&mut lines, w, &item.body, LineKind::Text);
-    }
-    heading(&mut lines, "Params");
-    let pretty = serde_json::from_str::<serde_json::Value>(&item.params)
-        .ok()
-        .and_then(|v| serde_json::to_string_pretty(&v).ok())
-        .unwrap_or_else(|| item.params.clone());
-    push_text(&mut lines, w, &pretty, LineKind::Text);
-    heading(&mut lines, "Notes");
-    if item.notes.is_empty() {
-        push_text(&mut lines, w, "(none)", LineKind::Dim);
-    } else {
-        push_text(&mut lines, w, &item.notes, LineKind::Text);
-    }
-    if let Some(d) = s.drafts.get(&item.id) {
-        heading(&mut lines, "Unsaved notes (kept; e edits, Ctrl-S saves)");
-        push_text(&mut lines, w, d, LineKind::Text);
-    }
-    if let Some(k) = s.kept.get(&item.id) {
-        heading(
-            &mut lines,
-            "Typed when the lock was lost (kept; offered as a comment)",
-        );
-        push_text(&mut lines, w, k, LineKind::Text);
-    }
-    if let Some(r) = &item.result {
-        heading(&mut lines, "Result");
-        push_text(&mut lines, w, r, LineKind::Text);
-    }
-    if let Some(r) = &item.error {
-        heading(&mut lines, "Failure reason");
-        push_text(&mut lines, w, r, LineKind::Text);
-    }
+    push_sections(&mut lines, w, s, &item);
     push_thread(&mut lines, w, s, &comments);
     push_history(&mut lines, w, s, &history);
     Detail {
@@ -163,6 +140,48 @@ pub(super) fn build_detail_with(
         comments,
         lines,
         scroll: 0,
+    }
+}
+
+/// The sections of the columns the field table gives one (`Pane::Section`), in its
+/// order, with what was typed but not saved after the notes.
+fn push_sections(lines: &mut Vec<DetailLine>, w: usize, s: &State, item: &Item) {
+    for f in FIELDS.iter() {
+        let Pane::Section { empty } = f.pane else {
+            continue;
+        };
+        let text = match item.cell(f.col) {
+            Cell::Text(Some(t)) if f.kind == Kind::Json => Some(pretty_json(t)),
+            Cell::Text(Some(t)) if !t.is_empty() => Some(t.to_string()),
+            Cell::Number(n) => Some(n.to_string()),
+            Cell::Time(Some(t)) => Some(date_hm_in(t, s.zone)),
+            _ => None,
+        };
+        match (text, empty) {
+            (Some(t), _) => {
+                heading(lines, f.label);
+                push_text(lines, w, &t, LineKind::Text);
+            }
+            (None, Some(e)) => {
+                heading(lines, f.label);
+                push_text(lines, w, e, LineKind::Dim);
+            }
+            (None, None) => {}
+        }
+        if f.col != Col::Notes {
+            continue;
+        }
+        if let Some(d) = s.drafts.get(&item.id) {
+            heading(lines, "Unsaved notes (kept; e edits, Ctrl-S saves)");
+            push_text(lines, w, d, LineKind::Text);
+        }
+        if let Some(k) = s.kept.get(&item.id) {
+            heading(
+                lines,
+                "Typed when the lock was lost (kept; offered as a comment)",
+            );
+            push_text(lines, w, k, LineKind::Text);
+        }
     }
 }
 

@@ -63,13 +63,11 @@ pub enum Pending {
         id: i64,
         token: Option<i64>,
     },
-    /// Supervisor: change an open item's priority, due time or queue (fields); the
-    /// values it had, so that only what changed is sent.
+    /// Supervisor: change an open item's columns (fields, one per column a supervisor
+    /// may set); the values it had, so that only what changed is sent.
     EditItem {
         id: i64,
-        priority: i64,
-        due: Option<crate::domain::Millis>,
-        queue: String,
+        before: Vec<(crate::domain::fields::Col, crate::domain::fields::Value)>,
     },
 }
 

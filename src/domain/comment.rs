@@ -1,9 +1,10 @@
 //! An item's comment thread: remarks appended with their author and time, never edited
 //! away (a correction is a new comment). The holder's working notes are something else:
-//! one field the lock holder rewrites.
+//! one field the lock holder rewrites. Also a supervisor's edit of an item's columns.
 
 use serde::Serialize;
 
+use super::fields::{Col, Value};
 use super::time::Millis;
 
 /// One comment on an item.
@@ -19,18 +20,29 @@ pub struct Comment {
     pub text: String,
 }
 
-/// A supervisor's change to an open item: each field given is set (`due: Some(None)`
-/// clears the due time).
+/// A supervisor's change to an open item: the new value of each column given, by
+/// column (those a supervisor may set: `Who::Supervisor` in the field table);
+/// `Value::Time(None)` clears a time.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ItemEdit {
-    pub priority: Option<i64>,
-    pub due: Option<Option<Millis>>,
-    pub queue: Option<String>,
+    pub values: Vec<(Col, Value)>,
 }
 
 impl ItemEdit {
+    /// This edit with `col` set to `v` (replacing a value given before).
+    pub fn with(mut self, col: Col, v: Value) -> ItemEdit {
+        self.values.retain(|(c, _)| *c != col);
+        self.values.push((col, v));
+        self
+    }
+
+    /// The new value of `col`, if the edit gives one.
+    pub fn value(&self, col: Col) -> Option<&Value> {
+        self.values.iter().find(|(c, _)| *c == col).map(|(_, v)| v)
+    }
+
     /// True when nothing would change.
     pub(crate) fn is_empty(&self) -> bool {
-        self.priority.is_none() && self.due.is_none() && self.queue.is_none()
+        self.values.is_empty()
     }
 }

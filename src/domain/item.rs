@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use super::fields::{self, Col, FIELDS, Value};
 use super::time::{Millis, ser_opt_rfc3339, ser_rfc3339};
 
 /// Longest title, in characters.
@@ -10,9 +11,10 @@ pub(crate) const MAX_TITLE_CHARS: usize = 1000;
 pub(crate) const MAX_FIELD_BYTES: usize = 1024 * 1024;
 
 /// An item's life-cycle state; only `Open` items carry a lock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ItemState {
+    #[default]
     Open,
     Done,
     Failed,
@@ -44,8 +46,9 @@ impl ItemState {
 }
 
 /// An item as stored. Serialized (the CLI's `--json`, `export --format jsonl`) with the
-/// schema's column names, times as RFC 3339 UTC strings and `params` as JSON.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// schema's column names, times as RFC 3339 UTC strings and `params` as JSON. Its
+/// fields are the columns of [`FIELDS`] (plus what could not be read).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Item {
     pub id: i64,
     pub queue: String,
@@ -97,6 +100,17 @@ pub enum Cell<'a> {
     Time(Option<Millis>),
 }
 
+impl Cell<'_> {
+    /// The value, owned.
+    pub(crate) fn to_value(self) -> Value {
+        match self {
+            Cell::Number(n) => Value::Number(n),
+            Cell::Text(t) => Value::Text(t.map(str::to_owned)),
+            Cell::Time(t) => Value::Time(t),
+        }
+    }
+}
+
 /// A column of a stored row that could not be read as its type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Unreadable {
@@ -113,75 +127,68 @@ impl std::fmt::Display for Unreadable {
 }
 
 impl Item {
-    /// The stored columns, in schema order: the one list of them. Both stores' select
-    /// lists (`store::sql::ITEM_COLS`), the row reader (`store::rows::item_from`, by
-    /// name), export's CSV header and [`Item::cells`] follow it.
-    pub(crate) const COLUMNS: [&'static str; 19] = [
-        "id",
-        "queue",
-        "request_id",
-        "title",
-        "body",
-        "params",
-        "priority",
-        "due_at",
-        "state",
-        "lock_user",
-        "lock_time",
-        "lock_token",
-        "notes",
-        "result",
-        "error",
-        "created_at",
-        "created_by",
-        "finished_at",
-        "finished_by",
-    ];
+    /// The stored columns, in schema order: the names of [`FIELDS`]. Both stores' select
+    /// lists (`store::sql::ITEM_COLS`), the row reader (`store::rows::item_from`),
+    /// export's CSV header and [`Item::cells`] follow it.
+    pub(crate) const COLUMNS: [&'static str; fields::COUNT] = fields::NAMES;
 
-    /// The position of `column` in [`Item::COLUMNS`]; used in constants, so a name that
-    /// is not there fails the build.
-    pub(crate) const fn column(column: &str) -> usize {
-        let mut i = 0;
-        while i < Item::COLUMNS.len() {
-            let (a, b) = (Item::COLUMNS[i].as_bytes(), column.as_bytes());
-            let mut same = a.len() == b.len();
-            let mut k = 0;
-            while same && k < a.len() {
-                same = a[k] == b[k];
-                k += 1;
-            }
-            if same {
-                return i;
-            }
-            i += 1;
+    /// The stored value of `col`.
+    pub(crate) fn cell(&self, col: Col) -> Cell<'_> {
+        use Cell::{Number, Text, Time};
+        match col {
+            Col::Id => Number(self.id),
+            Col::Queue => Text(Some(&self.queue)),
+            Col::RequestId => Text(self.request_id.as_deref()),
+            Col::Title => Text(Some(&self.title)),
+            Col::Body => Text(Some(&self.body)),
+            Col::Params => Text(Some(&self.params)),
+            Col::Priority => Number(self.priority),
+            Col::DueAt => Time(self.due_at),
+            Col::State => Text(Some(self.state.as_str())),
+            Col::LockUser => Text(self.lock_user.as_deref()),
+            Col::LockTime => Time(self.lock_time),
+            Col::LockToken => Number(self.lock_token),
+            Col::Notes => Text(Some(&self.notes)),
+            Col::Result => Text(self.result.as_deref()),
+            Col::Error => Text(self.error.as_deref()),
+            Col::CreatedAt => Time(Some(self.created_at)),
+            Col::CreatedBy => Text(Some(&self.created_by)),
+            Col::FinishedAt => Time(self.finished_at),
+            Col::FinishedBy => Text(self.finished_by.as_deref()),
         }
-        panic!("not a column of items")
+    }
+
+    /// Sets `col` from a stored value (`store::rows::item_from`); `Err` for a value the
+    /// column cannot hold (a state caseload does not know: the item stays `Open`, which
+    /// no rule acts on once the column is marked unreadable).
+    pub(crate) fn put(&mut self, col: Col, v: Value) -> Result<(), ()> {
+        match col {
+            Col::Id => self.id = v.number(),
+            Col::Queue => self.queue = v.text(),
+            Col::RequestId => self.request_id = v.opt_text(),
+            Col::Title => self.title = v.text(),
+            Col::Body => self.body = v.text(),
+            Col::Params => self.params = v.text(),
+            Col::Priority => self.priority = v.number(),
+            Col::DueAt => self.due_at = v.time(),
+            Col::State => self.state = ItemState::parse(&v.text()).ok_or(())?,
+            Col::LockUser => self.lock_user = v.opt_text(),
+            Col::LockTime => self.lock_time = v.time(),
+            Col::LockToken => self.lock_token = v.number(),
+            Col::Notes => self.notes = v.text(),
+            Col::Result => self.result = v.opt_text(),
+            Col::Error => self.error = v.opt_text(),
+            Col::CreatedAt => self.created_at = v.time().unwrap_or_default(),
+            Col::CreatedBy => self.created_by = v.text(),
+            Col::FinishedAt => self.finished_at = v.time(),
+            Col::FinishedBy => self.finished_by = v.opt_text(),
+        }
+        Ok(())
     }
 
     /// The stored values in [`Item::COLUMNS`] order.
-    pub(crate) fn cells(&self) -> [Cell<'_>; 19] {
-        use Cell::{Number, Text, Time};
-        [
-            Number(self.id),
-            Text(Some(&self.queue)),
-            Text(self.request_id.as_deref()),
-            Text(Some(&self.title)),
-            Text(Some(&self.body)),
-            Text(Some(&self.params)),
-            Number(self.priority),
-            Time(self.due_at),
-            Text(Some(self.state.as_str())),
-            Text(self.lock_user.as_deref()),
-            Time(self.lock_time),
-            Number(self.lock_token),
-            Text(Some(&self.notes)),
-            Text(self.result.as_deref()),
-            Text(self.error.as_deref()),
-            Time(Some(self.created_at)),
-            Text(Some(&self.created_by)),
-            Time(self.finished_at),
-            Text(self.finished_by.as_deref()),
-        ]
+    pub(crate) fn cells(&self) -> [Cell<'_>; fields::COUNT] {
+        FIELDS.map(|f| self.cell(f.col))
     }
 
     /// "title is not valid UTF-8, notes is not valid UTF-8" for a row with unreadable
@@ -234,7 +241,8 @@ impl Item {
     }
 }
 
-/// A new item, as a producer gives it.
+/// A new item, as a producer gives it: the columns of [`FIELDS`] that `add` or
+/// `import` set ([`fields::Field::produced`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewItem {
     pub queue: String,
@@ -247,18 +255,70 @@ pub struct NewItem {
     pub request_id: Option<String>,
 }
 
-impl NewItem {
-    /// A new item with only a title, in the default queue.
-    pub fn titled(title: &str) -> Self {
+impl Default for NewItem {
+    /// An item of the default queue, with no title yet.
+    fn default() -> Self {
         NewItem {
             queue: super::queue::DEFAULT_QUEUE.to_string(),
-            title: title.to_string(),
+            title: String::new(),
             body: String::new(),
             params: "{}".to_string(),
             priority: 0,
             due_at: None,
             request_id: None,
         }
+    }
+}
+
+impl NewItem {
+    /// A new item with only a title, in the default queue.
+    pub fn titled(title: &str) -> Self {
+        NewItem {
+            title: title.to_string(),
+            ..NewItem::default()
+        }
+    }
+
+    /// The value of `col`, for the columns a producer sets (`None` for the others).
+    pub(crate) fn cell(&self, col: Col) -> Option<Cell<'_>> {
+        use Cell::{Number, Text, Time};
+        Some(match col {
+            Col::Queue => Text(Some(&self.queue)),
+            Col::RequestId => Text(self.request_id.as_deref()),
+            Col::Title => Text(Some(&self.title)),
+            Col::Body => Text(Some(&self.body)),
+            Col::Params => Text(Some(&self.params)),
+            Col::Priority => Number(self.priority),
+            Col::DueAt => Time(self.due_at),
+            Col::Id
+            | Col::State
+            | Col::LockUser
+            | Col::LockTime
+            | Col::LockToken
+            | Col::Notes
+            | Col::Result
+            | Col::Error
+            | Col::CreatedAt
+            | Col::CreatedBy
+            | Col::FinishedAt
+            | Col::FinishedBy => return None,
+        })
+    }
+
+    /// Sets `col` (an import row's value); false for a column a producer does not set
+    /// (a test checks that every column it sets has its arm here, as in [`Self::cell`]).
+    pub(crate) fn put(&mut self, col: Col, v: Value) -> bool {
+        match col {
+            Col::Queue => self.queue = v.text(),
+            Col::RequestId => self.request_id = v.opt_text(),
+            Col::Title => self.title = v.text(),
+            Col::Body => self.body = v.text(),
+            Col::Params => self.params = v.text(),
+            Col::Priority => self.priority = v.number(),
+            Col::DueAt => self.due_at = v.time(),
+            _ => return false,
+        }
+        true
     }
 
     /// Checks every field; the first problem found is returned, naming the field.
@@ -415,14 +475,14 @@ mod tests {
         assert_eq!(keys, columns, "JSON keys are the columns");
         assert_eq!(v["created_at"], "1970-01-01T00:00:00.000Z");
         assert_eq!(v["params"], serde_json::json!({}));
-        for (i, c) in Item::COLUMNS.iter().enumerate() {
-            assert_eq!(Item::column(c), i);
+        assert_eq!(item.cells()[Col::State as usize], Cell::Text(Some("open")));
+        assert_eq!(item.cells()[Col::LockToken as usize], Cell::Number(0));
+        // Every column reads back what it holds.
+        let mut back = Item::default();
+        for f in &FIELDS {
+            back.put(f.col, item.cell(f.col).to_value()).unwrap();
         }
-        assert_eq!(
-            item.cells()[Item::column("state")],
-            Cell::Text(Some("open"))
-        );
-        assert_eq!(item.cells()[Item::column("lock_token")], Cell::Number(0));
+        assert_eq!(back, item);
         item.unreadable = vec![Unreadable {
             column: "title",
             problem: "is not valid UTF-8",
@@ -432,6 +492,25 @@ mod tests {
             v["unreadable"],
             serde_json::json!([{"column": "title", "problem": "is not valid UTF-8"}])
         );
+    }
+
+    #[test]
+    fn a_new_item_holds_every_column_a_producer_sets() {
+        let item = NewItem {
+            request_id: Some("r".into()),
+            due_at: Some(5),
+            priority: 3,
+            ..NewItem::titled("t")
+        };
+        let mut back = NewItem::default();
+        for f in &FIELDS {
+            let cell = item.cell(f.col);
+            assert_eq!(cell.is_some(), f.produced(), "{}", f.name);
+            if let Some(c) = cell {
+                assert!(back.put(f.col, c.to_value()), "{}", f.name);
+            }
+        }
+        assert_eq!(back, item);
     }
 
     #[test]

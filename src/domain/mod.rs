@@ -5,6 +5,7 @@
 pub(crate) mod audit;
 pub(crate) mod comment;
 pub(crate) mod event;
+pub mod fields;
 pub mod figures;
 pub(crate) mod item;
 pub mod lock;

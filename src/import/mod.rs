@@ -19,8 +19,9 @@ mod run;
 pub use read::{Parsed, Row, Rows};
 pub use run::{ImportError, Options, Progress, Summary, import};
 
+use crate::domain::fields::{self, Col, FIELDS, Field, Kind, Value, Who};
 use crate::domain::time::parse_rfc3339;
-use crate::domain::{NewItem, sanitize};
+use crate::domain::{Cell, NewItem, sanitize};
 
 /// The file formats `import` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,50 +47,24 @@ impl Format {
     }
 }
 
-/// The columns (CSV) or keys (JSON Lines) an import row may set.
-pub(crate) const COLUMNS: [&str; 7] = [
-    "title",
-    "queue",
-    "body",
-    "params",
-    "priority",
-    "due",
-    "request_id",
-];
-
-/// Columns `export` writes that an import reads but does not set: `id` (kept with
-/// `--keep-ids` where free), `state` (finished rows are left out, see [`Parsed`]) and the
-/// lock and history columns, which belong to the database the rows came from.
-pub(crate) const EXPORT_COLUMNS: [&str; 11] = [
-    "id",
-    "state",
-    "lock_user",
-    "lock_time",
-    "lock_token",
-    "notes",
-    "result",
-    "error",
-    "created_at",
-    "created_by",
-    "finished_at",
-];
-
-/// `finished_by`, the last read-only export column (kept apart to keep the list short).
-const FINISHED_BY: &str = "finished_by";
-
-/// What a header name means: a column to set, one to read and ignore, or unknown.
-fn column(name: &str) -> Option<&'static str> {
-    let name = if name == "due_at" { "due" } else { name };
-    COLUMNS
+/// What a CSV column or JSON Lines key names: a column of the table. Those `import`
+/// sets ([`Who::Import`]) are known by their key (`due`, `request_id`) and their name
+/// (`due_at`, as `export` writes it); every other column `export` writes is read and
+/// ignored (`id` is kept with `--keep-ids`, `state` leaves finished rows out), since the
+/// lock and the history belong to the database the rows came from.
+fn column(name: &str) -> Option<&'static Field> {
+    FIELDS
         .iter()
-        .chain(EXPORT_COLUMNS.iter())
-        .chain(std::iter::once(&FINISHED_BY))
-        .find(|c| **c == name)
-        .copied()
+        .find(|f| f.name == name || (f.set_by(Who::Import) && f.key() == name))
 }
 
+/// The keys of the columns an import sets, for messages.
 fn known_columns() -> String {
-    COLUMNS.join(", ")
+    let keys: Vec<&str> = (FIELDS.iter())
+        .filter(|f| f.set_by(Who::Import))
+        .map(|f| f.key())
+        .collect();
+    keys.join(", ")
 }
 
 /// Sizes import batches so that each write transaction takes about [`BATCH_TARGET`]:
@@ -147,42 +122,38 @@ pub(crate) const MAX_REPORTED: usize = 50;
 /// stops the import before it can fill memory.
 pub(crate) const MAX_ROW_BYTES: usize = 16 * 1024 * 1024;
 
-/// One row as read, before checking.
-#[derive(Default)]
+/// One row as read, before checking: the text of each column the file gives.
 struct RawRow {
-    title: Option<String>,
-    queue: Option<String>,
-    body: Option<String>,
-    params: Option<String>,
-    priority: Option<String>,
-    due: Option<String>,
-    request_id: Option<String>,
-    id: Option<String>,
-    state: Option<String>,
+    values: [Option<String>; fields::COUNT],
+}
+
+impl Default for RawRow {
+    fn default() -> Self {
+        RawRow {
+            values: std::array::from_fn(|_| None),
+        }
+    }
 }
 
 impl RawRow {
-    fn set(&mut self, column: &str, value: String) {
-        let slot = match column {
-            "title" => &mut self.title,
-            "queue" => &mut self.queue,
-            "body" => &mut self.body,
-            "params" => &mut self.params,
-            "priority" => &mut self.priority,
-            "due" => &mut self.due,
-            "request_id" => &mut self.request_id,
-            "id" => &mut self.id,
-            "state" => &mut self.state,
-            _ => return,
-        };
-        *slot = Some(value);
+    fn set(&mut self, f: &Field, value: String) {
+        self.values[f.col as usize] = Some(value);
+    }
+
+    fn take(&mut self, col: Col) -> Option<String> {
+        self.values[col as usize].take()
     }
 
     /// The checked row: an item to add, or a finished row (state done/failed/cancelled)
     /// that an import leaves out. The item is validated when `validate`.
-    fn into_parsed(self, line: u64, default_queue: &str, validate: bool) -> Result<Parsed, String> {
+    fn into_parsed(
+        mut self,
+        line: u64,
+        default_queue: &str,
+        validate: bool,
+    ) -> Result<Parsed, String> {
         let nonempty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
-        match nonempty(self.state).as_deref().map(str::trim) {
+        match nonempty(self.take(Col::State)).as_deref().map(str::trim) {
             None | Some("open") => {}
             Some("done" | "failed" | "cancelled") => return Ok(Parsed::Finished { line }),
             Some(other) => {
@@ -192,7 +163,7 @@ impl RawRow {
                 ));
             }
         }
-        let id = match nonempty(self.id) {
+        let id = match nonempty(self.take(Col::Id)) {
             None => None,
             Some(s) => match s.trim().parse::<i64>() {
                 Ok(n) if n > 0 => Some(n),
@@ -204,36 +175,43 @@ impl RawRow {
                 }
             },
         };
-        let priority = match nonempty(self.priority) {
-            None => 0,
-            Some(p) => p
-                .trim()
-                .parse::<i64>()
-                .map_err(|_| format!("priority '{}' is not a whole number", sanitize::line(&p)))?,
+        let mut item = NewItem {
+            queue: default_queue.to_string(),
+            ..NewItem::default()
         };
-        let due_at = match nonempty(self.due) {
-            None => None,
-            Some(d) => Some(parse_rfc3339(&d).ok_or_else(|| {
-                format!(
-                    "due '{}' is not an RFC 3339 time (e.g. 2026-12-01T17:00:00Z)",
-                    sanitize::line(&d)
-                )
-            })?),
-        };
-        let item = NewItem {
-            queue: nonempty(self.queue).unwrap_or_else(|| default_queue.to_string()),
-            title: self.title.unwrap_or_default(),
-            body: self.body.unwrap_or_default(),
-            params: nonempty(self.params).unwrap_or_else(|| "{}".into()),
-            priority,
-            due_at,
-            request_id: nonempty(self.request_id),
-        };
+        for f in FIELDS.iter().filter(|f| f.set_by(Who::Import)) {
+            if let Some(v) = parsed(f, nonempty(self.take(f.col)))? {
+                item.put(f.col, v);
+            }
+        }
         if validate {
             item.validate().map_err(|e| e.message)?;
         }
         Ok(Parsed::Item(Row { line, item, id }))
     }
+}
+
+/// A column's value from its text, as its kind reads; a blank or missing cell (`None`)
+/// keeps the new item's default (the default queue, no due time, empty text, `{}`).
+fn parsed(f: &Field, text: Option<String>) -> Result<Option<Value>, String> {
+    let Some(t) = text else {
+        return Ok(None);
+    };
+    Ok(Some(match f.kind {
+        Kind::Int => {
+            Value::Number(t.trim().parse::<i64>().map_err(|_| {
+                format!("{} '{}' is not a whole number", f.key(), sanitize::line(&t))
+            })?)
+        }
+        Kind::Time | Kind::OptTime => Value::Time(Some(parse_rfc3339(&t).ok_or_else(|| {
+            format!(
+                "{} '{}' is not an RFC 3339 time (e.g. 2026-12-01T17:00:00Z)",
+                f.key(),
+                sanitize::line(&t)
+            )
+        })?)),
+        Kind::Text | Kind::OptText | Kind::Json => Value::Text(Some(t)),
+    }))
 }
 
 /// 128-bit FNV-1a, fed with length-prefixed fields so that field boundaries count
@@ -273,24 +251,24 @@ impl Fnv128 {
         self.0
     }
 
-    /// Adds one checked row (its line and every field it sets).
+    /// Adds one checked row: its line, every column an import sets (the table's, in
+    /// its order; a missing value as an empty field, a present optional one behind a
+    /// marker) and its id. The hash lives for one import only (the second pass proves it
+    /// reads the rows the first one checked); what a re-import is matched by is the
+    /// file's identity ([`FileIdentity`]), which hashes the file, not its columns.
     fn row(&mut self, row: &Row) {
-        let it = &row.item;
         self.field(&row.line.to_le_bytes());
-        for f in [&it.queue, &it.title, &it.body, &it.params] {
-            self.field(f.as_bytes());
-        }
-        self.field(&it.priority.to_le_bytes());
-        match it.due_at {
-            Some(d) => self.field(&d.to_le_bytes()),
-            None => self.field(b""),
-        }
-        match &it.request_id {
-            Some(r) => {
-                self.field(b"r");
-                self.field(r.as_bytes());
+        for f in FIELDS.iter().filter(|f| f.set_by(Who::Import)) {
+            match row.item.cell(f.col) {
+                Some(Cell::Number(n)) => self.field(&n.to_le_bytes()),
+                Some(Cell::Text(Some(t))) if f.kind.nullable() => {
+                    self.field(b"+");
+                    self.field(t.as_bytes());
+                }
+                Some(Cell::Text(Some(t))) => self.field(t.as_bytes()),
+                Some(Cell::Time(Some(t))) => self.field(&t.to_le_bytes()),
+                Some(Cell::Text(None) | Cell::Time(None)) | None => self.field(b""),
             }
-            None => self.field(b""),
         }
         match row.id {
             Some(id) => self.field(&id.to_le_bytes()),

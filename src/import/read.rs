@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::rc::Rc;
 
 use super::{Format, LineError, MAX_ROW_BYTES, RawRow, column, known_columns};
+use crate::domain::fields::{Col, Field, Kind, Who};
 use crate::domain::{NewItem, sanitize};
 
 /// One checked row of the file.
@@ -47,7 +48,7 @@ struct Build {
 enum Inner<R: Read> {
     Csv {
         reader: csv::Reader<Guard<BufReader<R>>>,
-        columns: Vec<Option<&'static str>>,
+        columns: Vec<Option<&'static Field>>,
         record: csv::StringRecord,
         fault: Rc<Cell<Option<LineError>>>,
         done: bool,
@@ -114,10 +115,10 @@ impl<R: Read> Rows<R> {
         self
     }
 
-    /// True when the file is CSV and its header has no column `name`.
-    pub(crate) fn lacks_column(&self, name: &str) -> bool {
+    /// True when the file is CSV and its header has no column `col`.
+    pub(crate) fn lacks_column(&self, col: Col) -> bool {
         match &self.inner {
-            Inner::Csv { columns, .. } => !columns.contains(&Some(name)),
+            Inner::Csv { columns, .. } => !columns.iter().flatten().any(|f| f.col == col),
             Inner::Jsonl { .. } => false,
         }
     }
@@ -259,9 +260,9 @@ fn checked(raw: RawRow, line: u64, build: &Build) -> Parsed {
         .unwrap_or_else(|message| Parsed::Bad(LineError { line, message }))
 }
 
-fn header_columns(headers: &csv::StringRecord) -> Result<Vec<Option<&'static str>>, LineError> {
+fn header_columns(headers: &csv::StringRecord) -> Result<Vec<Option<&'static Field>>, LineError> {
     let mut problems = Vec::new();
-    let mut columns = Vec::new();
+    let mut columns: Vec<Option<&'static Field>> = Vec::new();
     for h in headers.iter() {
         let name = h.trim().trim_start_matches('\u{feff}').to_ascii_lowercase();
         match column(&name) {
@@ -270,13 +271,13 @@ fn header_columns(headers: &csv::StringRecord) -> Result<Vec<Option<&'static str
                 sanitize::line(h),
                 known_columns()
             )),
-            Some(c) if columns.contains(&Some(c)) => {
-                problems.push(format!("column '{c}' appears twice"))
+            Some(f) if columns.contains(&Some(f)) => {
+                problems.push(format!("column '{}' appears twice", f.key()))
             }
-            Some(c) => columns.push(Some(c)),
+            Some(f) => columns.push(Some(f)),
         }
     }
-    if !columns.contains(&Some("title")) {
+    if !columns.iter().flatten().any(|f| f.col == Col::Title) {
         problems.push("the header has no 'title' column".into());
     }
     if problems.is_empty() {
@@ -310,30 +311,34 @@ fn json_row(text: &[u8], line: u64, build: &Build) -> Parsed {
 fn raw_from_json(obj: &serde_json::Map<String, serde_json::Value>) -> Result<RawRow, String> {
     use serde_json::Value;
     let mut raw = RawRow::default();
-    let mut seen = Vec::new();
+    let mut seen: Vec<&Field> = Vec::new();
     for (k, v) in obj {
-        let Some(c) = column(k) else {
+        let Some(f) = column(k) else {
             return Err(format!(
                 "unknown key '{}' (keys: {})",
                 sanitize::line(k),
                 known_columns()
             ));
         };
-        if seen.contains(&c) {
-            return Err(format!("'{c}' is given twice (as due and due_at)"));
+        let c = f.key();
+        if seen.contains(&f) {
+            return Err(format!("'{c}' is given twice (as {c} and {})", f.name));
         }
-        seen.push(c);
+        seen.push(f);
+        // What `import` sets, and the columns it reads itself (`id`, `state`).
+        let read = f.set_by(Who::Import) || matches!(f.col, Col::Id | Col::State);
         let text = match v {
             Value::Null => continue,
             Value::String(s) => s.clone(),
-            Value::Number(n) if matches!(c, "priority" | "request_id" | "id") => n.to_string(),
-            Value::Object(_) if c == "params" => v.to_string(),
-            _ if super::EXPORT_COLUMNS.contains(&c) && c != "id" && c != "state" => continue,
-            _ if c == super::FINISHED_BY => continue,
-            _ if c == "due" => return Err("'due' must be an RFC 3339 string".into()),
+            Value::Number(n) if f.kind == Kind::Int || f.col == Col::RequestId => n.to_string(),
+            Value::Object(_) if f.kind == Kind::Json => v.to_string(),
+            _ if !read => continue,
+            _ if matches!(f.kind, Kind::Time | Kind::OptTime) => {
+                return Err(format!("'{c}' must be an RFC 3339 string"));
+            }
             _ => return Err(format!("'{c}' has the wrong type")),
         };
-        raw.set(c, text);
+        raw.set(f, text);
     }
     Ok(raw)
 }

@@ -13,6 +13,7 @@ use super::{
     BatchSizer, FileIdentity, Fnv128, Format, LineError, MAX_REPORTED, MIN_BATCH, Parsed, Rows,
     derived_key,
 };
+use crate::domain::fields::Col;
 use crate::domain::{Millis, NewItem, Role};
 use crate::store::ops::DEFAULT_QUEUE;
 use crate::store::{Added, Store, StoreError};
@@ -212,7 +213,7 @@ fn keeping<R: Read>(
     if !opts.keep_ids {
         return Ok(None);
     }
-    if rows.lacks_column("id") {
+    if rows.lacks_column(Col::Id) {
         return Err(bad_header(LineError {
             line: 1,
             message: "the header has no 'id' column (--keep-ids keeps the ids `caseload \

@@ -10,6 +10,7 @@ use super::{
     Added, AndNext, Applied, ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats, Store,
     TakeNext,
 };
+use crate::domain::fields::Col;
 use crate::domain::queue::validate_queue_name;
 use crate::domain::user::validate_user_name;
 use crate::domain::{
@@ -275,7 +276,7 @@ impl<B: Backend> Store for B {
                 "nothing to change: give --priority, --due or --queue".into(),
             ));
         }
-        if let Some(q) = &edit.queue {
+        if let Some(crate::domain::fields::Value::Text(Some(q))) = edit.value(Col::Queue) {
             validate_queue_name(q).map_err(|m| StoreError::Invalid(format!("--queue: {m}")))?;
         }
         write(self, |tx| ops::edit(tx, id, edit))

@@ -8,10 +8,12 @@ use postgres::types::ToSql;
 use rusqlite::Connection;
 
 use super::error::{Result, StoreError};
-use super::postgres::{PgStore, connection_reason, is_connection_error, map_err};
-use super::sql::ITEM_COLS;
+use super::postgres::sql::numbered;
+use super::postgres::{PgStore, boxed, connection_reason, is_connection_error, map_err};
+use super::sql::{ITEM_COLS, InsertParam, insert_param, insert_stored_item};
 use super::sqlite::rows::item_from_row;
-use crate::domain::{Cell, Item};
+use crate::domain::Item;
+use crate::domain::fields::named;
 
 /// What was copied.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -105,22 +107,17 @@ const USERS: Table = Table {
 };
 
 /// The items: their columns (`ITEM_COLS`) and the creator's OS login, which no field of
-/// `Item` holds.
-fn items_table() -> Table {
-    let values: Vec<String> = (1..=Item::COLUMNS.len() + 1)
-        .map(|n| match Item::COLUMNS.get(n - 1) {
-            Some(&"params") => format!("${n}::text::json"),
-            _ => format!("${n}"),
-        })
-        .collect();
-    Table {
-        select: format!("SELECT {ITEM_COLS}, created_os FROM items ORDER BY id").into(),
-        insert: format!(
-            "INSERT INTO items ({ITEM_COLS}, created_os) VALUES ({})",
-            values.join(", ")
-        )
-        .into(),
-    }
+/// `Item` holds; the insert's placeholders are named and numbered by `numbered`, and
+/// [`read_item`] gives the values in the order of those names.
+fn items_table() -> (Table, Vec<String>) {
+    let (insert, names) = numbered(&insert_stored_item("::text::json"));
+    (
+        Table {
+            select: format!("SELECT {ITEM_COLS}, created_os FROM items ORDER BY id").into(),
+            insert: insert.into(),
+        },
+        names,
+    )
 }
 
 const EVENTS: Table = Table {
@@ -149,7 +146,7 @@ fn copy_table(
     tx: &mut postgres::Transaction<'_>,
     at: &mut Progress<'_>,
     table: &Table,
-    read: fn(&rusqlite::Row<'_>) -> Result<Values>,
+    read: &dyn Fn(&rusqlite::Row<'_>) -> Result<Values>,
     count: fn(&mut Copied) -> &mut u64,
 ) -> Result<()> {
     let mut stmt = src.prepare(&table.select).map_err(sq)?;
@@ -196,8 +193,9 @@ fn read_user(r: &rusqlite::Row<'_>) -> Result<Values> {
     ))
 }
 
-/// An item, refused whole when a column cannot be read (nothing is copied then).
-fn read_item(r: &rusqlite::Row<'_>) -> Result<Values> {
+/// An item, refused whole when a column cannot be read (nothing is copied then); its
+/// values in the order of `names` (the insert's parameters, see [`items_table`]).
+fn read_item(r: &rusqlite::Row<'_>, names: &[String]) -> Result<Values> {
     let it = item_from_row(r)?;
     // After the item's columns: the creator's OS login.
     let created_os: Option<String> = r.get(Item::COLUMNS.len()).map_err(sq)?;
@@ -208,18 +206,22 @@ fn read_item(r: &rusqlite::Row<'_>) -> Result<Values> {
             it.id, it.id
         )));
     }
-    let mut values: Vec<Box<dyn ToSql + Sync>> = it
-        .cells()
-        .into_iter()
-        .map(|c| -> Box<dyn ToSql + Sync> {
-            match c {
-                Cell::Number(n) => Box::new(n),
-                Cell::Text(t) => Box::new(t.map(str::to_owned)),
-                Cell::Time(t) => Box::new(t),
+    let mut values: Vec<Box<dyn ToSql + Sync>> = Vec::with_capacity(names.len());
+    for n in names {
+        values.push(match insert_param(n) {
+            Some(InsertParam::Column { field, .. }) => boxed(it.cell(field.col)),
+            // `created_at` and `created_by` are the item's; `created_os` no field holds.
+            Some(InsertParam::Created(c)) => match named(c) {
+                Some(f) => boxed(it.cell(f.col)),
+                None => Box::new(created_os.clone()),
+            },
+            None => {
+                return Err(StoreError::Database(format!(
+                    "the copy's item insert has a parameter {n} caseload cannot bind"
+                )));
             }
-        })
-        .collect();
-    values.push(Box::new(created_os));
+        });
+    }
     Ok((Some(format!("item #{}", it.id)), values))
 }
 
@@ -255,47 +257,13 @@ fn read_comment(r: &rusqlite::Row<'_>) -> Result<Values> {
     read_history(r, "comment", 3)
 }
 
-/// Copies everything in `src` into `dst`, whose schema must hold no items yet. All or
-/// nothing: one PostgreSQL transaction.
-pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied> {
-    let items_total: i64 = src
-        .query_row("SELECT count(*) FROM items", [], |r| r.get(0))
-        .map_err(sq)?;
-    let shown = dst.shown().to_string();
-    let mut at = Progress {
-        shown: &shown,
-        items_total,
-        copied: Copied::default(),
-    };
-    let client = dst.client_for_copy()?;
-    let mut tx = client.transaction().map_err(|e| at.failed(&e))?;
-    let existing: i64 = tx
-        .query_one("SELECT count(*) FROM items", &[])
-        .map_err(|e| at.failed(&e))?
-        .get(0);
-    if existing > 0 {
-        return Err(StoreError::Invalid(format!(
-            "the PostgreSQL database already holds {existing} items; migrate-to copies into \
-             an empty one only"
-        )));
-    }
-
-    copy_table(src, &mut tx, &mut at, &QUEUES, read_queue, |c| {
-        &mut c.queues
-    })?;
-    copy_table(src, &mut tx, &mut at, &USERS, read_user, |c| &mut c.users)?;
-    copy_table(src, &mut tx, &mut at, &items_table(), read_item, |c| {
-        &mut c.items
-    })?;
-    copy_table(src, &mut tx, &mut at, &EVENTS, read_event, |c| {
-        &mut c.events
-    })?;
-    copy_table(src, &mut tx, &mut at, &COMMENTS, read_comment, |c| {
-        &mut c.comments
-    })?;
-
-    // The audit of roles, bindings and queue settings comes along. Login bindings do not:
-    // on SQLite they name OS logins, on PostgreSQL database roles.
+/// Copies the audit of roles, bindings and queue settings. Login bindings do not come
+/// along: on SQLite they name OS logins, on PostgreSQL database roles.
+fn copy_audit(
+    src: &Connection,
+    tx: &mut postgres::Transaction<'_>,
+    at: &Progress<'_>,
+) -> Result<()> {
     let mut stmt = src
         .prepare(&format!(
             "SELECT {} FROM audit ORDER BY id",
@@ -327,6 +295,56 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
         )
         .map_err(|e| at.failed(&e))?;
     }
+
+    Ok(())
+}
+
+/// Copies everything in `src` into `dst`, whose schema must hold no items yet. All or
+/// nothing: one PostgreSQL transaction.
+pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied> {
+    let items_total: i64 = src
+        .query_row("SELECT count(*) FROM items", [], |r| r.get(0))
+        .map_err(sq)?;
+    let shown = dst.shown().to_string();
+    let mut at = Progress {
+        shown: &shown,
+        items_total,
+        copied: Copied::default(),
+    };
+    let client = dst.client_for_copy()?;
+    let mut tx = client.transaction().map_err(|e| at.failed(&e))?;
+    let existing: i64 = tx
+        .query_one("SELECT count(*) FROM items", &[])
+        .map_err(|e| at.failed(&e))?
+        .get(0);
+    if existing > 0 {
+        return Err(StoreError::Invalid(format!(
+            "the PostgreSQL database already holds {existing} items; migrate-to copies into \
+             an empty one only"
+        )));
+    }
+
+    copy_table(src, &mut tx, &mut at, &QUEUES, &read_queue, |c| {
+        &mut c.queues
+    })?;
+    copy_table(src, &mut tx, &mut at, &USERS, &read_user, |c| &mut c.users)?;
+    let (items, names) = items_table();
+    copy_table(
+        src,
+        &mut tx,
+        &mut at,
+        &items,
+        &|r| read_item(r, &names),
+        |c| &mut c.items,
+    )?;
+    copy_table(src, &mut tx, &mut at, &EVENTS, &read_event, |c| {
+        &mut c.events
+    })?;
+    copy_table(src, &mut tx, &mut at, &COMMENTS, &read_comment, |c| {
+        &mut c.comments
+    })?;
+
+    copy_audit(src, &mut tx, &at)?;
 
     // New ids continue after the copied ones.
     tx.batch_execute(

@@ -10,9 +10,9 @@
 
 use super::LostLock;
 use super::error::{Result, StoreError};
+use crate::domain::fields::{FIELDS, Kind, Value};
 use crate::domain::{
-    AuditEntry, AuditKind, Event, EventKind, Item, ItemState, LockLoss, QueueSettings, TakeOrder,
-    Unreadable,
+    AuditEntry, AuditKind, Event, EventKind, Item, LockLoss, QueueSettings, TakeOrder, Unreadable,
 };
 
 pub(crate) const NOT_UTF8: &str = "is not valid UTF-8";
@@ -59,50 +59,25 @@ fn corrupt(what: String) -> StoreError {
     ))
 }
 
-/// An item from the columns of `ITEM_COLS`; never fails on a stored value (see the
-/// module's notes).
+/// An item from the columns of `ITEM_COLS` (the table's order, each cell read as its
+/// column's kind); never fails on a stored value (see the module's notes).
 pub(crate) fn item_from(c: &mut impl Cells) -> Result<Item> {
-    // Each cell by its column's name, at the position `Item::COLUMNS` gives it (worked
-    // out at compile time: a name not in the list fails the build).
-    macro_rules! cell {
-        ($read:ident, $name:literal) => {
-            c.$read(const { Item::column($name) }, $name)?
+    let mut item = Item::default();
+    for (i, f) in FIELDS.iter().enumerate() {
+        let v = match f.kind {
+            Kind::Int => Value::Number(c.int(i, f.name)?),
+            Kind::Time => Value::Time(Some(c.int(i, f.name)?)),
+            Kind::OptTime => Value::Time(c.opt_int(i, f.name)?),
+            Kind::Text | Kind::Json => Value::Text(Some(c.text(i, f.name)?)),
+            Kind::OptText => Value::Text(c.opt_text(i, f.name)?),
         };
-    }
-    let state_text = cell!(text, "state");
-    let state = match ItemState::parse(&state_text) {
-        Some(s) => s,
-        None => {
-            if !c.marks().iter().any(|u| u.column == "state") {
-                c.mark("state", UNKNOWN_STATE);
-            }
-            // Not a claim that it is open: `unreadable` names the state, and no rule acts
-            // on such an item.
-            ItemState::Open
+        if item.put(f.col, v).is_err() && !c.marks().iter().any(|u| u.column == f.name) {
+            // Not a claim that it is open: `unreadable` names the state, and no rule
+            // acts on such an item.
+            c.mark(f.name, UNKNOWN_STATE);
         }
-    };
-    let mut item = Item {
-        id: cell!(int, "id"),
-        queue: cell!(text, "queue"),
-        request_id: cell!(opt_text, "request_id"),
-        title: cell!(text, "title"),
-        body: cell!(text, "body"),
-        params: cell!(text, "params"),
-        priority: cell!(int, "priority"),
-        due_at: cell!(opt_int, "due_at"),
-        state,
-        lock_user: cell!(opt_text, "lock_user"),
-        lock_time: cell!(opt_int, "lock_time"),
-        lock_token: cell!(int, "lock_token"),
-        notes: cell!(text, "notes"),
-        result: cell!(opt_text, "result"),
-        error: cell!(opt_text, "error"),
-        created_at: cell!(int, "created_at"),
-        created_by: cell!(text, "created_by"),
-        finished_at: cell!(opt_int, "finished_at"),
-        finished_by: cell!(opt_text, "finished_by"),
-        unreadable: c.marks().to_vec(),
-    };
+    }
+    item.unreadable = c.marks().to_vec();
     let order = |col: &str| Item::COLUMNS.iter().position(|c| *c == col);
     item.unreadable.sort_by_key(|u| order(u.column));
     Ok(item)

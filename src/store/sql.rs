@@ -6,11 +6,94 @@
 //! write's time, the acting user, the write's text value and the fencing token; each
 //! backend binds them its own way.
 
+use crate::domain::fields::{FIELDS, Field, Kind, named};
 use crate::domain::{EventKind, Item};
 
 /// The item's columns as one select list, [`Item::COLUMNS`] joined at compile time: the
 /// same text on both backends (PostgreSQL's reader takes the JSON of `params` as text).
 pub const ITEM_COLS: &str = const_join!(&Item::COLUMNS, ", ");
+
+/// Who created an item, when and from which login: the INSERT's columns besides the
+/// table's, one value shared by every row of the statement.
+pub(crate) const CREATED: [&str; 3] = ["created_at", "created_by", "created_os"];
+
+/// An INSERT of `rows` new items (`INSERT INTO items (…) VALUES (…), …`, to be followed
+/// by the statement's own ending): the columns a producer sets (the table's
+/// [`Field::produced`] ones) and [`CREATED`], with `id` first when `with_id`. Every
+/// value is a named placeholder: `:queue` in a one-row INSERT, `:queue_3` for row 3 of
+/// more; `:id` likewise; [`CREATED`] are shared (`:created_at`). A JSON column's
+/// placeholder is followed by `json` (PostgreSQL casts: `::text::json`). See
+/// [`insert_param`] for what each name stands for.
+pub(crate) fn insert_items(rows: usize, with_id: bool, json: &str) -> String {
+    let mut cols: Vec<&str> = Vec::new();
+    if with_id {
+        cols.push("id");
+    }
+    cols.extend(FIELDS.iter().filter(|f| f.produced()).map(|f| f.name));
+    cols.extend(CREATED);
+    let tuples: Vec<String> = (0..rows)
+        .map(|r| {
+            let row = (rows > 1).then_some(r);
+            let values: Vec<String> = cols.iter().map(|c| placeholder(c, row, json)).collect();
+            format!("({})", values.join(", "))
+        })
+        .collect();
+    format!(
+        "INSERT INTO items ({}) VALUES {}",
+        cols.join(", "),
+        tuples.join(", ")
+    )
+}
+
+/// An INSERT of one whole stored item (migrate-to's copy): every column of the table and
+/// `created_os`, each as `:name` (`json` after a JSON column's).
+pub(crate) fn insert_stored_item(json: &str) -> String {
+    let values: Vec<String> = (Item::COLUMNS.iter().chain(["created_os"].iter()))
+        .map(|c| placeholder(c, None, json))
+        .collect();
+    format!(
+        "INSERT INTO items ({ITEM_COLS}, created_os) VALUES ({})",
+        values.join(", ")
+    )
+}
+
+/// The placeholder of column `col` (of `row` in a multi-row INSERT).
+fn placeholder(col: &str, row: Option<usize>, json: &str) -> String {
+    let cast = match named(col) {
+        Some(f) if f.kind == Kind::Json => json,
+        _ => "",
+    };
+    match row {
+        Some(r) if !CREATED.contains(&col) => format!(":{col}_{r}{cast}"),
+        _ => format!(":{col}{cast}"),
+    }
+}
+
+/// What a named placeholder of [`insert_items`] or [`insert_stored_item`] stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InsertParam {
+    /// `:created_at`, `:created_by`, `:created_os`.
+    Created(&'static str),
+    /// A column of the table, of row `row` (0 in a one-row INSERT).
+    Column { field: &'static Field, row: usize },
+}
+
+/// What the placeholder `name` (with its colon) stands for; `None` for a name no INSERT
+/// of items uses.
+pub(crate) fn insert_param(name: &str) -> Option<InsertParam> {
+    let name = name.strip_prefix(':')?;
+    if let Some(c) = CREATED.iter().find(|c| **c == name) {
+        return Some(InsertParam::Created(c));
+    }
+    if let Some(field) = named(name) {
+        return Some(InsertParam::Column { field, row: 0 });
+    }
+    let (col, row) = name.rsplit_once('_')?;
+    Some(InsertParam::Column {
+        field: named(col)?,
+        row: row.parse().ok()?,
+    })
+}
 
 /// Joins constant strings at compile time into a `&'static str`: `const_join!(&[A, B],
 /// ", ")` is `concat!` for named constants (a select list inside a statement).
@@ -132,10 +215,15 @@ pub(crate) const SET_ASSIGN: &str =
     "lock_user = :value, lock_time = 253402300799999, lock_token = lock_token + 1";
 /// Reopen a finished item (done, failed or cancelled).
 pub(crate) const SET_REOPEN: &str = SET_REQUEUE;
-/// A supervisor's edits of an open item, one field each (`:value` as text).
-pub(crate) const SET_PRIORITY: &str = "priority = CAST(:value AS BIGINT)";
-pub(crate) const SET_DUE: &str = "due_at = CAST(:value AS BIGINT)";
-pub(crate) const SET_QUEUE: &str = "queue = :value";
+/// A supervisor's edit of one column of an open item (`:value` as text, cast to the
+/// column's kind).
+pub(crate) fn set_column(f: &Field) -> String {
+    match f.kind {
+        Kind::Int | Kind::Time | Kind::OptTime => format!("{} = CAST(:value AS BIGINT)", f.name),
+        Kind::Json => format!("{} = CAST(:value AS JSON)", f.name),
+        Kind::Text | Kind::OptText => format!("{} = :value", f.name),
+    }
+}
 
 /// The rows the `holds` table must hold, recomputed from the events (the same words in
 /// both dialects): the definition of `crate::domain::figures::records` in SQL, which

@@ -10,6 +10,7 @@ use super::Theme;
 use super::columns::{Col, Plan, fit, plan};
 use crate::app::lost::describe_lost;
 use crate::app::{ListPane, State, View, layout};
+use crate::domain::fields::{Col as FieldCol, field};
 use crate::domain::sanitize;
 use crate::domain::time::{compact_duration, short_duration};
 use crate::domain::{Item, ItemState, LockStatus};
@@ -24,7 +25,7 @@ pub(super) fn render(state: &State, view: View, theme: &Theme, frame: &mut Frame
         ..area
     };
     let plan = plan_columns(pane, rows_fit, area.width);
-    let header = Row::new(plan.pick(HEADERS.to_vec())).style(theme.header());
+    let header = Row::new(plan.pick(headers().to_vec())).style(theme.header());
     let rows: Vec<Row> = pane
         .window(rows_fit)
         .map(|(at, item)| {
@@ -89,7 +90,38 @@ pub(super) fn not_loaded(selected: bool, theme: &Theme) -> Row<'static> {
     }
 }
 
-const HEADERS: [&str; 8] = ["", "ID", "PRI", "AGE", "DUE", "QUEUE", "TITLE", "LOCK"];
+/// The item columns of the lists, in their order on screen (each one's header and widths
+/// are the field table's), with the lists' own AGE and LOCK among them.
+const SHOWN: [FieldCol; 5] = [
+    FieldCol::Id,
+    FieldCol::Priority,
+    FieldCol::DueAt,
+    FieldCol::Queue,
+    FieldCol::Title,
+];
+
+/// The headers of the list's columns.
+fn headers() -> [&'static str; 8] {
+    let h = |c: FieldCol| field(c).list.map_or("", |l| l.header);
+    let [id, pri, due, queue, title] = SHOWN.map(h);
+    ["", id, pri, "AGE", due, queue, title, "LOCK"]
+}
+
+/// The layout of item column `c`, `content` wide at most (for one that fits it).
+fn item_col(c: FieldCol, content: u16) -> Col {
+    let Some(l) = field(c).list else {
+        return Col::new(0, 0, Some(0));
+    };
+    if l.full == 0 {
+        return Col::TITLE;
+    }
+    if !l.fits {
+        return Col::new(l.full, l.compact, l.drop);
+    }
+    let w = content.clamp(Span::raw(l.header).width() as u16, l.full);
+    Col::new(w, w.min(l.compact), l.drop)
+}
+
 const TITLE: usize = 6;
 const QUEUE: usize = 5;
 const LOCK: usize = 7;
@@ -98,28 +130,23 @@ const LOCK: usize = 7;
 /// or all its longest title needs); AGE, QUEUE, PRI and DUE shrink, then go, in that order.
 fn plan_columns(pane: &ListPane, rows_fit: usize, width: u16) -> Plan {
     let shown = || pane.window(rows_fit).filter_map(|(_, i)| i);
-    let id_w = shown()
-        .map(|r| r.id.to_string().len())
-        .max()
-        .unwrap_or(2)
-        .max(2) as u16;
+    let id_w = shown().map(|r| r.id.to_string().len()).max().unwrap_or(0) as u16;
     let queue_w = shown()
         .map(|r| Span::raw(sanitize::line(&r.queue)).width())
         .max()
-        .unwrap_or(5)
-        .clamp(5, 12) as u16;
+        .unwrap_or(0) as u16;
     let longest_title = shown()
         .map(|r| Span::raw(sanitize::line(&r.list_title())).width())
         .max()
         .unwrap_or(0) as u16;
     let cols = [
         Col::new(1, 1, None),
-        Col::new(id_w, id_w, None),
-        Col::new(3, 3, Some(3)),
+        item_col(FieldCol::Id, id_w),
+        item_col(FieldCol::Priority, 0),
         Col::new(6, 4, Some(1)),
-        Col::new(11, 8, Some(4)),
-        Col::new(queue_w, queue_w.min(8), Some(2)),
-        Col::TITLE,
+        item_col(FieldCol::DueAt, 0),
+        item_col(FieldCol::Queue, queue_w),
+        item_col(FieldCol::Title, 0),
         Col::new(22, 14, None),
     ];
     plan(width, &cols, longest_title.min(width * 2 / 5))

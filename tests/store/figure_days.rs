@@ -245,10 +245,10 @@ fn moved_items_keep_their_holds_where_they_ended(b: &dyn Backend) {
     let mut alice = b.open("alice", 0);
     let t = alice.take(id).unwrap().lock_token;
     alice.release(id, t).unwrap();
-    let to_other = ItemEdit {
-        queue: Some("other".into()),
-        ..ItemEdit::default()
-    };
+    let to_other = ItemEdit::default().with(
+        caseload::domain::fields::Col::Queue,
+        caseload::domain::fields::Value::Text(Some("other".into())),
+    );
     boss.edit(id, &to_other).unwrap();
     let t = alice.take(id).unwrap().lock_token;
     boss.rename_queue("other", "renamed").unwrap();

@@ -5,6 +5,7 @@
 
 use crate::support::MIN;
 use crate::support::backend::{Backend, add, assert_code, kinds, setup};
+use caseload::domain::fields::{Col, Value};
 use caseload::domain::lock::ASSIGNED;
 use caseload::domain::{EventKind, ItemEdit, ItemState, NewItem, Role};
 use caseload::store::{ListFilter, StateFilter, Store, StoreError, TakeNext, exit};
@@ -183,10 +184,7 @@ fn staff_may_not_assign_reopen_or_edit(b: &dyn Backend) {
     known(&mut *boss, "bob");
     let mut alice = b.open("alice", 0);
     assert_code(alice.assign(id, None, "bob", "me"), exit::SUPERVISOR_ONLY);
-    let edit = ItemEdit {
-        priority: Some(9),
-        ..Default::default()
-    };
+    let edit = ItemEdit::default().with(Col::Priority, Value::Number(9));
     assert_code(alice.edit(id, &edit), exit::SUPERVISOR_ONLY);
     let t = alice.take(id).unwrap().lock_token;
     alice.complete(id, t, Some("ok")).unwrap();
@@ -244,11 +242,10 @@ fn edit_priority_due_and_queue(b: &dyn Backend) {
     let item = boss
         .edit(
             id,
-            &ItemEdit {
-                priority: Some(7),
-                due: Some(Some(due)),
-                queue: Some("billing".into()),
-            },
+            &ItemEdit::default()
+                .with(Col::Priority, Value::Number(7))
+                .with(Col::DueAt, Value::Time(Some(due)))
+                .with(Col::Queue, Value::Text(Some("billing".into()))),
         )
         .unwrap();
     assert_eq!(
@@ -269,32 +266,20 @@ fn edit_priority_due_and_queue(b: &dyn Backend) {
     alice.save_notes(id, t, "still mine").unwrap();
     // Clearing the due time; the same values again change nothing and say so.
     let cleared = boss
-        .edit(
-            id,
-            &ItemEdit {
-                due: Some(None),
-                ..Default::default()
-            },
-        )
+        .edit(id, &ItemEdit::default().with(Col::DueAt, Value::Time(None)))
         .unwrap();
     assert_eq!(cleared.due_at, None);
     assert_code(
         boss.edit(
             id,
-            &ItemEdit {
-                priority: Some(7),
-                ..Default::default()
-            },
+            &ItemEdit::default().with(Col::Priority, Value::Number(7)),
         ),
         exit::ERROR,
     );
     let e = assert_code(
         boss.edit(
             id,
-            &ItemEdit {
-                queue: Some("biling".into()),
-                ..Default::default()
-            },
+            &ItemEdit::default().with(Col::Queue, Value::Text(Some("biling".into()))),
         ),
         exit::ERROR,
     );
@@ -304,10 +289,7 @@ fn edit_priority_due_and_queue(b: &dyn Backend) {
     let e = assert_code(
         boss.edit(
             id,
-            &ItemEdit {
-                priority: Some(1),
-                ..Default::default()
-            },
+            &ItemEdit::default().with(Col::Priority, Value::Number(1)),
         ),
         exit::CONFLICT,
     );

@@ -15,6 +15,7 @@ pub mod support;
 mod concurrency;
 mod conformance;
 mod due_order;
+mod fields;
 mod figure_days;
 mod figures;
 mod item_threads;

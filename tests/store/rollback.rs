@@ -8,6 +8,7 @@ use std::process::Command;
 
 use crate::support::backend::{Backend, kinds, setup};
 use crate::support::cli::BIN;
+use caseload::domain::fields::{Col, Value};
 use caseload::domain::{ItemEdit, ItemState, NewItem};
 use caseload::store::{Applied, fault};
 
@@ -76,11 +77,9 @@ fn a_write_that_panics_commits_nothing_and_holds_nothing(b: &dyn Backend) {
 
     // A panic in a supervisor's multi-statement write leaves nothing either.
     fault::panic_in_next_write();
-    let edit = ItemEdit {
-        priority: Some(9),
-        due: Some(Some(1_900_000_000_000)),
-        ..ItemEdit::default()
-    };
+    let edit = ItemEdit::default()
+        .with(Col::Priority, Value::Number(9))
+        .with(Col::DueAt, Value::Time(Some(1_900_000_000_000)));
     let panicked = catch_unwind(AssertUnwindSafe(|| boss.edit(other.id, &edit)));
     assert!(panicked.is_err());
     let item = boss.item(other.id).unwrap();

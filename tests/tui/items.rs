@@ -4,6 +4,7 @@
 //! assignment in the reassign dialog, and `E`. No terminal, no database.
 
 use caseload::app::{Effect, Held, Msg, Pending, Snapshot, State, SupervisorOp, View, update};
+use caseload::domain::fields::{Col, Value};
 use caseload::domain::lock::ASSIGNED;
 use caseload::domain::{Comment, Event, EventKind, Item, ItemEdit, ItemState, QueueSettings, Role};
 use caseload::store::StoreError;
@@ -424,6 +425,11 @@ fn e_edits_only_what_changed_and_checks_what_was_typed() {
     listing(&mut s, vec![item(6, None, 0, 0)]);
     update(&mut s, key('E'));
     assert!(s.dialog.is_some());
+    // The fields follow the field table: queue, priority, due.
+    let labels: Vec<&str> = (s.dialog.as_ref().unwrap().inputs.iter())
+        .map(|f| f.spec.name)
+        .collect();
+    assert_eq!(labels, ["Queue", "Priority", "Due"]);
     // Nothing changed: said so, the dialog stays.
     assert!(update(&mut s, code(KeyCode::Enter)).is_empty());
     assert!(
@@ -435,6 +441,7 @@ fn e_edits_only_what_changed_and_checks_what_was_typed() {
             .unwrap()
             .starts_with("Nothing changed")
     );
+    update(&mut s, code(KeyCode::Tab));
     update(&mut s, code(KeyCode::Backspace));
     typed(&mut s, "x");
     assert!(update(&mut s, code(KeyCode::Enter)).is_empty());
@@ -456,11 +463,9 @@ fn e_edits_only_what_changed_and_checks_what_was_typed() {
         fx,
         [Effect::Supervise(SupervisorOp::Edit {
             id: 6,
-            edit: ItemEdit {
-                priority: Some(5),
-                due: Some(Some(1_796_144_400_000)),
-                queue: None,
-            },
+            edit: ItemEdit::default()
+                .with(Col::Priority, Value::Number(5))
+                .with(Col::DueAt, Value::Time(Some(1_796_144_400_000))),
         })]
     );
 }

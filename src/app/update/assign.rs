@@ -1,12 +1,11 @@
 //! Work given to people: every lock the user holds is tracked however it was acquired
 //! (this screen, another one, the command line, a supervisor), with a notice at once when
 //! a supervisor gives them an item; and the supervisor's side: assigning an item, names
-//! completed from the known users, editing an open item (`E`).
+//! completed from the known users.
 
-use super::{set_error, set_info};
-use crate::app::{Dialog, Effect, FieldSpec, Held, Pending, State, SupervisorOp};
-use crate::domain::time::{parse_rfc3339, rfc3339};
-use crate::domain::{Event, EventKind, Item, ItemEdit, ItemState, Role, sanitize};
+use super::set_info;
+use crate::app::{Dialog, FieldSpec, Held, Pending, State};
+use crate::domain::{Event, EventKind, Item, ItemState, sanitize};
 
 /// The name of a dialog field that takes a user's name (Tab completes it).
 pub(super) const TO_USER: &str = "To user";
@@ -133,107 +132,4 @@ pub(super) fn assign_dialog(s: &mut State, item: &Item) {
             "",
         ),
     );
-}
-
-/// `E`: the selected open item's priority, due time and queue in one dialog.
-pub(super) fn edit_item(s: &mut State) -> Vec<Effect> {
-    if s.role != Role::Supervisor {
-        set_error(
-            s,
-            "Supervisor only: editing items needs the supervisor role (you are staff)".into(),
-        );
-        return vec![];
-    }
-    let item = match &s.detail {
-        Some(d) => Some(d.item.clone()),
-        None => s.pane(s.view).and_then(|p| p.selected_item()).cloned(),
-    };
-    let Some(item) = item else {
-        set_error(s, "Select an item to edit first".into());
-        return vec![];
-    };
-    if item.state != ItemState::Open {
-        set_error(
-            s,
-            format!(
-                "#{} is {}; only open items can be edited",
-                item.id,
-                item.state.as_str()
-            ),
-        );
-        return vec![];
-    }
-    let due = item.due_at.map(rfc3339).unwrap_or_default();
-    s.dialog = Some(
-        Dialog::new(
-            format!("Edit #{}", item.id),
-            sanitize::line(&item.title).into_owned(),
-            Pending::EditItem {
-                id: item.id,
-                priority: item.priority,
-                due: item.due_at,
-                queue: item.queue.clone(),
-            },
-        )
-        .field(
-            FieldSpec::required("Priority", "Priority (higher is taken first)"),
-            &item.priority.to_string(),
-        )
-        .field(
-            FieldSpec::optional(
-                "Due",
-                "Due (RFC 3339, e.g. 2026-12-01T17:00:00Z; empty: none)",
-            ),
-            &due,
-        )
-        .field(
-            FieldSpec::required("Queue", "Queue (an existing one)"),
-            &item.queue,
-        ),
-    );
-    vec![]
-}
-
-/// The edit dialog's values as the changes they make; an error names the field.
-pub(super) fn edit_op(d: &Dialog) -> Result<SupervisorOp, (usize, String)> {
-    let Pending::EditItem {
-        id,
-        priority,
-        due,
-        queue,
-    } = d.pending.clone()
-    else {
-        return Err((0, "not an edit".into()));
-    };
-    let p = d.value(0);
-    let new_priority = p.parse::<i64>().map_err(|_| {
-        (
-            0,
-            format!("Priority: '{}' is not a whole number", sanitize::line(&p)),
-        )
-    })?;
-    let t = d.value(1);
-    let new_due = if t.is_empty() {
-        None
-    } else {
-        Some(parse_rfc3339(&t).ok_or_else(|| {
-            (
-                1,
-                format!(
-                    "Due: '{}' is not an RFC 3339 time (e.g. 2026-12-01T17:00:00Z)",
-                    sanitize::line(&t)
-                ),
-            )
-        })?)
-    };
-    let new_queue = d.value(2);
-    let edit = ItemEdit {
-        priority: (new_priority != priority).then_some(new_priority),
-        due: (new_due != due).then_some(new_due),
-        queue: (!new_queue.is_empty() && new_queue != queue).then_some(new_queue),
-    };
-    if edit.is_empty() {
-        return Err((0, "Nothing changed: change a value, or Esc".into()));
-    }
-    Ok(SupervisorOp::Edit { id, edit })
 }

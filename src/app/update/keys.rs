@@ -7,7 +7,7 @@ use ratatui::crossterm::event::{
 };
 
 use super::modes::{dialog_key, editor_key, notice_key, prompt_key};
-use super::{assign, preview, supervise};
+use super::{edit, preview, supervise};
 use super::{refresh, refused, set_error, set_info};
 use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
@@ -328,7 +328,7 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         Action::GoTo => preview::start_goto(s),
         Action::TakePreviewed => preview::take_previewed(s),
         Action::Comment => preview::start_comment(s),
-        Action::EditItem => assign::edit_item(s),
+        Action::EditItem => edit::edit_item(s),
         // Editor and dialog actions are handled in their own modes.
         Action::SaveNotes
         | Action::CloseEditor

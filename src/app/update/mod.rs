@@ -5,6 +5,7 @@
 //! answers in `supervise`. The detail pane's text is built in `app/detail.rs`.
 
 mod assign;
+mod edit;
 mod keys;
 mod modes;
 mod preview;

@@ -6,11 +6,12 @@ use std::path::PathBuf;
 use anyhow::{Context, anyhow};
 use serde_json::Value;
 
+use crate::domain::fields::{Col, FIELDS, Field, Kind, Show};
 use crate::domain::figures::{ItemFigures, PeriodKind};
 use crate::domain::time::{
     date_hm, display_zone, local_full, parse_rfc3339, rfc3339, start_of_day,
 };
-use crate::domain::{Comment, Item, Millis, sanitize};
+use crate::domain::{Cell, Comment, Item, Millis, QueueSettings, sanitize};
 use crate::store::{ListFilter, ReportQuery, Store};
 
 use crate::cli::args::ListArgs;
@@ -203,6 +204,8 @@ fn comment_json(c: &Comment) -> Value {
     })
 }
 
+/// An item as `show` prints it: the heading, then a line per column the field table
+/// shows as a line (`name: value`, in the table's order), then its blocks of text.
 pub(crate) fn write_item(s: &mut dyn Store, item: &Item, out: &mut dyn Write) -> CliResult {
     let now = s.now()?;
     let queues = s.queues()?;
@@ -214,52 +217,68 @@ pub(crate) fn write_item(s: &mut dyn Store, item: &Item, out: &mut dyn Write) ->
              as \u{FFFD}; see `caseload check`)"
         )?;
     }
-    writeln!(out, "queue:      {}", sanitize::line(&item.queue))?;
-    writeln!(out, "state:      {}", lock_text(item, &queues, now))?;
-    if item.lock_user.is_some() {
-        writeln!(out, "lock_token: {}", item.lock_token)?;
+    for f in FIELDS.iter() {
+        let line = match f.show {
+            Show::Line => line_value(item, f).map(|v| (f.key(), v)),
+            Show::Own => own_line(item, f, &queues, now),
+            Show::Heading | Show::With(_) | Show::Block => None,
+        };
+        if let Some((name, value)) = line {
+            writeln!(out, "{:<12}{value}", format!("{name}:"))?;
+        }
     }
-    writeln!(out, "priority:   {}", item.priority)?;
-    if let Some(d) = item.due_at {
-        writeln!(out, "due:        {}", local_full(d))?;
-    }
-    writeln!(
-        out,
-        "created:    {} by {}",
-        local_full(item.created_at),
-        sanitize::line(&item.created_by)
-    )?;
-    if let (Some(at), Some(by)) = (item.finished_at, &item.finished_by) {
-        writeln!(
-            out,
-            "finished:   {} by {}",
-            local_full(at),
-            sanitize::line(by)
-        )?;
-    }
-    if let Some(r) = &item.request_id {
-        writeln!(out, "request_id: {}", sanitize::line(r))?;
-    }
-    if let Some(r) = &item.result {
-        writeln!(out, "result:     {}", sanitize::line(r))?;
-    }
-    if let Some(e) = &item.error {
-        writeln!(out, "error:      {}", sanitize::line(e))?;
-    }
-    if !item.body.is_empty() {
-        writeln!(out, "body:\n{}", indent(&sanitize::text(&item.body)))?;
-    }
-    if item.params != "{}" {
-        let pretty = serde_json::from_str::<Value>(&item.params)
-            .ok()
-            .and_then(|v| serde_json::to_string_pretty(&v).ok())
-            .unwrap_or_else(|| item.params.clone());
-        writeln!(out, "params:\n{}", indent(&sanitize::text(&pretty)))?;
-    }
-    if !item.notes.is_empty() {
-        writeln!(out, "notes:\n{}", indent(&sanitize::text(&item.notes)))?;
+    for f in FIELDS.iter().filter(|f| f.show == Show::Block) {
+        let text = match item.cell(f.col) {
+            Cell::Text(Some(t)) if f.kind == Kind::Json && t != "{}" => pretty_json(t),
+            Cell::Text(Some(t)) if f.kind != Kind::Json && !t.is_empty() => t.to_string(),
+            _ => continue,
+        };
+        writeln!(out, "{}:\n{}", f.key(), indent(&sanitize::text(&text)))?;
     }
     Ok(())
+}
+
+/// A column's value on one line, sanitized (`None` when it has none).
+fn line_value(item: &Item, f: &Field) -> Option<String> {
+    Some(match item.cell(f.col) {
+        Cell::Number(n) => n.to_string(),
+        Cell::Text(Some(t)) if f.kind == Kind::Json => pretty_json(t),
+        Cell::Text(Some(t)) => sanitize::line(t).into_owned(),
+        Cell::Time(Some(t)) => local_full(t),
+        Cell::Text(None) | Cell::Time(None) => return None,
+    })
+}
+
+/// The lines `show` writes itself: the state with the lock, the lock's token while it is
+/// held, who created and who finished the item.
+fn own_line(
+    item: &Item,
+    f: &Field,
+    queues: &[QueueSettings],
+    now: Millis,
+) -> Option<(&'static str, String)> {
+    let by = |at: Millis, who: &str| format!("{} by {}", local_full(at), sanitize::line(who));
+    match f.col {
+        Col::State => Some(("state", lock_text(item, queues, now))),
+        Col::LockToken => item
+            .lock_user
+            .is_some()
+            .then(|| ("lock_token", item.lock_token.to_string())),
+        Col::CreatedAt => Some(("created", by(item.created_at, &item.created_by))),
+        Col::FinishedAt => match (item.finished_at, &item.finished_by) {
+            (Some(at), Some(who)) => Some(("finished", by(at, who))),
+            _ => None,
+        },
+        _ => line_value(item, f).map(|v| (f.key(), v)),
+    }
+}
+
+/// JSON text pretty-printed (as it is when it is not JSON).
+fn pretty_json(t: &str) -> String {
+    serde_json::from_str::<Value>(t)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| t.to_string())
 }
 
 pub(crate) fn history(

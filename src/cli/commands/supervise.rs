@@ -4,6 +4,7 @@ use std::io::Write;
 
 use anyhow::anyhow;
 
+use crate::domain::fields::{Col, Value};
 use crate::domain::time::{local_full, parse_rfc3339};
 use crate::domain::{ItemEdit, QueueUpdate, Role, SeenLock, sanitize};
 use crate::store::{ListFilter, StateFilter, Store};
@@ -169,11 +170,16 @@ pub(crate) fn edit(
             )
         })?)),
     };
-    let edit = ItemEdit {
-        priority,
-        due,
-        queue,
-    };
+    let mut edit = ItemEdit::default();
+    if let Some(p) = priority {
+        edit = edit.with(Col::Priority, Value::Number(p));
+    }
+    if let Some(d) = due {
+        edit = edit.with(Col::DueAt, Value::Time(d));
+    }
+    if let Some(q) = queue {
+        edit = edit.with(Col::Queue, Value::Text(Some(q)));
+    }
     if edit.is_empty() {
         return bail_usage("nothing to change: give --priority, --due or --queue");
     }

@@ -40,7 +40,7 @@ pub(crate) struct Kept {
 /// [`crate::store::sql`]; `:now`, `:me`, `:value` and `:token` are bound by the backend.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ItemWrite<'a> {
-    pub set: &'static str,
+    pub set: &'a str,
     pub fence: &'static str,
     pub value: Option<&'a str>,
     pub kind: EventKind,

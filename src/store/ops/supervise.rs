@@ -6,14 +6,15 @@
 use serde_json::{Value, json};
 
 use super::{ItemWrite, Tx, found, known_queue, open_item_for_update, require_supervisor};
+use crate::domain::fields::{Col, Field, Value as FieldValue, Who, field};
 use crate::domain::{
     AuditKind, AuditNote, EventKind, Item, ItemEdit, ItemState, QueueSettings, QueueUpdate, Role,
     SeenLock,
 };
 use crate::store::error::{Result, StoreError};
 use crate::store::sql::{
-    FENCE_TOKEN, SET_ASSIGN, SET_CANCEL, SET_DUE, SET_PRIORITY, SET_QUEUE, SET_REASSIGN,
-    SET_RELEASE, SET_REOPEN, SET_REQUEUE,
+    FENCE_TOKEN, SET_ASSIGN, SET_CANCEL, SET_REASSIGN, SET_RELEASE, SET_REOPEN, SET_REQUEUE,
+    set_column,
 };
 
 /// A supervisor's write fenced by the token read under the write lock: it cannot fail.
@@ -185,57 +186,62 @@ pub(crate) fn reopen(tx: &mut dyn Tx, id: i64, reason: &str) -> Result<()> {
     write_under_lock(tx, &cur, &w)
 }
 
-/// Changes an open item's priority, due time or queue (a known one); one `noted` event
-/// per field that changes, naming it (`field`) with its old and new value (`from`, `to`).
-/// Returns the item as it is now.
+/// Changes the columns of an open item that a supervisor may set (priority, due time,
+/// queue: the field table's [`Who::Supervisor`] ones; a queue must be known); one
+/// `noted` event per column that changes, naming it (`field`) with its old and new value
+/// (`from`, `to`; times as RFC 3339). Returns the item as it is now.
 pub(crate) fn edit(tx: &mut dyn Tx, id: i64, e: &ItemEdit) -> Result<Item> {
     require_supervisor(tx, "edit items")?;
     let cur = open_item_for_update(tx, id)?;
-    if let Some(q) = &e.queue {
+    if let Some(FieldValue::Text(Some(q))) = e.value(Col::Queue) {
         known_queue(tx, q)?;
     }
-    let mut changes: Vec<(
-        &'static str,
-        &'static str,
-        Option<String>,
-        serde_json::Value,
-    )> = Vec::new();
-    if let Some(p) = e.priority.filter(|p| *p != cur.priority) {
-        changes.push((
-            "priority",
-            SET_PRIORITY,
-            Some(p.to_string()),
-            json!([cur.priority, p]),
-        ));
-    }
-    if let Some(d) = e.due.filter(|d| *d != cur.due_at) {
-        let show = |t: Option<i64>| t.map(crate::domain::time::rfc3339);
-        changes.push((
-            "due_at",
-            SET_DUE,
-            d.map(|t| t.to_string()),
-            json!([show(cur.due_at), show(d)]),
-        ));
-    }
-    if let Some(q) = e.queue.as_ref().filter(|q| **q != cur.queue) {
-        changes.push(("queue", SET_QUEUE, Some(q.clone()), json!([cur.queue, q])));
+    // (column, SET clause, value as text, old and new value as shown in the event)
+    let mut changes: Vec<(&Field, String, Option<String>, [serde_json::Value; 2])> = Vec::new();
+    for (col, new) in &e.values {
+        let f = field(*col);
+        if !f.set_by(Who::Supervisor) {
+            return Err(StoreError::Invalid(format!(
+                "{} is not a column a supervisor edits",
+                f.name
+            )));
+        }
+        let old = cur.cell(*col).to_value();
+        if old == *new {
+            continue;
+        }
+        let text = match new.clone() {
+            FieldValue::Number(n) => Some(n.to_string()),
+            FieldValue::Time(t) => t.map(|t| t.to_string()),
+            FieldValue::Text(t) => t,
+        };
+        changes.push((f, set_column(f), text, [shown(&old), shown(new)]));
     }
     if changes.is_empty() {
         return Err(StoreError::Invalid(format!(
             "#{id} already has those values; nothing changed"
         )));
     }
-    for (field, set, value, from_to) in &changes {
+    for (f, set, value, [from, to]) in &changes {
         let w = ItemWrite {
             set,
             fence: FENCE_TOKEN,
             value: value.as_deref(),
             kind: EventKind::Noted,
-            detail: json!({"field": field, "from": from_to[0], "to": from_to[1]}),
+            detail: json!({"field": f.name, "from": from, "to": to}),
         };
         write_under_lock(tx, &cur, &w)?;
     }
     found(id, tx.item(id)?)
+}
+
+/// A column's value as an edit's event shows it (a time as RFC 3339).
+fn shown(v: &FieldValue) -> serde_json::Value {
+    match v {
+        FieldValue::Number(n) => json!(n),
+        FieldValue::Time(t) => json!(t.map(crate::domain::time::rfc3339)),
+        FieldValue::Text(t) => json!(t),
+    }
 }
 
 /// Reopens a failed or cancelled item.

@@ -40,6 +40,7 @@ use self::open::{
 pub use self::open::{PgOptions, connect_url, map_err};
 pub(crate) use self::open::{connection_reason, is_connection_error};
 use self::tx::PgTx;
+pub(crate) use self::tx::boxed;
 use self::txn::{Failed, Kind};
 use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,

@@ -6,6 +6,44 @@ use crate::domain::TakeOrder;
 pub(crate) use crate::store::sql::ITEM_COLS;
 use crate::store::sql::const_join;
 
+/// A statement written with named placeholders (`:queue`, as `store::sql`'s INSERTs
+/// are) in PostgreSQL's numbered form: `$1`, `$2`, … and the names in that order (a name
+/// used twice keeps its number). Casts (`::text`) are left alone. Callers bind each
+/// number by its name, so no position is ever kept by hand.
+pub fn numbered(sql: &str) -> (String, Vec<String>) {
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let bytes = sql.as_bytes();
+    let (mut out, mut names) = (String::with_capacity(sql.len()), Vec::<String>::new());
+    let mut i = 0;
+    while i < bytes.len() {
+        let named = bytes[i] == b':'
+            && (i == 0 || bytes[i - 1] != b':')
+            && bytes
+                .get(i + 1)
+                .is_some_and(|&b| ident(b) && !b.is_ascii_digit());
+        if !named {
+            let next = sql[i..].chars().next().map_or(1, char::len_utf8);
+            out.push_str(&sql[i..i + next]);
+            i += next;
+            continue;
+        }
+        let end = (i + 1..bytes.len())
+            .find(|&k| !ident(bytes[k]))
+            .unwrap_or(bytes.len());
+        let name = &sql[i..end];
+        let n = match names.iter().position(|x| x == name) {
+            Some(k) => k + 1,
+            None => {
+                names.push(name.to_string());
+                names.len()
+            }
+        };
+        out.push_str(&format!("${n}"));
+        i = end;
+    }
+    (out, names)
+}
+
 /// The event columns, in the order the row reader expects (`detail` as text).
 pub(crate) const EVENT_COLS: &str = "id, item_id, at, actor, os_user, kind, detail::text";
 
@@ -96,6 +134,20 @@ pub const WIP_LOCK_CLASS: i32 = 0x4353_4C57; // "CSLW"
 /// Serialises the claims of one key (user and queue) until the transaction ends.
 pub const WIP_LOCK: &str = "SELECT pg_advisory_xact_lock($1, hashtext($2))";
 
+/// The INSERT of one new item (with its `id` when `with_id`, else the identity's next),
+/// unless its request id is known (then no row); returns the new id. Numbered
+/// ([`numbered`]): the names say what each parameter is.
+pub fn insert_item(with_id: bool) -> &'static (String, Vec<String>) {
+    use std::sync::OnceLock;
+    static SQL: [OnceLock<(String, Vec<String>)>; 2] = [OnceLock::new(), OnceLock::new()];
+    SQL[usize::from(with_id)].get_or_init(|| {
+        numbered(&format!(
+            "{} ON CONFLICT (request_id) DO NOTHING RETURNING id",
+            crate::store::sql::insert_items(1, with_id, "::text::json")
+        ))
+    })
+}
+
 /// An item write with its event in one statement: `set` where the item is `$1` and
 /// `fence` holds; `$2` the actor, `$3` the token, `$4` now, `$5` the value, `$6` the OS
 /// user, `$7` the event's kind, `$8` its detail (JSON text). It inserts one event per
@@ -138,3 +190,20 @@ pub const FENCED_UPDATE_TYPES: [postgres::types::Type; 8] = {
 /// (`set_config(..., true)` lasts until that commit; see `PgStore::notify`).
 pub const NOTIFY: &str = "SELECT set_config('synchronous_commit', 'off', true), \
      pg_notify('caseload', coalesce(current_schema(), ''))";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn named_placeholders_are_numbered_by_first_use_and_casts_kept() {
+        let (sql, names) = numbered("VALUES (:a, :b_1::text::json, :a, 'x', :c)");
+        assert_eq!(sql, "VALUES ($1, $2::text::json, $1, 'x', $3)");
+        assert_eq!(names, [":a", ":b_1", ":c"]);
+        let (sql, names) = insert_item(true);
+        assert!(!sql.contains(':') || sql.contains("::text::json"), "{sql}");
+        assert_eq!(names[0], ":id");
+        assert!(names.contains(&":created_os".to_string()));
+        assert_eq!(sql.matches('$').count(), names.len());
+    }
+}

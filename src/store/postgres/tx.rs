@@ -2,20 +2,54 @@
 //! rules read before writing are held `FOR UPDATE`, a claim's candidate is picked with
 //! `SKIP LOCKED`, and a claim or an item write is one statement with its event.
 
+use postgres::types::ToSql;
 use serde_json::Value;
 
 use super::open::{Conn, TxError, TxResult, is_connection_error, is_retryable, map_err};
 use super::reads::{PgCells, load_item, load_queue, queues, role_of};
 use super::sql::{self, EVENT_COLS, FENCED_UPDATE_TYPES, ITEM_COLS, WIP_LOCK, WIP_LOCK_CLASS};
 use crate::domain::{
-    Actor, AuditNote, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
+    Actor, AuditNote, Cell, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
 };
 use crate::store::Added;
 use crate::store::TakeNext;
 use crate::store::error::Result;
 use crate::store::ops::{Claimable, ItemWrite, Kept, PassedOver, Tx, TxCtx};
 use crate::store::rows;
-use crate::store::sql::kinds_sql;
+use crate::store::sql::{InsertParam, insert_param, kinds_sql};
+
+/// The value of an item INSERT's parameter `name` (see `store::sql::insert_items`).
+fn insert_value(
+    name: &str,
+    item: &NewItem,
+    id: Option<i64>,
+    at: Millis,
+    actor: &Actor,
+) -> Option<Box<dyn ToSql + Sync>> {
+    Some(match insert_param(name)? {
+        InsertParam::Created("created_at") => Box::new(at),
+        InsertParam::Created("created_by") => Box::new(actor.name.clone()),
+        InsertParam::Created(_) => Box::new(actor.os_user.clone()),
+        InsertParam::Column { field, .. } if field.name == "id" => Box::new(id),
+        InsertParam::Column { field, .. } => boxed(item.cell(field.col)?),
+    })
+}
+
+/// A stored value as the `postgres` crate binds it.
+pub(crate) fn boxed(c: Cell<'_>) -> Box<dyn ToSql + Sync> {
+    match c {
+        Cell::Number(n) => Box::new(n),
+        Cell::Text(t) => Box::new(t.map(str::to_owned)),
+        Cell::Time(t) => Box::new(t),
+    }
+}
+
+fn unbound(names: &[String]) -> crate::store::StoreError {
+    crate::store::StoreError::Database(format!(
+        "an item INSERT has a parameter caseload cannot bind (one of {})",
+        names.join(", ")
+    ))
+}
 
 /// One write transaction on PostgreSQL.
 pub(super) struct PgTx<'c> {
@@ -277,34 +311,16 @@ impl Tx for PgTx<'_> {
 
     fn insert_item(&mut self, item: &NewItem, keep: Option<Kept>) -> Result<Added> {
         let actor = self.ctx.actor;
-        let now = keep.map_or(self.ctx.now, |k| k.created_at);
-        let id = keep.map(|k| k.id);
+        let at = keep.map_or(self.ctx.now, |k| k.created_at);
+        let (sql, names) = sql::insert_item(keep.is_some());
         let r = (|| -> TxResult<Added> {
-            // An identity column takes an id given, or DEFAULT (never NULL).
-            let at = if keep.is_some() { "$11" } else { "DEFAULT" };
-            let params: [&(dyn postgres::types::ToSql + Sync); 11] = [
-                &item.queue,
-                &item.request_id,
-                &item.title,
-                &item.body,
-                &item.params,
-                &item.priority,
-                &item.due_at,
-                &now,
-                &actor.name,
-                &actor.os_user,
-                &id,
-            ];
-            let n = if keep.is_some() { 11 } else { 10 };
-            let row = self.c.query_opt(
-                &format!(
-                    "INSERT INTO items (id, queue, request_id, title, body, params, priority, \
-                     due_at, created_at, created_by, created_os) \
-                     VALUES ({at}, $1, $2, $3, $4, $5::text::json, $6, $7, $8, $9, $10) \
-                     ON CONFLICT (request_id) DO NOTHING RETURNING id"
-                ),
-                &params[..n],
-            )?;
+            let values = names
+                .iter()
+                .map(|n| insert_value(n, item, keep.map(|k| k.id), at, actor))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| TxError::Store(unbound(names)))?;
+            let params: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v.as_ref()).collect();
+            let row = self.c.query_opt(sql, &params)?;
             let Some(row) = row else {
                 // A known request id: the producer's retry gets the existing item.
                 let id: i64 = self

@@ -1,53 +1,126 @@
-//! Many new items in one statement: an import's batch goes in [`CHUNK`] rows at a time
-//! instead of one INSERT per row, with the same outcome row by row as
-//! [`super::sql::INSERT_ITEM`] (a known request id gives the existing item).
+//! Inserting new items: the one-row INSERT of `add` and the multi-row one of an import's
+//! batch ([`CHUNK`] rows per statement instead of one INSERT per row, with the same
+//! outcome row by row: a known request id gives the existing item). Both statements are
+//! `store::sql::insert_items` (the table's columns, named placeholders); every
+//! parameter is bound by its name ([`bind_items`]), never by a position kept by hand.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use rusqlite::types::ValueRef;
+use rusqlite::Statement;
+use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 
 use super::sql;
 use super::tx::SqliteTx;
-use crate::domain::NewItem;
+use crate::domain::{Cell, Millis, NewItem};
 use crate::store::Added;
 use crate::store::error::Result;
+use crate::store::sql::{InsertParam, insert_items, insert_param};
 
 /// Rows per multi-row INSERT: 3 shared parameters and 7 per row stay far below SQLite's
 /// smallest parameter limit (999). Import batches are whole multiples of it.
 pub(super) const CHUNK: usize = 50;
 
-/// Parameters each row binds after the 3 shared ones (created_at, created_by, created_os).
-const PER_ROW: usize = 7;
+/// Who creates items, when, and from which login (the INSERT's shared values).
+#[derive(Debug, Clone, Copy)]
+pub struct Creation<'a> {
+    pub at: Millis,
+    pub by: &'a str,
+    pub os: &'a str,
+}
+
+/// The one-row INSERT: the item unless its request id is known (then no row); returns
+/// the new id. `:id` NULL gives the next id.
+pub fn insert_item_sql() -> &'static str {
+    static SQL: OnceLock<String> = OnceLock::new();
+    SQL.get_or_init(|| {
+        format!(
+            "{} ON CONFLICT (request_id) DO NOTHING RETURNING id",
+            insert_items(1, true, "")
+        )
+    })
+}
 
 /// The INSERT of [`CHUNK`] rows; returns each new item's id and request id (SQLite
 /// returns them in no promised order, so they are matched by request id).
 fn chunk_sql() -> &'static str {
     static SQL: OnceLock<String> = OnceLock::new();
     SQL.get_or_init(|| {
-        let mut s = String::from(
-            "INSERT INTO items (queue, request_id, title, body, params, priority, due_at, \
-             created_at, created_by, created_os) VALUES ",
-        );
-        for r in 0..CHUNK {
-            let p = 4 + r * PER_ROW;
-            if r > 0 {
-                s.push_str(", ");
-            }
-            s.push_str(&format!(
-                "(?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?1, ?2, ?3)",
-                p,
-                p + 1,
-                p + 2,
-                p + 3,
-                p + 4,
-                p + 5,
-                p + 6
-            ));
-        }
-        s.push_str(" ON CONFLICT (request_id) DO NOTHING RETURNING id, request_id");
-        s
+        format!(
+            "{} ON CONFLICT (request_id) DO NOTHING RETURNING id, request_id",
+            insert_items(CHUNK, false, "")
+        )
     })
+}
+
+/// Binds every parameter of an item INSERT by its name: row R's columns from
+/// `items[R]`, `:id` from `id`, the creation from `created`.
+pub fn bind_items(
+    stmt: &mut Statement<'_>,
+    items: &[NewItem],
+    id: Option<i64>,
+    created: Creation<'_>,
+) -> rusqlite::Result<()> {
+    for i in 1..=stmt.parameter_count() {
+        let name = stmt.parameter_name(i).unwrap_or_default();
+        let v: ToSqlOutput<'_> = match insert_param(name) {
+            Some(InsertParam::Created("created_at")) => created.at.into(),
+            Some(InsertParam::Created("created_by")) => created.by.into(),
+            Some(InsertParam::Created(_)) => created.os.into(),
+            Some(InsertParam::Column { field, .. }) if field.name == "id" => match id {
+                Some(id) => id.into(),
+                None => ToSqlOutput::Owned(Value::Null),
+            },
+            Some(InsertParam::Column { field, row }) => {
+                match items.get(row).and_then(|it| it.cell(field.col)) {
+                    Some(c) => cell_value(c),
+                    None => return Err(unknown(name)),
+                }
+            }
+            None => return Err(unknown(name)),
+        };
+        stmt.raw_bind_parameter(i, v)?;
+    }
+    Ok(())
+}
+
+fn unknown(name: &str) -> rusqlite::Error {
+    rusqlite::Error::InvalidParameterName(name.to_string())
+}
+
+/// A value as SQLite binds it.
+fn cell_value(c: Cell<'_>) -> ToSqlOutput<'_> {
+    match c {
+        Cell::Number(n) => n.into(),
+        Cell::Text(Some(t)) => t.into(),
+        Cell::Time(Some(t)) => t.into(),
+        Cell::Text(None) | Cell::Time(None) => ToSqlOutput::Owned(Value::Null),
+    }
+}
+
+/// Inserts one item (with `id` when it keeps one), created at `at`; its new id, or
+/// `None` when its request id is known.
+pub(super) fn insert_one(
+    tx: &SqliteTx<'_>,
+    item: &NewItem,
+    id: Option<i64>,
+    at: Millis,
+) -> Result<Option<i64>> {
+    let mut stmt = tx.c.prepare_cached(insert_item_sql())?;
+    bind_items(&mut stmt, std::slice::from_ref(item), id, creation(tx, at))?;
+    let mut rows = stmt.raw_query();
+    Ok(match rows.next()? {
+        Some(r) => Some(r.get(0)?),
+        None => None,
+    })
+}
+
+fn creation<'a>(tx: &'a SqliteTx<'_>, at: Millis) -> Creation<'a> {
+    Creation {
+        at,
+        by: &tx.ctx.actor.name,
+        os: &tx.ctx.actor.os_user,
+    }
 }
 
 /// Inserts [`CHUNK`] items, each with a request id, in one statement; what each became,
@@ -64,19 +137,7 @@ pub(super) fn insert_chunk(tx: &SqliteTx<'_>, items: &[NewItem]) -> Result<Vec<A
     let mut ids: Vec<Option<i64>> = vec![None; items.len()];
     {
         let mut stmt = tx.c.prepare_cached(chunk_sql())?;
-        stmt.raw_bind_parameter(1, tx.ctx.now)?;
-        stmt.raw_bind_parameter(2, &tx.ctx.actor.name)?;
-        stmt.raw_bind_parameter(3, &tx.ctx.actor.os_user)?;
-        for (r, it) in items.iter().enumerate() {
-            let p = 4 + r * PER_ROW;
-            stmt.raw_bind_parameter(p, &it.queue)?;
-            stmt.raw_bind_parameter(p + 1, &it.request_id)?;
-            stmt.raw_bind_parameter(p + 2, &it.title)?;
-            stmt.raw_bind_parameter(p + 3, &it.body)?;
-            stmt.raw_bind_parameter(p + 4, &it.params)?;
-            stmt.raw_bind_parameter(p + 5, it.priority)?;
-            stmt.raw_bind_parameter(p + 6, it.due_at)?;
-        }
+        bind_items(&mut stmt, items, None, creation(tx, tx.ctx.now))?;
         let mut rows = stmt.raw_query();
         while let Some(row) = rows.next()? {
             let id: i64 = row.get(0)?;
@@ -105,4 +166,56 @@ pub(super) fn insert_chunk(tx: &SqliteTx<'_>, items: &[NewItem]) -> Result<Vec<A
         });
     }
     Ok(added)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_placeholder_is_named_and_bound_by_its_name() {
+        let one = insert_item_sql();
+        assert!(!one.contains('?'), "{one}");
+        assert!(one.contains(":queue") && one.contains(":created_os") && one.contains(":id"));
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        // The chunk's placeholders, in the order they appear, as a select list (no table
+        // needed): column k of the row is placeholder k.
+        let sql = chunk_sql();
+        let values = &sql[sql.find("VALUES").unwrap() + 6..sql.find(" ON CONFLICT").unwrap()];
+        let list = values.replace("), (", ", ").replace(['(', ')'], "");
+        let names: Vec<String> = list.split(", ").map(|n| n.trim().to_string()).collect();
+        let mut stmt = c.prepare(&format!("SELECT {list}")).unwrap();
+        let items: Vec<NewItem> = (0..CHUNK)
+            .map(|i| NewItem {
+                priority: i as i64,
+                request_id: Some(format!("r{i}")),
+                ..NewItem::titled(&format!("t{i}"))
+            })
+            .collect();
+        let created = Creation {
+            at: 7,
+            by: "me",
+            os: "login",
+        };
+        bind_items(&mut stmt, &items, None, created).unwrap();
+        let mut rows = stmt.raw_query();
+        let row = rows.next().unwrap().unwrap();
+        let mut checked = 0;
+        // Each column's value is the one its name says.
+        for (i, n) in names.iter().enumerate() {
+            let v: rusqlite::types::Value = row.get(i).unwrap();
+            let want: rusqlite::types::Value = match n.as_str() {
+                ":created_at" => 7.into(),
+                ":created_by" => "me".to_string().into(),
+                ":created_os" => "login".to_string().into(),
+                _ if n.starts_with(":priority_") => n[10..].parse::<i64>().unwrap().into(),
+                _ if n.starts_with(":title_") => format!("t{}", &n[7..]).into(),
+                _ if n.starts_with(":request_id_") => format!("r{}", &n[12..]).into(),
+                _ => continue,
+            };
+            assert_eq!(v, want, "{n}");
+            checked += 1;
+        }
+        assert_eq!(checked, CHUNK * 6);
+    }
 }

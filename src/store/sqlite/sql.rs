@@ -76,11 +76,9 @@ pub const INSERT_EVENT: &str = "INSERT INTO events (item_id, at, actor, os_user,
 pub const ENSURE_QUEUE: &str =
     "INSERT INTO queues (name) VALUES (?1) ON CONFLICT (name) DO NOTHING";
 
-/// Inserts an item unless its request id is known; returns the new id.
-pub const INSERT_ITEM: &str = "INSERT INTO items (id, queue, request_id, title, body, params, \
-     priority, due_at, created_at, created_by, created_os) \
-     VALUES (?11, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
-     ON CONFLICT (request_id) DO NOTHING RETURNING id";
+/// Inserts an item unless its request id is known; returns the new id (bind it with
+/// [`bind_items`]).
+pub use super::insert::{Creation, bind_items, insert_item_sql};
 
 /// The item with a known request id.
 pub const ITEM_BY_REQUEST_ID: &str = "SELECT id FROM items WHERE request_id = ?1";

@@ -300,26 +300,8 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn insert_item(&mut self, item: &NewItem, keep: Option<Kept>) -> Result<Added> {
-        let id: Option<i64> = self
-            .c
-            .prepare_cached(sql::INSERT_ITEM)?
-            .query_row(
-                params![
-                    item.queue,
-                    item.request_id,
-                    item.title,
-                    item.body,
-                    item.params,
-                    item.priority,
-                    item.due_at,
-                    keep.map_or(self.ctx.now, |k| k.created_at),
-                    self.ctx.actor.name,
-                    self.ctx.actor.os_user,
-                    keep.map(|k| k.id)
-                ],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let at = keep.map_or(self.ctx.now, |k| k.created_at);
+        let id = insert::insert_one(self, item, keep.map(|k| k.id), at)?;
         let Some(id) = id else {
             // A known request id: the producer's retry gets the existing item.
             let known: i64 = self

@@ -1,0 +1,467 @@
+//! The item's built-in columns, described once: [`FIELDS`] has one row per column of
+//! `items`, in schema order, in the style of ripgrep's `FLAGS` and caseload's own
+//! `KEYMAP`. Each row says what the column holds ([`Kind`]), who may set it ([`Who`]),
+//! whether search looks in it, how `caseload show`, the detail pane and the lists show it,
+//! and what the TUI ([`Field::label`]) and the command line ([`Field::flag`]) call it.
+//!
+//! Derived from it, so never written twice: the select lists and the row reader of both
+//! stores, every INSERT of items (named placeholders: `store::sql::insert_items`),
+//! `export`'s columns and `import`'s (what it sets, what it reads and ignores, its row
+//! hash), `show`, the detail pane, the lists' widths, and the supervisor's edit (the
+//! dialog and `ItemEdit`, values by column).
+//!
+//! Columns are added only at the end of the table (`ALTER TABLE … ADD COLUMN` appends,
+//! and the select list is the table's order).
+
+use super::time::Millis;
+
+/// A built-in column of `items`. Matches on it are exhaustive, so the compiler names
+/// every place a new column must be handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Col {
+    Id,
+    Queue,
+    RequestId,
+    Title,
+    Body,
+    Params,
+    Priority,
+    DueAt,
+    State,
+    LockUser,
+    LockTime,
+    LockToken,
+    Notes,
+    Result,
+    Error,
+    CreatedAt,
+    CreatedBy,
+    FinishedAt,
+    FinishedBy,
+}
+
+/// What a column holds, and so how it is stored, read, bound, parsed and shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A whole number, never NULL.
+    Int,
+    /// Text, never NULL.
+    Text,
+    /// Text or NULL.
+    OptText,
+    /// A JSON object (SQLite: text checked by `json_valid`; PostgreSQL: `JSON`).
+    Json,
+    /// A time (Unix milliseconds, UTC), never NULL.
+    Time,
+    /// A time or NULL.
+    OptTime,
+}
+
+impl Kind {
+    /// The column's type on SQLite and on PostgreSQL (as their catalogues name it).
+    pub const fn sql_type(self) -> (&'static str, &'static str) {
+        match self {
+            Kind::Int | Kind::Time | Kind::OptTime => ("INTEGER", "bigint"),
+            Kind::Text | Kind::OptText => ("TEXT", "text"),
+            Kind::Json => ("TEXT", "json"),
+        }
+    }
+
+    /// True when the column may be NULL.
+    pub const fn nullable(self) -> bool {
+        matches!(self, Kind::OptText | Kind::OptTime)
+    }
+}
+
+/// Who may set a column's value (besides the lock protocol, which sets its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Who {
+    /// `caseload add` (a flag) and every producer of a `NewItem`.
+    Add,
+    /// `caseload import` (a CSV column, a JSON Lines key).
+    Import,
+    /// The lock's holder, under the lock (notes, the result, the failure reason).
+    Holder,
+    /// A supervisor, on an open item (`caseload edit`, the TUI's edit dialog).
+    Supervisor,
+}
+
+/// How `caseload show` shows a column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Show {
+    /// In the heading line (`#12 Title`).
+    Heading,
+    /// In the line of another column (the lock in the state's line, the name in
+    /// `created: … by NAME`).
+    With(Col),
+    /// A line of its own (`state`, `created`, `finished`), written by `show` itself.
+    Own,
+    /// `name: value` when it has a value (the name is [`Field::key`]).
+    Line,
+    /// `name:` and the text indented below it, when not empty (after every line).
+    Block,
+}
+
+/// How the TUI's detail pane shows a column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    /// In the header line (`#12 [queue · pri 3] Title`; a title too long for it gets a
+    /// section of its own).
+    Header,
+    /// In the lock's label, the figures line or the history.
+    Elsewhere,
+    /// On the first line (`created … by … · due … · request …`): the word, then the
+    /// value (`none` for a time without one; nothing at all for text without one).
+    Meta(&'static str),
+    /// A section under its label; `empty` is what an empty (or NULL) value shows, or
+    /// `None` to leave the section out.
+    Section { empty: Option<&'static str> },
+}
+
+/// A column of the TUI's lists (`ui/list.rs` places it among the lists' own, AGE and
+/// LOCK; the title takes what is left).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListCol {
+    /// The header (`PRI`).
+    pub header: &'static str,
+    /// Width at full size and abbreviated; for a column that `fits` its content, the
+    /// most it takes (its header's width is the least).
+    pub full: u16,
+    pub compact: u16,
+    /// As wide as the longest value shown (within the bounds above).
+    pub fits: bool,
+    /// When it goes on a narrow screen: lower ranks first; `None`: never.
+    pub drop: Option<u8>,
+}
+
+/// One built-in column of `items`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    pub col: Col,
+    /// The name in both schemas, `--json`, `export` and `import`.
+    pub name: &'static str,
+    pub kind: Kind,
+    /// Who may set it; empty: only the lock protocol and the store.
+    pub set_by: &'static [Who],
+    /// Part of the text search looks in.
+    pub searched: bool,
+    pub show: Show,
+    pub pane: Pane,
+    pub list: Option<ListCol>,
+    /// What the TUI calls it: dialog fields, section headings, refusals ("Queue: …").
+    pub label: &'static str,
+    /// Its command-line flag without the dashes (`due`), where it has one: refusals say
+    /// "--due: …"; `import` also reads it as a key (with `-` as `_`).
+    pub flag: Option<&'static str>,
+    /// The edit dialog's hint after the label (for columns a supervisor sets).
+    pub hint: &'static str,
+}
+
+impl Field {
+    /// True when `who` may set it.
+    pub fn set_by(&self, who: Who) -> bool {
+        self.set_by.contains(&who)
+    }
+
+    /// What `show` and `import` call it: for a column a producer sets, its flag with
+    /// `_` for `-` (`due`, `request_id`); else the column's name.
+    pub fn key(&self) -> &'static str {
+        match self.flag {
+            Some("request-id") if self.produced() => "request_id",
+            Some(f) if self.produced() => f,
+            _ => self.name,
+        }
+    }
+
+    /// A producer gives it (`add` or `import`): a column of every INSERT of new items.
+    pub fn produced(&self) -> bool {
+        self.set_by(Who::Add) || self.set_by(Who::Import)
+    }
+}
+
+/// A row of [`FIELDS`] with the defaults of a column nobody but the store sets.
+const fn stored(col: Col, name: &'static str, kind: Kind, label: &'static str) -> Field {
+    Field {
+        col,
+        name,
+        kind,
+        set_by: &[],
+        searched: false,
+        show: Show::Line,
+        pane: Pane::Elsewhere,
+        list: None,
+        label,
+        flag: None,
+        hint: "",
+    }
+}
+
+use Who::{Add, Holder, Import, Supervisor};
+
+/// Every built-in column of `items`, in schema order (new ones at the end).
+pub const FIELDS: [Field; 19] = [
+    Field {
+        show: Show::Heading,
+        pane: Pane::Header,
+        list: Some(ListCol {
+            header: "ID",
+            full: 20,
+            compact: 20,
+            fits: true,
+            drop: None,
+        }),
+        ..stored(Col::Id, "id", Kind::Int, "Id")
+    },
+    Field {
+        set_by: &[Add, Import, Supervisor],
+        pane: Pane::Header,
+        list: Some(ListCol {
+            header: "QUEUE",
+            full: 12,
+            compact: 8,
+            fits: true,
+            drop: Some(2),
+        }),
+        flag: Some("queue"),
+        hint: "an existing one",
+        ..stored(Col::Queue, "queue", Kind::Text, "Queue")
+    },
+    Field {
+        set_by: &[Add, Import],
+        pane: Pane::Meta("request"),
+        flag: Some("request-id"),
+        ..stored(Col::RequestId, "request_id", Kind::OptText, "Request id")
+    },
+    Field {
+        set_by: &[Add, Import],
+        searched: true,
+        show: Show::Heading,
+        pane: Pane::Header,
+        list: Some(ListCol {
+            header: "TITLE",
+            full: 0,
+            compact: 0,
+            fits: false,
+            drop: None,
+        }),
+        flag: Some("title"),
+        ..stored(Col::Title, "title", Kind::Text, "Title")
+    },
+    Field {
+        set_by: &[Add, Import],
+        searched: true,
+        show: Show::Block,
+        pane: Pane::Section {
+            empty: Some("(empty)"),
+        },
+        flag: Some("body"),
+        ..stored(Col::Body, "body", Kind::Text, "Body")
+    },
+    Field {
+        set_by: &[Add, Import],
+        searched: true,
+        show: Show::Block,
+        pane: Pane::Section { empty: None },
+        flag: Some("params"),
+        ..stored(Col::Params, "params", Kind::Json, "Params")
+    },
+    Field {
+        set_by: &[Add, Import, Supervisor],
+        pane: Pane::Header,
+        list: Some(ListCol {
+            header: "PRI",
+            full: 3,
+            compact: 3,
+            fits: false,
+            drop: Some(3),
+        }),
+        flag: Some("priority"),
+        hint: "higher is taken first",
+        ..stored(Col::Priority, "priority", Kind::Int, "Priority")
+    },
+    Field {
+        set_by: &[Add, Import, Supervisor],
+        pane: Pane::Meta("due"),
+        list: Some(ListCol {
+            header: "DUE",
+            full: 11,
+            compact: 8,
+            fits: false,
+            drop: Some(4),
+        }),
+        flag: Some("due"),
+        hint: "RFC 3339, e.g. 2026-12-01T17:00:00Z; empty: none",
+        ..stored(Col::DueAt, "due_at", Kind::OptTime, "Due")
+    },
+    Field {
+        show: Show::Own,
+        ..stored(Col::State, "state", Kind::Text, "State")
+    },
+    Field {
+        show: Show::With(Col::State),
+        ..stored(Col::LockUser, "lock_user", Kind::OptText, "Holder")
+    },
+    Field {
+        show: Show::With(Col::State),
+        ..stored(Col::LockTime, "lock_time", Kind::OptTime, "Locked at")
+    },
+    Field {
+        show: Show::Own,
+        ..stored(Col::LockToken, "lock_token", Kind::Int, "Lock token")
+    },
+    Field {
+        set_by: &[Holder],
+        searched: true,
+        show: Show::Block,
+        pane: Pane::Section {
+            empty: Some("(none)"),
+        },
+        ..stored(Col::Notes, "notes", Kind::Text, "Notes")
+    },
+    Field {
+        set_by: &[Holder],
+        searched: true,
+        pane: Pane::Section { empty: None },
+        flag: Some("result"),
+        ..stored(Col::Result, "result", Kind::OptText, "Result")
+    },
+    Field {
+        set_by: &[Holder],
+        searched: true,
+        pane: Pane::Section { empty: None },
+        flag: Some("reason"),
+        ..stored(Col::Error, "error", Kind::OptText, "Failure reason")
+    },
+    Field {
+        show: Show::Own,
+        ..stored(Col::CreatedAt, "created_at", Kind::Time, "Created")
+    },
+    Field {
+        show: Show::With(Col::CreatedAt),
+        ..stored(Col::CreatedBy, "created_by", Kind::Text, "Created by")
+    },
+    Field {
+        show: Show::Own,
+        ..stored(Col::FinishedAt, "finished_at", Kind::OptTime, "Finished")
+    },
+    Field {
+        show: Show::With(Col::FinishedAt),
+        ..stored(Col::FinishedBy, "finished_by", Kind::OptText, "Finished by")
+    },
+];
+
+/// How many built-in columns there are.
+pub const COUNT: usize = FIELDS.len();
+
+/// The row of `col`.
+pub fn field(col: Col) -> &'static Field {
+    // Rows are in `Col` order (a test checks), so this is an index.
+    &FIELDS[col as usize]
+}
+
+/// The row named `name`.
+pub fn named(name: &str) -> Option<&'static Field> {
+    FIELDS.iter().find(|f| f.name == name)
+}
+
+/// The column names in schema order.
+pub const NAMES: [&str; COUNT] = {
+    let mut out = [""; COUNT];
+    let mut i = 0;
+    while i < COUNT {
+        out[i] = FIELDS[i].name;
+        i += 1;
+    }
+    out
+};
+
+/// The columns search looks in, in schema order.
+pub fn searched() -> impl Iterator<Item = &'static Field> {
+    FIELDS.iter().filter(|f| f.searched)
+}
+
+/// The version of the text the SQLite search index holds: which columns, in which
+/// order. The indexer refuses to add to an index of another version (a program older or
+/// newer than the schema would leave out or add columns), and the migration that changes
+/// the searched columns sets the new one (a test checks that the latest migration does).
+pub fn search_version() -> String {
+    let names: Vec<&str> = searched().map(|f| f.name).collect();
+    format!("1:{}", names.join(","))
+}
+
+/// One value of a column, owned: what an import row or a stored row gives a column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Number(i64),
+    Text(Option<String>),
+    Time(Option<Millis>),
+}
+
+impl Value {
+    /// The number (0 for another kind of value).
+    pub(crate) fn number(self) -> i64 {
+        match self {
+            Value::Number(n) => n,
+            _ => 0,
+        }
+    }
+
+    /// The text, if any.
+    pub(crate) fn opt_text(self) -> Option<String> {
+        match self {
+            Value::Text(t) => t,
+            _ => None,
+        }
+    }
+
+    /// The text (empty for NULL).
+    pub(crate) fn text(self) -> String {
+        self.opt_text().unwrap_or_default()
+    }
+
+    /// The time, if any.
+    pub(crate) fn time(self) -> Option<Millis> {
+        match self {
+            Value::Time(t) => t,
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_in_column_order_with_unique_names() {
+        for (i, f) in FIELDS.iter().enumerate() {
+            assert_eq!(f.col as usize, i, "{} out of place", f.name);
+            assert_eq!(named(f.name), Some(f));
+            assert!(!f.label.is_empty(), "{} has no label", f.name);
+        }
+        let mut names = NAMES.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), COUNT);
+    }
+
+    #[test]
+    fn shown_with_names_a_column_shown_on_its_own() {
+        for f in &FIELDS {
+            if let Show::With(c) = f.show {
+                assert_eq!(field(c).show, Show::Own, "{}", f.name);
+            }
+            if f.set_by(Who::Supervisor) {
+                assert!(!f.hint.is_empty() && f.flag.is_some(), "{}", f.name);
+            }
+            if f.produced() {
+                assert!(f.flag.is_some(), "{} has no flag for add", f.name);
+            }
+        }
+    }
+
+    #[test]
+    fn the_search_version_names_the_searched_columns() {
+        assert_eq!(search_version(), "1:title,body,params,notes,result,error");
+    }
+}
