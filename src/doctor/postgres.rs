@@ -19,7 +19,7 @@ const RIGHTS: [(&str, &str, &str); 12] = [
     ("items", "", "SELECT, INSERT, UPDATE"),
     ("item_counts", "", "SELECT, INSERT, UPDATE"),
     ("events", "", "SELECT, INSERT"),
-    ("holds", "", "SELECT, INSERT"),
+    ("holds", "", "SELECT"),
     ("comments", "", "SELECT, INSERT"),
     ("queues", "", "SELECT"),
     ("queues", "name", "INSERT"),
@@ -29,6 +29,42 @@ const RIGHTS: [(&str, &str, &str); 12] = [
     ("audit", "", "SELECT"),
     ("figure_days", "", "SELECT"),
 ];
+
+/// Rights an everyday role must not have: they would let it rewrite the audit trail or
+/// the figures directly (the server writes holds and the audit itself).
+const NEVER: [(&str, &str); 4] = [
+    ("events", "UPDATE, DELETE"),
+    ("comments", "UPDATE, DELETE"),
+    ("holds", "INSERT, UPDATE, DELETE"),
+    ("audit", "INSERT, UPDATE, DELETE"),
+];
+
+/// The rights of [`NEVER`] the session's role holds, unless it may change the tables
+/// anyway (a superuser or a member of their owner).
+fn excess_rights(client: &mut Client) -> Vec<String> {
+    let privileged = client
+        .query_one("SELECT caseload_privileged()", &[])
+        .map(|r| r.get::<_, bool>(0))
+        .unwrap_or(true);
+    if privileged {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    for (table, rights) in NEVER {
+        for right in rights.split(", ") {
+            let has = client
+                .query_one(
+                    "SELECT has_table_privilege(current_user, $1::text, $2::text)",
+                    &[&table, &right],
+                )
+                .map(|r| r.get::<_, bool>(0));
+            if has.unwrap_or(false) {
+                found.push(format!("{right} ON {table}"));
+            }
+        }
+    }
+    found
+}
 
 /// Every check of the database at `url`.
 pub(super) fn checks(url: &str) -> Vec<Check> {
@@ -217,6 +253,25 @@ fn rights_check(client: &mut Client) -> Check {
         .query_one("SELECT current_user::text", &[])
         .map(|r| r.get(0))
         .unwrap_or_else(|_| "this role".into());
+    let excess = excess_rights(client);
+    if missing.is_empty() && !excess.is_empty() {
+        return Check::fail(
+            "rights",
+            format!(
+                "{user} may also {}: it could rewrite the audit trail or the figures",
+                excess.join(", ")
+            ),
+            format!(
+                "as the tables' owner, revoke them from the role that has them ({}); caseload \
+                 writes those rows itself",
+                excess
+                    .iter()
+                    .map(|e| format!("`REVOKE {e} FROM …`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
     if missing.is_empty() {
         Check::pass(
             "rights",

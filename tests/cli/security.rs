@@ -396,9 +396,9 @@ pub(crate) fn least_privilege_sql(schema: &str, staff: &str) -> String {
     format!(
         "GRANT USAGE ON SCHEMA {schema} TO {staff};
          GRANT SELECT, INSERT, UPDATE ON {schema}.items, {schema}.item_counts TO {staff};
-         GRANT SELECT, INSERT ON {schema}.events, {schema}.holds, {schema}.comments TO {staff};
-         GRANT SELECT ON {schema}.queues, {schema}.users, {schema}.audit, {schema}.figure_days,
-                         {schema}.caseload_schema TO {staff};
+         GRANT SELECT, INSERT ON {schema}.events, {schema}.comments TO {staff};
+         GRANT SELECT ON {schema}.queues, {schema}.users, {schema}.audit, {schema}.holds,
+                         {schema}.figure_days, {schema}.caseload_schema TO {staff};
          GRANT INSERT (name) ON {schema}.queues TO {staff};
          GRANT INSERT (name, last_seen), UPDATE (last_seen) ON {schema}.users TO {staff};"
     )
@@ -500,6 +500,20 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
         .find(|l| l.contains("rights"))
         .unwrap_or_default();
     assert!(rights.contains("may read and write"), "{doc}");
+    // A grant of an earlier README (INSERT on holds) would let bob forge the figures:
+    // doctor says so.
+    admin
+        .batch_execute(&format!("GRANT INSERT ON holds TO {staff}"))
+        .unwrap();
+    let doc = env.run(&bob, &["--db", &bob_db, "doctor"]);
+    let doc = String::from_utf8_lossy(&doc.stdout).into_owned();
+    assert!(
+        doc.contains("may also INSERT ON holds") && doc.contains("REVOKE INSERT ON holds"),
+        "{doc}"
+    );
+    admin
+        .batch_execute(&format!("REVOKE INSERT ON holds FROM {staff}"))
+        .unwrap();
 
     // Through caseload: a borrowed name is refused, his own is staff.
     let err = env.fails(
@@ -537,13 +551,23 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
          VALUES (0, 'x', 'x', 'role', 'x', '1')"
             .to_string(),
         "DELETE FROM events".to_string(),
-        format!("SELECT caseload_put_role('{sup}', 0, '{bob}', 'supervisor', NULL, '1')"),
-        format!("SELECT caseload_put_role('{bob}', 0, '{bob}', 'supervisor', NULL, '1')"),
-        format!("SELECT caseload_put_login('boss', 0, 'boss', '{bob}', NULL, '1')"),
-        "SELECT caseload_put_queue('boss', 0, 'default', 1, 0, NULL, true, NULL, '1')".to_string(),
-        "SELECT caseload_put_queue_order('boss', 'default', 'due')".to_string(),
-        "SELECT caseload_drop_queue('boss', 0, 'new-queue', NULL, '1')".to_string(),
+        format!("SELECT caseload_set_role('{sup}', '{bob}', 'supervisor')"),
+        format!("SELECT caseload_set_role('{bob}', '{bob}', 'supervisor')"),
+        format!("SELECT caseload_set_login('boss', 'boss', '{bob}')"),
+        "SELECT caseload_set_queue('boss', 'default', 1, 0, NULL, true, 'due', NULL)".to_string(),
+        "SELECT caseload_delete_queue('boss', 'new-queue', NULL)".to_string(),
         "DELETE FROM queues WHERE name = 'new-queue'".to_string(),
+        // The audit trail of items: another's name, or the figures' table.
+        "INSERT INTO comments (item_id, at, author, os_user, text) \
+         VALUES (1, 0, 'boss', 'boss', 'forged')"
+            .to_string(),
+        "INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+         VALUES (1, 0, 'boss', 'boss', 'unlocked', '{}')"
+            .to_string(),
+        format!(
+            "INSERT INTO holds (ended, event_id, item_id, queue, holder, started, how) \
+             VALUES (0, 1, 1, 'default', '{bob}', 0, 'completed')"
+        ),
     ];
     for sql in &attempts {
         let e = psql.batch_execute(sql).expect_err(sql);
@@ -553,6 +577,41 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
             "{sql}: {e}"
         );
     }
+    // Under his own name, what bob writes in raw SQL carries the server's who and when,
+    // whatever he gives: his database role and the server's clock.
+    psql.batch_execute(&format!(
+        "INSERT INTO comments (item_id, at, author, os_user, text) \
+         VALUES ({id}, 0, '{bob}', 'boss', 'dated 1970'); \
+         INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+         VALUES ({id}, 0, '{bob}', 'boss', 'noted', '{{}}')"
+    ))
+    .unwrap();
+    let now_ms: i64 = admin
+        .query_one(
+            "SELECT floor(extract(epoch FROM now()) * 1000)::bigint",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    for table in ["comments", "events"] {
+        let row = admin
+            .query_one(
+                &format!("SELECT at, os_user FROM {table} ORDER BY id DESC LIMIT 1"),
+                &[],
+            )
+            .unwrap();
+        let (at, os_user): (i64, String) = (row.get(0), row.get(1));
+        assert_eq!(os_user, bob.as_str(), "{table}");
+        assert!(
+            (now_ms - at).abs() < 60_000,
+            "{table}: at {at}, now {now_ms}"
+        );
+    }
+    let shown = env.ok(&bob, &["--db", &bob_db, "show", &id]);
+    assert!(
+        shown.contains("dated 1970") && !shown.contains("1970-01-01") && !shown.contains("boss"),
+        "{shown}"
+    );
     // A temporary table named users that says bob is a supervisor changes nothing: the
     // functions read the schema's own table.
     psql.batch_execute(&format!(
@@ -564,7 +623,7 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
     .unwrap();
     let e = psql
         .batch_execute(&format!(
-            "SELECT {}.caseload_put_role('{bob}', 0, '{bob}', 'supervisor', NULL, '1')",
+            "SELECT {}.caseload_set_role('{bob}', '{bob}', 'supervisor')",
             b.schema
         ))
         .unwrap_err();
@@ -595,6 +654,16 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
         .expect("audited");
     assert_eq!(change["real_user"], sup.as_str());
     assert_eq!(change["actor"], sup.as_str());
+    // Its time and old value are the server's, read inside the function.
+    assert_eq!(
+        (change["old"].as_str(), change["new"].as_str()),
+        (Some("staff"), Some("supervisor"))
+    );
+    let at = chrono::DateTime::parse_from_rfc3339(change["at"].as_str().unwrap()).unwrap();
+    assert!(
+        (chrono::Utc::now().timestamp_millis() - at.timestamp_millis()).abs() < 60_000,
+        "{change}"
+    );
 
     // The queue changes that came later go through the same kind of function: the
     // supervisor's least-privilege role sets a take order, creates, renames and deletes

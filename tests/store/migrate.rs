@@ -207,3 +207,82 @@ fn postgres_upgrade_lets_whoever_reads_the_holds_read_their_summary() {
     let _ = admin.batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE IF EXISTS {role}"));
     assert!(may, "the upgrade grants SELECT on figure_days to {role}");
 }
+
+/// Upgrading a database set up with the grants of an earlier README: the audit trail is
+/// then written by the server for everyday roles too (a forged actor refused, the time and
+/// role stamped), INSERT on holds is taken back, and the functions that took the audit's
+/// time and old value from the caller are gone.
+#[test]
+fn postgres_upgrade_makes_the_server_write_who_and_when() {
+    use caseload::store::postgres::migrate;
+    let Some(b) = support::backend::PgBackend::from_env() else {
+        return;
+    };
+    let role = format!("cl_old_staff_{}", std::process::id());
+    let mut admin = b.admin();
+    let _ = admin.batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE IF EXISTS {role}"));
+    admin
+        .batch_execute(&format!("CREATE ROLE {role} NOLOGIN"))
+        .unwrap();
+    migrate::create_at_version(&mut admin, 9).unwrap();
+    admin
+        .batch_execute(&format!(
+            "GRANT USAGE ON SCHEMA {s} TO {role}; \
+             GRANT SELECT, INSERT, UPDATE ON items, item_counts TO {role}; \
+             GRANT SELECT, INSERT ON events, holds, comments TO {role}; \
+             GRANT SELECT ON queues, users, audit, figure_days TO {role}; \
+             INSERT INTO queues (name) VALUES ('default'); \
+             INSERT INTO items (queue, title, created_at, created_by) \
+             VALUES ('default', 't', 0, 'boss');",
+            s = b.schema
+        ))
+        .unwrap();
+    let actor = Actor::new("admin", "admin");
+    let opts = caseload::store::postgres::PgOptions::default();
+    drop(caseload::store::postgres::PgStore::open(&b.url, actor, &opts).unwrap());
+    let one = |admin: &mut postgres::Client, sql: &str| -> bool {
+        admin.query_one(sql, &[]).unwrap().get(0)
+    };
+    assert!(!one(
+        &mut admin,
+        &format!("SELECT has_table_privilege('{role}', 'holds', 'INSERT')")
+    ));
+    assert!(one(
+        &mut admin,
+        &format!("SELECT has_table_privilege('{role}', 'holds', 'SELECT')")
+    ));
+    assert!(one(
+        &mut admin,
+        "SELECT to_regprocedure('caseload_put_role(text, bigint, text, text, text, text)') \
+         IS NULL AND to_regprocedure('caseload_set_role(text, text, text)') IS NOT NULL"
+    ));
+    // As the old staff role (its session, as a login of its own would have).
+    admin
+        .batch_execute(&format!("SET SESSION AUTHORIZATION {role}"))
+        .unwrap();
+    let forged = admin.batch_execute(
+        "INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+         VALUES (1, 0, 'boss', 'boss', 'unlocked', '{}')",
+    );
+    assert_eq!(
+        forged.unwrap_err().code(),
+        Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE)
+    );
+    admin
+        .batch_execute(&format!(
+            "INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+             VALUES (1, 0, '{role}', 'boss', 'noted', '{{}}')"
+        ))
+        .unwrap();
+    let row = admin
+        .query_one(
+            "SELECT at, os_user, floor(extract(epoch FROM now()) * 1000)::bigint FROM events",
+            &[],
+        )
+        .unwrap();
+    let (at, os_user, now): (i64, String, i64) = (row.get(0), row.get(1), row.get(2));
+    assert_eq!(os_user, role);
+    assert!((now - at).abs() < 60_000, "at {at}, now {now}");
+    admin.batch_execute("RESET SESSION AUTHORIZATION").unwrap();
+    let _ = admin.batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE IF EXISTS {role}"));
+}

@@ -95,10 +95,51 @@ fn role_and_queue_changes_are_audited(b: &dyn Backend) {
         (all[2].old.as_str(), all[2].new.as_str()),
         (None, Some("svc"))
     );
+    // A queue's settings, its rename and deletion read the same on both backends (on
+    // PostgreSQL the server writes them, from the rows it reads and writes).
+    let settings = serde_json::json!({
+        "lock_seconds": 60, "warn_seconds": 10, "max_per_user": null, "paused": false
+    });
+    assert_eq!(all[0].new, settings);
+    boss.rename_queue("default", "main").unwrap();
+    boss.set_queue("spare", &caseload::domain::QueueUpdate::default(), true)
+        .unwrap();
+    boss.delete_queue("spare").unwrap();
+    let later: Vec<_> = boss
+        .audit(None, 0)
+        .unwrap()
+        .into_iter()
+        .skip(3)
+        .map(|a| (a.subject, a.old, a.new))
+        .collect();
+    let spare = serde_json::json!({
+        "lock_seconds": 1800, "warn_seconds": 120, "max_per_user": null, "paused": false
+    });
+    assert_eq!(
+        later,
+        [
+            (
+                "main".to_string(),
+                serde_json::json!({"renamed_from": "default"}),
+                settings.clone()
+            ),
+            (
+                "default".to_string(),
+                settings,
+                serde_json::json!({"renamed_to": "main"})
+            ),
+            ("spare".to_string(), serde_json::Value::Null, spare.clone()),
+            (
+                "spare".to_string(),
+                spare,
+                serde_json::json!({"deleted": true})
+            ),
+        ]
+    );
     // By or about a user.
     assert_eq!(boss.audit(Some("alice"), 0).unwrap().len(), 1);
     assert_eq!(boss.audit(Some("bob"), 0).unwrap().len(), 0);
-    assert_eq!(boss.audit(Some("boss"), 0).unwrap().len(), 3);
+    assert_eq!(boss.audit(Some("boss"), 0).unwrap().len(), 7);
 }
 
 #[test]

@@ -23,6 +23,7 @@ pub const STEPS: &[&str] = &[
     include_str!("migrations/0007_queue_functions.sql"),
     include_str!("migrations/0008_figure_days.sql"),
     include_str!("migrations/0009_fold_collation.sql"),
+    include_str!("migrations/0010_audit_by_the_server.sql"),
 ];
 
 /// The schema version this program writes.

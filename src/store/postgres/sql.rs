@@ -47,11 +47,11 @@ pub fn numbered(sql: &str) -> (String, Vec<String>) {
 /// The event columns, in the order the row reader expects (`detail` as text).
 pub(crate) const EVENT_COLS: &str = "id, item_id, at, actor, os_user, kind, detail::text";
 
-/// The server's now in Unix ms, plus a test offset.
+/// The server's now in Unix ms, plus a test offset: in a transaction, its start (as
+/// `caseload_now_ms()`, which stamps the events and comments of a role that may not
+/// choose their time, so that they and the item's lock time agree to the millisecond).
 pub(crate) fn now(offset_ms: i64) -> String {
-    format!(
-        "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + ({offset_ms})::bigint"
-    )
+    format!("SELECT floor(extract(epoch FROM now()) * 1000)::bigint + ({offset_ms})::bigint")
 }
 
 /// A write transaction's start: `BEGIN` and the server's clock in one simple query.

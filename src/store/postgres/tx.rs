@@ -112,14 +112,6 @@ fn insert_event(
     Ok(())
 }
 
-/// An audit note's old and new value as JSON text (old `None` for JSON null).
-fn audit_values(note: &AuditNote) -> (Option<String>, String) {
-    (
-        (!note.old.is_null()).then(|| note.old.to_string()),
-        note.new.to_string(),
-    )
-}
-
 impl Tx for PgTx<'_> {
     fn ctx(&self) -> TxCtx<'_> {
         self.ctx
@@ -389,77 +381,51 @@ impl Tx for PgTx<'_> {
         self.lift(r)
     }
 
+    // Roles, bindings and queue settings are written by SECURITY DEFINER functions
+    // (migrations/0010_audit_by_the_server.sql) that check the session's role again and
+    // write the audit record themselves: the server's time, its `session_user`, the old
+    // value as they read it and the new one as they write it. Of the note they take only
+    // what the server cannot know: which rename a queue's creation or deletion is part of.
+    // A role without a supervisor's name cannot change them even from psql.
     fn drop_queue(&mut self, queue: &str, note: &AuditNote) -> Result<()> {
-        let (now, actor) = (self.ctx.now, self.ctx.actor);
-        let (old, new) = audit_values(note);
-        // Through the SECURITY DEFINER function (0007_queue_functions.sql): a supervisor's
-        // least-privilege role has no DELETE on queues and no INSERT into audit.
+        let renamed_to = note.new.get("renamed_to").and_then(|v| v.as_str());
         let r = self.c.execute(
-            "SELECT caseload_drop_queue($1, $2, $3, $4, $5)",
-            &[&actor.name, &now, &queue, &old, &new],
+            "SELECT caseload_delete_queue($1, $2, $3)",
+            &[&self.ctx.actor.name, &queue, &renamed_to],
         );
         self.lift(r.map_err(TxError::from)).map(|_| ())
     }
 
-    // Roles, bindings and queue settings are written by SECURITY DEFINER functions
-    // (0004_identity_audit.sql) that check the session's role again and write the audit
-    // record with the server's `session_user`: a role without a supervisor's name cannot
-    // change them even from psql.
     fn put_queue(&mut self, q: &QueueSettings, note: &AuditNote) -> Result<()> {
-        let (old, new) = audit_values(note);
+        let renamed_from = note.old.get("renamed_from").and_then(|v| v.as_str());
         let r = self.c.execute(
-            "SELECT caseload_put_queue($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            "SELECT caseload_set_queue($1, $2, $3, $4, $5, $6, $7, $8)",
             &[
                 &self.ctx.actor.name,
-                &self.ctx.now,
                 &q.name,
                 &q.lock_seconds,
                 &q.warn_seconds,
                 &q.max_per_user,
                 &q.paused,
-                &old,
-                &new,
-            ],
-        );
-        self.lift(r.map_err(TxError::from))?;
-        // The take order is not among caseload_put_queue's arguments (its audit row has it,
-        // in the settings' JSON): written here, in the same transaction, by its own
-        // SECURITY DEFINER function (0007_queue_functions.sql).
-        let r = self.c.execute(
-            "SELECT caseload_put_queue_order($1, $2, $3)",
-            &[&self.ctx.actor.name, &q.name, &q.order.as_str()],
-        );
-        self.lift(r.map_err(TxError::from)).map(|_| ())
-    }
-
-    fn put_role(&mut self, user: &str, role: Role, note: &AuditNote) -> Result<()> {
-        let (old, new) = audit_values(note);
-        let r = self.c.execute(
-            "SELECT caseload_put_role($1, $2, $3, $4, $5, $6)",
-            &[
-                &self.ctx.actor.name,
-                &self.ctx.now,
-                &user,
-                &role.as_str(),
-                &old,
-                &new,
+                &q.order.as_str(),
+                &renamed_from,
             ],
         );
         self.lift(r.map_err(TxError::from)).map(|_| ())
     }
 
-    fn put_login(&mut self, user: &str, login: Option<&str>, note: &AuditNote) -> Result<()> {
-        let (old, new) = audit_values(note);
+    fn put_role(&mut self, user: &str, role: Role, _: &AuditNote) -> Result<()> {
         let r = self.c.execute(
-            "SELECT caseload_put_login($1, $2, $3, $4, $5, $6)",
-            &[
-                &self.ctx.actor.name,
-                &self.ctx.now,
-                &user,
-                &login,
-                &old,
-                &new,
-            ],
+            "SELECT caseload_set_role($1, $2, $3)",
+            &[&self.ctx.actor.name, &user, &role.as_str()],
+        );
+        self.lift(r.map_err(TxError::from)).map(|_| ())
+    }
+
+    fn put_login(&mut self, user: &str, login: Option<&str>, _: &AuditNote) -> Result<()> {
+        let r = self.c.execute(
+            "SELECT caseload_set_login($1, $2, $3)",
+            &[&self.ctx.actor.name, &user, &login],
         );
         self.lift(r.map_err(TxError::from)).map(|_| ())
     }
