@@ -41,7 +41,9 @@ use caseload::store::sqlite::sql::{
     CLAIM as CLAIM_SQL, Creation, ENSURE_QUEUE as QUEUE_SQL, INSERT_EVENT as EVENT_SQL,
     ITEM_BY_REQUEST_ID as RID_SQL, ITEM_COLS, KEPT_COUNT as COUNT_SQL, bind_items, insert_item_sql,
 };
-use caseload::store::{ListFilter, SqliteStore, StateFilter, Store, StoreError, TakeNext};
+use caseload::store::{
+    ListFilter, Reads, SqliteStore, StateFilter, Store, StoreError, TakeNext, Writes,
+};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, named_params, params};
 
 // ---------------------------------------------------------------------------------------

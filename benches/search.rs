@@ -28,7 +28,7 @@ use caseload::store::sqlite::sql::{
     Creation, ENSURE_QUEUE, INSERT_EVENT, bind_items, insert_item_sql,
 };
 use caseload::store::sqlite::{OpenOptions, SqliteStore};
-use caseload::store::{ListFilter, StateFilter, Store};
+use caseload::store::{ListFilter, Reads, StateFilter, Writes};
 use common::key;
 use ratatui::crossterm::event::KeyCode;
 use rusqlite::{Connection, params};

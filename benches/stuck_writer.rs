@@ -25,7 +25,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use caseload::domain::{Actor, NewItem};
-use caseload::store::Store;
+use caseload::store::Writes;
 use caseload::store::sqlite::{OpenOptions, SqliteStore};
 use caseload::tui::{EventSource, Session, run_loop};
 use ratatui::Terminal;

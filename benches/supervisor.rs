@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use caseload::domain::{Actor, Role, SeenLock};
 use caseload::store::sqlite::{OpenOptions, SqliteStore};
-use caseload::store::{ListFilter, StateFilter, Store, TakeNext};
+use caseload::store::{ListFilter, Reads, StateFilter, TakeNext, Writes};
 use common::{avg, key};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

@@ -26,7 +26,7 @@ use serde::Deserialize;
 use crate::domain::{Actor, Millis, NewItem};
 use crate::store::postgres::{PgOptions, PgStore};
 use crate::store::sqlite::{OpenOptions, SqliteStore, system_clock};
-use crate::store::{ListFilter, Store, StoreError, TakeNext};
+use crate::store::{ListFilter, Reads, Store, StoreError, TakeNext};
 
 /// The bundled demo data set.
 const DEMO_DATA: &str = include_str!("../assets/demo.jsonl");

@@ -5,12 +5,12 @@
 //! are private to the crate.
 //! - [`domain`]: items, queues, locks, events, users and the pure rules over them; never
 //!   reads the clock.
-//! - [`store`]: the [`store::Store`] trait and its errors; the lock protocol written once
-//!   in [`store::ops`] over the primitives of one write transaction ([`store::ops::Tx`]);
-//!   the [`store::backend::Backend`] trait with the one `Store` over it; the SQLite and
-//!   PostgreSQL backends ([`store::sqlite`], [`store::postgres`], the same file names on
-//!   both sides: open, tx, reads, stats, check, migrate, sql); migrate-to, database
-//!   location and identity lookup.
+//! - [`store`]: the [`store::Store`] trait ([`store::Reads`] + [`store::Writes`]) and its
+//!   errors; every read implemented by each backend, every write once, as the lock
+//!   protocol written in [`store::ops`] over the primitives of one write transaction
+//!   ([`store::ops::Tx`]); the SQLite and PostgreSQL backends ([`store::sqlite`],
+//!   [`store::postgres`], the same file names on both sides: open, txn, tx, reads, stats,
+//!   check, migrate, sql); migrate-to, database location and identity lookup.
 //! - [`app`]: the TUI's state, messages (`msg`), the dialog, the list filters and the key
 //!   table; `update/` is `update(state, msg) -> effects`, one short function per message
 //!   (`keys`, `modes`, `results`, `supervise`); pure (never touches the store or the clock).

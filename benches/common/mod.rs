@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use caseload::domain::{Actor, NewItem};
-use caseload::store::Store;
 use caseload::store::sqlite::{OpenOptions, SqliteStore};
+use caseload::store::{Reads, Store, Writes};
 use caseload::tui::Session;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 

@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use caseload::domain::figures::Period;
 use caseload::store::sql::{EXPECTED_HOLDS, HOLDS_COLS};
-use caseload::store::{ReportQuery, Store, TakeNext};
+use caseload::store::{Reads, ReportQuery, TakeNext, Writes};
 use rusqlite::{Connection, params};
 
 use super::{Config, Report, env_num, filled_copy_of, fresh_db, ms, now_ms, open_store, pct, yes};

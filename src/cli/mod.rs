@@ -85,19 +85,7 @@ pub(crate) fn context(cli: &Cli) -> Result<Invocation, Failure> {
 /// Opens the store for a subcommand.
 pub(crate) fn open_store(ctx: &Invocation, init: bool) -> Result<Box<dyn Store>, Failure> {
     match &ctx.location {
-        Location::File(path) => {
-            let opts = OpenOptions {
-                allow_network_fs: ctx.allow_network_fs,
-                allow_empty: init,
-                create_dirs: ctx.source == Source::Default,
-                // Only init (and demo, its own way) or an explicit --create make a file:
-                // a mistyped --db is an error, not a new empty database.
-                must_exist: !init && !ctx.create,
-            };
-            let store = SqliteStore::open(path, ctx.actor.clone(), &opts)
-                .with_context(|| path.display().to_string())?;
-            Ok(Box::new(store))
-        }
+        Location::File(path) => Ok(Box::new(open_sqlite(ctx, path, init)?)),
         Location::Postgres(url) => {
             let opts = crate::store::postgres::PgOptions {
                 // As with a file: only init (and demo, migrate-to) or --create make the
@@ -109,6 +97,25 @@ pub(crate) fn open_store(ctx: &Invocation, init: bool) -> Result<Box<dyn Store>,
             Ok(Box::new(store))
         }
     }
+}
+
+/// Opens the SQLite file at `path` for a subcommand.
+pub(crate) fn open_sqlite(
+    ctx: &Invocation,
+    path: &std::path::Path,
+    init: bool,
+) -> Result<SqliteStore, Failure> {
+    let opts = OpenOptions {
+        allow_network_fs: ctx.allow_network_fs,
+        allow_empty: init,
+        create_dirs: ctx.source == Source::Default,
+        // Only init (and demo, its own way) or an explicit --create make a file: a
+        // mistyped --db is an error, not a new empty database.
+        must_exist: !init && !ctx.create,
+    };
+    let store = SqliteStore::open(path, ctx.actor.clone(), &opts)
+        .with_context(|| path.display().to_string())?;
+    Ok(store)
 }
 
 /// Runs a subcommand.
@@ -172,7 +179,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::Check { repair_figures } => damage::check(&ctx, repair_figures, out),
         Command::MigrateTo { url } => setup::migrate_to(&ctx, &url, out),
         Command::Doctor { json } => setup::doctor(&ctx, json, out),
-        Command::Backup { file } => setup::backup(&mut *store()?, &file, out),
+        Command::Backup { file } => setup::backup(&ctx, &file, out),
         // Answered above, before the config files are read.
         Command::Completions { .. } | Command::Man { .. } => Ok(()),
     }

@@ -7,7 +7,7 @@
 //! whose own `request_id` is another id's item is refused too: the file and the database
 //! disagree about which item it is. Any of these refuses the whole import, naming the
 //! lines. The second pass begins by adding the row with the largest id
-//! ([`crate::store::Store::keep_ids`]), so that items added while the import runs get
+//! ([`crate::store::Writes::keep_ids`]), so that items added while the import runs get
 //! ids above every kept one.
 
 use std::collections::{BTreeMap, HashMap};

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::figure_days::{DayCell, Finish};
 use crate::domain::figures::{LOST, Period, percentile};
 use crate::domain::{EventKind, Millis, QueueSettings};
-use crate::store::error::Result;
+use crate::store::error::{Result, StoreError};
 
 /// What to report on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +23,20 @@ pub struct ReportQuery {
     /// Read every hold row of the period instead of the day summary for its whole days
     /// (the same figures, slower; tests compare the two).
     pub rows_only: bool,
+}
+
+impl ReportQuery {
+    /// Refuses an empty period (`Invalid`), before anything is read.
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.period.since >= self.period.until {
+            return Err(StoreError::Invalid(format!(
+                "the period is empty: --since ({}) is not before --until ({})",
+                crate::domain::time::rfc3339(self.period.since),
+                crate::domain::time::rfc3339(self.period.until)
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// The figures of one period, per person and per queue.

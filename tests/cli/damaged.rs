@@ -160,7 +160,7 @@ fn the_tui_marks_an_unreadable_row_and_takes_the_next_readable_one() {
     let screen = support::tui::screen(&s.state);
     assert!(screen.contains("Order toner"), "{screen}");
     let mut look = db.store("look", &clock);
-    use caseload::store::Store;
+    use caseload::store::Reads;
     assert_eq!(
         look.item(ids[1]).unwrap().lock_user.as_deref(),
         Some("alice")

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::support::cli::Env;
 use caseload::domain::{Actor, NewItem};
 use caseload::store::sqlite::OpenOptions;
-use caseload::store::{SqliteStore, Store};
+use caseload::store::{SqliteStore, Writes};
 
 const ADDER_DB: &str = "CASELOAD_TEST_ADDER_DB";
 

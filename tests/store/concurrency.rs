@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::support::cli::Env;
 use caseload::domain::{Actor, NewItem};
 use caseload::store::sqlite::OpenOptions;
-use caseload::store::{SqliteStore, Store, StoreError, TakeNext};
+use caseload::store::{Reads, SqliteStore, StoreError, TakeNext, Writes};
 
 const WORKER_DB: &str = "CASELOAD_TEST_WORKER_DB";
 const WORKER_USER: &str = "CASELOAD_TEST_WORKER_USER";

@@ -8,7 +8,7 @@ use crate::support::MIN;
 use crate::support::backend::{Backend, setup};
 use caseload::domain::figures::{ItemFigures, Period, records};
 use caseload::domain::{EventKind, NewItem};
-use caseload::store::{Figures, QueueFigures, Report, ReportQuery, Store, StoreError};
+use caseload::store::{Figures, QueueFigures, Reads, Report, ReportQuery, Store, StoreError};
 
 conformance!(
     figures_follow_hand_made_histories,

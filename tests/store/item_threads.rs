@@ -8,7 +8,7 @@ use crate::support::backend::{Backend, add, assert_code, kinds, setup};
 use caseload::domain::fields::{Col, Value};
 use caseload::domain::lock::ASSIGNED;
 use caseload::domain::{EventKind, ItemEdit, ItemState, NewItem, Role};
-use caseload::store::{ListFilter, StateFilter, Store, StoreError, TakeNext, exit};
+use caseload::store::{ListFilter, Reads, StateFilter, Store, StoreError, TakeNext, Writes, exit};
 
 conformance!(
     an_assignment_waits_for_its_assignee_without_a_clock,

@@ -3,6 +3,7 @@
 
 use crate::support;
 use caseload::domain::Actor;
+use caseload::store::Reads;
 use caseload::store::migrate::{self, Migration};
 use rusqlite::Connection;
 
@@ -140,7 +141,6 @@ fn pg_shape(client: &mut postgres::Client, schema: &str) -> Vec<String> {
 
 #[test]
 fn postgres_fresh_and_migrated_schemas_are_the_same() {
-    use caseload::store::Store;
     use caseload::store::postgres::{LATEST, PgOptions, PgStore, STEPS, migrate};
     let (Some(fresh), Some(old)) = (
         support::backend::PgBackend::from_env(),

@@ -11,7 +11,7 @@ use crate::support::backend::{Backend, PgBackend};
 use caseload::domain::{Actor, NewItem, QueueUpdate};
 use caseload::store::postgres::{PgOptions, PgStore};
 use caseload::store::sqlite::system_clock;
-use caseload::store::{ListFilter, StateFilter, Store, StoreError, exit};
+use caseload::store::{ListFilter, Reads, StateFilter, Store, StoreError, Writes, exit};
 
 use crate::support::cli::BIN;
 const DAY: i64 = 86_400_000;

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use crate::support::backend::PgBackend;
 use caseload::domain::{Actor, NewItem};
 use caseload::store::postgres::{PgOptions, PgStore};
-use caseload::store::{ListFilter, StateFilter, Store, exit};
+use caseload::store::{ListFilter, Reads, StateFilter, Store, Writes, exit};
 
 use crate::support::cli::BIN;
 

@@ -5,7 +5,7 @@
 use crate::support::MIN;
 use crate::support::backend::{Backend, add, kinds, setup};
 use caseload::domain::{Actor, AuditKind, Role, SeenLock};
-use caseload::store::{ListFilter, StateFilter, Store, exit};
+use caseload::store::{ListFilter, Reads, StateFilter, Writes, exit};
 
 conformance!(
     unlock_leaves_alone_a_lock_renewed_after_it_was_listed,

@@ -6,7 +6,7 @@
 use crate::support::backend::{Backend, SqliteBackend, add, setup};
 use caseload::domain::search::{COUNT_CAP, Search};
 use caseload::domain::{Actor, Item, NewItem};
-use caseload::store::{ListFilter, StateFilter, Store};
+use caseload::store::{ListFilter, Reads, StateFilter, Store, Writes};
 
 conformance!(
     short_words_give_the_rule_s_answer_on_every_plan,

@@ -11,7 +11,7 @@ use crate::support::MIN;
 use crate::support::tui::*;
 use caseload::domain::NewItem;
 use caseload::domain::figures::{Period, PeriodKind};
-use caseload::store::{ReportQuery, Store};
+use caseload::store::{Reads, ReportQuery, Writes};
 
 fn world() -> (Db, Clock) {
     let db = Db::new();

@@ -4,7 +4,7 @@
 
 use crate::support::tui::*;
 use caseload::domain::{EventKind, ItemState};
-use caseload::store::Store;
+use caseload::store::Reads;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::KeyCode;

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::support::backend::PgBackend;
 use caseload::domain::{Actor, NewItem};
-use caseload::store::Store;
+use caseload::store::Writes;
 use caseload::store::postgres::{PgOptions, PgStore};
 use ratatui::crossterm::event::KeyCode;
 

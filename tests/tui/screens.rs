@@ -3,7 +3,7 @@
 
 use crate::support::tui::*;
 use caseload::domain::{NewItem, QueueUpdate};
-use caseload::store::{Store, TakeNext};
+use caseload::store::{Reads, TakeNext, Writes};
 use ratatui::crossterm::event::KeyCode;
 use ratatui::style::Color;
 

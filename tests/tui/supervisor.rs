@@ -12,7 +12,7 @@
 
 use crate::support::tui::*;
 use caseload::domain::{EventKind, ItemState, NewItem, QueueUpdate};
-use caseload::store::Store;
+use caseload::store::{Reads, Writes};
 use caseload::tui::Session;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

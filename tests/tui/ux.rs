@@ -4,7 +4,7 @@
 use caseload::app::{Effect, Msg, State, update};
 use caseload::domain::NewItem;
 use caseload::domain::time::Zone;
-use caseload::store::Store;
+use caseload::store::Writes;
 use chrono::FixedOffset;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 

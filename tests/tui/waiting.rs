@@ -10,7 +10,7 @@ use crate::support::tui::*;
 use caseload::app::{Pending, View};
 use caseload::domain::{Actor, ItemState, NewItem};
 use caseload::store::postgres::{PgOptions, PgStore};
-use caseload::store::{ListFilter, StateFilter, Store};
+use caseload::store::{ListFilter, Reads, StateFilter, Writes};
 use ratatui::crossterm::event::KeyCode;
 
 /// Another program's connection holding the write lock until dropped or let go.

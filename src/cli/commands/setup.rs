@@ -8,9 +8,9 @@ use anyhow::{Context, anyhow};
 use crate::domain::sanitize;
 use crate::store::location::{self, Location};
 use crate::store::sqlite::OpenOptions;
-use crate::store::{SqliteStore, Store};
+use crate::store::{Reads, SqliteStore, StoreError};
 
-use crate::cli::{CliResult, Failure, Invocation, bail_usage, open_store};
+use crate::cli::{CliResult, Failure, Invocation, bail_usage, open_sqlite, open_store};
 
 /// Opens the TUI (no subcommand); it needs a terminal.
 pub(crate) fn tui(ctx: &Invocation, no_notify: bool) -> CliResult {
@@ -177,9 +177,21 @@ pub(crate) fn demo_path() -> Result<PathBuf, Failure> {
     Ok(dirs.data_dir().join("caseload-demo.db"))
 }
 
-/// `caseload backup FILE`: a consistent copy of the SQLite file.
-pub(crate) fn backup(s: &mut dyn Store, file: &std::path::Path, out: &mut dyn Write) -> CliResult {
-    s.backup(file)?;
+/// `caseload backup FILE`: a consistent copy of the SQLite file (PostgreSQL has
+/// `pg_dump`: refused, once the database was opened as any command opens it).
+pub(crate) fn backup(ctx: &Invocation, file: &std::path::Path, out: &mut dyn Write) -> CliResult {
+    match &ctx.location {
+        Location::File(path) => open_sqlite(ctx, path, false)?.backup(file)?,
+        Location::Postgres(url) => {
+            open_store(ctx, false)?;
+            return Err(StoreError::Invalid(format!(
+                "backup copies SQLite files only; for PostgreSQL use pg_dump, e.g. \
+                 pg_dump --format=custom --file=caseload.dump '{}'",
+                location::redact_url(url)
+            ))
+            .into());
+        }
+    }
     writeln!(
         out,
         "Backed up to {}",

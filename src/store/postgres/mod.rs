@@ -27,7 +27,6 @@ mod tx;
 mod txn;
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use postgres::Client;
@@ -45,11 +44,12 @@ use self::txn::{Failed, Kind};
 use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
 };
-use crate::store::backend::Backend;
+use crate::store::Reads;
 use crate::store::error::{Result, StoreError};
 use crate::store::list::Window;
 use crate::store::ops::{Tx, TxCtx};
 use crate::store::sqlite::{Clock, system_clock};
+use crate::store::writes::Backend;
 use crate::store::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats};
 
 pub use self::migrate::{FoldProblem, LATEST, SCHEMA, STEPS, fold_problem};
@@ -370,7 +370,7 @@ impl PgStore {
     }
 }
 
-impl Backend for PgStore {
+impl Reads for PgStore {
     fn actor(&self) -> &Actor {
         &self.actor
     }
@@ -429,11 +429,6 @@ impl Backend for PgStore {
         Ok(self.notifications ^ (self.own_commits << 32))
     }
 
-    fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()> {
-        let out = self.write_inner(f);
-        out.map_err(|e| self.named(e))
-    }
-
     fn item(&mut self, id: i64) -> Result<Item> {
         self.read(|c| reads::load_item(c, id)?.ok_or(StoreError::NotFound(id).into()))
     }
@@ -444,7 +439,7 @@ impl Backend for PgStore {
 
     fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>> {
         let total = if Window::wants_total(filter) {
-            Some(Backend::count(self, filter)?)
+            Some(Reads::count(self, filter)?)
         } else {
             None
         };
@@ -495,6 +490,7 @@ impl Backend for PgStore {
     }
 
     fn report(&mut self, q: &ReportQuery) -> Result<Report> {
+        q.check()?;
         let facts = self.read(|c| figures::facts(c, q))?;
         crate::store::figures::assemble(q, facts)
     }
@@ -523,14 +519,6 @@ impl Backend for PgStore {
         self.read(check::check)
     }
 
-    fn backup(&mut self, _dest: &Path) -> Result<()> {
-        Err(StoreError::Invalid(format!(
-            "backup copies SQLite files only; for PostgreSQL use pg_dump, e.g. \
-             pg_dump --format=custom --file=caseload.dump '{}'",
-            self.shown
-        )))
-    }
-
     fn export(
         &mut self,
         filter: &ExportFilter,
@@ -557,6 +545,13 @@ impl Backend for PgStore {
             let event = crate::store::rows::event_from(&mut reads::PgCells::new(r))?;
             each(&event).map_err(|e| StoreError::Database(format!("writing the export: {e}")))
         })
+    }
+}
+
+impl Backend for PgStore {
+    fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()> {
+        let out = self.write_inner(f);
+        out.map_err(|e| self.named(e))
     }
 }
 

@@ -39,9 +39,10 @@ use self::txn::{Failed, Kind, Stage};
 use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
 };
-use crate::store::backend::Backend;
+use crate::store::Reads;
 use crate::store::error::{Result, StoreError};
 use crate::store::ops::{Tx, TxCtx};
+use crate::store::writes::Backend;
 use crate::store::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats};
 
 /// A source of "now" in Unix milliseconds; tests pass a fixed or stepped clock.
@@ -284,15 +285,7 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
-impl Backend for SqliteStore {
-    /// Skips the write lock altogether when nothing is behind (the usual idle tick).
-    fn index_search(&mut self, budget: usize) -> Result<usize> {
-        if !search::behind(&self.conn)? {
-            return Ok(0);
-        }
-        self.immediate(|c, _| search::index_some(c, budget))
-    }
-
+impl Reads for SqliteStore {
     fn actor(&self) -> &Actor {
         &self.actor
     }
@@ -310,15 +303,6 @@ impl Backend for SqliteStore {
             .conn
             .query_row("PRAGMA data_version", [], |r| r.get(0))?;
         Ok((v as u64) ^ (self.own_commits << 32))
-    }
-
-    fn writable(&self) -> bool {
-        !self.read_only
-    }
-
-    /// One write transaction ([`SqliteStore::immediate`]).
-    fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()> {
-        self.immediate(|c, ctx| f(&mut SqliteTx { c, ctx }))
     }
 
     fn item(&mut self, id: i64) -> Result<Item> {
@@ -379,6 +363,7 @@ impl Backend for SqliteStore {
     }
 
     fn report(&mut self, q: &ReportQuery) -> Result<Report> {
+        q.check()?;
         figures::report(&self.conn, (self.clock)(), q)
     }
 
@@ -412,7 +397,46 @@ impl Backend for SqliteStore {
         Ok(check::run(&self.conn))
     }
 
-    fn backup(&mut self, dest: &Path) -> Result<()> {
+    fn export(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
+    ) -> Result<u64> {
+        reads::export(&self.conn, filter, each)
+    }
+
+    fn export_events(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
+    ) -> Result<u64> {
+        reads::export_events(&self.conn, filter, each)
+    }
+}
+
+impl Backend for SqliteStore {
+    /// Skips the write lock altogether when nothing is behind (the usual idle tick).
+    fn index_batch(&mut self, budget: usize) -> Result<usize> {
+        if !search::behind(&self.conn)? {
+            return Ok(0);
+        }
+        self.immediate(|c, _| search::index_some(c, budget))
+    }
+
+    fn writable(&self) -> bool {
+        !self.read_only
+    }
+
+    /// One write transaction ([`SqliteStore::immediate`]).
+    fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()> {
+        self.immediate(|c, ctx| f(&mut SqliteTx { c, ctx }))
+    }
+}
+
+impl SqliteStore {
+    /// Writes a consistent copy of the database to `dest`, a new file (`caseload
+    /// backup`; PostgreSQL has `pg_dump`).
+    pub fn backup(&mut self, dest: &Path) -> Result<()> {
         let run = || -> Result<()> {
             let tmp = backup_tempfile(dest)?;
             let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -442,22 +466,6 @@ impl Backend for SqliteStore {
             StoreError::Invalid(_) => e,
             e => open::explain(dest, Facts::default(), e),
         })
-    }
-
-    fn export(
-        &mut self,
-        filter: &ExportFilter,
-        each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
-    ) -> Result<u64> {
-        reads::export(&self.conn, filter, each)
-    }
-
-    fn export_events(
-        &mut self,
-        filter: &ExportFilter,
-        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
-    ) -> Result<u64> {
-        reads::export_events(&self.conn, filter, each)
     }
 }
 

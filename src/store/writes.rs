@@ -1,81 +1,142 @@
-//! What a database backend provides — write transactions over [`Tx`] and its own reads —
-//! and the one [`Store`] implementation over it: every write operation is the same
-//! backend-neutral code of [`super::ops`] on both SQLite and PostgreSQL.
-
-use std::path::Path;
+//! [`Writes`]: every change to the queue, and its one implementation, for every
+//! [`Backend`]: each write checks its input, then runs the backend-neutral code of
+//! [`super::ops`] in one write transaction, the same on SQLite and PostgreSQL.
 
 use super::error::{Result, StoreError};
 use super::ops::{self, HolderOp, Tx};
-use super::{
-    Added, AndNext, Applied, ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats, Store,
-    TakeNext,
-};
+use super::{Added, AndNext, Applied, Reads, TakeNext};
 use crate::domain::fields::Col;
 use crate::domain::queue::validate_queue_name;
 use crate::domain::user::validate_user_name;
-use crate::domain::{
-    Actor, AuditEntry, Comment, Event, Item, ItemEdit, Millis, NewItem, QueueSettings, QueueUpdate,
-    RealIdentity, Role, SeenLock, UserInfo,
-};
+use crate::domain::{Item, ItemEdit, Millis, NewItem, QueueSettings, QueueUpdate, Role, SeenLock};
 
-/// A database backend. Implementing this gives a [`Store`].
-pub(crate) trait Backend: Send {
-    /// Who is acting.
-    fn actor(&self) -> &Actor;
-    /// The real identity behind the actor, learnt when the store was opened.
-    fn real(&self) -> &RealIdentity;
-    /// Now, by the clock that decides expiry.
-    fn now(&mut self) -> Result<Millis>;
-    /// A value that changes whenever anybody commits a change.
-    fn change_marker(&mut self) -> Result<u64>;
+/// What a backend adds to its [`Reads`] to be a [`super::Store`]: write transactions
+/// over [`Tx`] (the primitives [`super::ops`] is written over).
+pub(crate) trait Backend: Reads {
     /// False when every change is refused up front (a read-only SQLite file).
     fn writable(&self) -> bool {
         true
     }
     /// Runs `f` in one write transaction: committed when it returns `Ok`, rolled back
-    /// otherwise. A backend may run `f` again after a deadlock; `f` must not keep state
-    /// across runs other than its result.
+    /// on every other path. A backend may run `f` again after a deadlock; `f` must not
+    /// keep state across runs other than its result.
     fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()>;
-
-    fn item(&mut self, id: i64) -> Result<Item>;
-    fn history(&mut self, id: i64) -> Result<Vec<Event>>;
-    fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>>;
-    fn count(&mut self, filter: &ListFilter) -> Result<u64>;
-    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64>;
-    fn queues(&mut self) -> Result<Vec<QueueSettings>>;
-    fn queue(&mut self, name: &str) -> Result<QueueSettings>;
-    fn role(&mut self, user: &str) -> Result<Role>;
-    fn users(&mut self) -> Result<Vec<UserInfo>>;
-    fn comments(&mut self, id: i64) -> Result<Vec<Comment>>;
-    fn audit(&mut self, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>>;
-    fn stats(&mut self) -> Result<Stats>;
-    fn report(&mut self, q: &ReportQuery) -> Result<Report>;
-    fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>>;
-    fn last_item_id(&mut self) -> Result<i64>;
-    fn item_keys(
-        &mut self,
-        ids: &[i64],
-        request_ids: &[&str],
-    ) -> Result<Vec<(i64, Option<String>)>>;
-    fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>>;
-    fn lost_locks(&mut self, user: &str, since: Millis) -> Result<Vec<LostLock>>;
-    fn check(&mut self) -> Result<Vec<String>>;
-    fn backup(&mut self, dest: &Path) -> Result<()>;
-    fn export(
-        &mut self,
-        filter: &ExportFilter,
-        each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
-    ) -> Result<u64>;
-    fn export_events(
-        &mut self,
-        filter: &ExportFilter,
-        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
-    ) -> Result<u64>;
     /// Indexes up to `budget` rows for search in one short write transaction; returns
     /// how many (0 when the index is up to date, or the backend keeps none).
-    fn index_search(&mut self, _budget: usize) -> Result<usize> {
+    fn index_batch(&mut self, _budget: usize) -> Result<usize> {
         Ok(0)
     }
+}
+
+/// Every change to the queue: the lock protocol's operations of [`super::ops`], each in
+/// one write transaction with its events. Written once, for every backend (see
+/// [`Backend`]).
+pub trait Writes {
+    /// Adds an item; a known request id returns the existing item's id instead.
+    fn add(&mut self, item: &NewItem) -> Result<Added>;
+    /// Adds a batch in one short transaction, skipping known request ids; returns how
+    /// many were new.
+    fn add_batch(&mut self, items: &[NewItem]) -> Result<usize>;
+    /// Adds a batch in one short transaction, skipping known request ids; returns what
+    /// each item became, in order.
+    fn add_each(&mut self, items: &[NewItem]) -> Result<Vec<Added>>;
+    /// Takes the next free (or expired) item in take order.
+    fn take_next(&mut self, opts: &TakeNext) -> Result<Item>;
+    /// Takes one chosen item; an item the caller already holds is returned (and its lock
+    /// renewed).
+    fn take(&mut self, id: i64) -> Result<Item>;
+    /// Renews the caller's lock.
+    fn renew(&mut self, id: i64, token: i64) -> Result<Item>;
+    /// Returns the item to the pool.
+    fn release(&mut self, id: i64, token: i64) -> Result<Applied>;
+    /// Releases the item, recorded as skipped.
+    fn skip(&mut self, id: i64, token: i64) -> Result<Applied>;
+    /// Saves the holder's working notes.
+    fn save_notes(&mut self, id: i64, token: i64, notes: &str) -> Result<()>;
+    /// Completes the item with an optional result. The same complete again (same token,
+    /// same result) by the same holder is `Applied::Already`: a retry whose answer was
+    /// lost.
+    fn complete(&mut self, id: i64, token: i64, result: Option<&str>) -> Result<Applied>;
+    /// Completes the item (fenced by `token`, as [`Writes::complete`]) and takes the next
+    /// one `next` allows (as [`Writes::take_next`]) in ONE transaction: one commit, both
+    /// events. Nothing left to take still completes (see [`AndNext`]).
+    fn complete_and_next(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Option<&str>,
+        next: &TakeNext,
+    ) -> Result<AndNext>;
+    /// Fails the item with a reason (a retry of the same fail is `Applied::Already`).
+    fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<Applied>;
+    /// Adds a comment to an item's thread (no lock needed, any state); returns its id.
+    fn comment(&mut self, id: i64, text: &str) -> Result<i64>;
+    /// Releases every expired lock; returns how many.
+    fn reap(&mut self) -> Result<usize>;
+    /// Supervisor: returns a held item to the pool. With `seen`, only if its lock is
+    /// still the one the supervisor saw, not even renewed since (else `LockChanged`);
+    /// without, whatever lock it holds when the write lock is taken.
+    fn unlock(&mut self, id: i64, seen: Option<SeenLock>, reason: &str) -> Result<()>;
+    /// Supervisor: returns many held items to the pool in one transaction. Each entry is
+    /// a lock as the supervisor saw it; an item whose lock changed since (renewed, taken
+    /// over, completed, released) is left alone. Returns how many were unlocked.
+    fn unlock_many(&mut self, locks: &[SeenLock], reason: &str) -> Result<usize>;
+    /// Supervisor: gives the item's lock to another user; with `token`, only if its lock
+    /// is still the one the supervisor saw (else `LockChanged`).
+    fn reassign(&mut self, id: i64, token: Option<i64>, to: &str, reason: &str) -> Result<Item>;
+    /// Supervisor: assigns the item to a known user: in their Mine, not takeable by
+    /// others, no lock clock until they open it (take it); with `token`, only if its lock
+    /// is still the one the supervisor saw (else `LockChanged`). Undone by `unlock`.
+    fn assign(&mut self, id: i64, token: Option<i64>, to: &str, reason: &str) -> Result<Item>;
+    /// Supervisor: reopens a done, failed or cancelled item, with a reason.
+    fn reopen(&mut self, id: i64, reason: &str) -> Result<()>;
+    /// Supervisor: changes an open item's priority, due time or queue.
+    fn edit(&mut self, id: i64, edit: &ItemEdit) -> Result<Item>;
+    /// Supervisor: reopens a failed (or cancelled) item.
+    fn requeue(&mut self, id: i64) -> Result<()>;
+    /// Supervisor: cancels an open item.
+    fn cancel(&mut self, id: i64, reason: &str) -> Result<()>;
+    /// Supervisor: changes a queue's settings (creating the queue when `create`).
+    fn set_queue(
+        &mut self,
+        name: &str,
+        update: &QueueUpdate,
+        create: bool,
+    ) -> Result<QueueSettings>;
+    /// Supervisor: renames a queue, moving its settings and items (locks stay held);
+    /// returns how many items moved.
+    fn rename_queue(&mut self, from: &str, to: &str) -> Result<u64>;
+    /// Supervisor: deletes a queue that holds no items at all.
+    fn delete_queue(&mut self, name: &str) -> Result<()>;
+    /// Adds items in one transaction, like [`Writes::add_batch`]; a queue not known yet is
+    /// created when `create_queues`, else the whole batch is refused (`UnknownQueue`).
+    fn add_items(&mut self, items: &[NewItem], create_queues: bool) -> Result<Vec<Added>>;
+    /// Supervisor: starts an import that keeps the ids `ids.0..=ids.1` by adding `last`
+    /// (which keeps `ids.1`, the largest), so that items added meanwhile get ids above
+    /// them; refused when an item got an id in the range after `seen` (the largest id
+    /// when the file's ids were checked). Returns what `last` became and the time the
+    /// import began.
+    fn keep_ids(&mut self, last: &NewItem, ids: (i64, i64), seen: i64) -> Result<(Added, Millis)>;
+    /// Adds items in one transaction, each keeping its id in `ids` (free, see
+    /// [`Writes::keep_ids`]) and created at `at`, skipping known request ids; queues are
+    /// created.
+    fn add_kept(&mut self, items: &[NewItem], ids: &[i64], at: Millis) -> Result<Vec<Added>>;
+    /// Supervisor: sets a user's role (audited: who, real identity, old and new role).
+    fn set_role(&mut self, user: &str, role: Role) -> Result<()>;
+    /// Supervisor: binds the user name `user` to a login (OS login on SQLite, database
+    /// role on PostgreSQL) that may then use it, or unbinds it (`None`); audited.
+    fn set_login(&mut self, user: &str, login: Option<&str>) -> Result<()>;
+    /// Records that the caller is here now; returns when they were last seen.
+    fn touch_last_seen(&mut self) -> Result<Option<Millis>>;
+    /// Rebuilds the figures' tables (`holds`, the day summary) from the events, in one
+    /// transaction; returns how many holds. Supervisors only.
+    fn rebuild_figures(&mut self) -> Result<u64>;
+    /// Brings the search index closer to date: indexes up to `budget` items added or
+    /// changed since it was last brought up to date, in one short write transaction;
+    /// returns how many (0 when it is up to date, the file is read-only or the backend
+    /// keeps no such index). Searches are right either way: what is not indexed yet is
+    /// scanned.
+    fn index_search(&mut self, budget: usize) -> Result<usize>;
 }
 
 /// Runs `f` in one write transaction of `b` and returns what it gave.
@@ -99,19 +160,7 @@ fn invalid(e: crate::domain::ValidationError) -> StoreError {
     StoreError::Invalid(e.message)
 }
 
-impl<B: Backend> Store for B {
-    fn actor(&self) -> &Actor {
-        Backend::actor(self)
-    }
-
-    fn now(&mut self) -> Result<Millis> {
-        Backend::now(self)
-    }
-
-    fn change_marker(&mut self) -> Result<u64> {
-        Backend::change_marker(self)
-    }
-
+impl<B: Backend> Writes for B {
     fn add(&mut self, item: &NewItem) -> Result<Added> {
         item.validate().map_err(invalid)?;
         let added = write(self, |tx| {
@@ -154,18 +203,6 @@ impl<B: Backend> Store for B {
         write(self, |tx| ops::add_kept(tx, items, ids, at))
     }
 
-    fn last_item_id(&mut self) -> Result<i64> {
-        Backend::last_item_id(self)
-    }
-
-    fn item_keys(
-        &mut self,
-        ids: &[i64],
-        request_ids: &[&str],
-    ) -> Result<Vec<(i64, Option<String>)>> {
-        Backend::item_keys(self, ids, request_ids)
-    }
-
     fn rename_queue(&mut self, from: &str, to: &str) -> Result<u64> {
         validate_queue_name(to).map_err(|m| StoreError::Invalid(format!("new name: {m}")))?;
         write(self, |tx| ops::rename_queue(tx, from, to))
@@ -185,7 +222,7 @@ impl<B: Backend> Store for B {
 
     fn renew(&mut self, id: i64, token: i64) -> Result<Item> {
         holder(self, id, token, HolderOp::Renew)?;
-        Backend::item(self, id)
+        self.item(id)
     }
 
     fn release(&mut self, id: i64, token: i64) -> Result<Applied> {
@@ -224,10 +261,6 @@ impl<B: Backend> Store for B {
     fn comment(&mut self, id: i64, text: &str) -> Result<i64> {
         ops::check_comment(text)?;
         write(self, |tx| ops::comment(tx, id, text))
-    }
-
-    fn comments(&mut self, id: i64) -> Result<Vec<Comment>> {
-        Backend::comments(self, id)
     }
 
     fn reap(&mut self) -> Result<usize> {
@@ -320,77 +353,6 @@ impl<B: Backend> Store for B {
         write(self, |tx| ops::set_login(tx, user, login))
     }
 
-    fn audit(&mut self, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>> {
-        Backend::audit(self, who, since)
-    }
-
-    fn real(&self) -> &RealIdentity {
-        Backend::real(self)
-    }
-
-    fn item(&mut self, id: i64) -> Result<Item> {
-        Backend::item(self, id)
-    }
-
-    fn history(&mut self, id: i64) -> Result<Vec<Event>> {
-        Backend::history(self, id)
-    }
-
-    fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>> {
-        Backend::list(self, filter)
-    }
-
-    fn count(&mut self, filter: &ListFilter) -> Result<u64> {
-        Backend::count(self, filter)
-    }
-
-    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64> {
-        Backend::takeable(self, queue, cap)
-    }
-
-    fn queues(&mut self) -> Result<Vec<QueueSettings>> {
-        Backend::queues(self)
-    }
-
-    fn queue(&mut self, name: &str) -> Result<QueueSettings> {
-        Backend::queue(self, name)
-    }
-
-    fn role(&mut self, user: &str) -> Result<Role> {
-        Backend::role(self, user)
-    }
-
-    fn users(&mut self) -> Result<Vec<UserInfo>> {
-        Backend::users(self)
-    }
-
-    fn stats(&mut self) -> Result<Stats> {
-        Backend::stats(self)
-    }
-
-    fn report(&mut self, q: &ReportQuery) -> Result<Report> {
-        if q.period.since >= q.period.until {
-            return Err(StoreError::Invalid(format!(
-                "the period is empty: --since ({}) is not before --until ({})",
-                crate::domain::time::rfc3339(q.period.since),
-                crate::domain::time::rfc3339(q.period.until)
-            )));
-        }
-        Backend::report(self, q)
-    }
-
-    fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
-        Backend::lock_started(self, ids)
-    }
-
-    fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>> {
-        Backend::events_by(self, actor, since)
-    }
-
-    fn lost_locks(&mut self, user: &str, since: Millis) -> Result<Vec<LostLock>> {
-        Backend::lost_locks(self, user, since)
-    }
-
     fn touch_last_seen(&mut self) -> Result<Option<Millis>> {
         if !self.writable() {
             return Ok(None);
@@ -398,34 +360,10 @@ impl<B: Backend> Store for B {
         write(self, |tx| tx.swap_last_seen())
     }
 
-    fn check(&mut self) -> Result<Vec<String>> {
-        Backend::check(self)
-    }
-
-    fn backup(&mut self, dest: &Path) -> Result<()> {
-        Backend::backup(self, dest)
-    }
-
-    fn export(
-        &mut self,
-        filter: &ExportFilter,
-        each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
-    ) -> Result<u64> {
-        Backend::export(self, filter, each)
-    }
-
-    fn export_events(
-        &mut self,
-        filter: &ExportFilter,
-        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
-    ) -> Result<u64> {
-        Backend::export_events(self, filter, each)
-    }
-
     fn index_search(&mut self, budget: usize) -> Result<usize> {
         if !self.writable() {
             return Ok(0);
         }
-        Backend::index_search(self, budget)
+        self.index_batch(budget)
     }
 }

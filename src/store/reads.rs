@@ -1,0 +1,84 @@
+//! [`Reads`]: every read of the queue, implemented by each backend directly (SQLite's
+//! and PostgreSQL's `mod.rs`, over their own `reads`, `stats`, `figures` and `check`).
+
+use super::error::Result;
+use super::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats};
+use crate::domain::{
+    Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
+};
+
+/// Every read of the queue, and who is reading. Each backend implements it directly; the
+/// same conformance tests run against each. `Send`: the TUI runs its store on a thread of
+/// its own.
+pub trait Reads: Send {
+    /// Who is acting.
+    fn actor(&self) -> &Actor;
+    /// The real identity behind the actor (OS login or database role).
+    fn real(&self) -> &RealIdentity;
+    /// Now, by the clock that decides expiry (the host's on SQLite, the server's on
+    /// PostgreSQL).
+    fn now(&mut self) -> Result<Millis>;
+    /// A value that changes whenever anybody commits a change (for live refresh).
+    fn change_marker(&mut self) -> Result<u64>;
+    /// One item.
+    fn item(&mut self, id: i64) -> Result<Item>;
+    /// An item's events, oldest first.
+    fn history(&mut self, id: i64) -> Result<Vec<Event>>;
+    /// A window of items.
+    fn list(&mut self, filter: &ListFilter) -> Result<Vec<Item>>;
+    /// How many items match (ignoring limit and offset).
+    fn count(&mut self, filter: &ListFilter) -> Result<u64>;
+    /// How many items the caller could take now — open, free or expired, their queue
+    /// running — in `queue` (every queue when `None`), counting at most `cap`.
+    fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64>;
+    /// Every queue's settings.
+    fn queues(&mut self) -> Result<Vec<QueueSettings>>;
+    /// One queue's settings.
+    fn queue(&mut self, name: &str) -> Result<QueueSettings>;
+    /// A user's role (staff when unknown).
+    fn role(&mut self, user: &str) -> Result<Role>;
+    /// Every user in `users`, by name.
+    fn users(&mut self) -> Result<Vec<UserInfo>>;
+    /// An item's comments, oldest first.
+    fn comments(&mut self, id: i64) -> Result<Vec<Comment>>;
+    /// Audit records of roles, login bindings and queue settings since a time, oldest
+    /// first; with `who`, only those made by that user or about them.
+    fn audit(&mut self, who: Option<&str>, since: Millis) -> Result<Vec<AuditEntry>>;
+    /// The figures of the Stats view.
+    fn stats(&mut self) -> Result<Stats>;
+    /// The supervisors' figures over a period, per person and per queue (from the holds
+    /// that ended in it; see [`crate::domain::figures`]). An empty period is `Invalid`.
+    fn report(&mut self, q: &ReportQuery) -> Result<Report>;
+    /// When each of these items' current lock was taken (its last `locked`, `taken_over`
+    /// or `reassigned` event); items never locked are left out. `lock_time` is the last
+    /// renewal, so the Locks view asks this for "held for".
+    fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>>;
+    /// The largest item id (0 when there are none).
+    fn last_item_id(&mut self) -> Result<i64>;
+    /// The id and request id of every item that has one of `ids` or `request_ids`.
+    fn item_keys(
+        &mut self,
+        ids: &[i64],
+        request_ids: &[&str],
+    ) -> Result<Vec<(i64, Option<String>)>>;
+    /// Events by one actor since a time, oldest first.
+    fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>>;
+    /// Locks `user` lost to others since a time, newest first.
+    fn lost_locks(&mut self, user: &str, since: Millis) -> Result<Vec<LostLock>>;
+    /// Integrity and invariant problems (empty when all is well).
+    fn check(&mut self) -> Result<Vec<String>>;
+    /// Calls `each` for every item `filter` selects, by id.
+    fn export(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Item) -> std::io::Result<()>,
+    ) -> Result<u64>;
+    /// Calls `each` for every event of the items `filter` selects (`since` applies to the
+    /// event's time), by time: the audit trail. Items without a stored `created` event
+    /// get one from their row (with id 0).
+    fn export_events(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
+    ) -> Result<u64>;
+}
