@@ -82,6 +82,9 @@ pub struct ListPane {
     pub rows_at: usize,
     /// Selected position in the whole list.
     pub selected: usize,
+    /// The filter its rows answer to (the view's filter may be newer: a search on its
+    /// way shows these, marked as older).
+    pub filter: Filter,
 }
 
 impl ListPane {
@@ -197,6 +200,9 @@ pub struct Doing {
     pub dialog: Option<Dialog>,
 }
 
+/// The `/` prompt searches as you type, this long after the last key.
+pub(crate) const FILTER_DEBOUNCE_MS: Millis = 250;
+
 /// A second `n` within this long of one that took an item takes nothing (it says so).
 pub(crate) const DOUBLE_TAKE_MS: i64 = 1500;
 
@@ -237,6 +243,11 @@ pub struct State {
     pub locks_filter: Filter,
     /// The `/` prompt while typing.
     pub filter_prompt: Option<TextInput>,
+    /// The view's filter when `/` was pressed: Esc puts it back.
+    pub filter_before: Option<Filter>,
+    /// When the prompt's text last changed and was not searched yet: the search starts
+    /// [`FILTER_DEBOUNCE_MS`] after the last key.
+    pub filter_typed: Option<Millis>,
     /// The `:` (or `#`) prompt while typing an item's id.
     pub goto_prompt: Option<TextInput>,
     /// Known users' names, for completing names in the reassign and assign dialogs.
@@ -263,11 +274,15 @@ pub struct State {
     pub lost_since: Vec<LostLock>,
     /// "You have N unfinished items" at startup.
     pub resume_line: Option<String>,
-    /// Items skipped this session.
+    /// Items skipped or released this session: `n` offers them again only when nothing
+    /// else is left.
     pub skipped: Vec<i64>,
     /// A take-next asked for with `n` is on its way (when it finds nothing but skipped
     /// items, those are offered again).
     pub next_by_key: bool,
+    /// A skip of this item is on its way: the take-next that follows it offers the items
+    /// skipped before again when nothing else is left, but never this one.
+    pub skipping: Option<i64>,
     /// The take-next on its way offers skipped items again: how many were skipped.
     pub reoffered: Option<usize>,
     pub stats: Option<Stats>,
@@ -372,6 +387,8 @@ impl State {
             filter: Filter::default(),
             locks_filter: Filter::default(),
             filter_prompt: None,
+            filter_before: None,
+            filter_typed: None,
             goto_prompt: None,
             users: Vec::new(),
             queues: BTreeMap::new(),
@@ -389,6 +406,7 @@ impl State {
             resume_line: None,
             skipped: Vec::new(),
             next_by_key: false,
+            skipping: None,
             reoffered: None,
             stats: None,
             stats_selected: 0,
@@ -436,9 +454,22 @@ impl State {
         (!parts.is_empty()).then(|| parts.join("\n\n"))
     }
 
-    /// When the loop must come back without a key: a key the typing guard held back.
+    /// When the loop must come back without a key: a key the typing guard held back, a
+    /// search typed at `/` to start.
     pub fn wake_at(&self) -> Option<Millis> {
-        self.typing.wake_at()
+        let search = self.filter_typed.map(|at| at + FILTER_DEBOUNCE_MS);
+        [self.typing.wake_at(), search].into_iter().flatten().min()
+    }
+
+    /// The view's filter as asked, and true when its rows answer an older one (a search
+    /// on its way).
+    pub(crate) fn filter_of(&self, view: View) -> Option<(&Filter, bool)> {
+        let (asked, pane) = match view {
+            View::Queue => (&self.filter, &self.panes[0]),
+            View::Locks => (&self.locks_filter, &self.panes[2]),
+            _ => return None,
+        };
+        Some((asked, *asked != pane.filter))
     }
 
     /// The pane of a list view.

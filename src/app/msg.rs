@@ -215,6 +215,9 @@ pub struct LockCheck {
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub marker: Option<u64>,
+    /// The filter of the list asked for (as `RefreshRequest::filter`): what the rows
+    /// answer to.
+    pub filter: Option<Filter>,
     pub view: Option<View>,
     pub rows: Vec<Item>,
     pub total: u64,
@@ -419,6 +422,8 @@ pub struct RefreshRequest {
     pub view: View,
     /// The visible window of the current list view.
     pub list: Option<ListFilter>,
+    /// The view's filter as typed at `/` (Queue, Locks), given back with the rows.
+    pub filter: Option<Filter>,
     pub stats: bool,
     /// The Stats view's figures page: its period ("today" starts at midnight in the
     /// display zone).

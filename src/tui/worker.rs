@@ -437,7 +437,10 @@ fn own_locks(
 }
 
 fn refresh(st: &mut dyn Store, req: RefreshRequest) -> Snapshot {
-    let mut snap = Snapshot::default();
+    let mut snap = Snapshot {
+        filter: req.filter.clone(),
+        ..Snapshot::default()
+    };
     let me = st.actor().name.clone();
     let result = (|| -> crate::store::Result<()> {
         snap.marker = Some(st.change_marker()?);

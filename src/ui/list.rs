@@ -26,11 +26,17 @@ pub(super) fn render(state: &State, view: View, theme: &Theme, frame: &mut Frame
     };
     let plan = plan_columns(pane, rows_fit, area.width);
     let header = Row::new(plan.pick(headers().to_vec())).style(theme.header());
+    // Rows of an older filter while a newer one's are on their way: shown dim (the
+    // header says "searching…").
+    let older = state.filter_of(view).is_some_and(|(_, pending)| pending);
     let rows: Vec<Row> = pane
         .window(rows_fit)
         .map(|(at, item)| {
             let selected = at == pane.selected;
             match item {
+                Some(item) if older && !selected => {
+                    row(state, item, selected, &plan, theme).style(theme.dim())
+                }
                 Some(item) => row(state, item, selected, &plan, theme),
                 None => not_loaded(selected, theme),
             }
@@ -43,9 +49,7 @@ pub(super) fn render(state: &State, view: View, theme: &Theme, frame: &mut Frame
             table_area,
         );
         let empty = match view {
-            View::Queue if !state.filter.is_empty() => {
-                "Nothing matches the filter (Esc clears it)."
-            }
+            View::Queue if !pane.filter.is_empty() => "Nothing matches the filter (Esc clears it).",
             View::Queue => "No open items.",
             View::Mine => "You hold no items. Press n to take the next one.",
             _ => "Nobody holds a lock.",

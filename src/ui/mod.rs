@@ -119,47 +119,86 @@ fn tab_bar(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             spans.push(Span::styled(text, theme.tab()));
         }
     }
-    let held = state.held.len();
-    let role = match state.role {
-        Role::Supervisor => " (supervisor)",
-        Role::Staff => "",
-    };
-    let mut right = format!("{}{role} · {held} held", sanitize::line(&state.me));
-    if state.offline {
-        right = format!("reconnecting… · {right}");
+    let left_w: usize = spans.iter().map(|s| s.width()).sum();
+    let right = header_right(state, (area.width as usize).saturating_sub(left_w + 1));
+    let pad = (area.width as usize).saturating_sub(left_w + cells(&right) + 1);
+    spans.push(Span::raw(" ".repeat(pad)));
+    spans.push(Span::styled(right, theme.dim()));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The header's right side in `room` columns. Who you are and what you hold always show;
+/// then, as room allows, the connection, the position in the list, the filter (cut short
+/// rather than pushing the rest off) and the take order. The filter shown is the one the
+/// rows answer to; "searching…" while a newer one is on its way.
+fn header_right(state: &State, room: usize) -> String {
+    let me = sanitize::line(&state.me).into_owned();
+    let held = format!("{} held", state.held.len());
+    // Parts right to left: each goes in front of those already there, if it fits.
+    let mut parts: Vec<String> = vec![held, me];
+    let used = |parts: &[String]| parts.iter().map(|p| cells(p) + 3).sum::<usize>() - 3;
+    let fits = |more: &str, parts: &[String]| cells(more) + 3 + used(parts) <= room;
+    if state.offline && fits("reconnecting…", &parts) {
+        parts.push("reconnecting…".into());
     }
-    let filter = match state.view {
-        View::Queue => &state.filter,
-        View::Locks => &state.locks_filter,
-        _ => &crate::app::Filter::default(),
-    };
     if let (None, Some(p)) = (&state.detail, state.pane(state.view)) {
         let at = if p.total == 0 { 0 } else { p.selected + 1 };
         // A search counts up to a cap: past it the total reads "1,000+".
-        let total = if filter.text.is_some() {
+        let total = if p.filter.text.is_some() {
             crate::domain::search::count_text(p.total)
         } else {
             p.total.to_string()
         };
-        right = format!("{at}/{total} · {right}");
+        let pos = format!("{at}/{total}");
+        if fits(&pos, &parts) {
+            parts.push(pos);
+        }
     }
-    if !filter.is_empty() {
-        right = format!("filter: {} · {right}", sanitize::line(&filter.display()));
+    if let Some(part) = filter_part(state) {
+        let left = room.saturating_sub(used(&parts) + 3);
+        if left >= 10 {
+            parts.push(columns::fit(&part, left).trim_end().to_string());
+        }
     }
     if state.view == View::Queue
         && state.detail.is_none()
-        && let Some(note) = order_note(state, filter)
+        && let Some(note) = order_note(state, &state.filter)
+        && fits(note, &parts)
     {
-        right = format!("{note} · {right}");
+        parts.push(note.to_string());
     }
-    let left_w: usize = spans.iter().map(|s| s.width()).sum();
-    if !role.is_empty() && left_w + right.chars().count() + 1 > area.width as usize {
-        right = right.replacen(role, "", 1);
+    // The role shows when there is room left (a filter cut short takes it first).
+    let role = " (supervisor)";
+    if state.role == Role::Supervisor && used(&parts) + role.len() <= room {
+        parts[1].push_str(role);
     }
-    let pad = (area.width as usize).saturating_sub(left_w + right.chars().count() + 1);
-    spans.push(Span::raw(" ".repeat(pad)));
-    spans.push(Span::styled(right, theme.dim()));
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    parts.reverse();
+    parts.join(" · ")
+}
+
+/// "filter: …" for the rows on screen, "(searching…)" while a newer filter's are coming.
+fn filter_part(state: &State) -> Option<String> {
+    let (asked, pending) = state.filter_of(state.view)?;
+    let shown = &state.pane(state.view)?.filter;
+    let mut part = if shown.is_empty() {
+        String::new()
+    } else {
+        format!("filter: {}", sanitize::line(&shown.display()))
+    };
+    if pending {
+        let what = if asked.is_empty() { "all" } else { "searching" };
+        part = if part.is_empty() {
+            format!("{what}…")
+        } else {
+            format!("{part} ({what}…)")
+        };
+    }
+    (!part.is_empty()).then_some(part)
+}
+
+/// Terminal cells `s` takes (wide characters count two).
+fn cells(s: &str) -> usize {
+    Span::raw(s).width()
 }
 
 fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
@@ -176,10 +215,16 @@ fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     }
     if let Some(p) = &state.filter_prompt {
         let text: String = p.text();
-        let label = if state.view == View::Locks {
-            "Filter locks (holder:NAME queue:NAME state:expired text; Enter applies): "
+        let full = if state.view == View::Locks {
+            "Filter locks (holder:U queue:Q state:expired words; Enter keeps, Esc undoes): "
         } else {
-            "Filter (text, queue:NAME, state:failed; Enter applies, Esc cancels): "
+            "Filter (words, queue:Q, state:failed; Enter keeps, Esc undoes): "
+        };
+        // The typed text keeps room on a narrow screen.
+        let label = if cells(full) + 24 > area.width as usize {
+            "Filter: "
+        } else {
+            full
         };
         let line = Line::from(vec![
             Span::styled(label, theme.dim()),

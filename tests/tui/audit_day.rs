@@ -1,6 +1,7 @@
 //! The audit's working day, replayed in a real terminal (tmux) against the real binary:
 //! a sentence typed into the item by mistake (the clerk thought the notes editor was
-//! open) changes nothing in the database, and says so.
+//! open) changes nothing in the database, and says so; the list follows a filter as it
+//! is typed.
 
 use crate::support::cli::BIN;
 use crate::support::tmux::{Tmux, caseload};
@@ -62,6 +63,47 @@ fn a_sentence_typed_into_the_item_by_mistake_changes_nothing() {
     assert!(t.screen().contains("1 Queue"), "still running");
     t.send(&["q"]);
     t.wait_for("the list", |s| s.contains("TITLE") && s.contains("1 held"));
+    t.send(&["q"]);
+    t.wait_for("the prompt again", |s| {
+        s.contains("READY$") && !s.contains("1 Queue")
+    });
+}
+
+/// The list follows what is typed at `/` before Enter; Esc puts back the list there was.
+#[test]
+fn the_list_follows_the_filter_as_it_is_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "feeder", &["init"]);
+    for title in [
+        "Call back Mrs Novak",
+        "Replace the toner",
+        "Reset a password",
+    ] {
+        caseload(&db, "feeder", &["add", "--title", title]);
+    }
+    let Some(t) = Tmux::start("auditfilter") else {
+        return;
+    };
+    t.wait_for("the shell prompt", |s| s.contains("READY$"));
+    t.send(&[
+        &format!("clear; {BIN} --db {} --user alice", db.display()),
+        "Enter",
+    ]);
+    t.wait_for("the queue", |s| s.contains("Reset a password"));
+    t.send(&["/"]);
+    t.wait_for("the prompt", |s| s.contains("Filter ("));
+    t.send(&["-l", "toner"]);
+    // No Enter: the rows follow the typing.
+    let s = t.wait_for("the filtered list", |s| {
+        s.contains("filter: toner") && !s.contains("Reset a password")
+    });
+    assert!(s.contains("Replace the toner"), "{s}");
+    assert!(s.contains("Filter ("), "still typing: {s}");
+    t.send(&["Escape"]);
+    t.wait_for("the list there was", |s| {
+        s.contains("Reset a password") && !s.contains("filter:")
+    });
     t.send(&["q"]);
     t.wait_for("the prompt again", |s| {
         s.contains("READY$") && !s.contains("1 Queue")

@@ -17,6 +17,7 @@ mod figures;
 mod first_hour;
 mod flow;
 mod items;
+mod list_prompts;
 mod notify_tmux;
 mod readme;
 mod reconnect;

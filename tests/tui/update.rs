@@ -392,7 +392,7 @@ fn n_after_skipping_everything_offers_the_skipped_items_again_with_a_note() {
     assert!(
         status
             .text
-            .contains("the 2 items you skipped are offered again"),
+            .contains("the 2 items you skipped or released are offered again"),
         "{status:?}"
     );
     // When even those are gone, `n` says so plainly (and does not loop).
@@ -780,6 +780,7 @@ fn the_waiting_line_says_what_waits_on_what_and_for_how_long() {
     let refresh = Effect::Refresh(caseload::app::RefreshRequest {
         view: View::Queue,
         list: None,
+        filter: None,
         stats: false,
         figures: None,
         checks: vec![],

@@ -146,6 +146,7 @@ pub(super) fn paste(s: &mut State, text: &str, now: Millis) -> Vec<Effect> {
         b.insert_str(text);
     } else if let Some(p) = s.filter_prompt.as_mut() {
         p.insert_str(text);
+        s.filter_typed = Some(now);
     } else if let Some(p) = s.goto_prompt.as_mut() {
         p.insert_str(text);
     } else if let Some(e) = s.editor.as_mut() {
@@ -472,14 +473,18 @@ fn open_filter(s: &mut State) -> Vec<Effect> {
     if s.view == View::Locks {
         s.detail = None;
         s.filter_prompt = Some(TextInput::line(&s.locks_filter.display()));
+        s.filter_before = Some(s.locks_filter.clone());
         return vec![];
     }
+    let mut fx = vec![];
     if s.view != View::Queue {
         s.view = View::Queue;
         s.detail = None;
+        fx.push(refresh(s));
     }
     s.filter_prompt = Some(TextInput::line(&s.filter.display()));
-    vec![]
+    s.filter_before = Some(s.filter.clone());
+    fx
 }
 
 /// The held item c/f/r/s/e act on: the open detail, else the selected row of Mine.
@@ -539,16 +544,23 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
             );
             vec![]
         }
-        Action::Release => vec![Effect::Finish {
-            id,
-            token,
-            what: Finish::Release,
-            notes,
-        }],
+        Action::Release => {
+            // Released, it waits behind the others for this person, as a skipped one.
+            if !s.skipped.contains(&id) {
+                s.skipped.push(id);
+            }
+            vec![Effect::Finish {
+                id,
+                token,
+                what: Finish::Release,
+                notes,
+            }]
+        }
         Action::Skip => {
             if !s.skipped.contains(&id) {
                 s.skipped.push(id);
             }
+            s.skipping = Some(id);
             vec![Effect::Finish {
                 id,
                 token,

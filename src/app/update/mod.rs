@@ -114,6 +114,7 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Tick { now } => {
             s.now = now;
             let mut fx = keys::held_due(s);
+            fx.extend(modes::search_as_typed(s));
             fade_status(s);
             if s.alerting.recount_due(now) {
                 // Nothing to take, and an expiring lock writes nothing: count again.
@@ -191,9 +192,15 @@ pub(super) fn refresh(s: &State) -> Effect {
     let list = s
         .pane(s.view)
         .and_then(|p| list_filter(s, s.view, p.offset, layout::list_rows(s, s.view)));
+    let filter = match s.view {
+        View::Queue => Some(s.filter.clone()),
+        View::Locks => Some(s.locks_filter.clone()),
+        _ => None,
+    };
     Effect::Refresh(RefreshRequest {
         view: s.view,
         list,
+        filter,
         stats: s.view == View::Stats,
         figures: s.figures_period.filter(|_| s.view == View::Stats),
         checks: s.held.values().map(|h| (h.id, h.token)).collect(),

@@ -159,31 +159,80 @@ pub(super) fn notice_key(s: &mut State, key: &KeyEvent) -> Option<Vec<Effect>> {
     }
 }
 
+/// The `/` prompt: it searches as you type (the view's rows follow a moment after the
+/// last key, [`crate::app::FILTER_DEBOUNCE_MS`]); Enter keeps the filter, Esc puts back
+/// the one there was.
 pub(super) fn prompt_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     match keymap::lookup(Context::Dialog, &key) {
         Some(Action::Confirm) => {
             let typed = s.filter_prompt.take().map(|b| b.text()).unwrap_or_default();
-            let (filter, pane) = if s.view == View::Locks {
-                (&mut s.locks_filter, 2)
-            } else {
-                (&mut s.filter, 0)
-            };
-            *filter = Filter::parse(&typed);
-            s.panes[pane].selected = 0;
-            s.panes[pane].offset = 0;
-            vec![refresh(s)]
+            s.filter_before = None;
+            s.filter_typed = None;
+            apply_filter(s, &typed)
         }
         Some(Action::Cancel) => {
             s.filter_prompt = None;
-            vec![]
+            s.filter_typed = None;
+            let Some(before) = s.filter_before.take() else {
+                return vec![];
+            };
+            let filter = if s.view == View::Locks {
+                &mut s.locks_filter
+            } else {
+                &mut s.filter
+            };
+            if *filter == before {
+                return vec![];
+            }
+            *filter = before;
+            vec![refresh(s)]
         }
         _ => {
             if let Some(b) = s.filter_prompt.as_mut() {
+                let was = b.text();
                 b.key(key);
+                if b.text() != was {
+                    s.filter_typed = Some(s.now);
+                }
             }
             vec![]
         }
     }
+}
+
+/// Makes `typed` the view's filter (from the top of the list) and asks for its rows; the
+/// rows on screen stay, marked as older, until they come.
+fn apply_filter(s: &mut State, typed: &str) -> Vec<Effect> {
+    let (filter, pane) = if s.view == View::Locks {
+        (&mut s.locks_filter, 2)
+    } else {
+        (&mut s.filter, 0)
+    };
+    let new = Filter::parse(typed);
+    if *filter == new && s.panes[pane].filter == new {
+        return vec![];
+    }
+    *filter = new;
+    s.panes[pane].selected = 0;
+    s.panes[pane].offset = 0;
+    vec![refresh(s)]
+}
+
+/// A tick: the search typed at `/` starts once the keys paused.
+pub(super) fn search_as_typed(s: &mut State) -> Vec<Effect> {
+    let Some(at) = s.filter_typed else {
+        return vec![];
+    };
+    if s.now - at < crate::app::FILTER_DEBOUNCE_MS {
+        return vec![];
+    }
+    s.filter_typed = None;
+    let typed = s
+        .filter_prompt
+        .as_ref()
+        .map(|b| b.text())
+        .unwrap_or_default();
+    apply_filter(s, &typed)
 }
 
 pub(super) fn editor_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {

@@ -47,16 +47,23 @@ pub(super) fn opened(
     result: Result<(Item, Vec<Event>), StoreError>,
 ) -> Vec<Effect> {
     let by_key = std::mem::take(&mut s.next_by_key);
+    let skipping = s.skipping.take();
     let reoffered = std::mem::take(&mut s.reoffered);
     let (item, history) = match result {
         Ok(r) => r,
-        Err(StoreError::NothingToClaim(_)) if by_key && taken && !s.skipped.is_empty() => {
-            // Nothing left but what was skipped: the skip list is cleared and `n` offers
-            // those again (a skip is "not now", not "never").
-            s.reoffered = Some(std::mem::take(&mut s.skipped).len());
+        Err(StoreError::NothingToClaim(_))
+            if (by_key || skipping.is_some())
+                && taken
+                && s.skipped.iter().any(|id| Some(*id) != skipping) =>
+        {
+            // Nothing left but what was skipped or released: those are offered again (a
+            // skip is "not now", not "never"), all but the item just skipped.
+            let before = std::mem::take(&mut s.skipped);
+            s.skipped = skipping.into_iter().collect();
+            s.reoffered = Some(before.len() - s.skipped.len());
             return vec![Effect::TakeNext(TakeNext {
                 queue: s.filter.queue.clone(),
-                ..TakeNext::default()
+                skip: s.skipped.clone(),
             })];
         }
         Err(e) => {
@@ -69,8 +76,12 @@ pub(super) fn opened(
     }
     if taken {
         let note = match reoffered {
-            Some(1) => " (nothing new: the item you skipped is offered again)".to_string(),
-            Some(n) => format!(" (nothing new: the {n} items you skipped are offered again)"),
+            Some(1) => {
+                " (nothing new: the item you skipped or released is offered again)".to_string()
+            }
+            Some(n) => {
+                format!(" (nothing new: the {n} items you skipped or released are offered again)")
+            }
             None => String::new(),
         };
         set_info(
@@ -156,6 +167,9 @@ pub(super) fn finished(
 ) -> Vec<Effect> {
     if let Err(e) = result {
         s.finish_notes = None;
+        if matches!(what, Finish::Skip(_)) {
+            s.skipping = None;
+        }
         if matches!(e, StoreError::LockLost { .. } | StoreError::NotFound(_)) {
             // The result or reason typed for it is not dropped: the lost-lock notice the
             // refresh brings offers it as a comment.
@@ -264,7 +278,26 @@ fn check_locks(s: &mut State, checks: Vec<LockCheck>) -> Vec<i64> {
     reopen
 }
 
+/// A filter the store refused (`queue:nosuch`): the view goes back to the filter its
+/// rows answer to, so the header never names a filter over rows it did not select.
+fn refused_filter(s: &mut State, snap: &Snapshot) {
+    let (Some(e), Some(f)) = (&snap.error, &snap.filter) else {
+        return;
+    };
+    let refused = matches!(
+        e,
+        StoreError::UnknownQueue { .. } | StoreError::UnknownUser { .. } | StoreError::Invalid(_)
+    );
+    if refused && s.filter == *f {
+        s.filter = s.panes[0].filter.clone();
+    }
+    if refused && s.locks_filter == *f {
+        s.locks_filter = s.panes[2].filter.clone();
+    }
+}
+
 pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
+    refused_filter(s, &snap);
     match &snap.error {
         Some(StoreError::Connection(m)) => {
             // Nothing on screen is thrown away (typing, drafts, dialogs); the next tick tries
@@ -310,6 +343,7 @@ pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
     {
         let rows_fit = layout::list_rows(s, view);
         if let Some(p) = s.pane_mut(view) {
+            p.filter = snap.filter.unwrap_or_default();
             p.rows = snap.rows;
             p.total = snap.total;
             p.offset = snap.offset;
