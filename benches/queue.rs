@@ -281,20 +281,21 @@ fn raw_txn<T>(
 
 fn raw_take_next(c: &Connection, me: &str, cand: &str) -> Result<Claimed, OpError> {
     raw_txn(c, |c, now| {
-        let row: Option<(i64, Option<String>)> = c
+        let row: Option<(i64, Option<String>, i64)> = c
             .prepare_cached(cand)?
             .query_row(named_params! {":now": now, ":skip": "[]", ":me": me}, |r| {
-                Ok((r.get("id")?, r.get("lock_user")?))
+                Ok((r.get("id")?, r.get("lock_user")?, r.get("lock_token")?))
             })
             .optional()?;
-        let Some((id, prev)) = row else {
+        let Some((id, prev, held)) = row else {
             return Ok(Claimed::Nothing);
         };
         let token: Option<i64> = c
             .prepare_cached(CLAIM_SQL)?
-            .query_row(named_params! {":me": me, ":now": now, ":id": id}, |r| {
-                r.get(11)
-            })
+            .query_row(
+                named_params! {":me": me, ":now": now, ":id": id, ":token": held},
+                |r| r.get(11),
+            )
             .optional()?;
         let Some(token) = token else {
             return Ok(Claimed::Nothing);
@@ -467,9 +468,18 @@ impl PgRaw {
                 r.client
                     .execute(pg_sql::WIP_LOCK, &[&pg_sql::WIP_LOCK_CLASS, &key])?;
             }
-            let claimed = r
-                .client
-                .query_opt(&r.claim, &[&r.me, &now, &id, &"bench", &prev])?;
+            let held: i64 = row.get(7);
+            let (kind, detail) = match prev {
+                Some(from) => (
+                    "taken_over",
+                    format!(r#"{{"from":"{from}","token":{}}}"#, held + 1),
+                ),
+                None => ("locked", format!(r#"{{"token":{}}}"#, held + 1)),
+            };
+            let claimed = r.client.query_opt(
+                &r.claim,
+                &[&r.me, &now, &id, &"bench", &kind, &detail, &held],
+            )?;
             Ok(claimed.map(|row| (id, row.get::<_, i64>(11))))
         })?;
         Ok(match got {

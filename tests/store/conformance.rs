@@ -313,6 +313,13 @@ fn an_expired_lock_can_be_taken_over(b: &dyn Backend) {
     let mut carol = b.open("carol", 61 * 1000);
     assert_eq!(next(&mut *carol).unwrap(), id2);
     assert_eq!(kinds(&mut *carol, id2), ["created", "locked", "taken_over"]);
+    // The same events, with the same details, on both backends.
+    let h = carol.history(id2).unwrap();
+    assert_eq!(h[1].detail, serde_json::json!({"token": 1}));
+    assert_eq!(
+        h[2].detail,
+        serde_json::json!({"from": "alice", "token": 2})
+    );
 }
 
 fn a_taken_over_holder_is_fenced_out(b: &dyn Backend) {

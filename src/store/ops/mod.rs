@@ -62,6 +62,8 @@ pub(crate) struct TxCtx<'a> {
 pub(crate) struct Claimable {
     pub id: i64,
     pub holder: Option<String>,
+    /// Its lock token now (the claim gives it the next one).
+    pub token: i64,
     /// What its place in take order is decided by (across queues of different orders).
     pub due_at: Option<i64>,
     pub priority: i64,
@@ -120,10 +122,17 @@ pub(crate) trait Tx {
         order: TakeOrder,
         passed: &mut PassedOver,
     ) -> Result<Option<Claimable>>;
-    /// The claim: one conditional UPDATE (open, free or expired, queue not paused, within
-    /// the WIP limit) and its event (`locked`, or `taken_over` naming `prev_holder`).
-    /// `None` when the condition does not hold.
-    fn claim(&mut self, id: i64, prev_holder: Option<&str>) -> Result<Option<Item>>;
+    /// The claim: one conditional UPDATE (open, free or expired, its token still `token`,
+    /// queue not paused, within the WIP limit) that gives it the token `token + 1`, and
+    /// the event [`take`] decided (`kind`, `detail`). `None` when the condition does not
+    /// hold (nothing written).
+    fn claim(
+        &mut self,
+        id: i64,
+        token: i64,
+        kind: EventKind,
+        detail: &Value,
+    ) -> Result<Option<Item>>;
     /// Applies `w` to item `id` where its fence holds for `token`, with its event; false
     /// when the fence did not hold (nothing written).
     fn write_item(&mut self, id: i64, token: i64, w: &ItemWrite<'_>) -> Result<bool>;

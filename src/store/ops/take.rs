@@ -27,7 +27,9 @@
 //! nothing (the first run took the next item).
 
 use super::{Claimable, HolderOp, ItemWrite, Tx, found, holder_write, known_queue, not_open};
-use crate::domain::{Item, ItemState, QueueSettings, TakeOrder};
+use serde_json::json;
+
+use crate::domain::{EventKind, Item, ItemState, QueueSettings, TakeOrder};
 use crate::store::error::{Result, StoreError};
 use crate::store::{AndNext, Applied, TakeNext};
 
@@ -72,13 +74,25 @@ pub(crate) fn take(tx: &mut dyn Tx, id: i64) -> Result<Item> {
                 });
             }
         }
-        if let Some(item) = tx.claim(id, cur.lock_user.as_deref())? {
+        if let Some(item) = claim(tx, id, cur.lock_user.as_deref(), cur.lock_token)? {
             return Ok(item);
         }
     }
     Err(StoreError::Busy(format!(
         "#{id} could not be taken: its queue's settings kept changing; try again"
     )))
+}
+
+/// Claims `id`, read with its row held (its lock, expired or none, and its token cannot
+/// move before the claim): the event is `locked`, or `taken_over` naming the expired
+/// lock's holder, with the token the claim gives.
+fn claim(tx: &mut dyn Tx, id: i64, holder: Option<&str>, token: i64) -> Result<Option<Item>> {
+    let given = token + 1;
+    let (kind, detail) = match holder {
+        Some(from) => (EventKind::TakenOver, json!({"from": from, "token": given})),
+        None => (EventKind::Locked, json!({"token": given})),
+    };
+    tx.claim(id, token, kind, &detail)
 }
 
 /// Takes the next item in take order (see the module's table).
@@ -108,7 +122,7 @@ pub(crate) fn take_next(tx: &mut dyn Tx, opts: &TakeNext) -> Result<Item> {
             let why = explain_nothing(tx, scope.as_ref(), &next.skip)?;
             return Err(passed.explain(why));
         };
-        if let Some(item) = tx.claim(c.id, c.holder.as_deref())? {
+        if let Some(item) = claim(tx, c.id, c.holder.as_deref(), c.token)? {
             return Ok(item);
         }
         // Only the WIP limit can refuse a candidate the transaction holds: the caller's

@@ -69,17 +69,18 @@ pub(crate) fn begin_with(snapshot: bool, now_sql: &str) -> String {
     format!("BEGIN{mode}; {now_sql}")
 }
 
-/// The claim: for `$1` at `$2`, the conditional UPDATE of item `$3` (open, free or
-/// expired, queue not paused, within the WIP limit) and its event (`$4` the OS user, `$5`
-/// the previous holder: `locked`, or `taken_over` naming it) in one statement, returning
-/// the item. The row is already held by the caller's transaction.
+/// The claim: for `$1` at `$2`, the conditional UPDATE of item `$3` (its token still `$7`,
+/// open, free or expired, queue not paused, within the WIP limit) and its event (`$4` the
+/// OS user, `$5` the kind and `$6` the detail the lock protocol decided) in one
+/// statement, returning the item. The row is already held by the caller's transaction.
 /// (`queues` shares no column name with `items`, so the item's columns need no prefix.)
 pub const CLAIM: &str = const_join!(
     &[
         "WITH u AS (UPDATE items SET lock_user = $1, lock_time = $2, \
          lock_token = lock_token + 1 \
          FROM queues q \
-         WHERE items.id = $3 AND q.name = items.queue AND items.state = 'open' \
+         WHERE items.id = $3 AND items.lock_token = $7 AND q.name = items.queue \
+         AND items.state = 'open' \
          AND (items.lock_user IS NULL OR items.lock_time <= $2 - q.lock_seconds * 1000) \
          AND NOT q.paused \
          AND (q.max_per_user IS NULL OR q.max_per_user > (SELECT count(*) FROM items h \
@@ -87,9 +88,7 @@ pub const CLAIM: &str = const_join!(
          RETURNING ",
         ITEM_COLS,
         "), e AS (INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
-         SELECT u.id, $2, $1, $4, CASE WHEN $5::text IS NULL THEN 'locked' ELSE 'taken_over' \
-         END, CASE WHEN $5::text IS NULL THEN json_build_object('token', u.lock_token) \
-         ELSE json_build_object('from', $5::text, 'token', u.lock_token) END FROM u) \
+         SELECT u.id, $2, $1, $4, $5::text, $6::text::json FROM u) \
          SELECT * FROM u"
     ],
     ""
@@ -107,7 +106,7 @@ pub fn candidate(one_queue: bool) -> String {
 pub(crate) fn candidate_in(one_queue: bool, order: TakeOrder) -> String {
     format!(
         "SELECT i.id, i.lock_user, i.queue, q.max_per_user IS NOT NULL, i.due_at, i.priority, \
-         i.created_at FROM items i \
+         i.created_at, i.lock_token FROM items i \
          JOIN queues q ON q.name = i.queue \
          WHERE i.state = 'open' {} \
          AND (i.lock_user IS NULL OR i.lock_time <= $2 - q.lock_seconds * 1000) \

@@ -217,10 +217,17 @@ impl Tx for PgTx<'_> {
             due_at: row.get(4),
             priority: row.get(5),
             created_at: row.get(6),
+            token: row.get(7),
         }))
     }
 
-    fn claim(&mut self, id: i64, prev_holder: Option<&str>) -> Result<Option<Item>> {
+    fn claim(
+        &mut self,
+        id: i64,
+        token: i64,
+        kind: EventKind,
+        detail: &Value,
+    ) -> Result<Option<Item>> {
         let r = self.c.query_opt(
             sql::CLAIM,
             &[
@@ -228,7 +235,9 @@ impl Tx for PgTx<'_> {
                 &self.ctx.now,
                 &id,
                 &self.ctx.actor.os_user,
-                &prev_holder,
+                &kind.as_str(),
+                &detail.to_string(),
+                &token,
             ],
         );
         self.lift(r.map_err(TxError::from))?

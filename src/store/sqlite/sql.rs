@@ -18,13 +18,14 @@ const QUEUE_ADMITS: &str = "NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = it
      (q.paused = 1 OR (q.max_per_user IS NOT NULL AND q.max_per_user <= (SELECT count(*) \
      FROM items h WHERE h.lock_user = :me AND h.queue = items.queue AND h.id <> items.id))))";
 
-/// The claim: the conditional write that takes item `:id` for `:me` at `:now` — open,
-/// free or expired, its queue not paused, within the WIP limit — returning the item.
+/// The claim: the conditional write that takes item `:id` for `:me` at `:now` — its
+/// token still `:token`, open, free or expired, its queue not paused, within the WIP
+/// limit — returning the item.
 pub const CLAIM: &str = const_join!(
     &[
         "UPDATE items SET lock_user = :me, lock_time = :now, \
          lock_token = lock_token + 1 \
-         WHERE id = :id AND state = 'open' \
+         WHERE id = :id AND lock_token = :token AND state = 'open' \
          AND (lock_user IS NULL OR lock_time <= :now - \
               (SELECT q.lock_seconds * 1000 FROM queues q WHERE q.name = items.queue)) \
          AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = items.queue AND (q.paused = 1 \

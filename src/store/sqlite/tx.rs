@@ -190,6 +190,7 @@ impl Tx for SqliteTx<'_> {
                 return Ok(Some(Claimable {
                     id: item.id,
                     holder: item.lock_user,
+                    token: item.lock_token,
                     due_at: item.due_at,
                     priority: item.priority,
                     created_at: item.created_at,
@@ -200,26 +201,25 @@ impl Tx for SqliteTx<'_> {
         Ok(None)
     }
 
-    fn claim(&mut self, id: i64, prev_holder: Option<&str>) -> Result<Option<Item>> {
+    fn claim(
+        &mut self,
+        id: i64,
+        token: i64,
+        kind: EventKind,
+        detail: &Value,
+    ) -> Result<Option<Item>> {
+        let params = rusqlite::named_params! {
+            ":me": self.ctx.actor.name, ":now": self.ctx.now, ":id": id, ":token": token
+        };
         let row = self
             .c
             .prepare_cached(sql::CLAIM)?
-            .query_row(
-                rusqlite::named_params! {":me": self.ctx.actor.name, ":now": self.ctx.now, ":id": id},
-                |r| Ok(item_from_row(r)),
-            )
+            .query_row(params, |r| Ok(item_from_row(r)))
             .optional()?;
         let Some(item) = row.transpose()? else {
             return Ok(None);
         };
-        let (kind, detail) = match prev_holder {
-            Some(from) => (
-                EventKind::TakenOver,
-                json!({"from": from, "token": item.lock_token}),
-            ),
-            None => (EventKind::Locked, json!({"token": item.lock_token})),
-        };
-        self.insert_event(id, kind, &detail)?;
+        self.insert_event(id, kind, detail)?;
         Ok(Some(item))
     }
 
