@@ -1,4 +1,4 @@
--- caseload: the whole current SQLite schema (user_version 9).
+-- caseload: the whole current SQLite schema (user_version 10).
 --
 -- A fresh database is created from this file in one IMMEDIATE transaction. An older
 -- database is brought up to date by the steps in src/store/migrations/ instead; a test
@@ -207,23 +207,28 @@ END;
 -- adding items never pays for it. Items with an id above
 -- `search_meta.indexed`, and items changed after they were indexed (`search_dirty`), are
 -- scanned instead; the TUI indexes them in the background (src/store/sqlite/search.rs).
+-- The indexed text is the field table's searched columns, one line each
+-- (src/domain/fields.rs); `search_meta.version` names them, and caseload adds to the
+-- index only when that is its own version.
 -- The indexed text ends with two line ends, so that every occurrence of a word of one or
 -- two characters begins a trigram; such a word is looked up through the range of
 -- trigrams that begin with it (`item_search_terms`). The text is folded already: the
 -- tokenizer keeps case.
 CREATE VIRTUAL TABLE item_search USING fts5(
-    folded, content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 1');
+    doc, content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 1');
 CREATE VIRTUAL TABLE item_search_terms USING fts5vocab(item_search, 'row');
 
 CREATE TABLE search_meta (
     one      INTEGER PRIMARY KEY CHECK (one = 1),
-    indexed  INTEGER NOT NULL
+    indexed  INTEGER NOT NULL,
+    version  TEXT NOT NULL DEFAULT ''
 );
-INSERT INTO search_meta (one, indexed) VALUES (1, 0);
+INSERT INTO search_meta (one, indexed, version)
+    VALUES (1, 0, '1:title,body,params,notes,result,error');
 
 CREATE TABLE search_dirty (id INTEGER PRIMARY KEY);
 
-CREATE TRIGGER items_search_dirty AFTER UPDATE OF title, body, notes, result, params, error
+CREATE TRIGGER items_search_dirty AFTER UPDATE OF title, body, params, notes, result, error
 ON items WHEN NEW.id <= (SELECT indexed FROM search_meta) BEGIN
     INSERT OR IGNORE INTO search_dirty (id) VALUES (NEW.id);
 END;

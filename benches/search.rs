@@ -525,7 +525,7 @@ fn schema_file(dir: &Path, schema: Schema, base_items: usize) -> PathBuf {
         let c = Connection::open(&path).unwrap();
         c.execute_batch(
             "CREATE TRIGGER items_search_now AFTER INSERT ON items BEGIN \
-             INSERT INTO item_search (rowid, folded) VALUES (NEW.id, lower(concat_ws(char(10), \
+             INSERT INTO item_search (rowid, doc) VALUES (NEW.id, lower(concat_ws(char(10), \
              NEW.title, NEW.body, NEW.notes, NEW.result, NEW.params, NEW.error))); END; \
              UPDATE search_meta SET indexed = (SELECT max(id) FROM items);",
         )

@@ -380,6 +380,18 @@ pub fn searched() -> impl Iterator<Item = &'static Field> {
     FIELDS.iter().filter(|f| f.searched)
 }
 
+/// How many columns search looks in.
+pub const SEARCHED_COUNT: usize = {
+    let (mut n, mut i) = (0, 0);
+    while i < COUNT {
+        if FIELDS[i].searched {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
 /// The version of the text the SQLite search index holds: which columns, in which
 /// order. The indexer refuses to add to an index of another version (a program older or
 /// newer than the schema would leave out or add columns), and the migration that changes

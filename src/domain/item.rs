@@ -186,6 +186,17 @@ impl Item {
         Ok(())
     }
 
+    /// The texts search looks in: the field table's searched columns, in its order
+    /// (NULL as empty).
+    pub fn searched_texts(&self) -> Vec<&str> {
+        fields::searched()
+            .map(|f| match self.cell(f.col) {
+                Cell::Text(t) => t.unwrap_or(""),
+                Cell::Number(_) | Cell::Time(_) => "",
+            })
+            .collect()
+    }
+
     /// The stored values in [`Item::COLUMNS`] order.
     pub(crate) fn cells(&self) -> [Cell<'_>; fields::COUNT] {
         FIELDS.map(|f| self.cell(f.col))

@@ -49,17 +49,8 @@ fn assert_rule(s: &mut dyn Store, searches: &[&str], stage: &str) {
                 .iter()
                 .filter(|listed| {
                     let it = items.iter().find(|i| i.id == listed.id).unwrap();
-                    rule.as_ref().is_none_or(|r| {
-                        r.id() == Some(it.id)
-                            || r.matches(&[
-                                &it.title,
-                                &it.body,
-                                &it.notes,
-                                it.result.as_deref().unwrap_or(""),
-                                &it.params,
-                                it.error.as_deref().unwrap_or(""),
-                            ])
-                    })
+                    rule.as_ref()
+                        .is_none_or(|r| r.id() == Some(it.id) || r.matches(&it.searched_texts()))
                 })
                 .map(|i| i.id)
                 .collect();
@@ -378,5 +369,73 @@ fn a_version_8_file_searches_right_before_and_after_re_indexing() {
         .unwrap();
     assert_eq!(ends, 1, "the error's last word begins a trigram");
     assert_rule(&mut s, &searches, "re-indexed");
+    assert_eq!(s.check().unwrap(), Vec::<String>::new());
+}
+
+/// A file of schema version 9 (its index's column `folded`, no version) is upgraded to
+/// an index with an explicit version, rebuilt behind the mark. A caseload of schema 9 still
+/// running indexes with its own statement, which must fail and change nothing; a caseload
+/// of another version (the index's version not its own) adds nothing either, and searches
+/// answer by the rule all along.
+#[test]
+fn the_index_takes_rows_only_from_a_caseload_of_its_version() {
+    use caseload::domain::fields::search_version;
+    use caseload::store::migrate;
+    use caseload::store::sqlite::{OpenOptions, SqliteStore};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nine.db");
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        migrate::create_at_version(&c, 9).unwrap();
+        c.execute_batch(
+            "INSERT INTO queues (name) VALUES ('default'); \
+             INSERT INTO users (name, role) VALUES ('boss', 'supervisor'); \
+             INSERT INTO items (id, queue, title, body, params, created_at, created_by) VALUES \
+                 (1, 'default', 'Order 3b', 'Body', '{\"sku\": \"zq-1\"}', 1000, 'boss'), \
+                 (2, 'default', 'Refund for Müller', 'call back', '{}', 1000, 'boss');",
+        )
+        .unwrap();
+    }
+    let opts = OpenOptions {
+        allow_network_fs: true,
+        ..OpenOptions::default()
+    };
+    let mut s = SqliteStore::open(&path, Actor::new("boss", "x"), &opts).unwrap();
+    let meta = |s: &SqliteStore| -> (i64, String, i64) {
+        s.connection()
+            .query_row(
+                "SELECT indexed, version, (SELECT count(*) FROM item_search_terms) \
+                 FROM search_meta",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap()
+    };
+    assert_eq!(meta(&s), (0, search_version(), 0), "upgraded, not indexed");
+    let searches = ["3b", "zq", "muller", "b", "nothing"];
+    assert_rule(&mut s, &searches, "upgraded, not indexed");
+    let nine = "INSERT INTO item_search (rowid, folded) SELECT id, caseload_fold(concat_ws(\
+         char(10), title, body, notes, result, params, error)) || char(10) || char(10) \
+         FROM items WHERE id > (SELECT indexed FROM search_meta) AND id <= 2";
+    let err = s.connection().execute(nine, []).unwrap_err();
+    assert!(err.to_string().contains("no column named folded"), "{err}");
+    assert_eq!(meta(&s).2, 0, "schema 9's statement indexed nothing");
+    // Another version's index: this caseload adds nothing to it, and says why.
+    s.connection()
+        .execute("UPDATE search_meta SET version = '1:title'", [])
+        .unwrap();
+    let err = s.index_search(100).unwrap_err().to_string();
+    assert!(
+        err.contains("version '1:title'") && err.contains(&search_version()),
+        "{err}"
+    );
+    assert_eq!(meta(&s), (0, "1:title".to_string(), 0), "nothing indexed");
+    assert_rule(&mut s, &searches, "another version's index");
+    s.connection()
+        .execute("UPDATE search_meta SET version = ?1", [search_version()])
+        .unwrap();
+    while s.index_search(100).unwrap() > 0 {}
+    assert_eq!(meta(&s).0, 2, "indexed");
+    assert_rule(&mut s, &searches, "indexed");
     assert_eq!(s.check().unwrap(), Vec::<String>::new());
 }

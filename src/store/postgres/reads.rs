@@ -6,6 +6,7 @@ use postgres::types::ToSql;
 
 use super::open::{Conn, TxError, TxResult};
 use super::sql::ITEM_COLS;
+use crate::domain::fields::{self, Kind};
 use crate::domain::search::{Search, unfolded_pattern};
 use crate::domain::{
     AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, RealIdentity, Role,
@@ -193,7 +194,7 @@ const DIALECT: Dialect = Dialect {
 /// every row the fold would (and few others); the fold decides on those (`CASE` keeps
 /// that order). Not in an old `SQL_ASCII` database, whose regular expressions see bytes.
 fn search_condition(q: &mut ListSql, s: &Search) -> String {
-    const TEXT: &str = "concat_ws(chr(10), title, body, notes, result, params::text, error)";
+    let text = searched_text();
     let words: Vec<String> = s
         .words()
         .iter()
@@ -204,11 +205,26 @@ fn search_condition(q: &mut ListSql, s: &Search) -> String {
         .map(|w| format!("{}::text", q.push(Param::Text(unfolded_pattern(w)))))
         .collect();
     format!(
-        "CASE WHEN getdatabaseencoding() <> 'UTF8' OR {TEXT} ~ ALL (ARRAY[{}]) \
-         THEN caseload_fold({TEXT}) LIKE ALL (ARRAY[{}]) ELSE false END",
+        "CASE WHEN getdatabaseencoding() <> 'UTF8' OR {text} ~ ALL (ARRAY[{}]) \
+         THEN caseload_fold({text}) LIKE ALL (ARRAY[{}]) ELSE false END",
         found.join(", "),
         words.join(", ")
     )
+}
+
+/// A row's text search looks in: the field table's searched columns, one line each
+/// (JSON as its text).
+fn searched_text() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let cols: Vec<String> = fields::searched()
+            .map(|f| match f.kind {
+                Kind::Json => format!("{}::text", f.name),
+                _ => f.name.to_string(),
+            })
+            .collect();
+        format!("concat_ws(chr(10), {})", cols.join(", "))
+    })
 }
 
 /// What the first pass looks for: the longest (most telling) two distinct words, each cut

@@ -11,19 +11,10 @@ use crate::store::error::{Result, StoreError};
 /// The whole current schema, used to create a fresh database.
 pub const SCHEMA: &str = include_str!("../../../schema.sql");
 
-/// Released steps, in order; step `i` takes a database from version `i` to `i + 1`.
+/// Released steps, in order (every file of `migrations/`, listed by `build.rs`); step `i`
+/// takes a database from version `i` to `i + 1`.
 /// Never edit one: append.
-pub const STEPS: &[&str] = &[
-    include_str!("migrations/0001_base.sql"),
-    include_str!("migrations/0002_counts_last_seen.sql"),
-    include_str!("migrations/0003_holds.sql"),
-    include_str!("migrations/0004_created_os.sql"),
-    include_str!("migrations/0005_identity_audit.sql"),
-    include_str!("migrations/0006_comments.sql"),
-    include_str!("migrations/0007_search_due_order.sql"),
-    include_str!("migrations/0008_figure_days.sql"),
-    include_str!("migrations/0009_short_words.sql"),
-];
+pub const STEPS: &[&str] = include!(concat!(env!("OUT_DIR"), "/sqlite_steps.rs"));
 
 /// The schema version this program writes.
 pub const LATEST: i64 = STEPS.len() as i64;

@@ -19,21 +19,42 @@ use rusqlite::types::ValueRef;
 
 use std::cell::RefCell;
 
+use std::sync::OnceLock;
+
+use crate::domain::fields;
 use crate::domain::search::{Search, fold, fold_into};
-use crate::store::error::Result;
+use crate::store::error::{Result, StoreError};
 use crate::store::list::{ListSql, Param};
 
-/// The row text the index holds, in the order the matcher reads it.
-pub(super) const TEXT_COLS: &str = "title, body, notes, result, params, error";
+/// The row text the index holds, in the order the matcher reads it: the field table's
+/// searched columns (`title, body, params, notes, result, error`).
+pub(super) fn text_cols() -> &'static str {
+    static COLS: OnceLock<String> = OnceLock::new();
+    COLS.get_or_init(|| {
+        let names: Vec<&str> = fields::searched().map(|f| f.name).collect();
+        names.join(", ")
+    })
+}
 
 /// The text the index holds for a row of `items`: its text columns folded, one line
 /// each, and two line ends after the last. A word of one or two characters is found
 /// through the trigrams that begin with it; the terminators give every occurrence one,
 /// also at the very end of the text (`3b` in "… order 3b" begins `3b\n`, `b` begins
-/// `b\n\n`). Migration 0009 names this expression in its comment; a test keeps the two
-/// the same.
-pub(super) const INDEXED_TEXT: &str = "caseload_fold(concat_ws(char(10), \
-     title, body, notes, result, params, error)) || char(10) || char(10)";
+/// `b\n\n`). The index is of [`fields::search_version`], kept in `search_meta.version`:
+/// [`index_some`] adds nothing to an index of another version.
+pub(super) fn indexed_text() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(|| {
+        format!(
+            "{FOLD}(concat_ws(char(10), {})) || char(10) || char(10)",
+            text_cols()
+        )
+    })
+}
+
+/// The index's one column (named anew by migration 10, so that a caseload of schema 9 or
+/// older, which does not check the version, fails to add to it and changes nothing).
+pub(super) const INDEX_COLUMN: &str = "doc";
 
 /// The SQL function name of the matcher.
 pub(super) const MATCHER: &str = "caseload_match";
@@ -50,7 +71,7 @@ thread_local! {
 }
 
 /// How many text columns the matcher receives.
-const TEXT_COL_COUNT: usize = 6;
+const TEXT_COL_COUNT: usize = fields::SEARCHED_COUNT;
 
 /// The search's words, parsed once per statement (SQLite keeps them as the first
 /// argument's auxiliary data while the argument does not change).
@@ -107,9 +128,8 @@ fn matcher(ctx: &Context<'_>) -> rusqlite::Result<bool> {
     })
 }
 
-/// Makes `caseload_match(words, title, body, notes, result, params, error)` known to
-/// this connection: true when every space-separated (folded) word appears in one of the
-/// texts, folded.
+/// Makes `caseload_match(words, <the searched columns>)` known to this connection: true
+/// when every space-separated (folded) word appears in one of the texts, folded.
 /// And `caseload_fold(text)`.
 pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
     let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
@@ -126,7 +146,7 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
 /// The scanning condition of a search (the dialect's `search`).
 pub(super) fn scan_condition(q: &mut ListSql, s: &Search) -> String {
     let w = q.push(Param::Text(s.joined()));
-    format!("{MATCHER}({w}, {TEXT_COLS})")
+    format!("{MATCHER}({w}, {})", text_cols())
 }
 
 /// How much of the search index is behind: rows in the tail or changed since indexed.
@@ -140,17 +160,35 @@ pub(super) fn behind(c: &Connection) -> Result<bool> {
     Ok(behind)
 }
 
+/// Refuses to index when the index holds another version's text (a caseload older or
+/// newer than this database's schema: it would add rows with other columns).
+fn same_version(c: &Connection) -> Result<()> {
+    let stored: String = c
+        .prepare_cached("SELECT version FROM search_meta")?
+        .query_row([], |r| r.get(0))?;
+    let own = fields::search_version();
+    if stored == own {
+        return Ok(());
+    }
+    Err(StoreError::Unusable(format!(
+        "the search index holds version '{stored}' and this caseload indexes '{own}': a \
+         caseload of another version set it up; searches scan instead of using the index \
+         (run the caseload that matches the database)"
+    )))
+}
+
 /// Indexes up to `budget` rows (changed ones first, then the tail), inside the caller's
-/// write transaction; returns how many.
+/// write transaction; returns how many. Refused for an index of another version.
 pub(super) fn index_some(c: &Connection, budget: usize) -> Result<usize> {
+    same_version(c)?;
     let budget = budget.max(1) as i64;
-    let text = INDEXED_TEXT;
+    let text = indexed_text();
     let dirty = "SELECT id FROM search_dirty ORDER BY id LIMIT ?1";
     c.prepare_cached(&format!("DELETE FROM item_search WHERE rowid IN ({dirty})"))?
         .execute([budget])?;
     let redone = c
         .prepare_cached(&format!(
-            "INSERT INTO item_search (rowid, folded) SELECT id, {text} FROM items \
+            "INSERT INTO item_search (rowid, {INDEX_COLUMN}) SELECT id, {text} FROM items \
              WHERE id IN ({dirty})"
         ))?
         .execute([budget])?;
@@ -169,8 +207,8 @@ pub(super) fn index_some(c: &Connection, budget: usize) -> Result<usize> {
         if let Some(top) = top {
             added = c
                 .prepare_cached(&format!(
-                    "INSERT INTO item_search (rowid, folded) SELECT id, {text} FROM items \
-                     WHERE id > (SELECT indexed FROM search_meta) AND id <= ?1"
+                    "INSERT INTO item_search (rowid, {INDEX_COLUMN}) SELECT id, {text} \
+                     FROM items WHERE id > (SELECT indexed FROM search_meta) AND id <= ?1"
                 ))?
                 .execute([top])?;
             c.prepare_cached("UPDATE search_meta SET indexed = ?1")?
@@ -184,11 +222,31 @@ pub(super) fn index_some(c: &Connection, budget: usize) -> Result<usize> {
 mod tests {
     use super::*;
 
-    /// The migration that introduced this text names it; they must not drift apart.
+    /// The latest migration that sets the index's version sets the field table's: a
+    /// searched column added without a migration that rebuilds the index fails here. It
+    /// also names the columns whose change marks a row for indexing again (the trigger),
+    /// as the whole schema does.
     #[test]
-    fn the_migration_names_the_indexed_text() {
-        let step = include_str!("migrations/0009_short_words.sql");
-        assert!(step.contains(INDEXED_TEXT), "{INDEXED_TEXT}");
-        assert!(INDEXED_TEXT.contains(TEXT_COLS) && INDEXED_TEXT.starts_with(FOLD));
+    fn the_latest_search_migration_is_the_field_table_s() {
+        let version = fields::search_version();
+        let latest = crate::store::sqlite::migrate::STEPS
+            .iter()
+            .rev()
+            .find(|s| s.contains("UPDATE search_meta SET version = "))
+            .expect("a migration sets the search index's version");
+        let schema = crate::store::sqlite::migrate::SCHEMA;
+        let trigger = format!("AFTER UPDATE OF {}\nON items", text_cols());
+        for (what, sql) in [
+            ("the latest search migration", *latest),
+            ("schema.sql", schema),
+        ] {
+            assert!(
+                sql.contains(&format!("'{version}'")),
+                "{what} does not set the search index's version to '{version}' (the field \
+                 table's searched columns): add a migration that rebuilds the index"
+            );
+            assert!(sql.contains(&trigger), "{what} lacks `{trigger}`");
+        }
+        assert!(indexed_text().contains(text_cols()) && indexed_text().starts_with(FOLD));
     }
 }

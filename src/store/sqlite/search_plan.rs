@@ -37,7 +37,7 @@ use crate::domain::search::{Search, fts_quote, trigram_range};
 use crate::store::error::Result;
 use crate::store::list::{ListSql, Param};
 
-use super::search::{MATCHER, TEXT_COLS};
+use super::search::{MATCHER, text_cols};
 
 /// The SQL function that tests an id against a candidate set (`caseload_hit(id, set)`).
 pub(super) const HIT: &str = "caseload_hit";
@@ -212,10 +212,11 @@ fn candidates(c: &Connection, s: &Search, keys: &[Key], indexed: i64) -> Result<
         .query_map([], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     let mut ids = indexed_hits(c, keys, &dirty)?;
+    let cols = text_cols();
     let scanned = format!(
-        "SELECT id FROM items WHERE id > ?1 AND {MATCHER}(?2, {TEXT_COLS}) UNION ALL \
+        "SELECT id FROM items WHERE id > ?1 AND {MATCHER}(?2, {cols}) UNION ALL \
          SELECT id FROM items WHERE id IN (SELECT id FROM search_dirty) \
-         AND {MATCHER}(?2, {TEXT_COLS})"
+         AND {MATCHER}(?2, {cols})"
     );
     let mut stmt = c.prepare_cached(&scanned)?;
     let more = stmt.query_map(rusqlite::params![indexed, s.joined()], |r| r.get(0))?;
@@ -461,13 +462,16 @@ mod tests {
     fn a_short_word_s_key_joins_its_trigrams_up_to_a_cap() {
         let c = Connection::open_in_memory().unwrap();
         c.execute_batch(
-            "CREATE VIRTUAL TABLE item_search USING fts5(folded, content = '', \
+            "CREATE VIRTUAL TABLE item_search USING fts5(doc, content = '', \
              contentless_delete = 1, tokenize = 'trigram case_sensitive 1'); \
              CREATE VIRTUAL TABLE item_search_terms USING fts5vocab(item_search, 'row');",
         )
         .unwrap();
         let mut ins = c
-            .prepare("INSERT INTO item_search (rowid, folded) VALUES (?1, ?2)")
+            .prepare(&format!(
+                "INSERT INTO item_search (rowid, {}) VALUES (?1, ?2)",
+                super::super::search::INDEX_COLUMN
+            ))
             .unwrap();
         let cap = SHORT_WORD_TERMS as u32;
         for i in 0..3000u32 {
