@@ -109,13 +109,7 @@ fn a_reader_never_locks_writers_out() {
     // than creating files that would lock alice out.
     let wal = sidecar(&env.db, "-wal");
     let shm = sidecar(&env.db, "-shm");
-    assert_eq!(
-        std::fs::metadata(&wal).unwrap().len(),
-        0,
-        "checkpointed at close"
-    );
-    std::fs::remove_file(&wal).unwrap();
-    std::fs::remove_file(&shm).unwrap();
+    crate::support::fault::checkpoint_and_remove_sidecars(&env.db);
     let err = fails_as(&env, &users, &bob, &["list"]);
     assert!(
         err.contains("q.db-wal is missing") && err.contains("lock out"),
@@ -211,8 +205,7 @@ fn a_directory_writers_cannot_create_files_in_is_named_with_its_fix() {
     ok_as(&env, &users, &bob, &["add", "--title", "by bob"]);
     assert!(ok_as(&env, &users, &bob, &["list"]).contains("by bob"));
     // Without them, he is told what to change.
-    std::fs::remove_file(sidecar(&env.db, "-wal")).unwrap();
-    std::fs::remove_file(sidecar(&env.db, "-shm")).unwrap();
+    crate::support::fault::checkpoint_and_remove_sidecars(&env.db);
     let err = fails_as(&env, &users, &bob, &["list"]);
     assert!(
         err.contains(&dir.display().to_string())

@@ -19,16 +19,13 @@ fn a_nearly_full_filesystem_gives_disk_full_never_a_signal() {
     for i in 0..3 {
         env.add(&format!("item {i}"));
     }
-    let wal = support::fault::sidecar(&env.db, "-wal");
-    let shm = support::fault::sidecar(&env.db, "-shm");
     let mount = mnt.dir.display().to_string();
     let mut refused = 0;
     for leave_kib in (0..=64).rev().step_by(4) {
         // Nobody has the file open and its WAL is empty: the next command creates the
         // -wal and -shm anew, on a disk with `leave_kib` KiB left.
-        assert_eq!(std::fs::metadata(&wal).map_or(0, |m| m.len()), 0);
-        let _ = std::fs::remove_file(&wal);
-        let _ = std::fs::remove_file(&shm);
+        let _ = std::fs::remove_file(mnt.dir.join("fill"));
+        support::fault::checkpoint_and_remove_sidecars(&env.db);
         mnt.fill_to("fill", leave_kib * 1024);
         for args in [
             &["list"][..],

@@ -28,4 +28,5 @@ mod search;
 mod security;
 mod short_words;
 mod supervisor;
+mod wal;
 mod working_day;

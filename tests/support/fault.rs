@@ -280,6 +280,19 @@ impl Drop for Users {
     }
 }
 
+/// Copies what the -wal of `db` holds into the file and removes the -wal and the -shm
+/// (a command leaves its commits in the -wal; this connection, the last to close, is not
+/// caseload's and keeps no files): for tests that start afresh without them.
+pub fn checkpoint_and_remove_sidecars(db: &Path) {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    drop(c);
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(sidecar(db, suffix));
+    }
+    assert!(!sidecar(db, "-wal").exists() && !sidecar(db, "-shm").exists());
+}
+
 /// `path` with `suffix` appended to its file name.
 pub fn sidecar(path: &Path, suffix: &str) -> PathBuf {
     let mut s = path.as_os_str().to_os_string();

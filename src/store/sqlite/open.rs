@@ -20,6 +20,7 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, ffi};
 
 use super::OpenOptions;
@@ -249,6 +250,17 @@ pub(super) fn prepare_writer(conn: &Connection) {
     // A persistent WAL is truncated to zero by the last writer to close, and a WAL that
     // a large import grew is cut back to this size when it restarts.
     let _ = conn.execute_batch("PRAGMA journal_size_limit = 67108864");
+    let _ = conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+}
+
+/// Before a writer's connection closes: when the -wal has grown past [`super::WAL_BOUND`], the
+/// last connection to close checkpoints it and truncates it (SQLite does so only when no
+/// other connection is open; otherwise a later one will).
+pub(super) fn before_close(conn: &Connection, path: &Path) {
+    let wal = std::fs::metadata(sidecar(path, "-wal")).map_or(0, |m| m.len());
+    if wal >= super::WAL_BOUND {
+        let _ = conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, false);
+    }
 }
 
 /// Gives this user's -wal and -shm the database file's group and mode (SQLite gives them
