@@ -2,15 +2,18 @@
 //! and advice that keeps data, and `export` writes every readable row and names the rows
 //! it left out.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::anyhow;
+use signal_hook::consts::{SIGINT, SIGTERM};
 
 use crate::cli::{CliResult, Failure, Invocation, open_store};
 use crate::domain::{Item, sanitize};
-use crate::store::StoreError;
 use crate::store::location::Location;
 use crate::store::sqlite_check;
+use crate::store::{CheckRun, StoreError, exit};
 
 /// Export writes data exactly or not at all: a row with unreadable text is left out (and
 /// reported after the rest) rather than written with its bad bytes replaced.
@@ -49,21 +52,59 @@ pub(crate) fn unreadable_left_out(written: u64, left_out: &[(i64, String)]) -> C
 
 /// `caseload check`: always finishes with the list of every problem it can see (exit 1)
 /// or "ok"; a file too damaged to open normally is still checked as far as SQLite can read.
-/// `repair_figures` first rebuilds the figures' tables from the history.
-pub(crate) fn check(ctx: &Invocation, repair_figures: bool, out: &mut dyn Write) -> CliResult {
-    let problems = match (open_store(ctx, false), &ctx.location) {
-        (Ok(mut s), _) => {
-            if repair_figures {
-                let n = s.rebuild_figures()?;
-                writeln!(out, "rebuilt the figures from the history: {n} holds")?;
-            }
-            s.check()?
-        }
-        (Err(f), Location::File(path)) if damaged(&f) => {
-            sqlite_check::run_on_file(path, &format!("{:#}", f.error))
-        }
-        (Err(f), _) => return Err(f),
+/// `repair_figures` first rebuilds the figures' tables from the history. On a terminal it
+/// shows what it is checking; Ctrl-C stops it (exit 130), and as it only reads, nothing is
+/// changed (a second Ctrl-C ends the process at once).
+pub(crate) fn check(
+    ctx: &Invocation,
+    repair_figures: bool,
+    quick: bool,
+    out: &mut dyn Write,
+) -> CliResult {
+    let mut opened = open_store(ctx, false);
+    if repair_figures && let Ok(s) = &mut opened {
+        let n = s.rebuild_figures()?;
+        writeln!(out, "rebuilt the figures from the history: {n} holds")?;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        // The second signal ends the process at once; the first asks the check to stop.
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop));
+        let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
+    }
+    let bar = progress_bar();
+    let tell = |what: &str, done: u64, of: u64| {
+        bar.set_message(if of > 0 {
+            format!("{what}: {done} of {of} items")
+        } else {
+            what.to_string()
+        });
     };
+    let how = CheckRun {
+        quick,
+        progress: &tell,
+        stop: &stop,
+    };
+    let problems = match (opened, &ctx.location) {
+        (Ok(mut s), _) => s.check_with(&how),
+        (Err(f), Location::File(path)) if damaged(&f) => Ok(sqlite_check::run_on_file(
+            path,
+            &format!("{:#}", f.error),
+            &how,
+        )),
+        (Err(f), _) => {
+            bar.finish_and_clear();
+            return Err(f);
+        }
+    };
+    bar.finish_and_clear();
+    if stop.load(Ordering::Relaxed) {
+        return Err(Failure {
+            code: exit::INTERRUPTED,
+            error: anyhow!("check stopped before it finished (Ctrl-C); nothing was changed"),
+        });
+    }
+    let problems = problems?;
     if problems.is_empty() {
         writeln!(out, "ok")?;
         return Ok(());
@@ -77,6 +118,20 @@ pub(crate) fn check(ctx: &Invocation, repair_figures: bool, out: &mut dyn Write)
         }
     }
     Err(anyhow!("check found {} problem(s)", problems.len()).into())
+}
+
+/// A line on stderr telling what is being checked (hidden when stderr is no terminal).
+fn progress_bar() -> indicatif::ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} check: {msg} ({elapsed})")
+    {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
 }
 
 /// True when opening failed because SQLite found the file's content damaged (not for a

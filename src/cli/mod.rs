@@ -176,7 +176,10 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
             out,
         ),
         Command::Export(a) => export::export(&mut *store()?, a, out),
-        Command::Check { repair_figures } => damage::check(&ctx, repair_figures, out),
+        Command::Check {
+            repair_figures,
+            quick,
+        } => damage::check(&ctx, repair_figures, quick, out),
         Command::MigrateTo { url } => setup::migrate_to(&ctx, &url, out),
         Command::Doctor { json } => setup::doctor(&ctx, json, out),
         Command::Backup { file } => setup::backup(&ctx, &file, out),

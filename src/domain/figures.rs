@@ -120,7 +120,11 @@ pub struct HoldRecord {
     pub finish: Option<FinishTimes>,
 }
 
-/// The records the `holds` table must hold for one item, given its events (oldest first).
+/// The records the `holds` table must hold for one item, given its events (oldest first)
+/// and its queue now. A hold counts for the queue the item was in when the hold ended:
+/// the queue named by the item's last move before that event (`edit --queue` and `queue
+/// rename` write a `noted` event), else the queue its first later move left, else its
+/// queue now.
 pub fn records(
     item_id: i64,
     queue: &str,
@@ -129,7 +133,8 @@ pub fn records(
     events: &[Event],
 ) -> Vec<HoldRecord> {
     let (hs, _) = holds(events);
-    let first_start = hs.first().map(|h| h.started);
+    let moves: Vec<&Event> = events.iter().filter(|e| is_move(e)).collect();
+    let first_start = hs.iter().map(|h| h.started).min();
     let mut since_finish: Vec<&Hold> = Vec::new();
     let mut out = Vec::with_capacity(hs.len());
     for h in &hs {
@@ -154,12 +159,42 @@ pub fn records(
         }
         out.push(HoldRecord {
             item_id,
-            queue: queue.to_string(),
+            queue: queue_when_ended(&moves, h.end_event).unwrap_or_else(|| queue.to_string()),
             hold: h.clone(),
             finish,
         });
     }
     out
+}
+
+/// The queue an item was in at its event `end` (see [`records`]), when one of its moves
+/// (in event order) says.
+fn queue_when_ended(moves: &[&Event], end: i64) -> Option<String> {
+    let at = moves.partition_point(|e| e.id < end);
+    let before = at.checked_sub(1).map(|i| moves[i]);
+    let after = moves[at..].iter().find(|e| e.id > end);
+    before
+        .and_then(|b| detail_text(b, "to").or_else(|| detail_text(b, "queue")))
+        .or_else(|| {
+            after.and_then(|a| detail_text(a, "from").or_else(|| detail_text(a, "renamed_from")))
+        })
+}
+
+/// A `noted` event that moved the item to another queue.
+fn is_move(e: &Event) -> bool {
+    e.kind == EventKind::Noted
+        && (e.detail_str("field") == Some("queue")
+            || e.detail.get("renamed_from").is_some_and(|v| !v.is_null()))
+}
+
+/// A detail field as the SQL definition reads it (`->>`): text, numbers as their digits.
+fn detail_text(e: &Event, key: &str) -> Option<String> {
+    match e.detail.get(key)? {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Bool(b) => Some(u8::from(*b).to_string()),
+        v => Some(v.to_string()),
+    }
 }
 
 /// One item's figures, as the detail pane and `caseload show` give them.
@@ -404,6 +439,41 @@ mod tests {
                 late_ms: Some(M),
             })
         );
+    }
+
+    #[test]
+    fn a_hold_counts_for_the_queue_of_its_end() {
+        use EventKind::*;
+        let moved = |id, from: &str, to: &str| {
+            ev(
+                id,
+                id * M,
+                "boss",
+                Noted,
+                json!({"field": "queue", "from": from, "to": to}),
+            )
+        };
+        let es = [
+            ev(1, 0, "x", Created, json!({})),
+            ev(2, M, "alice", Locked, json!({})),
+            ev(3, 3 * M, "alice", Released, json!({})),
+            moved(4, "a", "b"),
+            ev(5, 5 * M, "bob", Locked, json!({})),
+            ev(6, 6 * M, "bob", Released, json!({})),
+            ev(
+                7,
+                7 * M,
+                "boss",
+                Noted,
+                json!({"queue": "c", "renamed_from": "b"}),
+            ),
+            ev(8, 8 * M, "cy", Locked, json!({})),
+            ev(9, 9 * M, "cy", Completed, json!({})),
+        ];
+        let r = records(1, "now", 0, None, &es);
+        let queues: Vec<&str> = r.iter().map(|r| r.queue.as_str()).collect();
+        assert_eq!(queues, ["a", "b", "c"]);
+        assert_eq!(records(1, "now", 0, None, &es[..3])[0].queue, "now");
     }
 
     #[test]

@@ -15,6 +15,8 @@ pub mod exit {
     /// have been applied, so look (`caseload list --mine`, `caseload show ID`) before
     /// retrying.
     pub const UNKNOWN: i32 = 6;
+    /// Stopped by Ctrl-C before it finished (a command that only reads: `check`).
+    pub const INTERRUPTED: i32 = 130;
 }
 
 /// Everything a store operation can refuse or fail with.

@@ -35,6 +35,7 @@ pub use sqlite::migrate;
 pub(crate) use sqlite::open as sqlite_open;
 
 use crate::domain::{Item, ItemState, LockLoss, Millis};
+pub use check::CheckRun;
 pub use error::{Result, StoreError, exit};
 pub use figures::{Figures, QueueFigures, Report, ReportQuery};
 pub use reads::Reads;

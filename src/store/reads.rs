@@ -1,6 +1,7 @@
 //! [`Reads`]: every read of the queue, implemented by each backend directly (SQLite's
 //! and PostgreSQL's `mod.rs`, over their own `reads`, `stats`, `figures` and `check`).
 
+use super::check::CheckRun;
 use super::error::Result;
 use super::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats};
 use crate::domain::{
@@ -66,7 +67,11 @@ pub trait Reads: Send {
     /// Locks `user` lost to others since a time, newest first.
     fn lost_locks(&mut self, user: &str, since: Millis) -> Result<Vec<LostLock>>;
     /// Integrity and invariant problems (empty when all is well).
-    fn check(&mut self) -> Result<Vec<String>>;
+    fn check(&mut self) -> Result<Vec<String>> {
+        CheckRun::plain(|how| self.check_with(how))
+    }
+    /// [`Reads::check`] as `how` says: quick or full, telling its progress, stoppable.
+    fn check_with(&mut self, how: &CheckRun<'_>) -> Result<Vec<String>>;
     /// Calls `each` for every item `filter` selects, by id.
     fn export(
         &mut self,

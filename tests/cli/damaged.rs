@@ -280,3 +280,32 @@ fn check_always_finishes_on_random_page_corruption() {
         "only {found_problems} of {runs} corruptions were found"
     );
 }
+
+/// `check --quick` looks at the items, not at the figures kept from the history: a row
+/// of the holds edited by hand is found by the full check only.
+#[test]
+fn check_quick_finds_broken_items_but_leaves_the_history_to_the_full_check() {
+    let env = Env::init("producer");
+    let id = env.add("x");
+    let (taken, _) = env.claim("alice", &[]);
+    assert_eq!(taken, id);
+    env.ok("alice", &["complete", &id.to_string()]);
+    assert_eq!(env.ok("alice", &["check", "--quick"]).trim(), "ok");
+    let c = rusqlite::Connection::open(&env.db).unwrap();
+    c.execute_batch("UPDATE holds SET holder = 'mallory'")
+        .unwrap();
+    assert_eq!(env.ok("alice", &["check", "--quick"]).trim(), "ok");
+    let out = env.run("alice", &["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("holds table"));
+    c.execute_batch("PRAGMA ignore_check_constraints = ON; UPDATE items SET state = 'lost'")
+        .unwrap();
+    let out = env.run("alice", &["check", "--quick"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("item #{id} has an unknown state")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("holds table"), "{stdout}");
+}

@@ -14,6 +14,7 @@ pub mod support;
 
 mod concurrency;
 mod conformance;
+mod cut_history;
 mod due_order;
 mod fields;
 mod figure_days;

@@ -13,6 +13,7 @@
 pub mod support;
 
 mod audit_day;
+mod check_tmux;
 mod figures;
 mod first_hour;
 mod flow;

@@ -1,48 +1,215 @@
-//! `caseload check` on PostgreSQL: the schema's invariants and every stored word caseload
-//! must be able to read (the server itself keeps the pages and the JSON sound).
+//! `caseload check` on PostgreSQL: the one pass over the items and their history
+//! ([`crate::store::check::pass`]), the kept counts, the day summary and the schema version
+//! (the server itself keeps the pages and the JSON sound). The pass reads four portals of
+//! one read-only snapshot side by side, a batch at a time, so the client holds only a
+//! batch of each.
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+
+use postgres::{IsolationLevel, Portal, Row, Transaction};
 
 use super::migrate::{LATEST, schema_version};
-use super::open::{Conn, TxResult};
-use crate::store::check::{figure_day_finding, figure_days_sql, invariants};
+use super::open::{Conn, TxError, TxResult};
+use crate::domain::{Event, EventKind};
+use crate::store::check::pass::{self, CommentRow, EventRow, ItemRow, KeptHold, Source};
+use crate::store::check::{CheckRun, Findings, counts, figure_day_finding, figure_days_sql};
+use crate::store::error::{Result, StoreError};
 
-pub(super) fn check(c: &mut Conn) -> TxResult<Vec<String>> {
-    let mut problems = Vec::new();
-    for (sql, row, what) in invariants() {
-        for r in c.client.query(&sql, &[])? {
-            let id: i64 = r.get(0);
-            problems.push(format!("{row} #{id} {what}"));
-        }
-    }
-    for r in c.client.query(
-        "SELECT coalesce(a.queue, k.queue), coalesce(a.state, k.state), \
-         coalesce(a.n, 0)::bigint, coalesce(k.n, 0)::bigint \
-         FROM (SELECT queue, state, count(*) AS n FROM items GROUP BY queue, state) a \
-         FULL OUTER JOIN (SELECT queue, state, sum(n) AS n FROM item_counts \
-         GROUP BY queue, state) k ON k.queue = a.queue AND k.state = a.state \
-         WHERE coalesce(a.n, 0) <> coalesce(k.n, 0)",
+/// Rows fetched from a portal at a time.
+const BATCH: i32 = 5_000;
+
+pub(super) fn check(c: &mut Conn, how: &CheckRun<'_>) -> TxResult<Vec<String>> {
+    let mut found = Findings::default();
+    let mut tx = c
+        .client
+        .build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()?;
+    // The pass's statements run as long as the history is long.
+    tx.batch_execute("SET LOCAL statement_timeout = 0")?;
+    let queues: HashSet<String> = tx
+        .query("SELECT name FROM queues", &[])?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let total: i64 = tx.query_one("SELECT count(*) FROM items", &[])?.get(0);
+    let what = if how.quick {
+        "the items"
+    } else {
+        "the items and their history"
+    };
+    let tally = {
+        let mut rows = PgRows::start(&mut tx, how.quick)?;
+        pass::run(
+            &mut rows,
+            &queues,
+            &mut found,
+            &mut |done| (how.progress)(what, done, total.max(0) as u64),
+            how.stop,
+        )
+        .map_err(TxError::Store)?
+    };
+    let mut kept = BTreeMap::new();
+    for r in tx.query(
+        "SELECT queue, state, sum(n)::bigint FROM item_counts GROUP BY queue, state",
         &[],
     )? {
-        let (q, s, actual, kept): (String, String, i64, i64) =
-            (r.get(0), r.get(1), r.get(2), r.get(3));
-        problems.push(format!(
-            "counts: queue '{q}' has {actual} {s} items but the kept count says {kept}"
-        ));
+        kept.insert((r.get(0), r.get(1)), r.get(2));
     }
-    let sorted = "(SELECT coalesce(string_agg(x, ';' ORDER BY x COLLATE \"C\"), '') \
-                  FROM unnest(string_to_array({}, ';')) AS x WHERE x <> '')";
-    for r in c
-        .client
-        .query(&figure_days_sql(sorted, " COLLATE \"C\""), &[])?
-    {
-        let (day, queue, holder): (i64, String, String) = (r.get(0), r.get(1), r.get(2));
-        problems.push(figure_day_finding(day, &queue, &holder));
+    counts(&tally.counts, &kept, &mut found);
+    if !how.quick {
+        (how.progress)("the figures summary", 0, 0);
+        let sorted = "(SELECT coalesce(string_agg(x, ';' ORDER BY x COLLATE \"C\"), '') \
+                      FROM unnest(string_to_array({}, ';')) AS x WHERE x <> '')";
+        for r in tx.query(&figure_days_sql(sorted, " COLLATE \"C\""), &[])? {
+            let (day, queue, holder): (i64, String, String) = (r.get(0), r.get(1), r.get(2));
+            found.push(figure_day_finding(day, &queue, &holder));
+        }
     }
+    tx.commit()?;
     match schema_version(c)? {
         Some(v) if v == LATEST => {}
-        v => problems.push(format!(
+        v => found.push(format!(
             "schema version is {}, expected {LATEST}",
             v.unwrap_or(0)
         )),
     }
-    Ok(problems)
+    Ok(found.lines())
+}
+
+/// The four row sets of the pass, each a portal read a batch at a time.
+struct PgRows<'t, 'c> {
+    tx: &'t mut Transaction<'c>,
+    portals: [Option<Portal>; 4],
+    rows: [VecDeque<Row>; 4],
+}
+
+const ITEMS: &str = "SELECT id, queue, state, lock_user IS NOT NULL, lock_time IS NOT NULL, \
+     lock_token, created_at, due_at FROM items ORDER BY id";
+const EVENTS: &str = "SELECT id, item_id, at, CASE WHEN kind IN ('locked', 'taken_over') \
+     THEN actor END, kind, CASE WHEN kind IN ('noted', 'reassigned') THEN detail::text END \
+     FROM events ORDER BY item_id, id";
+const HOLDS: &str = "SELECT event_id, ended, item_id, queue, holder, started, how, handle_ms, \
+     own_ms, wait_ms, cycle_ms, late_ms FROM holds ORDER BY item_id, event_id";
+const COMMENTS: &str = "SELECT id, item_id, at FROM comments ORDER BY item_id, id";
+
+impl<'t, 'c> PgRows<'t, 'c> {
+    fn start(tx: &'t mut Transaction<'c>, quick: bool) -> TxResult<PgRows<'t, 'c>> {
+        let mut portals: [Option<Portal>; 4] = Default::default();
+        for (k, sql) in [ITEMS, EVENTS, HOLDS, COMMENTS].into_iter().enumerate() {
+            if k == 0 || !quick {
+                portals[k] = Some(tx.bind(sql, &[])?);
+            }
+        }
+        Ok(PgRows {
+            tx,
+            portals,
+            rows: Default::default(),
+        })
+    }
+
+    /// The next row of set `k`, fetching its next batch when the last is used up.
+    fn next(&mut self, k: usize) -> Result<Option<Row>> {
+        if self.rows[k].is_empty() {
+            let Some(portal) = &self.portals[k] else {
+                return Ok(None);
+            };
+            let batch = self
+                .tx
+                .query_portal(portal, BATCH)
+                .map_err(|e| super::open::map_err(&e))?;
+            if batch.is_empty() {
+                self.portals[k] = None;
+            }
+            self.rows[k].extend(batch);
+        }
+        Ok(self.rows[k].pop_front())
+    }
+}
+
+fn got<T>(r: std::result::Result<T, postgres::Error>) -> Result<T> {
+    r.map_err(|e| StoreError::Database(format!("check: {e}")))
+}
+
+impl Source for PgRows<'_, '_> {
+    fn item(&mut self) -> Result<Option<ItemRow>> {
+        let Some(r) = self.next(0)? else {
+            return Ok(None);
+        };
+        Ok(Some(ItemRow {
+            id: got(r.try_get(0))?,
+            queue: got(r.try_get(1))?,
+            state: got(r.try_get(2))?,
+            has_lock_user: got(r.try_get(3))?,
+            has_lock_time: got(r.try_get(4))?,
+            lock_token: got(r.try_get(5))?,
+            created_at: got(r.try_get(6))?,
+            due_at: got(r.try_get(7))?,
+            params_json: true,
+            unreadable: None,
+        }))
+    }
+
+    fn event(&mut self) -> Result<Option<EventRow>> {
+        let Some(r) = self.next(1)? else {
+            return Ok(None);
+        };
+        let id: i64 = got(r.try_get(0))?;
+        let item_id: i64 = got(r.try_get(1))?;
+        let at: i64 = got(r.try_get(2))?;
+        let actor: Option<String> = got(r.try_get(3))?;
+        let kind: String = got(r.try_get(4))?;
+        let detail: Option<String> = got(r.try_get(5))?;
+        let event = EventKind::parse(&kind).map(|kind| Event {
+            id,
+            item_id,
+            at,
+            actor: actor.unwrap_or_default(),
+            os_user: String::new(),
+            kind,
+            detail: detail
+                .and_then(|d| serde_json::from_str(&d).ok())
+                .unwrap_or(serde_json::Value::Null),
+        });
+        Ok(Some(EventRow {
+            item_id: Some(item_id),
+            event,
+            id,
+            at,
+            detail_json: true,
+            bad_text: None,
+        }))
+    }
+
+    fn hold(&mut self) -> Result<Option<KeptHold>> {
+        let Some(r) = self.next(2)? else {
+            return Ok(None);
+        };
+        Ok(Some(KeptHold {
+            event_id: got(r.try_get(0))?,
+            ended: got(r.try_get(1))?,
+            item_id: got(r.try_get(2))?,
+            queue: got(r.try_get(3))?,
+            holder: got(r.try_get(4))?,
+            started: got(r.try_get(5))?,
+            how: got(r.try_get(6))?,
+            handle_ms: got(r.try_get(7))?,
+            own_ms: got(r.try_get(8))?,
+            wait_ms: got(r.try_get(9))?,
+            cycle_ms: got(r.try_get(10))?,
+            late_ms: got(r.try_get(11))?,
+        }))
+    }
+
+    fn comment(&mut self) -> Result<Option<CommentRow>> {
+        let Some(r) = self.next(3)? else {
+            return Ok(None);
+        };
+        Ok(Some(CommentRow {
+            id: got(r.try_get(0))?,
+            item_id: got(r.try_get(1))?,
+            at: got(r.try_get(2))?,
+        }))
+    }
 }

@@ -45,6 +45,7 @@ use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
 };
 use crate::store::Reads;
+use crate::store::check::CheckRun;
 use crate::store::error::{Result, StoreError};
 use crate::store::list::Window;
 use crate::store::ops::{Tx, TxCtx};
@@ -515,8 +516,8 @@ impl Reads for PgStore {
         self.read(|c| reads::lost_locks(c, user, since))
     }
 
-    fn check(&mut self) -> Result<Vec<String>> {
-        self.read(check::check)
+    fn check_with(&mut self, how: &CheckRun<'_>) -> Result<Vec<String>> {
+        self.read(|c| check::check(c, how))
     }
 
     fn export(

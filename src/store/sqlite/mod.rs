@@ -13,6 +13,8 @@
 
 pub mod busy;
 pub mod check;
+mod check_history;
+mod check_rows;
 mod figures;
 mod insert;
 pub mod migrate;
@@ -40,6 +42,7 @@ use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
 };
 use crate::store::Reads;
+use crate::store::check::CheckRun;
 use crate::store::error::{Result, StoreError};
 use crate::store::ops::{Tx, TxCtx};
 use crate::store::writes::Backend;
@@ -410,8 +413,8 @@ impl Reads for SqliteStore {
         reads::lost_locks(&self.conn, user, since)
     }
 
-    fn check(&mut self) -> Result<Vec<String>> {
-        Ok(check::run(&self.conn))
+    fn check_with(&mut self, how: &CheckRun<'_>) -> Result<Vec<String>> {
+        Ok(check::run(&self.conn, Some(&self.path), how))
     }
 
     fn export(
