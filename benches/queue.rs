@@ -6,7 +6,9 @@
 //! Run all sections with `cargo bench --bench queue`, or some of them by name:
 //! `cargo bench --bench queue -- claim fairness`. Sections: `cycles`, `fairness`, `claim`,
 //! `enqueue`, `import`, `screen`, `pg`, `figures` (see `queue/figures.rs`), `next`
-//! (complete-and-next against the two-transaction cycle, SQLite and PostgreSQL). Sizes
+//! (complete-and-next against the two-transaction cycle, SQLite and PostgreSQL), `cli` (a
+//! process per call, see `queue/cli.rs`), `ceiling` (against `../shared/sqlite-limit`, see
+//! `queue/ceiling.rs`), `check` (`caseload check` on big histories, see `queue/check.rs`). Sizes
 //! come from environment variables (see `Config`).
 //!
 //! Section `pg` runs the claim+complete cycles against the PostgreSQL server named by
@@ -22,6 +24,12 @@
 // the OS directly (kill, mounts, setuid); the product's C calls are all in src/sys.rs.
 #![allow(clippy::unwrap_used, clippy::too_many_lines, unsafe_code)]
 
+#[path = "queue/ceiling.rs"]
+mod ceiling;
+#[path = "queue/check.rs"]
+mod check;
+#[path = "queue/cli.rs"]
+mod cli;
 #[path = "queue/figures.rs"]
 mod figures;
 
@@ -1339,6 +1347,32 @@ fn diag_pragmas(c: &Connection) {
     if let Ok(sql) = std::env::var("CL_BENCH_PRAGMAS") {
         c.execute_batch(&sql).unwrap();
     }
+    if let Ok(name) = std::env::var("CL_BENCH_BUSY") {
+        c.busy_handler(Some(busy_variant(&name))).unwrap();
+    }
+}
+
+/// Diagnostics only: `CL_BENCH_BUSY=<name>` puts another busy handler on every measured
+/// connection, to compare ways of handing the write lock over (BENCHMARKS.md).
+fn busy_variant(name: &str) -> fn(i32) -> bool {
+    fn sleep_us(us: u64) -> bool {
+        std::thread::sleep(Duration::from_micros(us));
+        true
+    }
+    fn jitter(max: u64) -> u64 {
+        (epoch_us() ^ (std::process::id() as u64).wrapping_mul(0x9E37_79B9)) % max.max(1)
+    }
+    match name {
+        "product" => caseload::store::sqlite::busy::busy_sleep,
+        // The ceiling's fair variant: 50 µs every time.
+        "spin50" => |n| n < 600_000 && sleep_us(50),
+        // Shorter sleeps with jitter: 20–100 µs.
+        "short" => |n| n < 300_000 && sleep_us(20 + jitter(80)),
+        // Aging: the longer a process has waited, the more often it looks (first 300 µs,
+        // down by 10 µs a try to 20 µs), with a little jitter.
+        "aging" => |n| n < 300_000 && sleep_us(20 + (280 - (n as u64 * 10).min(280)) + jitter(40)),
+        other => panic!("CL_BENCH_BUSY={other}: product, spin50, short or aging"),
+    }
 }
 
 /// 3. claim latency on small and big files, 10 % open and 100 open.
@@ -2166,7 +2200,7 @@ fn drop_db(db: &Path) {
 
 type Section = fn(&Config, &Path, &mut Report);
 
-const SECTIONS: [(&str, Section); 11] = [
+const SECTIONS: [(&str, Section); 14] = [
     ("cycles", sec_cycles),
     ("fairness", sec_fairness),
     ("claim", sec_claim),
@@ -2178,10 +2212,17 @@ const SECTIONS: [(&str, Section); 11] = [
     ("pg", sec_pg),
     ("figures", figures::sec_figures),
     ("next", sec_next),
+    ("cli", cli::sec_cli),
+    ("ceiling", ceiling::sec_ceiling),
+    ("check", check::sec_check),
 ];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("__raw_call") {
+        cli::raw_call(&args[1..]);
+        return;
+    }
     if args.first().map(String::as_str) == Some("__worker") {
         let rest = &args[1..];
         assert_eq!(rest.first().map(String::as_str), Some("cycle"));

@@ -59,7 +59,7 @@ fn drop_triggers(c: &Connection) -> Vec<String> {
 }
 
 /// Builds the history file (see the module's comment).
-fn build(path: &Path, n: usize, days: i64) {
+pub(super) fn build(path: &Path, n: usize, days: i64) {
     let t0 = Instant::now();
     fresh_db(path);
     let c = Connection::open(path).unwrap();
