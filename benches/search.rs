@@ -28,7 +28,7 @@ use caseload::store::sqlite::sql::{
     Creation, ENSURE_QUEUE, INSERT_EVENT, bind_items, insert_item_sql,
 };
 use caseload::store::sqlite::{OpenOptions, SqliteStore};
-use caseload::store::{ListFilter, Reads, StateFilter, Writes};
+use caseload::store::{AddOptions, ListFilter, Reads, StateFilter, Writes};
 use common::key;
 use ratatui::crossterm::event::KeyCode;
 use rusqlite::{Connection, params};
@@ -492,7 +492,7 @@ fn sec_query(dir: &Path) {
 // Section `insert`: single adds and import batches, raw SQL (the store's statements) on
 // today's schema (version 2), on this schema (an index behind a high-water mark: nothing
 // at insert time), and on this schema plus an insert trigger that indexes at once (the
-// design not taken); and the store's own `add`/`add_batch`.
+// design not taken); and the store's own `add_items`, one item and a batch at a time.
 
 /// The schema version just before migration 0007 (search index, due order).
 const BEFORE_SEARCH: i64 = 6;
@@ -644,17 +644,18 @@ fn sec_insert(dir: &Path) {
     let mut s = open_store(&path);
     let t = Instant::now();
     for i in 0..adds {
-        s.add(&new_item(base + 1 + i)).unwrap();
+        s.add_items(&[new_item(base + 1 + i)], AddOptions::creating_queues())
+            .unwrap();
     }
     let add_rate = adds as f64 / t.elapsed().as_secs_f64();
     let t = Instant::now();
     let items: Vec<NewItem> = (0..rows).map(|k| new_item(base + adds + 1 + k)).collect();
     for chunk in items.chunks(2000) {
-        s.add_batch(chunk).unwrap();
+        s.add_items(chunk, AddOptions::creating_queues()).unwrap();
     }
     let import_rate = rows as f64 / t.elapsed().as_secs_f64();
     println!(
-        "| caseload's Store (add / add_batch), this schema | {add_rate:.0} | {import_rate:.0} | {:.2} / {:.2} |",
+        "| caseload's Store (add_items: one / a batch), this schema | {add_rate:.0} | {import_rate:.0} | {:.2} / {:.2} |",
         add_rate / today.0,
         import_rate / today.1
     );

@@ -25,8 +25,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use caseload::domain::{Actor, NewItem};
-use caseload::store::Writes;
 use caseload::store::sqlite::{OpenOptions, SqliteStore};
+use caseload::store::{AddOptions, Writes};
 use caseload::tui::{EventSource, Session, run_loop};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -244,7 +244,9 @@ fn main() {
             it.priority = (i % 5) as i64;
             batch.push(it);
             if batch.len() == 2000 || i + 1 == items {
-                feeder.add_batch(&batch).unwrap();
+                feeder
+                    .add_items(&batch, AddOptions::creating_queues())
+                    .unwrap();
                 batch.clear();
             }
         }

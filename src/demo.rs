@@ -26,7 +26,7 @@ use serde::Deserialize;
 use crate::domain::{Actor, Millis, NewItem};
 use crate::store::postgres::{PgOptions, PgStore};
 use crate::store::sqlite::{OpenOptions, SqliteStore, system_clock};
-use crate::store::{ListFilter, Reads, Store, StoreError, TakeNext};
+use crate::store::{AddOptions, ListFilter, Reads, Store, StoreError, TakeNext};
 
 /// The bundled demo data set.
 const DEMO_DATA: &str = include_str!("../assets/demo.jsonl");
@@ -311,7 +311,8 @@ fn fill(
             })
             .collect();
         boss.travel(now - arrival);
-        boss.store().add_batch(&batch)?;
+        boss.store()
+            .add_items(&batch, AddOptions::creating_queues())?;
         if !weekend {
             work_day(now, day, &mut people, &mut rng)?;
         }
@@ -320,7 +321,8 @@ fn fill(
     // long that the lock expired), carol holds one and has finished a few this morning.
     let rest: Vec<NewItem> = pending.collect();
     boss.travel(2 * HOUR);
-    boss.store().add_batch(&rest)?;
+    boss.store()
+        .add_items(&rest, AddOptions::creating_queues())?;
     let take_in = |p: &mut Box<dyn Person>, queue: &str| {
         p.store().take_next(&TakeNext {
             queue: Some(queue.into()),

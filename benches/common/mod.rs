@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use caseload::domain::{Actor, NewItem};
 use caseload::store::sqlite::{OpenOptions, SqliteStore};
-use caseload::store::{Reads, Store, Writes};
+use caseload::store::{AddOptions, Reads, Store, Writes};
 use caseload::tui::Session;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
@@ -75,7 +75,7 @@ pub fn million_item_db() -> PathBuf {
             })
             .collect();
         i += batch.len();
-        s.add_batch(&batch).unwrap();
+        s.add_items(&batch, AddOptions::creating_queues()).unwrap();
     }
     path
 }

@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use caseload::domain::figures::Period;
 use caseload::store::sql::{EXPECTED_HOLDS, HOLDS_COLS};
-use caseload::store::{Reads, ReportQuery, TakeNext, Writes};
+use caseload::store::{AddOptions, Reads, ReportQuery, TakeNext, Writes};
 use rusqlite::{Connection, params};
 
 use super::{Config, Report, env_num, filled_copy_of, fresh_db, ms, now_ms, open_store, pct, yes};
@@ -312,7 +312,7 @@ fn cost_of_keeping(dir: &Path, rep: &mut Report) {
         let batch: Vec<caseload::domain::NewItem> = (0..items)
             .map(|i| caseload::domain::NewItem::titled(&format!("item {i}")))
             .collect();
-        s.add_batch(&batch).unwrap();
+        s.add_items(&batch, AddOptions::creating_queues()).unwrap();
         let t = Instant::now();
         for _ in 0..items {
             let it = s.take_next(&TakeNext::default()).unwrap();

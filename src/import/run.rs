@@ -16,7 +16,7 @@ use super::{
 use crate::domain::fields::Col;
 use crate::domain::{Millis, NewItem, Role};
 use crate::store::ops::DEFAULT_QUEUE;
-use crate::store::{Added, Store, StoreError};
+use crate::store::{AddOptions, Added, Store, StoreError};
 
 /// How to import a file.
 #[derive(Debug, Clone, Copy)]
@@ -469,14 +469,17 @@ fn write(
         unchanged(file, written + first)?;
         if !batch.items.is_empty() {
             let started = Instant::now();
-            let added = match checked.kept {
-                Some(_) => store.add_kept(&batch.items, &batch.ids, began),
-                None => store.add_each(&batch.items),
-            }
-            .map_err(|error| ImportError::Store {
-                error,
-                written: written + first,
-            })?;
+            let opts = match checked.kept {
+                Some(_) => AddOptions::keeping(&batch.ids, began),
+                None => AddOptions::creating_queues(),
+            };
+            let added =
+                store
+                    .add_items(&batch.items, opts)
+                    .map_err(|error| ImportError::Store {
+                        error,
+                        written: written + first,
+                    })?;
             let took = started.elapsed();
             sizer.record(batch.items.len(), took);
             summary.longest_write = summary.longest_write.max(took);

@@ -113,6 +113,42 @@ pub struct TakeNext {
     pub skip: Vec<i64>,
 }
 
+/// How [`Writes::add_items`] adds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AddOptions<'a> {
+    /// Create the queues not known yet (else a batch naming one is refused).
+    pub create_queues: bool,
+    /// An import that keeps ids (started by [`Writes::keep_ids`]): each item keeps its id
+    /// here (one per item, each free or already the item's own) and is created at the
+    /// time the import began; queues are created.
+    pub kept: Option<Keeping<'a>>,
+}
+
+impl<'a> AddOptions<'a> {
+    /// Queues not known yet are created.
+    pub fn creating_queues() -> Self {
+        AddOptions {
+            create_queues: true,
+            kept: None,
+        }
+    }
+
+    /// An import that keeps `ids`, begun at `at` (queues are created).
+    pub fn keeping(ids: &'a [i64], at: Millis) -> Self {
+        AddOptions {
+            create_queues: true,
+            kept: Some(Keeping { ids, at }),
+        }
+    }
+}
+
+/// The ids an import keeps and the time it began (see [`AddOptions::kept`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Keeping<'a> {
+    pub ids: &'a [i64],
+    pub at: Millis,
+}
+
 /// Result of adding an item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Added {

@@ -4,7 +4,7 @@
 
 use super::error::{Result, StoreError};
 use super::ops::{self, HolderOp, Tx};
-use super::{Added, AndNext, Applied, Reads, TakeNext};
+use super::{AddOptions, Added, AndNext, Applied, Reads, TakeNext};
 use crate::domain::fields::Col;
 use crate::domain::queue::validate_queue_name;
 use crate::domain::user::validate_user_name;
@@ -32,14 +32,6 @@ pub(crate) trait Backend: Reads {
 /// one write transaction with its events. Written once, for every backend (see
 /// [`Backend`]).
 pub trait Writes {
-    /// Adds an item; a known request id returns the existing item's id instead.
-    fn add(&mut self, item: &NewItem) -> Result<Added>;
-    /// Adds a batch in one short transaction, skipping known request ids; returns how
-    /// many were new.
-    fn add_batch(&mut self, items: &[NewItem]) -> Result<usize>;
-    /// Adds a batch in one short transaction, skipping known request ids; returns what
-    /// each item became, in order.
-    fn add_each(&mut self, items: &[NewItem]) -> Result<Vec<Added>>;
     /// Takes the next free (or expired) item in take order.
     fn take_next(&mut self, opts: &TakeNext) -> Result<Item>;
     /// Takes one chosen item; an item the caller already holds is returned (and its lock
@@ -108,19 +100,18 @@ pub trait Writes {
     fn rename_queue(&mut self, from: &str, to: &str) -> Result<u64>;
     /// Supervisor: deletes a queue that holds no items at all.
     fn delete_queue(&mut self, name: &str) -> Result<()>;
-    /// Adds items in one transaction, like [`Writes::add_batch`]; a queue not known yet is
-    /// created when `create_queues`, else the whole batch is refused (`UnknownQueue`).
-    fn add_items(&mut self, items: &[NewItem], create_queues: bool) -> Result<Vec<Added>>;
+    /// Adds items in one short transaction; returns what each became, in order (a known
+    /// request id gives the existing item, `created: false`). A queue not known yet is
+    /// created when `opts.create_queues` (and `default`, where items without a queue go,
+    /// always), else the whole batch is refused (`UnknownQueue`). With `opts.kept`, each
+    /// item keeps its id (see [`Writes::keep_ids`]).
+    fn add_items(&mut self, items: &[NewItem], opts: AddOptions<'_>) -> Result<Vec<Added>>;
     /// Supervisor: starts an import that keeps the ids `ids.0..=ids.1` by adding `last`
     /// (which keeps `ids.1`, the largest), so that items added meanwhile get ids above
     /// them; refused when an item got an id in the range after `seen` (the largest id
     /// when the file's ids were checked). Returns what `last` became and the time the
     /// import began.
     fn keep_ids(&mut self, last: &NewItem, ids: (i64, i64), seen: i64) -> Result<(Added, Millis)>;
-    /// Adds items in one transaction, each keeping its id in `ids` (free, see
-    /// [`Writes::keep_ids`]) and created at `at`, skipping known request ids; queues are
-    /// created.
-    fn add_kept(&mut self, items: &[NewItem], ids: &[i64], at: Millis) -> Result<Vec<Added>>;
     /// Supervisor: sets a user's role (audited: who, real identity, old and new role).
     fn set_role(&mut self, user: &str, role: Role) -> Result<()>;
     /// Supervisor: binds the user name `user` to a login (OS login on SQLite, database
@@ -161,46 +152,16 @@ fn invalid(e: crate::domain::ValidationError) -> StoreError {
 }
 
 impl<B: Backend> Writes for B {
-    fn add(&mut self, item: &NewItem) -> Result<Added> {
-        item.validate().map_err(invalid)?;
-        let added = write(self, |tx| {
-            ops::add_items(tx, std::slice::from_ref(item), true)
-        })?;
-        added
-            .into_iter()
-            .next()
-            .ok_or_else(|| StoreError::Database("the item was not added".into()))
-    }
-
-    fn add_batch(&mut self, items: &[NewItem]) -> Result<usize> {
-        let added = self.add_each(items)?;
-        Ok(added.iter().filter(|a| a.created).count())
-    }
-
-    fn add_each(&mut self, items: &[NewItem]) -> Result<Vec<Added>> {
+    fn add_items(&mut self, items: &[NewItem], opts: AddOptions<'_>) -> Result<Vec<Added>> {
         for it in items {
             it.validate().map_err(invalid)?;
         }
-        write(self, |tx| ops::add_items(tx, items, true))
-    }
-
-    fn add_items(&mut self, items: &[NewItem], create_queues: bool) -> Result<Vec<Added>> {
-        for it in items {
-            it.validate().map_err(invalid)?;
-        }
-        write(self, |tx| ops::add_items(tx, items, create_queues))
+        write(self, |tx| ops::add_items(tx, items, opts))
     }
 
     fn keep_ids(&mut self, last: &NewItem, ids: (i64, i64), seen: i64) -> Result<(Added, Millis)> {
         last.validate().map_err(invalid)?;
         write(self, |tx| ops::keep_ids(tx, last, ids, seen))
-    }
-
-    fn add_kept(&mut self, items: &[NewItem], ids: &[i64], at: Millis) -> Result<Vec<Added>> {
-        for it in items {
-            it.validate().map_err(invalid)?;
-        }
-        write(self, |tx| ops::add_kept(tx, items, ids, at))
     }
 
     fn rename_queue(&mut self, from: &str, to: &str) -> Result<u64> {

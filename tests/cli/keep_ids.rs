@@ -2,6 +2,7 @@
 //! backends; a taken id, a file without ids and ids out of order refuse the whole import
 //! (database unchanged); re-runs add nothing; items added afterwards never collide.
 
+use crate::support::backend::Adds;
 use crate::support::backend::{Backend, PgBackend, SqliteBackend};
 use crate::support::cli::Env;
 use caseload::domain::NewItem;

@@ -4,13 +4,14 @@
 //! finishes or recovers on open; every user carries on with no manual step.
 
 use crate::support;
+use crate::support::backend::Adds;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::cli::Env;
 use caseload::domain::{Actor, NewItem};
+use caseload::store::SqliteStore;
 use caseload::store::sqlite::OpenOptions;
-use caseload::store::{SqliteStore, Writes};
 
 const ADDER_DB: &str = "CASELOAD_TEST_ADDER_DB";
 

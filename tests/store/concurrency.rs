@@ -2,6 +2,7 @@
 //! processes racing for one item, eight programs migrating an old file at once, and
 //! kill -9 in the middle of a claim or complete.
 
+use crate::support::backend::Adds;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 

@@ -6,6 +6,7 @@
 //! "bob" and "carol" are staff. Expiry is reached by opening a store whose clock is skewed
 //! ahead, never by sleeping.
 
+use crate::support::backend::Adds;
 use std::time::Duration;
 
 use crate::support::MIN;

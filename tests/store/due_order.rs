@@ -2,6 +2,7 @@
 //! list follow the queue's order; without a queue filter the mixed order puts due items of
 //! due-ordered queues first; the setting is a supervisor's and round-trips.
 
+use crate::support::backend::Adds;
 use crate::support::backend::{Backend, setup};
 use caseload::domain::{NewItem, QueueUpdate, TakeOrder};
 use caseload::store::{ListFilter, StateFilter, Store, StoreError, TakeNext, exit};

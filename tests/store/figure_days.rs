@@ -5,6 +5,7 @@
 //! names a summary row that disagrees with the holds.
 
 use crate::support::MIN;
+use crate::support::backend::Adds;
 use crate::support::backend::{Backend, setup};
 use caseload::domain::figures::Period;
 use caseload::domain::time::Zone;

@@ -5,6 +5,7 @@
 //! against the events.
 
 use crate::support::MIN;
+use crate::support::backend::Adds;
 use crate::support::backend::{Backend, setup};
 use caseload::domain::figures::{ItemFigures, Period, records};
 use caseload::domain::{EventKind, NewItem};

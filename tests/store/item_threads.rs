@@ -4,6 +4,7 @@
 //! skewed ahead, never by sleeping.
 
 use crate::support::MIN;
+use crate::support::backend::Adds;
 use crate::support::backend::{Backend, add, assert_code, kinds, setup};
 use caseload::domain::fields::{Col, Value};
 use caseload::domain::lock::ASSIGNED;

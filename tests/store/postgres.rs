@@ -4,6 +4,7 @@
 //! that variable is unset.
 
 use crate::support;
+use crate::support::backend::Adds;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 

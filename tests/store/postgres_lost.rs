@@ -8,6 +8,7 @@
 //! the server; a retry works.
 
 use crate::support;
+use crate::support::backend::Adds;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::process::{Command, Output};

@@ -6,6 +6,7 @@
 //! "boss" opens each database first and is its supervisor; "alice" and "bob" are staff.
 //! The default queue has a 60 s lock; "+61s" stores see every lock taken at 0 expired.
 
+use crate::support::backend::Adds;
 use crate::support::backend::{Backend, BoxStore, add, setup};
 use caseload::domain::{NewItem, NoLock, QueueUpdate, Role, SeenLock};
 use caseload::store::{Applied, Store, StoreError, TakeNext};

@@ -3,6 +3,7 @@
 //! store, so this is a path real users reach: the test hook panics inside the write
 //! transaction, after all its statements ran and before its commit.
 
+use crate::support::backend::Adds;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::Command;
 

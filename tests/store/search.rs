@@ -4,6 +4,7 @@
 //! answers whether an item is in the search index, in the not-yet-indexed tail, or changed
 //! since it was indexed.
 
+use crate::support::backend::Adds;
 use crate::support::backend::{Backend, add, setup};
 use caseload::domain::NewItem;
 use caseload::domain::search::COUNT_CAP;

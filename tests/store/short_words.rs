@@ -3,6 +3,7 @@
 //! and the upgrade of a file indexed by the previous schema. Every answer is compared with
 //! the folding rule (`Search::matches`) applied to what the store holds.
 
+use crate::support::backend::Adds;
 use crate::support::backend::{Backend, SqliteBackend, add, setup};
 use caseload::domain::search::{COUNT_CAP, Search};
 use caseload::domain::{Actor, Item, NewItem};

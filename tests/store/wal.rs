@@ -2,6 +2,7 @@
 //! connection does not checkpoint when it closes (that would cost three more fsyncs per
 //! call), but the last one to close checkpoints and truncates a -wal past the bound.
 
+use crate::support::backend::Adds;
 use caseload::domain::{Actor, NewItem};
 use caseload::store::sqlite::OpenOptions;
 use caseload::store::sqlite::WAL_BOUND;

@@ -2,9 +2,12 @@
 //! PostgreSQL when `CASELOAD_TEST_PG` is set. Same harness and cast as conformance.rs:
 //! "boss" is the supervisor, "alice" and "bob" are staff.
 
+use crate::support::backend::Adds;
 use crate::support::backend::{Backend, add, kinds, setup};
 use caseload::domain::{EventKind, ItemState, NewItem, QueueUpdate};
-use caseload::store::{Applied, ListFilter, StateFilter, Store, StoreError, TakeNext, exit};
+use caseload::store::{
+    AddOptions, Applied, ListFilter, StateFilter, Store, StoreError, TakeNext, exit,
+};
 
 conformance!(
     complete_and_next_takes_the_next_in_one_transaction,
@@ -219,7 +222,7 @@ fn adding_to_an_unknown_queue_is_refused_unless_asked(b: &dyn Backend) {
         ..NewItem::titled("typo")
     };
     let e = boss
-        .add_items(std::slice::from_ref(&item), false)
+        .add_items(std::slice::from_ref(&item), AddOptions::default())
         .unwrap_err();
     assert!(
         matches!(&e, StoreError::UnknownQueue { name, .. } if name == "helpdsk"),
@@ -229,8 +232,11 @@ fn adding_to_an_unknown_queue_is_refused_unless_asked(b: &dyn Backend) {
     assert!(boss.queue("helpdsk").is_err(), "no queue was created");
     // `default` is always created on first use; asked, any queue is.
     let plain = NewItem::titled("plain");
-    boss.add_items(std::slice::from_ref(&plain), false).unwrap();
-    let added = boss.add_items(&[item], true).unwrap();
+    boss.add_items(std::slice::from_ref(&plain), AddOptions::default())
+        .unwrap();
+    let added = boss
+        .add_items(&[item], AddOptions::creating_queues())
+        .unwrap();
     assert_eq!(boss.item(added[0].id).unwrap().queue, "helpdsk");
 }
 

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use caseload::domain::{Actor, NewItem, QueueUpdate};
 use caseload::store::postgres::{PgOptions, PgStore};
 use caseload::store::sqlite::{OpenOptions, SqliteStore, system_clock};
-use caseload::store::{Store, StoreError};
+use caseload::store::{AddOptions, Added, Store, StoreError, Writes};
 
 /// Opens boss (the supervisor: first to open) and gives the default queue a 60 s lock.
 pub fn setup(b: &dyn Backend) -> BoxStore {
@@ -27,6 +27,32 @@ pub fn setup(b: &dyn Backend) -> BoxStore {
     )
     .expect("set queue");
     boss
+}
+
+/// The ways the tests add items, over the store's one [`Writes::add_items`] (queues
+/// not known yet are created).
+pub trait Adds {
+    /// Adds one item; a known request id gives the existing item instead.
+    fn add(&mut self, item: &NewItem) -> Result<Added, StoreError>;
+    /// Adds a batch in one transaction, skipping known request ids; how many were new.
+    fn add_batch(&mut self, items: &[NewItem]) -> Result<usize, StoreError>;
+    /// Adds a batch in one transaction, skipping known request ids; what each became.
+    fn add_each(&mut self, items: &[NewItem]) -> Result<Vec<Added>, StoreError>;
+}
+
+impl<S: Writes + ?Sized> Adds for S {
+    fn add(&mut self, item: &NewItem) -> Result<Added, StoreError> {
+        let added = self.add_each(std::slice::from_ref(item))?;
+        Ok(added[0])
+    }
+
+    fn add_batch(&mut self, items: &[NewItem]) -> Result<usize, StoreError> {
+        Ok(self.add_each(items)?.iter().filter(|a| a.created).count())
+    }
+
+    fn add_each(&mut self, items: &[NewItem]) -> Result<Vec<Added>, StoreError> {
+        self.add_items(items, AddOptions::creating_queues())
+    }
 }
 
 /// Adds an item to the default queue; returns its id.

@@ -1,6 +1,7 @@
 //! Helpers shared by the TUI tests: a temp database, stores with a controllable clock,
 //! key events and a TestBackend screen.
 
+use crate::support::backend::Adds;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -8,6 +8,7 @@
 //! billing item (handled 15 minutes).
 
 use crate::support::MIN;
+use crate::support::backend::Adds;
 use crate::support::tui::*;
 use caseload::domain::NewItem;
 use caseload::domain::figures::{Period, PeriodKind};

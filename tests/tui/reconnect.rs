@@ -3,6 +3,7 @@
 //! the server is back; the CLI fails with exit 1 and one line.
 
 use crate::support;
+use crate::support::backend::Adds;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,7 +12,6 @@ use std::time::Duration;
 
 use crate::support::backend::PgBackend;
 use caseload::domain::{Actor, NewItem};
-use caseload::store::Writes;
 use caseload::store::postgres::{PgOptions, PgStore};
 use ratatui::crossterm::event::KeyCode;
 

@@ -1,6 +1,7 @@
 //! Headless snapshots: the real session over a temp SQLite file with a fixed clock, drawn
 //! into a TestBackend at a fixed size.
 
+use crate::support::backend::Adds;
 use crate::support::tui::*;
 use caseload::domain::{NewItem, QueueUpdate};
 use caseload::store::{Reads, TakeNext, Writes};

@@ -10,6 +10,7 @@
 //!
 //! "sup" opens each database first and so is its supervisor; everyone else is staff.
 
+use crate::support::backend::Adds;
 use crate::support::tui::*;
 use caseload::domain::{EventKind, ItemState, NewItem, QueueUpdate};
 use caseload::store::{Reads, Writes};

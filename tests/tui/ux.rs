@@ -1,6 +1,7 @@
 //! The TUI as a person reads and types it: local times, narrow screens, keys that match
 //! habits. `app::update` with a fixed clock, and screens drawn into a `TestBackend`.
 
+use crate::support::backend::Adds;
 use caseload::app::{Effect, Msg, State, update};
 use caseload::domain::NewItem;
 use caseload::domain::time::Zone;

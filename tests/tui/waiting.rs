@@ -3,6 +3,7 @@
 //! taking keys, says what it waits for, asks for nothing more meanwhile, and carries the
 //! action out once the lock is let go.
 
+use crate::support::backend::Adds;
 use std::time::Duration;
 
 use crate::support::backend::PgBackend;
@@ -10,7 +11,7 @@ use crate::support::tui::*;
 use caseload::app::{Pending, View};
 use caseload::domain::{Actor, ItemState, NewItem};
 use caseload::store::postgres::{PgOptions, PgStore};
-use caseload::store::{ListFilter, Reads, StateFilter, Writes};
+use caseload::store::{ListFilter, Reads, StateFilter};
 use ratatui::crossterm::event::KeyCode;
 
 /// Another program's connection holding the write lock until dropped or let go.

@@ -7,7 +7,7 @@ use anyhow::anyhow;
 use crate::domain::time::parse_rfc3339;
 use crate::domain::{NewItem, sanitize};
 use crate::import::{self, Format, ImportError};
-use crate::store::{Store, StoreError};
+use crate::store::{AddOptions, Store, StoreError};
 
 use crate::cli::CliResult;
 use crate::cli::args::{AddArgs, FormatArg, ImportArgs};
@@ -39,7 +39,13 @@ pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResu
         return Err(anyhow!("--{}: {}", e.field.replace('_', "-"), e.message).into());
     }
     let added = s
-        .add_items(std::slice::from_ref(&item), a.create_queue)
+        .add_items(
+            std::slice::from_ref(&item),
+            AddOptions {
+                create_queues: a.create_queue,
+                kept: None,
+            },
+        )
         .map_err(create_hint)?;
     let id = added
         .first()

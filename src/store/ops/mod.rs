@@ -20,7 +20,7 @@ pub(crate) use take::{finish_and_next, take, take_next};
 use serde_json::{Value, json};
 
 use super::error::{Result, StoreError};
-use super::{Added, TakeNext};
+use super::{AddOptions, Added, TakeNext};
 use crate::domain::user::may_act_as;
 use crate::domain::{
     Actor, AuditNote, Event, EventKind, Item, ItemState, Millis, NewItem, QueueSettings,
@@ -235,44 +235,37 @@ pub(crate) fn require_supervisor(tx: &mut dyn Tx, action: &str) -> Result<()> {
     may_act_as(&me, &real, bound.as_deref()).map_err(StoreError::NotYou)
 }
 
-/// Adds checked items; returns what each became. A queue not known yet is created with
-/// the default settings when `create_queues` (and `default`, where items without a queue
-/// go, always), else refused (`UnknownQueue`, naming the closest known one): a mistyped
-/// queue name does not quietly start a queue nobody reads.
+/// Adds checked items as `opts` says (see [`crate::store::Writes::add_items`]); returns
+/// what each became. A queue not known yet is created with the default settings when
+/// asked (and `default`, where items without a queue go, always), else refused
+/// (`UnknownQueue`, naming the closest known one): a mistyped queue name does not quietly
+/// start a queue nobody reads.
 pub(crate) fn add_items(
     tx: &mut dyn Tx,
     items: &[NewItem],
-    create_queues: bool,
+    opts: AddOptions<'_>,
 ) -> Result<Vec<Added>> {
+    let create = opts.create_queues || opts.kept.is_some();
     let queues: std::collections::BTreeSet<&str> = items.iter().map(|i| i.queue.as_str()).collect();
     for q in queues {
-        if create_queues || q == DEFAULT_QUEUE {
+        if create || q == DEFAULT_QUEUE {
             tx.ensure_queue(q)?;
         } else {
             known_queue(tx, q)?;
         }
     }
-    tx.insert_items(items)
-}
-
-/// Adds checked items that keep the ids `ids` (one per item, each free or already the
-/// item's own, see [`keep_ids`]) and were created at `at`, as [`add_items`] with queues
-/// created.
-pub(crate) fn add_kept(
-    tx: &mut dyn Tx,
-    items: &[NewItem],
-    ids: &[i64],
-    at: Millis,
-) -> Result<Vec<Added>> {
-    if items.len() != ids.len() {
+    let Some(kept) = opts.kept else {
+        return tx.insert_items(items);
+    };
+    if items.len() != kept.ids.len() {
         return Err(StoreError::Invalid("every kept item needs its id".into()));
     }
-    let queues: std::collections::BTreeSet<&str> = items.iter().map(|i| i.queue.as_str()).collect();
-    for q in queues {
-        tx.ensure_queue(q)?;
-    }
-    (items.iter().zip(ids))
-        .map(|(it, &id)| tx.insert_item(it, Some(Kept { id, created_at: at })))
+    let keep = |&id| Kept {
+        id,
+        created_at: kept.at,
+    };
+    (items.iter().zip(kept.ids))
+        .map(|(it, id)| tx.insert_item(it, Some(keep(id))))
         .collect()
 }
 
@@ -301,7 +294,9 @@ pub(crate) fn keep_ids(
     }
     tx.move_ids_past(ids.1)?;
     let now = tx.now();
-    let added = add_kept(tx, std::slice::from_ref(last), &[ids.1], now)?
+    let last_id = [ids.1];
+    let opts = AddOptions::keeping(&last_id, now);
+    let added = add_items(tx, std::slice::from_ref(last), opts)?
         .pop()
         .ok_or_else(|| StoreError::Database("the item was not added".into()))?;
     // Run again after being cut short: the rest joins the first run's items, in id order.
