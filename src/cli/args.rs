@@ -108,9 +108,6 @@ pub enum Command {
         /// With --next: take from this queue only (default: every queue).
         #[arg(long, requires = "next")]
         queue: Option<String>,
-        /// With --next: print the next item as one JSON object, with its lock_token.
-        #[arg(long, requires = "next")]
-        json: bool,
     },
     /// Fail an item you hold, with a reason.
     Fail {
@@ -144,10 +141,14 @@ pub enum Command {
     /// What a user did (default: you, today): item events, and role, binding and queue
     /// changes made by or about them.
     History {
-        /// Whose actions (default: you).
+        /// Whose actions (default: you). Here --user names whose history, not who you
+        /// act as: you read it as yourself. A name nobody is known by (see `user list`)
+        /// is refused.
         #[arg(long, value_name = "USER")]
         user: Option<String>,
-        /// Start time, RFC 3339 (default: midnight today, local time).
+        /// Start time: today, yesterday, a span back from now (90m, 7d), a date
+        /// (2026-11-01, local midnight), a local date and time (2026-11-01 08:00) or RFC
+        /// 3339 (default: midnight today, local time).
         #[arg(long, value_name = "TIME")]
         since: Option<String>,
         /// Print one JSON array of events.
@@ -192,7 +193,8 @@ pub enum Command {
         /// The new priority (higher is taken first).
         #[arg(long, value_name = "N", allow_negative_numbers = true)]
         priority: Option<i64>,
-        /// The new due time, RFC 3339 (e.g. 2026-12-01T17:00:00Z), or `none` to clear it.
+        /// The new due time, as `add --due` takes it (2h, tomorrow, 2026-12-01 17:00, RFC
+        /// 3339), or `none` to clear it.
         #[arg(long, value_name = "TIME")]
         due: Option<String>,
         /// Move it to this queue (an existing one).
@@ -240,10 +242,11 @@ pub enum Command {
     /// time, completions per hour held; per queue also wait, cycle and due-date health.
     Report {
         /// One row per person or per queue.
-        #[arg(long, value_enum)]
+        #[arg(long, value_enum, default_value = "person")]
         by: ReportBy,
-        /// Start of the period: today, a span back from now (90m, 12h, 30d, 2w), a date
-        /// (2026-11-01, local midnight) or an RFC 3339 time [default: today].
+        /// Start of the period: today, yesterday, a span back from now (90m, 12h, 7d,
+        /// 2w), a date (2026-11-01, local midnight), a local date and time (2026-11-01
+        /// 08:00) or RFC 3339 [default: today].
         #[arg(long, value_name = "TIME")]
         since: Option<String>,
         /// End of the period (not included), in the same forms [default: now].
@@ -340,7 +343,9 @@ pub struct AddArgs {
         allow_negative_numbers = true
     )]
     pub priority: i64,
-    /// Due time, RFC 3339 (e.g. 2026-12-01T17:00:00Z; default: none).
+    /// Due time: a span ahead of now (2h, 3d, 1w), tomorrow, a date (2026-12-01, local
+    /// midnight), a local date and time (2026-12-01 17:00), a time today (17:00) or RFC
+    /// 3339 (default: none).
     #[arg(long, value_name = "TIME")]
     pub due: Option<String>,
     /// The producer's idempotency key: adding a known key again prints the first item's id
@@ -378,8 +383,9 @@ pub struct ExportArgs {
     /// Only items in this queue (default: every queue).
     #[arg(long)]
     pub queue: Option<String>,
-    /// Only items created at or after this time, RFC 3339 (with --events: only events
-    /// written since then; default: all).
+    /// Only items created at or after this time (with --events: only events written
+    /// since then; default: all): today, yesterday, a span back from now (90m, 7d), a
+    /// date, a local date and time (2026-11-01 08:00) or RFC 3339.
     #[arg(long, value_name = "TIME")]
     pub since: Option<String>,
     /// Output format.
@@ -434,6 +440,10 @@ pub struct HolderArgs {
     /// The lock token (default: your current lock on the item).
     #[arg(long)]
     pub token: Option<i64>,
+    /// Print the item's new state as one JSON object, as `show --json` names its fields
+    /// (complete --next: the next item taken, with its lock_token).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]

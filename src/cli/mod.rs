@@ -60,8 +60,14 @@ pub(crate) struct Invocation {
 /// Resolves user and database from flags and environment.
 pub(crate) fn context(cli: &Cli) -> Result<Invocation, Failure> {
     let env_user = std::env::var("CASELOAD_USER").ok();
-    let actor = crate::store::identity::resolve(cli.user.as_deref(), env_user.as_deref())
-        .map_err(|m| anyhow!(m))?;
+    // `history --user NAME` names whose history, not who acts (clap gives the one value
+    // to the global flag too): you read it as yourself.
+    let flag_user = match &cli.command {
+        Some(Command::History { user: Some(_), .. }) => None,
+        _ => cli.user.as_deref(),
+    };
+    let actor =
+        crate::store::identity::resolve(flag_user, env_user.as_deref()).map_err(|m| anyhow!(m))?;
     // doctor reports a config file it cannot use (and reads the others) instead of
     // stopping at it.
     let config = match cli.command {
@@ -218,8 +224,7 @@ fn holder_command(store: &mut dyn Store, command: Command, out: &mut dyn Write) 
             result,
             next: true,
             queue,
-            json,
-        } => holder::complete_next(store, &h, result.as_deref(), queue, json, out),
+        } => holder::complete_next(store, &h, result.as_deref(), queue, out),
         Command::Fail { holder: h, reason } => holder::fail(store, &h, &reason, out),
         // `run` sends only the commands above here.
         _ => bail_usage("not a command of this group"),

@@ -290,7 +290,7 @@ pub const FIELDS: [Field; 19] = [
             drop: Some(4),
         }),
         flag: Some("due"),
-        hint: "RFC 3339, e.g. 2026-12-01T17:00:00Z; empty: none",
+        hint: "2026-12-01 17:00, tomorrow, 2h, 3d or RFC 3339; empty: none",
         ..stored(Col::DueAt, "due_at", Kind::OptTime, "Due")
     },
     Field {

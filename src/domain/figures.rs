@@ -354,41 +354,6 @@ impl PeriodKind {
 
 const DAY: i64 = 86_400_000;
 
-/// Parses a `--since`/`--until` time: `today`, a span back from now (`90m`, `12h`, `30d`,
-/// `2w`), a date (`2026-11-01`, its midnight in `zone`) or an RFC 3339 time.
-pub(crate) fn parse_when(s: &str, now: Millis, zone: Zone) -> Option<Millis> {
-    let s = s.trim();
-    if s == "today" {
-        return Some(zone.start_of_day(now));
-    }
-    if s == "now" {
-        return Some(now);
-    }
-    let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    if let Some(unit) = s.chars().last().filter(|c| c.is_ascii_alphabetic())
-        && digits.len() + 1 == s.len()
-        && !digits.is_empty()
-        && digits.bytes().all(|b| b.is_ascii_digit())
-    {
-        let n: i64 = digits.parse().ok()?;
-        let ms = match unit {
-            'm' => 60_000,
-            'h' => 3_600_000,
-            'd' => DAY,
-            'w' => 7 * DAY,
-            _ => return None,
-        };
-        return n.checked_mul(ms).map(|back| now - back);
-    }
-    if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        // Noon of that date, then back to the start of its day in `zone`.
-        let noon = d.and_hms_opt(12, 0, 0)?.and_utc().timestamp_millis();
-        let off = i64::from(zone.offset_at(noon).local_minus_utc()) * 1000;
-        return Some(zone.start_of_day(noon - off));
-    }
-    super::time::parse_rfc3339(s)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -527,25 +492,9 @@ mod tests {
     }
 
     #[test]
-    fn when_parses_spans_dates_and_times() {
+    fn periods_of_the_figures_page() {
         let utc = Zone::Utc;
-        let west = Zone::Fixed(chrono::FixedOffset::west_opt(6 * 3600).unwrap());
         let now = 100 * DAY + 5 * 3_600_000;
-        assert_eq!(parse_when("30d", now, utc), Some(now - 30 * DAY));
-        assert_eq!(parse_when("today", now, utc), Some(100 * DAY));
-        assert_eq!(
-            parse_when("today", now, west),
-            Some(99 * DAY + 6 * 3_600_000)
-        );
-        assert_eq!(parse_when("1970-01-02", now, utc), Some(DAY));
-        assert_eq!(
-            parse_when("1970-01-02", now, west),
-            Some(DAY + 6 * 3_600_000)
-        );
-        assert_eq!(parse_when("1970-01-02T00:00:00Z", now, utc), Some(DAY));
-        assert_eq!(parse_when("-3d", now, utc), None);
-        assert_eq!(parse_when("3x", now, utc), None);
-        assert_eq!(parse_when("soon", now, utc), None);
         assert_eq!(
             PeriodKind::Days7.period(now, utc),
             Period {

@@ -14,6 +14,7 @@ pub mod sanitize;
 pub mod search;
 pub mod time;
 pub(crate) mod user;
+pub mod when;
 
 pub use audit::{AuditEntry, AuditKind, AuditNote};
 pub use comment::{Comment, ItemEdit};

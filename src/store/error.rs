@@ -42,7 +42,7 @@ pub enum StoreError {
         state: ItemState,
         by: Option<String>,
     },
-    #[error("lock on #{id} lost: {why}")]
+    #[error("{}", lock_lost(*.id, .why))]
     LockLost { id: i64, why: NoLock },
     /// A supervisor's fenced write: the lock is no longer the one the supervisor saw.
     #[error("#{id} changed since you looked ({}); nothing done", now_held(.holder))]
@@ -105,6 +105,17 @@ fn known_list(name: &str, known: &[String]) -> String {
         format!(" — did you mean {meant}? (known: {})", known.join(", "))
     } else {
         format!(" (known: {})", known.join(", "))
+    }
+}
+
+/// "token 9 is not your current lock on #22 (yours is 1)" when the caller holds it under
+/// another token; else "lock on #22 lost: " and what happened.
+fn lock_lost(id: i64, why: &NoLock) -> String {
+    match why {
+        NoLock::OtherToken { given, current } => {
+            format!("token {given} is not your current lock on #{id} (yours is {current})")
+        }
+        other => format!("lock on #{id} lost: {other}"),
     }
 }
 

@@ -38,7 +38,8 @@ pub trait Reads: Send {
     fn queue(&mut self, name: &str) -> Result<QueueSettings>;
     /// A user's role (staff when unknown).
     fn role(&mut self, user: &str) -> Result<Role>;
-    /// Every user in `users`, by name.
+    /// Everyone `assign` and `reassign` accept, by name: the `users` table and every
+    /// actor of the audit trail (with no role, login or last visit on record).
     fn users(&mut self) -> Result<Vec<UserInfo>>;
     /// An item's comments, oldest first.
     fn comments(&mut self, id: i64) -> Result<Vec<Comment>>;

@@ -13,6 +13,23 @@ use crate::domain::{EventKind, Item};
 /// same text on both backends (PostgreSQL's reader takes the JSON of `params` as text).
 pub const ITEM_COLS: &str = const_join!(&Item::COLUMNS, ", ");
 
+/// Everyone `assign` and `reassign` accept, by name: the `users` table (roles, bindings,
+/// people who opened the screen) and every actor of the audit trail, the latter with no
+/// role, login or last visit. The actors are found by skipping through the index on
+/// `events (actor, at)` one name at a time (a loose index scan), not by reading every
+/// event.
+pub(crate) const USERS_AND_ACTORS: &str = "\
+    WITH RECURSIVE acted(actor) AS (\
+        SELECT MIN(actor) FROM events \
+        UNION ALL \
+        SELECT (SELECT MIN(e.actor) FROM events e WHERE e.actor > acted.actor) \
+        FROM acted WHERE acted.actor IS NOT NULL) \
+    SELECT u.name, u.role, u.last_seen, u.login FROM users u \
+    UNION ALL \
+    SELECT a.actor, NULL, NULL, NULL FROM acted a \
+    WHERE a.actor IS NOT NULL AND NOT EXISTS (SELECT 1 FROM users u WHERE u.name = a.actor) \
+    ORDER BY 1";
+
 /// Who created an item, when and from which login: the INSERT's columns besides the
 /// table's, one value shared by every row of the statement.
 pub(crate) const CREATED: [&str; 3] = ["created_at", "created_by", "created_os"];

@@ -850,7 +850,7 @@ fn history_of_a_user() {
     ))
     .unwrap();
     assert!(later.as_array().unwrap().is_empty());
-    env.fails("alice", &["history", "--since", "yesterday"], 1);
+    env.fails("alice", &["history", "--since", "the day before"], 1);
 }
 
 #[test]

@@ -401,6 +401,11 @@ fn a_bot_bound_to_a_login_acts_as_its_name_only() {
         events.contains(&format!("\"os_user\":\"{}\"", bot.name)),
         "{events}"
     );
+    // `history --user NAME` reads NAME's history as oneself (it acted as NAME before:
+    // an ordinary login was refused).
+    let h = bot.ok(&["--db", &db, "history", "--user", "importer"]);
+    assert!(h.contains("locked"), "{h}");
+    bot.ok(&["--db", &db, "history", "--user", "boss"]);
 }
 
 /// A database path in a directory shared by the group of `users` as the README sets it
@@ -475,4 +480,36 @@ fn a_blocked_writer_is_told_truly_who_left_the_files() {
     // As it says: alice runs any command, and bob can write.
     alice.ok(&["--db", &db, "list"]);
     bob.ok(&["--db", &db, "add", "--title", "unblocked"]);
+}
+
+/// The README says which SQLite other tools need to open the file: the version that
+/// brought the search index's FTS5 option, which the migrations use, and caseload's own
+/// SQLite has.
+#[test]
+fn the_readme_names_the_sqlite_other_tools_need() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(
+        readme.contains("SQLite 3.43 or later") && readme.contains("contentless_delete"),
+        "README names the version and the option"
+    );
+    assert!(
+        readme.contains("`caseload check`"),
+        "and how to inspect anyway"
+    );
+    let uses = std::fs::read_dir(root.join("src/store/sqlite/migrations"))
+        .unwrap()
+        .any(|e| {
+            std::fs::read_to_string(e.unwrap().path())
+                .unwrap()
+                .contains("contentless_delete")
+        });
+    assert!(
+        uses,
+        "the option the README explains is the one the schema uses"
+    );
+    assert!(
+        rusqlite::version_number() >= 3_043_000,
+        "caseload's own SQLite reads it"
+    );
 }

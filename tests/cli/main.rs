@@ -12,6 +12,7 @@
 pub mod support;
 
 mod bad_input;
+mod command_line;
 mod commands;
 mod config;
 mod damaged;

@@ -100,7 +100,7 @@ fn report_refuses_bad_periods_and_unknown_queues() {
         1,
     );
     assert!(
-        err.contains("--since 'yesterday-ish' is not a time"),
+        err.contains("--since: 'yesterday-ish' is not a time"),
         "{err}"
     );
     let err = env.fails(
@@ -118,7 +118,6 @@ fn report_refuses_bad_periods_and_unknown_queues() {
     let err = env.fails("boss", &["report", "--by", "queue", "--queue", "nope"], 1);
     assert!(err.contains("unknown queue 'nope'"), "{err}");
     env.fails("boss", &["report", "--by", "team"], 2);
-    env.fails("boss", &["report"], 2);
 }
 
 #[test]

@@ -469,3 +469,40 @@ fn e_edits_only_what_changed_and_checks_what_was_typed() {
         })]
     );
 }
+
+/// The edit dialog reads a due time as `--due` does (`domain::when`): words, spans ahead,
+/// local dates and times; anything else is said, naming the field and the forms.
+#[test]
+fn e_reads_the_due_time_as_the_command_line_does() {
+    let due_after = |typed_due: &str| -> Result<Vec<Effect>, String> {
+        let mut s = supervisor();
+        listing(&mut s, vec![item(6, None, 0, 0)]);
+        update(&mut s, key('E'));
+        update(&mut s, code(KeyCode::Tab));
+        update(&mut s, code(KeyCode::Tab));
+        typed(&mut s, typed_due);
+        let fx = update(&mut s, code(KeyCode::Enter));
+        match s.dialog.as_ref().and_then(|d| d.error.clone()) {
+            Some(e) => Err(e),
+            None => Ok(fx),
+        }
+    };
+    let edit_due = |due: i64| {
+        vec![Effect::Supervise(SupervisorOp::Edit {
+            id: 6,
+            edit: ItemEdit::default().with(Col::DueAt, Value::Time(Some(due))),
+        })]
+    };
+    // T0 is 2026-11-22 10:00 UTC (the state's zone).
+    assert_eq!(due_after("tomorrow"), Ok(edit_due(T0 + 14 * 60 * MIN)));
+    assert_eq!(due_after("2h"), Ok(edit_due(T0 + 2 * 60 * MIN)));
+    assert_eq!(
+        due_after("2026-11-22 17:30"),
+        Ok(edit_due(T0 + 7 * 60 * MIN + 30 * MIN))
+    );
+    let e = due_after("next week").unwrap_err();
+    assert!(
+        e.starts_with("Due: 'next week' is not a time") && e.contains("tomorrow"),
+        "{e}"
+    );
+}

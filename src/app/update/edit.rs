@@ -4,8 +4,10 @@
 
 use super::set_error;
 use crate::app::{Dialog, Effect, FieldSpec, Pending, State, SupervisorOp};
+use crate::domain::Millis;
 use crate::domain::fields::{FIELDS, Field, Kind, Value, Who};
-use crate::domain::time::{parse_rfc3339, rfc3339};
+use crate::domain::time::{Zone, rfc3339};
+use crate::domain::when::{Span, parse_time};
 use crate::domain::{ItemEdit, ItemState, Role, sanitize};
 
 /// The columns the dialog edits.
@@ -75,7 +77,12 @@ pub(super) fn edit_item(s: &mut State) -> Vec<Effect> {
 
 /// The edit dialog's values (each field found by its column's label) as the changes
 /// they make; an error names the field (its index and a message starting with its label).
-pub(super) fn edit_op(d: &Dialog) -> Result<SupervisorOp, (usize, String)> {
+/// Times are read as the command line reads them (`domain::when`), at `now` in `zone`.
+pub(super) fn edit_op(
+    d: &Dialog,
+    now: Millis,
+    zone: Zone,
+) -> Result<SupervisorOp, (usize, String)> {
     let Pending::EditItem { id, before } = &d.pending else {
         return Err((0, "not an edit".into()));
     };
@@ -85,7 +92,7 @@ pub(super) fn edit_op(d: &Dialog) -> Result<SupervisorOp, (usize, String)> {
         let Some(i) = d.index_of(f.label) else {
             continue;
         };
-        let new = read(f, &d.value(i)).map_err(|m| (i, m))?;
+        let new = read(f, &d.value(i), now, zone).map_err(|m| (i, m))?;
         if let Some(new) = new.filter(|n| n != old) {
             edit = edit.with(*col, new);
         }
@@ -98,16 +105,15 @@ pub(super) fn edit_op(d: &Dialog) -> Result<SupervisorOp, (usize, String)> {
 
 /// What was typed for column `f`, as its kind reads it; `None`: no value (an emptied
 /// text field keeps what the item has).
-fn read(f: &Field, t: &str) -> Result<Option<Value>, String> {
+fn read(f: &Field, t: &str, now: Millis, zone: Zone) -> Result<Option<Value>, String> {
     let bad = |what: &str| format!("{}: '{}' is not {what}", f.label, sanitize::line(t));
     Ok(Some(match f.kind {
         Kind::Int => Value::Number(t.parse::<i64>().map_err(|_| bad("a whole number"))?),
         Kind::Time | Kind::OptTime if t.is_empty() => Value::Time(None),
-        Kind::Time | Kind::OptTime => {
-            Value::Time(Some(parse_rfc3339(t).ok_or_else(|| {
-                bad("an RFC 3339 time (e.g. 2026-12-01T17:00:00Z)")
-            })?))
-        }
+        Kind::Time | Kind::OptTime => Value::Time(Some(
+            parse_time(t, now, zone, Span::Ahead)
+                .map_err(|m| format!("{}: {}", f.label, sanitize::line(&m)))?,
+        )),
         Kind::Text | Kind::OptText | Kind::Json if t.is_empty() => return Ok(None),
         Kind::Text | Kind::OptText | Kind::Json => Value::Text(Some(t.to_string())),
     }))

@@ -354,7 +354,7 @@ pub(super) fn confirm(s: &mut State, d: Dialog) -> Vec<Effect> {
                 reason: d.value(1),
             }
         }
-        Pending::EditItem { .. } => match super::edit::edit_op(&d) {
+        Pending::EditItem { .. } => match super::edit::edit_op(&d, s.now, s.zone) {
             Ok(op) => op,
             Err((field, m)) => return reopen(s, d, field, m),
         },

@@ -2,9 +2,8 @@
 
 use std::io::{IsTerminal, Write};
 
-use anyhow::anyhow;
-
-use crate::domain::time::{parse_rfc3339, rfc3339};
+use crate::domain::time::rfc3339;
+use crate::domain::when::Span;
 use crate::domain::{Cell, Event, Item, sanitize};
 use crate::import::neutralize;
 use crate::store::{ExportFilter, Store};
@@ -19,12 +18,7 @@ pub(crate) const EVENT_COLUMNS: [&str; 7] =
 
 pub(crate) fn export(s: &mut dyn Store, a: ExportArgs, out: &mut dyn Write) -> CliResult {
     let since = match &a.since {
-        Some(t) => Some(parse_rfc3339(t).ok_or_else(|| {
-            anyhow!(
-                "--since '{}' is not an RFC 3339 time (e.g. 2026-12-01T00:00:00Z)",
-                sanitize::line(t)
-            )
-        })?),
+        Some(t) => Some(super::time_arg("--since", t, s.now()?, Span::Back)?),
         None => None,
     };
     if let Some(q) = &a.queue {

@@ -112,10 +112,21 @@ pub(crate) fn token_for(s: &mut dyn Store, h: &HolderArgs) -> Result<i64, Failur
     }
 }
 
+/// `--json`: the item as it is now, after the holder's write.
+fn new_state(s: &mut dyn Store, id: i64, out: &mut dyn Write) -> CliResult {
+    let item = s.item(id)?;
+    write_json(out, &item_json(&item)?)?;
+    Ok(())
+}
+
 /// `caseload renew`: extends the holder's lock.
 pub(crate) fn renew(s: &mut dyn Store, h: &HolderArgs, out: &mut dyn Write) -> CliResult {
     let token = token_for(s, h)?;
     let item = s.renew(h.id, token)?;
+    if h.json {
+        write_json(out, &item_json(&item)?)?;
+        return Ok(());
+    }
     let q = s.queue(&item.queue)?;
     let until = item.lock_time.unwrap_or(0) + q.lock_ms();
     writeln!(out, "Renewed #{} until {}", item.id, local_full(until))?;
@@ -126,6 +137,9 @@ pub(crate) fn renew(s: &mut dyn Store, h: &HolderArgs, out: &mut dyn Write) -> C
 pub(crate) fn release(s: &mut dyn Store, h: &HolderArgs, out: &mut dyn Write) -> CliResult {
     let token = token_for(s, h)?;
     let applied = s.release(h.id, token)?;
+    if h.json {
+        return new_state(s, h.id, out);
+    }
     writeln!(out, "{}", done_line(h.id, "Released", "released", applied))?;
     Ok(())
 }
@@ -139,6 +153,9 @@ pub(crate) fn complete(
 ) -> CliResult {
     let token = token_for(s, h)?;
     let applied = s.complete(h.id, token, result)?;
+    if h.json {
+        return new_state(s, h.id, out);
+    }
     writeln!(
         out,
         "{}",
@@ -155,9 +172,9 @@ pub(crate) fn complete_next(
     h: &HolderArgs,
     result: Option<&str>,
     queue: Option<String>,
-    json: bool,
     out: &mut dyn Write,
 ) -> CliResult {
+    let json = h.json;
     let token = token_for(s, h)?;
     let next = TakeNext {
         queue,
@@ -189,6 +206,9 @@ pub(crate) fn fail(
 ) -> CliResult {
     let token = token_for(s, h)?;
     let applied = s.fail(h.id, token, reason)?;
+    if h.json {
+        return new_state(s, h.id, out);
+    }
     writeln!(out, "{}", done_line(h.id, "Failed", "failed", applied))?;
     Ok(())
 }

@@ -7,3 +7,16 @@ pub(crate) mod read;
 pub(crate) mod report;
 pub(crate) mod setup;
 pub(crate) mod supervise;
+
+use crate::domain::Millis;
+use crate::domain::sanitize;
+use crate::domain::time::display_zone;
+use crate::domain::when::{Span, parse_time};
+
+/// A time flag's value (`--since`, `--until`, `--due`), read the one way every time flag
+/// and the TUI's dialogs read one, at `now` in the display zone; a bad value names the
+/// flag and what it takes.
+pub(crate) fn time_arg(flag: &str, value: &str, now: Millis, span: Span) -> anyhow::Result<Millis> {
+    parse_time(value, now, display_zone(), span)
+        .map_err(|m| anyhow::anyhow!("{flag}: {}", sanitize::line(&m)))
+}

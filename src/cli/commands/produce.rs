@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 
 use anyhow::anyhow;
 
-use crate::domain::time::parse_rfc3339;
+use crate::domain::when::Span;
 use crate::domain::{NewItem, sanitize};
 use crate::import::{self, Format, ImportError};
 use crate::store::{AddOptions, Store, StoreError};
@@ -14,12 +14,7 @@ use crate::cli::args::{AddArgs, FormatArg, ImportArgs};
 
 pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResult {
     let due_at = match &a.due {
-        Some(d) => Some(parse_rfc3339(d).ok_or_else(|| {
-            anyhow!(
-                "--due '{}' is not an RFC 3339 time (e.g. 2026-12-01T17:00:00Z)",
-                sanitize::line(d)
-            )
-        })?),
+        Some(d) => Some(super::time_arg("--due", d, s.now()?, Span::Ahead)?),
         None => None,
     };
     let body = match &a.body_file {

@@ -3,16 +3,15 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
-use anyhow::{Context, anyhow};
+use anyhow::Context;
 use serde_json::Value;
 
 use crate::domain::fields::{Col, FIELDS, Field, Kind, Show};
 use crate::domain::figures::{ItemFigures, PeriodKind};
-use crate::domain::time::{
-    date_hm, display_zone, local_full, parse_rfc3339, rfc3339, start_of_day,
-};
+use crate::domain::time::{date_hm, display_zone, local_full, rfc3339, start_of_day};
+use crate::domain::when::Span;
 use crate::domain::{Cell, Comment, Item, Millis, QueueSettings, sanitize};
-use crate::store::{ListFilter, ReportQuery, Store};
+use crate::store::{ListFilter, ReportQuery, Store, StoreError};
 
 use crate::cli::args::ListArgs;
 use crate::cli::output::{
@@ -281,6 +280,16 @@ fn pretty_json(t: &str) -> String {
         .unwrap_or_else(|| t.to_string())
 }
 
+/// `name` if anyone is known by it (as `user list` lists them), else `UnknownUser`.
+fn known_user(s: &mut dyn Store, name: String) -> Result<String, StoreError> {
+    let known: Vec<String> = s.users()?.into_iter().map(|u| u.name).collect();
+    if known.contains(&name) {
+        Ok(name)
+    } else {
+        Err(StoreError::UnknownUser { name, known })
+    }
+}
+
 pub(crate) fn history(
     s: &mut dyn Store,
     user: Option<String>,
@@ -288,15 +297,17 @@ pub(crate) fn history(
     json: bool,
     out: &mut dyn Write,
 ) -> CliResult {
-    let user = user.unwrap_or_else(|| s.actor().name.clone());
+    let me = s.actor().name.clone();
+    let user = match user {
+        // A name nobody is known by is a typo, not someone who did nothing: the same
+        // names `assign` accepts (`user list`).
+        Some(u) if u != me => known_user(s, u)?,
+        u => u.unwrap_or(me),
+    };
+    let now = s.now()?;
     let since = match since {
-        Some(t) => parse_rfc3339(&t).ok_or_else(|| {
-            anyhow!(
-                "--since '{}' is not an RFC 3339 time (e.g. 2026-12-01T08:00:00Z)",
-                sanitize::line(&t)
-            )
-        })?,
-        None => start_of_day(s.now()?, display_zone()),
+        Some(t) => super::time_arg("--since", &t, now, Span::Back)?,
+        None => start_of_day(now, display_zone()),
     };
     let events = s.events_by(&user, since)?;
     let audit = s.audit(Some(&user), since)?;

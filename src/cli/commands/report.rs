@@ -3,15 +3,15 @@
 
 use std::io::{IsTerminal, Write};
 
-use anyhow::anyhow;
 use serde_json::{Value, json};
 
 use crate::cli::CliResult;
 use crate::cli::args::{ReportBy, ReportFormat};
 use crate::cli::output::{truncate, write_json};
-use crate::domain::figures::{Period, parse_when};
+use crate::domain::figures::Period;
 use crate::domain::sanitize;
 use crate::domain::time::{date_hm, display_zone, rfc3339, short_duration};
+use crate::domain::when::Span;
 use crate::store::{Figures, QueueFigures, Report, ReportQuery, Store};
 
 /// What the command line asked for.
@@ -23,18 +23,12 @@ pub(crate) struct Ask {
     pub format: ReportFormat,
 }
 
-/// Parses `--since`/`--until` at `now`, naming the flag on a bad value.
+/// Parses `--since`/`--until` at `now` (a span goes back from now).
 fn when(flag: &str, v: Option<&str>, default: i64, now: i64) -> anyhow::Result<i64> {
-    let Some(v) = v else {
-        return Ok(default);
-    };
-    parse_when(v, now, display_zone()).ok_or_else(|| {
-        anyhow!(
-            "{flag} '{}' is not a time: use today, a span back from now (90m, 12h, 30d, 2w), \
-             a date (2026-11-01) or an RFC 3339 time",
-            sanitize::line(v)
-        )
-    })
+    match v {
+        Some(v) => super::time_arg(flag, v, now, Span::Back),
+        None => Ok(default),
+    }
 }
 
 pub(crate) fn report(s: &mut dyn Store, ask: Ask, out: &mut dyn Write) -> CliResult {

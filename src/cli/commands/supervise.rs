@@ -2,10 +2,9 @@
 
 use std::io::Write;
 
-use anyhow::anyhow;
-
 use crate::domain::fields::{Col, Value};
-use crate::domain::time::{local_full, parse_rfc3339};
+use crate::domain::time::local_full;
+use crate::domain::when::Span;
 use crate::domain::{ItemEdit, QueueUpdate, Role, SeenLock, sanitize};
 use crate::store::{ListFilter, StateFilter, Store};
 
@@ -163,12 +162,7 @@ pub(crate) fn edit(
     let due = match due.as_deref() {
         None => None,
         Some("none") => Some(None),
-        Some(d) => Some(Some(parse_rfc3339(d).ok_or_else(|| {
-            anyhow!(
-                "--due '{}' is not an RFC 3339 time (e.g. 2026-12-01T17:00:00Z) or `none`",
-                sanitize::line(d)
-            )
-        })?)),
+        Some(d) => Some(Some(super::time_arg("--due", d, s.now()?, Span::Ahead)?)),
     };
     let mut edit = ItemEdit::default();
     if let Some(p) = priority {

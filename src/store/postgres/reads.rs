@@ -165,17 +165,17 @@ pub(super) fn comments(c: &mut Conn, id: i64) -> TxResult<Vec<Comment>> {
         .collect())
 }
 
-/// Every user in `users`, by name.
+/// Everyone `assign` and `reassign` accept (`sql::USERS_AND_ACTORS`), by name.
 pub(super) fn users(c: &mut Conn) -> TxResult<Vec<UserInfo>> {
-    let rows = c.query(
-        "SELECT name, role, last_seen, login FROM users ORDER BY name",
-        &[],
-    )?;
+    let rows = c.query(crate::store::sql::USERS_AND_ACTORS, &[])?;
     Ok(rows
         .iter()
         .map(|r| UserInfo {
             name: r.get(0),
-            role: Role::parse(r.get(1)).unwrap_or(Role::Staff),
+            role: r
+                .get::<_, Option<&str>>(1)
+                .and_then(Role::parse)
+                .unwrap_or(Role::Staff),
             login: r.get(3),
             last_seen: r.get(2),
         })

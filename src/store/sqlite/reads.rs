@@ -94,24 +94,19 @@ pub(super) fn comments(c: &Connection, id: i64) -> Result<Vec<Comment>> {
     )
 }
 
-/// Every user in `users`, by name.
+/// Everyone `assign` and `reassign` accept (`sql::USERS_AND_ACTORS`), by name.
 pub(super) fn users(c: &Connection) -> Result<Vec<UserInfo>> {
-    collect(
-        c,
-        "SELECT name, role, last_seen, login FROM users ORDER BY name",
-        [],
-        |r| {
-            Ok(UserInfo {
-                name: lossy_text(r, 0)?,
-                role: lossy_opt_text(r, 1)?
-                    .as_deref()
-                    .and_then(Role::parse)
-                    .unwrap_or(Role::Staff),
-                login: lossy_opt_text(r, 3)?,
-                last_seen: r.get(2)?,
-            })
-        },
-    )
+    collect(c, crate::store::sql::USERS_AND_ACTORS, [], |r| {
+        Ok(UserInfo {
+            name: lossy_text(r, 0)?,
+            role: lossy_opt_text(r, 1)?
+                .as_deref()
+                .and_then(Role::parse)
+                .unwrap_or(Role::Staff),
+            login: lossy_opt_text(r, 3)?,
+            last_seen: r.get(2)?,
+        })
+    })
 }
 
 const DIALECT: Dialect = Dialect {
