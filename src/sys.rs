@@ -1,21 +1,33 @@
 //! Every call into C, each behind a safe function: the one module allowed `unsafe`
 //! (Cargo.toml's `[lints]` deny it everywhere else). What the kernel says about files
-//! and users (access, passwd and group entries, statvfs/statfs, the umask), `poll` on the
+//! and users (access, passwd and group entries, statvfs, the umask), `poll` on the
 //! terminal, and SQLite's C interface where rusqlite has no safe call (persistent WAL,
-//! the last error's codes, the unix VFS's `mmap`).
+//! the last error's codes).
+//!
+//! What only Linux offers lives in `linux` (the filesystem's type by its statfs magic;
+//! SQLite's `mmap` of the -shm with its blocks allocated first): elsewhere `portable`
+//! gives the same functions answering "unknown" and guarding nothing, so caseload builds
+//! and runs on other Unix systems, without those two safety nets.
 #![allow(unsafe_code)]
 
-use std::cell::Cell;
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_int, c_void};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::sync::Once;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rusqlite::{Connection, ffi};
 
-fn c_path(path: &Path) -> Option<CString> {
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(any(not(target_os = "linux"), test))]
+mod portable;
+
+#[cfg(target_os = "linux")]
+pub(crate) use linux::{fs_magic, guard_shared_memory, take_shm_no_space};
+#[cfg(not(target_os = "linux"))]
+pub(crate) use portable::{fs_magic, guard_shared_memory, take_shm_no_space};
+
+pub(super) fn c_path(path: &Path) -> Option<CString> {
     CString::new(path.as_os_str().as_bytes()).ok()
 }
 
@@ -45,7 +57,14 @@ pub(crate) fn user_name(uid: u32) -> Option<String> {
     None
 }
 
+/// How `getgrouplist` takes group ids: `int` on macOS, `gid_t` elsewhere.
+#[cfg(target_vendor = "apple")]
+type GroupListId = c_int;
+#[cfg(not(target_vendor = "apple"))]
+type GroupListId = libc::gid_t;
+
 /// The groups `uid` is a member of (its primary group first), if the system knows it.
+#[allow(clippy::unnecessary_cast)] // getgrouplist's id type differs between systems
 pub(crate) fn groups_of(uid: u32) -> Option<Vec<u32>> {
     // SAFETY: getpwuid_r and getgrouplist write only into the buffers we own; the name
     // pointer is used while `buf` lives; `n` bounds the group list.
@@ -57,16 +76,17 @@ pub(crate) fn groups_of(uid: u32) -> Option<Vec<u32>> {
         if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
             return None;
         }
-        let mut groups: Vec<libc::gid_t> = vec![0; 256];
+        let mut groups: Vec<GroupListId> = vec![0; 256];
         let mut n = groups.len() as c_int;
-        if libc::getgrouplist(pwd.pw_name, pwd.pw_gid, groups.as_mut_ptr(), &mut n) < 0 {
+        let base = pwd.pw_gid as GroupListId;
+        if libc::getgrouplist(pwd.pw_name, base, groups.as_mut_ptr(), &mut n) < 0 {
             groups.resize(n.max(0) as usize, 0);
-            if libc::getgrouplist(pwd.pw_name, pwd.pw_gid, groups.as_mut_ptr(), &mut n) < 0 {
+            if libc::getgrouplist(pwd.pw_name, base, groups.as_mut_ptr(), &mut n) < 0 {
                 return None;
             }
         }
         groups.truncate(n.max(0) as usize);
-        Some(groups)
+        Some(groups.into_iter().map(|g| g as u32).collect())
     }
 }
 
@@ -142,29 +162,35 @@ pub(crate) fn umask() -> u32 {
     }
 }
 
-/// `statvfs` of the filesystem holding `path`.
-pub(crate) fn statvfs(path: &Path) -> Option<libc::statvfs> {
-    let c = c_path(path)?;
-    // SAFETY: statvfs writes into the zeroed struct we own; c is NUL-terminated.
-    unsafe {
-        let mut s: libc::statvfs = std::mem::zeroed();
-        (libc::statvfs(c.as_ptr(), &mut s) == 0).then_some(s)
-    }
+/// What `statvfs` says of a filesystem, in the same types on every system.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FsStats {
+    /// Blocks free for an unprivileged user, of `frsize` bytes.
+    pub bavail: u64,
+    /// Blocks in all, of `frsize` bytes.
+    pub blocks: u64,
+    pub frsize: u64,
+    /// The preferred block size.
+    pub bsize: u64,
+    pub read_only: bool,
 }
 
-/// The filesystem type's magic number (statfs `f_type`) of the filesystem holding `path`.
-pub(crate) fn fs_magic(path: &Path) -> Option<i64> {
+/// `statvfs` of the filesystem holding `path`.
+#[allow(clippy::unnecessary_cast)] // the field types differ between systems
+pub(crate) fn statvfs(path: &Path) -> Option<FsStats> {
     let c = c_path(path)?;
-    // SAFETY: statfs writes into the zeroed struct we own; c is NUL-terminated.
-    unsafe {
-        let mut s: libc::statfs = std::mem::zeroed();
-        if libc::statfs(c.as_ptr(), &mut s) == 0 {
-            #[allow(clippy::unnecessary_cast)]
-            Some(s.f_type as i64)
-        } else {
-            None
-        }
-    }
+    // SAFETY: statvfs writes into the zeroed struct we own; c is NUL-terminated.
+    let s = unsafe {
+        let mut s: libc::statvfs = std::mem::zeroed();
+        (libc::statvfs(c.as_ptr(), &mut s) == 0).then_some(s)
+    }?;
+    Some(FsStats {
+        bavail: s.f_bavail as u64,
+        blocks: s.f_blocks as u64,
+        frsize: s.f_frsize as u64,
+        bsize: s.f_bsize as u64,
+        read_only: s.f_flag as u64 & libc::ST_RDONLY as u64 != 0,
+    })
 }
 
 /// `poll(2)` on `fds` for up to `ms` milliseconds; the number of ready descriptors.
@@ -197,103 +223,4 @@ pub(crate) fn last_error(conn: &Connection) -> (i32, i32) {
             ffi::sqlite3_system_errno(conn.handle()),
         )
     }
-}
-
-type MmapFn = unsafe extern "C" fn(
-    *mut c_void,
-    libc::size_t,
-    c_int,
-    c_int,
-    c_int,
-    libc::off_t,
-) -> *mut c_void;
-
-static REAL_MMAP: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    static SHM_NO_SPACE: Cell<bool> = const { Cell::new(false) };
-}
-
-/// True (once) when the -shm guard refused a mapping on this thread for lack of space.
-pub(crate) fn take_shm_no_space() -> bool {
-    SHM_NO_SPACE.with(|c| c.replace(false))
-}
-
-/// SQLite's `mmap` for the -shm file, with the region's blocks allocated first. SQLite
-/// extends the -shm by writing one byte per 4 KiB page; on a filesystem with 1 KiB blocks
-/// the rest of each page is a hole, and the first write into it through the mapping, on
-/// a full disk, is a SIGBUS. Allocating the region up front turns that into ENOSPC, which
-/// SQLite reports as an error.
-unsafe extern "C" fn mmap_allocated(
-    addr: *mut c_void,
-    len: libc::size_t,
-    prot: c_int,
-    flags: c_int,
-    fd: c_int,
-    off: libc::off_t,
-) -> *mut c_void {
-    // SAFETY: REAL_MMAP holds the VFS's own mmap (stored before this one was installed).
-    let real: MmapFn = unsafe { std::mem::transmute(REAL_MMAP.load(Ordering::Acquire)) };
-    let shared_write = prot & libc::PROT_WRITE != 0 && flags & libc::MAP_SHARED != 0 && fd >= 0;
-    if !shared_write {
-        // SAFETY: the caller's arguments, passed on unchanged.
-        return unsafe { real(addr, len, prot, flags, fd, off) };
-    }
-    // SAFETY: fallocate on SQLite's open descriptor, within the region it is mapping;
-    // KEEP_SIZE never changes the file's length, and allocating a hole keeps its zeros.
-    let rc = unsafe { libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, off, len as libc::off_t) };
-    if rc != 0 {
-        let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
-        if e == libc::ENOSPC || e == libc::EDQUOT {
-            return refuse_mapping();
-        }
-    }
-    // SAFETY: the caller's arguments, passed on unchanged.
-    let p = unsafe { real(addr, len, prot, flags, fd, off) };
-    if p != libc::MAP_FAILED {
-        // Filesystems without fallocate: fault every page in writable now; a page that
-        // cannot be backed fails here with EFAULT instead of a SIGBUS later.
-        // SAFETY: p..p+len is the mapping just made.
-        let rc = unsafe { libc::madvise(p, len, libc::MADV_POPULATE_WRITE) };
-        if rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EFAULT) {
-            // SAFETY: unmapping the mapping just made, which nobody has seen.
-            unsafe { libc::munmap(p, len) };
-            return refuse_mapping();
-        }
-    }
-    p
-}
-
-fn refuse_mapping() -> *mut c_void {
-    SHM_NO_SPACE.with(|c| c.set(true));
-    // SAFETY: errno is this thread's; SQLite reads it to report the failure.
-    unsafe { *libc::__errno_location() = libc::ENOSPC };
-    libc::MAP_FAILED
-}
-
-/// Installs [`mmap_allocated`] in SQLite's unix VFS (once per process, before the first
-/// connection opens).
-pub(crate) fn guard_shared_memory() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: the unix VFS's system-call table is SQLite's documented override point
-        // (xSetSystemCall); the replacement has mmap's exact signature and calls the
-        // original, stored before the swap.
-        unsafe {
-            let vfs = ffi::sqlite3_vfs_find(c"unix".as_ptr());
-            if vfs.is_null() {
-                return;
-            }
-            let (Some(get), Some(set)) = ((*vfs).xGetSystemCall, (*vfs).xSetSystemCall) else {
-                return;
-            };
-            let Some(real) = get(vfs, c"mmap".as_ptr()) else {
-                return;
-            };
-            REAL_MMAP.store(real as usize, Ordering::Release);
-            let ours: MmapFn = mmap_allocated;
-            let ours: unsafe extern "C" fn() = std::mem::transmute(ours);
-            set(vfs, c"mmap".as_ptr(), Some(ours));
-        }
-    });
 }

@@ -115,10 +115,10 @@ pub(crate) struct Space {
 pub(crate) fn space(path: &Path) -> Option<Space> {
     let s = sys::statvfs(path)?;
     Some(Space {
-        free: s.f_bavail.saturating_mul(s.f_frsize),
-        total: s.f_blocks.saturating_mul(s.f_frsize),
-        block: s.f_bsize,
-        read_only: s.f_flag & libc::ST_RDONLY != 0,
+        free: s.bavail.saturating_mul(s.frsize),
+        total: s.blocks.saturating_mul(s.frsize),
+        block: s.bsize,
+        read_only: s.read_only,
     })
 }
 

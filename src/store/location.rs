@@ -197,7 +197,13 @@ pub(crate) fn network_fs_name(magic: i64) -> Option<&'static str> {
 
 /// Refuses a database directory on a network filesystem.
 pub(crate) fn check_local_fs(dir: &Path) -> Result<(), String> {
-    let Some(magic) = fs_magic(dir) else {
+    local_fs_verdict(dir, fs_magic(dir))
+}
+
+/// The verdict on `dir`, whose filesystem type is `magic` (`None`: not known, as on
+/// systems other than Linux, where nothing is refused).
+pub(crate) fn local_fs_verdict(dir: &Path, magic: Option<i64>) -> Result<(), String> {
+    let Some(magic) = magic else {
         return Ok(());
     };
     match network_fs_name(magic) {

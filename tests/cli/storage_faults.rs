@@ -137,3 +137,106 @@ fn a_failing_disk_is_an_io_error_not_read_only() {
         "check: {all}"
     );
 }
+
+/// Starts `n` processes of the binary at once (all spawned before any is waited for),
+/// each with `args`; their outputs.
+fn all_at_once(env: &Env, n: usize, args: &[&str]) -> Vec<std::process::Output> {
+    let children: Vec<_> = (0..n)
+        .map(|i| {
+            env.command(&format!("worker{i}"), args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect()
+}
+
+/// src/sys's -shm guard on tmpfs (fallocate and page population as tmpfs does them),
+/// with 16 processes opening the file at once, each the first to find no -wal and -shm:
+/// every claim takes its own item and the file checks clean.
+#[test]
+fn sixteen_processes_open_a_file_on_tmpfs_at_once() {
+    if support::fault::skip_unless_root("sixteen_processes_open_a_file_on_tmpfs_at_once") {
+        return;
+    }
+    let mut env = Env::new();
+    let mnt = support::fault::Mount::tmpfs(&env.dir.path().join("tmpfs"), "64M");
+    env.db = mnt.dir.join("q.db");
+    env.ok("producer", &["init"]);
+    for i in 0..16 {
+        env.add(&format!("item {i}"));
+    }
+    for round in 0..3 {
+        // Nobody has the file open: the next opener creates -wal and -shm anew.
+        let _ = std::fs::remove_file(support::fault::sidecar(&env.db, "-wal"));
+        let _ = std::fs::remove_file(support::fault::sidecar(&env.db, "-shm"));
+        let outs = all_at_once(&env, 16, &["claim", "--json"]);
+        let mut ids = Vec::new();
+        for out in &outs {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.signal(), None, "round {round}: {err}");
+            if round == 0 {
+                assert_eq!(out.status.code(), Some(0), "round {round}: {err}");
+                let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+                ids.push(v["id"].as_i64().unwrap());
+            } else {
+                // Every item is held: each is told so (exit 4), none gets one twice.
+                assert_eq!(out.status.code(), Some(4), "round {round}: {err}");
+            }
+        }
+        if round == 0 {
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(ids.len(), 16, "one item each: {ids:?}");
+        }
+        assert_eq!(env.ok("x", &["check"]).trim(), "ok");
+    }
+}
+
+/// A full tmpfs: 16 processes opening at once, each needing a new -shm, get "disk full",
+/// never a signal; once space is freed they all work, with no manual step.
+#[test]
+fn a_full_tmpfs_gives_sixteen_openers_disk_full_never_a_signal() {
+    if support::fault::skip_unless_root("a_full_tmpfs_gives_sixteen_openers_disk_full") {
+        return;
+    }
+    let mut env = Env::new();
+    let mnt = support::fault::Mount::tmpfs(&env.dir.path().join("tmpfs"), "4M");
+    env.db = mnt.dir.join("q.db");
+    env.ok("producer", &["init"]);
+    for i in 0..16 {
+        env.add(&format!("item {i}"));
+    }
+    let _ = std::fs::remove_file(support::fault::sidecar(&env.db, "-wal"));
+    let _ = std::fs::remove_file(support::fault::sidecar(&env.db, "-shm"));
+    mnt.fill_to("fill", 0);
+    let mount = mnt.dir.display().to_string();
+    let outs = all_at_once(&env, 16, &["claim", "--json"]);
+    let mut refused = 0;
+    for out in &outs {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.signal(), None, "died by a signal: {err}");
+        if !out.status.success() {
+            refused += 1;
+            assert!(err.contains(&format!("disk full on {mount}")), "{err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        }
+    }
+    assert!(refused > 0, "the disk never filled up");
+    std::fs::remove_file(mnt.dir.join("fill")).unwrap();
+    let outs = all_at_once(&env, 16, &["list"]);
+    for out in &outs {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(env.ok("x", &["check"]).trim(), "ok");
+}
