@@ -157,7 +157,7 @@ fn all_at_once(env: &Env, n: usize, args: &[&str]) -> Vec<std::process::Output> 
 }
 
 /// src/sys's -shm guard on tmpfs (fallocate and page population as tmpfs does them),
-/// with 16 processes opening the file at once, each the first to find no -wal and -shm:
+/// with 16 processes opening the file at once, each the first to find no -shm:
 /// every claim takes its own item and the file checks clean.
 #[test]
 fn sixteen_processes_open_a_file_on_tmpfs_at_once() {
@@ -172,8 +172,8 @@ fn sixteen_processes_open_a_file_on_tmpfs_at_once() {
         env.add(&format!("item {i}"));
     }
     for round in 0..3 {
-        // Nobody has the file open: the next opener creates -wal and -shm anew.
-        let _ = std::fs::remove_file(support::fault::sidecar(&env.db, "-wal"));
+        // Nobody has the file open: the next opener makes the -shm anew (from the -wal,
+        // which holds committed work and stays).
         let _ = std::fs::remove_file(support::fault::sidecar(&env.db, "-shm"));
         let outs = all_at_once(&env, 16, &["claim", "--json"]);
         let mut ids = Vec::new();
@@ -212,7 +212,6 @@ fn a_full_tmpfs_gives_sixteen_openers_disk_full_never_a_signal() {
     for i in 0..16 {
         env.add(&format!("item {i}"));
     }
-    let _ = std::fs::remove_file(support::fault::sidecar(&env.db, "-wal"));
     let _ = std::fs::remove_file(support::fault::sidecar(&env.db, "-shm"));
     mnt.fill_to("fill", 0);
     let mount = mnt.dir.display().to_string();
