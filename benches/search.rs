@@ -483,7 +483,7 @@ fn sec_query(dir: &Path) {
         println!(
             "- `/{q}`: {} ms to the answered screen ({} matches)",
             ms(t.elapsed()),
-            caseload::domain::search::count_text(session.state.panes[0].total)
+            caseload::domain::search::count_text(session.state.panes.queue.total)
         );
     }
 }

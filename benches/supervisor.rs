@@ -124,7 +124,7 @@ fn main() {
         caseload::tui::draw(&mut t, &s.state).unwrap();
         worst_locks = worst_locks.max(t0.elapsed());
     });
-    assert_eq!(s.state.panes[2].total as usize, LOCKS);
+    assert_eq!(s.state.panes.locks.total as usize, LOCKS);
     let locks_pgdn = avg(20, || {
         s.step(key(KeyCode::PageDown));
         caseload::tui::draw(&mut t, &s.state).unwrap();

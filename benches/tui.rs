@@ -43,7 +43,7 @@ fn main() {
     let mut s = common::live_session(store, w, h, true);
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     let frame = avg(200, || caseload::tui::draw(&mut t, &s.state).unwrap());
-    let total = s.state.panes[0].total;
+    let total = s.state.panes.queue.total;
     assert_eq!(total as usize, N.max(total as usize));
     let j_in_window = avg(30, || {
         s.step(key(KeyCode::Char('j')));
@@ -69,7 +69,7 @@ fn main() {
     });
     s.step(key(KeyCode::Char('g')));
     for _ in 0..(500_000 / 36) {
-        s.state.panes[0].selected += 36;
+        s.state.panes.queue.selected += 36;
     }
     let ((), middle) = time(|| {
         s.step(key(KeyCode::Char('j')));

@@ -24,8 +24,9 @@ use anyhow::{Context, anyhow, bail};
 use serde::Deserialize;
 
 use crate::domain::{Actor, Millis, NewItem};
+use crate::store::clock::system_clock;
 use crate::store::postgres::{PgOptions, PgStore};
-use crate::store::sqlite::{OpenOptions, SqliteStore, system_clock};
+use crate::store::sqlite::{OpenOptions, SqliteStore};
 use crate::store::{AddOptions, ListFilter, Reads, Store, StoreError, TakeNext};
 
 /// The bundled demo data set.

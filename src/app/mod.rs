@@ -61,9 +61,34 @@ impl View {
             View::Stats => "Stats",
         }
     }
+}
 
-    fn index(self) -> usize {
-        View::ALL.iter().position(|v| *v == self).unwrap_or(0)
+/// The list views' windows, one each, by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Panes {
+    pub queue: ListPane,
+    pub mine: ListPane,
+    pub locks: ListPane,
+}
+
+impl Panes {
+    /// The window of a list view (Stats has none).
+    pub(crate) fn of(&self, view: View) -> Option<&ListPane> {
+        match view {
+            View::Queue => Some(&self.queue),
+            View::Mine => Some(&self.mine),
+            View::Locks => Some(&self.locks),
+            View::Stats => None,
+        }
+    }
+
+    fn of_mut(&mut self, view: View) -> Option<&mut ListPane> {
+        match view {
+            View::Queue => Some(&mut self.queue),
+            View::Mine => Some(&mut self.mine),
+            View::Locks => Some(&mut self.locks),
+            View::Stats => None,
+        }
     }
 }
 
@@ -226,6 +251,9 @@ pub struct Status {
 pub struct State {
     pub me: String,
     pub role: Role,
+    /// False until the store told the role (till then `role` is staff, and supervisor
+    /// keys say why they are refused).
+    pub role_known: bool,
     pub now: Millis,
     /// The zone times are shown in (the TUI sets the local zone; UTC in tests).
     pub zone: Zone,
@@ -237,7 +265,7 @@ pub struct State {
     pub palette: crate::config::Palette,
     pub view: View,
     /// Queue, Mine and Locks windows.
-    pub panes: [ListPane; 3],
+    pub panes: Panes,
     pub filter: Filter,
     /// The Locks view's filter (`holder:bob queue:helpdesk state:expired`).
     pub locks_filter: Filter,
@@ -376,6 +404,7 @@ impl State {
         State {
             me: me.to_string(),
             role: Role::Staff,
+            role_known: false,
             now,
             zone: Zone::Utc,
             width,
@@ -465,8 +494,8 @@ impl State {
     /// on its way).
     pub(crate) fn filter_of(&self, view: View) -> Option<(&Filter, bool)> {
         let (asked, pane) = match view {
-            View::Queue => (&self.filter, &self.panes[0]),
-            View::Locks => (&self.locks_filter, &self.panes[2]),
+            View::Queue => (&self.filter, &self.panes.queue),
+            View::Locks => (&self.locks_filter, &self.panes.locks),
             _ => return None,
         };
         Some((asked, *asked != pane.filter))
@@ -474,17 +503,11 @@ impl State {
 
     /// The pane of a list view.
     pub(crate) fn pane(&self, view: View) -> Option<&ListPane> {
-        match view {
-            View::Stats => None,
-            v => self.panes.get(v.index()),
-        }
+        self.panes.of(view)
     }
 
     fn pane_mut(&mut self, view: View) -> Option<&mut ListPane> {
-        match view {
-            View::Stats => None,
-            v => self.panes.get_mut(v.index()),
-        }
+        self.panes.of_mut(view)
     }
 
     /// The waiting line, once a store call has run for [`WAIT_NOTICE_MS`]: what waits, on

@@ -237,6 +237,8 @@ pub struct Snapshot {
     /// The request's `takeable` scope (a queue, or every queue) and how many items could
     /// be taken there now (at most [`super::notify::COUNT_CAP`]).
     pub takeable: Option<(Option<String>, u64)>,
+    /// The user's role, when the request asked for it.
+    pub role: Option<Role>,
     pub error: Option<StoreError>,
 }
 
@@ -433,4 +435,6 @@ pub struct RefreshRequest {
     /// Count what could be taken now in this queue (`None`: every queue), for "work
     /// arrived" and the terminal title.
     pub takeable: Option<String>,
+    /// Read the user's role (asked until it is known).
+    pub role: bool,
 }

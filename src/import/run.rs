@@ -14,8 +14,8 @@ use super::{
     derived_key,
 };
 use crate::domain::fields::Col;
+use crate::domain::queue::DEFAULT_QUEUE;
 use crate::domain::{Millis, NewItem, Role};
-use crate::store::ops::DEFAULT_QUEUE;
 use crate::store::{AddOptions, Added, Store, StoreError};
 
 /// How to import a file.

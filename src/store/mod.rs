@@ -11,6 +11,7 @@
 //! transaction.
 
 mod check;
+pub mod clock;
 pub mod copy;
 pub(crate) mod error;
 #[doc(hidden)] // a test hook, not part of the library's face

@@ -21,6 +21,10 @@ pub trait Reads: Send {
     fn now(&mut self) -> Result<Millis>;
     /// A value that changes whenever anybody commits a change (for live refresh).
     fn change_marker(&mut self) -> Result<u64>;
+    /// Runs `f`, whose reads of the store all see one snapshot of the database (one read
+    /// transaction, ended on every path): a screen's count never disagrees with its rows.
+    /// Reads that take a snapshot of their own (`stats`, `report`) join it.
+    fn snapshot(&mut self, f: &mut dyn FnMut(&mut dyn Reads) -> Result<()>) -> Result<()>;
     /// One item.
     fn item(&mut self, id: i64) -> Result<Item>;
     /// An item's events, oldest first.

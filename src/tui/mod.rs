@@ -119,7 +119,7 @@ where
 
 /// The host's clock, as the UI reads it.
 pub fn system_clock() -> UiClock {
-    Arc::new(crate::store::sqlite::system_clock)
+    Arc::new(crate::store::clock::system_clock)
 }
 
 /// Opens the TUI on `store` in the real terminal and runs it until the user quits.

@@ -15,7 +15,7 @@ use crate::app::{
     self, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp, View,
 };
 use crate::domain::{Millis, SeenLock};
-use crate::store::{ListFilter, StateFilter, Store, StoreError};
+use crate::store::{ListFilter, Reads, StateFilter, Store, StoreError};
 
 /// The worker thread's name (the panic hook tells its panics from the loop's by it).
 pub const WORKER_THREAD: &str = "caseload-store";
@@ -253,7 +253,7 @@ fn resume(st: &mut dyn Store) -> Vec<Msg> {
     let result = (|| -> crate::store::Result<()> {
         r.last_seen = st.touch_last_seen()?;
         r.queues = st.queues()?;
-        r.role = st.role(&me).ok();
+        r.role = Some(st.role(&me)?);
         r.own = st.list(&ListFilter {
             state: StateFilter::Locked,
             holder: Some(me.clone()),
@@ -408,7 +408,7 @@ fn with_thread(st: &mut dyn Store, opened: Msg) -> Vec<Msg> {
 /// Every lock `me` holds now, and for those the screen does not track yet, the event
 /// that gave each (so the user is told who gave it).
 fn own_locks(
-    st: &mut dyn Store,
+    st: &mut dyn Reads,
     me: &str,
     tracked: &[(i64, i64)],
     snap: &mut Snapshot,
@@ -436,57 +436,75 @@ fn own_locks(
     Ok(())
 }
 
+/// One refresh: every read from one snapshot of the database (on SQLite one read
+/// transaction, on PostgreSQL one `REPEATABLE READ` one), so that a count never
+/// disagrees with its rows nor a lock check with the list beside it.
 fn refresh(st: &mut dyn Store, req: RefreshRequest) -> Snapshot {
-    let mut snap = Snapshot {
-        filter: req.filter.clone(),
-        ..Snapshot::default()
-    };
-    let me = st.actor().name.clone();
-    let result = (|| -> crate::store::Result<()> {
-        snap.marker = Some(st.change_marker()?);
-        snap.queues = st.queues()?;
-        let n = st.takeable(req.takeable.as_deref(), app::notify::COUNT_CAP)?;
-        snap.takeable = Some((req.takeable.clone(), n));
-        if let Some(f) = &req.list {
-            snap.rows = st.list(f)?;
-            snap.total = st.count(f)?;
-            if req.view == View::Locks {
-                let ids: Vec<i64> = snap.rows.iter().map(|i| i.id).collect();
-                snap.lock_since = st.lock_started(&ids)?;
-            }
-            snap.offset = f.offset;
-            snap.view = Some(req.view);
-        }
-        if req.stats {
-            snap.stats = Some(st.stats()?);
-        }
-        own_locks(st, &me, &req.checks, &mut snap)?;
-        if let Some(k) = req.figures {
-            let period = k.period(st.now()?, crate::domain::time::display_zone());
-            if period.since < period.until {
-                let q = crate::store::ReportQuery {
-                    period,
-                    queue: None,
-                    rows_only: false,
-                };
-                snap.figures = Some((k, st.report(&q)?));
-            }
-        }
-        for (id, token) in &req.checks {
-            let item = st.item(*id);
-            let gone = item.as_ref().is_ok_and(|it| !it.held_with(&me, *token));
-            let history = if gone { st.history(*id)? } else { vec![] };
-            snap.checks.push(LockCheck {
-                id: *id,
-                item,
-                history,
-            });
-        }
-        Ok(())
-    })();
+    let mut snap = Snapshot::default();
+    let result = st.snapshot(&mut |r| {
+        // Begun afresh should the snapshot be tried again (a lost connection).
+        snap = Snapshot {
+            filter: req.filter.clone(),
+            ..Snapshot::default()
+        };
+        read_screen(r, &req, &mut snap)
+    });
     if let Err(e) = result {
         snap.view = None;
         snap.error = Some(e);
     }
     snap
+}
+
+/// What a refresh reads (see [`refresh`]).
+fn read_screen(
+    st: &mut dyn Reads,
+    req: &RefreshRequest,
+    snap: &mut Snapshot,
+) -> crate::store::Result<()> {
+    let me = st.actor().name.clone();
+    snap.marker = Some(st.change_marker()?);
+    if req.role {
+        // Until the role is known the screen shows why, not a staff screen.
+        snap.role = Some(st.role(&me)?);
+    }
+    snap.queues = st.queues()?;
+    let n = st.takeable(req.takeable.as_deref(), app::notify::COUNT_CAP)?;
+    snap.takeable = Some((req.takeable.clone(), n));
+    if let Some(f) = &req.list {
+        snap.rows = st.list(f)?;
+        snap.total = st.count(f)?;
+        if req.view == View::Locks {
+            let ids: Vec<i64> = snap.rows.iter().map(|i| i.id).collect();
+            snap.lock_since = st.lock_started(&ids)?;
+        }
+        snap.offset = f.offset;
+        snap.view = Some(req.view);
+    }
+    if req.stats {
+        snap.stats = Some(st.stats()?);
+    }
+    own_locks(st, &me, &req.checks, snap)?;
+    if let Some(k) = req.figures {
+        let period = k.period(st.now()?, crate::domain::time::display_zone());
+        if period.since < period.until {
+            let q = crate::store::ReportQuery {
+                period,
+                queue: None,
+                rows_only: false,
+            };
+            snap.figures = Some((k, st.report(&q)?));
+        }
+    }
+    for (id, token) in &req.checks {
+        let item = st.item(*id);
+        let gone = item.as_ref().is_ok_and(|it| !it.held_with(&me, *token));
+        let history = if gone { st.history(*id)? } else { vec![] };
+        snap.checks.push(LockCheck {
+            id: *id,
+            item,
+            history,
+        });
+    }
+    Ok(())
 }

@@ -28,6 +28,7 @@ mod rollback;
 mod search;
 mod security;
 mod short_words;
+mod snapshot;
 mod supervisor;
 mod wal;
 mod working_day;

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use crate::support::backend::{Backend, PgBackend};
 use caseload::domain::{Actor, NewItem, QueueUpdate};
+use caseload::store::clock::system_clock;
 use caseload::store::postgres::{PgOptions, PgStore};
-use caseload::store::sqlite::system_clock;
 use caseload::store::{ListFilter, Reads, StateFilter, Store, StoreError, Writes, exit};
 
 use crate::support::cli::BIN;

@@ -9,8 +9,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use caseload::domain::{Actor, NewItem, QueueUpdate};
+use caseload::store::clock::system_clock;
 use caseload::store::postgres::{PgOptions, PgStore};
-use caseload::store::sqlite::{OpenOptions, SqliteStore, system_clock};
+use caseload::store::sqlite::{OpenOptions, SqliteStore};
 use caseload::store::{AddOptions, Added, Store, StoreError, Writes};
 
 /// Opens boss (the supervisor: first to open) and gives the default queue a 60 s lock.

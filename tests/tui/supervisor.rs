@@ -208,7 +208,7 @@ fn locks_filter_by_holder_queue_and_expiry() {
     let text = screen(&s.state);
     insta::assert_snapshot!("locks_filtered", text);
     assert!(text.contains("filter: holder:bob state:expired"), "{text}");
-    assert_eq!(s.state.panes[2].total, 2, "{text}");
+    assert_eq!(s.state.panes.locks.total, 2, "{text}");
     assert!(lock_row(&text, 7).contains("EXPIRED"));
     assert!(
         !text.contains("25m00s left"),
@@ -221,10 +221,13 @@ fn locks_filter_by_holder_queue_and_expiry() {
     }
     press(&mut s, "queue:verification");
     s.step(code(KeyCode::Enter));
-    assert_eq!(s.state.panes[2].total, 1);
-    assert_eq!(s.state.panes[2].rows[0].lock_user.as_deref(), Some("dave"));
+    assert_eq!(s.state.panes.locks.total, 1);
+    assert_eq!(
+        s.state.panes.locks.rows[0].lock_user.as_deref(),
+        Some("dave")
+    );
     s.step(code(KeyCode::Esc));
-    assert_eq!(s.state.panes[2].total, 6);
+    assert_eq!(s.state.panes.locks.total, 6);
 }
 
 #[test]
@@ -258,7 +261,7 @@ fn supervisor_unlocks_a_stale_lock_with_a_reason() {
     let store = db.store("sup", &clock);
     let mut s = start(store, &clock, 100, 24, true);
     s.step(key('3'));
-    assert_eq!(s.state.panes[2].rows[0].id, 3, "carol's lock is first");
+    assert_eq!(s.state.panes.locks.rows[0].id, 3, "carol's lock is first");
     s.step(key('u'));
     let text = screen(&s.state);
     insta::assert_snapshot!("unlock_dialog", text);
@@ -362,7 +365,10 @@ fn bulk_unlock_releases_all_expired_locks_of_bob_after_saying_how_many() {
     press(&mut s, "bob went home");
     s.step(code(KeyCode::Enter));
     assert_eq!(status(&s), "Unlocked 2 locks");
-    assert_eq!(s.state.panes[2].total, 0, "the filtered view is empty now");
+    assert_eq!(
+        s.state.panes.locks.total, 0,
+        "the filtered view is empty now"
+    );
     drop(s);
     let mut check = db.store("check", &clock);
     for id in [7, 8] {
@@ -390,7 +396,7 @@ fn requeue_a_failed_item_and_cancel_an_open_one() {
     s.step(key('/'));
     press(&mut s, "state:failed");
     s.step(code(KeyCode::Enter));
-    assert_eq!(s.state.panes[0].rows[0].id, 6);
+    assert_eq!(s.state.panes.queue.rows[0].id, 6);
     s.step(key('R'));
     let d = s.state.dialog.as_ref().expect("confirm first");
     assert!(
@@ -400,7 +406,7 @@ fn requeue_a_failed_item_and_cancel_an_open_one() {
     );
     s.step(code(KeyCode::Enter));
     assert_eq!(status(&s), "Requeued #6; it is open again");
-    assert_eq!(s.state.panes[0].total, 0, "no failed items left");
+    assert_eq!(s.state.panes.queue.total, 0, "no failed items left");
     // Cancel the open item #1 from the Queue view.
     s.step(code(KeyCode::Esc));
     s.step(key('x'));
@@ -733,4 +739,39 @@ fn an_expired_lock_is_reassigned_and_everyone_sees_it() {
         ]
     );
     assert_eq!(check.item(id).unwrap().lock_user.as_deref(), Some("bob"));
+}
+
+/// A supervisor whose role the database does not answer for (here its column is gone for
+/// a while) is told so, and a supervisor key says why it is refused: never a staff
+/// screen that looks like the truth. Once the database answers, the role is learnt.
+#[test]
+fn a_role_that_cannot_be_read_shows_as_an_error_not_as_staff() {
+    let db = Db::new();
+    let clock = Clock::at(T0);
+    let mut sup_store = db.store("sup", &clock);
+    let ids = add_items(&mut sup_store, "helpdesk", &["Reset password"]);
+    db.store("alice", &clock).take(ids[0]).unwrap();
+    let raw = rusqlite::Connection::open(&db.path).unwrap();
+    raw.execute_batch("ALTER TABLE users RENAME COLUMN role TO role_hidden")
+        .unwrap();
+    let mut s = start(sup_store, &clock, 100, 20, false);
+    let text = screen(&s.state);
+    assert!(!s.state.role_known);
+    assert!(text.contains("no such column: role"), "{text}");
+    s.step(key('3'));
+    s.step(key('u'));
+    assert!(s.state.dialog.is_none(), "no unlock dialog");
+    assert_eq!(
+        status(&s),
+        "Supervisor only: unlocking needs the supervisor role (your role could not be read \
+         from the database yet)"
+    );
+
+    raw.execute_batch("ALTER TABLE users RENAME COLUMN role_hidden TO role")
+        .unwrap();
+    clock.advance(1000);
+    s.step(None);
+    s.settle(std::time::Duration::from_secs(60));
+    assert!(s.state.role_known);
+    assert_eq!(s.state.role, caseload::domain::Role::Supervisor);
 }

@@ -78,7 +78,7 @@ fn store_effects(fx: &[Effect]) -> Vec<&Effect> {
 fn the_clerks_sentence_typed_into_the_list_changes_nothing() {
     let mut s = guarded(holding());
     let sentence = "spoke to the customer, new address confirmed. resend the invoice friday\n";
-    let before = (s.panes[0].selected, s.detail.as_ref().map(|d| d.item.id));
+    let before = (s.panes.queue.selected, s.detail.as_ref().map(|d| d.item.id));
     let (fx, _) = type_at(&mut s, sentence, T0 + MIN, |i| {
         if sentence.as_bytes().get(i + 1) == Some(&b' ') {
             240
@@ -92,7 +92,7 @@ fn the_clerks_sentence_typed_into_the_list_changes_nothing() {
     assert!(!s.quit && s.skipped.is_empty() && s.drafts.is_empty());
     assert!(s.held.contains_key(&42), "still holding #42");
     assert_eq!(
-        (s.panes[0].selected, s.detail.as_ref().map(|d| d.item.id)),
+        (s.panes.queue.selected, s.detail.as_ref().map(|d| d.item.id)),
         before,
         "the item stays open, the selection where it was"
     );
@@ -105,7 +105,7 @@ fn typing_over_the_list_puts_back_what_it_moved() {
     let mut s = guarded(state());
     let (fx, _) = type_at(&mut s, "just checking\n", T0, |_| 90);
     assert_eq!(store_effects(&fx), Vec::<&Effect>::new());
-    assert_eq!(s.panes[0].selected, 0, "the j that began it is undone");
+    assert_eq!(s.panes.queue.selected, 0, "the j that began it is undone");
     assert_eq!(s.status.as_ref().unwrap().text, HINT);
 }
 
@@ -136,7 +136,7 @@ fn a_command_pressed_alone_acts_once_no_typing_follows() {
     for i in 0..6 {
         update(&mut s, key('j', T0 + 10_000 + i * 30));
     }
-    assert_eq!(s.panes[0].selected, 6);
+    assert_eq!(s.panes.queue.selected, 6);
     assert!(s.status.as_ref().is_none_or(|st| st.text != HINT));
 }
 
@@ -195,7 +195,7 @@ fn notices_let_keys_through_and_enter_or_esc_closes_them() {
     assert!(s.dialog.is_none(), "not a dialog: keys are not taken");
     update(&mut s, key('j', T0));
     update(&mut s, key('j', T0));
-    assert_eq!(s.panes[0].selected, 2, "keys work under the notice");
+    assert_eq!(s.panes.queue.selected, 2, "keys work under the notice");
     update(&mut s, key('2', T0));
     assert_eq!(s.view, View::Mine);
     let shown = s.notice.clone();

@@ -544,7 +544,7 @@ fn the_filter_prompt_parses_text_and_queue() {
 #[test]
 fn moving_past_the_window_queries_the_next_window_only() {
     let mut s = state();
-    s.panes[0].total = 1_000_000;
+    s.panes.queue.total = 1_000_000;
     update(
         &mut s,
         Msg::Refreshed(Box::new(Snapshot {
@@ -564,7 +564,7 @@ fn moving_past_the_window_queries_the_next_window_only() {
     assert!(
         matches!(&fx[..], [Effect::Refresh(r)] if r.list.as_ref().unwrap().offset == 1_000_000 - 26)
     );
-    assert_eq!(s.panes[0].selected, 999_999);
+    assert_eq!(s.panes.queue.selected, 999_999);
 }
 
 #[test]
@@ -618,13 +618,13 @@ fn mouse_wheel_scrolls_and_a_click_selects() {
     };
     let mouse = |kind, row| mouse_at(kind, 20, row);
     update(&mut s, mouse(MouseEventKind::ScrollDown, 5));
-    assert_eq!(s.panes[0].selected, 3);
+    assert_eq!(s.panes.queue.selected, 3);
     update(
         &mut s,
         mouse(MouseEventKind::Down(MouseButton::Left), 2 + 7),
     );
     assert_eq!(
-        s.panes[0].selected, 7,
+        s.panes.queue.selected, 7,
         "the clicked row (screen row 9 = 8th row)"
     );
     let fx = update(&mut s, code(KeyCode::Enter, T0));
@@ -785,6 +785,7 @@ fn the_waiting_line_says_what_waits_on_what_and_for_how_long() {
         figures: None,
         checks: vec![],
         takeable: None,
+        role: false,
     });
     update(&mut r, calling(&refresh, T0));
     update(&mut r, Msg::Tick { now: T0 + 3_000 });
@@ -946,7 +947,7 @@ fn a_window_moved_before_its_rows_arrive_shows_nothing_stale_and_takes_nothing()
         update(&mut s, key('j', T0));
     }
     // The window moved one row; the refresh for it has not been answered.
-    let p = &s.panes[0];
+    let p = &s.panes.queue;
     assert_eq!((p.offset, p.rows_at, p.selected), (1, 0, 26));
     let window: Vec<Option<i64>> = p.window(26).map(|(_, i)| i.map(|i| i.id)).collect();
     assert_eq!(window[0], Some(2), "loaded rows stay where they belong");

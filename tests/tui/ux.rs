@@ -273,17 +273,17 @@ fn shift_tab_and_paging_keys() {
     update(&mut s, with(KeyCode::BackTab, KeyModifiers::SHIFT, T0));
     assert_eq!(s.view, caseload::app::View::Locks);
     update(&mut s, at('1', T0));
-    s.panes[0].total = 500;
+    s.panes.queue.total = 500;
     let page = caseload::app::layout::list_rows(&s, caseload::app::View::Queue);
     update(&mut s, ctrl_at('f', T0));
-    assert_eq!(s.panes[0].selected, page, "Ctrl-F: a page down");
+    assert_eq!(s.panes.queue.selected, page, "Ctrl-F: a page down");
     update(&mut s, ctrl_at('b', T0));
-    assert_eq!(s.panes[0].selected, 0, "Ctrl-B: a page up");
+    assert_eq!(s.panes.queue.selected, 0, "Ctrl-B: a page up");
     update(&mut s, ctrl_at('d', T0));
-    assert_eq!(s.panes[0].selected, page / 2, "Ctrl-D: half a page down");
+    assert_eq!(s.panes.queue.selected, page / 2, "Ctrl-D: half a page down");
     update(&mut s, ctrl_at('d', T0));
     update(&mut s, ctrl_at('u', T0));
-    assert_eq!(s.panes[0].selected, page / 2, "Ctrl-U: half a page up");
+    assert_eq!(s.panes.queue.selected, page / 2, "Ctrl-U: half a page up");
 }
 
 #[test]

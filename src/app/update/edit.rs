@@ -8,7 +8,7 @@ use crate::domain::Millis;
 use crate::domain::fields::{FIELDS, Field, Kind, Value, Who};
 use crate::domain::time::{Zone, rfc3339};
 use crate::domain::when::{Span, parse_time};
-use crate::domain::{ItemEdit, ItemState, Role, sanitize};
+use crate::domain::{ItemEdit, ItemState, sanitize};
 
 /// The columns the dialog edits.
 fn editable() -> impl Iterator<Item = &'static Field> {
@@ -26,11 +26,7 @@ fn as_text(v: &Value) -> String {
 
 /// `E`: the selected open item's editable columns in one dialog.
 pub(super) fn edit_item(s: &mut State) -> Vec<Effect> {
-    if s.role != Role::Supervisor {
-        set_error(
-            s,
-            "Supervisor only: editing items needs the supervisor role (you are staff)".into(),
-        );
+    if !super::supervise::supervisor(s, "editing items") {
         return vec![];
     }
     let item = match &s.detail {

@@ -412,13 +412,13 @@ fn back(s: &mut State) -> Vec<Effect> {
         vec![refresh(s)]
     } else if s.view == View::Queue && !s.filter.is_empty() {
         s.filter = Filter::default();
-        s.panes[0].selected = 0;
-        s.panes[0].offset = 0;
+        s.panes.queue.selected = 0;
+        s.panes.queue.offset = 0;
         vec![refresh(s)]
     } else if s.view == View::Locks && !s.locks_filter.is_empty() {
         s.locks_filter = Filter::default();
-        s.panes[2].selected = 0;
-        s.panes[2].offset = 0;
+        s.panes.locks.selected = 0;
+        s.panes.locks.offset = 0;
         vec![refresh(s)]
     } else {
         vec![]
@@ -493,7 +493,7 @@ fn target(s: &mut State) -> Option<Held> {
         return s.held.get(&d.item.id).cloned();
     }
     if s.view == View::Mine {
-        let item = s.panes[1].selected_item()?.clone();
+        let item = s.panes.mine.selected_item()?.clone();
         if !item.is_held_by(&s.me) {
             return None;
         }
@@ -604,7 +604,9 @@ fn no_target(s: &mut State) -> Vec<Effect> {
 fn edit_notes(s: &mut State, id: i64) -> Vec<Effect> {
     let saved = match &s.detail {
         Some(d) if d.item.id == id => d.item.notes.clone(),
-        _ => s.panes[1]
+        _ => s
+            .panes
+            .mine
             .rows
             .iter()
             .find(|r| r.id == id)

@@ -205,5 +205,6 @@ pub(super) fn refresh(s: &State) -> Effect {
         figures: s.figures_period.filter(|_| s.view == View::Stats),
         checks: s.held.values().map(|h| (h.id, h.token)).collect(),
         takeable: s.filter.queue.clone(),
+        role: !s.role_known,
     })
 }

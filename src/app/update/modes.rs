@@ -204,17 +204,17 @@ pub(super) fn prompt_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
 /// rows on screen stay, marked as older, until they come.
 fn apply_filter(s: &mut State, typed: &str) -> Vec<Effect> {
     let (filter, pane) = if s.view == View::Locks {
-        (&mut s.locks_filter, 2)
+        (&mut s.locks_filter, &mut s.panes.locks)
     } else {
-        (&mut s.filter, 0)
+        (&mut s.filter, &mut s.panes.queue)
     };
     let new = Filter::parse(typed);
-    if *filter == new && s.panes[pane].filter == new {
+    if *filter == new && pane.filter == new {
         return vec![];
     }
     *filter = new;
-    s.panes[pane].selected = 0;
-    s.panes[pane].offset = 0;
+    pane.selected = 0;
+    pane.offset = 0;
     vec![refresh(s)]
 }
 

@@ -8,7 +8,7 @@ use crate::app::{
     Dialog, Effect, Finish, Held, LockCheck, Notice, Pending, Resume, Snapshot, State, View,
 };
 use crate::domain::sanitize;
-use crate::domain::{Event, Item, ItemState};
+use crate::domain::{Event, Item, ItemState, Role};
 use crate::store::{StoreError, TakeNext};
 
 use super::{refresh, set_error, set_info};
@@ -222,9 +222,7 @@ pub(super) fn resumed(s: &mut State, r: Resume) -> Vec<Effect> {
     for q in r.queues {
         s.queues.insert(q.name.clone(), q);
     }
-    if let Some(role) = r.role {
-        s.role = role;
-    }
+    learnt_role(s, r.role);
     let mut expired = Vec::new();
     for item in &r.own {
         let h = Held::of(item);
@@ -289,15 +287,24 @@ fn refused_filter(s: &mut State, snap: &Snapshot) {
         StoreError::UnknownQueue { .. } | StoreError::UnknownUser { .. } | StoreError::Invalid(_)
     );
     if refused && s.filter == *f {
-        s.filter = s.panes[0].filter.clone();
+        s.filter = s.panes.queue.filter.clone();
     }
     if refused && s.locks_filter == *f {
-        s.locks_filter = s.panes[2].filter.clone();
+        s.locks_filter = s.panes.locks.filter.clone();
+    }
+}
+
+/// The role, once the store told it.
+fn learnt_role(s: &mut State, role: Option<Role>) {
+    if let Some(role) = role {
+        s.role = role;
+        s.role_known = true;
     }
 }
 
 pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
     refused_filter(s, &snap);
+    learnt_role(s, snap.role);
     match &snap.error {
         Some(StoreError::Connection(m)) => {
             // Nothing on screen is thrown away (typing, drafts, dialogs); the next tick tries

@@ -11,25 +11,38 @@ use crate::domain::time::{short_duration, start_of_day};
 use crate::domain::user::validate_user_name;
 use crate::domain::{Item, ItemState, LockStatus, QueueUpdate, Role, SeenLock, Setting, TakeOrder};
 
+/// True for a supervisor; else says why `what` is refused (staff, or a role the database
+/// has not told yet) and nothing reaches the store.
+pub(super) fn supervisor(s: &mut State, what: &str) -> bool {
+    if s.role == Role::Supervisor {
+        return true;
+    }
+    let why = match s.role_known {
+        true => "you are staff",
+        false => "your role could not be read from the database yet",
+    };
+    set_error(
+        s,
+        format!("Supervisor only: {what} needs the supervisor role ({why})"),
+    );
+    false
+}
+
 /// Runs a supervisor key. Staff are told "supervisor only" and nothing reaches the store;
 /// the activity report is read-only and open to everyone.
 pub(super) fn act(s: &mut State, a: Action) -> Vec<Effect> {
     if a == Action::Activity {
         return activity(s);
     }
-    if s.role != Role::Supervisor {
-        let what = match a {
-            Action::Unlock => "unlocking",
-            Action::Reassign => "reassigning",
-            Action::UnlockAll => "unlocking in bulk",
-            Action::Requeue => "requeueing",
-            Action::CancelItem => "cancelling",
-            _ => "changing queue settings",
-        };
-        set_error(
-            s,
-            format!("Supervisor only: {what} needs the supervisor role (you are staff)"),
-        );
+    let what = match a {
+        Action::Unlock => "unlocking",
+        Action::Reassign => "reassigning",
+        Action::UnlockAll => "unlocking in bulk",
+        Action::Requeue => "requeueing",
+        Action::CancelItem => "cancelling",
+        _ => "changing queue settings",
+    };
+    if !supervisor(s, what) {
         return vec![];
     }
     match a {

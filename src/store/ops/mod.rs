@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use super::error::{Result, StoreError};
 use super::{AddOptions, Added, TakeNext};
+use crate::domain::queue::DEFAULT_QUEUE;
 use crate::domain::user::may_act_as;
 use crate::domain::{
     Actor, AuditNote, Event, EventKind, Item, ItemState, Millis, NewItem, QueueSettings,
@@ -306,9 +307,6 @@ pub(crate) fn keep_ids(
     };
     Ok((added, began))
 }
-
-/// Where items without a queue go; created on first use.
-pub(crate) const DEFAULT_QUEUE: &str = "default";
 
 /// Adds a comment to an item's thread (no lock needed; any state), with its `noted`
 /// event naming the comment; returns the comment's id.

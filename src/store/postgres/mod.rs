@@ -4,15 +4,16 @@
 //! transaction; a claim picks its row with `FOR UPDATE SKIP LOCKED` and then makes the
 //! conditional UPDATE, so parallel claims do not wait for each other. The lease lives in
 //! the columns (`lock_user`, `lock_time`, `lock_token`), never in an open transaction.
-//! All lock arithmetic uses the server's clock (`clock_timestamp()`), read once at the
-//! start of each write transaction, so users on hosts with skewed clocks agree on expiry.
+//! All lock arithmetic uses the server's clock (the transaction's start, `now()`), read
+//! with each write transaction's `BEGIN`, so users on hosts with skewed clocks agree on
+//! expiry.
 //! Every committed write is followed by `pg_notify('caseload', <schema>)` (see
 //! `PgStore::notify` for why not inside it); `change_marker` counts those notifications on
 //! a second, listening connection, re-subscribing after a reconnect.
-
 //!
-//! Files: `open` (connection, session settings, error mapping), `tx` (the lock protocol's
-//! primitives), `reads`, `stats`, `check`, `migrate`, `pgpass`, and `sql` (the statements
+//! Files: `txn` (the one transaction guard: every transaction here ends on every path,
+//! panics included), `open` (connection, session settings, error mapping), `tx` (the lock
+//! protocol's primitives), `reads`, `stats`, `check`, `migrate`, `pgpass`, and `sql` (the statements
 //! the benchmark shares).
 
 mod check;
@@ -46,10 +47,10 @@ use crate::domain::{
 };
 use crate::store::Reads;
 use crate::store::check::CheckRun;
+use crate::store::clock::{Clock, system_clock};
 use crate::store::error::{Result, StoreError};
 use crate::store::list::Window;
 use crate::store::ops::{Tx, TxCtx};
-use crate::store::sqlite::{Clock, system_clock};
 use crate::store::writes::Backend;
 use crate::store::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats};
 
@@ -263,12 +264,15 @@ impl PgStore {
     }
 
     fn read_inner<T>(&mut self, mut f: impl FnMut(&mut Conn) -> TxResult<T>) -> Result<T> {
-        if self.conn.client.is_closed() {
+        // Inside a snapshot, a new connection would read outside it: the snapshot as a
+        // whole is tried again instead.
+        let in_snapshot = self.conn.in_txn;
+        if self.conn.client.is_closed() && !in_snapshot {
             self.reconnect()?;
         }
         match f(&mut self.conn) {
             Ok(v) => Ok(v),
-            Err(TxError::Pg(e)) if is_connection_error(&e) => {
+            Err(TxError::Pg(e)) if is_connection_error(&e) && !in_snapshot => {
                 tracing::warn!(error = %one_line(&e), "connection lost; reconnecting");
                 self.reconnect()?;
                 f(&mut self.conn).map_err(TxError::into_store)
@@ -430,6 +434,23 @@ impl Reads for PgStore {
         Ok(self.notifications ^ (self.own_commits << 32))
     }
 
+    fn snapshot(&mut self, f: &mut dyn FnMut(&mut dyn Reads) -> Result<()>) -> Result<()> {
+        let mut once = || {
+            if self.conn.client.is_closed() {
+                self.reconnect()?;
+            }
+            txn::run(self, Kind::Snapshot, |s, _| Ok(f(s)?)).map_err(Failed::into_tx)
+        };
+        let out = match once() {
+            Err(TxError::Pg(e)) if is_connection_error(&e) => {
+                tracing::warn!(error = %one_line(&e), "connection lost; reconnecting");
+                once()
+            }
+            out => out,
+        };
+        out.map_err(|e| self.named(e.into_store()))
+    }
+
     fn item(&mut self, id: i64) -> Result<Item> {
         self.read(|c| reads::load_item(c, id)?.ok_or(StoreError::NotFound(id).into()))
     }
@@ -546,6 +567,12 @@ impl Reads for PgStore {
             let event = crate::store::rows::event_from(&mut reads::PgCells::new(r))?;
             each(&event).map_err(|e| StoreError::Database(format!("writing the export: {e}")))
         })
+    }
+}
+
+impl txn::OnConn for PgStore {
+    fn conn(&mut self) -> &mut Conn {
+        &mut self.conn
     }
 }
 

@@ -6,8 +6,10 @@
 //! seconds while others re-take the lock. `now` is read after the write lock is taken, so
 //! lock times are ordered like the writes themselves.
 //!
-//! Files: `open` (what is decided before SQLite sees a file, and explaining storage
-//! faults), `busy` (waiting for the write lock), `tx` (the lock protocol's primitives),
+//! Files: `txn` (the one transaction guard: every transaction here ends on every path,
+//! panics included), `open` (what is decided before SQLite sees a file, and explaining
+//! storage faults), `busy` (waiting for the write lock), `tx` (the lock protocol's
+//! primitives),
 //! `rows` (reading rows another program may have spoiled), `reads`, `stats`, `check`,
 //! `migrate`, and `sql` (the statements the benchmark shares).
 
@@ -43,6 +45,7 @@ use crate::domain::{
 };
 use crate::store::Reads;
 use crate::store::check::CheckRun;
+use crate::store::clock::{Clock, system_clock};
 use crate::store::error::{Result, StoreError};
 use crate::store::ops::{Tx, TxCtx};
 use crate::store::writes::Backend;
@@ -56,14 +59,6 @@ use crate::store::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stat
 /// only grow; the last one to close past this size cuts it back. Below SQLite's own
 /// automatic checkpoint (1000 pages), so that one does not run again in every call.
 pub const WAL_BOUND: u64 = 1 << 20;
-
-/// A source of "now" in Unix milliseconds; tests pass a fixed or stepped clock.
-pub(crate) type Clock = Box<dyn Fn() -> Millis + Send>;
-
-/// The host's clock.
-pub fn system_clock() -> Millis {
-    chrono::Utc::now().timestamp_millis()
-}
 
 /// How to open a database file.
 #[derive(Debug, Clone, Default)]
@@ -325,6 +320,10 @@ impl Reads for SqliteStore {
         Ok((v as u64) ^ (self.own_commits << 32))
     }
 
+    fn snapshot(&mut self, f: &mut dyn FnMut(&mut dyn Reads) -> Result<()>) -> Result<()> {
+        txn::run(self, Kind::Read, |s| f(s)).map_err(|e| e.error)
+    }
+
     fn item(&mut self, id: i64) -> Result<Item> {
         reads::load_item(&self.conn, id)?.ok_or(StoreError::NotFound(id))
     }
@@ -431,6 +430,12 @@ impl Reads for SqliteStore {
         each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
     ) -> Result<u64> {
         reads::export_events(&self.conn, filter, each)
+    }
+}
+
+impl txn::OnConnection for SqliteStore {
+    fn connection(&self) -> &Connection {
+        &self.conn
     }
 }
 
