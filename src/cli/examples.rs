@@ -52,6 +52,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload add --title 'Order A-69529' --queue fulfilment --priority 5 --request-id shop-69529",
                 "urgent, and added once however often it is sent",
             ),
+            (
+                "caseload add --title 'Call back Mrs Novak' --due '2026-12-01 17:00'",
+                "due at five, local time (also: --due 2h, --due tomorrow)",
+            ),
         ],
     ),
     (
@@ -147,8 +151,8 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "finish #42",
             ),
             (
-                "caseload complete 42 --token 7",
-                "fenced by the token from claim --json",
+                "caseload complete 42 --token 7 --json",
+                "fenced by the token from claim --json; prints the item as it is now",
             ),
             (
                 "caseload complete 42 --next --queue helpdesk --json",
@@ -188,8 +192,8 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         &[
             ("caseload history", "what you did today"),
             (
-                "caseload history --user bob --since 2026-11-23T08:00:00Z --json",
-                "what bob did since 8:00 UTC",
+                "caseload history --user bob --since yesterday --json",
+                "what bob did since yesterday's midnight (local time)",
             ),
         ],
     ),
@@ -218,8 +222,8 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         "edit",
         &[
             (
-                "caseload edit 42 --priority 5 --due 2026-12-01T17:00:00Z",
-                "raise #42 and give it a due time",
+                "caseload edit 42 --priority 5 --due 3d",
+                "raise #42 and make it due in three days",
             ),
             (
                 "caseload edit 42 --queue billing --due none",
