@@ -347,9 +347,12 @@ impl NewItem {
                 format!("title is {n} characters long; the limit is {MAX_TITLE_CHARS}"),
             ));
         }
-        check_text("title", &self.title)?;
-        check_text("body", &self.body)?;
-        check_text("params", &self.params)?;
+        // Every text a producer gives: at most 1 MiB, no NUL byte.
+        for f in FIELDS.iter().filter(|f| f.produced()) {
+            if let Some(Cell::Text(Some(t))) = self.cell(f.col) {
+                check_text(f.name, t)?;
+            }
+        }
         match serde_json::from_str::<serde_json::Value>(&self.params) {
             Ok(serde_json::Value::Object(_)) => {}
             Ok(_) => {
@@ -375,7 +378,6 @@ impl NewItem {
                     "request id is longer than 1000 bytes",
                 ));
             }
-            check_text("request_id", r)?;
         }
         Ok(())
     }
@@ -455,24 +457,10 @@ mod tests {
         Item {
             id: 1,
             queue: "default".into(),
-            request_id: None,
             title: "t".into(),
-            body: String::new(),
             params: "{}".into(),
-            priority: 0,
-            due_at: None,
-            state: ItemState::Open,
-            lock_user: None,
-            lock_time: None,
-            lock_token: 0,
-            notes: String::new(),
-            result: None,
-            error: None,
-            created_at: 0,
             created_by: "p".into(),
-            finished_at: None,
-            finished_by: None,
-            unreadable: Vec::new(),
+            ..Item::default()
         }
     }
 

@@ -1,8 +1,8 @@
 //! Free-text search: what a typed search means, written once for every backend.
 //!
-//! A search is words; an item matches when every word appears somewhere in its title,
-//! body, notes, result, params or error, in any order, as part of a word or a whole one,
-//! ignoring case and accents (`jose` finds `José`, `69529` finds `order #A-69529`). Both
+//! A search is words; an item matches when every word appears somewhere in its searched
+//! columns (`fields::FIELDS`: title, body, params, notes, …), in any order, as part of a
+//! word or a whole one, ignoring case and accents (`jose` finds `José`, `69529` finds `order #A-69529`). Both
 //! sides are folded the same way ([`fold`]): the accented Latin letters of Latin-1 and
 //! Latin Extended-A become their base letter, and everything is lower-cased
 //! (Unicode-wide, `müller` finds `MÜLLER`). PostgreSQL runs the same table through

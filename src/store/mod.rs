@@ -97,9 +97,9 @@ pub struct ListFilter {
     pub queue: Option<String>,
     /// Only items locked by this user.
     pub holder: Option<String>,
-    /// A search: every word must appear in the title, body, notes, result, params or
-    /// error, as part of a word, ignoring case and accents (`domain::search`). Counts of
-    /// a search stop one past `domain::search::COUNT_CAP`.
+    /// A search: every word must appear in a searched column (the field table's), as
+    /// part of a word, ignoring case and accents (`domain::search`). Counts of a search
+    /// stop one past `domain::search::COUNT_CAP`.
     pub text: Option<String>,
     pub limit: usize,
     pub offset: usize,

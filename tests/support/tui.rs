@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
 
 use caseload::app::State;
-use caseload::domain::{Actor, Item, ItemState, NewItem};
+use caseload::domain::{Actor, Item, NewItem};
 use caseload::store::Store;
 use caseload::store::sqlite::{OpenOptions, SqliteStore};
 use caseload::tui::{EventSource, Session, run_loop};
@@ -26,24 +26,15 @@ pub fn item(id: i64, holder: Option<&str>, lock_time: i64, token: i64) -> Item {
     Item {
         id,
         queue: "q".into(),
-        request_id: None,
         title: format!("Item {id}"),
         body: "body".into(),
         params: "{}".into(),
-        priority: 0,
-        due_at: None,
-        state: ItemState::Open,
         lock_user: holder.map(str::to_string),
         lock_time: holder.map(|_| lock_time),
         lock_token: token,
-        notes: String::new(),
-        result: None,
-        error: None,
         created_at: T0 - 60 * super::MIN,
         created_by: "feeder".into(),
-        finished_at: None,
-        finished_by: None,
-        unreadable: Vec::new(),
+        ..Item::default()
     }
 }
 
