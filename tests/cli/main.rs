@@ -18,6 +18,7 @@ mod config;
 mod damaged;
 mod doctor;
 mod due_order;
+mod fields;
 mod first_hour;
 mod help;
 mod import_export;
