@@ -2,6 +2,7 @@
 
 use std::io::{IsTerminal, Write};
 
+use crate::domain::fields;
 use crate::domain::time::rfc3339;
 use crate::domain::when::Span;
 use crate::domain::{Cell, Event, Item, sanitize};
@@ -81,7 +82,7 @@ pub(crate) fn export(s: &mut dyn Store, a: ExportArgs, out: &mut dyn Write) -> C
 }
 
 /// An item's CSV row, in `Item::COLUMNS` order; `cell` prepares each text cell.
-fn csv_row(item: &Item, cell: &dyn Fn(&str) -> String) -> [String; 19] {
+fn csv_row(item: &Item, cell: &dyn Fn(&str) -> String) -> [String; fields::COUNT] {
     item.cells().map(|c| match c {
         Cell::Number(n) => n.to_string(),
         Cell::Text(t) => t.map(cell).unwrap_or_default(),
