@@ -183,6 +183,27 @@ pub(crate) fn ruled(item: Item) -> Result<Item> {
     }
 }
 
+/// A stored row of `items` for tests, in the field table's order: each column's value by
+/// its kind (0, time 1, empty text, `{}`, NULL where it may be), or as `set` names it
+/// (`None`: NULL).
+#[cfg(test)]
+pub(crate) fn sample_item_row(set: &[(&str, Option<&str>)]) -> Vec<Option<String>> {
+    use crate::domain::fields::Kind;
+    FIELDS
+        .iter()
+        .map(|f| match set.iter().find(|(n, _)| *n == f.name) {
+            Some((_, v)) => v.map(str::to_owned),
+            None => match f.kind {
+                Kind::Int => Some("0".into()),
+                Kind::Time => Some("1".into()),
+                Kind::Text => Some(String::new()),
+                Kind::Json => Some("{}".into()),
+                Kind::OptText | Kind::OptTime => None,
+            },
+        })
+        .collect()
+}
+
 /// A plain row of readable cells, for tests.
 #[cfg(test)]
 pub(crate) struct Plain {
@@ -246,11 +267,18 @@ mod tests {
 
     #[test]
     fn an_unknown_state_is_named_and_ruled_out() {
-        let mut cells = vec!["5", "q", "NULL", "t", "", "{}", "0", "NULL", "exploded"];
-        cells.extend([
-            "NULL", "NULL", "0", "", "NULL", "NULL", "1", "p", "NULL", "NULL",
+        let cells = sample_item_row(&[
+            ("id", Some("5")),
+            ("queue", Some("q")),
+            ("title", Some("t")),
+            ("state", Some("exploded")),
+            ("created_by", Some("p")),
         ]);
-        let item = item_from(&mut row(&cells)).unwrap();
+        let mut plain = Plain {
+            cells,
+            bad: Vec::new(),
+        };
+        let item = item_from(&mut plain).unwrap();
         assert_eq!(
             item.unreadable_summary().as_deref(),
             Some("state is not a known state")

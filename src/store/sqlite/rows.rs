@@ -114,19 +114,39 @@ mod tests {
             .unwrap()
     }
 
-    const GOOD: &str = "SELECT 7, 'q', NULL, 'title', 'body', '{}', 1, NULL, 'open', NULL, \
-        NULL, 0, '', NULL, NULL, 5, 'me', NULL, NULL";
+    /// A healthy row as a SELECT of literals (`title`, `body`, `priority` 1 and state
+    /// `open` side by side, for the tests to replace).
+    fn good() -> String {
+        let row = crate::store::rows::sample_item_row(&[
+            ("id", Some("7")),
+            ("queue", Some("q")),
+            ("title", Some("title")),
+            ("body", Some("body")),
+            ("priority", Some("1")),
+            ("state", Some("open")),
+            ("created_at", Some("5")),
+            ("created_by", Some("me")),
+        ]);
+        let literals: Vec<String> = (crate::domain::fields::FIELDS.iter().zip(row))
+            .map(|(f, v)| match v {
+                None => "NULL".to_string(),
+                Some(v) if f.kind.sql_type().0 == "INTEGER" => v,
+                Some(v) => format!("'{v}'"),
+            })
+            .collect();
+        format!("SELECT {}", literals.join(", "))
+    }
 
     #[test]
     fn a_healthy_row_reads_as_stored() {
-        let item = read(GOOD);
+        let item = read(&good());
         assert_eq!((item.id, item.title.as_str()), (7, "title"));
         assert!(item.unreadable.is_empty());
     }
 
     #[test]
     fn bad_bytes_are_named_and_shown_lossily() {
-        let sql = GOOD
+        let sql = good()
             .replace("'title'", "CAST(x'41ff42' AS TEXT)")
             .replace("'body'", "x'c3'");
         let item = read(&sql);
@@ -140,7 +160,7 @@ mod tests {
 
     #[test]
     fn odd_types_and_nulls_are_named_not_fatal() {
-        let sql = GOOD
+        let sql = good()
             .replace("'title'", "NULL")
             .replace(", 1, NULL, 'open'", ", 'high', NULL, 'weird'");
         let item = read(&sql);
