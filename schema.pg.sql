@@ -1,4 +1,4 @@
--- caseload: the whole current PostgreSQL schema (version 10), the same meaning as schema.sql.
+-- caseload: the whole current PostgreSQL schema (version 11), the same meaning as schema.sql.
 --
 -- Fresh schemas are created from this file by the migrator in src/store/postgres/migrate.rs,
 -- inside one transaction holding pg_advisory_xact_lock, and recorded in caseload_schema, so
@@ -42,6 +42,8 @@ CREATE TABLE items (
     -- The creator's OS login (created_by is the caseload name); NULL on items older than
     -- schema 3, which have a `created` event row instead.
     created_os   TEXT NULL,
+    -- Where the record came from (`add --source`, import's column); searched.
+    source       TEXT NULL,
     CHECK ((lock_user IS NULL) = (lock_time IS NULL)),
     CHECK (state = 'open' OR lock_user IS NULL)
 ) WITH (fillfactor = 85);

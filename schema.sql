@@ -1,4 +1,4 @@
--- caseload: the whole current SQLite schema (user_version 10).
+-- caseload: the whole current SQLite schema (user_version 11).
 --
 -- A fresh database is created from this file in one IMMEDIATE transaction. An older
 -- database is brought up to date by the steps in src/store/migrations/ instead; a test
@@ -38,6 +38,8 @@ CREATE TABLE items (
     -- The creator's OS login (created_by is the caseload name); NULL on items older than
     -- schema 4, which have a `created` event row instead.
     created_os   TEXT NULL,
+    -- Where the record came from (`add --source`, import's column); searched.
+    source       TEXT NULL,
     CHECK ((lock_user IS NULL) = (lock_time IS NULL)),
     CHECK (state = 'open' OR lock_user IS NULL)
 );
@@ -224,11 +226,11 @@ CREATE TABLE search_meta (
     version  TEXT NOT NULL DEFAULT ''
 );
 INSERT INTO search_meta (one, indexed, version)
-    VALUES (1, 0, '1:title,body,params,notes,result,error');
+    VALUES (1, 0, '1:title,body,params,notes,result,error,source');
 
 CREATE TABLE search_dirty (id INTEGER PRIMARY KEY);
 
-CREATE TRIGGER items_search_dirty AFTER UPDATE OF title, body, params, notes, result, error
+CREATE TRIGGER items_search_dirty AFTER UPDATE OF title, body, params, notes, result, error, source
 ON items WHEN NEW.id <= (SELECT indexed FROM search_meta) BEGIN
     INSERT OR IGNORE INTO search_dirty (id) VALUES (NEW.id);
 END;

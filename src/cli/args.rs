@@ -352,6 +352,10 @@ pub struct AddArgs {
     /// and adds nothing (default: none).
     #[arg(long)]
     pub request_id: Option<String>,
+    /// Where the record came from, e.g. `crm` or `web-form` (searched, shown, exported;
+    /// default: none).
+    #[arg(long, value_name = "NAME")]
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -417,8 +421,8 @@ pub struct ListArgs {
     /// how many ("100 of 3,412 shown").
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub limit: usize,
-    /// Only items whose title, body, notes, result, params or error contain every word
-    /// of TEXT, in any order, as part of a word, ignoring case and accents.
+    /// Only items whose title, body, params, notes, result, error or source contain every
+    /// word of TEXT, in any order, as part of a word, ignoring case and accents.
     #[arg(long, value_name = "TEXT", value_parser = parse_search)]
     pub search: Option<String>,
     /// Print one JSON array of items instead of text lines.

@@ -10,8 +10,40 @@
 //! hash), `show`, the detail pane, the lists' widths, and the supervisor's edit (the
 //! dialog and `ItemEdit`, values by column).
 //!
-//! Columns are added only at the end of the table (`ALTER TABLE … ADD COLUMN` appends,
-//! and the select list is the table's order).
+//! # Adding a built-in column
+//!
+//! A column such as `customer` (set by `add` and `import`, searched, exported, shown)
+//! needs these files; the compiler or a test names each one that is missed:
+//!
+//! 1. `src/domain/fields.rs` (here): a [`Col`] variant and its row in [`FIELDS`], at
+//!    the end (`ALTER TABLE … ADD COLUMN` appends; the select list is the table's order).
+//! 2. `src/domain/item.rs`: the field of `Item` (and of `NewItem` when a producer sets
+//!    it) and its arms in `Item::cell`/`Item::put` and `NewItem::cell`/`NewItem::put`
+//!    (exhaustive matches fail the build; `NewItem::put` is held to `cell` by a test).
+//! 3. `src/store/sqlite/migrations/NNNN_customer.sql`: `ALTER TABLE items ADD COLUMN`;
+//!    for a searched column also the new search index version and the dirty trigger's
+//!    columns (a test fails until the latest migration has them).
+//! 4. `src/store/postgres/migrations/NNNN_customer.sql`: `ALTER TABLE items ADD COLUMN`.
+//! 5. `schema.sql` and 6. `schema.pg.sql`: the same, at the end of `items` (the tests of
+//!    both roads compare them; `tests/store/fields.rs` compares types and nullability).
+//! 7. `src/cli/args.rs`: the flag on `add` (and on `edit` for a column a supervisor sets)
+//!    with its help (`tests/cli/fields.rs` checks every flag the table names).
+//! 8. `src/cli/commands/produce.rs` (`add`; `supervise.rs` for `edit`): the flag's value
+//!    into the `NewItem` (its struct literal does not build without it).
+//! 9. `README.md`: the flag in "Command line", the JSON keys, import's columns, search.
+//! 10. `tests/cli/item_shape.rs`: the pinned outputs gain the key (they must: scripts
+//!     parse them) and a test of the column end to end (`source`'s is there).
+//!
+//! Nothing else: the migrators find new steps in their directories (`build.rs`); the
+//! INSERTs, select lists, row reader, search (both backends, the SQLite index's version),
+//! import (its columns and row hash; what makes a re-import add nothing, the file's
+//! identity, hashes the file's bytes, not its columns), export, `--json`, `show`, the
+//! detail pane and the edit dialog follow the row. A column the lists show also needs its
+//! place in `ui/list.rs`; one with rules of its own (like `title`'s length) gets them in
+//! `NewItem::validate`. The columns the next issues need are rows of the same kinds:
+//! `lock_expires_at` (`OptTime`, set by the lock protocol: nobody in `set_by`), parked
+//! until and by (`OptTime`, `OptText`), the review state (`OptText`), `duplicate_of`
+//! (an item's id or NULL, set by a supervisor's merge).
 
 use super::time::Millis;
 
@@ -38,6 +70,7 @@ pub enum Col {
     CreatedBy,
     FinishedAt,
     FinishedBy,
+    Source,
 }
 
 /// What a column holds, and so how it is stored, read, bound, parsed and shown.
@@ -199,7 +232,7 @@ const fn stored(col: Col, name: &'static str, kind: Kind, label: &'static str) -
 use Who::{Add, Holder, Import, Supervisor};
 
 /// Every built-in column of `items`, in schema order (new ones at the end).
-pub const FIELDS: [Field; 19] = [
+pub const FIELDS: [Field; 20] = [
     Field {
         show: Show::Heading,
         pane: Pane::Header,
@@ -348,6 +381,13 @@ pub const FIELDS: [Field; 19] = [
         show: Show::With(Col::FinishedAt),
         ..stored(Col::FinishedBy, "finished_by", Kind::OptText, "Finished by")
     },
+    Field {
+        set_by: &[Add, Import],
+        searched: true,
+        pane: Pane::Meta("source"),
+        flag: Some("source"),
+        ..stored(Col::Source, "source", Kind::OptText, "Source")
+    },
 ];
 
 /// How many built-in columns there are.
@@ -474,6 +514,9 @@ mod tests {
 
     #[test]
     fn the_search_version_names_the_searched_columns() {
-        assert_eq!(search_version(), "1:title,body,params,notes,result,error");
+        assert_eq!(
+            search_version(),
+            "1:title,body,params,notes,result,error,source"
+        );
     }
 }

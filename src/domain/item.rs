@@ -75,6 +75,8 @@ pub struct Item {
     #[serde(serialize_with = "ser_opt_rfc3339")]
     pub finished_at: Option<Millis>,
     pub finished_by: Option<String>,
+    /// Where the record came from (a producer's word: `crm`, `web-form`).
+    pub source: Option<String>,
     /// Columns whose stored value could not be read (text that is not valid UTF-8,
     /// written by another program or damaged on disk). Their fields hold a lossy
     /// rendering, bad bytes shown as U+FFFD. Empty for every healthy row (and then left
@@ -155,6 +157,7 @@ impl Item {
             Col::CreatedBy => Text(Some(&self.created_by)),
             Col::FinishedAt => Time(self.finished_at),
             Col::FinishedBy => Text(self.finished_by.as_deref()),
+            Col::Source => Text(self.source.as_deref()),
         }
     }
 
@@ -182,6 +185,7 @@ impl Item {
             Col::CreatedBy => self.created_by = v.text(),
             Col::FinishedAt => self.finished_at = v.time(),
             Col::FinishedBy => self.finished_by = v.opt_text(),
+            Col::Source => self.source = v.opt_text(),
         }
         Ok(())
     }
@@ -264,6 +268,8 @@ pub struct NewItem {
     pub priority: i64,
     pub due_at: Option<Millis>,
     pub request_id: Option<String>,
+    /// Where the record came from.
+    pub source: Option<String>,
 }
 
 impl Default for NewItem {
@@ -277,6 +283,7 @@ impl Default for NewItem {
             priority: 0,
             due_at: None,
             request_id: None,
+            source: None,
         }
     }
 }
@@ -301,6 +308,7 @@ impl NewItem {
             Col::Params => Text(Some(&self.params)),
             Col::Priority => Number(self.priority),
             Col::DueAt => Time(self.due_at),
+            Col::Source => Text(self.source.as_deref()),
             Col::Id
             | Col::State
             | Col::LockUser
@@ -327,6 +335,7 @@ impl NewItem {
             Col::Params => self.params = v.text(),
             Col::Priority => self.priority = v.number(),
             Col::DueAt => self.due_at = v.time(),
+            Col::Source => self.source = v.opt_text(),
             _ => return false,
         }
         true

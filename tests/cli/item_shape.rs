@@ -1,6 +1,7 @@
 //! The item's shape in every output that writes all its columns (`list --json`,
 //! `claim --json`, `export` as JSON Lines and CSV), pinned byte for byte: scripts parse
-//! them, so a change to how `Item` is serialized must show up here.
+//! them, so a change to how `Item` is serialized must show up here. And the newest column
+//! (`source`, added through the field table's walkthrough) everywhere a column goes.
 
 use crate::support::cli::Env;
 
@@ -29,6 +30,8 @@ fn env() -> Env {
             "2026-12-01T10:00:00Z",
             "--request-id",
             "r-1",
+            "--source",
+            "crm",
         ],
     );
     add("=SUM(A1)", &[]);
@@ -49,9 +52,9 @@ fn env() -> Env {
     env
 }
 
-const ITEM_1: &str = r#"{"body":"line 1\nline 2","created_at":"2025-12-01T10:00:00.001Z","created_by":"producer","due_at":"2026-12-01T10:00:00.000Z","error":null,"finished_at":null,"finished_by":null,"id":1,"lock_time":"2025-12-01T10:01:00.000Z","lock_token":1,"lock_user":"alice","notes":"called, no answer","params":{"a":[2,"x"],"b":1},"priority":3,"queue":"desk","request_id":"r-1","result":null,"state":"open","title":"Reset password"}"#;
-const ITEM_2: &str = r#"{"body":"","created_at":"2025-12-01T10:00:00.002Z","created_by":"producer","due_at":null,"error":null,"finished_at":"2025-12-01T10:02:00.002Z","finished_by":"bob","id":2,"lock_time":null,"lock_token":1,"lock_user":null,"notes":"","params":{},"priority":0,"queue":"default","request_id":null,"result":"done, \"quoted\"","state":"done","title":"=SUM(A1)"}"#;
-const ITEM_3: &str = r#"{"body":"","created_at":"2025-12-01T10:00:00.003Z","created_by":"producer","due_at":null,"error":"no toner","finished_at":"2025-12-01T10:02:00.003Z","finished_by":"bob","id":3,"lock_time":null,"lock_token":1,"lock_user":null,"notes":"","params":"not an object","priority":0,"queue":"default","request_id":null,"result":null,"state":"failed","title":"Broken printer"}"#;
+const ITEM_1: &str = r#"{"body":"line 1\nline 2","created_at":"2025-12-01T10:00:00.001Z","created_by":"producer","due_at":"2026-12-01T10:00:00.000Z","error":null,"finished_at":null,"finished_by":null,"id":1,"lock_time":"2025-12-01T10:01:00.000Z","lock_token":1,"lock_user":"alice","notes":"called, no answer","params":{"a":[2,"x"],"b":1},"priority":3,"queue":"desk","request_id":"r-1","result":null,"source":"crm","state":"open","title":"Reset password"}"#;
+const ITEM_2: &str = r#"{"body":"","created_at":"2025-12-01T10:00:00.002Z","created_by":"producer","due_at":null,"error":null,"finished_at":"2025-12-01T10:02:00.002Z","finished_by":"bob","id":2,"lock_time":null,"lock_token":1,"lock_user":null,"notes":"","params":{},"priority":0,"queue":"default","request_id":null,"result":"done, \"quoted\"","source":null,"state":"done","title":"=SUM(A1)"}"#;
+const ITEM_3: &str = r#"{"body":"","created_at":"2025-12-01T10:00:00.003Z","created_by":"producer","due_at":null,"error":"no toner","finished_at":"2025-12-01T10:02:00.003Z","finished_by":"bob","id":3,"lock_time":null,"lock_token":1,"lock_user":null,"notes":"","params":"not an object","priority":0,"queue":"default","request_id":null,"result":null,"source":null,"state":"failed","title":"Broken printer"}"#;
 
 #[test]
 fn list_json_prints_each_item_with_schema_names_and_rfc3339_times() {
@@ -72,10 +75,10 @@ fn export_csv_prints_the_columns_in_schema_order_with_formulas_neutralized() {
     let env = env();
     let out = env.ok("viewer", &["export", "--format", "csv"]);
     let expected = "\
-id,queue,request_id,title,body,params,priority,due_at,state,lock_user,lock_time,lock_token,notes,result,error,created_at,created_by,finished_at,finished_by
-1,desk,r-1,Reset password,\"line 1\nline 2\",\"{\"\"b\"\": 1, \"\"a\"\": [2, \"\"x\"\"]}\",3,2026-12-01T10:00:00.000Z,open,alice,2025-12-01T10:01:00.000Z,1,\"called, no answer\",,,2025-12-01T10:00:00.001Z,producer,,
-2,default,,'=SUM(A1),,{},0,,done,,,1,,\"done, \"\"quoted\"\"\",,2025-12-01T10:00:00.002Z,producer,2025-12-01T10:02:00.002Z,bob
-3,default,,Broken printer,,\"\"\"not an object\"\"\",0,,failed,,,1,,,no toner,2025-12-01T10:00:00.003Z,producer,2025-12-01T10:02:00.003Z,bob
+id,queue,request_id,title,body,params,priority,due_at,state,lock_user,lock_time,lock_token,notes,result,error,created_at,created_by,finished_at,finished_by,source
+1,desk,r-1,Reset password,\"line 1\nline 2\",\"{\"\"b\"\": 1, \"\"a\"\": [2, \"\"x\"\"]}\",3,2026-12-01T10:00:00.000Z,open,alice,2025-12-01T10:01:00.000Z,1,\"called, no answer\",,,2025-12-01T10:00:00.001Z,producer,,,crm
+2,default,,'=SUM(A1),,{},0,,done,,,1,,\"done, \"\"quoted\"\"\",,2025-12-01T10:00:00.002Z,producer,2025-12-01T10:02:00.002Z,bob,
+3,default,,Broken printer,,\"\"\"not an object\"\"\",0,,failed,,,1,,,no toner,2025-12-01T10:00:00.003Z,producer,2025-12-01T10:02:00.003Z,bob,
 ";
     assert_eq!(out, expected);
 }
@@ -97,7 +100,90 @@ fn claim_json_prints_the_taken_item_in_the_same_shape() {
              \"due_at\":null,\"error\":null,\"finished_at\":null,\"finished_by\":null,\"id\":1,\
              \"lock_time\":\"{lock_time}\",\"lock_token\":1,\"lock_user\":\"alice\",\"notes\":\"\",\
              \"params\":{{}},\"priority\":0,\"queue\":\"default\",\"request_id\":null,\
-             \"result\":null,\"state\":\"open\",\"title\":\"One\"}}\n"
+             \"result\":null,\"source\":null,\"state\":\"open\",\"title\":\"One\"}}\n"
         )
     );
+}
+
+/// `source`, the column added through the field table's walkthrough: `add --source`,
+/// import's column or key, export (CSV and JSON Lines), every `--json`, search (scanned
+/// and indexed), `show` and the detail pane.
+#[test]
+fn source_goes_wherever_a_column_goes() {
+    use serde_json::Value;
+    let env = Env::init("boss");
+    let id = env.ok("boss", &["add", "--title", "Call back", "--source", "crm"]);
+    let id = id.trim();
+    let plain = env.ok("boss", &["add", "--title", "No source"]);
+    let shown = env.ok("boss", &["show", id]);
+    assert!(shown.contains("\nsource:     crm\n"), "{shown}");
+    assert!(!env.ok("boss", &["show", plain.trim()]).contains("source:"));
+    let v: Value = serde_json::from_str(&env.ok("boss", &["show", id, "--json"])).unwrap();
+    assert_eq!(v["source"], "crm");
+    let list: Value = serde_json::from_str(&env.ok("boss", &["list", "--json"])).unwrap();
+    let sources: Vec<&Value> = (list.as_array().unwrap().iter())
+        .map(|i| &i["source"])
+        .collect();
+    assert_eq!(sources, [&Value::from("crm"), &Value::Null]);
+    let claimed: Value =
+        serde_json::from_str(&env.ok("boss", &["claim", "--id", id, "--json"])).unwrap();
+    assert_eq!(claimed["source"], "crm");
+    // Searched (a new row is scanned on SQLite; indexed further down).
+    let found: Value =
+        serde_json::from_str(&env.ok("boss", &["list", "--search", "CRM", "--json"])).unwrap();
+    assert_eq!(found.as_array().unwrap().len(), 1);
+    assert_eq!(found[0]["id"].to_string(), id);
+
+    // Import (CSV column, JSON Lines key) and export, both ways.
+    let dir = env.dir.path();
+    let csv = dir.join("in.csv");
+    std::fs::write(&csv, "title,source\nFrom the web,web-form\nFrom nowhere,\n").unwrap();
+    env.ok("boss", &["import", csv.to_str().unwrap()]);
+    let jsonl = dir.join("in.jsonl");
+    std::fs::write(&jsonl, "{\"title\": \"By mail\", \"source\": \"mail\"}\n").unwrap();
+    env.ok("boss", &["import", jsonl.to_str().unwrap()]);
+    let out = env.ok("boss", &["export", "--format", "csv"]);
+    let mut rows = csv::Reader::from_reader(out.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let at = header.iter().position(|h| h == "source").unwrap();
+    let got: Vec<String> = rows.records().map(|r| r.unwrap()[at].to_string()).collect();
+    assert_eq!(got, ["crm", "", "web-form", "", "mail"]);
+    let lines = env.ok("boss", &["export", "--format", "jsonl"]);
+    let last: Value = serde_json::from_str(lines.lines().last().unwrap()).unwrap();
+    assert_eq!(last["source"], "mail");
+    let back = Env::init("boss");
+    let file = back.dir.path().join("out.csv");
+    std::fs::write(&file, &out).unwrap();
+    back.ok("boss", &["import", file.to_str().unwrap()]);
+    let round: Value = serde_json::from_str(&back.ok("boss", &["list", "--json"])).unwrap();
+    assert_eq!(
+        round[0]["source"], "crm",
+        "an exported source imports again"
+    );
+
+    // Indexed for search, and the detail pane.
+    let item = {
+        use caseload::store::{Reads, Writes};
+        let opts = caseload::store::sqlite::OpenOptions {
+            allow_network_fs: true,
+            ..Default::default()
+        };
+        let actor = caseload::domain::Actor::new("boss", "boss");
+        let mut s = caseload::store::sqlite::SqliteStore::open(&env.db, actor, &opts).unwrap();
+        while s.index_search(1000).unwrap() > 0 {}
+        s.item(id.parse().unwrap()).unwrap()
+    };
+    let found: Value =
+        serde_json::from_str(&env.ok("boss", &["list", "--search", "web-f", "--json"])).unwrap();
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
+    let mut state = caseload::app::State::new("boss", 0, 120, 40, true);
+    caseload::app::update(
+        &mut state,
+        caseload::app::Msg::Opened {
+            taken: false,
+            result: Ok((item, Vec::new())),
+        },
+    );
+    let first = &state.detail.as_ref().unwrap().lines[0].text;
+    assert!(first.ends_with("· source crm"), "{first}");
 }

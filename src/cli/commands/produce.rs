@@ -29,6 +29,7 @@ pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResu
         priority: a.priority,
         due_at,
         request_id: a.request_id,
+        source: a.source,
     };
     if let Err(e) = item.validate() {
         return Err(anyhow!("--{}: {}", e.field.replace('_', "-"), e.message).into());
