@@ -321,7 +321,7 @@ fn postgres_reachability_schema_rights_and_clock() {
 /// of this server); doctor then passes.
 #[test]
 fn postgres_doctor_tells_when_search_folds_only_ascii_and_init_repairs_it() {
-    let Some(base) = support::backend::pg_url() else {
+    let Some(base) = support::backend::pg_url_or_skip() else {
         return;
     };
     let pg = support::backend::PgBackend::on(support::backend::database_with_ctype_c(&base));

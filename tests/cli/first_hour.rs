@@ -302,8 +302,7 @@ fn the_demo_works_on_postgres_with_a_plain_role() {
     if support::fault::skip_unless_root("the_demo_works_on_postgres_with_a_plain_role") {
         return;
     }
-    let Some(base) = support::backend::pg_url() else {
-        eprintln!("note: CASELOAD_TEST_PG is not set; PostgreSQL test skipped");
+    let Some(base) = support::backend::pg_url_or_skip() else {
         return;
     };
     let users = Users::create("fhp", &[("new", false)]);

@@ -1,6 +1,7 @@
 //! The store conformance suite: every test is written once against `dyn Store` and runs
 //! against SQLite always and against PostgreSQL when `CASELOAD_TEST_PG` holds a URL
-//! (`cargo test --test conformance`; the `postgres::` tests pass with a note otherwise).
+//! (`cargo test --test store conformance::`; otherwise the `postgres::` tests are counted as
+//! skipped, and the binary's last line says so).
 //!
 //! In every test, "boss" opens the database first and so is its supervisor; "alice",
 //! "bob" and "carol" are staff. Expiry is reached by opening a store whose clock is skewed

@@ -458,7 +458,7 @@ fn migrate_to_copies_items_locks_and_history() {
 #[test]
 #[ignore]
 fn throughput() {
-    let Some(_) = support::backend::pg_url() else {
+    let Some(_) = support::backend::pg_url_or_skip() else {
         return;
     };
     let per_run = 2000;
@@ -629,7 +629,7 @@ fn fold_differences(c: &mut postgres::Client) -> Vec<(char, String)> {
 /// it leaves as they are.
 #[test]
 fn postgres_search_folds_letters_as_sqlite_does_whatever_the_character_type() {
-    let Some(base) = support::backend::pg_url() else {
+    let Some(base) = support::backend::pg_url_or_skip() else {
         return;
     };
     let c_ctype = support::backend::database_with_ctype_c(&base);
@@ -687,7 +687,7 @@ fn postgres_search_folds_letters_as_sqlite_does_whatever_the_character_type() {
 #[test]
 fn postgres_a_restored_schema_s_fold_is_repaired_by_init() {
     use caseload::store::postgres::{FoldProblem, fold_problem};
-    let Some(base) = support::backend::pg_url() else {
+    let Some(base) = support::backend::pg_url_or_skip() else {
         return;
     };
     let b = PgBackend::on(support::backend::database_with_ctype_c(&base));
@@ -777,7 +777,7 @@ fn postgres_a_restored_schema_s_fold_is_repaired_by_init() {
 #[test]
 fn postgres_a_database_not_in_utf8_is_refused_with_what_to_do() {
     use caseload::store::postgres::{FoldProblem, fold_problem};
-    let Some(base) = support::backend::pg_url() else {
+    let Some(base) = support::backend::pg_url_or_skip() else {
         return;
     };
     for (name, encoding) in [
@@ -830,7 +830,7 @@ fn postgres_a_database_not_in_utf8_is_refused_with_what_to_do() {
 /// migrated schemas get the very function a default session makes.
 #[test]
 fn postgres_the_fold_is_made_the_same_under_strict_string_settings() {
-    let Some(base) = support::backend::pg_url() else {
+    let Some(base) = support::backend::pg_url_or_skip() else {
         return;
     };
     let prosrc = |b: &PgBackend| -> String {
@@ -876,7 +876,7 @@ fn postgres_the_fold_is_made_the_same_under_strict_string_settings() {
 #[test]
 fn postgres_a_turkish_database_without_a_utf8_collation_still_folds_ascii() {
     use caseload::store::postgres::{FoldProblem, fold_problem};
-    let Some(base) = support::backend::pg_url() else {
+    let Some(base) = support::backend::pg_url_or_skip() else {
         return;
     };
     let Some(db) = support::backend::extra_database(

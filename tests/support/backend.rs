@@ -182,6 +182,16 @@ impl Backend for SqliteBackend {
     }
 }
 
+/// The PostgreSQL server of `CASELOAD_TEST_PG`; without one, the test is counted as
+/// skipped (see [`super::skip`]) and returns.
+pub fn pg_url_or_skip() -> Option<String> {
+    let url = pg_url();
+    if url.is_none() {
+        super::skip::skip(super::skip::NO_POSTGRES);
+    }
+    url
+}
+
 /// The PostgreSQL server of `CASELOAD_TEST_PG`, if one is given.
 pub fn pg_url() -> Option<String> {
     std::env::var("CASELOAD_TEST_PG")
@@ -203,10 +213,7 @@ static SCHEMA_SEQ: AtomicU64 = AtomicU64::new(0);
 impl PgBackend {
     /// A backend on a new schema, or `None` (with a note) when no server is configured.
     pub fn from_env() -> Option<Self> {
-        let Some(base_url) = pg_url() else {
-            eprintln!("note: CASELOAD_TEST_PG is not set; PostgreSQL test skipped");
-            return None;
-        };
+        let base_url = pg_url_or_skip()?;
         Some(Self::on(base_url))
     }
 
@@ -265,7 +272,8 @@ pub fn extra_database(base: &str, name: &str, options: &str) -> Option<String> {
         .expect("ask for the database")
         .get(0);
     if !exists {
-        eprintln!("note: cannot create database {name} ({made:?}); that part is skipped");
+        let why = format!("the server cannot create database {name} ({made:?})");
+        super::skip::skip(&why);
         return None;
     }
     let (head, query) = base.split_once('?').unwrap_or((base, ""));
@@ -329,7 +337,8 @@ impl Backend for PgBackend {
 }
 
 /// Generates one `#[test]` per (case, backend): `sqlite::case` always runs,
-/// `postgres::case` runs when `CASELOAD_TEST_PG` is set and passes with a note otherwise.
+/// `postgres::case` runs when `CASELOAD_TEST_PG` is set, and is otherwise counted as
+/// skipped (the binary's last line says so; see `skip`).
 #[macro_export]
 macro_rules! conformance {
     ($($case:ident),* $(,)?) => {

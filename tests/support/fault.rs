@@ -12,12 +12,13 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Prints why a test is skipped and returns true when it must be.
-pub fn skip_unless_root(test: &str) -> bool {
+/// True (and the test counted as skipped, see [`super::skip`]) when the test cannot run
+/// here: it needs root.
+pub fn skip_unless_root(_test: &str) -> bool {
     if is_root() {
         return false;
     }
-    eprintln!("skipping {test}: it mounts filesystems or creates users, which needs root");
+    super::skip::skip(super::skip::NOT_ROOT);
     true
 }
 

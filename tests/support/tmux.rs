@@ -17,7 +17,7 @@ impl Tmux {
     /// skips) when tmux is not installed.
     pub fn start(name: &str) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("tmux is not installed; skipping");
+            super::skip::skip(super::skip::NO_TMUX);
             return None;
         }
         let t = Tmux {
