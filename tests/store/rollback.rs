@@ -89,3 +89,58 @@ fn a_write_that_panics_commits_nothing_and_holds_nothing(b: &dyn Backend) {
     boss.edit(other.id, &edit).unwrap();
     assert_eq!(kinds(&mut *boss, other.id), ["created", "noted", "noted"]);
 }
+
+/// Every transaction goes through the one guard of its backend (`sqlite/txn.rs`,
+/// `postgres/txn.rs`): nowhere else in src/ is a BEGIN, COMMIT or ROLLBACK written by
+/// hand (such a skeleton rolls back on an error, but not when a panic unwinds through it).
+/// The postgres crate's own transactions (`transaction()`, `build_transaction()`) are
+/// guards too, and allowed.
+#[test]
+fn no_transaction_is_written_by_hand_outside_the_two_guards() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let guards = ["store/sqlite/txn.rs", "store/postgres/txn.rs"];
+    let words = [
+        "\"BEGIN",
+        "BEGIN;",
+        "\"COMMIT",
+        "COMMIT;",
+        "\"ROLLBACK",
+        "ROLLBACK;",
+        "START TRANSACTION",
+        "\"END",
+    ];
+    let mut found = Vec::new();
+    let mut dirs = vec![src.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let rel = path
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if !rel.ends_with(".rs") || guards.contains(&rel.as_str()) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.trim_start();
+                if code.starts_with("//") {
+                    continue;
+                }
+                if words.iter().any(|w| code.contains(w)) {
+                    found.push(format!("src/{rel}:{}: {}", n + 1, code));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "transactions written by hand (use the backend's txn::run):\n{}",
+        found.join("\n")
+    );
+}

@@ -54,19 +54,10 @@ pub(crate) fn now(offset_ms: i64) -> String {
     format!("SELECT floor(extract(epoch FROM now()) * 1000)::bigint + ({offset_ms})::bigint")
 }
 
-/// A write transaction's start: `BEGIN` and the server's clock in one simple query.
+/// A write transaction's start: `BEGIN` and the server's clock in one simple query (as
+/// the store's transaction guard sends it).
 pub fn begin(offset_ms: i64) -> String {
-    begin_with(false, &now(offset_ms))
-}
-
-/// A transaction's start: `BEGIN` (for a `snapshot`, `REPEATABLE READ READ ONLY`) and
-/// `now_sql`, the server's clock, in one simple query.
-pub(crate) fn begin_with(snapshot: bool, now_sql: &str) -> String {
-    let mode = match snapshot {
-        true => " ISOLATION LEVEL REPEATABLE READ READ ONLY",
-        false => "",
-    };
-    format!("BEGIN{mode}; {now_sql}")
+    super::txn::begin_sql(super::txn::Kind::Write, &now(offset_ms))
 }
 
 /// The claim: for `$1` at `$2`, the conditional UPDATE of item `$3` (its token still `$7`,

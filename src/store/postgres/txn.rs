@@ -73,6 +73,16 @@ impl<H: OnConn + ?Sized> Drop for Guard<'_, H> {
     }
 }
 
+/// A transaction's start: `BEGIN` (for a snapshot, `REPEATABLE READ READ ONLY`) and
+/// `now_sql`, the server's clock, in one simple query.
+pub(super) fn begin_sql(kind: Kind, now_sql: &str) -> String {
+    let mode = match kind {
+        Kind::Write => "",
+        Kind::Snapshot => " ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    };
+    format!("BEGIN{mode}; {now_sql}")
+}
+
 /// Runs `f` in one transaction of `kind` on `host`'s connection, given the server's now
 /// (read by the same round trip as `BEGIN`): committed when `f` returns `Ok`, rolled back
 /// on every other path, panics included.
@@ -86,7 +96,7 @@ pub(super) fn run<H: OnConn + ?Sized, T>(
         let now = c.now().map_err(|e| Failed::Body(e.into()))?;
         return f(host, now).map_err(Failed::Body);
     }
-    let begin = super::sql::begin_with(kind == Kind::Snapshot, &c.now_sql);
+    let begin = begin_sql(kind, &c.now_sql);
     let msgs = c.client.simple_query(&begin);
     c.in_txn = true;
     let mut guard = Guard { host, open: true };

@@ -21,6 +21,7 @@ use rusqlite::types::ValueRef;
 
 use super::check_rows::{SqliteRows, statements};
 use super::migrate;
+use super::txn::{Kind, Stage};
 use rusqlite::functions::FunctionFlags;
 
 use crate::store::check::{CheckRun, Findings, counts, figure_day_finding, figure_days_sql, pass};
@@ -86,15 +87,21 @@ fn checks(c: &Connection, how: &CheckRun<'_>, found: &mut Findings) {
         ("the figures summary", figure_days),
         ("the schema version", schema_version),
     ];
-    let snapshot = c.execute_batch("BEGIN");
-    for (what, check) in checks {
-        if how.stop.load(Ordering::Relaxed) {
-            break;
+    let mut run_all = |c: &Connection| {
+        for (what, check) in checks {
+            if how.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            guarded(what, c, how, found, check);
         }
-        guarded(what, c, how, found, check);
-    }
-    if snapshot.is_ok() {
-        let _ = c.execute_batch("COMMIT");
+    };
+    let snapshot = super::txn::run(&mut &*c, Kind::Read, |c| {
+        run_all(c);
+        Ok(())
+    });
+    // Without a snapshot (it could not begin), each check reads on its own.
+    if snapshot.is_err_and(|f| f.stage == Stage::Begin) {
+        run_all(c);
     }
 }
 
