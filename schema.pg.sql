@@ -74,7 +74,7 @@ CREATE TABLE events (
     os_user  TEXT NOT NULL,
     kind     TEXT NOT NULL CHECK (kind IN ('created', 'locked', 'renewed', 'released',
              'expired', 'taken_over', 'completed', 'failed', 'requeued', 'unlocked',
-             'reassigned', 'skipped', 'noted', 'cancelled')),
+             'reassigned', 'skipped', 'noted', 'cancelled', 'field_changed')),
     detail   JSON NOT NULL DEFAULT '{}'
 );
 CREATE INDEX events_item ON events (item_id, id);
@@ -119,7 +119,7 @@ CREATE TABLE audit (
     at         BIGINT NOT NULL,
     actor      TEXT NOT NULL,
     real_user  TEXT NOT NULL,
-    kind       TEXT NOT NULL CHECK (kind IN ('role', 'login', 'queue')),
+    kind       TEXT NOT NULL CHECK (kind IN ('role', 'login', 'queue', 'field')),
     subject    TEXT NOT NULL,
     old_value  JSON NULL,
     new_value  JSON NOT NULL
@@ -554,9 +554,10 @@ BEGIN
         END
         $$ $f$, pinned);
     -- Deletes empty queue p_name; p_renamed_to names the queue it was renamed to (which
-    -- must exist by now).
+    -- must exist by now), and its fields go with it (a deleted queue's are deleted).
     EXECUTE format($f$
-        CREATE FUNCTION caseload_delete_queue(p_actor TEXT, p_name TEXT, p_renamed_to TEXT)
+        CREATE FUNCTION caseload_delete_queue(p_actor TEXT, p_name TEXT,
+                                                         p_renamed_to TEXT)
         RETURNS void LANGUAGE plpgsql SECURITY DEFINER %s AS $$
         DECLARE
             v_old json;
@@ -574,6 +575,11 @@ BEGIN
             IF p_renamed_to IS NOT NULL
                AND NOT EXISTS (SELECT 1 FROM queues WHERE name = p_renamed_to) THEN
                 RAISE EXCEPTION 'queue %% was not renamed to %%', p_name, p_renamed_to;
+            END IF;
+            IF p_renamed_to IS NOT NULL THEN
+                UPDATE queue_fields SET queue = p_renamed_to WHERE queue = p_name;
+            ELSE
+                DELETE FROM queue_fields WHERE queue = p_name;
             END IF;
             DELETE FROM item_counts WHERE queue = p_name;
             DELETE FROM queues WHERE name = p_name;
@@ -595,3 +601,88 @@ CREATE TRIGGER events_stamp BEFORE INSERT ON events FOR EACH ROW
 CREATE TRIGGER comments_stamp BEFORE INSERT ON comments FOR EACH ROW
     WHEN (NOT has_table_privilege(session_user, 'comments'::regclass, 'TRUNCATE'))
     EXECUTE FUNCTION caseload_stamp_comment();
+
+-- Typed fields per queue (verification work, migrations/0011_queue_fields.sql): each
+-- queue's field definitions in screen order, `spec` the definition as JSON. Everyday
+-- roles read them; supervisors change them through the SECURITY DEFINER functions below.
+CREATE TABLE queue_fields (
+    queue     TEXT NOT NULL REFERENCES queues(name),
+    name      TEXT NOT NULL CHECK (char_length(name) BETWEEN 1 AND 40),
+    position  BIGINT NOT NULL,
+    spec      JSON NOT NULL,
+    PRIMARY KEY (queue, name)
+);
+
+DO $migrate$
+DECLARE
+    pinned TEXT := format('SET search_path = %I, pg_catalog, pg_temp', current_schema());
+BEGIN
+    -- A field's definition as its audit records show it: the spec and its position.
+    EXECUTE format($f$
+        CREATE FUNCTION caseload_field_json(f queue_fields) RETURNS json
+        LANGUAGE sql STABLE %s AS $$
+            SELECT (f.spec::jsonb || jsonb_build_object('position', f.position))::json
+        $$ $f$, pinned);
+    -- Defines or changes field p_name of queue p_queue (p_spec: its definition, checked by
+    -- caseload before it gets here); p_order names every field of the queue, p_name
+    -- included, in their order on screen (decided by caseload: domain::queue_fields::
+    -- reorder). Audited as 'field', subject 'QUEUE.NAME'.
+    EXECUTE format($f$
+        CREATE FUNCTION caseload_set_field(p_actor TEXT, p_queue TEXT, p_name TEXT,
+                                           p_spec TEXT, p_order TEXT[])
+        RETURNS void LANGUAGE plpgsql SECURITY DEFINER %s AS $$
+        DECLARE
+            v_old queue_fields;
+            v_new queue_fields;
+        BEGIN
+            PERFORM caseload_require_supervisor(p_actor);
+            PERFORM 1 FROM queues WHERE name = p_queue FOR UPDATE;
+            IF NOT FOUND THEN
+                RAISE EXCEPTION 'there is no queue %%', p_queue;
+            END IF;
+            SELECT * INTO v_old FROM queue_fields WHERE queue = p_queue AND name = p_name
+                FOR UPDATE;
+            IF array_position(p_order, p_name) IS NULL OR EXISTS (
+                SELECT 1 FROM queue_fields WHERE queue = p_queue
+                AND array_position(p_order, name) IS NULL) THEN
+                RAISE EXCEPTION 'the order of queue %% must name each of its fields', p_queue;
+            END IF;
+            UPDATE queue_fields SET position = array_position(p_order, name)
+                WHERE queue = p_queue AND name <> p_name
+                AND position <> array_position(p_order, name);
+            INSERT INTO queue_fields (queue, name, position, spec)
+                VALUES (p_queue, p_name, array_position(p_order, p_name), p_spec::json)
+                ON CONFLICT (queue, name) DO UPDATE SET position = excluded.position,
+                    spec = excluded.spec
+                RETURNING * INTO v_new;
+            INSERT INTO audit (at, actor, real_user, kind, subject, old_value, new_value)
+                VALUES (caseload_now_ms(), p_actor, session_user, 'field',
+                        p_queue || '.' || p_name,
+                        CASE WHEN v_old.name IS NULL THEN NULL
+                             ELSE caseload_field_json(v_old) END,
+                        caseload_field_json(v_new));
+        END
+        $$ $f$, pinned);
+    -- Deletes field p_name of queue p_queue (the items keep their values in params).
+    EXECUTE format($f$
+        CREATE FUNCTION caseload_delete_field(p_actor TEXT, p_queue TEXT, p_name TEXT)
+        RETURNS void LANGUAGE plpgsql SECURITY DEFINER %s AS $$
+        DECLARE
+            v_old queue_fields;
+        BEGIN
+            PERFORM caseload_require_supervisor(p_actor);
+            DELETE FROM queue_fields WHERE queue = p_queue AND name = p_name
+                RETURNING * INTO v_old;
+            IF v_old.name IS NULL THEN
+                RAISE EXCEPTION 'queue %% has no field %%', p_queue, p_name;
+            END IF;
+            UPDATE queue_fields SET position = position - 1
+                WHERE queue = p_queue AND position > v_old.position;
+            INSERT INTO audit (at, actor, real_user, kind, subject, old_value, new_value)
+                VALUES (caseload_now_ms(), p_actor, session_user, 'field',
+                        p_queue || '.' || p_name, caseload_field_json(v_old),
+                        json_build_object('deleted', true));
+        END
+        $$ $f$, pinned);
+END
+$migrate$;

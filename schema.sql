@@ -69,9 +69,8 @@ CREATE TABLE events (
     at       INTEGER NOT NULL,
     actor    TEXT NOT NULL,
     os_user  TEXT NOT NULL,
-    kind     TEXT NOT NULL CHECK (kind IN ('created', 'locked', 'renewed', 'released',
-             'expired', 'taken_over', 'completed', 'failed', 'requeued', 'unlocked',
-             'reassigned', 'skipped', 'noted', 'cancelled')),
+    -- One of the kinds `events_kind_known` lists (domain::EventKind).
+    kind     TEXT NOT NULL,
     detail   TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(detail))
 );
 CREATE INDEX events_item ON events (item_id, id);
@@ -103,14 +102,15 @@ CREATE TABLE users (
     login      TEXT NULL
 ) WITHOUT ROWID;
 
--- Changes that are not about one item (roles, login bindings, queue settings): who (the
+-- Changes that are not about one item (roles, login bindings, queue settings, fields): who (the
 -- name and the OS login behind it), when, and old and new value as JSON.
 CREATE TABLE audit (
     id         INTEGER PRIMARY KEY,
     at         INTEGER NOT NULL,
     actor      TEXT NOT NULL,
     real_user  TEXT NOT NULL,
-    kind       TEXT NOT NULL CHECK (kind IN ('role', 'login', 'queue')),
+    -- One of the kinds `audit_kind_known` lists (domain::AuditKind).
+    kind       TEXT NOT NULL,
     subject    TEXT NOT NULL,
     old_value  TEXT NULL CHECK (old_value IS NULL OR json_valid(old_value)),
     new_value  TEXT NOT NULL CHECK (json_valid(new_value))
@@ -294,4 +294,38 @@ BEGIN
         lost = figure_days.lost + excluded.lost,
         held_ms = figure_days.held_ms + excluded.held_ms,
         finishes = figure_days.finishes || excluded.finishes;
+END;
+
+-- Typed fields per queue (verification work): each queue's field definitions in screen
+-- order; `spec` is the definition as JSON (domain::queue_fields::FieldDef::spec_json). An
+-- item's value of a field lives in its params under the field's name.
+CREATE TABLE queue_fields (
+    queue     TEXT NOT NULL REFERENCES queues(name),
+    name      TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 40),
+    position  INTEGER NOT NULL,
+    spec      TEXT NOT NULL CHECK (json_valid(spec)),
+    PRIMARY KEY (queue, name)
+) WITHOUT ROWID;
+
+-- The kinds of events and audit records (checked by triggers, not CHECK constraints, so
+-- that a new kind replaces a trigger instead of rebuilding the table).
+CREATE TRIGGER events_kind_known BEFORE INSERT ON events
+WHEN NEW.kind NOT IN ('created', 'locked', 'renewed', 'released',
+             'expired', 'taken_over', 'completed', 'failed', 'requeued', 'unlocked',
+             'reassigned', 'skipped', 'noted', 'cancelled', 'field_changed') BEGIN
+    SELECT RAISE(ABORT, 'unknown event kind');
+END;
+CREATE TRIGGER events_kind_kept BEFORE UPDATE OF kind ON events
+WHEN NEW.kind NOT IN ('created', 'locked', 'renewed', 'released',
+             'expired', 'taken_over', 'completed', 'failed', 'requeued', 'unlocked',
+             'reassigned', 'skipped', 'noted', 'cancelled', 'field_changed') BEGIN
+    SELECT RAISE(ABORT, 'unknown event kind');
+END;
+CREATE TRIGGER audit_kind_known BEFORE INSERT ON audit
+WHEN NEW.kind NOT IN ('role', 'login', 'queue', 'field') BEGIN
+    SELECT RAISE(ABORT, 'unknown audit kind');
+END;
+CREATE TRIGGER audit_kind_kept BEFORE UPDATE OF kind ON audit
+WHEN NEW.kind NOT IN ('role', 'login', 'queue', 'field') BEGIN
+    SELECT RAISE(ABORT, 'unknown audit kind');
 END;

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::domain::queue_fields::FieldType;
 use crate::domain::{ItemState, Role, TakeOrder};
 use crate::store::StateFilter;
 
@@ -231,6 +232,9 @@ pub enum Command {
     /// User roles.
     #[command(subcommand)]
     User(UserCommand),
+    /// Typed fields of a queue (verification work): define, list, delete.
+    #[command(subcommand)]
+    Field(FieldCommand),
     /// Counts, throughput, lock ages and work in progress.
     Stats {
         /// Print one JSON object with the same figures.
@@ -499,6 +503,75 @@ pub enum QueueCommand {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum FieldCommand {
+    /// Supervisor: define a field of a queue, or change or move one (audited). A field's
+    /// value lives in each item's params under its name; the holder corrects it with
+    /// `caseload set` or in the detail pane's form, and Complete checks every rule.
+    Set(FieldSetArgs),
+    /// List a queue's fields in their order on screen, with their rules.
+    List {
+        /// The queue.
+        queue: String,
+        /// Print one JSON array of fields (name, type, rules, position).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Supervisor: delete a field of a queue (audited; items keep their values in params).
+    Delete {
+        /// The queue.
+        queue: String,
+        /// The field's name.
+        name: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct FieldSetArgs {
+    /// The queue (an existing one).
+    pub queue: String,
+    /// The field's name: the key in params, the CSV column, the search word (`vat:DE12`);
+    /// a lower-case letter, then lower-case letters, digits or _.
+    pub name: String,
+    /// The type (required for a new field): text, integer, decimal, date, email, phone,
+    /// choice, bool, iban, url or checklist.
+    #[arg(long = "type", value_name = "TYPE", value_parser = parse_field_type)]
+    pub kind: Option<FieldType>,
+    /// An empty value refuses Complete (`--required false` makes it optional again).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true",
+          value_parser = parse_bool)]
+    pub required: Option<bool>,
+    /// A regular expression the value must match, e.g. '^[A-Z]{2}[0-9A-Z]{8,12}$' (empty:
+    /// none).
+    #[arg(long, value_name = "REGEX")]
+    pub pattern: Option<String>,
+    /// The least value: a number, a date (YYYY-MM-DD), or for text-like types the fewest
+    /// characters (empty: none).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub min: Option<String>,
+    /// The most: a number, a date, or the most characters (empty: none).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub max: Option<String>,
+    /// A choice field's choices, or a checklist's fixed lines, comma-separated.
+    #[arg(long, value_name = "A,B,C")]
+    pub choices: Option<String>,
+    /// What the TUI's form calls it (default: its name; empty: back to the name).
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// A line of help shown beside it in the form (empty: none). (Not `--help`, which
+    /// shows this text.)
+    #[arg(long, value_name = "TEXT")]
+    pub help_text: Option<String>,
+    /// A phone field's country (ISO code, e.g. DE): numbers without + are read there, and
+    /// every number is stored in E.164 (empty: none).
+    #[arg(long, value_name = "CC")]
+    pub country: Option<String>,
+    /// Put it after this field on screen ("" puts it first; default: a new field goes
+    /// last, an existing one stays where it is).
+    #[arg(long, value_name = "NAME")]
+    pub after: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
 pub enum UserCommand {
     /// List the known users: role, login binding and when last seen.
     List {
@@ -561,6 +634,11 @@ fn parse_state_filter(s: &str) -> Result<StateFilter, String> {
 
 fn parse_item_state(s: &str) -> Result<ItemState, String> {
     ItemState::parse(s).ok_or_else(|| "expected open, done, failed or cancelled".to_string())
+}
+
+fn parse_field_type(s: &str) -> Result<FieldType, String> {
+    FieldType::parse(&s.to_ascii_lowercase())
+        .ok_or_else(|| format!("expected one of {}", FieldType::names()))
 }
 
 fn parse_role(s: &str) -> Result<Role, String> {

@@ -287,6 +287,57 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "field",
+        &[
+            (
+                "caseload field set verification vat --type text --required --pattern '^[A-Z]{2}[0-9A-Z]{8,12}$'",
+                "define a checked field of a queue",
+            ),
+            ("caseload field list verification", "its fields, in order"),
+        ],
+    ),
+    (
+        "field set",
+        &[
+            (
+                "caseload field set verification vat --type text --required --pattern '^[A-Z]{2}[0-9A-Z]{8,12}$' --label 'VAT number'",
+                "a required VAT number of a given shape",
+            ),
+            (
+                "caseload field set verification phone --type phone --country DE --after email",
+                "phone numbers stored in E.164, shown after the e-mail",
+            ),
+            (
+                "caseload field set fulfilment skus --type checklist",
+                "lines to tick, one per SKU the item brings",
+            ),
+            (
+                "caseload field set verification vat --required false",
+                "change one rule, keep the rest",
+            ),
+        ],
+    ),
+    (
+        "field list",
+        &[
+            (
+                "caseload field list verification",
+                "the queue's fields and their rules",
+            ),
+            (
+                "caseload field list verification --json",
+                "the same as JSON",
+            ),
+        ],
+    ),
+    (
+        "field delete",
+        &[(
+            "caseload field delete verification fax",
+            "the field goes; items keep their values in params",
+        )],
+    ),
+    (
         "queue rename",
         &[(
             "caseload queue rename helpdsk helpdesk",

@@ -12,7 +12,7 @@ pub(crate) mod output;
 
 pub(crate) use args::{Cli, Command, UserCommand};
 
-use commands::{export, holder, produce, read, report, setup, supervise};
+use commands::{export, fields, holder, produce, read, report, setup, supervise};
 
 use std::io::Write;
 
@@ -163,6 +163,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         | Command::Cancel { .. }
         | Command::Queue(_) => supervisor_command(&mut *store()?, command, out),
         Command::User(u) => user_command(&mut *store()?, u, out),
+        Command::Field(f) => fields::field_command(&mut *store()?, f, out),
         Command::Stats { json } => read::stats(&mut *store()?, json, out),
         Command::Report {
             by,

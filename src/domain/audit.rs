@@ -1,5 +1,5 @@
-//! The audit of changes that are not about one item: roles, login bindings and queue
-//! settings. Each record says who (the caseload name and the real identity behind it: the
+//! The audit of changes that are not about one item: roles, login bindings, queue
+//! settings and field definitions. Each record says who (the caseload name and the real identity behind it: the
 //! OS login on SQLite, the database role on PostgreSQL), when, what, and old → new.
 
 use serde::Serialize;
@@ -17,26 +17,33 @@ pub enum AuditKind {
     Login,
     /// A queue's settings (`caseload queue set`, the TUI's `S`).
     Queue,
+    /// A queue's field definitions (`caseload field set|delete`); the subject is
+    /// `QUEUE.FIELD`.
+    Field,
 }
 
 impl AuditKind {
+    /// Every kind (the schemas' kind checks list the same names: a test compares them).
+    pub(crate) const ALL: [AuditKind; 4] = [
+        AuditKind::Role,
+        AuditKind::Login,
+        AuditKind::Queue,
+        AuditKind::Field,
+    ];
+
     /// The kind's name as stored.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             AuditKind::Role => "role",
             AuditKind::Login => "login",
             AuditKind::Queue => "queue",
+            AuditKind::Field => "field",
         }
     }
 
     /// Parses a stored kind.
     pub(crate) fn parse(s: &str) -> Option<AuditKind> {
-        match s {
-            "role" => Some(AuditKind::Role),
-            "login" => Some(AuditKind::Login),
-            "queue" => Some(AuditKind::Queue),
-            _ => None,
-        }
+        AuditKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 }
 
@@ -82,7 +89,7 @@ mod tests {
 
     #[test]
     fn kinds_round_trip_and_names_show_who_used_them() {
-        for k in [AuditKind::Role, AuditKind::Login, AuditKind::Queue] {
+        for k in AuditKind::ALL {
             assert_eq!(AuditKind::parse(k.as_str()), Some(k));
         }
         assert_eq!(acting("alice", "alice"), "alice");

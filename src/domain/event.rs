@@ -22,10 +22,14 @@ pub enum EventKind {
     Skipped,
     Noted,
     Cancelled,
+    /// A holder's correction of a field (`caseload set`, the detail pane's form, a
+    /// checklist's tick): `{field, from, to}`, `typed` when the value was normalised,
+    /// `line` for a checklist's line (see `domain::queue_fields`).
+    FieldChanged,
 }
 
 impl EventKind {
-    pub(crate) const ALL: [EventKind; 14] = [
+    pub(crate) const ALL: [EventKind; 15] = [
         EventKind::Created,
         EventKind::Locked,
         EventKind::Renewed,
@@ -40,6 +44,7 @@ impl EventKind {
         EventKind::Skipped,
         EventKind::Noted,
         EventKind::Cancelled,
+        EventKind::FieldChanged,
     ];
 
     /// The kind's name as stored.
@@ -59,6 +64,7 @@ impl EventKind {
             EventKind::Skipped => "skipped",
             EventKind::Noted => "noted",
             EventKind::Cancelled => "cancelled",
+            EventKind::FieldChanged => "field_changed",
         }
     }
 

@@ -10,6 +10,7 @@ pub mod figures;
 pub(crate) mod item;
 pub mod lock;
 pub(crate) mod queue;
+pub mod queue_fields;
 pub mod sanitize;
 pub mod search;
 pub mod time;

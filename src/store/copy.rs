@@ -23,6 +23,8 @@ pub struct Copied {
     pub items: u64,
     pub events: u64,
     pub comments: u64,
+    /// Field definitions of the queues.
+    pub fields: u64,
 }
 
 fn sq(e: rusqlite::Error) -> StoreError {
@@ -140,6 +142,13 @@ const COMMENTS: Table = Table {
     ),
 };
 
+const FIELDS: Table = Table {
+    select: Cow::Borrowed("SELECT queue, name, position, spec FROM queue_fields"),
+    insert: Cow::Borrowed(
+        "INSERT INTO queue_fields (queue, name, position, spec) VALUES ($1, $2, $3, $4::json)",
+    ),
+};
+
 /// Copies every row of one table, counting each in `count`.
 fn copy_table(
     src: &Connection,
@@ -178,6 +187,18 @@ fn read_queue(r: &rusqlite::Row<'_>) -> Result<Values> {
             Box::new(r.get::<_, Option<i64>>(3).map_err(sq)?),
             Box::new(paused != 0),
             Box::new(r.get::<_, String>(5).map_err(sq)?),
+        ],
+    ))
+}
+
+fn read_field(r: &rusqlite::Row<'_>) -> Result<Values> {
+    Ok((
+        None,
+        vec![
+            Box::new(r.get::<_, String>(0).map_err(sq)?),
+            Box::new(r.get::<_, String>(1).map_err(sq)?),
+            Box::new(r.get::<_, i64>(2).map_err(sq)?),
+            Box::new(r.get::<_, String>(3).map_err(sq)?),
         ],
     ))
 }
@@ -326,6 +347,9 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
 
     copy_table(src, &mut tx, &mut at, &QUEUES, &read_queue, |c| {
         &mut c.queues
+    })?;
+    copy_table(src, &mut tx, &mut at, &FIELDS, &read_field, |c| {
+        &mut c.fields
     })?;
     copy_table(src, &mut tx, &mut at, &USERS, &read_user, |c| &mut c.users)?;
     let (items, names) = items_table();

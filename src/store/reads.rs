@@ -4,6 +4,7 @@
 use super::check::CheckRun;
 use super::error::Result;
 use super::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats};
+use crate::domain::queue_fields::FieldDef;
 use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
 };
@@ -40,6 +41,11 @@ pub trait Reads: Send {
     fn queues(&mut self) -> Result<Vec<QueueSettings>>;
     /// One queue's settings.
     fn queue(&mut self, name: &str) -> Result<QueueSettings>;
+    /// A queue's field definitions in their order on screen (none for a queue without
+    /// fields, or an unknown one).
+    fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>>;
+    /// Every queue's field definitions: (queue, field), by queue, each queue's in order.
+    fn all_fields(&mut self) -> Result<Vec<(String, FieldDef)>>;
     /// A user's role (staff when unknown).
     fn role(&mut self, user: &str) -> Result<Role>;
     /// Everyone `assign` and `reassign` accept, by name: the `users` table and every

@@ -11,6 +11,7 @@
 use super::LostLock;
 use super::error::{Result, StoreError};
 use crate::domain::fields::{FIELDS, Kind, Value};
+use crate::domain::queue_fields::FieldDef;
 use crate::domain::{
     AuditEntry, AuditKind, Event, EventKind, Item, LockLoss, QueueSettings, TakeOrder, Unreadable,
 };
@@ -168,6 +169,22 @@ pub(crate) fn queue_from(c: &mut impl Cells) -> Result<QueueSettings> {
             .and_then(TakeOrder::parse)
             .unwrap_or_default(),
     })
+}
+
+/// A field definition from `queue, name, spec` (the spec as JSON text); one that cannot
+/// be read is corruption, named.
+pub(crate) fn field_from(c: &mut impl Cells) -> Result<(String, FieldDef)> {
+    let queue = c.text(0, "queue")?;
+    let name = c.text(1, "name")?;
+    let spec = c.text(2, "spec")?;
+    let named = |what: String| corrupt(format!("field {name} of queue {queue}: {what}"));
+    if !c.marks().is_empty() {
+        return Err(named("a column is not valid UTF-8".into()));
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&spec).map_err(|e| named(format!("its spec is not JSON ({e})")))?;
+    let def = FieldDef::from_spec(&name, &v).map_err(named)?;
+    Ok((queue, def))
 }
 
 /// Refuses an item the lock rules cannot be applied to: one whose state, queue or lock

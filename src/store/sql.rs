@@ -398,6 +398,35 @@ mod tests {
     }
 
     #[test]
+    fn both_schemas_know_every_event_and_audit_kind() {
+        let schemas = [
+            include_str!("../../schema.sql"),
+            include_str!("../../schema.pg.sql"),
+            include_str!("sqlite/migrations/0011_queue_fields.sql"),
+            include_str!("postgres/migrations/0011_queue_fields.sql"),
+        ];
+        for schema in schemas {
+            let squeezed = schema.split_whitespace().collect::<Vec<_>>().join(" ");
+            let all: Vec<String> = EventKind::ALL
+                .iter()
+                .map(|k| format!("'{}'", k.as_str()))
+                .collect();
+            assert!(
+                squeezed.contains(&all.join(", ")),
+                "event kinds in {schema:.60}"
+            );
+            let audit: Vec<String> = crate::domain::AuditKind::ALL
+                .iter()
+                .map(|k| format!("'{}'", k.as_str()))
+                .collect();
+            assert!(
+                squeezed.contains(&audit.join(", ")),
+                "audit kinds in {schema:.60}"
+            );
+        }
+    }
+
+    #[test]
     fn kind_sets_render_as_literals() {
         assert_eq!(
             kinds_sql(EventKind::TAKES_LOCK),

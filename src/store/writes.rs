@@ -7,6 +7,7 @@ use super::ops::{self, HolderOp, Tx};
 use super::{AddOptions, Added, AndNext, Applied, Reads, TakeNext};
 use crate::domain::fields::Col;
 use crate::domain::queue::validate_queue_name;
+use crate::domain::queue_fields::{FieldChange, FieldDef, validate_name};
 use crate::domain::user::validate_user_name;
 use crate::domain::{Item, ItemEdit, Millis, NewItem, QueueSettings, QueueUpdate, Role, SeenLock};
 
@@ -95,6 +96,11 @@ pub trait Writes {
         update: &QueueUpdate,
         create: bool,
     ) -> Result<QueueSettings>;
+    /// Supervisor: defines field `name` of `queue`, or changes or moves it (audited);
+    /// returns the definition as it is now.
+    fn define_field(&mut self, queue: &str, name: &str, change: &FieldChange) -> Result<FieldDef>;
+    /// Supervisor: deletes field `name` of `queue` (audited); items keep their values.
+    fn delete_field(&mut self, queue: &str, name: &str) -> Result<()>;
     /// Supervisor: renames a queue, moving its settings and items (locks stay held);
     /// returns how many items moved.
     fn rename_queue(&mut self, from: &str, to: &str) -> Result<u64>;
@@ -297,6 +303,15 @@ impl<B: Backend> Writes for B {
     ) -> Result<QueueSettings> {
         validate_queue_name(name).map_err(StoreError::Invalid)?;
         write(self, |tx| ops::set_queue(tx, name, update, create))
+    }
+
+    fn define_field(&mut self, queue: &str, name: &str, change: &FieldChange) -> Result<FieldDef> {
+        validate_name(name).map_err(StoreError::Invalid)?;
+        write(self, |tx| ops::define_field(tx, queue, name, change))
+    }
+
+    fn delete_field(&mut self, queue: &str, name: &str) -> Result<()> {
+        write(self, |tx| ops::delete_field(tx, queue, name))
     }
 
     fn set_role(&mut self, user: &str, role: Role) -> Result<()> {

@@ -23,6 +23,7 @@ mod item_threads;
 mod migrate;
 mod postgres;
 mod postgres_lost;
+mod queue_fields;
 mod refusals;
 mod rollback;
 mod search;

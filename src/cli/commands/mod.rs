@@ -1,6 +1,7 @@
 //! One small function per subcommand, grouped by who runs it.
 
 pub(crate) mod export;
+pub(crate) mod fields;
 pub(crate) mod holder;
 pub(crate) mod produce;
 pub(crate) mod read;

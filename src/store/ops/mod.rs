@@ -4,10 +4,12 @@
 //! taken, in which order refusals are given, how a lost lock is explained, which event
 //! each change writes — live here.
 
+mod fields;
 mod holder;
 mod supervise;
 mod take;
 
+pub(crate) use fields::{define_field, delete_field};
 pub(crate) use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
 pub(crate) use supervise::{
@@ -22,6 +24,7 @@ use serde_json::{Value, json};
 use super::error::{Result, StoreError};
 use super::{AddOptions, Added, TakeNext};
 use crate::domain::queue::DEFAULT_QUEUE;
+use crate::domain::queue_fields::FieldDef;
 use crate::domain::user::may_act_as;
 use crate::domain::{
     Actor, AuditNote, Event, EventKind, Item, ItemState, Millis, NewItem, QueueSettings,
@@ -165,6 +168,21 @@ pub(crate) trait Tx {
     /// Writes a queue's settings (creating the row) with its audit record. PostgreSQL
     /// writes both through a function that checks the session's role again.
     fn put_queue(&mut self, q: &QueueSettings, note: &AuditNote) -> Result<()>;
+    /// A queue's field definitions, in their order on screen.
+    fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>>;
+    /// Writes field `def` of `queue` (creating it), every field of the queue placed as
+    /// `order` names them (positions 1, 2, …), with its audit record. PostgreSQL writes
+    /// both through a function that checks the session's role again.
+    fn put_field(
+        &mut self,
+        queue: &str,
+        def: &FieldDef,
+        order: &[String],
+        note: &AuditNote,
+    ) -> Result<()>;
+    /// Deletes field `name` of `queue` (the fields after it move up one), with its audit
+    /// record.
+    fn drop_field(&mut self, queue: &str, name: &str, note: &AuditNote) -> Result<()>;
     /// Writes a user's role (creating the row) with its audit record.
     fn put_role(&mut self, user: &str, role: Role, note: &AuditNote) -> Result<()>;
     /// Binds a user name to a login, or unbinds it (`None`), with its audit record.
@@ -174,7 +192,8 @@ pub(crate) trait Tx {
     /// Moves every item of queue `from` (which must exist, as must `to`) into `to`, each
     /// with a `noted` event carrying `detail`; returns how many moved.
     fn move_items(&mut self, from: &str, to: &str, detail: &Value) -> Result<u64>;
-    /// Deletes an empty queue's row (and its kept counts) with its audit record.
+    /// Deletes an empty queue's row (and its kept counts) with its audit record; its field
+    /// definitions go to the queue `note.new` says it was renamed to, else are deleted.
     fn drop_queue(&mut self, queue: &str, note: &AuditNote) -> Result<()>;
     /// Records the actor as seen now; returns when they were seen before.
     fn swap_last_seen(&mut self) -> Result<Option<Millis>>;

@@ -42,6 +42,7 @@ pub(crate) use self::open::{connection_reason, is_connection_error};
 use self::tx::PgTx;
 pub(crate) use self::tx::boxed;
 use self::txn::{Failed, Kind};
+use crate::domain::queue_fields::FieldDef;
 use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
 };
@@ -484,6 +485,15 @@ impl Reads for PgStore {
 
     fn queues(&mut self) -> Result<Vec<QueueSettings>> {
         self.read(reads::queues)
+    }
+
+    fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>> {
+        let all = self.read(|c| reads::fields(c, Some(queue)))?;
+        Ok(all.into_iter().map(|(_, d)| d).collect())
+    }
+
+    fn all_fields(&mut self) -> Result<Vec<(String, FieldDef)>> {
+        self.read(|c| reads::fields(c, None))
     }
 
     fn queue(&mut self, name: &str) -> Result<QueueSettings> {

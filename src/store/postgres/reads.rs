@@ -7,6 +7,7 @@ use postgres::types::ToSql;
 use super::open::{Conn, TxError, TxResult};
 use super::sql::ITEM_COLS;
 use crate::domain::fields::{self, Kind};
+use crate::domain::queue_fields::FieldDef;
 use crate::domain::search::{Search, unfolded_pattern};
 use crate::domain::{
     AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, RealIdentity, Role,
@@ -114,6 +115,16 @@ pub(super) fn queues(c: &mut Conn) -> TxResult<Vec<QueueSettings>> {
         &[],
     )?;
     all(rows, |c| rows::queue_from(c))
+}
+
+/// Field definitions of `queue` (of every queue when `None`), by queue and in order.
+pub(super) fn fields(c: &mut Conn, queue: Option<&str>) -> TxResult<Vec<(String, FieldDef)>> {
+    let rows = c.query(
+        "SELECT queue, name, spec::text FROM queue_fields \
+         WHERE $1::text IS NULL OR queue = $1 ORDER BY queue COLLATE \"C\", position, name",
+        &[&queue],
+    )?;
+    all(rows, |c| rows::field_from(c))
 }
 
 /// A queue's settings, or `UnknownQueue` naming the known ones.

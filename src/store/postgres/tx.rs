@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::open::{Conn, TxError, TxResult, is_connection_error, is_retryable, map_err};
 use super::reads::{PgCells, load_item, load_queue, queues, role_of};
 use super::sql::{self, EVENT_COLS, FENCED_UPDATE_TYPES, ITEM_COLS, WIP_LOCK, WIP_LOCK_CLASS};
+use crate::domain::queue_fields::FieldDef;
 use crate::domain::{
     Actor, AuditNote, Cell, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
 };
@@ -419,6 +420,39 @@ impl Tx for PgTx<'_> {
                 &q.order.as_str(),
                 &renamed_from,
             ],
+        );
+        self.lift(r.map_err(TxError::from)).map(|_| ())
+    }
+
+    fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>> {
+        let r = super::reads::fields(self.c, Some(queue));
+        Ok(self.lift(r)?.into_iter().map(|(_, d)| d).collect())
+    }
+
+    fn put_field(
+        &mut self,
+        queue: &str,
+        def: &FieldDef,
+        order: &[String],
+        _: &AuditNote,
+    ) -> Result<()> {
+        let r = self.c.execute(
+            "SELECT caseload_set_field($1, $2, $3, $4, $5)",
+            &[
+                &self.ctx.actor.name,
+                &queue,
+                &def.name,
+                &def.spec_json().to_string(),
+                &order,
+            ],
+        );
+        self.lift(r.map_err(TxError::from)).map(|_| ())
+    }
+
+    fn drop_field(&mut self, queue: &str, name: &str, _: &AuditNote) -> Result<()> {
+        let r = self.c.execute(
+            "SELECT caseload_delete_field($1, $2, $3)",
+            &[&self.ctx.actor.name, &queue, &name],
         );
         self.lift(r.map_err(TxError::from)).map(|_| ())
     }

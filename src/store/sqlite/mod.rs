@@ -40,6 +40,7 @@ use self::migrate::Migration;
 use self::open::Facts;
 use self::tx::SqliteTx;
 use self::txn::{Failed, Kind, Stage};
+use crate::domain::queue_fields::FieldDef;
 use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
 };
@@ -346,6 +347,17 @@ impl Reads for SqliteStore {
 
     fn queues(&mut self) -> Result<Vec<QueueSettings>> {
         reads::queues(&self.conn)
+    }
+
+    fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>> {
+        Ok(reads::fields(&self.conn, Some(queue))?
+            .into_iter()
+            .map(|(_, d)| d)
+            .collect())
+    }
+
+    fn all_fields(&mut self) -> Result<Vec<(String, FieldDef)>> {
+        reads::fields(&self.conn, None)
     }
 
     fn queue(&mut self, name: &str) -> Result<QueueSettings> {

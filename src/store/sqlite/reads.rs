@@ -6,6 +6,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::rows::{Cols, event_from_row, item_from_row, lossy_opt_text, lossy_text};
 use super::search_plan::PlanCache;
 use super::sql::{ITEM_COLS, KEPT_COUNT};
+use crate::domain::queue_fields::FieldDef;
 use crate::domain::{
     AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, Role, TakeOrder, UserInfo,
 };
@@ -60,6 +61,17 @@ pub(super) fn queues(c: &Connection) -> Result<Vec<QueueSettings>> {
         "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order FROM queues ORDER BY name",
         [],
         |r| rows::queue_from(&mut Cols::new(r)),
+    )
+}
+
+/// Field definitions of `queue` (of every queue when `None`), by queue and in order.
+pub(super) fn fields(c: &Connection, queue: Option<&str>) -> Result<Vec<(String, FieldDef)>> {
+    collect(
+        c,
+        "SELECT queue, name, spec FROM queue_fields WHERE ?1 IS NULL OR queue = ?1 \
+         ORDER BY queue, position, name",
+        [queue],
+        |r| rows::field_from(&mut Cols::new(r)),
     )
 }
 

@@ -9,6 +9,7 @@ use super::insert;
 use super::reads::{load_item, load_queue};
 use super::rows::{event_from_row, item_from_row, lossy_opt_text, lossy_text};
 use super::sql;
+use crate::domain::queue_fields::FieldDef;
 use crate::domain::{
     AuditNote, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
 };
@@ -391,6 +392,16 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn drop_queue(&mut self, queue: &str, note: &AuditNote) -> Result<()> {
+        match note.new.get("renamed_to").and_then(|v| v.as_str()) {
+            Some(to) => self
+                .c
+                .prepare_cached("UPDATE queue_fields SET queue = ?2 WHERE queue = ?1")?
+                .execute(params![queue, to])?,
+            None => self
+                .c
+                .prepare_cached("DELETE FROM queue_fields WHERE queue = ?1")?
+                .execute([queue])?,
+        };
         self.c
             .prepare_cached("DELETE FROM item_counts WHERE queue = ?1")?
             .execute([queue])?;
@@ -417,6 +428,49 @@ impl Tx for SqliteTx<'_> {
                 q.paused as i64,
                 q.order.as_str()
             ])?;
+        insert_audit(self, note)
+    }
+
+    fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>> {
+        super::reads::fields(self.c, Some(queue)).map(|f| f.into_iter().map(|(_, d)| d).collect())
+    }
+
+    fn put_field(
+        &mut self,
+        queue: &str,
+        def: &FieldDef,
+        order: &[String],
+        note: &AuditNote,
+    ) -> Result<()> {
+        self.c
+            .prepare_cached(
+                "INSERT INTO queue_fields (queue, name, position, spec) VALUES (?1, ?2, 0, ?3) \
+                 ON CONFLICT (queue, name) DO UPDATE SET spec = excluded.spec",
+            )?
+            .execute(params![queue, def.name, def.spec_json().to_string()])?;
+        for (i, name) in order.iter().enumerate() {
+            self.c
+                .prepare_cached(
+                    "UPDATE queue_fields SET position = ?3 WHERE queue = ?1 AND name = ?2 \
+                     AND position <> ?3",
+                )?
+                .execute(params![queue, name, i as i64 + 1])?;
+        }
+        insert_audit(self, note)
+    }
+
+    fn drop_field(&mut self, queue: &str, name: &str, note: &AuditNote) -> Result<()> {
+        let pos: i64 = self
+            .c
+            .prepare_cached(
+                "DELETE FROM queue_fields WHERE queue = ?1 AND name = ?2 RETURNING position",
+            )?
+            .query_row(params![queue, name], |r| r.get(0))?;
+        self.c
+            .prepare_cached(
+                "UPDATE queue_fields SET position = position - 1 WHERE queue = ?1 AND position > ?2",
+            )?
+            .execute(params![queue, pos])?;
         insert_audit(self, note)
     }
 

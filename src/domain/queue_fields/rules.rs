@@ -1,0 +1,268 @@
+//! A value against its field's rules: its type, then its pattern and bounds; and why a
+//! value (or a record, at Complete) is refused, worded once: the CLI prefixes the field's
+//! name (`vat: "DE12" does not match ^[A-Z]{2}…$`), the TUI shows it beside the label.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde_json::Value;
+
+use super::checklist::Checklist;
+use super::types::{date, decimal_value, integer};
+use super::{FieldDef, FieldType};
+
+/// Why a field's value is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// Empty, and the field is required.
+    Required,
+    /// Not a value of the field's type: what was there, and what the type expects.
+    NotType {
+        value: String,
+        expected: &'static str,
+    },
+    /// The canonical value does not match the field's pattern.
+    Pattern { value: String, pattern: String },
+    /// Below the field's least: a number's value, a text's length, a date.
+    Below {
+        value: String,
+        min: String,
+        kind: FieldType,
+    },
+    /// Above the field's most.
+    Above {
+        value: String,
+        max: String,
+        kind: FieldType,
+    },
+    /// A checklist's lines neither ticked nor given a reason.
+    Unticked { lines: Vec<String> },
+    /// A stored value of the wrong shape (a list where text belongs, or the reverse).
+    Shape { expected: &'static str },
+}
+
+/// At most 60 characters of a value, for messages.
+fn shown(v: &str) -> String {
+    let mut s: String = v.chars().take(60).collect();
+    if v.chars().count() > 60 {
+        s.push('…');
+    }
+    s
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Problem::Required => write!(f, "is required"),
+            Problem::NotType { value, expected } => {
+                write!(f, "\"{}\" is not {expected}", shown(value))
+            }
+            Problem::Pattern { value, pattern } => {
+                write!(f, "\"{}\" does not match {pattern}", shown(value))
+            }
+            Problem::Below { value, min, kind } => match kind {
+                FieldType::Integer | FieldType::Decimal => {
+                    write!(f, "\"{}\" is less than {min}", shown(value))
+                }
+                FieldType::Date => write!(f, "\"{}\" is before {min}", shown(value)),
+                _ => write!(f, "\"{}\" is shorter than {min} characters", shown(value)),
+            },
+            Problem::Above { value, max, kind } => match kind {
+                FieldType::Integer | FieldType::Decimal => {
+                    write!(f, "\"{}\" is more than {max}", shown(value))
+                }
+                FieldType::Date => write!(f, "\"{}\" is after {max}", shown(value)),
+                _ => write!(f, "\"{}\" is longer than {max} characters", shown(value)),
+            },
+            Problem::Unticked { lines } => {
+                let list: Vec<String> = lines.iter().map(|l| shown(l)).collect();
+                write!(f, "not ticked and no reason given: {}", list.join(", "))
+            }
+            Problem::Shape { expected } => write!(f, "holds a value that is not {expected}"),
+        }
+    }
+}
+
+/// A field's value refused: which field (its name) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldProblem {
+    pub field: String,
+    pub problem: Problem,
+}
+
+impl std::fmt::Display for FieldProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.problem)
+    }
+}
+
+/// A stored value as text: a string as it is, a number, `yes`/`no`, empty for none, a
+/// list or object as JSON.
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Bool(true) => "yes".into(),
+        Value::Bool(false) => "no".into(),
+        Value::Number(n) => n.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// A compiled pattern (compiled once per process and pattern: a Complete checks every
+/// field of a record, and the form checks as the user types).
+pub(super) fn pattern(p: &str) -> Result<Arc<regex::Regex>, String> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<regex::Regex>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(r) = cache.lock().ok().and_then(|c| c.get(p).cloned()) {
+        return Ok(r);
+    }
+    let r = regex::RegexBuilder::new(p)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::Syntax(s) => s.lines().last().unwrap_or("bad syntax").to_string(),
+            other => other.to_string(),
+        })?;
+    let r = Arc::new(r);
+    if let Ok(mut c) = cache.lock() {
+        if c.len() >= 512 {
+            c.clear();
+        }
+        c.insert(p.to_string(), Arc::clone(&r));
+    }
+    Ok(r)
+}
+
+/// A bound of a field of type `kind` as a number to compare with: a number's value, a
+/// date's day, a length.
+pub(super) fn bound(kind: FieldType, b: &str) -> Result<f64, String> {
+    let b = b.trim();
+    match kind {
+        FieldType::Integer => integer(b)
+            .map(|n| n as f64)
+            .ok_or_else(|| format!("'{b}' is not a whole number")),
+        FieldType::Decimal => decimal_value(b).ok_or_else(|| format!("'{b}' is not a number")),
+        FieldType::Date => day(b).ok_or_else(|| format!("'{b}' is not a date (YYYY-MM-DD)")),
+        _ => b
+            .parse::<u32>()
+            .map(f64::from)
+            .map_err(|_| format!("'{b}' is not a length in characters")),
+    }
+}
+
+/// A date's day number.
+fn day(t: &str) -> Option<f64> {
+    let d = chrono::NaiveDate::parse_from_str(&date(t)?, "%Y-%m-%d").ok()?;
+    Some(f64::from(chrono::Datelike::num_days_from_ce(&d)))
+}
+
+/// What a value of type `kind` measures against its bounds.
+fn measure(kind: FieldType, v: &Value) -> Option<f64> {
+    let t = value_text(v);
+    match kind {
+        FieldType::Integer | FieldType::Decimal => decimal_value(&t),
+        FieldType::Date => day(&t),
+        _ => Some(t.chars().count() as f64),
+    }
+}
+
+/// A canonical value against the field's pattern and bounds.
+fn rules(def: &FieldDef, v: &Value) -> Result<(), Problem> {
+    let text = value_text(v);
+    if let Some(p) = &def.pattern
+        && let Ok(re) = pattern(p)
+        && !re.is_match(&text)
+    {
+        return Err(Problem::Pattern {
+            value: text,
+            pattern: p.clone(),
+        });
+    }
+    let Some(m) = measure(def.kind, v) else {
+        return Ok(());
+    };
+    if let Some(min) = &def.min
+        && bound(def.kind, min).is_ok_and(|b| m < b)
+    {
+        return Err(Problem::Below {
+            value: text,
+            min: min.clone(),
+            kind: def.kind,
+        });
+    }
+    if let Some(max) = &def.max
+        && bound(def.kind, max).is_ok_and(|b| m > b)
+    {
+        return Err(Problem::Above {
+            value: text,
+            max: max.clone(),
+            kind: def.kind,
+        });
+    }
+    Ok(())
+}
+
+/// What someone typed for a field, checked against its type and rules: its canonical
+/// value (`Null` for an empty value: the field is cleared), or why it is refused.
+pub fn check_typed(def: &FieldDef, typed: &str) -> Result<Value, Problem> {
+    if typed.trim().is_empty() {
+        return match def.required {
+            true => Err(Problem::Required),
+            false => Ok(Value::Null),
+        };
+    }
+    let v = def
+        .kind
+        .canonical(typed, def)
+        .map_err(|expected| Problem::NotType {
+            value: typed.trim().to_string(),
+            expected,
+        })?;
+    rules(def, &v)?;
+    Ok(v)
+}
+
+/// A stored value (none when `params` has no such key) against its field's type and
+/// rules, as Complete checks it.
+pub fn check_stored(def: &FieldDef, stored: Option<&Value>) -> Result<(), Problem> {
+    if def.kind == FieldType::Checklist {
+        let list = Checklist::of(def, stored).ok_or(Problem::Shape {
+            expected: "a list of lines",
+        })?;
+        return list.check(def.required);
+    }
+    match stored {
+        None | Some(Value::Null) => check_typed(def, "").map(|_| ()),
+        Some(Value::Array(_) | Value::Object(_)) => Err(Problem::Shape {
+            expected: "a single value",
+        }),
+        Some(v) => check_typed(def, &value_text(v)).map(|_| ()),
+    }
+}
+
+/// Every field of a record that breaks its rules, in the fields' order: what Complete
+/// refuses (`params` is the item's params as JSON).
+pub fn problems(defs: &[FieldDef], params: &Value) -> Vec<FieldProblem> {
+    defs.iter()
+        .filter_map(|d| {
+            check_stored(d, params.get(&d.name))
+                .err()
+                .map(|problem| FieldProblem {
+                    field: d.name.clone(),
+                    problem,
+                })
+        })
+        .collect()
+}
+
+/// A stored value in its type's canonical form, as text: `None` when it is empty or not
+/// a value of the type (what duplicate keys compare: `+49 30 123456` and `030 123456`
+/// of a German phone field are one number).
+pub fn canonical_text(def: &FieldDef, stored: Option<&Value>) -> Option<String> {
+    let t = value_text(stored?);
+    if t.trim().is_empty() || def.kind == FieldType::Checklist {
+        return None;
+    }
+    def.kind.canonical(&t, def).ok().map(|v| value_text(&v))
+}
