@@ -202,15 +202,12 @@ fn push_thread(lines: &mut Vec<DetailLine>, w: usize, s: &State, comments: &[Com
 fn push_history(lines: &mut Vec<DetailLine>, w: usize, s: &State, history: &[Event]) {
     heading(lines, "History");
     for e in history {
-        let extra = ["field", "result", "reason", "comment", "to", "from", "was"]
-            .iter()
-            .filter_map(|k| match e.detail.get(k)? {
-                serde_json::Value::String(v) => Some(format!("{k}: {v}")),
-                serde_json::Value::Number(n) => Some(format!("{k}: {n}")),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
+        let extra = match e.kind {
+            crate::domain::EventKind::FieldChanged => {
+                crate::domain::queue_fields::change_text(&e.detail)
+            }
+            _ => extras(&e.detail),
+        };
         let line = format!(
             "{}  {:<10} {}{}",
             date_hm_in(e.at, s.zone),
@@ -224,4 +221,17 @@ fn push_history(lines: &mut Vec<DetailLine>, w: usize, s: &State, history: &[Eve
         );
         push_text(lines, w, &sanitize::line(&line), LineKind::Dim);
     }
+}
+
+/// What an event's detail adds to its history line: its reason, result, field …
+fn extras(detail: &serde_json::Value) -> String {
+    ["field", "result", "reason", "comment", "to", "from", "was"]
+        .iter()
+        .filter_map(|k| match detail.get(k)? {
+            serde_json::Value::String(v) => Some(format!("{k}: {v}")),
+            serde_json::Value::Number(n) => Some(format!("{k}: {n}")),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }

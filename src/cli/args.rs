@@ -109,6 +109,38 @@ pub enum Command {
         /// With --next: take from this queue only (default: every queue).
         #[arg(long, requires = "next")]
         queue: Option<String>,
+        /// Supervisors: complete although fields of the record break their rules, for
+        /// this reason (kept in the event with the fields broken; default: such a record
+        /// is refused, naming each field).
+        #[arg(long = "override", value_name = "REASON")]
+        over: Option<String>,
+    },
+    /// Correct fields of an item you hold: each NAME=VALUE is checked against the queue's
+    /// rules and stored in its type's canonical form, in one write under your lock with
+    /// one field_changed event per field that changed (old → new). A value that breaks a
+    /// rule refuses them all, naming the field and the rule.
+    Set {
+        #[command(flatten)]
+        holder: HolderArgs,
+        /// The fields and their values (an empty value clears an optional field).
+        #[arg(required = true, value_name = "NAME=VALUE")]
+        values: Vec<String>,
+    },
+    /// Tick a line of a checklist field of an item you hold (or mark it not done, with a
+    /// reason): one write under your lock with its field_changed event.
+    Tick {
+        #[command(flatten)]
+        holder: HolderArgs,
+        /// The checklist field.
+        field: String,
+        /// The line (as the item lists it; case is ignored when nothing matches exactly).
+        line: String,
+        /// Not done, for this reason (Complete accepts a line given a reason).
+        #[arg(long, value_name = "REASON", conflicts_with = "undo")]
+        not_done: Option<String>,
+        /// Put the line back to do.
+        #[arg(long)]
+        undo: bool,
     },
     /// Fail an item you hold, with a reason.
     Fail {

@@ -158,6 +158,35 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload complete 42 --next --queue helpdesk --json",
                 "finish #42 and take the next helpdesk item in one step",
             ),
+            (
+                "caseload complete 42 --override 'VAT confirmed by phone with the supplier'",
+                "supervisors: complete although a field breaks its rule",
+            ),
+        ],
+    ),
+    (
+        "set",
+        &[
+            (
+                "caseload set 42 vat=HU11816602",
+                "correct a field of the item you hold (checked, audited old → new)",
+            ),
+            (
+                "caseload set 42 email=anna.berg@example.com phone='030 901820' --json",
+                "several fields in one write; the phone is stored as +4930901820",
+            ),
+            ("caseload set 42 fax=", "clear an optional field"),
+        ],
+    ),
+    (
+        "tick",
+        &[
+            ("caseload tick 42 skus NB-A5-DOT", "this line is picked"),
+            (
+                "caseload tick 42 skus PEN-BLK --not-done 'out of stock'",
+                "not picked, for a reason Complete accepts",
+            ),
+            ("caseload tick 42 skus PEN-BLK --undo", "back to do"),
         ],
     ),
     (

@@ -164,6 +164,17 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         | Command::Queue(_) => supervisor_command(&mut *store()?, command, out),
         Command::User(u) => user_command(&mut *store()?, u, out),
         Command::Field(f) => fields::field_command(&mut *store()?, f, out),
+        Command::Set { holder, values } => fields::set(&mut *store()?, &holder, &values, out),
+        Command::Tick {
+            holder,
+            field,
+            line,
+            not_done,
+            undo,
+        } => {
+            let state = fields::line_state(not_done, undo);
+            fields::tick(&mut *store()?, &holder, &field, &line, &state, out)
+        }
         Command::Stats { json } => read::stats(&mut *store()?, json, out),
         Command::Report {
             by,
@@ -218,14 +229,19 @@ fn holder_command(store: &mut dyn Store, command: Command, out: &mut dyn Write) 
             holder: h,
             result,
             next: false,
+            over,
             ..
-        } => holder::complete(store, &h, result.as_deref(), out),
+        } => holder::complete(store, &h, result.as_deref(), over.as_deref(), out),
         Command::Complete {
             holder: h,
             result,
             next: true,
             queue,
-        } => holder::complete_next(store, &h, result.as_deref(), queue, out),
+            over,
+        } => {
+            let finish = (result.as_deref(), over.as_deref());
+            holder::complete_next(store, &h, finish, queue, out)
+        }
         Command::Fail { holder: h, reason } => holder::fail(store, &h, &reason, out),
         // `run` sends only the commands above here.
         _ => bail_usage("not a command of this group"),

@@ -61,6 +61,9 @@ pub(crate) fn indent(s: &str) -> String {
 /// "2026-11-22 11:42:00 +01:00  alice  locked  {...}".
 pub(crate) fn event_line(e: &Event) -> String {
     let detail = match &e.detail {
+        d if e.kind == crate::domain::EventKind::FieldChanged => {
+            crate::domain::queue_fields::change_text(d)
+        }
         Value::Object(m) if m.is_empty() => String::new(),
         Value::Object(m) => m
             .iter()

@@ -1,5 +1,6 @@
 //! The store's errors: each says what happened in one line and maps to an exit code.
 
+use crate::domain::queue_fields::FieldProblem;
 use crate::domain::time::clock_hm;
 use crate::domain::{ItemState, Millis, NoLock};
 
@@ -53,6 +54,16 @@ pub enum StoreError {
     Paused { queues: Vec<String> },
     #[error("nothing to claim: you hold {held} item(s) in queue '{queue}', its limit per user")]
     WipLimit { queue: String, held: i64 },
+    /// A value typed for a field breaks its type or a rule (`caseload set`): nothing
+    /// was written.
+    #[error("{0}")]
+    BadValue(FieldProblem),
+    /// Complete refused: fields of the record break their rules (each named).
+    #[error("#{id} cannot be completed: {}", broken_list(.problems))]
+    BrokenRules {
+        id: i64,
+        problems: Vec<FieldProblem>,
+    },
     #[error("supervisor only: {0}")]
     SupervisorOnly(String),
     /// The real identity (OS login, database role) may not use the caseload name given.
@@ -96,6 +107,15 @@ pub enum StoreError {
          changed, try again ({reason})"
     )]
     NotCommitted { server: String, reason: String },
+}
+
+fn broken_list(problems: &[FieldProblem]) -> String {
+    let each: Vec<String> = problems.iter().map(FieldProblem::to_string).collect();
+    format!(
+        "{} (correct them with `caseload set` or `caseload tick`; a supervisor may complete \
+         anyway with --override REASON)",
+        each.join("; ")
+    )
 }
 
 fn known_list(name: &str, known: &[String]) -> String {

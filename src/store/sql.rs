@@ -3,8 +3,8 @@
 //! used by the store and by the benchmark's raw baseline alike, so they cannot drift.
 //!
 //! In the SET clauses and fences, `:now`, `:me`, `:value` and `:token` stand for the
-//! write's time, the acting user, the write's text value and the fencing token; each
-//! backend binds them its own way.
+//! write's time, the acting user, the write's text value and the fencing token, `:json`
+//! for the value read as JSON; each backend binds them its own way.
 
 use crate::domain::fields::{FIELDS, Field, Kind, named};
 use crate::domain::{EventKind, Item};
@@ -210,6 +210,9 @@ pub(crate) const SET_RENEW: &str = "lock_time = :now";
 pub(crate) const SET_RELEASE: &str = "lock_user = NULL, lock_time = NULL";
 /// Save the holder's notes.
 pub(crate) const SET_NOTES: &str = "notes = :value";
+/// Save the item's params (a holder's field corrections): `:json` is `:value` read as
+/// JSON (PostgreSQL casts it; SQLite's column checks it with `json_valid`).
+pub(crate) const SET_PARAMS: &str = "params = :json";
 /// Complete with an optional result.
 pub const SET_COMPLETE: &str = "state = 'done', result = :value, lock_user = NULL, \
      lock_time = NULL, finished_at = :now, finished_by = :me";
@@ -237,7 +240,7 @@ pub(crate) const SET_REOPEN: &str = SET_REQUEUE;
 pub(crate) fn set_column(f: &Field) -> String {
     match f.kind {
         Kind::Int | Kind::Time | Kind::OptTime => format!("{} = CAST(:value AS BIGINT)", f.name),
-        Kind::Json => format!("{} = CAST(:value AS JSON)", f.name),
+        Kind::Json => format!("{} = :json", f.name),
         Kind::Text | Kind::OptText => format!("{} = :value", f.name),
     }
 }

@@ -7,9 +7,10 @@ use super::ops::{self, HolderOp, Tx};
 use super::{AddOptions, Added, AndNext, Applied, Reads, TakeNext};
 use crate::domain::fields::Col;
 use crate::domain::queue::validate_queue_name;
-use crate::domain::queue_fields::{FieldChange, FieldDef, validate_name};
+use crate::domain::queue_fields::{FieldChange, FieldDef, LineState, validate_name};
 use crate::domain::user::validate_user_name;
 use crate::domain::{Item, ItemEdit, Millis, NewItem, QueueSettings, QueueUpdate, Role, SeenLock};
+use serde_json::Value;
 
 /// What a backend adds to its [`Reads`] to be a [`super::Store`]: write transactions
 /// over [`Tx`] (the primitives [`super::ops`] is written over).
@@ -60,6 +61,47 @@ pub trait Writes {
         result: Option<&str>,
         next: &TakeNext,
     ) -> Result<AndNext>;
+    /// Completes the item as [`Writes::complete`] does, after checking its fields: a
+    /// record that breaks a rule is refused (`BrokenRules`, naming each field) unless a
+    /// supervisor gives `over`, a reason recorded in the event with the fields broken.
+    fn complete_with(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Option<&str>,
+        over: Option<&str>,
+    ) -> Result<Applied>;
+    /// Complete-and-next as [`Writes::complete_and_next`], the fields checked as
+    /// [`Writes::complete_with`] does.
+    fn complete_and_next_with(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Option<&str>,
+        over: Option<&str>,
+        next: &TakeNext,
+    ) -> Result<AndNext>;
+    /// The holder sets fields (name, what was typed): each checked against its type and
+    /// rules and stored in its canonical form, in one fenced write with one
+    /// `field_changed` event per field that changed; returns those events' details
+    /// (empty when every value was already so). A value that breaks a rule refuses them
+    /// all (`BadValue`).
+    fn set_fields(
+        &mut self,
+        id: i64,
+        token: i64,
+        values: &[(String, String)],
+    ) -> Result<Vec<Value>>;
+    /// The holder ticks a checklist's line (or marks it not done for a reason, or back to
+    /// do): one fenced write with its `field_changed` event; `None` when it was so.
+    fn tick(
+        &mut self,
+        id: i64,
+        token: i64,
+        field: &str,
+        line: &str,
+        state: &LineState,
+    ) -> Result<Option<Value>>;
     /// Fails the item with a reason (a retry of the same fail is `Applied::Already`).
     fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<Applied>;
     /// Adds a comment to an item's thread (no lock needed, any state); returns its id.
@@ -206,7 +248,23 @@ impl<B: Backend> Writes for B {
     }
 
     fn complete(&mut self, id: i64, token: i64, result: Option<&str>) -> Result<Applied> {
-        holder(self, id, token, HolderOp::Complete(result))
+        self.complete_with(id, token, result, None)
+    }
+
+    fn complete_with(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Option<&str>,
+        over: Option<&str>,
+    ) -> Result<Applied> {
+        let op = HolderOp::Complete(result);
+        let w = op.plan(token)?;
+        let over = over.map(ops::required_reason).transpose()?;
+        write(self, |tx| {
+            let w = ops::check_complete(tx, id, token, &w, over)?;
+            ops::holder_write(tx, id, token, op, &w)
+        })
     }
 
     fn complete_and_next(
@@ -216,9 +274,56 @@ impl<B: Backend> Writes for B {
         result: Option<&str>,
         next: &TakeNext,
     ) -> Result<AndNext> {
+        self.complete_and_next_with(id, token, result, None, next)
+    }
+
+    fn complete_and_next_with(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Option<&str>,
+        over: Option<&str>,
+        next: &TakeNext,
+    ) -> Result<AndNext> {
         let op = HolderOp::Complete(result);
         let w = op.plan(token)?;
-        write(self, |tx| ops::finish_and_next(tx, id, token, op, &w, next))
+        let over = over.map(ops::required_reason).transpose()?;
+        write(self, |tx| {
+            let w = ops::check_complete(tx, id, token, &w, over)?;
+            ops::finish_and_next(tx, id, token, op, &w, next)
+        })
+    }
+
+    fn set_fields(
+        &mut self,
+        id: i64,
+        token: i64,
+        values: &[(String, String)],
+    ) -> Result<Vec<Value>> {
+        if values.is_empty() {
+            return Err(StoreError::Invalid(
+                "nothing to set: give NAME=VALUE".into(),
+            ));
+        }
+        for (_, v) in values {
+            crate::domain::item::check_text("value", v).map_err(invalid)?;
+        }
+        write(self, |tx| ops::set_fields(tx, id, token, values))
+    }
+
+    fn tick(
+        &mut self,
+        id: i64,
+        token: i64,
+        field: &str,
+        line: &str,
+        state: &LineState,
+    ) -> Result<Option<Value>> {
+        let state = match state {
+            LineState::NotDone(r) => LineState::NotDone(ops::required_reason(r)?.to_string()),
+            other => other.clone(),
+        };
+        write(self, |tx| ops::tick(tx, id, token, field, line, &state))
     }
 
     fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<Applied> {

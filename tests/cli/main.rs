@@ -33,4 +33,5 @@ mod search;
 mod security;
 mod shared_files;
 mod storage_faults;
+mod verification;
 mod working_day;

@@ -3,15 +3,21 @@
 //! (`field_changed` events); Complete checks every rule. "boss" opens first and is the
 //! supervisor; "alice" and "bob" are staff.
 
-use crate::support::backend::{Backend, assert_code, setup};
-use caseload::domain::queue_fields::{FieldChange, FieldType};
-use caseload::domain::{AuditKind, QueueUpdate};
-use caseload::store::{Store, exit};
+use serde_json::{Value, json};
+
+use crate::support::backend::{Backend, assert_code, kinds, setup};
+use caseload::domain::queue_fields::{FieldChange, FieldType, LineState};
+use caseload::domain::{AuditKind, EventKind, ItemState, NewItem, QueueUpdate};
+use caseload::store::{Store, StoreError, TakeNext, exit};
 
 conformance!(
     supervisors_define_move_and_delete_fields_audited,
     staff_may_not_define_fields,
     a_renamed_queue_keeps_its_fields,
+    set_is_fenced_checked_and_writes_one_event_per_change,
+    ticks_are_fenced_writes_with_their_events,
+    complete_is_refused_on_broken_rules_and_overridden_by_supervisors_only,
+    fail_release_and_skip_are_never_blocked_by_rules,
 );
 
 fn typed(kind: FieldType) -> FieldChange {
@@ -109,4 +115,265 @@ fn a_renamed_queue_keeps_its_fields(b: &dyn Backend) {
     assert!(names(&mut *boss, "intake").is_empty());
     boss.delete_queue("suppliers").unwrap();
     assert!(boss.all_fields().unwrap().is_empty(), "gone with its queue");
+}
+
+/// boss defines vat (required, a pattern), email and phone (DE) on `default`; returns an
+/// item with `params` there, taken by alice, and alice's store and token.
+fn verified(
+    b: &dyn Backend,
+    params: Value,
+) -> (i64, i64, Box<dyn Store + Send>, Box<dyn Store + Send>) {
+    let mut boss = setup(b);
+    let vat = FieldChange {
+        required: Some(true),
+        pattern: Some(Some("^[A-Z]{2}[0-9A-Z]{8,12}$".into())),
+        ..typed(FieldType::Text)
+    };
+    boss.define_field("default", "vat", &vat).unwrap();
+    boss.define_field("default", "email", &typed(FieldType::Email))
+        .unwrap();
+    let phone = FieldChange {
+        country: Some(Some("DE".into())),
+        ..typed(FieldType::Phone)
+    };
+    boss.define_field("default", "phone", &phone).unwrap();
+    let id = boss
+        .add(&NewItem {
+            params: params.to_string(),
+            ..NewItem::titled("Supplier Danube Components")
+        })
+        .unwrap()
+        .id;
+    let mut alice = b.open("alice", 0);
+    let token = alice.take(id).unwrap().lock_token;
+    (id, token, alice, boss)
+}
+
+fn params(s: &mut dyn Store, id: i64) -> Value {
+    serde_json::from_str(&s.item(id).unwrap().params).unwrap()
+}
+
+fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+    p.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+fn set_is_fenced_checked_and_writes_one_event_per_change(b: &dyn Backend) {
+    let (id, token, mut alice, _boss) =
+        verified(b, json!({"vat": "HU118166O02", "supplier": "Danube"}));
+    let before = kinds(&mut *alice, id);
+    // A value that breaks its rule: refused, naming field and rule; nothing written.
+    let e = assert_code(
+        alice.set_fields(
+            id,
+            token,
+            &pairs(&[("email", "a@b.example"), ("vat", "DE12")]),
+        ),
+        exit::ERROR,
+    );
+    assert_eq!(
+        e.to_string(),
+        "vat: \"DE12\" does not match ^[A-Z]{2}[0-9A-Z]{8,12}$"
+    );
+    assert!(matches!(e, StoreError::BadValue(ref p) if p.field == "vat"));
+    assert_eq!(kinds(&mut *alice, id), before);
+    assert_eq!(params(&mut *alice, id)["vat"], "HU118166O02");
+    // Two changes: one write, one event each, the typed value kept when normalised.
+    let changed = alice
+        .set_fields(
+            id,
+            token,
+            &pairs(&[("vat", "HU11816602"), ("phone", "030 901820")]),
+        )
+        .unwrap();
+    assert_eq!(changed.len(), 2);
+    let p = params(&mut *alice, id);
+    assert_eq!(p["vat"], "HU11816602");
+    assert_eq!(p["phone"], "+4930901820");
+    assert_eq!(p["supplier"], "Danube", "keys no field defines are kept");
+    let events: Vec<_> = alice
+        .history(id)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == EventKind::FieldChanged)
+        .collect();
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0].detail["field"], "vat");
+    assert_eq!(events[0].detail["from"], "HU118166O02");
+    assert_eq!(events[0].detail["to"], "HU11816602");
+    assert!(events[0].detail.get("typed").is_none());
+    assert_eq!(events[1].detail["typed"], "030 901820");
+    assert_eq!(events[1].actor, "alice");
+    // The same values again: nothing to write.
+    assert!(
+        alice
+            .set_fields(id, token, &pairs(&[("vat", "HU11816602")]))
+            .unwrap()
+            .is_empty()
+    );
+    // An unknown field is named with the queue's fields.
+    let e = assert_code(
+        alice.set_fields(id, token, &pairs(&[("postcode", "1")])),
+        exit::ERROR,
+    );
+    assert!(e.to_string().contains("vat, email, phone"), "{e}");
+    // Fenced: someone else, or an old token, is a conflict and changes nothing.
+    let mut bob = b.open("bob", 0);
+    assert_code(
+        bob.set_fields(id, token, &pairs(&[("vat", "AT12345678")])),
+        exit::CONFLICT,
+    );
+    alice.release(id, token).unwrap();
+    assert_code(
+        alice.set_fields(id, token, &pairs(&[("vat", "AT12345678")])),
+        exit::CONFLICT,
+    );
+    assert_eq!(params(&mut *alice, id)["vat"], "HU11816602");
+}
+
+fn ticks_are_fenced_writes_with_their_events(b: &dyn Backend) {
+    let mut boss = setup(b);
+    boss.define_field("default", "skus", &typed(FieldType::Checklist))
+        .unwrap();
+    let id = boss
+        .add(&NewItem {
+            params: json!({"skus": "NB-A5-DOT; PEN-BLK"}).to_string(),
+            ..NewItem::titled("Pick & pack order #H-83088")
+        })
+        .unwrap()
+        .id;
+    let mut alice = b.open("alice", 0);
+    let token = alice.take(id).unwrap().lock_token;
+    let e = assert_code(alice.complete(id, token, None), exit::ERROR);
+    assert!(e.to_string().contains("NB-A5-DOT, PEN-BLK"), "{e}");
+    let d = alice
+        .tick(id, token, "skus", "nb-a5-dot", &LineState::Done)
+        .unwrap()
+        .unwrap();
+    assert_eq!(d["line"], "NB-A5-DOT");
+    assert_eq!(
+        (d["from"].as_str(), d["to"].as_str()),
+        (Some("todo"), Some("done"))
+    );
+    assert!(
+        alice
+            .tick(id, token, "skus", "NB-A5-DOT", &LineState::Done)
+            .unwrap()
+            .is_none()
+    );
+    assert_code(
+        alice.tick(
+            id,
+            token,
+            "skus",
+            "PEN-BLK",
+            &LineState::NotDone("  ".into()),
+        ),
+        exit::ERROR,
+    );
+    assert_code(
+        alice.tick(id, token, "skus", "STAPLER", &LineState::Done),
+        exit::ERROR,
+    );
+    let mut bob = b.open("bob", 0);
+    assert_code(
+        bob.tick(id, token, "skus", "PEN-BLK", &LineState::Done),
+        exit::CONFLICT,
+    );
+    alice
+        .tick(
+            id,
+            token,
+            "skus",
+            "PEN-BLK",
+            &LineState::NotDone("out of stock".into()),
+        )
+        .unwrap();
+    assert_eq!(
+        params(&mut *alice, id)["skus"],
+        json!([{"line": "NB-A5-DOT", "done": true},
+               {"line": "PEN-BLK", "done": false, "reason": "out of stock"}])
+    );
+    alice.complete(id, token, None).unwrap();
+    let k = kinds(&mut *alice, id);
+    assert_eq!(k.iter().filter(|k| **k == "field_changed").count(), 2);
+}
+
+fn complete_is_refused_on_broken_rules_and_overridden_by_supervisors_only(b: &dyn Backend) {
+    let (id, token, mut alice, mut boss) = verified(b, json!({"vat": "DE12", "email": "x"}));
+    let e = assert_code(alice.complete(id, token, Some("done")), exit::ERROR);
+    match &e {
+        StoreError::BrokenRules { problems, .. } => {
+            let names: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
+            assert_eq!(names, ["vat", "email"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        e.to_string().contains("vat: \"DE12\" does not match"),
+        "{e}"
+    );
+    // Complete-and-next is refused the same way, and takes nothing.
+    boss.add(&NewItem::titled("next one")).unwrap();
+    assert_code(
+        alice.complete_and_next(id, token, None, &TakeNext::default()),
+        exit::ERROR,
+    );
+    assert_eq!(alice.item(id).unwrap().state, ItemState::Open);
+    // Staff may not override.
+    assert_code(
+        alice.complete_with(id, token, None, Some("checked by phone")),
+        exit::SUPERVISOR_ONLY,
+    );
+    // Corrected, it completes.
+    alice
+        .set_fields(id, token, &pairs(&[("vat", "DE123456789"), ("email", "")]))
+        .unwrap();
+    alice.complete(id, token, None).unwrap();
+    // A supervisor holding a broken record completes it with a reason, in the event.
+    let id2 = boss
+        .add(&NewItem {
+            params: json!({"email": "nope"}).to_string(),
+            ..NewItem::titled("second")
+        })
+        .unwrap()
+        .id;
+    let t2 = boss.take(id2).unwrap().lock_token;
+    assert_code(boss.complete(id2, t2, None), exit::ERROR);
+    assert_code(boss.complete_with(id2, t2, None, Some("  ")), exit::ERROR);
+    let next = boss
+        .complete_and_next_with(
+            id2,
+            t2,
+            None,
+            Some("VAT confirmed by phone"),
+            &TakeNext::default(),
+        )
+        .unwrap();
+    assert!(next.next.is_ok());
+    let done = boss
+        .history(id2)
+        .unwrap()
+        .into_iter()
+        .find(|e| e.kind == EventKind::Completed)
+        .unwrap();
+    assert_eq!(done.detail["override"], "VAT confirmed by phone");
+    assert_eq!(done.detail["broken"], json!(["vat", "email"]));
+    // Retried after a lost answer, the override is the same complete.
+    assert_eq!(
+        boss.complete_with(id2, t2, None, Some("VAT confirmed by phone"))
+            .unwrap(),
+        caseload::store::Applied::Already
+    );
+}
+
+fn fail_release_and_skip_are_never_blocked_by_rules(b: &dyn Backend) {
+    let (id, token, mut alice, _boss) = verified(b, json!({"vat": "bad"}));
+    alice.release(id, token).unwrap();
+    let t = alice.take(id).unwrap().lock_token;
+    alice.skip(id, t).unwrap();
+    let t = alice.take(id).unwrap().lock_token;
+    alice.fail(id, t, "supplier unreachable").unwrap();
+    assert_eq!(alice.item(id).unwrap().state, ItemState::Failed);
 }

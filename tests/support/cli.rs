@@ -131,7 +131,14 @@ pub fn fingerprint(db: &Path) -> String {
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
     out.push_str(&format!("v{v}\n"));
-    for table in ["queues", "items", "events", "users"] {
+    for table in [
+        "queues",
+        "items",
+        "events",
+        "users",
+        "audit",
+        "queue_fields",
+    ] {
         let mut stmt = conn
             .prepare(&format!("SELECT * FROM {table} ORDER BY 1"))
             .unwrap();

@@ -1,15 +1,17 @@
-//! Typed fields: `caseload field set|list|delete` (supervisors define a queue's fields).
+//! Typed fields: `caseload field set|list|delete` (supervisors define a queue's fields),
+//! `caseload set` and `caseload tick` (the holder corrects them).
 
 use std::io::Write;
 
 use serde_json::json;
 
-use crate::cli::CliResult;
-use crate::cli::args::{FieldCommand, FieldSetArgs};
-use crate::cli::output::write_json;
-use crate::domain::queue_fields::{FieldChange, FieldDef, split_list};
+use crate::cli::args::{FieldCommand, FieldSetArgs, HolderArgs};
+use crate::cli::commands::holder::token_for;
+use crate::cli::output::{item_json, write_json};
+use crate::cli::{CliResult, Failure};
+use crate::domain::queue_fields::{FieldChange, FieldDef, LineState, change_text, split_list};
 use crate::domain::sanitize;
-use crate::store::Store;
+use crate::store::{Store, exit};
 
 /// `caseload field …`.
 pub(crate) fn field_command(s: &mut dyn Store, f: FieldCommand, out: &mut dyn Write) -> CliResult {
@@ -115,4 +117,96 @@ pub(crate) fn rules_text(d: &FieldDef, position: usize) -> String {
         parts.push(format!("choices {}", d.choices.join(", ")));
     }
     parts.join(", ")
+}
+
+/// `NAME=VALUE` as a pair; usage (exit 2) without `=`.
+fn pair(v: &str) -> Result<(String, String), Failure> {
+    match v.split_once('=') {
+        Some((n, value)) if !n.trim().is_empty() => Ok((n.trim().to_string(), value.to_string())),
+        _ => Err(Failure {
+            code: exit::USAGE,
+            error: anyhow::anyhow!(
+                "'{}' is not NAME=VALUE (see caseload set --help)",
+                sanitize::line(v)
+            ),
+        }),
+    }
+}
+
+/// `caseload set ID NAME=VALUE…`: the holder's corrections, in one fenced write.
+pub(crate) fn set(
+    s: &mut dyn Store,
+    h: &HolderArgs,
+    values: &[String],
+    out: &mut dyn Write,
+) -> CliResult {
+    let pairs = values
+        .iter()
+        .map(|v| pair(v))
+        .collect::<Result<Vec<_>, _>>()?;
+    let token = token_for(s, h)?;
+    let changed = s.set_fields(h.id, token, &pairs)?;
+    if h.json {
+        changed_json(s, h.id, changed, out)?;
+    } else if changed.is_empty() {
+        writeln!(
+            out,
+            "Nothing changed on #{}: the values were already so",
+            h.id
+        )?;
+    } else {
+        for d in &changed {
+            writeln!(out, "#{} {}", h.id, sanitize::line(&change_text(d)))?;
+        }
+    }
+    Ok(())
+}
+
+/// A line's state from `tick`'s flags.
+pub(crate) fn line_state(not_done: Option<String>, undo: bool) -> LineState {
+    match (not_done, undo) {
+        (Some(r), _) => LineState::NotDone(r),
+        (None, true) => LineState::Todo,
+        (None, false) => LineState::Done,
+    }
+}
+
+/// `caseload tick ID FIELD LINE`: a checklist line ticked (or not done, or back to do).
+pub(crate) fn tick(
+    s: &mut dyn Store,
+    h: &HolderArgs,
+    field: &str,
+    line: &str,
+    state: &LineState,
+    out: &mut dyn Write,
+) -> CliResult {
+    let token = token_for(s, h)?;
+    let changed = s.tick(h.id, token, field, line, state)?;
+    if h.json {
+        return changed_json(s, h.id, changed.into_iter().collect(), out);
+    }
+    match changed {
+        Some(d) => writeln!(out, "#{} {}", h.id, sanitize::line(&change_text(&d)))?,
+        None => writeln!(
+            out,
+            "Nothing changed on #{}: that line was {} already",
+            h.id,
+            state.as_text()
+        )?,
+    }
+    Ok(())
+}
+
+/// `--json` of `set` and `tick`: the item's new state (as `show --json` names its
+/// fields) with `changed`, the `field_changed` details written.
+fn changed_json(
+    s: &mut dyn Store,
+    id: i64,
+    changed: Vec<serde_json::Value>,
+    out: &mut dyn Write,
+) -> CliResult {
+    let mut v = item_json(&s.item(id)?)?;
+    v["changed"] = json!(changed);
+    write_json(out, &v)?;
+    Ok(())
 }

@@ -149,10 +149,11 @@ pub(crate) fn complete(
     s: &mut dyn Store,
     h: &HolderArgs,
     result: Option<&str>,
+    over: Option<&str>,
     out: &mut dyn Write,
 ) -> CliResult {
     let token = token_for(s, h)?;
-    let applied = s.complete(h.id, token, result)?;
+    let applied = s.complete_with(h.id, token, result, over)?;
     if h.json {
         return new_state(s, h.id, out);
     }
@@ -170,7 +171,7 @@ pub(crate) fn complete(
 pub(crate) fn complete_next(
     s: &mut dyn Store,
     h: &HolderArgs,
-    result: Option<&str>,
+    (result, over): (Option<&str>, Option<&str>),
     queue: Option<String>,
     out: &mut dyn Write,
 ) -> CliResult {
@@ -180,7 +181,7 @@ pub(crate) fn complete_next(
         queue,
         skip: vec![],
     };
-    let done = s.complete_and_next(h.id, token, result, &next)?;
+    let done = s.complete_and_next_with(h.id, token, result, over, &next)?;
     if !json {
         let line = done_line(h.id, "Completed", "completed", done.finished);
         writeln!(out, "{line}")?;

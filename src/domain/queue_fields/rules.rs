@@ -266,3 +266,23 @@ pub fn canonical_text(def: &FieldDef, stored: Option<&Value>) -> Option<String> 
     }
     def.kind.canonical(&t, def).ok().map(|v| value_text(&v))
 }
+
+/// A `field_changed` event's detail in words: `vat: HU118166O02 → HU11816602`, with
+/// `(typed …)` when the value was normalised, and a checklist's line in brackets
+/// (`skus [NB-A5-DOT]: todo → done`). History, `show` and the review diff read it so.
+pub fn change_text(detail: &Value) -> String {
+    let text = |k: &str| match detail.get(k) {
+        Some(v) if !v.is_null() && !value_text(v).is_empty() => value_text(v),
+        _ => "(empty)".to_string(),
+    };
+    let field = detail.get("field").and_then(Value::as_str).unwrap_or("?");
+    let line = match detail.get("line").and_then(Value::as_str) {
+        Some(l) => format!(" [{l}]"),
+        None => String::new(),
+    };
+    let typed = match detail.get("typed").and_then(Value::as_str) {
+        Some(t) => format!(" (typed {t})"),
+        None => String::new(),
+    };
+    format!("{field}{line}: {} → {}{typed}", text("from"), text("to"))
+}

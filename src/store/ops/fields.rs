@@ -1,13 +1,21 @@
 //! Typed fields per queue: supervisors define, change, move and delete a queue's fields
 //! (each change audited as `field`, subject `QUEUE.FIELD`, old → new definition with its
-//! position).
+//! position); the holder sets values and ticks checklist lines under the lock (one fenced
+//! write of the params, one `field_changed` event per change); Complete checks the
+//! record's fields first.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use super::{Tx, known_queue, require_supervisor};
-use crate::domain::queue_fields::{FieldChange, FieldDef, reorder};
-use crate::domain::{AuditKind, AuditNote};
+use super::holder::explain_loss;
+use super::{ItemWrite, Tx, found, known_queue, require_supervisor};
+use crate::domain::item::check_text;
+use crate::domain::queue_fields::{
+    Checklist, FieldChange, FieldDef, FieldProblem, FieldType, LineState, check_typed, problems,
+    reorder, value_text,
+};
+use crate::domain::{AuditKind, AuditNote, EventKind, Item};
 use crate::store::error::{Result, StoreError};
+use crate::store::sql::{FENCE_HOLDER, SET_PARAMS};
 
 /// A definition as its audit records show it: its spec and its position (1 first).
 pub(crate) fn field_json(def: &FieldDef, position: usize) -> Value {
@@ -85,4 +93,192 @@ pub(crate) fn unknown_field(queue: &str, name: &str, defs: &[FieldDef]) -> Store
             false => format!("its fields: {}", known.join(", ")),
         }
     ))
+}
+
+/// The item held under `token` by the actor (for update), its params as a JSON object,
+/// and its queue's fields; a lock that is gone is explained as for any holder write.
+fn held_record(
+    tx: &mut dyn Tx,
+    id: i64,
+    token: i64,
+) -> Result<(Item, Map<String, Value>, Vec<FieldDef>)> {
+    let me = tx.actor().name.clone();
+    let item = found(id, tx.item_for_update(id)?)?;
+    if !item.held_with(&me, token) {
+        return Err(explain_loss(tx, id, token)?);
+    }
+    let params = match serde_json::from_str::<Value>(&item.params) {
+        Ok(Value::Object(m)) => m,
+        _ => {
+            return Err(StoreError::Invalid(format!(
+                "#{id}'s params are not a JSON object; a supervisor must correct them first"
+            )));
+        }
+    };
+    let defs = tx.fields(&item.queue)?;
+    Ok((item, params, defs))
+}
+
+/// Writes the changed params under the holder's lock, one `field_changed` event per
+/// detail (the first with the write itself).
+fn write_params(
+    tx: &mut dyn Tx,
+    id: i64,
+    token: i64,
+    params: Map<String, Value>,
+    details: &[Value],
+) -> Result<()> {
+    let text = Value::Object(params).to_string();
+    check_text("params", &text).map_err(|e| StoreError::Invalid(e.message))?;
+    let Some((first, rest)) = details.split_first() else {
+        return Ok(());
+    };
+    let w = ItemWrite {
+        set: SET_PARAMS,
+        fence: FENCE_HOLDER,
+        value: Some(&text),
+        kind: EventKind::FieldChanged,
+        detail: first.clone(),
+    };
+    if !tx.write_item(id, token, &w)? {
+        return Err(explain_loss(tx, id, token)?);
+    }
+    for d in rest {
+        tx.insert_event(id, EventKind::FieldChanged, d)?;
+    }
+    Ok(())
+}
+
+/// The holder sets fields of item `id` (`name`, what was typed), each checked against
+/// its type and rules and stored in its canonical form: one fenced write, one
+/// `field_changed` event per field that changes (`{field, from, to}`, `typed` when
+/// normalised). Returns the events' details (empty: every value was already so). A
+/// value that breaks a rule refuses the whole write (`BadValue`, naming the field).
+pub(crate) fn set_fields(
+    tx: &mut dyn Tx,
+    id: i64,
+    token: i64,
+    values: &[(String, String)],
+) -> Result<Vec<Value>> {
+    let (item, mut params, defs) = held_record(tx, id, token)?;
+    let mut details = Vec::new();
+    for (name, typed) in values {
+        let Some(def) = defs.iter().find(|d| d.name == *name) else {
+            return Err(unknown_field(&item.queue, name, &defs));
+        };
+        if def.kind == FieldType::Checklist {
+            return Err(StoreError::Invalid(format!(
+                "{name} is a checklist: tick its lines with `caseload tick {id} {name} LINE`"
+            )));
+        }
+        let to = check_typed(def, typed).map_err(|problem| {
+            StoreError::BadValue(FieldProblem {
+                field: name.clone(),
+                problem,
+            })
+        })?;
+        let from = params.get(name).cloned().unwrap_or(Value::Null);
+        if from == to || (value_text(&from).is_empty() && to.is_null()) {
+            continue;
+        }
+        let mut d = json!({"field": name, "from": from, "to": to, "token": token});
+        if value_text(&to) != typed.trim() {
+            d["typed"] = json!(typed);
+        }
+        match to {
+            Value::Null => params.remove(name),
+            v => params.insert(name.clone(), v),
+        };
+        details.push(d);
+    }
+    write_params(tx, id, token, params, &details)?;
+    Ok(details)
+}
+
+/// The holder ticks a checklist's line (`state`: done, not done for a reason, or back to
+/// do): one fenced write with its `field_changed` event (`{field, line, from, to}`, the
+/// states in words). `None` when the line was already so.
+pub(crate) fn tick(
+    tx: &mut dyn Tx,
+    id: i64,
+    token: i64,
+    field: &str,
+    line: &str,
+    state: &LineState,
+) -> Result<Option<Value>> {
+    let (item, mut params, defs) = held_record(tx, id, token)?;
+    let Some(def) = defs.iter().find(|d| d.name == field) else {
+        return Err(unknown_field(&item.queue, field, &defs));
+    };
+    if def.kind != FieldType::Checklist {
+        return Err(StoreError::Invalid(format!(
+            "{field} is a {} field, not a checklist: `caseload set {id} {field}=VALUE`",
+            def.kind.as_str()
+        )));
+    }
+    let mut list = Checklist::of(def, params.get(field))
+        .ok_or_else(|| StoreError::Invalid(format!("#{id}'s {field} is not a list of lines")))?;
+    let Some(i) = list.find(line) else {
+        let lines: Vec<&str> = list.lines.iter().map(|l| l.line.as_str()).collect();
+        return Err(StoreError::Invalid(format!(
+            "{field} of #{id} has no line '{}' (its lines: {})",
+            crate::domain::sanitize::line(line),
+            lines.join(", ")
+        )));
+    };
+    let from = list.lines[i].state.clone();
+    if from == *state {
+        return Ok(None);
+    }
+    list.lines[i].state = state.clone();
+    let detail = json!({"field": field, "line": list.lines[i].line, "from": from.as_text(),
+                        "to": state.as_text(), "token": token});
+    params.insert(field.to_string(), list.to_json());
+    write_params(tx, id, token, params, std::slice::from_ref(&detail))?;
+    Ok(Some(detail))
+}
+
+/// Complete's check of the record's fields (`w` the complete's write): unchanged when
+/// the item's queue has no fields or every field keeps its rules; refused
+/// (`BrokenRules`, each field named) when one breaks them, unless a supervisor
+/// completes anyway (`over`, the reason: recorded in the event with the fields it
+/// broke). An item not held under `token` is left to the fenced write to explain.
+pub(crate) fn check_complete<'a>(
+    tx: &mut dyn Tx,
+    id: i64,
+    token: i64,
+    w: &ItemWrite<'a>,
+    over: Option<&str>,
+) -> Result<ItemWrite<'a>> {
+    let mut w = w.clone();
+    if let Some(reason) = over {
+        // Recorded either way, so a retry after a lost answer is the same write.
+        w.detail["override"] = json!(reason);
+    }
+    let defs = tx.item_fields(id)?;
+    if defs.is_empty() {
+        return Ok(w);
+    }
+    let me = tx.actor().name.clone();
+    let Some(item) = tx.item_for_update(id)? else {
+        return Ok(w);
+    };
+    if !item.held_with(&me, token) {
+        return Ok(w);
+    }
+    let params = serde_json::from_str::<Value>(&item.params).unwrap_or(Value::Null);
+    let broken = problems(&defs, &params);
+    if broken.is_empty() {
+        return Ok(w);
+    }
+    if over.is_none() {
+        return Err(StoreError::BrokenRules {
+            id,
+            problems: broken,
+        });
+    }
+    require_supervisor(tx, "complete a record that breaks its fields' rules")?;
+    let names: Vec<&str> = broken.iter().map(|p| p.field.as_str()).collect();
+    w.detail["broken"] = json!(names);
+    Ok(w)
 }

@@ -122,11 +122,20 @@ fn done_before(tx: &mut dyn Tx, id: i64, w: &ItemWrite<'_>) -> Result<bool> {
     } else {
         tx.last_event(id, &[w.kind], Some(&me))?
     };
-    Ok(last.is_some_and(|e| e.actor == me && e.kind == w.kind && e.detail == w.detail))
+    // Which fields a supervisor's override completed over is learnt under the lock; a
+    // retry after the lock is gone cannot know it, and is the same write without it.
+    let same = |stored: &serde_json::Value| {
+        let mut stored = stored.clone();
+        if let Some(m) = stored.as_object_mut() {
+            m.remove("broken");
+        }
+        stored == w.detail
+    };
+    Ok(last.is_some_and(|e| e.actor == me && e.kind == w.kind && same(&e.detail)))
 }
 
 /// Why a fenced holder write changed nothing, in the holder's terms.
-fn explain_loss(tx: &mut dyn Tx, id: i64, token: i64) -> Result<StoreError> {
+pub(crate) fn explain_loss(tx: &mut dyn Tx, id: i64, token: i64) -> Result<StoreError> {
     let item: Item = found(id, tx.item(id)?)?;
     if item.state != ItemState::Open {
         return Ok(not_open(&item));

@@ -9,7 +9,7 @@ mod holder;
 mod supervise;
 mod take;
 
-pub(crate) use fields::{define_field, delete_field};
+pub(crate) use fields::{check_complete, define_field, delete_field, set_fields, tick};
 pub(crate) use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
 pub(crate) use supervise::{
@@ -170,6 +170,10 @@ pub(crate) trait Tx {
     fn put_queue(&mut self, q: &QueueSettings, note: &AuditNote) -> Result<()>;
     /// A queue's field definitions, in their order on screen.
     fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>>;
+    /// The field definitions of item `id`'s queue, in order (none when it has none, or
+    /// there is no such item): one lookup, so that completing an item of a queue without
+    /// fields costs one query and no more.
+    fn item_fields(&mut self, id: i64) -> Result<Vec<FieldDef>>;
     /// Writes field `def` of `queue` (creating it), every field of the queue placed as
     /// `order` names them (positions 1, 2, …), with its audit record. PostgreSQL writes
     /// both through a function that checks the session's role again.

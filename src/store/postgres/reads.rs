@@ -127,6 +127,19 @@ pub(super) fn fields(c: &mut Conn, queue: Option<&str>) -> TxResult<Vec<(String,
     all(rows, |c| rows::field_from(c))
 }
 
+/// Field definitions of item `id`'s queue, in order.
+pub(super) fn item_fields(c: &mut Conn, id: i64) -> TxResult<Vec<FieldDef>> {
+    let rows = c.query(
+        "SELECT f.queue, f.name, f.spec::text FROM items i \
+         JOIN queue_fields f ON f.queue = i.queue WHERE i.id = $1 ORDER BY f.position, f.name",
+        &[&id],
+    )?;
+    Ok(all(rows, |c| rows::field_from(c))?
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect())
+}
+
 /// A queue's settings, or `UnknownQueue` naming the known ones.
 pub(super) fn known_queue(c: &mut Conn, name: &str) -> TxResult<QueueSettings> {
     match load_queue(c, name)? {

@@ -145,7 +145,8 @@ pub fn insert_item(with_id: bool) -> &'static (String, Vec<String>) {
 /// written with `:me`, `:token`, `:now` and `:value`; see [`crate::store::sql`].)
 pub fn fenced_update(set: &str, fence: &str) -> String {
     let bind = |s: &str| {
-        s.replace(":me", "$2")
+        s.replace(":json", "$5::json")
+            .replace(":me", "$2")
             .replace(":token", "$3")
             .replace(":now", "$4")
             .replace(":value", "$5")

@@ -429,6 +429,11 @@ impl Tx for PgTx<'_> {
         Ok(self.lift(r)?.into_iter().map(|(_, d)| d).collect())
     }
 
+    fn item_fields(&mut self, id: i64) -> Result<Vec<FieldDef>> {
+        let r = super::reads::item_fields(self.c, id);
+        self.lift(r)
+    }
+
     fn put_field(
         &mut self,
         queue: &str,

@@ -75,6 +75,18 @@ pub(super) fn fields(c: &Connection, queue: Option<&str>) -> Result<Vec<(String,
     )
 }
 
+/// Field definitions of item `id`'s queue, in order.
+pub(super) fn item_fields(c: &Connection, id: i64) -> Result<Vec<FieldDef>> {
+    let all = collect(
+        c,
+        "SELECT f.queue, f.name, f.spec FROM items i JOIN queue_fields f ON f.queue = i.queue \
+         WHERE i.id = ?1 ORDER BY f.position, f.name",
+        [id],
+        |r| rows::field_from(&mut Cols::new(r)),
+    )?;
+    Ok(all.into_iter().map(|(_, d)| d).collect())
+}
+
 pub(super) fn history(c: &Connection, id: i64) -> Result<Vec<Event>> {
     load_item(c, id)?.ok_or(StoreError::NotFound(id))?;
     collect(

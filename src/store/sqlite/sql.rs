@@ -66,6 +66,8 @@ pub fn candidate_in(one_queue: bool, order: TakeOrder) -> String {
 /// An item write: `set` where the item is `:id` and `fence` holds (see
 /// [`crate::store::sql`] for both).
 pub fn fenced_update(set: &str, fence: &str) -> String {
+    // The column's json_valid CHECK reads the text: `:json` is the value as it is.
+    let set = set.replace(":json", ":value");
     format!("UPDATE items SET {set} WHERE id = :id AND {fence}")
 }
 

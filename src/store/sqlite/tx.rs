@@ -435,6 +435,10 @@ impl Tx for SqliteTx<'_> {
         super::reads::fields(self.c, Some(queue)).map(|f| f.into_iter().map(|(_, d)| d).collect())
     }
 
+    fn item_fields(&mut self, id: i64) -> Result<Vec<FieldDef>> {
+        super::reads::item_fields(self.c, id)
+    }
+
     fn put_field(
         &mut self,
         queue: &str,
