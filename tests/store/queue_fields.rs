@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::backend::{Backend, assert_code, kinds, setup};
+use crate::support::backend::{Adds, Backend, assert_code, kinds, setup};
 use caseload::domain::queue_fields::{FieldChange, FieldType, LineState};
 use caseload::domain::{AuditKind, EventKind, ItemState, NewItem, QueueUpdate};
 use caseload::store::{Store, StoreError, TakeNext, exit};
