@@ -1,4 +1,4 @@
--- caseload: the whole current PostgreSQL schema (version 11), the same meaning as schema.sql.
+-- caseload: the whole current PostgreSQL schema (version 12), the same meaning as schema.sql.
 --
 -- Fresh schemas are created from this file by the migrator in src/store/postgres/migrate.rs,
 -- inside one transaction holding pg_advisory_xact_lock, and recorded in caseload_schema, so
@@ -602,7 +602,7 @@ CREATE TRIGGER comments_stamp BEFORE INSERT ON comments FOR EACH ROW
     WHEN (NOT has_table_privilege(session_user, 'comments'::regclass, 'TRUNCATE'))
     EXECUTE FUNCTION caseload_stamp_comment();
 
--- Typed fields per queue (verification work, migrations/0011_queue_fields.sql): each
+-- Typed fields per queue (verification work, migrations/0012_queue_fields.sql): each
 -- queue's field definitions in screen order, `spec` the definition as JSON. Everyday
 -- roles read them; supervisors change them through the SECURITY DEFINER functions below.
 CREATE TABLE queue_fields (

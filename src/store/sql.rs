@@ -405,8 +405,8 @@ mod tests {
         let schemas = [
             include_str!("../../schema.sql"),
             include_str!("../../schema.pg.sql"),
-            include_str!("sqlite/migrations/0011_queue_fields.sql"),
-            include_str!("postgres/migrations/0011_queue_fields.sql"),
+            include_str!("sqlite/migrations/0012_queue_fields.sql"),
+            include_str!("postgres/migrations/0012_queue_fields.sql"),
         ];
         for schema in schemas {
             let squeezed = schema.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -1,4 +1,4 @@
--- PostgreSQL schema version 11. Never edit: append a new step instead.
+-- PostgreSQL schema version 12. Never edit: append a new step instead.
 -- Typed fields per queue (verification work): each queue's field definitions in screen
 -- order, `spec` the definition as JSON (domain::queue_fields::FieldDef::spec_json).
 -- Everyday roles read them; supervisors change them only through the SECURITY DEFINER

@@ -1,4 +1,4 @@
--- SQLite schema version 11. Never edit: append a new step instead.
+-- SQLite schema version 12. Never edit: append a new step instead.
 -- Typed fields per queue (verification work): each queue's field definitions, in order,
 -- written by supervisors with an audit record ('field'); a holder's correction writes a
 -- `field_changed` event. The event and audit kinds were CHECK constraints, which SQLite
