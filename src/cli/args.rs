@@ -413,6 +413,13 @@ pub struct ImportArgs {
     /// (default: rows get new ids and the file's ids are ignored).
     #[arg(long)]
     pub keep_ids: bool,
+    /// Define a `text` field of the queue for each column (or JSON key) that names
+    /// neither a column of the item nor one of the queue's fields, before importing
+    /// (supervisor only; audited; tighten the types afterwards with `caseload field set`).
+    /// Without it such a column refuses the import, listing the queue's fields. A column
+    /// named like a field always goes into params under that name.
+    #[arg(long)]
+    pub define_fields: bool,
 }
 
 #[derive(Debug, Args)]

@@ -73,6 +73,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload import all.jsonl --keep-ids",
                 "an export read back with the ids it had",
             ),
+            (
+                "caseload import suppliers.csv --queue verification --define-fields",
+                "a column per field: unknown columns become text fields",
+            ),
         ],
     ),
     (

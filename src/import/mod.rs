@@ -20,6 +20,9 @@ pub use read::{Parsed, Row, Rows};
 pub use run::{ImportError, Options, Progress, Summary, import};
 
 use crate::domain::fields::{self, Col, FIELDS, Field, Kind, Value, Who};
+use crate::domain::queue_fields::{
+    Checklist, FieldDef, FieldType, check_stored, check_typed, validate_name, value_text,
+};
 use crate::domain::time::parse_rfc3339;
 use crate::domain::{Cell, NewItem, sanitize};
 
@@ -65,6 +68,130 @@ fn known_columns() -> String {
         .map(|f| f.key())
         .collect();
     keys.join(", ")
+}
+
+/// The fields of the queue an import goes into (`--queue`): a CSV column or JSON Lines
+/// key named like one goes into `params[NAME]`. With `define` (a supervisor's
+/// `--define-fields`), a column that names neither a column of the item nor a field
+/// becomes a new `text` field, which the import defines (audited) before it writes.
+#[derive(Debug, Clone, Default)]
+pub struct ImportFields {
+    /// The queue whose fields these are.
+    pub queue: String,
+    /// Its fields in their order, then those this import defines.
+    pub defs: Vec<FieldDef>,
+    /// Define a text field for each unknown column.
+    pub define: bool,
+    /// How many of `defs` the queue had before (the rest are new).
+    had: usize,
+}
+
+impl ImportFields {
+    /// The fields `defs` of `queue`; `define` adds a text field per unknown column.
+    pub fn new(queue: &str, defs: Vec<FieldDef>, define: bool) -> ImportFields {
+        ImportFields {
+            queue: queue.to_string(),
+            had: defs.len(),
+            defs,
+            define,
+        }
+    }
+
+    /// The fields this import defines (unknown columns, with `define`).
+    pub fn new_fields(&self) -> &[FieldDef] {
+        &self.defs[self.had..]
+    }
+
+    /// The field a column or key `name` (`shown` as the file spells it) fills, by its
+    /// index in `defs`, defining it when so asked; `Err` says why it is refused (`what`:
+    /// column or key).
+    fn column(&mut self, name: &str, shown: &str, what: &str) -> Result<usize, String> {
+        if let Some(i) = self.defs.iter().position(|d| d.name == name) {
+            return Ok(i);
+        }
+        if !self.define {
+            let fields = match self.defs.is_empty() {
+                true => format!("queue '{}' has no fields", self.queue),
+                false => {
+                    let names: Vec<&str> = self.defs.iter().map(|d| d.name.as_str()).collect();
+                    format!("fields of queue '{}': {}", self.queue, names.join(", "))
+                }
+            };
+            return Err(format!(
+                "unknown {what} '{}' ({what}s: {}; {fields}; a supervisor's --define-fields \
+                 defines a text field for each unknown {what})",
+                sanitize::line(shown),
+                known_columns(),
+            ));
+        }
+        validate_name(name).map_err(|e| format!("{what} '{}': {e}", sanitize::line(shown)))?;
+        self.defs.push(FieldDef::new(name, FieldType::Text));
+        Ok(self.defs.len() - 1)
+    }
+}
+
+/// What an imported value of field `def` is stored as in `params`: a value of its type in
+/// its canonical form (as `caseload set` stores it), or, when it breaks the field's rules,
+/// what the file gave as it is (fixing it is the work); `None` for an empty one.
+pub fn stored_value(def: &FieldDef, v: serde_json::Value) -> Option<serde_json::Value> {
+    use serde_json::Value as J;
+    match &v {
+        J::Null => return None,
+        J::String(s) if s.trim().is_empty() => return None,
+        _ => {}
+    }
+    if def.kind == FieldType::Checklist {
+        return Some(Checklist::of(def, Some(&v)).map_or(v, |c| c.to_json()));
+    }
+    if matches!(v, J::Array(_) | J::Object(_)) {
+        return Some(v);
+    }
+    match check_typed(def, &value_text(&v)) {
+        Ok(J::Null) => None,
+        Ok(c) => Some(c),
+        Err(_) => Some(v),
+    }
+}
+
+/// Puts the row's field values into the item's params (`given`: by index in `defs`).
+fn merge_fields(
+    item: &mut NewItem,
+    given: Vec<(usize, serde_json::Value)>,
+    defs: &[FieldDef],
+) -> Result<(), String> {
+    let mut params = match serde_json::from_str::<serde_json::Value>(&item.params) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => return Err("params is not a JSON object, so field values cannot join it".into()),
+    };
+    for (i, v) in given {
+        let def = &defs[i];
+        let Some(v) = stored_value(def, v) else {
+            continue;
+        };
+        if params.contains_key(&def.name) {
+            return Err(format!(
+                "field {} is given twice (as its own column and in params)",
+                def.name
+            ));
+        }
+        params.insert(def.name.clone(), v);
+    }
+    item.params = serde_json::Value::Object(params).to_string();
+    Ok(())
+}
+
+/// The fields (by index in `defs`) whose value in the item's params breaks their rules,
+/// as Complete would find them.
+fn broken_fields(item: &NewItem, defs: &[FieldDef]) -> Vec<usize> {
+    if defs.is_empty() {
+        return Vec::new();
+    }
+    let params: serde_json::Value =
+        serde_json::from_str(&item.params).unwrap_or(serde_json::Value::Null);
+    (defs.iter().enumerate())
+        .filter(|(_, d)| check_stored(d, params.get(&d.name)).is_err())
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// Sizes import batches so that each write transaction takes about [`BATCH_TARGET`]:
@@ -122,15 +249,18 @@ pub(crate) const MAX_REPORTED: usize = 50;
 /// stops the import before it can fill memory.
 pub(crate) const MAX_ROW_BYTES: usize = 16 * 1024 * 1024;
 
-/// One row as read, before checking: the text of each column the file gives.
+/// One row as read, before checking: the text of each column the file gives, and the
+/// values of the queue's fields (by index in the import's field list).
 struct RawRow {
     values: [Option<String>; fields::COUNT],
+    fields: Vec<(usize, serde_json::Value)>,
 }
 
 impl Default for RawRow {
     fn default() -> Self {
         RawRow {
             values: std::array::from_fn(|_| None),
+            fields: Vec::new(),
         }
     }
 }
@@ -145,12 +275,14 @@ impl RawRow {
     }
 
     /// The checked row: an item to add, or a finished row (state done/failed/cancelled)
-    /// that an import leaves out. The item is validated when `validate`.
+    /// that an import leaves out. The item is validated (and its fields' rules checked)
+    /// when `validate`; `defs` are the import's fields.
     fn into_parsed(
         mut self,
         line: u64,
         default_queue: &str,
         validate: bool,
+        defs: &[FieldDef],
     ) -> Result<Parsed, String> {
         let nonempty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
         match nonempty(self.take(Col::State)).as_deref().map(str::trim) {
@@ -184,10 +316,21 @@ impl RawRow {
                 item.put(f.col, v);
             }
         }
+        let given = std::mem::take(&mut self.fields);
+        if !given.is_empty() {
+            merge_fields(&mut item, given, defs)?;
+        }
+        let mut broken = Vec::new();
         if validate {
             item.validate().map_err(|e| e.message)?;
+            broken = broken_fields(&item, defs);
         }
-        Ok(Parsed::Item(Row { line, item, id }))
+        Ok(Parsed::Item(Row {
+            line,
+            item,
+            id,
+            broken,
+        }))
     }
 }
 
@@ -353,7 +496,7 @@ mod tests {
 
     /// Every parsed row of `data`, or every bad line.
     fn parse(data: &[u8], format: Format, q: &str) -> Result<Vec<NewItem>, Vec<LineError>> {
-        let mut rows = match Rows::new(data, format, q) {
+        let mut rows = match Rows::new(data, format, q, ImportFields::default()) {
             Ok(r) => r,
             Err(e) => return Err(vec![e]),
         };
@@ -488,7 +631,7 @@ mod tests {
         let data = b"id,queue,request_id,title,state,due_at,created_at,lock_token\n\
             7,q,,open one,open,2026-12-01T00:00:00.000Z,2026-01-01T00:00:00.000Z,3\n\
             8,q,,done one,done,,2026-01-01T00:00:00.000Z,1\n";
-        let mut rows = Rows::new(&data[..], Format::Csv, "d").unwrap();
+        let mut rows = Rows::new(&data[..], Format::Csv, "d", ImportFields::default()).unwrap();
         let Ok(Some(Parsed::Item(r))) = rows.next_row() else {
             panic!("an item")
         };

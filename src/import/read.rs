@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::io::{BufRead, BufReader, Read};
 use std::rc::Rc;
 
-use super::{Format, LineError, MAX_ROW_BYTES, RawRow, column, known_columns};
+use super::{Format, ImportFields, LineError, MAX_ROW_BYTES, RawRow, column};
 use crate::domain::fields::{Col, Field, Kind, Who};
 use crate::domain::{NewItem, sanitize};
 
@@ -18,6 +18,9 @@ pub struct Row {
     pub item: NewItem,
     /// The `id` column (an exported file), kept with `--keep-ids` where free.
     pub id: Option<i64>,
+    /// The fields (by index in the import's field list) whose value breaks their rules
+    /// (found by the first pass; the second does not look).
+    pub broken: Vec<usize>,
 }
 
 /// What one row of the file is.
@@ -43,12 +46,21 @@ struct Build {
     default_queue: String,
     /// Validate each item (off for rows the first pass checked, see [`Rows::checked_before`]).
     validate: bool,
+    /// The fields of the queue the import goes into.
+    fields: ImportFields,
+}
+
+/// What a CSV column holds: a column of the item, or a field's value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Column {
+    Item(&'static Field),
+    Field(usize),
 }
 
 enum Inner<R: Read> {
     Csv {
         reader: csv::Reader<Guard<BufReader<R>>>,
-        columns: Vec<Option<&'static Field>>,
+        columns: Vec<Column>,
         record: csv::StringRecord,
         fault: Rc<Cell<Option<LineError>>>,
         done: bool,
@@ -62,9 +74,15 @@ enum Inner<R: Read> {
 }
 
 impl<R: Read> Rows<R> {
-    /// Starts reading; a CSV header that names an unknown column, names one twice or
-    /// lacks `title` is refused here.
-    pub fn new(source: R, format: Format, default_queue: &str) -> Result<Self, LineError> {
+    /// Starts reading; a CSV header that names an unknown column (neither the item's nor
+    /// one of `fields`, unless they define new ones), names one twice or lacks `title` is
+    /// refused here.
+    pub fn new(
+        source: R,
+        format: Format,
+        default_queue: &str,
+        mut fields: ImportFields,
+    ) -> Result<Self, LineError> {
         let mut source = BufReader::with_capacity(64 * 1024, source);
         skip_bom(&mut source).map_err(|e| LineError {
             line: 1,
@@ -81,7 +99,7 @@ impl<R: Read> Rows<R> {
                     Ok(h) => h.clone(),
                     Err(e) => return Err(csv_error(&e, 1, &fault)),
                 };
-                let columns = header_columns(&headers)?;
+                let columns = header_columns(&headers, &mut fields)?;
                 Inner::Csv {
                     reader,
                     columns,
@@ -102,8 +120,14 @@ impl<R: Read> Rows<R> {
             build: Build {
                 default_queue: default_queue.to_string(),
                 validate: true,
+                fields,
             },
         })
+    }
+
+    /// The import's fields: the queue's, then those it would define (found so far).
+    pub fn fields(&self) -> &ImportFields {
+        &self.build.fields
     }
 
     /// For the second pass, over rows the first one validated: items are built without
@@ -118,7 +142,9 @@ impl<R: Read> Rows<R> {
     /// True when the file is CSV and its header has no column `col`.
     pub(crate) fn lacks_column(&self, col: Col) -> bool {
         match &self.inner {
-            Inner::Csv { columns, .. } => !columns.iter().flatten().any(|f| f.col == col),
+            Inner::Csv { columns, .. } => !columns
+                .iter()
+                .any(|c| matches!(c, Column::Item(f) if f.col == col)),
             Inner::Jsonl { .. } => false,
         }
     }
@@ -126,7 +152,7 @@ impl<R: Read> Rows<R> {
     /// The next row; `Ok(None)` at the end. `Err` is a fault after which nothing more
     /// can be read (an unclosed quote, a runaway row, a read error).
     pub fn next_row(&mut self) -> Result<Option<Parsed>, LineError> {
-        let q = &self.build;
+        let q = &mut self.build;
         match &mut self.inner {
             Inner::Csv {
                 reader,
@@ -151,9 +177,13 @@ impl<R: Read> Rows<R> {
                         }
                         let mut raw = RawRow::default();
                         for (c, v) in columns.iter().zip(record.iter()) {
-                            if let Some(c) = c {
-                                // A cell `export` neutralized reads as what it stood for.
-                                raw.set(c, super::restore(v).to_string());
+                            // A cell `export` neutralized reads as what it stood for.
+                            let v = super::restore(v).to_string();
+                            match c {
+                                Column::Item(f) => raw.set(f, v),
+                                Column::Field(i) => {
+                                    raw.fields.push((*i, serde_json::Value::String(v)))
+                                }
                             }
                         }
                         return Ok(Some(checked(raw, line, q)));
@@ -188,7 +218,7 @@ fn next_jsonl<R: Read>(
     line: &mut u64,
     buf: &mut Vec<u8>,
     done: &mut bool,
-    q: &Build,
+    q: &mut Build,
 ) -> Result<Option<Parsed>, LineError> {
     loop {
         if *done {
@@ -256,28 +286,41 @@ fn skip_bom(r: &mut impl BufRead) -> std::io::Result<()> {
 }
 
 fn checked(raw: RawRow, line: u64, build: &Build) -> Parsed {
-    raw.into_parsed(line, &build.default_queue, build.validate)
-        .unwrap_or_else(|message| Parsed::Bad(LineError { line, message }))
+    raw.into_parsed(
+        line,
+        &build.default_queue,
+        build.validate,
+        &build.fields.defs,
+    )
+    .unwrap_or_else(|message| Parsed::Bad(LineError { line, message }))
 }
 
-fn header_columns(headers: &csv::StringRecord) -> Result<Vec<Option<&'static Field>>, LineError> {
+fn header_columns(
+    headers: &csv::StringRecord,
+    fields: &mut ImportFields,
+) -> Result<Vec<Column>, LineError> {
     let mut problems = Vec::new();
-    let mut columns: Vec<Option<&'static Field>> = Vec::new();
+    let mut columns: Vec<Column> = Vec::new();
     for h in headers.iter() {
         let name = h.trim().trim_start_matches('\u{feff}').to_ascii_lowercase();
-        match column(&name) {
-            None => problems.push(format!(
-                "unknown column '{}' (columns: {})",
-                sanitize::line(h),
-                known_columns()
-            )),
-            Some(f) if columns.contains(&Some(f)) => {
-                problems.push(format!("column '{}' appears twice", f.key()))
-            }
-            Some(f) => columns.push(Some(f)),
+        let c = match column(&name) {
+            Some(f) => Column::Item(f),
+            None => match fields.column(&name, h, "column") {
+                Ok(i) => Column::Field(i),
+                Err(e) => {
+                    problems.push(e);
+                    continue;
+                }
+            },
+        };
+        if columns.contains(&c) {
+            problems.push(format!("column '{}' appears twice", sanitize::line(&name)));
+        } else {
+            columns.push(c);
         }
     }
-    if !columns.iter().flatten().any(|f| f.col == Col::Title) {
+    let title = |c: &Column| matches!(c, Column::Item(f) if f.col == Col::Title);
+    if !columns.iter().any(title) {
         problems.push("the header has no 'title' column".into());
     }
     if problems.is_empty() {
@@ -290,7 +333,7 @@ fn header_columns(headers: &csv::StringRecord) -> Result<Vec<Option<&'static Fie
     }
 }
 
-fn json_row(text: &[u8], line: u64, build: &Build) -> Parsed {
+fn json_row(text: &[u8], line: u64, build: &mut Build) -> Parsed {
     let bad = |message: String| Parsed::Bad(LineError { line, message });
     let Ok(text) = std::str::from_utf8(text) else {
         return bad("is not valid UTF-8".into());
@@ -302,23 +345,25 @@ fn json_row(text: &[u8], line: u64, build: &Build) -> Parsed {
     let Some(obj) = value.as_object() else {
         return bad("is not a JSON object".into());
     };
-    match raw_from_json(obj) {
+    match raw_from_json(obj, &mut build.fields) {
         Ok(raw) => checked(raw, line, build),
         Err(m) => bad(m),
     }
 }
 
-fn raw_from_json(obj: &serde_json::Map<String, serde_json::Value>) -> Result<RawRow, String> {
+fn raw_from_json(
+    obj: &serde_json::Map<String, serde_json::Value>,
+    fields: &mut ImportFields,
+) -> Result<RawRow, String> {
     use serde_json::Value;
     let mut raw = RawRow::default();
     let mut seen: Vec<&Field> = Vec::new();
     for (k, v) in obj {
         let Some(f) = column(k) else {
-            return Err(format!(
-                "unknown key '{}' (keys: {})",
-                sanitize::line(k),
-                known_columns()
-            ));
+            // A JSON object's keys are distinct: a field is given once.
+            let i = fields.column(k, k, "key")?;
+            raw.fields.push((i, v.clone()));
+            continue;
         };
         let c = f.key();
         if seen.contains(&f) {

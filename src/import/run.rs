@@ -10,11 +10,12 @@ use std::time::{Instant, SystemTime};
 
 use super::keep::{KeptIds, Plan};
 use super::{
-    BatchSizer, FileIdentity, Fnv128, Format, LineError, MAX_REPORTED, MIN_BATCH, Parsed, Rows,
-    derived_key,
+    BatchSizer, FileIdentity, Fnv128, Format, ImportFields, LineError, MAX_REPORTED, MIN_BATCH,
+    Parsed, Rows, derived_key,
 };
 use crate::domain::fields::Col;
-use crate::domain::queue::DEFAULT_QUEUE;
+use crate::domain::queue::{DEFAULT_QUEUE, QueueUpdate};
+use crate::domain::queue_fields::{FieldChange, FieldType};
 use crate::domain::{Millis, NewItem, Role};
 use crate::store::{AddOptions, Added, Store, StoreError};
 
@@ -28,6 +29,9 @@ pub struct Options<'a> {
     pub create_queues: bool,
     /// Every row keeps its `id` (a supervisor's action; see [`super::keep`]).
     pub keep_ids: bool,
+    /// Define a `text` field of the default queue for each column that names neither a
+    /// column of the item nor one of its fields (a supervisor's action).
+    pub define_fields: bool,
 }
 
 /// How an import is going, for a progress bar.
@@ -63,6 +67,11 @@ pub struct Summary {
     /// The longest write transaction, timed around the store call: an upper bound of
     /// how long the import held the write lock at once (it includes waiting for it).
     pub longest_write: std::time::Duration,
+    /// Per field of the queue (in its order; only those with any): how many rows' values
+    /// break its rules (imported as they are: fixing them is the work).
+    pub broken: Vec<(String, u64)>,
+    /// The text fields this import defined (`--define-fields`), in order.
+    pub defined: Vec<String>,
 }
 
 /// Why an import stopped.
@@ -130,17 +139,22 @@ pub fn import(
         )));
     }
     let store_err = |error| ImportError::Store { error, written: 0 };
-    if opts.keep_ids {
+    for (asked, what) in [
+        (opts.keep_ids, "import keeping ids"),
+        (opts.define_fields, "define fields (--define-fields)"),
+    ] {
         // Refused before the file is read (the write checks it again).
         let me = store.actor().name.clone();
-        if store.role(&me).map_err(store_err)? == Role::Staff {
+        if asked && store.role(&me).map_err(store_err)? == Role::Staff {
             return Err(store_err(StoreError::SupervisorOnly(format!(
-                "{me} is staff and may not import keeping ids"
+                "{me} is staff and may not {what}"
             ))));
         }
     }
+    let defs = store.fields(opts.default_queue).map_err(store_err)?;
+    let fields = ImportFields::new(opts.default_queue, defs, opts.define_fields);
     let stamp = Stamp::of(&file).map_err(ImportError::Read)?;
-    let checked = check(store, &file, stamp.len, opts, progress)?;
+    let checked = check(store, &file, stamp.len, opts, fields, progress)?;
     if !opts.create_queues {
         // All rows or none: every queue named is known before the first batch is written.
         let known: Vec<String> = store
@@ -164,7 +178,56 @@ pub fn import(
             });
         }
     }
-    write(store, &file, &stamp, &checked, opts, progress)
+    let defined = define_fields(store, opts, &checked.fields)?;
+    // The second pass builds the rows as the first one did (the same definitions).
+    let fields = ImportFields::new(opts.default_queue, checked.fields.defs.clone(), false);
+    let mut summary = write(store, &file, &stamp, &checked, opts, fields, progress)?;
+    summary.defined = defined;
+    summary.broken = (checked.fields.defs.iter())
+        .zip(&checked.broken)
+        .filter(|(_, n)| **n > 0)
+        .map(|(d, n)| (d.name.clone(), *n))
+        .collect();
+    Ok(summary)
+}
+
+/// With `--define-fields`, defines the text fields the first pass found columns for
+/// (each audited as `caseload field set` is), creating the queue first when asked to.
+fn define_fields(
+    store: &mut dyn Store,
+    opts: &Options<'_>,
+    fields: &ImportFields,
+) -> Result<Vec<String>, ImportError> {
+    let store_err = |error| ImportError::Store { error, written: 0 };
+    let new = fields.new_fields();
+    if new.is_empty() {
+        return Ok(Vec::new());
+    }
+    let q = opts.default_queue;
+    let known = store.queues().map_err(store_err)?;
+    if !known.iter().any(|k| k.name == q) {
+        if !(opts.create_queues || q == DEFAULT_QUEUE) {
+            return Err(store_err(StoreError::UnknownQueue {
+                name: q.to_string(),
+                known: known.into_iter().map(|k| k.name).collect(),
+            }));
+        }
+        store
+            .set_queue(q, &QueueUpdate::default(), true)
+            .map_err(store_err)?;
+    }
+    let change = FieldChange {
+        kind: Some(FieldType::Text),
+        ..FieldChange::default()
+    };
+    let mut defined = Vec::new();
+    for def in new {
+        store
+            .define_field(q, &def.name, &change)
+            .map_err(store_err)?;
+        defined.push(def.name.clone());
+    }
+    Ok(defined)
 }
 
 /// What the first pass learnt.
@@ -179,6 +242,10 @@ struct Checked {
     queues: std::collections::BTreeSet<String>,
     /// With `--keep-ids`: how to keep them.
     kept: Option<Plan>,
+    /// The import's fields (those it would define included).
+    fields: ImportFields,
+    /// Per field (by index): rows whose value breaks its rules.
+    broken: Vec<u64>,
 }
 
 /// The bad lines found so far: the first [`MAX_REPORTED`], and how many.
@@ -230,6 +297,7 @@ fn check(
     file: &File,
     total: u64,
     opts: &Options<'_>,
+    fields: ImportFields,
     progress: &mut dyn Progress,
 ) -> Result<Checked, ImportError> {
     let store_err = |error| ImportError::Store { error, written: 0 };
@@ -242,8 +310,9 @@ fn check(
         seen: seen.clone(),
     };
     progress.checking(0, total, 0);
-    let mut rows = Rows::new(tap, opts.format, opts.default_queue).map_err(bad_header)?;
+    let mut rows = Rows::new(tap, opts.format, opts.default_queue, fields).map_err(bad_header)?;
     let mut kept = keeping(store, &rows, opts)?;
+    let mut broken: Vec<u64> = Vec::new();
     let (mut n, mut finished) = (0u64, 0u64);
     let mut bad = BadLines::default();
     let mut chain = Fnv128::default();
@@ -257,6 +326,12 @@ fn check(
                 }
                 chain.row(&r);
                 n += 1;
+                for &i in &r.broken {
+                    if broken.len() <= i {
+                        broken.resize(i + 1, 0);
+                    }
+                    broken[i] += 1;
+                }
                 if n.is_multiple_of(MIN_BATCH as u64) {
                     checkpoints.push(chain.value());
                     if n.is_multiple_of(1000) {
@@ -276,6 +351,7 @@ fn check(
             }
         }
     }
+    let fields = rows.fields().clone();
     drop(rows);
     let file_id = seen.borrow().finish();
     let kept = match kept {
@@ -299,6 +375,8 @@ fn check(
         file_id,
         queues,
         kept,
+        fields,
+        broken,
     })
 }
 
@@ -414,6 +492,7 @@ fn write(
     stamp: &Stamp,
     checked: &Checked,
     opts: &Options<'_>,
+    fields: ImportFields,
     progress: &mut dyn Progress,
 ) -> Result<Summary, ImportError> {
     let mut summary = Summary {
@@ -434,7 +513,7 @@ fn write(
     };
     unchanged(file, 0)?;
     file.rewind().map_err(ImportError::Read)?;
-    let rows = Rows::new(file, opts.format, opts.default_queue)
+    let rows = Rows::new(file, opts.format, opts.default_queue, fields)
         .map_err(|_| changed("its header changed", 0))?
         .checked_before();
     // Rows added before the batches (the one `--keep-ids` adds first).

@@ -189,6 +189,7 @@ fn import_while_changing(change: fn(&std::path::Path)) -> (ImportError, i64) {
         default_queue: "default",
         create_queues: true,
         keep_ids: false,
+        define_fields: false,
     };
     let err = import::import(&mut *store, &path, &opts, &mut progress)
         .expect_err("the change is noticed");

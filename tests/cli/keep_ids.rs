@@ -215,6 +215,7 @@ fn keep(store: &mut dyn Store, path: &std::path::Path, progress: &mut dyn Progre
         default_queue: "default",
         create_queues: true,
         keep_ids: true,
+        define_fields: false,
     };
     import::import(store, path, &opts, progress).unwrap_or_else(|e| panic!("import: {e:?}"))
 }
@@ -277,6 +278,7 @@ fn an_import_cut_short_and_run_again_keeps_every_id_once() {
         default_queue: "default",
         create_queues: true,
         keep_ids: true,
+        define_fields: false,
     };
     let mut stop = StopAfterFirstBatch {
         path: path.clone(),
@@ -344,6 +346,7 @@ fn an_item_added_into_the_kept_range_during_the_check_refuses_the_import() {
         default_queue: "default",
         create_queues: true,
         keep_ids: true,
+        define_fields: false,
     };
     let mut meanwhile = AddWhileChecking {
         other: backend.open("q", 0),

@@ -28,6 +28,7 @@ mod keep_ids;
 mod local_time;
 mod no_typos;
 mod open_path;
+mod records;
 mod report;
 mod search;
 mod security;

@@ -108,6 +108,7 @@ pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write)
         default_queue: &queue,
         create_queues: a.create_queue,
         keep_ids: a.keep_ids,
+        define_fields: a.define_fields,
     };
     let result = import::import(s, &a.file, &opts, &mut bars);
     bars.clear();
@@ -213,6 +214,21 @@ fn import_summary(shown: &str, s: &import::Summary) -> String {
         line.push_str(&format!(
             "; left out {} finished row(s) (done, failed or cancelled)",
             s.finished
+        ));
+    }
+    if !s.defined.is_empty() {
+        line.push_str(&format!(
+            "; defined text field(s): {}",
+            s.defined.join(", ")
+        ));
+    }
+    if !s.broken.is_empty() {
+        let per: Vec<String> = (s.broken.iter())
+            .map(|(f, n)| format!("{f} {n}"))
+            .collect();
+        line.push_str(&format!(
+            "; rows whose value breaks a field's rules (imported as they are): {}",
+            per.join(", ")
         ));
     }
     line
