@@ -9,7 +9,7 @@ use crate::support::cli::Env;
 
 /// Runs `story` on a fresh SQLite database and, when a server is configured, on a fresh
 /// PostgreSQL schema (`sup` created both, so is their first supervisor).
-pub fn on_both(story: impl Fn(&Env)) {
+pub(crate) fn on_both(story: impl Fn(&Env)) {
     story(&Env::init("sup"));
     if let Some(pg) = PgBackend::from_env() {
         let env = Env {
@@ -22,28 +22,34 @@ pub fn on_both(story: impl Fn(&Env)) {
 }
 
 /// Queue `q` with fields vat (required, a pattern), email, phone (Germany) and count.
-pub fn supplier_queue(env: &Env, q: &str) {
+pub(crate) fn supplier_queue(env: &Env, q: &str) {
     env.ok("sup", &["queue", "set", q, "--create"]);
     let field = |name: &str, rest: &[&str]| {
         env.ok("sup", &[&["field", "set", q, name][..], rest].concat());
     };
     field(
         "vat",
-        &["--type", "text", "--required", "--pattern", "^[A-Z]{2}[0-9A-Z]{8,12}$"],
+        &[
+            "--type",
+            "text",
+            "--required",
+            "--pattern",
+            "^[A-Z]{2}[0-9A-Z]{8,12}$",
+        ],
     );
     field("email", &["--type", "email"]);
     field("phone", &["--type", "phone", "--country", "DE"]);
     field("count", &["--type", "integer"]);
 }
 
-pub fn write(env: &Env, name: &str, text: &str) -> String {
+pub(crate) fn write(env: &Env, name: &str, text: &str) -> String {
     let path = env.dir.path().join(name);
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_string()
 }
 
 /// Every item of queue `q` as exported (JSON Lines), by id.
-pub fn items(env: &Env, q: &str) -> Vec<Value> {
+pub(crate) fn items(env: &Env, q: &str) -> Vec<Value> {
     env.ok("sup", &["export", "--queue", q, "--format", "jsonl"])
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -95,7 +101,11 @@ fn import_fills_the_fields_and_counts_the_values_that_break_a_rule() {
         assert_eq!(p[1]["email"], "b@@example");
         assert_eq!(p[1]["count"], "x");
         // Empty cells set nothing.
-        assert!(p[2].get("vat").is_none() && p[2].get("phone").is_none(), "{}", p[2]);
+        assert!(
+            p[2].get("vat").is_none() && p[2].get("phone").is_none(),
+            "{}",
+            p[2]
+        );
 
         // JSON Lines: keys named like fields, next to params' own keys.
         let jsonl = write(
@@ -104,7 +114,10 @@ fn import_fills_the_fields_and_counts_the_values_that_break_a_rule() {
             "{\"title\":\"J\",\"vat\":\"FR12345678901\",\"count\":7,\"params\":{\"note\":\"x\"}}\n",
         );
         let out = env.ok("alice", &["import", &jsonl, "--queue", "verify"]);
-        assert!(out.contains("Imported 1 new") && !out.contains("breaks"), "{out}");
+        assert!(
+            out.contains("Imported 1 new") && !out.contains("breaks"),
+            "{out}"
+        );
         let p = params(&items(env, "verify")[3]);
         assert_eq!(
             p,
@@ -153,7 +166,10 @@ fn an_unknown_column_is_refused_naming_the_fields_unless_a_supervisor_defines_th
             "{\"title\":\"t\",\"vat\":\"DE123456789\",\"params\":{\"vat\":\"x\"}}\n",
         );
         let err = env.fails("sup", &["import", &twice, "--queue", "verify"], 1);
-        assert!(err.contains("line 1") && err.contains("given twice"), "{err}");
+        assert!(
+            err.contains("line 1") && err.contains("given twice"),
+            "{err}"
+        );
         assert_eq!(state(env, "verify"), before, "refusals change nothing");
 
         let out = env.ok(
@@ -169,7 +185,10 @@ fn an_unknown_column_is_refused_naming_the_fields_unless_a_supervisor_defines_th
             .lines()
             .map(|l| l.split_whitespace().next().unwrap())
             .collect();
-        assert_eq!(names, ["vat", "email", "phone", "count", "postcode", "city"]);
+        assert_eq!(
+            names,
+            ["vat", "email", "phone", "count", "postcode", "city"]
+        );
         let audit = env.ok("sup", &["history"]);
         assert!(
             audit.contains("field verify.postcode") && audit.contains("field verify.city"),

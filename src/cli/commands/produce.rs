@@ -223,9 +223,7 @@ fn import_summary(shown: &str, s: &import::Summary) -> String {
         ));
     }
     if !s.broken.is_empty() {
-        let per: Vec<String> = (s.broken.iter())
-            .map(|(f, n)| format!("{f} {n}"))
-            .collect();
+        let per: Vec<String> = (s.broken.iter()).map(|(f, n)| format!("{f} {n}")).collect();
         line.push_str(&format!(
             "; rows whose value breaks a field's rules (imported as they are): {}",
             per.join(", ")
