@@ -1580,8 +1580,13 @@ fn for_each_import_row(csv: &Path, mut each: impl FnMut(NewItem)) {
     id.bytes(&std::fs::read(csv).unwrap());
     let file_id = id.finish();
     let f = std::fs::File::open(csv).unwrap();
-    let mut rows =
-        caseload::import::Rows::new(f, caseload::import::Format::Csv, "default").unwrap();
+    let mut rows = caseload::import::Rows::new(
+        f,
+        caseload::import::Format::Csv,
+        "default",
+        caseload::import::ImportFields::default(),
+    )
+    .unwrap();
     while let Some(p) = rows.next_row().unwrap() {
         let caseload::import::Parsed::Item(r) = p else {
             panic!("a bad row in the bench CSV: {p:?}")
