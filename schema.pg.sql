@@ -1,4 +1,4 @@
--- caseload: the whole current PostgreSQL schema (version 12), the same meaning as schema.sql.
+-- caseload: the whole current PostgreSQL schema (version 13), the same meaning as schema.sql.
 --
 -- Fresh schemas are created from this file by the migrator in src/store/postgres/migrate.rs,
 -- inside one transaction holding pg_advisory_xact_lock, and recorded in caseload_schema, so
@@ -119,7 +119,7 @@ CREATE TABLE audit (
     at         BIGINT NOT NULL,
     actor      TEXT NOT NULL,
     real_user  TEXT NOT NULL,
-    kind       TEXT NOT NULL CHECK (kind IN ('role', 'login', 'queue', 'field')),
+    kind       TEXT NOT NULL CHECK (kind IN ('role', 'login', 'queue', 'field', 'text')),
     subject    TEXT NOT NULL,
     old_value  JSON NULL,
     new_value  JSON NOT NULL
@@ -578,8 +578,10 @@ BEGIN
             END IF;
             IF p_renamed_to IS NOT NULL THEN
                 UPDATE queue_fields SET queue = p_renamed_to WHERE queue = p_name;
+                UPDATE queue_texts SET queue = p_renamed_to WHERE queue = p_name;
             ELSE
                 DELETE FROM queue_fields WHERE queue = p_name;
+                DELETE FROM queue_texts WHERE queue = p_name;
             END IF;
             DELETE FROM item_counts WHERE queue = p_name;
             DELETE FROM queues WHERE name = p_name;
@@ -681,6 +683,74 @@ BEGIN
             INSERT INTO audit (at, actor, real_user, kind, subject, old_value, new_value)
                 VALUES (caseload_now_ms(), p_actor, session_user, 'field',
                         p_queue || '.' || p_name, caseload_field_json(v_old),
+                        json_build_object('deleted', true));
+        END
+        $$ $f$, pinned);
+END
+$migrate$;
+
+-- Ready-made texts per queue (migrations/0013_queue_texts.sql), each under a code unique
+-- within its queue that the event keeps when a holder chooses it. Everyday roles read
+-- them; supervisors change them through the SECURITY DEFINER functions below.
+CREATE TABLE queue_texts (
+    queue    TEXT NOT NULL REFERENCES queues(name),
+    code     TEXT NOT NULL CHECK (char_length(code) BETWEEN 1 AND 32),
+    purpose  TEXT NOT NULL CHECK (purpose IN ('result', 'fail', 'skip', 'release', 'park',
+                                              'comment')),
+    text     TEXT NOT NULL CHECK (char_length(text) BETWEEN 1 AND 200),
+    PRIMARY KEY (queue, code)
+);
+
+DO $migrate$
+DECLARE
+    pinned TEXT := format('SET search_path = %I, pg_catalog, pg_temp', current_schema());
+BEGIN
+    -- Adds ready-made text p_code of queue p_queue, or changes its text or purpose
+    -- (checked by caseload before it gets here). Audited as 'text', subject 'QUEUE.CODE'.
+    EXECUTE format($f$
+        CREATE FUNCTION caseload_put_text(p_actor TEXT, p_queue TEXT, p_code TEXT,
+                                          p_purpose TEXT, p_text TEXT)
+        RETURNS void LANGUAGE plpgsql SECURITY DEFINER %s AS $$
+        DECLARE
+            v_old queue_texts;
+        BEGIN
+            PERFORM caseload_require_supervisor(p_actor);
+            PERFORM 1 FROM queues WHERE name = p_queue FOR UPDATE;
+            IF NOT FOUND THEN
+                RAISE EXCEPTION 'there is no queue %%', p_queue;
+            END IF;
+            SELECT * INTO v_old FROM queue_texts WHERE queue = p_queue AND code = p_code
+                FOR UPDATE;
+            INSERT INTO queue_texts (queue, code, purpose, text)
+                VALUES (p_queue, p_code, p_purpose, p_text)
+                ON CONFLICT (queue, code) DO UPDATE SET purpose = excluded.purpose,
+                    text = excluded.text;
+            INSERT INTO audit (at, actor, real_user, kind, subject, old_value, new_value)
+                VALUES (caseload_now_ms(), p_actor, session_user, 'text',
+                        p_queue || '.' || p_code,
+                        CASE WHEN v_old.code IS NULL THEN NULL
+                             ELSE json_build_object('for', v_old.purpose, 'text', v_old.text)
+                        END,
+                        json_build_object('for', p_purpose, 'text', p_text));
+        END
+        $$ $f$, pinned);
+    -- Deletes ready-made text p_code of queue p_queue (events that kept its code keep it).
+    EXECUTE format($f$
+        CREATE FUNCTION caseload_delete_text(p_actor TEXT, p_queue TEXT, p_code TEXT)
+        RETURNS void LANGUAGE plpgsql SECURITY DEFINER %s AS $$
+        DECLARE
+            v_old queue_texts;
+        BEGIN
+            PERFORM caseload_require_supervisor(p_actor);
+            DELETE FROM queue_texts WHERE queue = p_queue AND code = p_code
+                RETURNING * INTO v_old;
+            IF v_old.code IS NULL THEN
+                RAISE EXCEPTION 'queue %% has no text %%', p_queue, p_code;
+            END IF;
+            INSERT INTO audit (at, actor, real_user, kind, subject, old_value, new_value)
+                VALUES (caseload_now_ms(), p_actor, session_user, 'text',
+                        p_queue || '.' || p_code,
+                        json_build_object('for', v_old.purpose, 'text', v_old.text),
                         json_build_object('deleted', true));
         END
         $$ $f$, pinned);

@@ -1,4 +1,4 @@
--- caseload: the whole current SQLite schema (user_version 12).
+-- caseload: the whole current SQLite schema (user_version 13).
 --
 -- A fresh database is created from this file in one IMMEDIATE transaction. An older
 -- database is brought up to date by the steps in src/store/migrations/ instead; a test
@@ -307,6 +307,17 @@ CREATE TABLE queue_fields (
     PRIMARY KEY (queue, name)
 ) WITHOUT ROWID;
 
+-- Ready-made texts per queue (results, fail/skip/release/park reasons, comments), each
+-- under a code unique within its queue that the event keeps when a holder chooses it.
+CREATE TABLE queue_texts (
+    queue    TEXT NOT NULL REFERENCES queues(name),
+    code     TEXT NOT NULL CHECK (length(code) BETWEEN 1 AND 32),
+    purpose  TEXT NOT NULL CHECK (purpose IN ('result', 'fail', 'skip', 'release', 'park',
+                                              'comment')),
+    text     TEXT NOT NULL CHECK (length(text) BETWEEN 1 AND 200),
+    PRIMARY KEY (queue, code)
+) WITHOUT ROWID;
+
 -- The kinds of events and audit records (checked by triggers, not CHECK constraints, so
 -- that a new kind replaces a trigger instead of rebuilding the table).
 CREATE TRIGGER events_kind_known BEFORE INSERT ON events
@@ -322,10 +333,10 @@ WHEN NEW.kind NOT IN ('created', 'locked', 'renewed', 'released',
     SELECT RAISE(ABORT, 'unknown event kind');
 END;
 CREATE TRIGGER audit_kind_known BEFORE INSERT ON audit
-WHEN NEW.kind NOT IN ('role', 'login', 'queue', 'field') BEGIN
+WHEN NEW.kind NOT IN ('role', 'login', 'queue', 'field', 'text') BEGIN
     SELECT RAISE(ABORT, 'unknown audit kind');
 END;
 CREATE TRIGGER audit_kind_kept BEFORE UPDATE OF kind ON audit
-WHEN NEW.kind NOT IN ('role', 'login', 'queue', 'field') BEGIN
+WHEN NEW.kind NOT IN ('role', 'login', 'queue', 'field', 'text') BEGIN
     SELECT RAISE(ABORT, 'unknown audit kind');
 END;

@@ -23,11 +23,15 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use anyhow::{Context, anyhow, bail};
 use serde::Deserialize;
 
+use crate::domain::texts::Purpose;
 use crate::domain::{Actor, Millis, NewItem};
 use crate::store::clock::system_clock;
 use crate::store::postgres::{PgOptions, PgStore};
 use crate::store::sqlite::{OpenOptions, SqliteStore};
 use crate::store::{AddOptions, ListFilter, Reads, Store, StoreError, TakeNext};
+
+#[path = "demo_texts.rs"]
+mod demo_texts;
 
 /// The bundled demo data set.
 const DEMO_DATA: &str = include_str!("../assets/demo.jsonl");
@@ -314,6 +318,9 @@ fn fill(
         boss.travel(now - arrival);
         boss.store()
             .add_items(&batch, AddOptions::creating_queues())?;
+        if d == DAYS {
+            demo_texts::keep(boss.store())?;
+        }
         if !weekend {
             work_day(now, day, &mut people, &mut rng)?;
         }
@@ -393,13 +400,13 @@ fn work_day(
                     s.complete(id, token, None)?;
                 }
                 End::Fail => {
-                    s.fail(id, token, "cannot be done as asked")?;
+                    s.fail_said(id, token, demo_texts::pick(queue, Purpose::Fail, id))?;
                 }
                 End::Release => {
-                    s.release(id, token)?;
+                    s.release_said(id, token, demo_texts::pick(queue, Purpose::Release, id))?;
                 }
                 End::Skip => {
-                    s.skip(id, token)?;
+                    s.skip_said(id, token, demo_texts::pick(queue, Purpose::Skip, id))?;
                 }
                 End::Abandon => {}
             }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::domain::queue_fields::FieldType;
+use crate::domain::texts::Purpose;
 use crate::domain::{ItemState, Role, TakeOrder};
 use crate::store::StateFilter;
 
@@ -94,7 +95,20 @@ pub enum Command {
     /// Renew your lock on an item.
     Renew(HolderArgs),
     /// Release your lock, returning the item to the pool.
-    Release(HolderArgs),
+    Release {
+        #[command(flatten)]
+        holder: HolderArgs,
+        #[command(flatten)]
+        said: ReasonArgs,
+    },
+    /// Skip an item you hold: release it, recorded as skipped (the TUI's `s` then takes
+    /// the next one).
+    Skip {
+        #[command(flatten)]
+        holder: HolderArgs,
+        #[command(flatten)]
+        said: ReasonArgs,
+    },
     /// Complete an item you hold.
     Complete {
         #[command(flatten)]
@@ -102,6 +116,10 @@ pub enum Command {
         /// What was done, kept as the item's result (default: none).
         #[arg(long)]
         result: Option<String>,
+        /// The code of one of the queue's ready-made result texts (`text list`): kept in
+        /// the event; without --result, its text is the result.
+        #[arg(long, value_name = "CODE")]
+        code: Option<String>,
         /// Then take the next item, in the same transaction, and print it as `claim`
         /// does (exit 4 after completing when nothing is left to take).
         #[arg(long)]
@@ -146,9 +164,14 @@ pub enum Command {
     Fail {
         #[command(flatten)]
         holder: HolderArgs,
-        /// Why it failed (required; kept as the item's error and in its history).
-        #[arg(long)]
-        reason: String,
+        /// Why it failed (required unless --code gives a ready-made one; kept as the
+        /// item's error and in its history).
+        #[arg(long, required_unless_present = "code")]
+        reason: Option<String>,
+        /// The code of one of the queue's ready-made fail texts (`text list`): kept in the
+        /// event, counted by `report --by reason`; without --reason, its text is the reason.
+        #[arg(long, value_name = "CODE")]
+        code: Option<String>,
     },
     /// Release expired locks; prints how many.
     Reap,
@@ -267,6 +290,9 @@ pub enum Command {
     /// Typed fields of a queue (verification work): define, list, delete.
     #[command(subcommand)]
     Field(FieldCommand),
+    /// Ready-made texts of a queue (results, reasons, comments): add, list, delete.
+    #[command(subcommand)]
+    Text(TextCommand),
     /// Counts, throughput, lock ages and work in progress.
     Stats {
         /// Print one JSON object with the same figures.
@@ -541,6 +567,55 @@ pub enum QueueCommand {
     },
 }
 
+/// An optional reason, typed or ready-made (release, skip).
+#[derive(Debug, Args)]
+pub struct ReasonArgs {
+    /// Why (optional; kept in the event, counted by `report --by reason`).
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// The code of one of the queue's ready-made texts for this (`text list`): kept in
+    /// the event; without --reason, its text is the reason.
+    #[arg(long, value_name = "CODE")]
+    pub code: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TextCommand {
+    /// Supervisor: add a ready-made text to a queue (audited). The TUI offers it with Tab
+    /// in the dialog it is for; the event keeps its code. A code the queue has gets the
+    /// new text.
+    Add {
+        /// The queue (an existing one).
+        queue: String,
+        /// The dialog it is for: result, fail, skip, release, park or comment.
+        #[arg(long = "for", value_name = "KIND", value_parser = parse_purpose)]
+        purpose: Purpose,
+        /// The text (one line, at most 200 characters).
+        text: String,
+        /// Its code, unique in the queue: 1 to 32 of a-z, 0-9, - and _ (default: made from
+        /// the text's first words).
+        #[arg(long, value_name = "CODE")]
+        code: Option<String>,
+    },
+    /// List a queue's ready-made texts, by kind and code.
+    List {
+        /// The queue.
+        queue: String,
+        /// Print one JSON array of texts (queue, for, code, text).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Supervisor: delete a ready-made text of a queue, by its code or its text (audited;
+    /// events keep the code they were given).
+    Delete {
+        /// The queue.
+        queue: String,
+        /// The text's code, or the text itself.
+        #[arg(value_name = "CODE|TEXT")]
+        key: String,
+    },
+}
+
 #[derive(Debug, Subcommand)]
 pub enum FieldCommand {
     /// Supervisor: define a field of a queue, or change or move one (audited). A field's
@@ -673,6 +748,10 @@ fn parse_state_filter(s: &str) -> Result<StateFilter, String> {
 
 fn parse_item_state(s: &str) -> Result<ItemState, String> {
     ItemState::parse(s).ok_or_else(|| "expected open, done, failed or cancelled".to_string())
+}
+
+fn parse_purpose(s: &str) -> Result<Purpose, String> {
+    Purpose::parse(s)
 }
 
 fn parse_field_type(s: &str) -> Result<FieldType, String> {

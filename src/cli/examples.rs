@@ -145,6 +145,27 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload release 42 --token 7",
                 "only if your lock still has token 7",
             ),
+            (
+                "caseload release 42 --reason 'waiting for documents from the customer'",
+                "with a reason, kept in the event",
+            ),
+            (
+                "caseload release 42 --code docs",
+                "with the queue's ready-made release text 'docs'",
+            ),
+        ],
+    ),
+    (
+        "skip",
+        &[
+            (
+                "caseload skip 42 --reason 'needs a Spanish speaker'",
+                "give #42 back, recorded as skipped, with why",
+            ),
+            (
+                "caseload skip 42 --code spanish",
+                "the ready-made skip text 'spanish' (counted by report --by reason)",
+            ),
         ],
     ),
     (
@@ -165,6 +186,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             (
                 "caseload complete 42 --override 'VAT confirmed by phone with the supplier'",
                 "supervisors: complete although a field breaks its rule",
+            ),
+            (
+                "caseload complete 42 --code reset",
+                "the queue's ready-made result 'reset' is the result; the event keeps the code",
             ),
         ],
     ),
@@ -195,10 +220,20 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
     ),
     (
         "fail",
-        &[(
-            "caseload fail 42 --reason 'Customer unreachable'",
-            "finish #42 as failed",
-        )],
+        &[
+            (
+                "caseload fail 42 --reason 'Customer unreachable'",
+                "finish #42 as failed",
+            ),
+            (
+                "caseload fail 42 --code no-answer",
+                "with the queue's ready-made fail text 'no-answer'",
+            ),
+            (
+                "caseload fail 42 --code no-answer --reason 'no answer; mailbox full'",
+                "the ready-made code, the text edited",
+            ),
+        ],
     ),
     (
         "reap",
@@ -360,6 +395,55 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             (
                 "caseload field list verification --json",
                 "the same as JSON",
+            ),
+        ],
+    ),
+    (
+        "text",
+        &[
+            (
+                "caseload text add verification --for fail 'No answer after 3 calls' --code no-answer",
+                "a ready-made fail reason, offered with Tab in the TUI",
+            ),
+            (
+                "caseload text list verification",
+                "the queue's texts, by kind",
+            ),
+        ],
+    ),
+    (
+        "text add",
+        &[
+            (
+                "caseload text add verification --for skip 'Needs a Spanish speaker' --code spanish",
+                "a ready-made skip reason",
+            ),
+            (
+                "caseload text add helpdesk --for result 'Password reset, user informed'",
+                "the code is made from the text: password-reset-user-informed",
+            ),
+        ],
+    ),
+    (
+        "text list",
+        &[
+            (
+                "caseload text list verification",
+                "kind, code and text of each",
+            ),
+            (
+                "caseload text list verification --json",
+                "one JSON array: queue, for, code, text",
+            ),
+        ],
+    ),
+    (
+        "text delete",
+        &[
+            ("caseload text delete verification spanish", "by code"),
+            (
+                "caseload text delete verification 'Needs a Spanish speaker'",
+                "by text; events keep the code they were given",
             ),
         ],
     ),

@@ -12,13 +12,14 @@ pub(crate) mod output;
 
 pub(crate) use args::{Cli, Command, UserCommand};
 
-use commands::{export, fields, holder, produce, read, report, setup, supervise};
+use commands::{export, fields, holder, produce, read, report, setup, supervise, texts};
 
 use std::io::Write;
 
 use anyhow::{Context, anyhow};
 
 use crate::domain::Actor;
+use crate::domain::texts::Said;
 use crate::store::location::{Location, Source};
 use crate::store::sqlite::OpenOptions;
 use crate::store::{SqliteStore, Store, StoreError, exit};
@@ -146,7 +147,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::Show { id, json } => read::show(&mut *store()?, id, json, out),
         Command::Claim { .. }
         | Command::Renew(_)
-        | Command::Release(_)
+        | Command::Release { .. }
+        | Command::Skip { .. }
         | Command::Complete { .. }
         | Command::Fail { .. } => holder_command(&mut *store()?, command, out),
         Command::History { user, since, json } => {
@@ -164,6 +166,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         | Command::Queue(_) => supervisor_command(&mut *store()?, command, out),
         Command::User(u) => user_command(&mut *store()?, u, out),
         Command::Field(f) => fields::field_command(&mut *store()?, f, out),
+        Command::Text(t) => texts::text_command(&mut *store()?, t, out),
         Command::Set { holder, values } => fields::set(&mut *store()?, &holder, &values, out),
         Command::Tick {
             holder,
@@ -224,25 +227,38 @@ fn holder_command(store: &mut dyn Store, command: Command, out: &mut dyn Write) 
             ..
         } => holder::claim_wait(store, queue, timeout, json, out),
         Command::Renew(h) => holder::renew(store, &h, out),
-        Command::Release(h) => holder::release(store, &h, out),
+        Command::Release { holder: h, said } => holder::release(store, &h, &said, false, out),
+        Command::Skip { holder: h, said } => holder::release(store, &h, &said, true, out),
         Command::Complete {
             holder: h,
             result,
+            code,
             next: false,
             over,
             ..
-        } => holder::complete(store, &h, result.as_deref(), over.as_deref(), out),
+        } => {
+            let said = Said::text(result.as_deref()).coded(code.as_deref());
+            holder::complete(store, &h, said, over.as_deref(), out)
+        }
         Command::Complete {
             holder: h,
             result,
+            code,
             next: true,
             queue,
             over,
         } => {
-            let finish = (result.as_deref(), over.as_deref());
-            holder::complete_next(store, &h, finish, queue, out)
+            let said = Said::text(result.as_deref()).coded(code.as_deref());
+            holder::complete_next(store, &h, (said, over.as_deref()), queue, out)
         }
-        Command::Fail { holder: h, reason } => holder::fail(store, &h, &reason, out),
+        Command::Fail {
+            holder: h,
+            reason,
+            code,
+        } => {
+            let said = Said::text(reason.as_deref()).coded(code.as_deref());
+            holder::fail(store, &h, said, out)
+        }
         // `run` sends only the commands above here.
         _ => bail_usage("not a command of this group"),
     }

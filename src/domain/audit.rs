@@ -1,5 +1,5 @@
 //! The audit of changes that are not about one item: roles, login bindings, queue
-//! settings and field definitions. Each record says who (the caseload name and the real identity behind it: the
+//! settings, field definitions and ready-made texts. Each record says who (the caseload name and the real identity behind it: the
 //! OS login on SQLite, the database role on PostgreSQL), when, what, and old → new.
 
 use serde::Serialize;
@@ -20,15 +20,19 @@ pub enum AuditKind {
     /// A queue's field definitions (`caseload field set|delete`); the subject is
     /// `QUEUE.FIELD`.
     Field,
+    /// A queue's ready-made texts (`caseload text add|delete`); the subject is
+    /// `QUEUE.CODE`.
+    Text,
 }
 
 impl AuditKind {
     /// Every kind (the schemas' kind checks list the same names: a test compares them).
-    pub(crate) const ALL: [AuditKind; 4] = [
+    pub(crate) const ALL: [AuditKind; 5] = [
         AuditKind::Role,
         AuditKind::Login,
         AuditKind::Queue,
         AuditKind::Field,
+        AuditKind::Text,
     ];
 
     /// The kind's name as stored.
@@ -38,6 +42,7 @@ impl AuditKind {
             AuditKind::Login => "login",
             AuditKind::Queue => "queue",
             AuditKind::Field => "field",
+            AuditKind::Text => "text",
         }
     }
 

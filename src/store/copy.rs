@@ -25,6 +25,8 @@ pub struct Copied {
     pub comments: u64,
     /// Field definitions of the queues.
     pub fields: u64,
+    /// Ready-made texts of the queues.
+    pub texts: u64,
 }
 
 fn sq(e: rusqlite::Error) -> StoreError {
@@ -191,6 +193,26 @@ fn read_queue(r: &rusqlite::Row<'_>) -> Result<Values> {
     ))
 }
 
+const TEXTS: Table = Table {
+    select: Cow::Borrowed("SELECT queue, code, purpose, text FROM queue_texts"),
+    insert: Cow::Borrowed(
+        "INSERT INTO queue_texts (queue, code, purpose, text) VALUES ($1, $2, $3, $4)",
+    ),
+};
+
+fn read_text(r: &rusqlite::Row<'_>) -> Result<Values> {
+    let text = |i| r.get::<_, String>(i).map_err(sq);
+    Ok((
+        None,
+        vec![
+            Box::new(text(0)?),
+            Box::new(text(1)?),
+            Box::new(text(2)?),
+            Box::new(text(3)?),
+        ],
+    ))
+}
+
 fn read_field(r: &rusqlite::Row<'_>) -> Result<Values> {
     Ok((
         None,
@@ -351,6 +373,7 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
     copy_table(src, &mut tx, &mut at, &FIELDS, &read_field, |c| {
         &mut c.fields
     })?;
+    copy_table(src, &mut tx, &mut at, &TEXTS, &read_text, |c| &mut c.texts)?;
     copy_table(src, &mut tx, &mut at, &USERS, &read_user, |c| &mut c.users)?;
     let (items, names) = items_table();
     copy_table(

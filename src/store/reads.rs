@@ -5,6 +5,7 @@ use super::check::CheckRun;
 use super::error::Result;
 use super::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats};
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::texts::CannedText;
 use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
 };
@@ -46,6 +47,8 @@ pub trait Reads: Send {
     fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>>;
     /// Every queue's field definitions: (queue, field), by queue, each queue's in order.
     fn all_fields(&mut self) -> Result<Vec<(String, FieldDef)>>;
+    /// Ready-made texts of `queue` (of every queue when `None`), by queue and code.
+    fn texts(&mut self, queue: Option<&str>) -> Result<Vec<CannedText>>;
     /// A user's role (staff when unknown).
     fn role(&mut self, user: &str) -> Result<Role>;
     /// Everyone `assign` and `reassign` accept, by name: the `users` table and every

@@ -12,6 +12,7 @@ use super::LostLock;
 use super::error::{Result, StoreError};
 use crate::domain::fields::{FIELDS, Kind, Value};
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::texts::{CannedText, Purpose};
 use crate::domain::{
     AuditEntry, AuditKind, Event, EventKind, Item, LockLoss, QueueSettings, TakeOrder, Unreadable,
 };
@@ -168,6 +169,26 @@ pub(crate) fn queue_from(c: &mut impl Cells) -> Result<QueueSettings> {
             .as_deref()
             .and_then(TakeOrder::parse)
             .unwrap_or_default(),
+    })
+}
+
+/// A ready-made text from `queue, code, purpose, text`; one that cannot be read is
+/// corruption, named.
+pub(crate) fn text_from(c: &mut impl Cells) -> Result<CannedText> {
+    let queue = c.text(0, "queue")?;
+    let code = c.text(1, "code")?;
+    let purpose = c.text(2, "purpose")?;
+    let text = c.text(3, "text")?;
+    let named = |what: String| corrupt(format!("text {code} of queue {queue}: {what}"));
+    if !c.marks().is_empty() {
+        return Err(named("a column is not valid UTF-8".into()));
+    }
+    let purpose = Purpose::parse(&purpose).map_err(named)?;
+    Ok(CannedText {
+        queue,
+        purpose,
+        code,
+        text,
     })
 }
 

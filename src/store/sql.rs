@@ -402,22 +402,44 @@ mod tests {
 
     #[test]
     fn both_schemas_know_every_event_and_audit_kind() {
+        // The latest migration that lists each (event kinds, audit kinds).
         let schemas = [
-            include_str!("../../schema.sql"),
-            include_str!("../../schema.pg.sql"),
-            include_str!("sqlite/migrations/0012_queue_fields.sql"),
-            include_str!("postgres/migrations/0012_queue_fields.sql"),
+            (include_str!("../../schema.sql"), true, true),
+            (include_str!("../../schema.pg.sql"), true, true),
+            (
+                include_str!("sqlite/migrations/0012_queue_fields.sql"),
+                true,
+                false,
+            ),
+            (
+                include_str!("postgres/migrations/0012_queue_fields.sql"),
+                true,
+                false,
+            ),
+            (
+                include_str!("sqlite/migrations/0013_queue_texts.sql"),
+                false,
+                true,
+            ),
+            (
+                include_str!("postgres/migrations/0013_queue_texts.sql"),
+                false,
+                true,
+            ),
         ];
-        for schema in schemas {
+        for (schema, events, audits) in schemas {
             let squeezed = schema.split_whitespace().collect::<Vec<_>>().join(" ");
             let all: Vec<String> = EventKind::ALL
                 .iter()
                 .map(|k| format!("'{}'", k.as_str()))
                 .collect();
             assert!(
-                squeezed.contains(&all.join(", ")),
+                !events || squeezed.contains(&all.join(", ")),
                 "event kinds in {schema:.60}"
             );
+            if !audits {
+                continue;
+            }
             let audit: Vec<String> = crate::domain::AuditKind::ALL
                 .iter()
                 .map(|k| format!("'{}'", k.as_str()))

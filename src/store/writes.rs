@@ -8,6 +8,7 @@ use super::{AddOptions, Added, AndNext, Applied, Reads, TakeNext};
 use crate::domain::fields::Col;
 use crate::domain::queue::validate_queue_name;
 use crate::domain::queue_fields::{FieldChange, FieldDef, LineState, validate_name};
+use crate::domain::texts::{CannedText, Purpose, Said};
 use crate::domain::user::validate_user_name;
 use crate::domain::{Item, ItemEdit, Millis, NewItem, QueueSettings, QueueUpdate, Role, SeenLock};
 use serde_json::Value;
@@ -45,6 +46,36 @@ pub trait Writes {
     fn release(&mut self, id: i64, token: i64) -> Result<Applied>;
     /// Releases the item, recorded as skipped.
     fn skip(&mut self, id: i64, token: i64) -> Result<Applied>;
+    /// Returns the item to the pool as [`Writes::release`] does, the reason given (if
+    /// any) kept in the event with the code of the ready-made text chosen (a code the
+    /// item's queue has no `release` text for is refused; with a code and no text, the
+    /// ready-made text is the reason).
+    fn release_said(&mut self, id: i64, token: i64, said: Said<'_>) -> Result<Applied>;
+    /// Skips the item as [`Writes::skip`] does, with a reason as
+    /// [`Writes::release_said`] takes one (`skip` texts).
+    fn skip_said(&mut self, id: i64, token: i64, said: Said<'_>) -> Result<Applied>;
+    /// Fails the item as [`Writes::fail`] does, with a reason as [`Writes::release_said`]
+    /// takes one (`fail` texts; a reason is required, typed or ready-made).
+    fn fail_said(&mut self, id: i64, token: i64, said: Said<'_>) -> Result<Applied>;
+    /// Completes the item as [`Writes::complete_with`] does, the result as
+    /// [`Writes::release_said`] takes a reason (`result` texts).
+    fn complete_said(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Said<'_>,
+        over: Option<&str>,
+    ) -> Result<Applied>;
+    /// Complete-and-next as [`Writes::complete_and_next_with`], the result as
+    /// [`Writes::complete_said`] takes it.
+    fn complete_and_next_said(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Said<'_>,
+        over: Option<&str>,
+        next: &TakeNext,
+    ) -> Result<AndNext>;
     /// Saves the holder's working notes.
     fn save_notes(&mut self, id: i64, token: i64, notes: &str) -> Result<()>;
     /// Completes the item with an optional result. The same complete again (same token,
@@ -143,6 +174,19 @@ pub trait Writes {
     fn define_field(&mut self, queue: &str, name: &str, change: &FieldChange) -> Result<FieldDef>;
     /// Supervisor: deletes field `name` of `queue` (audited); items keep their values.
     fn delete_field(&mut self, queue: &str, name: &str) -> Result<()>;
+    /// Supervisor: adds a ready-made text to `queue` for `purpose` under `code` (else one
+    /// made from the text), or gives a code the queue has a new text (audited); returns
+    /// it as stored.
+    fn add_text(
+        &mut self,
+        queue: &str,
+        purpose: Purpose,
+        text: &str,
+        code: Option<&str>,
+    ) -> Result<CannedText>;
+    /// Supervisor: deletes the ready-made text of `queue` whose code (else text) is `key`
+    /// (audited); returns what was deleted.
+    fn delete_text(&mut self, queue: &str, key: &str) -> Result<CannedText>;
     /// Supervisor: renames a queue, moving its settings and items (locks stay held);
     /// returns how many items moved.
     fn rename_queue(&mut self, from: &str, to: &str) -> Result<u64>;
@@ -195,6 +239,44 @@ fn holder<B: Backend>(b: &mut B, id: i64, token: i64, op: HolderOp<'_>) -> Resul
     write(b, |tx| ops::holder_write(tx, id, token, op, &w))
 }
 
+/// The holder's finish that says something for `purpose` (release, skip, fail).
+fn said_op(purpose: Purpose, said: Said<'_>) -> HolderOp<'_> {
+    match purpose {
+        Purpose::Skip => HolderOp::Skip(said),
+        Purpose::Fail => HolderOp::Fail(said),
+        _ => HolderOp::Release(said),
+    }
+}
+
+/// A holder's release, skip or fail that says something: with a ready-made text's code,
+/// the text is learnt (and the code checked) in the transaction.
+fn said<B: Backend>(
+    b: &mut B,
+    id: i64,
+    token: i64,
+    purpose: Purpose,
+    said: Said<'_>,
+) -> Result<Applied> {
+    if said.code.is_none() {
+        return holder(b, id, token, said_op(purpose, said));
+    }
+    if said.text.is_some() {
+        said_op(purpose, said).plan(token)?;
+    }
+    write(b, |tx| {
+        let text = ops::said_text(tx, id, purpose, said)?;
+        let op = said_op(
+            purpose,
+            Said {
+                text: text.as_deref(),
+                code: said.code,
+            },
+        );
+        let w = op.plan(token)?;
+        ops::holder_write(tx, id, token, op, &w)
+    })
+}
+
 fn invalid(e: crate::domain::ValidationError) -> StoreError {
     StoreError::Invalid(e.message)
 }
@@ -235,11 +317,23 @@ impl<B: Backend> Writes for B {
     }
 
     fn release(&mut self, id: i64, token: i64) -> Result<Applied> {
-        holder(self, id, token, HolderOp::Release)
+        self.release_said(id, token, Said::NOTHING)
     }
 
     fn skip(&mut self, id: i64, token: i64) -> Result<Applied> {
-        holder(self, id, token, HolderOp::Skip)
+        self.skip_said(id, token, Said::NOTHING)
+    }
+
+    fn release_said(&mut self, id: i64, token: i64, s: Said<'_>) -> Result<Applied> {
+        said(self, id, token, Purpose::Release, s)
+    }
+
+    fn skip_said(&mut self, id: i64, token: i64, s: Said<'_>) -> Result<Applied> {
+        said(self, id, token, Purpose::Skip, s)
+    }
+
+    fn fail_said(&mut self, id: i64, token: i64, s: Said<'_>) -> Result<Applied> {
+        said(self, id, token, Purpose::Fail, s)
     }
 
     fn save_notes(&mut self, id: i64, token: i64, notes: &str) -> Result<()> {
@@ -258,10 +352,29 @@ impl<B: Backend> Writes for B {
         result: Option<&str>,
         over: Option<&str>,
     ) -> Result<Applied> {
-        let op = HolderOp::Complete(result);
-        let w = op.plan(token)?;
+        let said = Said {
+            text: result,
+            code: None,
+        };
+        self.complete_said(id, token, said, over)
+    }
+
+    fn complete_said(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Said<'_>,
+        over: Option<&str>,
+    ) -> Result<Applied> {
+        HolderOp::Complete(result).plan(token)?;
         let over = over.map(ops::required_reason).transpose()?;
         write(self, |tx| {
+            let text = ops::said_text(tx, id, Purpose::Result, result)?;
+            let op = HolderOp::Complete(Said {
+                text: text.as_deref(),
+                code: result.code,
+            });
+            let w = op.plan(token)?;
             let w = ops::check_complete(tx, id, token, &w, over)?;
             ops::holder_write(tx, id, token, op, &w)
         })
@@ -285,10 +398,30 @@ impl<B: Backend> Writes for B {
         over: Option<&str>,
         next: &TakeNext,
     ) -> Result<AndNext> {
-        let op = HolderOp::Complete(result);
-        let w = op.plan(token)?;
+        let said = Said {
+            text: result,
+            code: None,
+        };
+        self.complete_and_next_said(id, token, said, over, next)
+    }
+
+    fn complete_and_next_said(
+        &mut self,
+        id: i64,
+        token: i64,
+        result: Said<'_>,
+        over: Option<&str>,
+        next: &TakeNext,
+    ) -> Result<AndNext> {
+        HolderOp::Complete(result).plan(token)?;
         let over = over.map(ops::required_reason).transpose()?;
         write(self, |tx| {
+            let text = ops::said_text(tx, id, Purpose::Result, result)?;
+            let op = HolderOp::Complete(Said {
+                text: text.as_deref(),
+                code: result.code,
+            });
+            let w = op.plan(token)?;
             let w = ops::check_complete(tx, id, token, &w, over)?;
             ops::finish_and_next(tx, id, token, op, &w, next)
         })
@@ -327,7 +460,11 @@ impl<B: Backend> Writes for B {
     }
 
     fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<Applied> {
-        holder(self, id, token, HolderOp::Fail(reason))
+        let s = Said {
+            text: Some(reason),
+            code: None,
+        };
+        self.fail_said(id, token, s)
     }
 
     fn comment(&mut self, id: i64, text: &str) -> Result<i64> {
@@ -417,6 +554,24 @@ impl<B: Backend> Writes for B {
 
     fn delete_field(&mut self, queue: &str, name: &str) -> Result<()> {
         write(self, |tx| ops::delete_field(tx, queue, name))
+    }
+
+    fn add_text(
+        &mut self,
+        queue: &str,
+        purpose: Purpose,
+        text: &str,
+        code: Option<&str>,
+    ) -> Result<CannedText> {
+        crate::domain::texts::check_canned(text).map_err(StoreError::Invalid)?;
+        if let Some(c) = code {
+            crate::domain::texts::validate_code(c).map_err(StoreError::Invalid)?;
+        }
+        write(self, |tx| ops::add_text(tx, queue, purpose, text, code))
+    }
+
+    fn delete_text(&mut self, queue: &str, key: &str) -> Result<CannedText> {
+        write(self, |tx| ops::delete_text(tx, queue, key))
     }
 
     fn set_role(&mut self, user: &str, role: Role) -> Result<()> {

@@ -34,5 +34,6 @@ mod search;
 mod security;
 mod shared_files;
 mod storage_faults;
+mod texts;
 mod verification;
 mod working_day;

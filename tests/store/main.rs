@@ -31,5 +31,6 @@ mod security;
 mod short_words;
 mod snapshot;
 mod supervisor;
+mod texts;
 mod wal;
 mod working_day;

@@ -138,6 +138,7 @@ pub fn fingerprint(db: &Path) -> String {
         "users",
         "audit",
         "queue_fields",
+        "queue_texts",
     ] {
         let mut stmt = conn
             .prepare(&format!("SELECT * FROM {table} ORDER BY 1"))

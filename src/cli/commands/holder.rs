@@ -6,10 +6,11 @@ use std::time::{Duration, Instant};
 use crate::domain::time::local_full;
 use crate::store::{Store, TakeNext, exit};
 
-use crate::cli::args::HolderArgs;
+use crate::cli::args::{HolderArgs, ReasonArgs};
 use crate::cli::commands::read::write_item;
 use crate::cli::output::{done_line, item_json, write_json};
 use crate::cli::{CliResult, Failure};
+use crate::domain::texts::Said;
 
 pub(crate) fn claim(
     s: &mut dyn Store,
@@ -133,14 +134,29 @@ pub(crate) fn renew(s: &mut dyn Store, h: &HolderArgs, out: &mut dyn Write) -> C
     Ok(())
 }
 
-/// `caseload release`: gives the item back to the queue.
-pub(crate) fn release(s: &mut dyn Store, h: &HolderArgs, out: &mut dyn Write) -> CliResult {
+/// `caseload release` (and `skip`, recorded as skipped): gives the item back to the
+/// queue, with the reason given, if any.
+pub(crate) fn release(
+    s: &mut dyn Store,
+    h: &HolderArgs,
+    r: &ReasonArgs,
+    skip: bool,
+    out: &mut dyn Write,
+) -> CliResult {
     let token = token_for(s, h)?;
-    let applied = s.release(h.id, token)?;
+    let said = Said::text(r.reason.as_deref()).coded(r.code.as_deref());
+    let applied = match skip {
+        true => s.skip_said(h.id, token, said)?,
+        false => s.release_said(h.id, token, said)?,
+    };
     if h.json {
         return new_state(s, h.id, out);
     }
-    writeln!(out, "{}", done_line(h.id, "Released", "released", applied))?;
+    let line = match skip {
+        true => done_line(h.id, "Skipped", "skipped", applied),
+        false => done_line(h.id, "Released", "released", applied),
+    };
+    writeln!(out, "{line}")?;
     Ok(())
 }
 
@@ -148,12 +164,12 @@ pub(crate) fn release(s: &mut dyn Store, h: &HolderArgs, out: &mut dyn Write) ->
 pub(crate) fn complete(
     s: &mut dyn Store,
     h: &HolderArgs,
-    result: Option<&str>,
+    result: Said<'_>,
     over: Option<&str>,
     out: &mut dyn Write,
 ) -> CliResult {
     let token = token_for(s, h)?;
-    let applied = s.complete_with(h.id, token, result, over)?;
+    let applied = s.complete_said(h.id, token, result, over)?;
     if h.json {
         return new_state(s, h.id, out);
     }
@@ -171,7 +187,7 @@ pub(crate) fn complete(
 pub(crate) fn complete_next(
     s: &mut dyn Store,
     h: &HolderArgs,
-    (result, over): (Option<&str>, Option<&str>),
+    (result, over): (Said<'_>, Option<&str>),
     queue: Option<String>,
     out: &mut dyn Write,
 ) -> CliResult {
@@ -181,7 +197,7 @@ pub(crate) fn complete_next(
         queue,
         skip: vec![],
     };
-    let done = s.complete_and_next_with(h.id, token, result, over, &next)?;
+    let done = s.complete_and_next_said(h.id, token, result, over, &next)?;
     if !json {
         let line = done_line(h.id, "Completed", "completed", done.finished);
         writeln!(out, "{line}")?;
@@ -202,11 +218,11 @@ pub(crate) fn complete_next(
 pub(crate) fn fail(
     s: &mut dyn Store,
     h: &HolderArgs,
-    reason: &str,
+    reason: Said<'_>,
     out: &mut dyn Write,
 ) -> CliResult {
     let token = token_for(s, h)?;
-    let applied = s.fail(h.id, token, reason)?;
+    let applied = s.fail_said(h.id, token, reason)?;
     if h.json {
         return new_state(s, h.id, out);
     }

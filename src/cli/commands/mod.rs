@@ -8,6 +8,7 @@ pub(crate) mod read;
 pub(crate) mod report;
 pub(crate) mod setup;
 pub(crate) mod supervise;
+pub(crate) mod texts;
 
 use crate::domain::Millis;
 use crate::domain::sanitize;

@@ -69,12 +69,13 @@ pub(crate) fn migrate_to(ctx: &Invocation, url: &str, out: &mut dyn Write) -> Cl
     let problems = dst.check()?;
     writeln!(
         out,
-        "Copied {} items, {} events, {} comments, {} queues ({} fields) and {} users from {} to {}",
+        "Copied {} items, {} events, {} comments, {} queues ({} fields, {} texts) and {} users from {} to {}",
         c.items,
         c.events,
         c.comments,
         c.queues,
         c.fields,
+        c.texts,
         c.users,
         sanitize::line(&path.display().to_string()),
         sanitize::line(&location::redact_url(url))

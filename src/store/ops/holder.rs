@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::{ItemWrite, Tx, found, not_open};
 use crate::domain::item::check_text;
+use crate::domain::texts::Said;
 use crate::domain::{EventKind, Item, ItemState, LockLoss, NoLock};
 use crate::store::Applied;
 use crate::store::error::{Result, StoreError};
@@ -17,11 +18,27 @@ use crate::store::sql::{FENCE_HOLDER, SET_COMPLETE, SET_FAIL, SET_NOTES, SET_REL
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum HolderOp<'a> {
     Renew,
-    Release,
-    Skip,
+    /// With the reason given, if any.
+    Release(Said<'a>),
+    /// With the reason given, if any.
+    Skip(Said<'a>),
     SaveNotes(&'a str),
-    Complete(Option<&'a str>),
-    Fail(&'a str),
+    /// With the result, if any.
+    Complete(Said<'a>),
+    /// With its reason (required).
+    Fail(Said<'a>),
+}
+
+/// Adds what was said to an event's detail: the reason (or result) under `key` when there
+/// is one, and the ready-made text's code when one was chosen.
+fn with_said(mut detail: serde_json::Value, key: &str, said: &Said<'_>) -> serde_json::Value {
+    if let Some(t) = said.text {
+        detail[key] = json!(t);
+    }
+    if let Some(c) = said.code {
+        detail["code"] = json!(c);
+    }
+    detail
 }
 
 impl<'a> HolderOp<'a> {
@@ -37,39 +54,47 @@ impl<'a> HolderOp<'a> {
         };
         Ok(match self {
             HolderOp::Renew => write(SET_RENEW, None, EventKind::Renewed, json!({"token": token})),
-            HolderOp::Release => write(
-                SET_RELEASE,
-                None,
-                EventKind::Released,
-                json!({"token": token}),
-            ),
-            HolderOp::Skip => write(
-                SET_RELEASE,
-                None,
-                EventKind::Skipped,
-                json!({"token": token}),
-            ),
+            HolderOp::Release(said) | HolderOp::Skip(said) => {
+                let said = Said::text(said.text).coded(said.code);
+                if let Some(r) = said.text {
+                    check_text("reason", r).map_err(invalid)?;
+                }
+                let kind = match self {
+                    HolderOp::Skip(_) => EventKind::Skipped,
+                    _ => EventKind::Released,
+                };
+                let detail = with_said(json!({"token": token}), "reason", &said);
+                write(SET_RELEASE, None, kind, detail)
+            }
             HolderOp::SaveNotes(notes) => {
                 check_text("notes", notes).map_err(invalid)?;
                 let detail = json!({"token": token, "notes_chars": notes.chars().count()});
                 write(SET_NOTES, Some(notes), EventKind::Noted, detail)
             }
-            HolderOp::Complete(result) => {
+            HolderOp::Complete(said) => {
+                let result = said.text;
                 if let Some(r) = result {
                     check_text("result", r).map_err(invalid)?;
                 }
-                let detail = json!({"token": token, "result": result});
+                let mut detail = json!({"token": token, "result": result});
+                if let Some(c) = said.code {
+                    detail["code"] = json!(c);
+                }
                 write(SET_COMPLETE, result, EventKind::Completed, detail)
             }
-            HolderOp::Fail(reason) => {
-                let reason = reason.trim();
+            HolderOp::Fail(said) => {
+                let reason = said.text.unwrap_or_default().trim();
                 if reason.is_empty() {
                     return Err(StoreError::Invalid(
                         "a reason is required to fail an item".into(),
                     ));
                 }
                 check_text("reason", reason).map_err(invalid)?;
-                let detail = json!({"token": token, "reason": reason});
+                let said = Said {
+                    text: Some(reason),
+                    code: said.code,
+                };
+                let detail = with_said(json!({"token": token}), "reason", &said);
                 write(SET_FAIL, Some(reason), EventKind::Failed, detail)
             }
         })
@@ -182,11 +207,30 @@ mod tests {
 
     #[test]
     fn failing_needs_a_reason_and_text_is_checked() {
-        assert!(HolderOp::Fail("  ").plan(1).is_err());
+        let said = |t| Said::text(Some(t));
+        assert!(HolderOp::Fail(said("  ")).plan(1).is_err());
         assert!(HolderOp::SaveNotes("a\0b").plan(1).is_err());
-        let w = HolderOp::Fail(" no answer ").plan(3).unwrap();
+        let w = HolderOp::Fail(said(" no answer ")).plan(3).unwrap();
         assert_eq!(w.value, Some("no answer"));
         assert_eq!(w.detail["token"], 3);
-        assert_eq!(HolderOp::Skip.plan(1).unwrap().kind, EventKind::Skipped);
+        let skip = HolderOp::Skip(Said::NOTHING).plan(1).unwrap();
+        assert_eq!(skip.kind, EventKind::Skipped);
+        assert_eq!(skip.detail, json!({"token": 1}));
+    }
+
+    #[test]
+    fn reasons_and_codes_go_into_the_event() {
+        let said = Said::text(Some(" needs a Spanish speaker ")).coded(Some("spanish"));
+        let w = HolderOp::Release(said).plan(2).unwrap();
+        assert_eq!(w.kind, EventKind::Released);
+        assert_eq!(
+            w.detail,
+            json!({"token": 2, "reason": "needs a Spanish speaker", "code": "spanish"})
+        );
+        let w = HolderOp::Complete(Said::text(Some("ok")).coded(Some("done-ok")))
+            .plan(4)
+            .unwrap();
+        assert_eq!(w.detail["code"], "done-ok");
+        assert!(HolderOp::Skip(Said::text(Some("a\0"))).plan(1).is_err());
     }
 }

@@ -8,6 +8,7 @@ mod fields;
 mod holder;
 mod supervise;
 mod take;
+mod texts;
 
 pub(crate) use fields::{check_complete, define_field, delete_field, set_fields, tick};
 pub(crate) use holder::HolderOp;
@@ -18,6 +19,7 @@ pub(crate) use supervise::{
 };
 pub(crate) use take::PassedOver;
 pub(crate) use take::{finish_and_next, take, take_next};
+pub(crate) use texts::{add_text, delete_text, said_text};
 
 use serde_json::{Value, json};
 
@@ -25,6 +27,7 @@ use super::error::{Result, StoreError};
 use super::{AddOptions, Added, TakeNext};
 use crate::domain::queue::DEFAULT_QUEUE;
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::texts::CannedText;
 use crate::domain::user::may_act_as;
 use crate::domain::{
     Actor, AuditNote, Event, EventKind, Item, ItemState, Millis, NewItem, QueueSettings,
@@ -187,6 +190,14 @@ pub(crate) trait Tx {
     /// Deletes field `name` of `queue` (the fields after it move up one), with its audit
     /// record.
     fn drop_field(&mut self, queue: &str, name: &str, note: &AuditNote) -> Result<()>;
+    /// A queue's ready-made texts, by code.
+    fn texts(&mut self, queue: &str) -> Result<Vec<CannedText>>;
+    /// Writes ready-made text `t` (creating it, or changing the text under its code) with
+    /// its audit record. PostgreSQL writes both through a function that checks the
+    /// session's role again.
+    fn put_text(&mut self, t: &CannedText, note: &AuditNote) -> Result<()>;
+    /// Deletes ready-made text `code` of `queue` with its audit record.
+    fn drop_text(&mut self, queue: &str, code: &str, note: &AuditNote) -> Result<()>;
     /// Writes a user's role (creating the row) with its audit record.
     fn put_role(&mut self, user: &str, role: Role, note: &AuditNote) -> Result<()>;
     /// Binds a user name to a login, or unbinds it (`None`), with its audit record.

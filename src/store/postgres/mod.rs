@@ -43,6 +43,7 @@ use self::tx::PgTx;
 pub(crate) use self::tx::boxed;
 use self::txn::{Failed, Kind};
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::texts::CannedText;
 use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
 };
@@ -494,6 +495,10 @@ impl Reads for PgStore {
 
     fn all_fields(&mut self) -> Result<Vec<(String, FieldDef)>> {
         self.read(|c| reads::fields(c, None))
+    }
+
+    fn texts(&mut self, queue: Option<&str>) -> Result<Vec<CannedText>> {
+        self.read(|c| reads::texts(c, queue))
     }
 
     fn queue(&mut self, name: &str) -> Result<QueueSettings> {

@@ -9,6 +9,7 @@ use super::sql::ITEM_COLS;
 use crate::domain::fields::{self, Kind};
 use crate::domain::queue_fields::FieldDef;
 use crate::domain::search::{Search, unfolded_pattern};
+use crate::domain::texts::CannedText;
 use crate::domain::{
     AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, RealIdentity, Role,
     TakeOrder, Unreadable, UserInfo,
@@ -125,6 +126,16 @@ pub(super) fn fields(c: &mut Conn, queue: Option<&str>) -> TxResult<Vec<(String,
         &[&queue],
     )?;
     all(rows, |c| rows::field_from(c))
+}
+
+/// Ready-made texts of `queue` (of every queue when `None`), by queue and code.
+pub(super) fn texts(c: &mut Conn, queue: Option<&str>) -> TxResult<Vec<CannedText>> {
+    let rows = c.query(
+        "SELECT queue, code, purpose, text FROM queue_texts \
+         WHERE $1::text IS NULL OR queue = $1 ORDER BY queue COLLATE \"C\", code COLLATE \"C\"",
+        &[&queue],
+    )?;
+    all(rows, |c| rows::text_from(c))
 }
 
 /// Field definitions of item `id`'s queue, in order.

@@ -9,6 +9,7 @@ use super::open::{Conn, TxError, TxResult, is_connection_error, is_retryable, ma
 use super::reads::{PgCells, load_item, load_queue, queues, role_of};
 use super::sql::{self, EVENT_COLS, FENCED_UPDATE_TYPES, ITEM_COLS, WIP_LOCK, WIP_LOCK_CLASS};
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::texts::CannedText;
 use crate::domain::{
     Actor, AuditNote, Cell, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
 };
@@ -458,6 +459,33 @@ impl Tx for PgTx<'_> {
         let r = self.c.execute(
             "SELECT caseload_delete_field($1, $2, $3)",
             &[&self.ctx.actor.name, &queue, &name],
+        );
+        self.lift(r.map_err(TxError::from)).map(|_| ())
+    }
+
+    fn texts(&mut self, queue: &str) -> Result<Vec<CannedText>> {
+        let r = super::reads::texts(self.c, Some(queue));
+        self.lift(r)
+    }
+
+    fn put_text(&mut self, t: &CannedText, _: &AuditNote) -> Result<()> {
+        let r = self.c.execute(
+            "SELECT caseload_put_text($1, $2, $3, $4, $5)",
+            &[
+                &self.ctx.actor.name,
+                &t.queue,
+                &t.code,
+                &t.purpose.as_str(),
+                &t.text,
+            ],
+        );
+        self.lift(r.map_err(TxError::from)).map(|_| ())
+    }
+
+    fn drop_text(&mut self, queue: &str, code: &str, _: &AuditNote) -> Result<()> {
+        let r = self.c.execute(
+            "SELECT caseload_delete_text($1, $2, $3)",
+            &[&self.ctx.actor.name, &queue, &code],
         );
         self.lift(r.map_err(TxError::from)).map(|_| ())
     }

@@ -41,6 +41,7 @@ use self::open::Facts;
 use self::tx::SqliteTx;
 use self::txn::{Failed, Kind, Stage};
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::texts::CannedText;
 use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
 };
@@ -358,6 +359,10 @@ impl Reads for SqliteStore {
 
     fn all_fields(&mut self) -> Result<Vec<(String, FieldDef)>> {
         reads::fields(&self.conn, None)
+    }
+
+    fn texts(&mut self, queue: Option<&str>) -> Result<Vec<CannedText>> {
+        reads::texts(&self.conn, queue)
     }
 
     fn queue(&mut self, name: &str) -> Result<QueueSettings> {

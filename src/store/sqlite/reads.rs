@@ -7,6 +7,7 @@ use super::rows::{Cols, event_from_row, item_from_row, lossy_opt_text, lossy_tex
 use super::search_plan::PlanCache;
 use super::sql::{ITEM_COLS, KEPT_COUNT};
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::texts::CannedText;
 use crate::domain::{
     AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, Role, TakeOrder, UserInfo,
 };
@@ -72,6 +73,17 @@ pub(super) fn fields(c: &Connection, queue: Option<&str>) -> Result<Vec<(String,
          ORDER BY queue, position, name",
         [queue],
         |r| rows::field_from(&mut Cols::new(r)),
+    )
+}
+
+/// Ready-made texts of `queue` (of every queue when `None`), by queue and code.
+pub(super) fn texts(c: &Connection, queue: Option<&str>) -> Result<Vec<CannedText>> {
+    collect(
+        c,
+        "SELECT queue, code, purpose, text FROM queue_texts WHERE ?1 IS NULL OR queue = ?1 \
+         ORDER BY queue, code",
+        [queue],
+        |r| rows::text_from(&mut Cols::new(r)),
     )
 }
 

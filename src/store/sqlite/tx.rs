@@ -10,6 +10,7 @@ use super::reads::{load_item, load_queue};
 use super::rows::{event_from_row, item_from_row, lossy_opt_text, lossy_text};
 use super::sql;
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::texts::CannedText;
 use crate::domain::{
     AuditNote, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
 };
@@ -393,14 +394,24 @@ impl Tx for SqliteTx<'_> {
 
     fn drop_queue(&mut self, queue: &str, note: &AuditNote) -> Result<()> {
         match note.new.get("renamed_to").and_then(|v| v.as_str()) {
-            Some(to) => self
-                .c
-                .prepare_cached("UPDATE queue_fields SET queue = ?2 WHERE queue = ?1")?
-                .execute(params![queue, to])?,
-            None => self
-                .c
-                .prepare_cached("DELETE FROM queue_fields WHERE queue = ?1")?
-                .execute([queue])?,
+            Some(to) => {
+                self.c
+                    .prepare_cached("UPDATE queue_fields SET queue = ?2 WHERE queue = ?1")?
+                    .execute(params![queue, to])?
+                    + self
+                        .c
+                        .prepare_cached("UPDATE queue_texts SET queue = ?2 WHERE queue = ?1")?
+                        .execute(params![queue, to])?
+            }
+            None => {
+                self.c
+                    .prepare_cached("DELETE FROM queue_fields WHERE queue = ?1")?
+                    .execute([queue])?
+                    + self
+                        .c
+                        .prepare_cached("DELETE FROM queue_texts WHERE queue = ?1")?
+                        .execute([queue])?
+            }
         };
         self.c
             .prepare_cached("DELETE FROM item_counts WHERE queue = ?1")?
@@ -475,6 +486,28 @@ impl Tx for SqliteTx<'_> {
                 "UPDATE queue_fields SET position = position - 1 WHERE queue = ?1 AND position > ?2",
             )?
             .execute(params![queue, pos])?;
+        insert_audit(self, note)
+    }
+
+    fn texts(&mut self, queue: &str) -> Result<Vec<CannedText>> {
+        super::reads::texts(self.c, Some(queue))
+    }
+
+    fn put_text(&mut self, t: &CannedText, note: &AuditNote) -> Result<()> {
+        self.c
+            .prepare_cached(
+                "INSERT INTO queue_texts (queue, code, purpose, text) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (queue, code) DO UPDATE SET purpose = excluded.purpose, \
+                 text = excluded.text",
+            )?
+            .execute(params![t.queue, t.code, t.purpose.as_str(), t.text])?;
+        insert_audit(self, note)
+    }
+
+    fn drop_text(&mut self, queue: &str, code: &str, note: &AuditNote) -> Result<()> {
+        self.c
+            .prepare_cached("DELETE FROM queue_texts WHERE queue = ?1 AND code = ?2")?
+            .execute(params![queue, code])?;
         insert_audit(self, note)
     }
 
