@@ -3,7 +3,7 @@
 //! [`super::ops`] in one write transaction, the same on SQLite and PostgreSQL.
 
 use super::error::{Result, StoreError};
-use super::ops::{self, HolderOp, Tx};
+use super::ops::{self, HolderOp, ItemWrite, Tx};
 use super::{AddOptions, Added, AndNext, Applied, Reads, TakeNext};
 use crate::domain::fields::Col;
 use crate::domain::queue::validate_queue_name;
@@ -277,6 +277,30 @@ fn said<B: Backend>(
     })
 }
 
+/// A complete (its result checked first), in one write transaction: the result's text
+/// learnt from its code, the record's fields checked (`over`: a supervisor's reason to
+/// complete all the same), then `then` writes it.
+fn completing<B: Backend, T>(
+    b: &mut B,
+    id: i64,
+    token: i64,
+    result: Said<'_>,
+    over: Option<&str>,
+    then: impl Fn(&mut dyn Tx, HolderOp<'_>, &ItemWrite<'_>) -> Result<T>,
+) -> Result<T> {
+    HolderOp::Complete(result).plan(token)?;
+    write(b, |tx| {
+        let text = ops::said_text(tx, id, Purpose::Result, result)?;
+        let op = HolderOp::Complete(Said {
+            text: text.as_deref(),
+            code: result.code,
+        });
+        let w = op.plan(token)?;
+        let w = ops::check_complete(tx, id, token, &w, over)?;
+        then(tx, op, &w)
+    })
+}
+
 fn invalid(e: crate::domain::ValidationError) -> StoreError {
     StoreError::Invalid(e.message)
 }
@@ -366,17 +390,9 @@ impl<B: Backend> Writes for B {
         result: Said<'_>,
         over: Option<&str>,
     ) -> Result<Applied> {
-        HolderOp::Complete(result).plan(token)?;
         let over = over.map(ops::required_reason).transpose()?;
-        write(self, |tx| {
-            let text = ops::said_text(tx, id, Purpose::Result, result)?;
-            let op = HolderOp::Complete(Said {
-                text: text.as_deref(),
-                code: result.code,
-            });
-            let w = op.plan(token)?;
-            let w = ops::check_complete(tx, id, token, &w, over)?;
-            ops::holder_write(tx, id, token, op, &w)
+        completing(self, id, token, result, over, |tx, op, w| {
+            ops::holder_write(tx, id, token, op, w)
         })
     }
 
@@ -413,17 +429,9 @@ impl<B: Backend> Writes for B {
         over: Option<&str>,
         next: &TakeNext,
     ) -> Result<AndNext> {
-        HolderOp::Complete(result).plan(token)?;
         let over = over.map(ops::required_reason).transpose()?;
-        write(self, |tx| {
-            let text = ops::said_text(tx, id, Purpose::Result, result)?;
-            let op = HolderOp::Complete(Said {
-                text: text.as_deref(),
-                code: result.code,
-            });
-            let w = op.plan(token)?;
-            let w = ops::check_complete(tx, id, token, &w, over)?;
-            ops::finish_and_next(tx, id, token, op, &w, next)
+        completing(self, id, token, result, over, |tx, op, w| {
+            ops::finish_and_next(tx, id, token, op, w, next)
         })
     }
 
