@@ -1,4 +1,4 @@
--- caseload: the whole current PostgreSQL schema (version 13), the same meaning as schema.sql.
+-- caseload: the whole current PostgreSQL schema (version 14), the same meaning as schema.sql.
 --
 -- Fresh schemas are created from this file by the migrator in src/store/postgres/migrate.rs,
 -- inside one transaction holding pg_advisory_xact_lock, and recorded in caseload_schema, so
@@ -579,9 +579,11 @@ BEGIN
             IF p_renamed_to IS NOT NULL THEN
                 UPDATE queue_fields SET queue = p_renamed_to WHERE queue = p_name;
                 UPDATE queue_texts SET queue = p_renamed_to WHERE queue = p_name;
+                UPDATE queue_sla SET queue = p_renamed_to WHERE queue = p_name;
             ELSE
                 DELETE FROM queue_fields WHERE queue = p_name;
                 DELETE FROM queue_texts WHERE queue = p_name;
+                DELETE FROM queue_sla WHERE queue = p_name;
             END IF;
             DELETE FROM item_counts WHERE queue = p_name;
             DELETE FROM queues WHERE name = p_name;
@@ -752,6 +754,59 @@ BEGIN
                         p_queue || '.' || p_code,
                         json_build_object('for', v_old.purpose, 'text', v_old.text),
                         json_build_object('deleted', true));
+        END
+        $$ $f$, pinned);
+END
+$migrate$;
+
+-- Service levels on business hours (migrations/0014_queue_sla.sql): a queue's SLA in
+-- working time, its working hours, time zone and holidays. Everyday roles read them;
+-- supervisors change them through the SECURITY DEFINER function below.
+CREATE TABLE queue_sla (
+    queue     TEXT PRIMARY KEY REFERENCES queues(name),
+    sla_ms    BIGINT NOT NULL CHECK (sla_ms > 0),
+    hours     TEXT NOT NULL,
+    tz        TEXT NOT NULL,
+    holidays  TEXT NOT NULL DEFAULT ''
+);
+
+DO $migrate$
+DECLARE
+    pinned TEXT := format('SET search_path = %I, pg_catalog, pg_temp', current_schema());
+BEGIN
+    -- Sets queue p_queue's SLA (p_sla_ms NULL removes it; the rest checked by caseload
+    -- before it gets here). Audited as 'queue', its sla before and after.
+    EXECUTE format($f$
+        CREATE FUNCTION caseload_set_sla(p_actor TEXT, p_queue TEXT, p_sla_ms BIGINT,
+                                         p_hours TEXT, p_tz TEXT, p_holidays TEXT)
+        RETURNS void LANGUAGE plpgsql SECURITY DEFINER %s AS $$
+        DECLARE
+            v_old queue_sla;
+        BEGIN
+            PERFORM caseload_require_supervisor(p_actor);
+            PERFORM 1 FROM queues WHERE name = p_queue FOR UPDATE;
+            IF NOT FOUND THEN
+                RAISE EXCEPTION 'there is no queue %%', p_queue;
+            END IF;
+            SELECT * INTO v_old FROM queue_sla WHERE queue = p_queue FOR UPDATE;
+            IF p_sla_ms IS NULL THEN
+                DELETE FROM queue_sla WHERE queue = p_queue;
+            ELSE
+                INSERT INTO queue_sla (queue, sla_ms, hours, tz, holidays)
+                    VALUES (p_queue, p_sla_ms, p_hours, p_tz, p_holidays)
+                    ON CONFLICT (queue) DO UPDATE SET sla_ms = excluded.sla_ms,
+                        hours = excluded.hours, tz = excluded.tz,
+                        holidays = excluded.holidays;
+            END IF;
+            INSERT INTO audit (at, actor, real_user, kind, subject, old_value, new_value)
+                VALUES (caseload_now_ms(), p_actor, session_user, 'queue', p_queue,
+                        json_build_object('sla', CASE WHEN v_old.queue IS NULL THEN NULL
+                            ELSE json_build_object('sla_ms', v_old.sla_ms,
+                                'hours', v_old.hours, 'tz', v_old.tz,
+                                'holidays', v_old.holidays) END),
+                        json_build_object('sla', CASE WHEN p_sla_ms IS NULL THEN NULL
+                            ELSE json_build_object('sla_ms', p_sla_ms, 'hours', p_hours,
+                                'tz', p_tz, 'holidays', p_holidays) END));
         END
         $$ $f$, pinned);
 END

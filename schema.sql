@@ -1,4 +1,4 @@
--- caseload: the whole current SQLite schema (user_version 13).
+-- caseload: the whole current SQLite schema (user_version 14).
 --
 -- A fresh database is created from this file in one IMMEDIATE transaction. An older
 -- database is brought up to date by the steps in src/store/migrations/ instead; a test
@@ -316,6 +316,16 @@ CREATE TABLE queue_texts (
                                               'comment')),
     text     TEXT NOT NULL CHECK (length(text) BETWEEN 1 AND 200),
     PRIMARY KEY (queue, code)
+) WITHOUT ROWID;
+
+-- Service levels on business hours: a queue's SLA in working time (milliseconds), its
+-- working hours, time zone (IANA) and holidays (dates, one per line) (domain::sla).
+CREATE TABLE queue_sla (
+    queue     TEXT PRIMARY KEY REFERENCES queues(name),
+    sla_ms    INTEGER NOT NULL CHECK (sla_ms > 0),
+    hours     TEXT NOT NULL,
+    tz        TEXT NOT NULL,
+    holidays  TEXT NOT NULL DEFAULT ''
 ) WITHOUT ROWID;
 
 -- The kinds of events and audit records (checked by triggers, not CHECK constraints, so

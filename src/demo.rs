@@ -353,6 +353,7 @@ fn fill(
     take_in(bob, "helpdesk")?;
     bob.travel(5 * MIN);
     take_in(bob, "verification")?;
+    demo_texts::sla(boss.store())?;
     Ok(total)
 }
 

@@ -3,6 +3,7 @@
 
 use super::TextInput;
 use crate::domain::SeenLock;
+use crate::domain::texts::{CannedText, Purpose, Saying};
 
 /// What a confirmation dialog does when confirmed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +18,16 @@ pub enum Pending {
         token: i64,
     },
     Fail {
+        id: i64,
+        token: i64,
+    },
+    /// Release, with an optional reason.
+    Release {
+        id: i64,
+        token: i64,
+    },
+    /// Skip (release as skipped, take the next), with an optional reason.
+    Skip {
         id: i64,
         token: i64,
     },
@@ -112,6 +123,27 @@ impl FieldSpec {
 pub struct Field {
     pub spec: FieldSpec,
     pub buf: TextInput,
+    /// The ready-made texts it offers (Tab, Ctrl-Space), when it takes one.
+    pub offer: Option<Offer>,
+}
+
+/// A field's ready-made texts: which (its queue's, for one kind of dialog), the one
+/// chosen (its code goes into the event, even when the text is edited after), and the
+/// list of matches while it is open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    pub queue: String,
+    pub purpose: Purpose,
+    /// The code of the text chosen, kept until the field is emptied.
+    pub chosen: Option<String>,
+    pub menu: Option<Menu>,
+}
+
+/// The ready-made texts matching what is typed, one of them selected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Menu {
+    pub choices: Vec<CannedText>,
+    pub selected: usize,
 }
 
 /// The one dialog mechanism: a question, optional text fields (Tab moves between them),
@@ -151,8 +183,33 @@ impl Dialog {
         self.inputs.push(Field {
             spec,
             buf: TextInput::line(value),
+            offer: None,
         });
         self
+    }
+
+    /// The last field added offers `queue`'s ready-made texts for `purpose`.
+    pub(crate) fn offering(mut self, queue: &str, purpose: Purpose) -> Dialog {
+        if let Some(f) = self.inputs.last_mut() {
+            f.offer = Some(Offer {
+                queue: queue.to_string(),
+                purpose,
+                chosen: None,
+                menu: None,
+            });
+        }
+        self
+    }
+
+    /// What field `i` says: its trimmed text and the code of the ready-made text chosen
+    /// for it (none once the field is emptied).
+    pub fn saying(&self, i: usize) -> Saying {
+        let text = self.value(i);
+        let code = (self.inputs.get(i))
+            .and_then(|f| f.offer.as_ref())
+            .and_then(|o| o.chosen.as_deref())
+            .filter(|_| !text.is_empty());
+        Saying::of(&text, code)
     }
 
     /// The trimmed text of field `i` (empty when there is none).

@@ -46,6 +46,8 @@ pub enum Action {
     Cancel,
     NextField,
     PrevField,
+    /// Ctrl-Space in a dialog: the field's ready-made texts (as Tab).
+    OfferTexts,
     Unlock,
     Reassign,
     UnlockAll,
@@ -309,12 +311,17 @@ pub const KEYMAP: &[Binding] = &[
         "complete and take the next, in one step (confirm)",
     ),
     b(&[ch('f')], C::Item, A::Fail, "fail (reason required)"),
-    b(&[ch('r')], C::Item, A::Release, "release back to the pool"),
+    b(
+        &[ch('r')],
+        C::Item,
+        A::Release,
+        "release back to the pool (asks an optional reason)",
+    ),
     b(
         &[ch('s')],
         C::Item,
         A::Skip,
-        "skip: release and take the next",
+        "skip: release and take the next (asks an optional reason)",
     ),
     b(&[ch('e')], C::Item, A::EditNotes, "edit notes"),
     b(&[ctrl('s')], C::Editor, A::SaveNotes, "save notes"),
@@ -379,7 +386,18 @@ pub const KEYMAP: &[Binding] = &[
         A::ConfirmNext,
         "in the complete dialog: complete and take the next",
     ),
-    b(&[k(K::Tab)], C::Dialog, A::NextField, "next field"),
+    b(
+        &[k(K::Tab)],
+        C::Dialog,
+        A::NextField,
+        "next field; ready-made texts in a result or reason field",
+    ),
+    b(
+        &[ctrl(' ')],
+        C::Dialog,
+        A::OfferTexts,
+        "the ready-made texts, as Tab",
+    ),
     b(&[k(K::BackTab)], C::Dialog, A::PrevField, "previous field"),
     b(&[k(K::Esc)], C::Dialog, A::Cancel, "cancel"),
 ];

@@ -28,7 +28,7 @@ use crate::domain::figures::PeriodKind;
 use crate::domain::time::Zone;
 use crate::domain::{Comment, Event, Item, LockStatus, Millis, QueueSettings, Role};
 use crate::store::{LostLock, Report as FiguresReport, Stats};
-pub use dialog::{Dialog, Field, FieldSpec, Pending};
+pub use dialog::{Dialog, Field, FieldSpec, Menu, Offer, Pending};
 pub(crate) use filter::{Filter, list_filter, locks_filter};
 pub use msg::{
     Call, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp,
@@ -141,6 +141,9 @@ pub struct Held {
     pub lock_time: Millis,
     pub queue: String,
     pub title: String,
+    /// When it arrived and is due (for its SLA's warning).
+    pub created_at: Millis,
+    pub due_at: Option<Millis>,
 }
 
 impl Held {
@@ -151,6 +154,8 @@ impl Held {
             lock_time: item.lock_time.unwrap_or(0),
             queue: item.queue.clone(),
             title: item.title.clone(),
+            created_at: item.created_at,
+            due_at: item.due_at,
         }
     }
 
@@ -280,6 +285,8 @@ pub struct State {
     pub goto_prompt: Option<TextInput>,
     /// Known users' names, for completing names in the reassign and assign dialogs.
     pub users: Vec<String>,
+    /// Every queue's ready-made texts, offered with Tab in the dialogs that take one.
+    pub texts: Vec<crate::domain::texts::CannedText>,
     pub queues: BTreeMap<String, QueueSettings>,
     pub held: BTreeMap<i64, Held>,
     pub detail: Option<Detail>,
@@ -314,6 +321,12 @@ pub struct State {
     /// The take-next on its way offers skipped items again: how many were skipped.
     pub reoffered: Option<usize>,
     pub stats: Option<Stats>,
+    /// The SLA figures shown with the Stats view's.
+    pub sla_watch: Option<crate::domain::sla::SlaWatch>,
+    /// Every queue's SLA, by queue (rows show working time left).
+    pub slas: BTreeMap<String, crate::domain::sla::Sla>,
+    /// Held items whose holder was warned that 75 % of their SLA is spent.
+    pub sla_warned: std::collections::BTreeSet<i64>,
     /// The selected queue of the Stats view (an index into `stats.by_queue`).
     pub stats_selected: usize,
     /// The Stats view's figures page and its period (`p`); `None` shows the overview.
@@ -420,6 +433,7 @@ impl State {
             filter_typed: None,
             goto_prompt: None,
             users: Vec::new(),
+            texts: Vec::new(),
             queues: BTreeMap::new(),
             held: BTreeMap::new(),
             detail: None,
@@ -438,6 +452,9 @@ impl State {
             skipping: None,
             reoffered: None,
             stats: None,
+            sla_watch: None,
+            slas: BTreeMap::new(),
+            sla_warned: Default::default(),
             stats_selected: 0,
             figures_period: None,
             figures: None,

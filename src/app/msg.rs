@@ -3,6 +3,7 @@
 //! and sends their results back as messages.
 
 use crate::domain::figures::PeriodKind;
+use crate::domain::texts::{CannedText, Saying};
 use crate::domain::{
     Comment, Event, Item, ItemEdit, Millis, QueueSettings, QueueUpdate, Role, SeenLock,
 };
@@ -73,6 +74,8 @@ pub enum Msg {
     },
     /// The known users' names (for completing names in dialogs).
     Users(Vec<String>),
+    /// Every queue's ready-made texts (offered with Tab in the dialogs that take one).
+    Texts(Vec<CannedText>),
     /// Complete-and-next completed `after` but found nothing to take (`why`: nothing
     /// free, paused, the WIP limit).
     NothingNext {
@@ -225,6 +228,12 @@ pub struct Snapshot {
     pub queues: Vec<QueueSettings>,
     pub checks: Vec<LockCheck>,
     pub stats: Option<Stats>,
+    /// The SLA figures, read with the stats.
+    pub sla_watch: Option<crate::domain::sla::SlaWatch>,
+    /// Every queue's SLA.
+    pub slas: Option<Vec<crate::domain::sla::Sla>>,
+    /// Every queue's ready-made texts.
+    pub texts: Option<Vec<CannedText>>,
     /// The Stats view's figures, for the period asked.
     pub figures: Option<(PeriodKind, Report)>,
     /// When the listed locks were taken (Locks view).
@@ -242,16 +251,17 @@ pub struct Snapshot {
     pub error: Option<StoreError>,
 }
 
-/// How an item is finished.
+/// How an item is finished, with what the holder said (a result or reason, and the
+/// code of the ready-made text chosen).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finish {
-    Complete(Option<String>),
+    Complete(Saying),
     /// Complete, and take the next item in the same transaction.
-    CompleteNext(Option<String>, TakeNext),
-    Fail(String),
-    Release,
+    CompleteNext(Saying, TakeNext),
+    Fail(Saying),
+    Release(Saying),
     /// Release as skipped, then take the next item not skipped this session.
-    Skip(TakeNext),
+    Skip(TakeNext, Saying),
 }
 
 /// What the loop does for `update`.
@@ -346,8 +356,8 @@ impl Effect {
                 Finish::Complete(_) => format!("completing #{id}"),
                 Finish::CompleteNext(..) => format!("completing #{id} and taking the next"),
                 Finish::Fail(_) => format!("failing #{id}"),
-                Finish::Release => format!("releasing #{id}"),
-                Finish::Skip(_) => format!("skipping #{id}"),
+                Finish::Release(_) => format!("releasing #{id}"),
+                Finish::Skip(..) => format!("skipping #{id}"),
             },
             Effect::Comment { id, .. } => format!("adding your notes to #{id}"),
             Effect::AddComment { id, .. } => format!("adding your comment to #{id}"),

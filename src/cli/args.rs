@@ -303,7 +303,7 @@ pub enum Command {
     /// completed, failed, skipped, released, locks lost, median and 90th-percentile handle
     /// time, completions per hour held; per queue also wait, cycle and due-date health.
     Report {
-        /// One row per person or per queue.
+        /// One row per person, per queue, or per reason given.
         #[arg(long, value_enum, default_value = "person")]
         by: ReportBy,
         /// Start of the period: today, yesterday, a span back from now (90m, 12h, 7d,
@@ -546,6 +546,8 @@ pub enum QueueCommand {
         /// Create the queue if it does not exist yet.
         #[arg(long)]
         create: bool,
+        #[command(flatten)]
+        sla: SlaArgs,
     },
     /// Supervisor: rename a queue; its items (and their locks) move with it.
     Rename {
@@ -565,6 +567,35 @@ pub enum QueueCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// A queue's SLA on business hours (`queue set`).
+#[derive(Debug, Args, Default)]
+pub struct SlaArgs {
+    /// Working time a new item gets (4h, 90m, 1h30m; none removes the SLA): an item
+    /// added without --due is due when that much of the queue's working time has passed.
+    #[arg(long, value_name = "DURATION")]
+    pub sla: Option<String>,
+    /// The SLA's working hours: 'Mon-Fri 08:00-17:00', several parts joined by commas
+    /// ('Mon-Fri 08:00-17:00, Sat 09:00-12:00'), or always (a new SLA: Mon-Fri
+    /// 08:00-17:00).
+    #[arg(long, value_name = "HOURS")]
+    pub hours: Option<String>,
+    /// The zone the hours are in, an IANA name (Europe/Berlin; a new SLA: TZ, else the
+    /// host's zone, else UTC).
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
+    /// A file of holidays, one date (YYYY-MM-DD) per line, # comments; stored in the
+    /// database (an empty file clears them).
+    #[arg(long, value_name = "FILE")]
+    pub holidays: Option<std::path::PathBuf>,
+}
+
+impl SlaArgs {
+    /// True when no SLA flag was given.
+    pub fn is_empty(&self) -> bool {
+        self.sla.is_none() && self.hours.is_none() && self.tz.is_none() && self.holidays.is_none()
+    }
 }
 
 /// An optional reason, typed or ready-made (release, skip).
@@ -720,6 +751,9 @@ pub enum ReportBy {
     Person,
     /// One row per queue, with its due-date health.
     Queue,
+    /// The reasons given for fails, skips and releases, counted by the ready-made text's
+    /// code (free texts as "other"), per queue and person.
+    Reason,
 }
 
 /// The output of `caseload report`.

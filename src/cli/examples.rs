@@ -536,6 +536,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload report --by queue --queue billing --since 7d --format json",
                 "one queue's week as JSON",
             ),
+            (
+                "caseload report --by reason --queue verification --since 7d",
+                "why items were failed, skipped and released, by ready-made code",
+            ),
         ],
     ),
     (

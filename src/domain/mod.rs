@@ -13,6 +13,7 @@ pub(crate) mod queue;
 pub mod queue_fields;
 pub mod sanitize;
 pub mod search;
+pub mod sla;
 pub mod texts;
 pub mod time;
 pub(crate) mod user;

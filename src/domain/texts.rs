@@ -113,6 +113,32 @@ impl<'a> Said<'a> {
     }
 }
 
+/// What a holder said, owned (as the TUI carries it to the worker): see [`Said`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Saying {
+    pub text: Option<String>,
+    pub code: Option<String>,
+}
+
+impl Saying {
+    /// A typed text, with the code of the ready-made text it came from (blanks are none).
+    pub fn of(text: &str, code: Option<&str>) -> Saying {
+        let said = Said::text(Some(text)).coded(code);
+        Saying {
+            text: said.text.map(str::to_string),
+            code: said.code.map(str::to_string),
+        }
+    }
+
+    /// Borrowed, for the store.
+    pub fn said(&self) -> Said<'_> {
+        Said {
+            text: self.text.as_deref(),
+            code: self.code.as_deref(),
+        }
+    }
+}
+
 /// Checks a code: 1 to 32 of a-z, 0-9, `-`, `_` (what people type in a report filter and
 /// a script, with no quoting).
 pub fn validate_code(code: &str) -> Result<(), String> {

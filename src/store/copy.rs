@@ -27,6 +27,8 @@ pub struct Copied {
     pub fields: u64,
     /// Ready-made texts of the queues.
     pub texts: u64,
+    /// SLAs of the queues.
+    pub slas: u64,
 }
 
 fn sq(e: rusqlite::Error) -> StoreError {
@@ -199,6 +201,27 @@ const TEXTS: Table = Table {
         "INSERT INTO queue_texts (queue, code, purpose, text) VALUES ($1, $2, $3, $4)",
     ),
 };
+
+const SLAS: Table = Table {
+    select: Cow::Borrowed("SELECT queue, sla_ms, hours, tz, holidays FROM queue_sla"),
+    insert: Cow::Borrowed(
+        "INSERT INTO queue_sla (queue, sla_ms, hours, tz, holidays) VALUES ($1, $2, $3, $4, $5)",
+    ),
+};
+
+fn read_sla(r: &rusqlite::Row<'_>) -> Result<Values> {
+    let text = |i| r.get::<_, String>(i).map_err(sq);
+    Ok((
+        None,
+        vec![
+            Box::new(text(0)?),
+            Box::new(r.get::<_, i64>(1).map_err(sq)?),
+            Box::new(text(2)?),
+            Box::new(text(3)?),
+            Box::new(text(4)?),
+        ],
+    ))
+}
 
 fn read_text(r: &rusqlite::Row<'_>) -> Result<Values> {
     let text = |i| r.get::<_, String>(i).map_err(sq);
@@ -374,6 +397,7 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
         &mut c.fields
     })?;
     copy_table(src, &mut tx, &mut at, &TEXTS, &read_text, |c| &mut c.texts)?;
+    copy_table(src, &mut tx, &mut at, &SLAS, &read_sla, |c| &mut c.slas)?;
     copy_table(src, &mut tx, &mut at, &USERS, &read_user, |c| &mut c.users)?;
     let (items, names) = items_table();
     copy_table(

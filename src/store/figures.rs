@@ -82,6 +82,65 @@ pub struct Figures {
     pub completed_per_hour: Option<f64>,
 }
 
+/// How often one reason was given: the reasons of fails, skips, releases (and parks)
+/// that ended in the period, counted by the ready-made text's code, free texts as
+/// `other`, none given as `(none)` ([`crate::domain::texts::reason_group`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReasonCount {
+    pub queue: String,
+    pub person: String,
+    /// The event's kind: failed, skipped, released (parked).
+    pub kind: String,
+    pub reason: String,
+    pub count: u64,
+}
+
+/// The kinds of event whose reasons `report --by reason` counts.
+pub(crate) const REASON_KINDS: &[crate::domain::EventKind] = &[
+    crate::domain::EventKind::Failed,
+    crate::domain::EventKind::Skipped,
+    crate::domain::EventKind::Released,
+];
+
+/// The reasons given in `[$1, $2)`, in queue `$3` (every queue when null), counted by
+/// queue, person, kind and group: one SQL for both backends (`->>` reads the detail's
+/// JSON on each).
+pub(crate) fn reasons_sql() -> String {
+    format!(
+        "SELECT i.queue, e.actor, e.kind, \
+         CASE WHEN e.detail ->> 'code' IS NOT NULL THEN e.detail ->> 'code' \
+              WHEN trim(coalesce(e.detail ->> 'reason', '')) <> '' THEN 'other' \
+              ELSE '(none)' END AS reason, \
+         count(*) FROM events e JOIN items i ON i.id = e.item_id \
+         WHERE e.kind IN ({}) AND e.at >= $1 AND e.at < $2 \
+         AND (CAST($3 AS TEXT) IS NULL OR i.queue = $3) \
+         GROUP BY 1, 2, 3, 4",
+        crate::store::sql::kinds_sql(REASON_KINDS)
+    )
+}
+
+/// The reasons' rows in the order both backends give them (byte order, whatever the
+/// database's collation): by queue, kind, most given first, reason, person.
+pub(crate) fn ordered(mut rows: Vec<ReasonCount>) -> Vec<ReasonCount> {
+    rows.sort_by(|a, b| {
+        (
+            &a.queue,
+            &a.kind,
+            std::cmp::Reverse(a.count),
+            &a.reason,
+            &a.person,
+        )
+            .cmp(&(
+                &b.queue,
+                &b.kind,
+                std::cmp::Reverse(b.count),
+                &b.reason,
+                &b.person,
+            ))
+    });
+    rows
+}
+
 /// A queue's figures, with its waits and its due-date health.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct QueueFigures {

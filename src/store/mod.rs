@@ -38,7 +38,7 @@ pub(crate) use sqlite::open as sqlite_open;
 use crate::domain::{Item, ItemState, LockLoss, Millis};
 pub use check::CheckRun;
 pub use error::{Result, StoreError, exit};
-pub use figures::{Figures, QueueFigures, Report, ReportQuery};
+pub use figures::{Figures, QueueFigures, ReasonCount, Report, ReportQuery};
 pub use reads::Reads;
 pub use sqlite::SqliteStore;
 pub(crate) use stats::{Bucket, OldestItem, Stats};

@@ -3,8 +3,9 @@
 
 use super::check::CheckRun;
 use super::error::Result;
-use super::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats};
+use super::{ExportFilter, ListFilter, LostLock, ReasonCount, Report, ReportQuery, Stats};
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::sla::{Sla, Watched};
 use crate::domain::texts::CannedText;
 use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
@@ -47,6 +48,12 @@ pub trait Reads: Send {
     fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>>;
     /// Every queue's field definitions: (queue, field), by queue, each queue's in order.
     fn all_fields(&mut self) -> Result<Vec<(String, FieldDef)>>;
+    /// Every queue's SLA, by queue (only queues that have one).
+    fn slas(&mut self) -> Result<Vec<Sla>>;
+    /// The items of queues with an SLA that the Stats view weighs (see
+    /// [`crate::domain::sla::watch`]): every open one with a due time, and those finished
+    /// after a due time at or after `since`.
+    fn sla_items(&mut self, since: Millis) -> Result<Vec<Watched>>;
     /// Ready-made texts of `queue` (of every queue when `None`), by queue and code.
     fn texts(&mut self, queue: Option<&str>) -> Result<Vec<CannedText>>;
     /// A user's role (staff when unknown).
@@ -64,6 +71,10 @@ pub trait Reads: Send {
     /// The supervisors' figures over a period, per person and per queue (from the holds
     /// that ended in it; see [`crate::domain::figures`]). An empty period is `Invalid`.
     fn report(&mut self, q: &ReportQuery) -> Result<Report>;
+    /// The reasons given for fails, skips and releases that happened in the period (in
+    /// `q.queue` only, when given), counted by queue, person, kind and code (see
+    /// [`ReasonCount`]). An empty period is `Invalid`.
+    fn reasons(&mut self, q: &ReportQuery) -> Result<Vec<ReasonCount>>;
     /// When each of these items' current lock was taken (its last `locked`, `taken_over`
     /// or `reassigned` event); items never locked are left out. `lock_time` is the last
     /// renewal, so the Locks view asks this for "held for".

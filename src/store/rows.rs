@@ -12,6 +12,7 @@ use super::LostLock;
 use super::error::{Result, StoreError};
 use crate::domain::fields::{FIELDS, Kind, Value};
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::sla::{Sla, SlaSpec};
 use crate::domain::texts::{CannedText, Purpose};
 use crate::domain::{
     AuditEntry, AuditKind, Event, EventKind, Item, LockLoss, QueueSettings, TakeOrder, Unreadable,
@@ -170,6 +171,25 @@ pub(crate) fn queue_from(c: &mut impl Cells) -> Result<QueueSettings> {
             .and_then(TakeOrder::parse)
             .unwrap_or_default(),
     })
+}
+
+/// A queue's SLA from `queue, sla_ms, hours, tz, holidays`; one that cannot be read is
+/// corruption, named.
+pub(crate) fn sla_from(c: &mut impl Cells) -> Result<Sla> {
+    let spec = SlaSpec {
+        queue: c.text(0, "queue")?,
+        sla_ms: c.int(1, "sla_ms")?,
+        hours: c.text(2, "hours")?,
+        tz: c.text(3, "tz")?,
+        holidays: c.text(4, "holidays")?.lines().map(str::to_string).collect(),
+    };
+    if !c.marks().is_empty() {
+        return Err(corrupt(format!(
+            "the SLA of queue {}: a column is not valid UTF-8",
+            spec.queue
+        )));
+    }
+    Sla::from_spec(&spec).map_err(|e| corrupt(format!("the SLA of queue {}: {e}", spec.queue)))
 }
 
 /// A ready-made text from `queue, code, purpose, text`; one that cannot be read is

@@ -333,6 +333,12 @@ fn created_from_row(object: &str, text: &str) -> String {
 const NO_CREATED_EVENT: &str =
     "NOT EXISTS (SELECT 1 FROM events c WHERE c.item_id = i.id AND c.kind = 'created')";
 
+/// The items `Reads::sla_items` weighs (`$1`: since when a late finish counts): queue,
+/// created, due, state, finished.
+pub(crate) const SLA_ITEMS: &str = "SELECT queue, created_at, due_at, state, finished_at \
+     FROM items WHERE due_at IS NOT NULL AND queue IN (SELECT queue FROM queue_sla) \
+     AND (state = 'open' OR (state <> 'cancelled' AND due_at >= $1 AND finished_at > due_at))";
+
 /// An item's history (`$1` its id): its stored events, after a `created` event from the
 /// row when none is stored. `detail` is how an event's detail reads as text.
 pub(crate) fn history(detail: &str, object: &str, text: &str) -> String {

@@ -8,6 +8,7 @@ use super::{AddOptions, Added, AndNext, Applied, Reads, TakeNext};
 use crate::domain::fields::Col;
 use crate::domain::queue::validate_queue_name;
 use crate::domain::queue_fields::{FieldChange, FieldDef, LineState, validate_name};
+use crate::domain::sla::{Sla, SlaUpdate};
 use crate::domain::texts::{CannedText, Purpose, Said};
 use crate::domain::user::validate_user_name;
 use crate::domain::{Item, ItemEdit, Millis, NewItem, QueueSettings, QueueUpdate, Role, SeenLock};
@@ -187,6 +188,9 @@ pub trait Writes {
     /// Supervisor: deletes the ready-made text of `queue` whose code (else text) is `key`
     /// (audited); returns what was deleted.
     fn delete_text(&mut self, queue: &str, key: &str) -> Result<CannedText>;
+    /// Supervisor: changes a queue's SLA and its calendar (audited); returns it as it is
+    /// now (`None`: removed).
+    fn set_sla(&mut self, queue: &str, update: &SlaUpdate) -> Result<Option<Sla>>;
     /// Supervisor: renames a queue, moving its settings and items (locks stay held);
     /// returns how many items moved.
     fn rename_queue(&mut self, from: &str, to: &str) -> Result<u64>;
@@ -576,6 +580,13 @@ impl<B: Backend> Writes for B {
             crate::domain::texts::validate_code(c).map_err(StoreError::Invalid)?;
         }
         write(self, |tx| ops::add_text(tx, queue, purpose, text, code))
+    }
+
+    fn set_sla(&mut self, queue: &str, update: &SlaUpdate) -> Result<Option<Sla>> {
+        if update.is_empty() {
+            return Err(StoreError::Invalid("nothing to change in the SLA".into()));
+        }
+        write(self, |tx| ops::set_sla(tx, queue, update))
     }
 
     fn delete_text(&mut self, queue: &str, key: &str) -> Result<CannedText> {

@@ -269,6 +269,9 @@ fn resume(st: &mut dyn Store) -> Vec<Msg> {
     if let Ok(users) = st.users() {
         out.push(Msg::Users(users.into_iter().map(|u| u.name).collect()));
     }
+    if let Ok(texts) = st.texts(None) {
+        out.push(Msg::Texts(texts));
+    }
     if let Err(e) = result {
         out.push(Msg::Refreshed(Box::new(Snapshot {
             error: Some(e),
@@ -349,9 +352,9 @@ fn finish(
     what: &Finish,
 ) -> (crate::store::Result<()>, Option<Msg>) {
     let result = match what {
-        Finish::Complete(r) => st.complete(id, token, r.as_deref()),
+        Finish::Complete(r) => st.complete_said(id, token, r.said(), None),
         Finish::CompleteNext(r, opts) => {
-            return match st.complete_and_next(id, token, r.as_deref(), opts) {
+            return match st.complete_and_next_said(id, token, r.said(), None, opts) {
                 Ok(done) => {
                     let next = match done.next {
                         Ok(item) => opened(st, true, |_| Ok(item)),
@@ -362,13 +365,13 @@ fn finish(
                 Err(e) => (Err(e), None),
             };
         }
-        Finish::Fail(reason) => st.fail(id, token, reason),
-        Finish::Release => st.release(id, token),
-        Finish::Skip(_) => st.skip(id, token),
+        Finish::Fail(reason) => st.fail_said(id, token, reason.said()),
+        Finish::Release(reason) => st.release_said(id, token, reason.said()),
+        Finish::Skip(_, reason) => st.skip_said(id, token, reason.said()),
     }
     .map(|_applied| ());
     let next = match (what, &result) {
-        (Finish::Skip(opts), Ok(())) => Some(opened(st, true, |s| s.take_next(opts))),
+        (Finish::Skip(opts, _), Ok(())) => Some(opened(st, true, |s| s.take_next(opts))),
         _ => None,
     };
     (result, next)
@@ -469,6 +472,8 @@ fn read_screen(
         snap.role = Some(st.role(&me)?);
     }
     snap.queues = st.queues()?;
+    snap.slas = Some(st.slas()?);
+    snap.texts = Some(st.texts(None)?);
     let n = st.takeable(req.takeable.as_deref(), app::notify::COUNT_CAP)?;
     snap.takeable = Some((req.takeable.clone(), n));
     if let Some(f) = &req.list {
@@ -483,6 +488,12 @@ fn read_screen(
     }
     if req.stats {
         snap.stats = Some(st.stats()?);
+        if let Some(slas) = snap.slas.as_deref().filter(|s| !s.is_empty()) {
+            let now = st.now()?;
+            let today = crate::domain::time::display_zone().start_of_day(now);
+            let items = st.sla_items(today)?;
+            snap.sla_watch = Some(crate::domain::sla::watch(slas, &items, now, today));
+        }
     }
     own_locks(st, &me, &req.checks, snap)?;
     if let Some(k) = req.figures {

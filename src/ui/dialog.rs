@@ -31,18 +31,38 @@ enum Place {
 }
 
 pub(super) fn confirm(d: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let offers = d.inputs.iter().any(|f| f.offer.is_some());
     let hint = match d.pending {
+        _ if menu_open(d) => {
+            "Tab/Up/Down: pick · Enter: use it (still editable) · Esc: close the list"
+        }
         Pending::Comment { .. } => "Enter: add as comment · Esc: keep them for later",
         Pending::Dismiss => "Enter or Esc: close",
         Pending::Quit => "Enter: quit · Esc: stay",
+        Pending::Complete { .. } if offers => {
+            "Enter: complete · Ctrl-N: and take next · Tab: texts · Esc: cancel"
+        }
         Pending::Complete { .. } => {
             "Enter: complete · Ctrl-N: complete and take next · Esc: cancel"
         }
+        Pending::CompleteNext { .. } if offers => {
+            "Enter: complete and take the next · Tab: texts · Esc: cancel"
+        }
         Pending::CompleteNext { .. } => "Enter: complete and take the next · Esc: cancel",
+        _ if d.inputs.len() == 1 && offers => {
+            "Enter: confirm · Tab: ready-made texts · Esc: cancel"
+        }
         _ if d.inputs.len() > 1 => "Tab: next field · Enter: confirm · Esc: cancel",
         _ => "Enter: confirm · Esc: cancel",
     };
     popup(d, hint, Place::Center, theme, frame, area);
+}
+
+/// True while a field's list of ready-made texts is open.
+fn menu_open(d: &Dialog) -> bool {
+    d.inputs
+        .iter()
+        .any(|f| f.offer.as_ref().is_some_and(|o| o.menu.is_some()))
 }
 
 /// A notice ("Work for you", "Lock lost"): shown at the bottom while keys go on working.
@@ -82,6 +102,9 @@ fn popup(d: &Dialog, hint: &str, place: Place, theme: &Theme, frame: &mut Frame,
             Span::styled(if focused { "> " } else { "  " }, theme.key()),
             Span::raw(text),
         ]));
+        if let Some(menu) = field.offer.as_ref().and_then(|o| o.menu.as_ref()) {
+            lines.extend(menu_lines(menu, theme, inner_w));
+        }
     }
     if let Some(e) = &d.error {
         lines.push(Line::styled(e.clone(), theme.error()));
@@ -121,6 +144,42 @@ fn popup(d: &Dialog, hint: &str, place: Place, theme: &Theme, frame: &mut Frame,
         }
     }
 }
+
+/// The ready-made texts offered under a field: at most [`MENU_ROWS`] around the one
+/// selected, which is marked `›` (and highlighted where there is colour), each `code  text`
+/// on one line.
+fn menu_lines(menu: &crate::app::Menu, theme: &Theme, width: usize) -> Vec<Line<'static>> {
+    let n = menu.choices.len();
+    let first = menu
+        .selected
+        .saturating_sub(MENU_ROWS - 1)
+        .min(n.saturating_sub(MENU_ROWS));
+    let mut out: Vec<Line<'static>> = Vec::new();
+    for (i, t) in menu.choices.iter().enumerate().skip(first).take(MENU_ROWS) {
+        let on = i == menu.selected;
+        let row = format!(
+            "{} {}  {}",
+            if on { "  ›" } else { "   " },
+            sanitize::line(&t.code),
+            sanitize::line(&t.text)
+        );
+        let row: String = row.chars().take(width).collect();
+        out.push(match on {
+            true => Line::styled(row, theme.selected()),
+            false => Line::styled(row, theme.dim()),
+        });
+    }
+    if n > MENU_ROWS {
+        out.push(Line::styled(
+            format!("    {} of {n} · type to narrow", menu.selected + 1),
+            theme.dim(),
+        ));
+    }
+    out
+}
+
+/// How many ready-made texts a field's list shows at once.
+const MENU_ROWS: usize = 6;
 
 pub(super) fn editor(state: &State, ed: &Editor, theme: &Theme, frame: &mut Frame, area: Rect) {
     let rect = Rect {

@@ -1,5 +1,7 @@
 //! The Queue, Mine and Locks views: a window of rows with each row's lock state.
 
+use crate::domain::Millis;
+use crate::domain::sla::{Sla, Urgency, left};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -234,10 +236,15 @@ fn row<'a>(state: &State, item: &'a Item, selected: bool, plan: &Plan, theme: &T
         }
     };
     let (lock, lock_style) = lock_cell(state, item, compact, plan.width(LOCK), theme);
+    let sla = state.slas.get(&item.queue);
     let (due, due_style) = match item.due_at {
         // A finished item is neither late nor due.
         _ if item.state != ItemState::Open => ("-".to_string(), Style::default()),
         None => ("-".to_string(), Style::default()),
+        // In a queue with an SLA: the working time left, marked as it runs short.
+        Some(d) if sla.is_some() => {
+            sla.map_or_else(Default::default, |s| sla_cell(s, now, d, theme))
+        }
         Some(d) if d > now => (format!("in {}", dur(d - now)), Style::default()),
         Some(d) => (format!("LATE {}", dur(now - d)), theme.late()),
     };
@@ -256,6 +263,19 @@ fn row<'a>(state: &State, item: &'a Item, selected: bool, plan: &Plan, theme: &T
         r.style(theme.selected())
     } else {
         r
+    }
+}
+
+/// The working time left to `due` under `sla`: plain from an hour up, `!45m` (yellow)
+/// under an hour, `!!25m` (red) under 30 minutes, `LATE 25m` after; the marks read
+/// without colour too.
+fn sla_cell(sla: &Sla, now: Millis, due: Millis, theme: &Theme) -> (String, Style) {
+    let l = left(sla, now, due);
+    match l.urgency {
+        Urgency::Plain => (l.text, Style::default()),
+        Urgency::Soon => (format!("!{}", l.text), theme.alert(false)),
+        Urgency::Urgent => (format!("!!{}", l.text), theme.alert(true)),
+        Urgency::Late => (l.text, theme.late()),
     }
 }
 

@@ -34,7 +34,7 @@ pub(super) fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(top);
 
-    items_panel(st, theme, frame, left);
+    items_panel(st, state.sla_watch, theme, frame, left);
 
     wip_panel(st, theme, frame, right);
 
@@ -49,7 +49,13 @@ pub(super) fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect
 }
 
 /// Items by state, overdue and the oldest open item.
-fn items_panel(st: &Stats, theme: &Theme, frame: &mut Frame, area: Rect) {
+fn items_panel(
+    st: &Stats,
+    sla: Option<crate::domain::sla::SlaWatch>,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+) {
     let count = |s: ItemState| {
         st.by_state
             .iter()
@@ -75,6 +81,18 @@ fn items_panel(st: &Stats, theme: &Theme, frame: &mut Frame, area: Rect) {
     } else {
         Line::raw(overdue)
     });
+    // Queues with an SLA: breaches today and items with 75 % of their time spent.
+    if let Some(w) = sla {
+        let line = format!(
+            "  SLA: {} breached today, {} at risk",
+            w.breaches_today, w.at_risk
+        );
+        l.push(match (w.breaches_today, w.at_risk) {
+            (0, 0) => Line::raw(line),
+            (0, _) => Line::styled(format!("{line}  !"), theme.alert(false)),
+            _ => Line::styled(format!("{line}  !!"), theme.late()),
+        });
+    }
     match &st.oldest_open {
         Some(o) => {
             l.push(Line::raw(format!(

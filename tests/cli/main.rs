@@ -33,6 +33,7 @@ mod report;
 mod search;
 mod security;
 mod shared_files;
+mod sla;
 mod storage_faults;
 mod texts;
 mod verification;

@@ -146,3 +146,51 @@ fn release_and_skip_take_a_reason_and_fail_a_code() {
         3,
     );
 }
+
+#[test]
+fn report_by_reason_counts_codes_and_free_texts() {
+    let env = with_texts();
+    let a = env.add("one");
+    let b = env.add("two");
+    env.claim("alice", &["--id", &a.to_string()]);
+    env.ok("alice", &["skip", &a.to_string(), "--code", "spanish"]);
+    env.claim("bob", &["--id", &a.to_string()]);
+    env.ok("bob", &["skip", &a.to_string(), "--code", "spanish"]);
+    env.claim("alice", &["--id", &b.to_string()]);
+    env.ok("alice", &["release", &b.to_string(), "--reason", "lunch"]);
+    let out = env.ok("sup", &["report", "--by", "reason"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].ends_with("reasons by queue and person"), "{out}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("default        released other") && l.ends_with("1  alice 1")),
+        "{out}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("skipped  spanish: Needs a Spanish speaker")
+                && l.ends_with("2  alice 1, bob 1")),
+        "{out}"
+    );
+    let csv = env.ok("sup", &["report", "--by", "reason", "--format", "csv"]);
+    assert_eq!(
+        csv,
+        "queue,person,kind,reason,count\n\
+         default,alice,released,other,1\n\
+         default,alice,skipped,spanish,1\n\
+         default,bob,skipped,spanish,1\n"
+    );
+    let json: serde_json::Value = serde_json::from_str(&env.ok(
+        "sup",
+        &[
+            "report", "--by", "reason", "--queue", "default", "--format", "json",
+        ],
+    ))
+    .unwrap();
+    assert_eq!(json["by"], "reason");
+    assert_eq!(json["rows"][0]["reason"], "other");
+    let err = env.fails("sup", &["report", "--by", "reason", "--queue", "nosuch"], 1);
+    assert!(err.contains("nosuch"), "{err}");
+}

@@ -29,6 +29,7 @@ mod rollback;
 mod search;
 mod security;
 mod short_words;
+mod sla;
 mod snapshot;
 mod supervisor;
 mod texts;

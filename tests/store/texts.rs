@@ -7,9 +7,10 @@
 use serde_json::json;
 
 use crate::support::backend::{Backend, add, assert_code, setup};
+use caseload::domain::figures::Period;
 use caseload::domain::texts::{Purpose, Said};
 use caseload::domain::{AuditKind, EventKind, ItemState, QueueUpdate};
-use caseload::store::{Applied, Store, TakeNext, exit};
+use caseload::store::{Applied, ReportQuery, Store, TakeNext, exit};
 
 conformance!(
     supervisors_add_change_and_delete_texts_audited,
@@ -19,6 +20,7 @@ conformance!(
     fail_and_complete_keep_the_code_of_a_chosen_text,
     a_code_the_queue_has_not_is_refused_and_nothing_written,
     a_retried_release_with_a_reason_is_already_done,
+    reasons_are_counted_by_code_per_queue_and_person,
 );
 
 fn codes(s: &mut dyn Store, q: &str) -> Vec<String> {
@@ -316,4 +318,72 @@ fn a_retried_release_with_a_reason_is_already_done(b: &dyn Backend) {
         .filter(|e| e.kind == EventKind::Released)
         .count();
     assert_eq!(released, 1);
+}
+
+fn reasons_are_counted_by_code_per_queue_and_person(b: &dyn Backend) {
+    let mut boss = setup(b);
+    boss.set_queue("other", &QueueUpdate::default(), true)
+        .unwrap();
+    boss.add_text("default", Purpose::Skip, "Needs Spanish", Some("spanish"))
+        .unwrap();
+    boss.add_text("default", Purpose::Fail, "No answer", Some("no-answer"))
+        .unwrap();
+    let ids: Vec<i64> = (0..6)
+        .map(|i| add(&mut *boss, &format!("item {i}")))
+        .collect();
+    let mut alice = b.open("alice", 0);
+    let mut bob = b.open("bob", 0);
+    let spanish = Said::NOTHING.coded(Some("spanish"));
+    let t = alice.take(ids[0]).unwrap().lock_token;
+    alice.skip_said(ids[0], t, spanish).unwrap();
+    let t = bob.take(ids[0]).unwrap().lock_token;
+    bob.skip_said(ids[0], t, spanish).unwrap();
+    let t = alice.take(ids[1]).unwrap().lock_token;
+    alice.skip_said(ids[1], t, spanish).unwrap();
+    let t = alice.take(ids[2]).unwrap().lock_token;
+    alice
+        .skip_said(ids[2], t, Said::text(Some("too long")))
+        .unwrap();
+    let t = alice.take(ids[3]).unwrap().lock_token;
+    alice.release(ids[3], t).unwrap();
+    let t = bob.take(ids[4]).unwrap().lock_token;
+    bob.fail_said(ids[4], t, Said::NOTHING.coded(Some("no-answer")))
+        .unwrap();
+    let t = bob.take(ids[5]).unwrap().lock_token;
+    bob.complete(ids[5], t, Some("fine")).unwrap();
+    let now = boss.now().unwrap();
+    let q = |queue: Option<&str>| ReportQuery {
+        period: Period {
+            since: now - 3_600_000,
+            until: now + 60_000,
+        },
+        queue: queue.map(str::to_string),
+        rows_only: false,
+    };
+    let got: Vec<(String, String, String, u64)> = boss
+        .reasons(&q(None))
+        .unwrap()
+        .into_iter()
+        .map(|r| {
+            assert_eq!(r.queue, "default");
+            (r.kind, r.reason, r.person, r.count)
+        })
+        .collect();
+    let want = [
+        ("failed", "no-answer", "bob", 1),
+        ("released", "(none)", "alice", 1),
+        ("skipped", "spanish", "alice", 2),
+        ("skipped", "other", "alice", 1),
+        ("skipped", "spanish", "bob", 1),
+    ];
+    let want: Vec<(String, String, String, u64)> = want
+        .iter()
+        .map(|(k, r, p, n)| (k.to_string(), r.to_string(), p.to_string(), *n))
+        .collect();
+    assert_eq!(got, want);
+    assert!(boss.reasons(&q(Some("other"))).unwrap().is_empty());
+    // An empty period is refused.
+    let mut empty = q(None);
+    empty.period.until = empty.period.since;
+    assert_code(boss.reasons(&empty), exit::ERROR);
 }

@@ -139,6 +139,7 @@ pub fn fingerprint(db: &Path) -> String {
         "audit",
         "queue_fields",
         "queue_texts",
+        "queue_sla",
     ] {
         let mut stmt = conn
             .prepare(&format!("SELECT * FROM {table} ORDER BY 1"))

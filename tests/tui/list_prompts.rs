@@ -162,8 +162,10 @@ fn skip_on_the_last_item_not_skipped_takes_one_skipped_before() {
     s.step(key('n'));
     assert_eq!(s.state.detail.as_ref().unwrap().item.id, ids[0]);
     s.step(key('s'));
+    s.step(code(KeyCode::Enter));
     assert_eq!(s.state.detail.as_ref().unwrap().item.id, ids[1]);
     s.step(key('s'));
+    s.step(code(KeyCode::Enter));
     let d = s.state.detail.as_ref().expect("an item taken");
     assert_eq!(d.item.id, ids[0], "the other free item");
     let status = &s.state.status.as_ref().unwrap().text;
@@ -178,6 +180,7 @@ fn skip_on_the_last_item_not_skipped_takes_one_skipped_before() {
     let mut s = start(db.store("alice", &clock), &clock, 100, 20, false);
     s.step(key('n'));
     s.step(key('s'));
+    s.step(code(KeyCode::Enter));
     assert!(s.state.detail.is_none());
     assert!(
         s.state
@@ -200,6 +203,7 @@ fn a_released_item_waits_behind_the_others() {
     s.step(key('n'));
     assert_eq!(s.state.detail.as_ref().unwrap().item.id, ids[0]);
     s.step(key('r'));
+    s.step(code(KeyCode::Enter));
     assert!(s.state.detail.is_none());
     clock.advance(2_000);
     s.step(key('n'));
@@ -210,6 +214,7 @@ fn a_released_item_waits_behind_the_others() {
     );
     // With nothing else left, it is offered again.
     s.step(key('r'));
+    s.step(code(KeyCode::Enter));
     clock.advance(2_000);
     s.step(key('n'));
     assert_eq!(s.state.detail.as_ref().unwrap().item.id, ids[0]);

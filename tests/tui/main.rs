@@ -13,6 +13,8 @@
 pub mod support;
 
 mod audit_day;
+mod canned;
+mod canned_tmux;
 mod check_tmux;
 mod figures;
 mod first_hour;
@@ -23,6 +25,7 @@ mod notify_tmux;
 mod readme;
 mod reconnect;
 mod screens;
+mod sla;
 mod supervisor;
 mod tmux;
 mod typing;

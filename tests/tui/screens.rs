@@ -211,9 +211,11 @@ fn take_next_skips_what_was_skipped_this_session() {
     s.step(key('n'));
     assert_eq!(s.state.detail.as_ref().unwrap().item.id, 1);
     s.step(key('s'));
+    s.step(code(KeyCode::Enter));
     let next = s.state.detail.as_ref().unwrap().item.id;
     assert_ne!(next, 1);
     s.step(key('r'));
+    s.step(code(KeyCode::Enter));
     s.step(key('n'));
     let again = s.state.detail.as_ref().unwrap().item.id;
     assert_ne!(again, 1, "the skipped item is not offered again");

@@ -244,7 +244,10 @@ fn a_result_typed_as_the_lock_is_lost_is_offered_as_a_comment() {
         &mut s,
         Msg::Finished {
             id: 42,
-            what: Finish::Complete(Some("Called the customer".into())),
+            what: Finish::Complete(caseload::domain::texts::Saying::of(
+                "Called the customer",
+                None,
+            )),
             result: Err(StoreError::LockLost {
                 id: 42,
                 why: caseload::domain::NoLock::HeldBy("bob".into()),

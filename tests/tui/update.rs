@@ -5,6 +5,7 @@ use caseload::app::{
     Call, Detail, Editor, Effect, Finish, Held, LockCheck, Msg, Pending, Resume, Snapshot, State,
     TextInput, View, update,
 };
+use caseload::domain::texts::Saying;
 use caseload::domain::{Event, EventKind, QueueSettings};
 use caseload::store::{StoreError, TakeNext};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -306,16 +307,20 @@ fn resume_reacquires_expired_own_locks_and_opens_on_mine() {
 #[test]
 fn skip_releases_and_never_offers_skipped_items_again() {
     let mut s = holding();
-    let fx = update(&mut s, key('s', T0 + 1000));
+    update(&mut s, key('s', T0 + 1000));
+    let fx = update(&mut s, code(KeyCode::Enter, T0 + 1000));
     assert_eq!(
         fx,
         vec![Effect::Finish {
             id: 42,
             token: 3,
-            what: Finish::Skip(TakeNext {
-                queue: None,
-                skip: vec![42]
-            }),
+            what: Finish::Skip(
+                TakeNext {
+                    queue: None,
+                    skip: vec![42]
+                },
+                Saying::default()
+            ),
             notes: None,
         }]
     );
@@ -323,7 +328,7 @@ fn skip_releases_and_never_offers_skipped_items_again() {
         &mut s,
         Msg::Finished {
             id: 42,
-            what: Finish::Release,
+            what: Finish::Release(Saying::default()),
             result: Ok(()),
         },
     );
@@ -335,15 +340,16 @@ fn skip_releases_and_never_offers_skipped_items_again() {
             result: Ok((next, vec![])),
         },
     );
-    let fx = update(&mut s, key('s', T0 + 2000));
+    update(&mut s, key('s', T0 + 2000));
+    let fx = update(&mut s, code(KeyCode::Enter, T0 + 2000));
     assert!(
-        matches!(&fx[0], Effect::Finish { id: 43, what: Finish::Skip(t), .. } if t.skip == vec![42, 43])
+        matches!(&fx[0], Effect::Finish { id: 43, what: Finish::Skip(t, _), .. } if t.skip == vec![42, 43])
     );
     update(
         &mut s,
         Msg::Finished {
             id: 43,
-            what: Finish::Release,
+            what: Finish::Release(Saying::default()),
             result: Ok(()),
         },
     );
@@ -453,7 +459,7 @@ fn complete_confirms_with_optional_result_and_fail_needs_a_reason() {
         vec![Effect::Finish {
             id: 42,
             token: 3,
-            what: Finish::Complete(Some("done".into())),
+            what: Finish::Complete(Saying::of("done", None)),
             notes: None
         }]
     );
@@ -461,7 +467,7 @@ fn complete_confirms_with_optional_result_and_fail_needs_a_reason() {
         &mut s,
         Msg::Finished {
             id: 42,
-            what: Finish::Complete(Some("done".into())),
+            what: Finish::Complete(Saying::of("done", None)),
             result: Err(StoreError::Invalid("refused".into())),
         },
     );
@@ -474,7 +480,9 @@ fn complete_confirms_with_optional_result_and_fail_needs_a_reason() {
     );
     update(&mut s, key('x', T0));
     let fx = update(&mut s, code(KeyCode::Enter, T0));
-    assert!(matches!(&fx[0], Effect::Finish { what: Finish::Fail(r), .. } if r == "x"));
+    assert!(
+        matches!(&fx[0], Effect::Finish { what: Finish::Fail(r), .. } if r.text.as_deref() == Some("x"))
+    );
 }
 
 #[test]
@@ -743,7 +751,7 @@ fn a_change_under_way_refuses_another_while_views_help_and_scrolling_go_on() {
         &mut s,
         Msg::Finished {
             id: 42,
-            what: Finish::Complete(None),
+            what: Finish::Complete(Saying::default()),
             result: Ok(()),
         },
     );
@@ -757,10 +765,11 @@ fn a_change_under_way_refuses_another_while_views_help_and_scrolling_go_on() {
 fn the_waiting_line_says_what_waits_on_what_and_for_how_long() {
     let mut s = holding();
     update(&mut s, key('r', T0));
+    update(&mut s, code(KeyCode::Enter, T0));
     let release = Effect::Finish {
         id: 42,
         token: 3,
-        what: Finish::Release,
+        what: Finish::Release(Saying::default()),
         notes: None,
     };
     update(&mut s, calling(&release, T0));
@@ -862,7 +871,7 @@ fn a_change_that_fails_after_the_patience_brings_back_its_dialog_as_typed() {
     );
     let fx = update(&mut s, code(KeyCode::Enter, T0 + 1000));
     assert!(
-        matches!(&fx[..], [Effect::Finish { id: 42, what: Finish::Fail(r), .. }] if r == "printer gone"),
+        matches!(&fx[..], [Effect::Finish { id: 42, what: Finish::Fail(r), .. }] if r.text.as_deref() == Some("printer gone")),
         "Enter tries again: {fx:?}"
     );
 
@@ -871,7 +880,7 @@ fn a_change_that_fails_after_the_patience_brings_back_its_dialog_as_typed() {
         &mut s,
         Msg::Finished {
             id: 42,
-            what: Finish::Fail("printer gone".into()),
+            what: Finish::Fail(Saying::of("printer gone", None)),
             result: Err(StoreError::LockLost {
                 id: 42,
                 why: caseload::domain::NoLock::HeldBy("bob".into()),

@@ -313,7 +313,7 @@ fn status_lines_fade_errors_later() {
         &mut s,
         Msg::Finished {
             id: 42,
-            what: caseload::app::Finish::Release,
+            what: caseload::app::Finish::Release(Default::default()),
             result: Err(caseload::store::StoreError::Database(
                 "disk I/O error".into(),
             )),
@@ -336,7 +336,8 @@ fn release_and_complete_say_when_they_saved_draft_notes() {
         update(&mut s, at(c, T0));
     }
     update(&mut s, with(KeyCode::Esc, KeyModifiers::NONE, T0)); // kept as a draft
-    let fx = update(&mut s, at('r', T0));
+    update(&mut s, at('r', T0));
+    let fx = update(&mut s, with(KeyCode::Enter, KeyModifiers::NONE, T0));
     assert!(
         fx.iter()
             .any(|e| matches!(e, Effect::Finish { notes: Some(n), .. } if n == "called")),
@@ -354,7 +355,7 @@ fn release_and_complete_say_when_they_saved_draft_notes() {
         &mut s,
         Msg::Finished {
             id: 42,
-            what: caseload::app::Finish::Release,
+            what: caseload::app::Finish::Release(Default::default()),
             result: Ok(()),
         },
     );
@@ -375,7 +376,7 @@ fn release_and_complete_say_when_they_saved_draft_notes() {
         &mut s,
         Msg::Finished {
             id: 42,
-            what: caseload::app::Finish::Complete(None),
+            what: caseload::app::Finish::Complete(Default::default()),
             result: Ok(()),
         },
     );

@@ -122,7 +122,7 @@ fn the_users_own_change_is_not_news() {
         &mut s,
         Msg::Finished {
             id: 42,
-            what: Finish::Release,
+            what: Finish::Release(Default::default()),
             result: Ok(()),
         },
     );
@@ -219,7 +219,7 @@ fn shift_c_completes_and_takes_the_next_in_one_effect() {
             id: 42,
             token: 3,
             what: Finish::CompleteNext(
-                Some("ok".into()),
+                caseload::domain::texts::Saying::of("ok", None),
                 TakeNext {
                     queue: None,
                     skip: vec![7],
@@ -233,7 +233,7 @@ fn shift_c_completes_and_takes_the_next_in_one_effect() {
         &mut s,
         Msg::Finished {
             id: 42,
-            what: Finish::CompleteNext(None, TakeNext::default()),
+            what: Finish::CompleteNext(Default::default(), TakeNext::default()),
             result: Ok(()),
         },
     );
@@ -260,9 +260,9 @@ fn ctrl_n_in_the_complete_dialog_also_takes_the_next() {
             &fx[..],
             [Effect::Finish {
                 id: 42,
-                what: Finish::CompleteNext(None, _),
+                what: Finish::CompleteNext(r, _),
                 ..
-            }]
+            }] if r.text.is_none()
         ),
         "{fx:?}"
     );
@@ -283,7 +283,7 @@ fn an_empty_queue_after_complete_and_next_says_so_and_keeps_nothing_open() {
         &mut s,
         Msg::Finished {
             id: 42,
-            what: Finish::CompleteNext(None, TakeNext::default()),
+            what: Finish::CompleteNext(Default::default(), TakeNext::default()),
             result: Ok(()),
         },
     );
@@ -310,7 +310,7 @@ fn an_empty_queue_after_complete_and_next_says_so_and_keeps_nothing_open() {
         &mut s,
         Msg::Finished {
             id: 42,
-            what: Finish::CompleteNext(None, TakeNext::default()),
+            what: Finish::CompleteNext(Default::default(), TakeNext::default()),
             result: Err(StoreError::NotFound(42)),
         },
     );

@@ -14,10 +14,11 @@ use crate::app::keymap::{self, Action, Context};
 use crate::app::layout::{self, LIST_TOP};
 use crate::app::typing::{Spot, TYPING_HINT, Verdict};
 use crate::app::{
-    DOUBLE_TAKE_MS, Dialog, Editor, Effect, FieldSpec, Filter, Finish, Held, Pending, State,
-    TextInput, View,
+    DOUBLE_TAKE_MS, Dialog, Editor, Effect, FieldSpec, Filter, Held, Pending, State, TextInput,
+    View,
 };
 use crate::domain::figures::PeriodKind;
+use crate::domain::texts::Purpose;
 use crate::domain::{Millis, sanitize};
 use crate::store::TakeNext;
 
@@ -337,7 +338,8 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         | Action::ConfirmNext
         | Action::Cancel
         | Action::NextField
-        | Action::PrevField => vec![],
+        | Action::PrevField
+        | Action::OfferTexts => vec![],
     }
 }
 
@@ -513,7 +515,6 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
     };
     let (id, token) = (h.id, h.token);
     let title = sanitize::line(&h.title).into_owned();
-    let notes = s.drafts.get(&id).cloned();
     match a {
         Action::Complete => {
             s.dialog = Some(
@@ -522,7 +523,8 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
                     title,
                     Pending::Complete { id, token },
                 )
-                .field(FieldSpec::optional("Result", "Result (optional)"), ""),
+                .field(FieldSpec::optional("Result", "Result (optional)"), "")
+                .offering(&h.queue, Purpose::Result),
             );
             vec![]
         }
@@ -533,43 +535,31 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
                     title,
                     Pending::CompleteNext { id, token },
                 )
-                .field(FieldSpec::optional("Result", "Result (optional)"), ""),
+                .field(FieldSpec::optional("Result", "Result (optional)"), "")
+                .offering(&h.queue, Purpose::Result),
             );
             vec![]
         }
         Action::Fail => {
             s.dialog = Some(
                 Dialog::new(format!("Fail #{id}?"), title, Pending::Fail { id, token })
-                    .field(FieldSpec::reason("Reason (required)"), ""),
+                    .field(FieldSpec::reason("Reason (required)"), "")
+                    .offering(&h.queue, Purpose::Fail),
             );
             vec![]
         }
-        Action::Release => {
-            // Released, it waits behind the others for this person, as a skipped one.
-            if !s.skipped.contains(&id) {
-                s.skipped.push(id);
-            }
-            vec![Effect::Finish {
-                id,
-                token,
-                what: Finish::Release,
-                notes,
-            }]
-        }
-        Action::Skip => {
-            if !s.skipped.contains(&id) {
-                s.skipped.push(id);
-            }
-            s.skipping = Some(id);
-            vec![Effect::Finish {
-                id,
-                token,
-                what: Finish::Skip(TakeNext {
-                    queue: s.filter.queue.clone(),
-                    skip: s.skipped.clone(),
-                }),
-                notes,
-            }]
+        Action::Release | Action::Skip => {
+            let (verb, pending, purpose) = match a {
+                Action::Skip => ("Skip", Pending::Skip { id, token }, Purpose::Skip),
+                _ => ("Release", Pending::Release { id, token }, Purpose::Release),
+            };
+            let label = "Reason (optional: Enter without one goes ahead)";
+            s.dialog = Some(
+                Dialog::new(format!("{verb} #{id}?"), title, pending)
+                    .field(FieldSpec::optional("A reason", label), "")
+                    .offering(&h.queue, purpose),
+            );
+            vec![]
         }
         Action::EditNotes => edit_notes(s, id),
         _ => vec![],

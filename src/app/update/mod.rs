@@ -5,11 +5,13 @@
 //! answers in `supervise`. The detail pane's text is built in `app/detail.rs`.
 
 mod assign;
+mod canned;
 mod edit;
 mod keys;
 mod modes;
 mod preview;
 mod results;
+mod sla;
 mod supervise;
 mod supervised;
 
@@ -113,6 +115,7 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::Resize { width, height } => keys::resize(s, width, height),
         Msg::Tick { now } => {
             s.now = now;
+            sla::warn(s);
             let mut fx = keys::held_due(s);
             fx.extend(modes::search_as_typed(s));
             fade_status(s);
@@ -150,6 +153,10 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
         }
         Msg::Users(names) => {
             s.users = names;
+            vec![]
+        }
+        Msg::Texts(texts) => {
+            s.texts = texts;
             vec![]
         }
         Msg::Calling(call) => {

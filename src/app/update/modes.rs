@@ -3,7 +3,7 @@
 
 use ratatui::crossterm::event::KeyEvent;
 
-use super::{assign, preview, supervise};
+use super::{assign, canned, preview, supervise};
 use super::{refresh, refused, set_error, set_info};
 use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
@@ -11,6 +11,9 @@ use crate::app::{Dialog, Effect, Filter, Finish, Pending, State, View};
 use crate::store::TakeNext;
 
 pub(super) fn dialog_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
+    if let Some(fx) = canned::offer_key(s, &key) {
+        return fx;
+    }
     match keymap::lookup(Context::Dialog, &key) {
         Some(Action::Confirm) => confirm(s),
         Some(Action::ConfirmNext) => {
@@ -85,14 +88,14 @@ fn confirm(s: &mut State) -> Vec<Effect> {
         Pending::Complete { id, token } => vec![Effect::Finish {
             id,
             token,
-            what: Finish::Complete((!text.is_empty()).then_some(text)),
+            what: Finish::Complete(d.saying(0)),
             notes: s.drafts.get(&id).cloned(),
         }],
         Pending::CompleteNext { id, token } => vec![Effect::Finish {
             id,
             token,
             what: Finish::CompleteNext(
-                (!text.is_empty()).then_some(text),
+                d.saying(0),
                 TakeNext {
                     queue: s.filter.queue.clone(),
                     skip: s.skipped.clone(),
@@ -103,9 +106,11 @@ fn confirm(s: &mut State) -> Vec<Effect> {
         Pending::Fail { id, token } => vec![Effect::Finish {
             id,
             token,
-            what: Finish::Fail(text),
+            what: Finish::Fail(d.saying(0)),
             notes: s.drafts.get(&id).cloned(),
         }],
+        Pending::Release { id, token } => release(s, id, token, &d, false),
+        Pending::Skip { id, token } => release(s, id, token, &d, true),
         Pending::Comment { id } => match s.unsent(id) {
             Some(text) => vec![Effect::Comment { id, text }],
             None => vec![],
@@ -125,6 +130,30 @@ fn confirm(s: &mut State) -> Vec<Effect> {
         | Pending::Assign { .. }
         | Pending::EditItem { .. } => supervise::confirm(s, d),
     }
+}
+
+/// Release (or skip: release, then take the next) with the reason the dialog says. The
+/// item waits behind the others for this person, as a skipped one.
+fn release(s: &mut State, id: i64, token: i64, d: &Dialog, skip: bool) -> Vec<Effect> {
+    if !s.skipped.contains(&id) {
+        s.skipped.push(id);
+    }
+    let what = if skip {
+        s.skipping = Some(id);
+        let next = TakeNext {
+            queue: s.filter.queue.clone(),
+            skip: s.skipped.clone(),
+        };
+        Finish::Skip(next, d.saying(0))
+    } else {
+        Finish::Release(d.saying(0))
+    };
+    vec![Effect::Finish {
+        id,
+        token,
+        what,
+        notes: s.drafts.get(&id).cloned(),
+    }]
 }
 
 /// Enter or Esc on a notice (which lets every other key through: `None`). Enter does

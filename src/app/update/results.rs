@@ -167,7 +167,7 @@ pub(super) fn finished(
 ) -> Vec<Effect> {
     if let Err(e) = result {
         s.finish_notes = None;
-        if matches!(what, Finish::Skip(_)) {
+        if matches!(what, Finish::Skip(..)) {
             s.skipping = None;
         }
         if matches!(e, StoreError::LockLost { .. } | StoreError::NotFound(_)) {
@@ -190,8 +190,8 @@ pub(super) fn finished(
     let verb = match what {
         Finish::Complete(_) | Finish::CompleteNext(..) => "Completed",
         Finish::Fail(_) => "Failed",
-        Finish::Release => "Released",
-        Finish::Skip(_) => "Skipped",
+        Finish::Release(_) => "Released",
+        Finish::Skip(..) => "Skipped",
     };
     let notes = if saved_draft {
         "; your draft notes were saved first"
@@ -336,7 +336,14 @@ pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
     {
         s.figures = Some((k, r));
     }
+    if let Some(texts) = snap.texts {
+        s.texts = texts;
+    }
+    if let Some(slas) = snap.slas {
+        s.slas = slas.into_iter().map(|x| (x.queue.clone(), x)).collect();
+    }
     if snap.stats.is_some() {
+        s.sla_watch = snap.sla_watch;
         s.stats = snap.stats;
         let n = s.stats.as_ref().map_or(0, |st| st.by_queue.len());
         s.stats_selected = s.stats_selected.min(n.saturating_sub(1));
@@ -431,7 +438,9 @@ fn finishing(p: &Pending) -> Option<i64> {
     match p {
         Pending::Complete { id, .. }
         | Pending::CompleteNext { id, .. }
-        | Pending::Fail { id, .. } => Some(*id),
+        | Pending::Fail { id, .. }
+        | Pending::Release { id, .. }
+        | Pending::Skip { id, .. } => Some(*id),
         _ => None,
     }
 }
@@ -441,6 +450,8 @@ fn label_of(p: &Pending) -> Option<&'static str> {
     match p {
         Pending::Complete { .. } | Pending::CompleteNext { .. } => Some("Result"),
         Pending::Fail { .. } => Some("Reason for failing"),
+        Pending::Release { .. } => Some("Reason for releasing"),
+        Pending::Skip { .. } => Some("Reason for skipping"),
         _ => None,
     }
 }
@@ -448,10 +459,12 @@ fn label_of(p: &Pending) -> Option<&'static str> {
 /// The text a finish carried, with what it was.
 fn typed(what: &Finish) -> Option<(&'static str, String)> {
     match what {
-        Finish::Complete(Some(r)) | Finish::CompleteNext(Some(r), _) => Some(("Result", r.clone())),
-        Finish::Fail(r) => Some(("Reason for failing", r.clone())),
-        _ => None,
+        Finish::Complete(r) | Finish::CompleteNext(r, _) => Some(("Result", r)),
+        Finish::Fail(r) => Some(("Reason for failing", r)),
+        Finish::Release(r) => Some(("Reason for releasing", r)),
+        Finish::Skip(_, r) => Some(("Reason for skipping", r)),
     }
+    .and_then(|(label, r)| Some((label, r.text.clone()?)))
     .filter(|(_, t)| !t.trim().is_empty())
 }
 

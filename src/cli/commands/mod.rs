@@ -6,7 +6,9 @@ pub(crate) mod holder;
 pub(crate) mod produce;
 pub(crate) mod read;
 pub(crate) mod report;
+pub(crate) mod report_reasons;
 pub(crate) mod setup;
+pub(crate) mod sla;
 pub(crate) mod supervise;
 pub(crate) mod texts;
 

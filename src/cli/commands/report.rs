@@ -42,6 +42,9 @@ pub(crate) fn report(s: &mut dyn Store, ask: Ask, out: &mut dyn Write) -> CliRes
         // An unknown queue is named, with the known ones, rather than reported as empty.
         s.queue(q)?;
     }
+    if ask.by == ReportBy::Reason {
+        return super::report_reasons::report(s, period, ask.queue, ask.format, out);
+    }
     let r = s.report(&ReportQuery {
         period,
         queue: ask.queue,
@@ -57,7 +60,8 @@ pub(crate) fn report(s: &mut dyn Store, ask: Ask, out: &mut dyn Write) -> CliRes
 
 fn as_json(r: &Report, by: ReportBy) -> Value {
     let rows = match by {
-        ReportBy::Person => serde_json::to_value(&r.people),
+        // (By reason is answered before the figures are read.)
+        ReportBy::Person | ReportBy::Reason => serde_json::to_value(&r.people),
         ReportBy::Queue => serde_json::to_value(&r.queues),
     }
     .unwrap_or(Value::Null);
@@ -65,7 +69,7 @@ fn as_json(r: &Report, by: ReportBy) -> Value {
         "at": rfc3339(r.at),
         "since": rfc3339(r.since),
         "until": rfc3339(r.until),
-        "by": match by { ReportBy::Person => "person", ReportBy::Queue => "queue" },
+        "by": match by { ReportBy::Queue => "queue", _ => "person" },
         "slot_ms": r.slot_ms,
         "rows": rows,
     })
@@ -135,7 +139,7 @@ fn csv(r: &Report, by: ReportBy, out: &mut dyn Write) -> CliResult {
     };
     let mut w = csv::Writer::from_writer(out);
     match by {
-        ReportBy::Person => {
+        ReportBy::Person | ReportBy::Reason => {
             w.write_record(PERSON_COLS)?;
             for p in &r.people {
                 w.write_record(csv_cells(p, clean(&p.name)))?;
@@ -175,8 +179,8 @@ fn table(r: &Report, by: ReportBy, out: &mut dyn Write) -> CliResult {
         date_hm(r.until),
         zone.label(r.at),
         match by {
-            ReportBy::Person => "person",
             ReportBy::Queue => "queue",
+            _ => "person",
         }
     )?;
     let head = |first: &str| {
@@ -200,7 +204,7 @@ fn table(r: &Report, by: ReportBy, out: &mut dyn Write) -> CliResult {
         )
     };
     match by {
-        ReportBy::Person => {
+        ReportBy::Person | ReportBy::Reason => {
             if r.people.is_empty() {
                 writeln!(
                     out,

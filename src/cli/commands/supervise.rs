@@ -22,6 +22,7 @@ pub(crate) fn queue_command(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Wr
             paused,
             order,
             create,
+            sla,
         } => {
             let update = QueueUpdate {
                 lock_seconds,
@@ -30,14 +31,21 @@ pub(crate) fn queue_command(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Wr
                 paused,
                 order,
             };
-            if update.is_empty() && !create {
+            if update.is_empty() && !create && sla.is_empty() {
                 return bail_usage(
                     "nothing to change: give --lock-seconds, --warn-seconds, --max-per-user, \
-                     --paused or --order",
+                     --paused, --order or --sla",
                 );
             }
-            let q = s.set_queue(&name, &update, create)?;
-            writeln!(out, "{}", queue_line(&q))?;
+            // The SLA's flags are read (a file, a zone) before anything is written.
+            let sla_update = super::sla::update_of(&sla)?;
+            if !update.is_empty() || create {
+                let q = s.set_queue(&name, &update, create)?;
+                writeln!(out, "{}", queue_line(&q))?;
+            }
+            if let Some(u) = sla_update {
+                super::sla::set(s, &name, &u, out)?;
+            }
         }
         QueueCommand::Rename { name, to } => {
             let moved = s.rename_queue(&name, &to)?;

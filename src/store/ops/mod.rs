@@ -6,6 +6,7 @@
 
 mod fields;
 mod holder;
+mod sla;
 mod supervise;
 mod take;
 mod texts;
@@ -13,6 +14,7 @@ mod texts;
 pub(crate) use fields::{check_complete, define_field, delete_field, set_fields, tick};
 pub(crate) use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
+pub(crate) use sla::set_sla;
 pub(crate) use supervise::{
     assign, cancel, delete_queue, edit, reassign, rebuild_figures, rename_queue, reopen, requeue,
     set_login, set_queue, set_role, unlock, unlock_many,
@@ -27,6 +29,7 @@ use super::error::{Result, StoreError};
 use super::{AddOptions, Added, TakeNext};
 use crate::domain::queue::DEFAULT_QUEUE;
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::sla::Sla;
 use crate::domain::texts::CannedText;
 use crate::domain::user::may_act_as;
 use crate::domain::{
@@ -190,6 +193,11 @@ pub(crate) trait Tx {
     /// Deletes field `name` of `queue` (the fields after it move up one), with its audit
     /// record.
     fn drop_field(&mut self, queue: &str, name: &str, note: &AuditNote) -> Result<()>;
+    /// A queue's SLA, if it has one.
+    fn sla(&mut self, queue: &str) -> Result<Option<Sla>>;
+    /// Writes queue `queue`'s SLA (`None` removes it) with its audit record. PostgreSQL
+    /// writes both through a function that checks the session's role again.
+    fn put_sla(&mut self, queue: &str, sla: Option<&Sla>, note: &AuditNote) -> Result<()>;
     /// A queue's ready-made texts, by code.
     fn texts(&mut self, queue: &str) -> Result<Vec<CannedText>>;
     /// Writes ready-made text `t` (creating it, or changing the text under its code) with
@@ -289,6 +297,8 @@ pub(crate) fn add_items(
             known_queue(tx, q)?;
         }
     }
+    let items = sla::with_due(tx, items)?;
+    let items = items.as_ref();
     let Some(kept) = opts.kept else {
         return tx.insert_items(items);
     };

@@ -43,6 +43,7 @@ use self::tx::PgTx;
 pub(crate) use self::tx::boxed;
 use self::txn::{Failed, Kind};
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::sla::{Sla, Watched};
 use crate::domain::texts::CannedText;
 use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
@@ -54,7 +55,7 @@ use crate::store::error::{Result, StoreError};
 use crate::store::list::Window;
 use crate::store::ops::{Tx, TxCtx};
 use crate::store::writes::Backend;
-use crate::store::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats};
+use crate::store::{ExportFilter, ListFilter, LostLock, ReasonCount, Report, ReportQuery, Stats};
 
 pub use self::migrate::{FoldProblem, LATEST, SCHEMA, STEPS, fold_problem};
 
@@ -501,6 +502,26 @@ impl Reads for PgStore {
         self.read(|c| reads::texts(c, queue))
     }
 
+    fn slas(&mut self) -> Result<Vec<Sla>> {
+        self.read(|c| reads::slas(c, None))
+    }
+
+    fn sla_items(&mut self, since: Millis) -> Result<Vec<Watched>> {
+        self.read(|c| {
+            let rows = c.query(crate::store::sql::SLA_ITEMS, &[&since])?;
+            Ok(rows
+                .iter()
+                .map(|r| Watched {
+                    queue: r.get(0),
+                    created_at: r.get(1),
+                    due_at: r.get(2),
+                    open: r.get::<_, String>(3) == "open",
+                    finished_at: r.get(4),
+                })
+                .collect())
+        })
+    }
+
     fn queue(&mut self, name: &str) -> Result<QueueSettings> {
         self.read(|c| reads::known_queue(c, name))
     }
@@ -530,6 +551,27 @@ impl Reads for PgStore {
         q.check()?;
         let facts = self.read(|c| figures::facts(c, q))?;
         crate::store::figures::assemble(q, facts)
+    }
+
+    fn reasons(&mut self, q: &ReportQuery) -> Result<Vec<ReasonCount>> {
+        q.check()?;
+        self.read(|c| {
+            let rows = c.query(
+                &crate::store::figures::reasons_sql(),
+                &[&q.period.since, &q.period.until, &q.queue],
+            )?;
+            Ok(rows
+                .iter()
+                .map(|r| ReasonCount {
+                    queue: r.get(0),
+                    person: r.get(1),
+                    kind: r.get(2),
+                    reason: r.get(3),
+                    count: r.get::<_, i64>(4).max(0) as u64,
+                })
+                .collect())
+        })
+        .map(crate::store::figures::ordered)
     }
 
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {

@@ -9,6 +9,7 @@ use super::sql::ITEM_COLS;
 use crate::domain::fields::{self, Kind};
 use crate::domain::queue_fields::FieldDef;
 use crate::domain::search::{Search, unfolded_pattern};
+use crate::domain::sla::Sla;
 use crate::domain::texts::CannedText;
 use crate::domain::{
     AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, RealIdentity, Role,
@@ -126,6 +127,16 @@ pub(super) fn fields(c: &mut Conn, queue: Option<&str>) -> TxResult<Vec<(String,
         &[&queue],
     )?;
     all(rows, |c| rows::field_from(c))
+}
+
+/// The SLA of `queue` (of every queue with one when `None`), by queue.
+pub(super) fn slas(c: &mut Conn, queue: Option<&str>) -> TxResult<Vec<Sla>> {
+    let rows = c.query(
+        "SELECT queue, sla_ms, hours, tz, holidays FROM queue_sla \
+         WHERE $1::text IS NULL OR queue = $1 ORDER BY queue COLLATE \"C\"",
+        &[&queue],
+    )?;
+    all(rows, |c| rows::sla_from(c))
 }
 
 /// Ready-made texts of `queue` (of every queue when `None`), by queue and code.

@@ -9,6 +9,7 @@ use super::open::{Conn, TxError, TxResult, is_connection_error, is_retryable, ma
 use super::reads::{PgCells, load_item, load_queue, queues, role_of};
 use super::sql::{self, EVENT_COLS, FENCED_UPDATE_TYPES, ITEM_COLS, WIP_LOCK, WIP_LOCK_CLASS};
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::sla::Sla;
 use crate::domain::texts::CannedText;
 use crate::domain::{
     Actor, AuditNote, Cell, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
@@ -459,6 +460,27 @@ impl Tx for PgTx<'_> {
         let r = self.c.execute(
             "SELECT caseload_delete_field($1, $2, $3)",
             &[&self.ctx.actor.name, &queue, &name],
+        );
+        self.lift(r.map_err(TxError::from)).map(|_| ())
+    }
+
+    fn sla(&mut self, queue: &str) -> Result<Option<Sla>> {
+        let r = super::reads::slas(self.c, Some(queue));
+        Ok(self.lift(r)?.pop())
+    }
+
+    fn put_sla(&mut self, queue: &str, sla: Option<&Sla>, _: &AuditNote) -> Result<()> {
+        let s = sla.map(Sla::spec);
+        let r = self.c.execute(
+            "SELECT caseload_set_sla($1, $2, $3, $4, $5, $6)",
+            &[
+                &self.ctx.actor.name,
+                &queue,
+                &s.as_ref().map(|s| s.sla_ms),
+                &s.as_ref().map(|s| s.hours.clone()),
+                &s.as_ref().map(|s| s.tz.clone()),
+                &s.as_ref().map(|s| s.holidays.join("\n")),
+            ],
         );
         self.lift(r.map_err(TxError::from)).map(|_| ())
     }

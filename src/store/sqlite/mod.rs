@@ -41,6 +41,7 @@ use self::open::Facts;
 use self::tx::SqliteTx;
 use self::txn::{Failed, Kind, Stage};
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::sla::{Sla, Watched};
 use crate::domain::texts::CannedText;
 use crate::domain::{
     Actor, AuditEntry, Comment, Event, Item, Millis, QueueSettings, RealIdentity, Role, UserInfo,
@@ -51,7 +52,7 @@ use crate::store::clock::{Clock, system_clock};
 use crate::store::error::{Result, StoreError};
 use crate::store::ops::{Tx, TxCtx};
 use crate::store::writes::Backend;
-use crate::store::{ExportFilter, ListFilter, LostLock, Report, ReportQuery, Stats};
+use crate::store::{ExportFilter, ListFilter, LostLock, ReasonCount, Report, ReportQuery, Stats};
 
 /// The size of the -wal past which the last connection to close checkpoints it and
 /// truncates it. Short-lived connections (one command) do not checkpoint when they close:
@@ -365,6 +366,24 @@ impl Reads for SqliteStore {
         reads::texts(&self.conn, queue)
     }
 
+    fn slas(&mut self) -> Result<Vec<Sla>> {
+        reads::slas(&self.conn, None)
+    }
+
+    fn sla_items(&mut self, since: Millis) -> Result<Vec<Watched>> {
+        let mut st = self.conn.prepare(crate::store::sql::SLA_ITEMS)?;
+        let rows = st.query_map([since], |r| {
+            Ok(Watched {
+                queue: r.get(0)?,
+                created_at: r.get(1)?,
+                due_at: r.get(2)?,
+                open: r.get::<_, String>(3)? == "open",
+                finished_at: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     fn queue(&mut self, name: &str) -> Result<QueueSettings> {
         match reads::load_queue(&self.conn, name)? {
             Some(q) => Ok(q),
@@ -401,6 +420,25 @@ impl Reads for SqliteStore {
     fn report(&mut self, q: &ReportQuery) -> Result<Report> {
         q.check()?;
         figures::report(&self.conn, (self.clock)(), q)
+    }
+
+    fn reasons(&mut self, q: &ReportQuery) -> Result<Vec<ReasonCount>> {
+        q.check()?;
+        let mut st = self.conn.prepare(&crate::store::figures::reasons_sql())?;
+        let rows = st.query_map(
+            rusqlite::params![q.period.since, q.period.until, q.queue],
+            |r| {
+                Ok(ReasonCount {
+                    queue: r.get(0)?,
+                    person: r.get(1)?,
+                    kind: r.get(2)?,
+                    reason: r.get(3)?,
+                    count: r.get::<_, i64>(4)?.max(0) as u64,
+                })
+            },
+        )?;
+        let rows = rows.collect::<rusqlite::Result<_>>()?;
+        Ok(crate::store::figures::ordered(rows))
     }
 
     fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {

@@ -7,6 +7,7 @@ use super::rows::{Cols, event_from_row, item_from_row, lossy_opt_text, lossy_tex
 use super::search_plan::PlanCache;
 use super::sql::{ITEM_COLS, KEPT_COUNT};
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::sla::Sla;
 use crate::domain::texts::CannedText;
 use crate::domain::{
     AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, Role, TakeOrder, UserInfo,
@@ -73,6 +74,17 @@ pub(super) fn fields(c: &Connection, queue: Option<&str>) -> Result<Vec<(String,
          ORDER BY queue, position, name",
         [queue],
         |r| rows::field_from(&mut Cols::new(r)),
+    )
+}
+
+/// The SLA of `queue` (of every queue with one when `None`), by queue.
+pub(super) fn slas(c: &Connection, queue: Option<&str>) -> Result<Vec<Sla>> {
+    collect(
+        c,
+        "SELECT queue, sla_ms, hours, tz, holidays FROM queue_sla \
+         WHERE ?1 IS NULL OR queue = ?1 ORDER BY queue",
+        [queue],
+        |r| rows::sla_from(&mut Cols::new(r)),
     )
 }
 

@@ -10,6 +10,7 @@ use super::reads::{load_item, load_queue};
 use super::rows::{event_from_row, item_from_row, lossy_opt_text, lossy_text};
 use super::sql;
 use crate::domain::queue_fields::FieldDef;
+use crate::domain::sla::Sla;
 use crate::domain::texts::CannedText;
 use crate::domain::{
     AuditNote, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
@@ -393,26 +394,19 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn drop_queue(&mut self, queue: &str, note: &AuditNote) -> Result<()> {
-        match note.new.get("renamed_to").and_then(|v| v.as_str()) {
-            Some(to) => {
-                self.c
-                    .prepare_cached("UPDATE queue_fields SET queue = ?2 WHERE queue = ?1")?
-                    .execute(params![queue, to])?
-                    + self
-                        .c
-                        .prepare_cached("UPDATE queue_texts SET queue = ?2 WHERE queue = ?1")?
-                        .execute(params![queue, to])?
-            }
-            None => {
-                self.c
-                    .prepare_cached("DELETE FROM queue_fields WHERE queue = ?1")?
-                    .execute([queue])?
-                    + self
-                        .c
-                        .prepare_cached("DELETE FROM queue_texts WHERE queue = ?1")?
-                        .execute([queue])?
-            }
-        };
+        // A queue's fields, texts and SLA go to the queue it was renamed to, or with it.
+        for table in ["queue_fields", "queue_texts", "queue_sla"] {
+            match note.new.get("renamed_to").and_then(|v| v.as_str()) {
+                Some(to) => self
+                    .c
+                    .prepare_cached(&format!("UPDATE {table} SET queue = ?2 WHERE queue = ?1"))?
+                    .execute(params![queue, to])?,
+                None => self
+                    .c
+                    .prepare_cached(&format!("DELETE FROM {table} WHERE queue = ?1"))?
+                    .execute([queue])?,
+            };
+        }
         self.c
             .prepare_cached("DELETE FROM item_counts WHERE queue = ?1")?
             .execute([queue])?;
@@ -486,6 +480,35 @@ impl Tx for SqliteTx<'_> {
                 "UPDATE queue_fields SET position = position - 1 WHERE queue = ?1 AND position > ?2",
             )?
             .execute(params![queue, pos])?;
+        insert_audit(self, note)
+    }
+
+    fn sla(&mut self, queue: &str) -> Result<Option<Sla>> {
+        Ok(super::reads::slas(self.c, Some(queue))?.pop())
+    }
+
+    fn put_sla(&mut self, queue: &str, sla: Option<&Sla>, note: &AuditNote) -> Result<()> {
+        match sla.map(Sla::spec) {
+            Some(s) => self
+                .c
+                .prepare_cached(
+                    "INSERT INTO queue_sla (queue, sla_ms, hours, tz, holidays) \
+                     VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (queue) DO UPDATE SET \
+                     sla_ms = excluded.sla_ms, hours = excluded.hours, tz = excluded.tz, \
+                     holidays = excluded.holidays",
+                )?
+                .execute(params![
+                    queue,
+                    s.sla_ms,
+                    s.hours,
+                    s.tz,
+                    s.holidays.join("\n")
+                ])?,
+            None => self
+                .c
+                .prepare_cached("DELETE FROM queue_sla WHERE queue = ?1")?
+                .execute([queue])?,
+        };
         insert_audit(self, note)
     }
 
