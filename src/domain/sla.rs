@@ -421,7 +421,9 @@ pub fn parse_sla(s: &str) -> Result<Option<i64>, String> {
             _ => return Err(bad()),
         }
     }
-    if !digits.is_empty() || total <= 0 || total > 10_000 * 3_600_000 {
+    // At most 1000 h: half a year of 8-hour days, well inside how far a due time is
+    // looked for.
+    if !digits.is_empty() || total <= 0 || total > 1_000 * 3_600_000 {
         return Err(bad());
     }
     Ok(Some(total))
@@ -468,9 +470,20 @@ pub enum Urgency {
     Late,
 }
 
+/// Beyond this much wall-clock time, a due time is shown and weighed as far off without
+/// counting its working time day by day (a due time given years ahead would be walked on
+/// every screen drawn).
+const FAR_MS: i64 = 31 * 86_400_000;
+
 /// The working time left until `due` at `now`.
 pub fn left(sla: &Sla, now: Millis, due: Millis) -> Left {
     const MIN: i64 = 60_000;
+    if due - now > FAR_MS {
+        return Left {
+            text: format!("in {}d", (due - now) / 86_400_000),
+            urgency: Urgency::Plain,
+        };
+    }
     let ms = sla.working_between(now, due);
     // Past due on the clock is late, even when no working time has passed since.
     if now >= due {
@@ -501,8 +514,13 @@ fn span(ms: i64) -> String {
 }
 
 /// The share of an item's SLA spent at `now`: working time since it arrived over the
-/// working time it was given (arrival to due), 0 when it was given none.
+/// working time it was given (arrival to due), 1 when it was given none, 0 while the due
+/// time is more than a month away.
 pub fn spent(sla: &Sla, created: Millis, due: Millis, now: Millis) -> f64 {
+    if due - now > FAR_MS {
+        // Far off (a due time given months ahead): not counted day by day.
+        return 0.0;
+    }
     let given = sla.working_between(created, due);
     if given <= 0 {
         return 1.0;
@@ -572,7 +590,7 @@ mod tests {
         assert_eq!(parse_sla("4h"), Ok(Some(4 * H)));
         assert_eq!(parse_sla("1h30m"), Ok(Some(90 * 60_000)));
         assert_eq!(parse_sla("none"), Ok(None));
-        for bad in ["", "2d", "h", "4", "0h", "4h5", "-1h"] {
+        for bad in ["", "2d", "h", "4", "0h", "4h5", "-1h", "1001h"] {
             assert!(parse_sla(bad).is_err(), "{bad}");
         }
         assert_eq!(sla_text(90 * 60_000), "1h30m");
@@ -690,6 +708,12 @@ mod tests {
         assert_eq!((l.text.as_str(), l.urgency), ("45m", Urgency::Soon));
         let l = left(&sla, at(&sla.zone, "2026-11-30 09:40"), due);
         assert_eq!(l.urgency, Urgency::Urgent);
+        // Far off: not walked day by day.
+        let far = left(&sla, due - 400 * 24 * H, due);
+        assert_eq!(
+            (far.text.as_str(), far.urgency),
+            ("in 400d", Urgency::Plain)
+        );
         let l = left(&sla, at(&sla.zone, "2026-11-30 10:25"), due);
         assert_eq!((l.text.as_str(), l.urgency), ("LATE 25m", Urgency::Late));
         let created = at(&sla.zone, "2026-11-27 15:00");

@@ -81,6 +81,17 @@ fn queue_set_sla_checks_its_calendar_and_new_items_get_due_times() {
         v["due_at"], "2030-01-01T00:00:00.000Z",
         "a given due time is kept"
     );
+    // `default` is there from its first use, as for items.
+    let out = env.ok(
+        "sup",
+        &[
+            "queue", "set", "default", "--sla", "1h30m", "--hours", "always", "--tz", "UTC",
+        ],
+    );
+    assert_eq!(
+        out,
+        "Queue default: SLA 1h30m of working time, always (UTC), 0 holiday(s)\n"
+    );
     let out = env.ok("sup", &["queue", "set", "helpdesk", "--sla", "none"]);
     assert_eq!(out, "Queue helpdesk: no SLA (due times only as given)\n");
     let out = env.ok("sup", &["history"]);

@@ -184,3 +184,26 @@ fn no_text_to_offer_says_why_and_the_dialog_stays() {
     assert!(e.contains("No ready-made skip text of q matches"), "{e}");
     assert_eq!(s.dialog.as_ref().unwrap().value(0), "zzz", "nothing lost");
 }
+
+#[test]
+fn the_comment_dialog_offers_the_queue_s_comment_texts() {
+    let mut s = with_texts();
+    update(
+        &mut s,
+        Msg::Texts(vec![text(
+            "q",
+            Purpose::Comment,
+            "address",
+            "Address confirmed",
+        )]),
+    );
+    update(&mut s, key('m', T0));
+    update(&mut s, code(KeyCode::Tab, T0));
+    assert_eq!(menu(&s).unwrap(), ["address"]);
+    update(&mut s, code(KeyCode::Enter, T0));
+    let fx = update(&mut s, code(KeyCode::Enter, T0));
+    assert!(
+        matches!(&fx[..], [Effect::AddComment { id: 42, text }] if text == "Address confirmed"),
+        "{fx:?}"
+    );
+}

@@ -130,7 +130,8 @@ pub(super) fn start_comment(s: &mut State) -> Vec<Effect> {
             ),
             Pending::AddComment { id: item.id },
         )
-        .field(FieldSpec::required("A comment", "Comment (required)"), ""),
+        .field(FieldSpec::required("A comment", "Comment (required)"), "")
+        .offering(&item.queue, crate::domain::texts::Purpose::Comment),
     );
     vec![]
 }

@@ -23,6 +23,10 @@ fn shown(sla: Option<&Sla>) -> Value {
 /// has none). Refused when nothing would change.
 pub(crate) fn set_sla(tx: &mut dyn Tx, queue: &str, update: &SlaUpdate) -> Result<Option<Sla>> {
     require_supervisor(tx, "change queue settings")?;
+    if queue == crate::domain::queue::DEFAULT_QUEUE {
+        // There from its first use, as for items and texts.
+        tx.ensure_queue(queue)?;
+    }
     known_queue(tx, queue)?;
     let cur = tx.sla(queue)?;
     let new = update
