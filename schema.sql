@@ -1,4 +1,4 @@
--- caseload: the whole current SQLite schema (user_version 14).
+-- caseload: the whole current SQLite schema (user_version 15).
 --
 -- A fresh database is created from this file in one IMMEDIATE transaction. An older
 -- database is brought up to date by the steps in src/store/migrations/ instead; a test
@@ -24,7 +24,7 @@ CREATE TABLE items (
     priority     INTEGER NOT NULL DEFAULT 0,
     due_at       INTEGER NULL,
     state        TEXT NOT NULL DEFAULT 'open'
-                 CHECK (state IN ('open', 'done', 'failed', 'cancelled')),
+                 CHECK (state IN ('open', 'done', 'failed', 'cancelled', 'parked')),
     lock_user    TEXT NULL,
     lock_time    INTEGER NULL,
     lock_token   INTEGER NOT NULL DEFAULT 0,
@@ -40,6 +40,11 @@ CREATE TABLE items (
     created_os   TEXT NULL,
     -- Where the record came from (`add --source`, import's column); searched.
     source       TEXT NULL,
+    -- Parked by its holder (state 'parked', no lock) until a time, for a reason; only
+    -- they may take it until then and for the grace after (src/store/ops/park.rs).
+    parked_until INTEGER NULL,
+    parked_by    TEXT NULL,
+    park_reason  TEXT NULL,
     CHECK ((lock_user IS NULL) = (lock_time IS NULL)),
     CHECK (state = 'open' OR lock_user IS NULL)
 );
@@ -62,6 +67,8 @@ CREATE INDEX items_created_by ON items (created_by, created_at);
 -- Open items by age and by due time: the Stats view, the oldest open item, overdue items.
 CREATE INDEX items_open_age ON items (created_at) WHERE state = 'open';
 CREATE INDEX items_due ON items (due_at) WHERE state = 'open' AND due_at IS NOT NULL;
+-- Parked items by wake time: an owner's woken items, the grace's return to the pool.
+CREATE INDEX items_parked ON items (parked_until) WHERE state = 'parked';
 
 CREATE TABLE events (
     id       INTEGER PRIMARY KEY,
@@ -173,7 +180,7 @@ CREATE INDEX items_queue_due ON items (queue, due_at) WHERE state = 'open' AND d
 -- and to now (cycle), and the finish minus the due time (late).
 CREATE TRIGGER events_hold_end AFTER INSERT ON events
 WHEN NEW.kind IN ('released', 'skipped', 'completed', 'failed', 'expired', 'taken_over',
-                  'unlocked', 'reassigned', 'cancelled')
+                  'unlocked', 'reassigned', 'cancelled', 'parked')
 BEGIN
     INSERT INTO holds (ended, event_id, item_id, queue, holder, started, how,
                        handle_ms, own_ms, wait_ms, cycle_ms, late_ms)
@@ -195,13 +202,14 @@ BEGIN
     FROM (SELECT e.id, e.at,
                  CASE e.kind WHEN 'reassigned' THEN e.detail ->> 'to' ELSE e.actor END AS holder
           FROM events e WHERE e.item_id = NEW.item_id AND e.id < NEW.id
-          AND e.kind IN ('locked', 'taken_over', 'reassigned')
+          AND e.kind IN ('locked', 'taken_over', 'reassigned', 'undone')
           ORDER BY e.id DESC LIMIT 1) AS s
     JOIN items i ON i.id = NEW.item_id
     WHERE s.holder IS NOT NULL AND NOT EXISTS (
         SELECT 1 FROM events x WHERE x.item_id = NEW.item_id AND x.id > s.id AND x.id < NEW.id
         AND x.kind IN ('locked', 'taken_over', 'expired', 'unlocked', 'reassigned',
-                       'released', 'skipped', 'completed', 'failed', 'cancelled'));
+                       'released', 'skipped', 'completed', 'failed', 'cancelled', 'parked',
+                       'undone'));
 END;
 
 -- Search: a trigram index over each item's text, folded by caseload_fold (the rule of
@@ -333,13 +341,15 @@ CREATE TABLE queue_sla (
 CREATE TRIGGER events_kind_known BEFORE INSERT ON events
 WHEN NEW.kind NOT IN ('created', 'locked', 'renewed', 'released',
              'expired', 'taken_over', 'completed', 'failed', 'requeued', 'unlocked',
-             'reassigned', 'skipped', 'noted', 'cancelled', 'field_changed') BEGIN
+             'reassigned', 'skipped', 'noted', 'cancelled', 'field_changed', 'parked', 'woke',
+             'undone') BEGIN
     SELECT RAISE(ABORT, 'unknown event kind');
 END;
 CREATE TRIGGER events_kind_kept BEFORE UPDATE OF kind ON events
 WHEN NEW.kind NOT IN ('created', 'locked', 'renewed', 'released',
              'expired', 'taken_over', 'completed', 'failed', 'requeued', 'unlocked',
-             'reassigned', 'skipped', 'noted', 'cancelled', 'field_changed') BEGIN
+             'reassigned', 'skipped', 'noted', 'cancelled', 'field_changed', 'parked', 'woke',
+             'undone') BEGIN
     SELECT RAISE(ABORT, 'unknown event kind');
 END;
 CREATE TRIGGER audit_kind_known BEFORE INSERT ON audit

@@ -510,6 +510,7 @@ impl PgRaw {
                     &"bench",
                     &"completed",
                     &detail,
+                    &None::<i64>,
                 ],
             )?;
             Ok((n == 1).then_some(()))

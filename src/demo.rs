@@ -326,7 +326,8 @@ fn fill(
         }
     }
     // Today's arrivals, and work in progress: bob holds two items (one of them for so
-    // long that the lock expired), carol holds one and has finished a few this morning.
+    // long that the lock expired) and has parked a third for a call-back, carol holds one
+    // and has finished a few this morning.
     let rest: Vec<NewItem> = pending.collect();
     boss.travel(2 * HOUR);
     boss.store()
@@ -351,10 +352,24 @@ fn fill(
     let bob = people.get_mut("bob").expect("bob is staff");
     bob.travel(45 * MIN);
     take_in(bob, "helpdesk")?;
+    park_a_call_back(bob, now)?;
     bob.travel(5 * MIN);
     take_in(bob, "verification")?;
     demo_texts::sla(boss.store())?;
     Ok(total)
+}
+
+/// A call-back: bob took a helpdesk item 25 minutes ago and parked it until the afternoon.
+fn park_a_call_back(bob: &mut Box<dyn Person>, now: Millis) -> anyhow::Result<()> {
+    bob.travel(25 * MIN);
+    let call = bob.store().take_next(&TakeNext {
+        queue: Some("helpdesk".into()),
+        skip: vec![],
+    })?;
+    bob.travel(20 * MIN);
+    let (until, why) = (now + 3 * HOUR, "call back after their 2 pm meeting");
+    bob.store().park(call.id, call.lock_token, until, why)?;
+    Ok(())
 }
 
 /// One working day: each person starts some time in the morning and works a few items

@@ -31,6 +31,11 @@ pub enum Pending {
         id: i64,
         token: i64,
     },
+    /// Park the item (fields: until when, why).
+    Park {
+        id: i64,
+        token: i64,
+    },
     /// Add the kept notes of a lost item as a comment.
     Comment {
         id: i64,

@@ -40,6 +40,11 @@ pub enum Action {
     Release,
     Skip,
     EditNotes,
+    /// `P`: park the item until a time (a call-back).
+    Park,
+    /// `u`: undo your last complete, fail, release, skip or park (in Locks, and when
+    /// there is none, `u` is the supervisor's unlock).
+    Undo,
     SaveNotes,
     CloseEditor,
     Confirm,
@@ -324,6 +329,18 @@ pub const KEYMAP: &[Binding] = &[
         "skip: release and take the next (asks an optional reason)",
     ),
     b(&[ch('e')], C::Item, A::EditNotes, "edit notes"),
+    b(
+        &[ch('u')],
+        C::Item,
+        A::Undo,
+        "undo your last finish, release, skip or park (30 s)",
+    ),
+    b(
+        &[ch('P')],
+        C::Item,
+        A::Park,
+        "park until a time (a call-back; the lock is released)",
+    ),
     b(&[ctrl('s')], C::Editor, A::SaveNotes, "save notes"),
     b(
         &[k(K::Esc)],

@@ -14,14 +14,13 @@ pub(crate) fn fits(state: &State) -> bool {
     state.width >= MIN_WIDTH && state.height >= MIN_HEIGHT
 }
 
-/// Rows of notices under the Mine list.
+/// Rows of notices under the Mine list: the items you parked, then lost locks (each
+/// block with its heading).
 pub(crate) fn mine_notice_rows(state: &State) -> u16 {
-    let n = state.notices.len() + state.lost_since.len();
-    if n == 0 {
-        0
-    } else {
-        (n as u16 + 1).min(state.height / 3)
-    }
+    let block = |n: usize| if n == 0 { 0 } else { n + 1 };
+    let lost = block(state.notices.len() + state.lost_since.len());
+    let parked = block(state.parked.len());
+    ((lost + parked) as u16).min(state.height / 3)
 }
 
 /// How many list rows fit on screen in `view`: the screen minus the tab bar, the column

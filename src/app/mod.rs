@@ -289,6 +289,13 @@ pub struct State {
     pub texts: Vec<crate::domain::texts::CannedText>,
     pub queues: BTreeMap<String, QueueSettings>,
     pub held: BTreeMap<i64, Held>,
+    /// The user's parked items (a call-back), as the last refresh read them.
+    pub parked: Vec<crate::domain::Item>,
+    /// Parked items whose wake the user was told of (once each).
+    pub woke: std::collections::BTreeSet<i64>,
+    /// The user's last complete, fail, release, skip or park, which `u` may undo for
+    /// [`crate::domain::park::UNDO_MS`].
+    pub undo: Option<UndoOffer>,
     pub detail: Option<Detail>,
     pub editor: Option<Editor>,
     /// Notes typed but not saved, by item.
@@ -364,6 +371,15 @@ pub struct State {
     pub typing: Typing,
 }
 
+/// A change of the user's that `u` may take back: which item, when, what it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoOffer {
+    pub id: i64,
+    pub at: Millis,
+    /// "Completed", "Parked", …
+    pub verb: &'static str,
+}
+
 /// The order of the Stats figures page's people table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PeopleSort {
@@ -435,6 +451,9 @@ impl State {
             users: Vec::new(),
             texts: Vec::new(),
             queues: BTreeMap::new(),
+            undo: None,
+            parked: Vec::new(),
+            woke: Default::default(),
             held: BTreeMap::new(),
             detail: None,
             editor: None,

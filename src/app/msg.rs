@@ -240,6 +240,8 @@ pub struct Snapshot {
     pub lock_since: Vec<(i64, Millis)>,
     /// Every lock the user holds now, however taken (another TUI, the CLI, a supervisor).
     pub own: Option<Vec<Item>>,
+    /// The items the user parked (earliest wake first).
+    pub parked: Option<Vec<Item>>,
     /// For each of `own` not among the checked locks: the event that gave it (locked,
     /// taken over, reassigned), to tell the user who gave it and why.
     pub given: Vec<Event>,
@@ -262,6 +264,11 @@ pub enum Finish {
     Release(Saying),
     /// Release as skipped, then take the next item not skipped this session.
     Skip(TakeNext, Saying),
+    /// Park until a time (Unix ms), for a reason.
+    Park {
+        until: Millis,
+        reason: String,
+    },
 }
 
 /// What the loop does for `update`.
@@ -275,6 +282,8 @@ pub enum Effect {
     Refresh(RefreshRequest),
     TakeNext(TakeNext),
     Take(i64),
+    /// Undo the user's last change to the item (it comes back as an opened item).
+    Undo(i64),
     Open(i64),
     Renew {
         id: i64,
@@ -320,6 +329,7 @@ impl Effect {
             self,
             Effect::TakeNext(_)
                 | Effect::Take(_)
+                | Effect::Undo(_)
                 | Effect::SaveNotes { .. }
                 | Effect::Finish { .. }
                 | Effect::Comment { .. }
@@ -349,6 +359,7 @@ impl Effect {
             Effect::Refresh(_) => "refreshing the screen".into(),
             Effect::TakeNext(_) => "taking the next item".into(),
             Effect::Take(id) => format!("taking #{id}"),
+            Effect::Undo(id) => format!("undoing #{id}"),
             Effect::Open(id) => format!("opening #{id}"),
             Effect::Renew { id, .. } => format!("renewing your lock on #{id}"),
             Effect::SaveNotes { id, .. } => format!("saving notes on #{id}"),
@@ -358,6 +369,7 @@ impl Effect {
                 Finish::Fail(_) => format!("failing #{id}"),
                 Finish::Release(_) => format!("releasing #{id}"),
                 Finish::Skip(..) => format!("skipping #{id}"),
+                Finish::Park { .. } => format!("parking #{id}"),
             },
             Effect::Comment { id, .. } => format!("adding your notes to #{id}"),
             Effect::AddComment { id, .. } => format!("adding your comment to #{id}"),
@@ -393,7 +405,7 @@ impl Effect {
                 ids.into_iter().map(|id| (id, Err(e.clone()))).collect(),
             )],
             Effect::CheckMarker | Effect::Refresh(_) => vec![snapshot(e)],
-            Effect::TakeNext(_) | Effect::Take(_) => vec![Msg::Opened {
+            Effect::TakeNext(_) | Effect::Take(_) | Effect::Undo(_) => vec![Msg::Opened {
                 taken: true,
                 result: Err(e),
             }],

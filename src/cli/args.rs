@@ -173,7 +173,38 @@ pub enum Command {
         #[arg(long, value_name = "CODE")]
         code: Option<String>,
     },
-    /// Release expired locks; prints how many.
+    /// Park an item you hold until a time (a call-back, waiting for information): the
+    /// lock is released, nobody else may take it, and at that time it wakes for you.
+    Park {
+        #[command(flatten)]
+        holder: HolderArgs,
+        /// When it wakes: 14:00, 2h, tomorrow 09:00, a date, a local date and time, or
+        /// RFC 3339 (in local time).
+        #[arg(long, value_name = "WHEN")]
+        until: String,
+        /// Why (required; shown to others who try to take it and kept in the history).
+        #[arg(long)]
+        reason: String,
+    },
+    /// End a park: its owner takes the item now; a supervisor returns it to the pool.
+    Wake {
+        /// The item's id.
+        id: i64,
+        /// Print the item's new state as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Undo your own last complete, fail, release, skip or park of an item (within 30 s,
+    /// if nobody touched it since): it is as it was, locked to you under a new token.
+    Undo {
+        /// The item's id.
+        id: i64,
+        /// Print the item's new state as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Release expired locks, and return parked items past their grace to the pool;
+    /// prints how many.
     Reap,
     /// Supervisor: return a held item (or, without ID, every lock matching the filters) to
     /// the pool.
@@ -477,7 +508,8 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Which items: open (in take order), locked, expired, done, failed, cancelled or all.
+    /// Which items: open (in take order), locked, expired, done, failed, cancelled, parked
+    /// (earliest wake first) or all.
     #[arg(long, value_parser = parse_state_filter, default_value = "open")]
     pub state: StateFilter,
     /// Only items in this queue (default: every queue).
@@ -776,8 +808,9 @@ pub enum FormatArg {
 }
 
 fn parse_state_filter(s: &str) -> Result<StateFilter, String> {
-    StateFilter::parse(s)
-        .ok_or_else(|| "expected open, locked, expired, done, failed, cancelled or all".to_string())
+    StateFilter::parse(s).ok_or_else(|| {
+        "expected open, locked, expired, done, failed, cancelled, parked or all".to_string()
+    })
 }
 
 fn parse_item_state(s: &str) -> Result<ItemState, String> {

@@ -236,6 +236,36 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "park",
+        &[
+            (
+                "caseload park 42 --until 14:00 --reason 'call back Mei Brandt'",
+                "nobody else takes it; at two it wakes for you",
+            ),
+            (
+                "caseload park 42 --until 'tomorrow 09:00' --reason 'waiting for the bank'",
+                "first thing tomorrow",
+            ),
+        ],
+    ),
+    (
+        "wake",
+        &[
+            ("caseload wake 42", "your parked #42, locked to you now"),
+            (
+                "caseload wake 42 --json",
+                "a supervisor: #42 back in the pool, as JSON",
+            ),
+        ],
+    ),
+    (
+        "undo",
+        &[(
+            "caseload undo 42",
+            "a complete (fail, release, skip, park) of #42 within 30 s taken back",
+        )],
+    ),
+    (
         "reap",
         &[(
             "caseload reap",

@@ -12,7 +12,9 @@ pub(crate) mod output;
 
 pub(crate) use args::{Cli, Command, UserCommand};
 
-use commands::{export, fields, holder, produce, read, report, setup, supervise, texts};
+use commands::{
+    export, fields, holder, park, produce, read, report, setup, supervise, texts, undo,
+};
 
 use std::io::Write;
 
@@ -150,7 +152,10 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         | Command::Release { .. }
         | Command::Skip { .. }
         | Command::Complete { .. }
-        | Command::Fail { .. } => holder_command(&mut *store()?, command, out),
+        | Command::Fail { .. }
+        | Command::Park { .. }
+        | Command::Wake { .. }
+        | Command::Undo { .. } => holder_command(&mut *store()?, command, out),
         Command::History { user, since, json } => {
             read::history(&mut *store()?, user, since, json, out)
         }
@@ -168,16 +173,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::Field(f) => fields::field_command(&mut *store()?, f, out),
         Command::Text(t) => texts::text_command(&mut *store()?, t, out),
         Command::Set { holder, values } => fields::set(&mut *store()?, &holder, &values, out),
-        Command::Tick {
-            holder,
-            field,
-            line,
-            not_done,
-            undo,
-        } => {
-            let state = fields::line_state(not_done, undo);
-            fields::tick(&mut *store()?, &holder, &field, &line, &state, out)
-        }
+        c @ Command::Tick { .. } => fields::tick_command(&mut *store()?, c, out),
         Command::Stats { json } => read::stats(&mut *store()?, json, out),
         Command::Report {
             by,
@@ -259,6 +255,13 @@ fn holder_command(store: &mut dyn Store, command: Command, out: &mut dyn Write) 
             let said = Said::text(reason.as_deref()).coded(code.as_deref());
             holder::fail(store, &h, said, out)
         }
+        Command::Park {
+            holder: h,
+            until,
+            reason,
+        } => park::park(store, &h, &until, &reason, out),
+        Command::Wake { id, json } => park::wake(store, id, json, out),
+        Command::Undo { id, json } => undo::undo(store, id, json, out),
         // `run` sends only the commands above here.
         _ => bail_usage("not a command of this group"),
     }

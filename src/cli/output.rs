@@ -5,11 +5,18 @@ use std::io::Write;
 use serde_json::{Value, json};
 
 use crate::domain::audit::acting;
-use crate::domain::time::{local_full, rfc3339, short_duration};
+use crate::domain::time::{date_hm, local_full, rfc3339, short_duration};
 use crate::domain::{AuditEntry, Event, Item, ItemState, sanitize};
 use crate::store::Applied;
 
 pub(crate) fn lock_text(item: &Item, queues: &[crate::domain::QueueSettings], now: i64) -> String {
+    if let Some(p) = crate::domain::park::Park::of(item) {
+        return format!(
+            "parked by {} until {}",
+            truncate(&sanitize::line(&p.by), 10),
+            crate::domain::park::when_text(p.until, now)
+        );
+    }
     if item.state != ItemState::Open {
         return item.state.as_str().to_string();
     }
@@ -70,6 +77,10 @@ pub(crate) fn event_line(e: &Event) -> String {
             .filter(|(_, v)| !v.is_null())
             .map(|(k, v)| match v {
                 Value::String(s) => format!("{k}={s}"),
+                // A park's wake time, as a person reads it.
+                Value::Number(n) if k == "until" => {
+                    format!("{k}={}", n.as_i64().map_or(n.to_string(), date_hm))
+                }
                 other => format!("{k}={other}"),
             })
             .collect::<Vec<_>>()

@@ -26,10 +26,19 @@ pub enum EventKind {
     /// checklist's tick): `{field, from, to}`, `typed` when the value was normalised,
     /// `line` for a checklist's line (see `domain::queue_fields`).
     FieldChanged,
+    /// The holder parked the item (a call-back): `{token, until, reason}`; the lock is
+    /// released and the hold ends, as a release's.
+    Parked,
+    /// A parked item's park ended: `{by: owner|grace|supervisor, owner}`; by its owner it
+    /// is followed by their `locked`.
+    Woke,
+    /// The actor undid their own last change (`{undid: KIND, event, token}`): the item is
+    /// as it was before it, locked to them under a new token.
+    Undone,
 }
 
 impl EventKind {
-    pub(crate) const ALL: [EventKind; 15] = [
+    pub(crate) const ALL: [EventKind; 18] = [
         EventKind::Created,
         EventKind::Locked,
         EventKind::Renewed,
@@ -45,6 +54,9 @@ impl EventKind {
         EventKind::Noted,
         EventKind::Cancelled,
         EventKind::FieldChanged,
+        EventKind::Parked,
+        EventKind::Woke,
+        EventKind::Undone,
     ];
 
     /// The kind's name as stored.
@@ -65,6 +77,9 @@ impl EventKind {
             EventKind::Noted => "noted",
             EventKind::Cancelled => "cancelled",
             EventKind::FieldChanged => "field_changed",
+            EventKind::Parked => "parked",
+            EventKind::Woke => "woke",
+            EventKind::Undone => "undone",
         }
     }
 
@@ -78,6 +93,7 @@ impl EventKind {
         EventKind::Locked,
         EventKind::TakenOver,
         EventKind::Reassigned,
+        EventKind::Undone,
     ];
 
     /// Kinds by which a holder loses a lock to someone else's action.
@@ -101,6 +117,8 @@ impl EventKind {
         EventKind::Released,
         EventKind::Skipped,
         EventKind::Requeued,
+        EventKind::Parked,
+        EventKind::Undone,
     ];
 
     /// Kinds that finish an item or make a finished item open again: the last of them is
@@ -110,6 +128,7 @@ impl EventKind {
         EventKind::Failed,
         EventKind::Cancelled,
         EventKind::Requeued,
+        EventKind::Undone,
     ];
 
     /// Kinds after which the previous holder holds the item no more: the lock changes and
@@ -125,6 +144,8 @@ impl EventKind {
         EventKind::Completed,
         EventKind::Failed,
         EventKind::Cancelled,
+        EventKind::Parked,
+        EventKind::Undone,
     ];
 
     /// True when the kind is one of `set`.

@@ -71,6 +71,9 @@ pub enum Col {
     FinishedAt,
     FinishedBy,
     Source,
+    ParkedUntil,
+    ParkedBy,
+    ParkReason,
 }
 
 /// What a column holds, and so how it is stored, read, bound, parsed and shown.
@@ -232,7 +235,7 @@ const fn stored(col: Col, name: &'static str, kind: Kind, label: &'static str) -
 use Who::{Add, Holder, Import, Supervisor};
 
 /// Every built-in column of `items`, in schema order (new ones at the end).
-pub const FIELDS: [Field; 20] = [
+pub const FIELDS: [Field; 23] = [
     Field {
         show: Show::Heading,
         pane: Pane::Header,
@@ -387,6 +390,23 @@ pub const FIELDS: [Field; 20] = [
         pane: Pane::Meta("source"),
         flag: Some("source"),
         ..stored(Col::Source, "source", Kind::OptText, "Source")
+    },
+    Field {
+        show: Show::With(Col::State),
+        ..stored(
+            Col::ParkedUntil,
+            "parked_until",
+            Kind::OptTime,
+            "Parked until",
+        )
+    },
+    Field {
+        show: Show::With(Col::State),
+        ..stored(Col::ParkedBy, "parked_by", Kind::OptText, "Parked by")
+    },
+    Field {
+        show: Show::With(Col::State),
+        ..stored(Col::ParkReason, "park_reason", Kind::OptText, "Park reason")
     },
 ];
 

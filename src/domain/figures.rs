@@ -27,6 +27,7 @@ pub(crate) const RECORDED_ENDS: &[EventKind] = &[
     EventKind::Unlocked,
     EventKind::Reassigned,
     EventKind::Cancelled,
+    EventKind::Parked,
 ];
 
 /// Kinds by which a holder lost the lock to someone else or to the clock ("locks lost";
@@ -66,7 +67,7 @@ impl Hold {
 fn taker(e: &Event) -> Option<String> {
     match e.kind {
         EventKind::Reassigned => e.detail_str("to").map(str::to_string),
-        EventKind::Locked | EventKind::TakenOver => Some(e.actor.clone()),
+        EventKind::Locked | EventKind::TakenOver | EventKind::Undone => Some(e.actor.clone()),
         _ => None,
     }
 }
@@ -278,7 +279,7 @@ impl ItemFigures {
         }
         match self.wait_ms {
             Some(w) => parts.push(format!("waited {}", short_duration(w))),
-            None if self.state == Some(ItemState::Open) => {
+            None if matches!(self.state, Some(ItemState::Open | ItemState::Parked)) => {
                 parts.push(format!("waiting {}", short_duration(self.age_ms)))
             }
             None => {}
@@ -288,7 +289,7 @@ impl ItemFigures {
                 ItemState::Done => "done",
                 ItemState::Failed => "failed",
                 ItemState::Cancelled => "cancelled",
-                ItemState::Open => "finished",
+                ItemState::Open | ItemState::Parked => "finished",
             };
             parts.push(format!("{word} {} after creation", short_duration(c)));
         }

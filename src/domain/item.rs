@@ -19,14 +19,18 @@ pub enum ItemState {
     Done,
     Failed,
     Cancelled,
+    /// Parked by its last holder until a time (a call-back): no lock, and nobody else
+    /// may take it until then and for the queue's grace after (`domain::park`).
+    Parked,
 }
 
 impl ItemState {
-    pub(crate) const ALL: [ItemState; 4] = [
+    pub(crate) const ALL: [ItemState; 5] = [
         ItemState::Open,
         ItemState::Done,
         ItemState::Failed,
         ItemState::Cancelled,
+        ItemState::Parked,
     ];
 
     /// The state's name as stored.
@@ -36,6 +40,7 @@ impl ItemState {
             ItemState::Done => "done",
             ItemState::Failed => "failed",
             ItemState::Cancelled => "cancelled",
+            ItemState::Parked => "parked",
         }
     }
 
@@ -77,6 +82,11 @@ pub struct Item {
     pub finished_by: Option<String>,
     /// Where the record came from (a producer's word: `crm`, `web-form`).
     pub source: Option<String>,
+    /// Parked until this time (state `parked`), by whom and why.
+    #[serde(serialize_with = "ser_opt_rfc3339")]
+    pub parked_until: Option<Millis>,
+    pub parked_by: Option<String>,
+    pub park_reason: Option<String>,
     /// Columns whose stored value could not be read (text that is not valid UTF-8,
     /// written by another program or damaged on disk). Their fields hold a lossy
     /// rendering, bad bytes shown as U+FFFD. Empty for every healthy row (and then left
@@ -158,6 +168,9 @@ impl Item {
             Col::FinishedAt => Time(self.finished_at),
             Col::FinishedBy => Text(self.finished_by.as_deref()),
             Col::Source => Text(self.source.as_deref()),
+            Col::ParkedUntil => Time(self.parked_until),
+            Col::ParkedBy => Text(self.parked_by.as_deref()),
+            Col::ParkReason => Text(self.park_reason.as_deref()),
         }
     }
 
@@ -186,6 +199,9 @@ impl Item {
             Col::FinishedAt => self.finished_at = v.time(),
             Col::FinishedBy => self.finished_by = v.opt_text(),
             Col::Source => self.source = v.opt_text(),
+            Col::ParkedUntil => self.parked_until = v.time(),
+            Col::ParkedBy => self.parked_by = v.opt_text(),
+            Col::ParkReason => self.park_reason = v.opt_text(),
         }
         Ok(())
     }
@@ -320,7 +336,10 @@ impl NewItem {
             | Col::CreatedAt
             | Col::CreatedBy
             | Col::FinishedAt
-            | Col::FinishedBy => return None,
+            | Col::FinishedBy
+            | Col::ParkedUntil
+            | Col::ParkedBy
+            | Col::ParkReason => return None,
         })
     }
 

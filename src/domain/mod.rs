@@ -9,6 +9,7 @@ pub mod fields;
 pub mod figures;
 pub(crate) mod item;
 pub mod lock;
+pub mod park;
 pub(crate) mod queue;
 pub mod queue_fields;
 pub mod sanitize;

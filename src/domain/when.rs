@@ -21,7 +21,7 @@ pub enum Span {
 
 /// What every time flag and dialog accepts, for help texts and messages.
 pub const TIME_WORDS: &str = "now, today, yesterday, tomorrow, a span (90m, 12h, 7d, 2w), \
-     a date (2026-12-01), a local date and time (2026-12-01 17:00), a time today (17:00) \
+     a time of today or tomorrow (tomorrow 09:00), a date (2026-12-01), a local date and time (2026-12-01 17:00), a time today (17:00) \
      or RFC 3339 (2026-12-01T17:00:00Z)";
 
 /// Parses a time a person typed: `now`; `today`, `yesterday`, `tomorrow` (their first
@@ -42,6 +42,24 @@ fn parse(s: &str, now: Millis, zone: Zone, span: Span) -> Option<Millis> {
         "yesterday" => return Some(day_start(zone, now, -1)),
         "tomorrow" => return Some(day_start(zone, now, 1)),
         _ => {}
+    }
+    // `tomorrow 09:00`, `today 14:00`: a time of that day.
+    if let Some((day, time)) = s.split_once(' ') {
+        let days = match day.to_ascii_lowercase().as_str() {
+            "today" => 0,
+            "tomorrow" => 1,
+            _ => -1,
+        };
+        if days >= 0 {
+            let t = ["%H:%M", "%H:%M:%S"]
+                .iter()
+                .find_map(|f| NaiveTime::parse_from_str(time.trim(), f).ok())?;
+            let date = zone
+                .at(now)?
+                .date_naive()
+                .checked_add_signed(chrono::Duration::days(days))?;
+            return local(zone, date.and_time(t));
+        }
     }
     if let Some(ms) = span_ms(s) {
         return match span {
@@ -154,6 +172,12 @@ mod tests {
             Ok(midnight + 17 * HOUR + 30_000)
         );
         assert_eq!(utc("17:00", Span::Ahead), Ok(midnight + 17 * HOUR));
+        assert_eq!(
+            utc("tomorrow 09:00", Span::Ahead),
+            Ok(midnight + DAY + 9 * HOUR)
+        );
+        assert_eq!(utc("Today 14:30", Span::Ahead), Ok(midnight + 870 * MIN));
+        assert!(utc("tomorrow 25:00", Span::Ahead).is_err());
         assert_eq!(
             utc("2026-11-22T17:00:00+01:00", Span::Back),
             Ok(midnight + 16 * HOUR)

@@ -43,6 +43,13 @@ pub enum StoreError {
         state: ItemState,
         by: Option<String>,
     },
+    /// Parked by another for a call-back: `what` is "parked by alice until 14:00: call
+    /// back Mei Brandt" (domain::park::Park::describe).
+    #[error("#{id} is {what}")]
+    Parked { id: i64, what: String },
+    /// An undo that may not be done (the window passed, someone else touched the item).
+    #[error("{0}")]
+    UndoRefused(String),
     #[error("{}", lock_lost(*.id, .why))]
     LockLost { id: i64, why: NoLock },
     /// A supervisor's fenced write: the lock is no longer the one the supervisor saw.
@@ -183,6 +190,8 @@ impl StoreError {
         match self {
             StoreError::HeldByOther { .. }
             | StoreError::NotOpen { .. }
+            | StoreError::Parked { .. }
+            | StoreError::UndoRefused(_)
             | StoreError::LockLost { .. }
             | StoreError::LockChanged { .. } => exit::CONFLICT,
             StoreError::NothingToClaim(_)

@@ -115,6 +115,10 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: Ope
             ));
             "lock_time, id"
         }
+        StateFilter::Parked => {
+            conds.push("state = 'parked'".into());
+            "parked_until, id"
+        }
         StateFilter::Done | StateFilter::Failed | StateFilter::Cancelled => {
             conds.push(format!("state = '{}'", f.state.as_str()));
             "id DESC"
@@ -127,7 +131,12 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: Ope
     }
     if let Some(h) = &f.holder {
         let p = q.push(Param::Text(h.clone()));
-        conds.push(format!("lock_user = {p}"));
+        // A parked item has no holder: its owner is who parked it.
+        let col = match f.state {
+            StateFilter::Parked => "parked_by",
+            _ => "lock_user",
+        };
+        conds.push(format!("{col} = {p}"));
     }
     q.base = conds.clone();
     if let Some(search) = f.text.as_deref().and_then(Search::parse) {
@@ -149,9 +158,11 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: Ope
 /// `None` for all states.
 pub(crate) fn kept_count(f: &ListFilter) -> Option<Option<&'static str>> {
     let state = match f.state {
-        StateFilter::Open | StateFilter::Done | StateFilter::Failed | StateFilter::Cancelled => {
-            Some(f.state.as_str())
-        }
+        StateFilter::Open
+        | StateFilter::Done
+        | StateFilter::Failed
+        | StateFilter::Cancelled
+        | StateFilter::Parked => Some(f.state.as_str()),
         StateFilter::All => None,
         StateFilter::Locked | StateFilter::Expired => return None,
     };

@@ -57,6 +57,8 @@ pub enum StateFilter {
     Done,
     Failed,
     Cancelled,
+    /// Parked items, earliest wake time first (with a holder: the items they parked).
+    Parked,
     /// Everything, by id.
     All,
 }
@@ -71,6 +73,7 @@ impl StateFilter {
             StateFilter::Done => "done",
             StateFilter::Failed => "failed",
             StateFilter::Cancelled => "cancelled",
+            StateFilter::Parked => "parked",
             StateFilter::All => "all",
         }
     }
@@ -84,6 +87,7 @@ impl StateFilter {
             "done" => StateFilter::Done,
             "failed" => StateFilter::Failed,
             "cancelled" => StateFilter::Cancelled,
+            "parked" => StateFilter::Parked,
             "all" => StateFilter::All,
             _ => return None,
         })

@@ -4,7 +4,8 @@
 //!
 //! In the SET clauses and fences, `:now`, `:me`, `:value` and `:token` stand for the
 //! write's time, the acting user, the write's text value and the fencing token, `:json`
-//! for the value read as JSON; each backend binds them its own way.
+//! for the value read as JSON, `:arg` for a number the write uses; each backend binds them
+//! its own way.
 
 use crate::domain::fields::{FIELDS, Field, Kind, named};
 use crate::domain::{EventKind, Item};
@@ -208,6 +209,44 @@ pub(crate) const FENCE_TOKEN: &str = "lock_token = :token";
 pub(crate) const SET_RENEW: &str = "lock_time = :now";
 /// Release, skip, unlock: the item goes back to the pool.
 pub(crate) const SET_RELEASE: &str = "lock_user = NULL, lock_time = NULL";
+/// Park until `:arg` for the reason `:value`: the lock released, the item kept for
+/// `:me` (see `store::ops::park`).
+pub(crate) const SET_PARK: &str = "state = 'parked', lock_user = NULL, lock_time = NULL, \
+     parked_until = :arg, parked_by = :me, park_reason = :value";
+/// The owner takes their parked item: a new acquisition (a new token), the park ended.
+pub(crate) const SET_WAKE_TAKE: &str = "state = 'open', lock_user = :me, lock_time = :now, \
+     lock_token = lock_token + 1, parked_until = NULL, parked_by = NULL, park_reason = NULL";
+/// A park ends without its owner (grace, a supervisor): the item back in the pool.
+pub(crate) const SET_UNPARK: &str =
+    "state = 'open', parked_until = NULL, parked_by = NULL, park_reason = NULL";
+/// The fence of a park's end: still parked, not changed since it was read.
+pub(crate) const FENCE_PARKED: &str = "state = 'parked' AND lock_token = :token";
+/// The fence of the owner's end of their park.
+pub(crate) const FENCE_PARKED_MINE: &str =
+    "state = 'parked' AND parked_by = :me AND lock_token = :token";
+/// Parked items whose wake time is at or before `$1`, of the owner `$2` (every owner
+/// when NULL), earliest first, at most `$3` (the `items_parked` index).
+pub(crate) const PARKED_DUE: &str = const_join!(
+    &[
+        "SELECT ",
+        ITEM_COLS,
+        " FROM items WHERE state = 'parked' AND parked_until <= $1 \
+         AND (CAST($2 AS TEXT) IS NULL OR parked_by = $2) ORDER BY parked_until, id LIMIT $3"
+    ],
+    ""
+);
+/// Undo: the item as it was before its holder's complete, fail, release, skip or park
+/// (open, no result, no error, not parked), locked to `:me` under a new token.
+pub(crate) const SET_UNDO: &str = "state = 'open', result = NULL, error = NULL, \
+     finished_at = NULL, finished_by = NULL, parked_until = NULL, parked_by = NULL, \
+     park_reason = NULL, lock_user = :me, lock_time = :now, lock_token = lock_token + 1";
+/// The fence of an undo: the token read, and no event on the item after the one undone
+/// (`:arg`, its id): nobody touched it since.
+pub(crate) const FENCE_UNDO: &str = "lock_token = :token AND NOT EXISTS (SELECT 1 FROM events \
+     ue WHERE ue.item_id = items.id AND ue.id > :arg)";
+/// The actor's (`$1`) events at the time `$2` (one transaction's), by id, after the
+/// backend's event columns (the `events (actor, at)` index).
+pub(crate) const EVENTS_AT: &str = "FROM events WHERE actor = $1 AND at = $2 ORDER BY id";
 /// Save the holder's notes.
 pub(crate) const SET_NOTES: &str = "notes = :value";
 /// Save the item's params (a holder's field corrections): `:json` is `:value` read as
@@ -254,11 +293,11 @@ pub(crate) fn set_column(f: &Field) -> String {
 /// (both moves found by window functions in the same pass over the events).
 pub const EXPECTED_HOLDS: &str = "WITH marks AS ( \
     SELECT id, item_id, at, kind, \
-        max(CASE WHEN kind IN ('locked', 'taken_over', 'reassigned') THEN id END) OVER w \
-            AS take_id, \
+        max(CASE WHEN kind IN ('locked', 'taken_over', 'reassigned', 'undone') THEN id END) \
+            OVER w AS take_id, \
         max(CASE WHEN kind IN ('locked', 'taken_over', 'expired', 'unlocked', 'reassigned', \
-            'released', 'skipped', 'completed', 'failed', 'cancelled') THEN id END) OVER w \
-            AS end_id, \
+            'released', 'skipped', 'completed', 'failed', 'cancelled', 'parked', 'undone') \
+            THEN id END) OVER w AS end_id, \
         max(CASE WHEN kind = 'noted' AND (detail ->> 'field' = 'queue' \
             OR detail ->> 'renamed_from' IS NOT NULL) THEN id END) OVER w AS moved_before, \
         min(CASE WHEN kind = 'noted' AND (detail ->> 'field' = 'queue' \
@@ -276,7 +315,7 @@ pub const EXPECTED_HOLDS: &str = "WITH marks AS ( \
     FROM marks m JOIN events s ON s.id = m.take_id JOIN items i ON i.id = m.item_id \
         LEFT JOIN events b ON b.id = m.moved_before LEFT JOIN events a ON a.id = m.moved_after \
     WHERE m.kind IN ('released', 'skipped', 'completed', 'failed', 'expired', 'taken_over', \
-        'unlocked', 'reassigned', 'cancelled') \
+        'unlocked', 'reassigned', 'cancelled', 'parked') \
     AND (m.end_id IS NULL OR m.end_id <= m.take_id) \
 ), kept AS ( \
     SELECT * FROM base WHERE holder IS NOT NULL \
@@ -406,54 +445,40 @@ mod tests {
         assert_eq!(SET_ASSIGN.matches(t.as_str()).count(), 1);
     }
 
+    /// The kinds as the schemas list them: `'a', 'b', …` somewhere in the text.
+    fn lists_all(schema: &str, kinds: &[&str]) -> bool {
+        let squeezed = schema.split_whitespace().collect::<Vec<_>>().join(" ");
+        let all: Vec<String> = kinds.iter().map(|k| format!("'{k}'")).collect();
+        squeezed.contains(&all.join(", "))
+    }
+
     #[test]
     fn both_schemas_know_every_event_and_audit_kind() {
-        // The latest migration that lists each (event kinds, audit kinds).
+        let events: Vec<&str> = EventKind::ALL.iter().map(|k| k.as_str()).collect();
+        let audit: Vec<&str> = crate::domain::AuditKind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .collect();
+        // The schemas, and the latest migration that changed each list.
         let schemas = [
-            (include_str!("../../schema.sql"), true, true),
-            (include_str!("../../schema.pg.sql"), true, true),
-            (
-                include_str!("sqlite/migrations/0012_queue_fields.sql"),
-                true,
-                false,
-            ),
-            (
-                include_str!("postgres/migrations/0012_queue_fields.sql"),
-                true,
-                false,
-            ),
-            (
-                include_str!("sqlite/migrations/0013_queue_texts.sql"),
-                false,
-                true,
-            ),
-            (
-                include_str!("postgres/migrations/0013_queue_texts.sql"),
-                false,
-                true,
-            ),
+            include_str!("../../schema.sql"),
+            include_str!("../../schema.pg.sql"),
         ];
-        for (schema, events, audits) in schemas {
-            let squeezed = schema.split_whitespace().collect::<Vec<_>>().join(" ");
-            let all: Vec<String> = EventKind::ALL
-                .iter()
-                .map(|k| format!("'{}'", k.as_str()))
-                .collect();
-            assert!(
-                !events || squeezed.contains(&all.join(", ")),
-                "event kinds in {schema:.60}"
-            );
-            if !audits {
-                continue;
-            }
-            let audit: Vec<String> = crate::domain::AuditKind::ALL
-                .iter()
-                .map(|k| format!("'{}'", k.as_str()))
-                .collect();
-            assert!(
-                squeezed.contains(&audit.join(", ")),
-                "audit kinds in {schema:.60}"
-            );
+        for schema in schemas {
+            assert!(lists_all(schema, &events), "event kinds in {schema:.60}");
+            assert!(lists_all(schema, &audit), "audit kinds in {schema:.60}");
+        }
+        for step in [
+            include_str!("sqlite/migrations/0015_park.sql"),
+            include_str!("postgres/migrations/0015_park.sql"),
+        ] {
+            assert!(lists_all(step, &events), "event kinds in {step:.60}");
+        }
+        for step in [
+            include_str!("sqlite/migrations/0013_queue_texts.sql"),
+            include_str!("postgres/migrations/0013_queue_texts.sql"),
+        ] {
+            assert!(lists_all(step, &audit), "audit kinds in {step:.60}");
         }
     }
 
@@ -461,7 +486,7 @@ mod tests {
     fn kind_sets_render_as_literals() {
         assert_eq!(
             kinds_sql(EventKind::TAKES_LOCK),
-            "'locked', 'taken_over', 'reassigned'"
+            "'locked', 'taken_over', 'reassigned', 'undone'"
         );
     }
 }

@@ -211,7 +211,8 @@ fn count_states(f: &StatsFacts) -> (Vec<StateCount>, Vec<QueueCount>) {
         }
         if let Some(qc) = by_queue.iter_mut().find(|q| &q.queue == queue) {
             match st {
-                ItemState::Open => qc.open += n,
+                // Parked items are open work, kept for their owner.
+                ItemState::Open | ItemState::Parked => qc.open += n,
                 ItemState::Done => qc.done += n,
                 ItemState::Failed => qc.failed += n,
                 ItemState::Cancelled => qc.cancelled += n,

@@ -134,11 +134,23 @@ pub trait Writes {
         line: &str,
         state: &LineState,
     ) -> Result<Option<Value>>;
+    /// Parks the item until `until` for `reason` (a call-back): the lock released, the
+    /// item kept for the caller (see `store::ops::park`). A retry of the same park is
+    /// `Applied::Already`.
+    fn park(&mut self, id: i64, token: i64, until: Millis, reason: &str) -> Result<Applied>;
+    /// Ends a park: its owner takes the item (locked to them, returned); a supervisor
+    /// returns it to the pool; anyone else is refused.
+    fn wake(&mut self, id: i64) -> Result<Item>;
+    /// Undoes the caller's own last complete, fail, release, skip or park of the item within
+    /// the undo window, if nobody touched it since: the item as it was, locked to them
+    /// under a new token (see `store::ops::undo`); else `UndoRefused`.
+    fn undo(&mut self, id: i64) -> Result<Item>;
     /// Fails the item with a reason (a retry of the same fail is `Applied::Already`).
     fn fail(&mut self, id: i64, token: i64, reason: &str) -> Result<Applied>;
     /// Adds a comment to an item's thread (no lock needed, any state); returns its id.
     fn comment(&mut self, id: i64, text: &str) -> Result<i64>;
-    /// Releases every expired lock; returns how many.
+    /// Releases every expired lock, and returns every park whose grace has passed to the
+    /// pool; returns how many of both.
     fn reap(&mut self) -> Result<usize>;
     /// Supervisor: returns a held item to the pool. With `seen`, only if its lock is
     /// still the one the supervisor saw, not even renewed since (else `LockChanged`);
@@ -479,6 +491,23 @@ impl<B: Backend> Writes for B {
         self.fail_said(id, token, s)
     }
 
+    fn park(&mut self, id: i64, token: i64, until: Millis, reason: &str) -> Result<Applied> {
+        let op = HolderOp::Park { until, reason };
+        let w = op.plan(token)?;
+        write(self, |tx| {
+            ops::check_until(tx, until)?;
+            ops::holder_write(tx, id, token, op, &w)
+        })
+    }
+
+    fn wake(&mut self, id: i64) -> Result<Item> {
+        write(self, |tx| ops::wake(tx, id))
+    }
+
+    fn undo(&mut self, id: i64) -> Result<Item> {
+        write(self, |tx| ops::undo(tx, id))
+    }
+
     fn comment(&mut self, id: i64, text: &str) -> Result<i64> {
         ops::check_comment(text)?;
         write(self, |tx| ops::comment(tx, id, text))
@@ -489,7 +518,9 @@ impl<B: Backend> Writes for B {
         let mut total = 0;
         loop {
             // Short transactions: others keep claiming between them.
-            let n = write(self, |tx| tx.reap(BATCH))?;
+            let n = write(self, |tx| {
+                Ok(tx.reap(BATCH)? + ops::return_parked(tx, BATCH)?)
+            })?;
             total += n;
             if n < BATCH {
                 return Ok(total);

@@ -200,6 +200,10 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
             let msg = opened(st, false, |s| s.item(id));
             with_thread(st, msg)
         }
+        Effect::Undo(id) => {
+            let msg = opened(st, true, |s| s.undo(id));
+            with_thread(st, msg)
+        }
         Effect::Renew { id, token } => vec![Msg::Renewed {
             id,
             result: st.renew(id, token),
@@ -368,6 +372,7 @@ fn finish(
         Finish::Fail(reason) => st.fail_said(id, token, reason.said()),
         Finish::Release(reason) => st.release_said(id, token, reason.said()),
         Finish::Skip(_, reason) => st.skip_said(id, token, reason.said()),
+        Finish::Park { until, reason } => st.park(id, token, *until, reason),
     }
     .map(|_applied| ());
     let next = match (what, &result) {
@@ -436,6 +441,12 @@ fn own_locks(
         }
     }
     snap.own = Some(own);
+    snap.parked = Some(st.list(&ListFilter {
+        state: StateFilter::Parked,
+        holder: Some(me.to_string()),
+        limit: 100,
+        ..ListFilter::default()
+    })?);
     Ok(())
 }
 

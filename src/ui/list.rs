@@ -280,7 +280,12 @@ fn sla_cell(sla: &Sla, now: Millis, due: Millis, theme: &Theme) -> (String, Styl
 }
 
 fn mine_notices(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
-    let mut lines = vec![Line::styled("Lost locks", theme.heading())];
+    let mut lines = super::parked::lines(state, theme);
+    if state.notices.is_empty() && state.lost_since.is_empty() {
+        frame.render_widget(Paragraph::new(lines), area);
+        return;
+    }
+    lines.push(Line::styled("Lost locks", theme.heading()));
     for n in &state.notices {
         lines.push(Line::styled(
             format!("  {}", sanitize::line(&n.message)),

@@ -8,6 +8,7 @@ mod figures;
 mod help;
 mod list;
 mod locks;
+mod parked;
 mod report;
 mod stats;
 mod theme;

@@ -28,6 +28,7 @@ mod keep_ids;
 mod local_time;
 mod no_typos;
 mod open_path;
+mod park;
 mod records;
 mod report;
 mod search;

@@ -21,6 +21,7 @@ mod figure_days;
 mod figures;
 mod item_threads;
 mod migrate;
+mod park;
 mod postgres;
 mod postgres_lost;
 mod queue_fields;

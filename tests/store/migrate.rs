@@ -286,3 +286,38 @@ fn postgres_upgrade_makes_the_server_write_who_and_when() {
     admin.batch_execute("RESET SESSION AUTHORIZATION").unwrap();
     let _ = admin.batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE IF EXISTS {role}"));
 }
+
+#[test]
+fn an_old_database_takes_the_parked_state_on_every_connection() {
+    // Schema 13 widens the state's CHECK by editing the table's text in place (SQLite
+    // cannot ALTER a CHECK): the migrating connection and a second one both accept it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let actor = Actor::new("admin", "admin");
+    let other = Connection::open(&path).unwrap();
+    let conn = Connection::open(&path).unwrap();
+    migrate::create_at_version(&conn, 12).unwrap();
+    conn.execute("INSERT INTO queues (name) VALUES ('default'); ", [])
+        .unwrap();
+    let add = "INSERT INTO items (queue, title, created_at, created_by) \
+               VALUES ('default', 'old', 0, 'admin')";
+    conn.execute(add, []).unwrap();
+    let park = "UPDATE items SET state = 'parked', parked_by = 'alice', parked_until = 1";
+    assert!(
+        other
+            .execute("UPDATE items SET state = 'parked'", [])
+            .is_err()
+    );
+    assert_eq!(
+        migrate::migrate(&conn, &actor, 0).unwrap(),
+        Migration::Migrated { from: 12 }
+    );
+    assert_eq!(conn.execute(park, []).unwrap(), 1);
+    assert_eq!(other.execute(park, []).unwrap(), 1);
+    let bad = other.execute("UPDATE items SET state = 'lost'", []);
+    assert!(bad.is_err(), "the CHECK still refuses other states");
+    let ok: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ok, "ok");
+}

@@ -22,6 +22,8 @@ mod flow;
 mod items;
 mod list_prompts;
 mod notify_tmux;
+mod park;
+mod park_tmux;
 mod readme;
 mod reconnect;
 mod screens;

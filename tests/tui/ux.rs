@@ -361,7 +361,7 @@ fn release_and_complete_say_when_they_saved_draft_notes() {
     );
     assert_eq!(
         s.status.unwrap().text,
-        "Released #42; your draft notes were saved first"
+        "Released #42; your draft notes were saved first — u undo (30 s)"
     );
     // Without a draft, nothing is said about notes.
     let mut s = holding();
@@ -380,7 +380,7 @@ fn release_and_complete_say_when_they_saved_draft_notes() {
             result: Ok(()),
         },
     );
-    assert_eq!(s.status.unwrap().text, "Completed #42");
+    assert_eq!(s.status.unwrap().text, "Completed #42 — u undo (30 s)");
 }
 
 #[test]

@@ -125,7 +125,7 @@ fn a_completion_waits_and_the_notes_and_result_typed_are_saved_with_it() {
     assert!(s.settle(Duration::from_secs(30)));
     assert_eq!(
         s.state.status.as_ref().unwrap().text,
-        "Completed #1; your draft notes were saved first"
+        "Completed #1; your draft notes were saved first — u undo (30 s)"
     );
     let item = db.store("check", &clock).item(ids[0]).unwrap();
     assert_eq!(item.result.as_deref(), Some("reset done"));
@@ -211,7 +211,7 @@ fn on_postgres_a_completion_behind_a_locked_row_fails_after_the_patience_and_kee
     s.step(code(KeyCode::Enter));
     assert_eq!(
         s.state.status.as_ref().unwrap().text,
-        format!("Completed #{id}")
+        format!("Completed #{id} — u undo (30 s)")
     );
     let item = feeder.item(id).unwrap();
     assert_eq!(item.state, ItemState::Done);

@@ -128,7 +128,7 @@ fn the_users_own_change_is_not_news() {
     );
     let signals = counted(&mut s, 1, T0 + SEC);
     assert!(!signals.contains(&Signal::Bell), "{signals:?}");
-    assert_eq!(status(&s), "Released #42");
+    assert_eq!(status(&s), "Released #42 — u undo (30 s)");
     // Someone else's release after that is news again.
     counted(&mut s, 0, T0 + 2 * SEC);
     assert!(counted(&mut s, 1, T0 + 3 * SEC).contains(&Signal::Bell));

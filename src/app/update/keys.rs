@@ -7,6 +7,7 @@ use ratatui::crossterm::event::{
 };
 
 use super::modes::{dialog_key, editor_key, notice_key, prompt_key};
+use super::park;
 use super::{edit, preview, supervise};
 use super::{refresh, refused, set_error, set_info};
 use crate::app::detail::rebuild_detail;
@@ -318,6 +319,7 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         | Action::Fail
         | Action::Release
         | Action::Skip
+        | Action::Park
         | Action::EditNotes => item_action(s, a),
         Action::Unlock
         | Action::Reassign
@@ -331,6 +333,7 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         Action::TakePreviewed => preview::take_previewed(s),
         Action::Comment => preview::start_comment(s),
         Action::EditItem => edit::edit_item(s),
+        Action::Undo => park::undo(s),
         // Editor and dialog actions are handled in their own modes.
         Action::SaveNotes
         | Action::CloseEditor
@@ -562,6 +565,7 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
             vec![]
         }
         Action::EditNotes => edit_notes(s, id),
+        Action::Park => park::ask(s, id, token, title),
         _ => vec![],
     }
 }

@@ -9,6 +9,7 @@ mod canned;
 mod edit;
 mod keys;
 mod modes;
+mod park;
 mod preview;
 mod results;
 mod sla;
@@ -119,6 +120,7 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
             let mut fx = keys::held_due(s);
             fx.extend(modes::search_as_typed(s));
             fade_status(s);
+            park::tell_woken(s);
             if s.alerting.recount_due(now) {
                 // Nothing to take, and an expiring lock writes nothing: count again.
                 s.alerting.counted_at = Some(now);

@@ -84,6 +84,9 @@ fn confirm(s: &mut State) -> Vec<Effect> {
         });
         return vec![];
     }
+    if let Pending::Park { id, token } = d.pending {
+        return super::park::confirmed(s, d, id, token);
+    }
     match d.pending {
         Pending::Complete { id, token } => vec![Effect::Finish {
             id,
@@ -120,7 +123,7 @@ fn confirm(s: &mut State) -> Vec<Effect> {
             s.quit = true;
             vec![]
         }
-        Pending::Dismiss => vec![],
+        Pending::Dismiss | Pending::Park { .. } => vec![],
         Pending::Unlock { .. }
         | Pending::Reassign { .. }
         | Pending::UnlockMany { .. }

@@ -84,9 +84,17 @@ pub(super) fn opened(
             }
             None => String::new(),
         };
+        let undone = history
+            .last()
+            .is_some_and(|e| e.kind == crate::domain::EventKind::Undone && e.actor == s.me);
+        let did = if undone {
+            "Undone: yours again,"
+        } else {
+            "Took"
+        };
         set_info(
             s,
-            format!("Took #{}: {}{note}", item.id, sanitize::line(&item.title)),
+            format!("{did} #{}: {}{note}", item.id, sanitize::line(&item.title)),
         );
     }
     let keep = s
@@ -192,13 +200,20 @@ pub(super) fn finished(
         Finish::Fail(_) => "Failed",
         Finish::Release(_) => "Released",
         Finish::Skip(..) => "Skipped",
+        Finish::Park { .. } => "Parked",
     };
     let notes = if saved_draft {
         "; your draft notes were saved first"
     } else {
         ""
     };
-    set_info(s, format!("{verb} #{id}{notes}"));
+    s.undo = Some(crate::app::UndoOffer {
+        id,
+        at: s.now,
+        verb,
+    });
+    let undo = crate::domain::park::UNDO_MS / 1000;
+    set_info(s, format!("{verb} #{id}{notes} — u undo ({undo} s)"));
     vec![refresh(s)]
 }
 
@@ -378,6 +393,7 @@ pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
     {
         super::assign::track_own(s, own, &snap.given);
     }
+    super::park::read(s, snap.parked, snap.error.is_none());
     // The detail of a lost item is re-read so its history shows what happened.
     let mut fx: Vec<Effect> = reopen.into_iter().map(Effect::Open).collect();
     if moved {
@@ -440,7 +456,8 @@ fn finishing(p: &Pending) -> Option<i64> {
         | Pending::CompleteNext { id, .. }
         | Pending::Fail { id, .. }
         | Pending::Release { id, .. }
-        | Pending::Skip { id, .. } => Some(*id),
+        | Pending::Skip { id, .. }
+        | Pending::Park { id, .. } => Some(*id),
         _ => None,
     }
 }
@@ -458,11 +475,15 @@ fn label_of(p: &Pending) -> Option<&'static str> {
 
 /// The text a finish carried, with what it was.
 fn typed(what: &Finish) -> Option<(&'static str, String)> {
+    if let Finish::Park { reason, .. } = what {
+        return Some(("Reason for parking", reason.clone())).filter(|(_, t)| !t.trim().is_empty());
+    }
     match what {
         Finish::Complete(r) | Finish::CompleteNext(r, _) => Some(("Result", r)),
         Finish::Fail(r) => Some(("Reason for failing", r)),
         Finish::Release(r) => Some(("Reason for releasing", r)),
         Finish::Skip(_, r) => Some(("Reason for skipping", r)),
+        Finish::Park { .. } => None,
     }
     .and_then(|(label, r)| Some((label, r.text.clone()?)))
     .filter(|(_, t)| !t.trim().is_empty())

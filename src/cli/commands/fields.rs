@@ -162,6 +162,26 @@ pub(crate) fn set(
     Ok(())
 }
 
+/// `caseload tick …` as parsed: its flags read, then [`tick`].
+pub(crate) fn tick_command(
+    s: &mut dyn Store,
+    c: crate::cli::args::Command,
+    out: &mut dyn Write,
+) -> CliResult {
+    let crate::cli::args::Command::Tick {
+        holder,
+        field,
+        line,
+        not_done,
+        undo,
+    } = c
+    else {
+        return crate::cli::bail_usage("not the tick command");
+    };
+    let state = line_state(not_done, undo);
+    tick(s, &holder, &field, &line, &state, out)
+}
+
 /// A line's state from `tick`'s flags.
 pub(crate) fn line_state(not_done: Option<String>, undo: bool) -> LineState {
     match (not_done, undo) {

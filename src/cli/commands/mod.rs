@@ -3,6 +3,7 @@
 pub(crate) mod export;
 pub(crate) mod fields;
 pub(crate) mod holder;
+pub(crate) mod park;
 pub(crate) mod produce;
 pub(crate) mod read;
 pub(crate) mod report;
@@ -11,6 +12,7 @@ pub(crate) mod setup;
 pub(crate) mod sla;
 pub(crate) mod supervise;
 pub(crate) mod texts;
+pub(crate) mod undo;
 
 use crate::domain::Millis;
 use crate::domain::sanitize;

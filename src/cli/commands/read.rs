@@ -258,7 +258,13 @@ fn own_line(
 ) -> Option<(&'static str, String)> {
     let by = |at: Millis, who: &str| format!("{} by {}", local_full(at), sanitize::line(who));
     match f.col {
-        Col::State => Some(("state", lock_text(item, queues, now))),
+        Col::State => Some((
+            "state",
+            match crate::domain::park::Park::of(item) {
+                Some(p) => p.describe(now),
+                None => lock_text(item, queues, now),
+            },
+        )),
         Col::LockToken => item
             .lock_user
             .is_some()

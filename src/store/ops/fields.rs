@@ -137,6 +137,7 @@ fn write_params(
         set: SET_PARAMS,
         fence: FENCE_HOLDER,
         value: Some(&text),
+        arg: None,
         kind: EventKind::FieldChanged,
         detail: first.clone(),
     };

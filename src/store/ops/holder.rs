@@ -12,7 +12,9 @@ use crate::domain::texts::Said;
 use crate::domain::{EventKind, Item, ItemState, LockLoss, NoLock};
 use crate::store::Applied;
 use crate::store::error::{Result, StoreError};
-use crate::store::sql::{FENCE_HOLDER, SET_COMPLETE, SET_FAIL, SET_NOTES, SET_RELEASE, SET_RENEW};
+use crate::store::sql::{
+    FENCE_HOLDER, SET_COMPLETE, SET_FAIL, SET_NOTES, SET_PARK, SET_RELEASE, SET_RENEW,
+};
 
 /// A holder's write.
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +29,11 @@ pub(crate) enum HolderOp<'a> {
     Complete(Said<'a>),
     /// With its reason (required).
     Fail(Said<'a>),
+    /// Park until a time (Unix ms) for a reason (see [`super::park`]).
+    Park {
+        until: i64,
+        reason: &'a str,
+    },
 }
 
 /// Adds what was said to an event's detail: the reason (or result) under `key` when there
@@ -49,6 +56,7 @@ impl<'a> HolderOp<'a> {
             set,
             fence: FENCE_HOLDER,
             value,
+            arg: None,
             kind,
             detail,
         };
@@ -96,6 +104,21 @@ impl<'a> HolderOp<'a> {
                 };
                 let detail = with_said(json!({"token": token}), "reason", &said);
                 write(SET_FAIL, Some(reason), EventKind::Failed, detail)
+            }
+            HolderOp::Park { until, reason } => {
+                let reason = reason.trim();
+                if reason.is_empty() {
+                    return Err(StoreError::Invalid(
+                        "--reason: say why the item is parked (who to call back, what you wait for)"
+                            .into(),
+                    ));
+                }
+                check_text("reason", reason).map_err(invalid)?;
+                let detail = json!({"token": token, "until": until, "reason": reason});
+                ItemWrite {
+                    arg: Some(until),
+                    ..write(SET_PARK, Some(reason), EventKind::Parked, detail)
+                }
             }
         })
     }

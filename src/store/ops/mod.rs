@@ -6,14 +6,17 @@
 
 mod fields;
 mod holder;
+mod park;
 mod sla;
 mod supervise;
 mod take;
 mod texts;
+mod undo;
 
 pub(crate) use fields::{check_complete, define_field, delete_field, set_fields, tick};
 pub(crate) use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
+pub(crate) use park::{check_until, return_parked, wake};
 pub(crate) use sla::set_sla;
 pub(crate) use supervise::{
     assign, cancel, delete_queue, edit, reassign, rebuild_figures, rename_queue, reopen, requeue,
@@ -22,6 +25,7 @@ pub(crate) use supervise::{
 pub(crate) use take::PassedOver;
 pub(crate) use take::{finish_and_next, take, take_next};
 pub(crate) use texts::{add_text, delete_text, said_text};
+pub(crate) use undo::undo;
 
 use serde_json::{Value, json};
 
@@ -53,6 +57,8 @@ pub(crate) struct ItemWrite<'a> {
     pub set: &'a str,
     pub fence: &'static str,
     pub value: Option<&'a str>,
+    /// A number the write uses (`:arg`): a park's wake time, an undo's last event id.
+    pub arg: Option<i64>,
     pub kind: EventKind,
     pub detail: Value,
 }
@@ -220,6 +226,11 @@ pub(crate) trait Tx {
     fn drop_queue(&mut self, queue: &str, note: &AuditNote) -> Result<()>;
     /// Records the actor as seen now; returns when they were seen before.
     fn swap_last_seen(&mut self) -> Result<Option<Millis>>;
+    /// Parked items (of `owner` when given) whose wake time is at or before `woke_by`,
+    /// earliest first, at most `limit`.
+    fn parked(&mut self, owner: Option<&str>, woke_by: Millis, limit: usize) -> Result<Vec<Item>>;
+    /// The actor's events at exactly `at` (those of one transaction of theirs), by id.
+    fn events_at(&mut self, at: Millis) -> Result<Vec<Event>>;
     /// Releases up to `limit` expired locks, each with its `expired` event naming the
     /// holder; returns how many.
     fn reap(&mut self, limit: usize) -> Result<usize>;
@@ -246,10 +257,14 @@ pub(crate) fn open_item_for_update(tx: &mut dyn Tx, id: i64) -> Result<Item> {
 }
 
 fn not_open(item: &Item) -> StoreError {
+    let by = match item.state {
+        ItemState::Parked => item.parked_by.clone(),
+        _ => item.finished_by.clone(),
+    };
     StoreError::NotOpen {
         id: item.id,
         state: item.state,
-        by: item.finished_by.clone(),
+        by,
     }
 }
 

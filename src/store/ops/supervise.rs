@@ -71,6 +71,7 @@ fn unlock_write<'a>(holder: &str, reason: &str, token: i64, bulk: bool) -> ItemW
         set: SET_RELEASE,
         fence: FENCE_TOKEN,
         value: None,
+        arg: None,
         kind: EventKind::Unlocked,
         detail,
     }
@@ -147,6 +148,7 @@ fn give(
         set: if assign { SET_ASSIGN } else { SET_REASSIGN },
         fence: FENCE_TOKEN,
         value: Some(to),
+        arg: None,
         kind: EventKind::Reassigned,
         detail,
     };
@@ -175,10 +177,16 @@ pub(crate) fn reopen(tx: &mut dyn Tx, id: i64, reason: &str) -> Result<()> {
     if cur.state == ItemState::Open {
         return Err(StoreError::Invalid(format!("#{id} is open already")));
     }
+    if cur.state == ItemState::Parked {
+        return Err(StoreError::Invalid(format!(
+            "#{id} is parked, not finished (end the park with `caseload wake {id}`)"
+        )));
+    }
     let w = ItemWrite {
         set: SET_REOPEN,
         fence: FENCE_TOKEN,
         value: None,
+        arg: None,
         kind: EventKind::Requeued,
         detail: json!({"was": cur.state.as_str(), "reason": reason, "result": cur.result,
                        "error": cur.error, "finished_by": cur.finished_by}),
@@ -227,6 +235,7 @@ pub(crate) fn edit(tx: &mut dyn Tx, id: i64, e: &ItemEdit) -> Result<Item> {
             set,
             fence: FENCE_TOKEN,
             value: value.as_deref(),
+            arg: None,
             kind: EventKind::Noted,
             detail: json!({"field": f.name, "from": from, "to": to}),
         };
@@ -258,6 +267,7 @@ pub(crate) fn requeue(tx: &mut dyn Tx, id: i64) -> Result<()> {
         set: SET_REQUEUE,
         fence: FENCE_TOKEN,
         value: None,
+        arg: None,
         kind: EventKind::Requeued,
         detail: json!({"was": cur.state.as_str(), "error": cur.error}),
     };
@@ -272,6 +282,7 @@ pub(crate) fn cancel(tx: &mut dyn Tx, id: i64, reason: &str) -> Result<()> {
         set: SET_CANCEL,
         fence: FENCE_TOKEN,
         value: Some(reason),
+        arg: None,
         kind: EventKind::Cancelled,
         detail: json!({"from": cur.lock_user, "reason": reason}),
     };

@@ -3,6 +3,8 @@
 //! tests/refusals.rs on both backends).
 //!
 //! `take(id)`:
+//! 0. parked: its owner takes it (`woke`, `locked`); past its grace it returns to the pool
+//!    and goes on as a free item; else `Parked` (exit 3), naming owner, time and reason;
 //! 1. no such item: `NotFound` (exit 1);
 //! 2. done, failed or cancelled: `NotOpen`, naming who finished it (exit 3);
 //! 3. the caller's own lock, live or expired but not taken over: renewed and returned;
@@ -12,6 +14,8 @@
 //! 7. otherwise it is claimed (an expired lock is taken over, naming the old holder).
 //!
 //! `take_next` (queue filter `Q` or none):
+//! 0. the caller's own woken parked item (within `Q`), taken for them; parks past their
+//!    grace return to the pool;
 //! 1. `Q` unknown: `UnknownQueue`; `Q` paused: `Paused`;
 //! 2. the first takeable item in take order is claimed (`Q`'s own order; without `Q`,
 //!    priority order, or when some queue orders by due time the mixed order of
@@ -40,7 +44,14 @@ pub(crate) fn take(tx: &mut dyn Tx, id: i64) -> Result<Item> {
     // A claim refused after every check passed means a queue's settings changed in
     // between (PostgreSQL); the checks are then made again.
     for _ in 0..3 {
-        let cur = found(id, tx.item_for_update(id)?)?;
+        let mut cur = found(id, tx.item_for_update(id)?)?;
+        if cur.state == ItemState::Parked {
+            if let Some(item) = super::park::take_parked(tx, &cur)? {
+                return Ok(item);
+            }
+            // Its grace had passed: back in the pool now, taken as any free item.
+            cur = found(id, tx.item_for_update(id)?)?;
+        }
         if cur.state != ItemState::Open {
             return Err(not_open(&cur));
         }
@@ -95,8 +106,16 @@ fn claim(tx: &mut dyn Tx, id: i64, holder: Option<&str>, token: i64) -> Result<O
     tx.claim(id, token, kind, &detail)
 }
 
+/// How many parks past their grace one take-next returns to the pool before it looks.
+const RETURN_ON_TAKE: usize = 16;
+
 /// Takes the next item in take order (see the module's table).
 pub(crate) fn take_next(tx: &mut dyn Tx, opts: &TakeNext) -> Result<Item> {
+    if let Some(item) = super::park::take_woken(tx, opts)? {
+        return Ok(item);
+    }
+    // Parks whose grace has passed are free again: returned here as the reaper would.
+    super::park::return_parked(tx, RETURN_ON_TAKE)?;
     let scope = match &opts.queue {
         Some(name) => {
             let q = known_queue(tx, name)?;

@@ -87,7 +87,7 @@ struct PgRows<'t, 'c> {
 
 const ITEMS: &str = "SELECT id, queue, state, lock_user IS NOT NULL, lock_time IS NOT NULL, \
      lock_token, created_at, due_at FROM items ORDER BY id";
-const EVENTS: &str = "SELECT id, item_id, at, CASE WHEN kind IN ('locked', 'taken_over') \
+const EVENTS: &str = "SELECT id, item_id, at, CASE WHEN kind IN ('locked', 'taken_over', 'undone') \
      THEN actor END, kind, CASE WHEN kind IN ('noted', 'reassigned') THEN detail::text END \
      FROM events ORDER BY item_id, id";
 const HOLDS: &str = "SELECT event_id, ended, item_id, queue, holder, started, how, handle_ms, \

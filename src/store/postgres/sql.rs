@@ -140,7 +140,7 @@ pub fn insert_item(with_id: bool) -> &'static (String, Vec<String>) {
 
 /// An item write with its event in one statement: `set` where the item is `$1` and
 /// `fence` holds; `$2` the actor, `$3` the token, `$4` now, `$5` the value, `$6` the OS
-/// user, `$7` the event's kind, `$8` its detail (JSON text). It inserts one event per
+/// user, `$7` the event's kind, `$8` its detail (JSON text), `$9` a number it uses (`:arg`). It inserts one event per
 /// row written, so its row count says whether the fence held. (`set` and `fence` are
 /// written with `:me`, `:token`, `:now` and `:value`; see [`crate::store::sql`].)
 pub fn fenced_update(set: &str, fence: &str) -> String {
@@ -150,6 +150,7 @@ pub fn fenced_update(set: &str, fence: &str) -> String {
             .replace(":token", "$3")
             .replace(":now", "$4")
             .replace(":value", "$5")
+            .replace(":arg", "$9")
     };
     format!(
         "WITH u AS (UPDATE items SET {} WHERE id = $1 AND {} RETURNING id) \
@@ -162,7 +163,7 @@ pub fn fenced_update(set: &str, fence: &str) -> String {
 
 /// The parameter types of [`fenced_update`] (the value may go unused, so PostgreSQL
 /// cannot infer them all).
-pub const FENCED_UPDATE_TYPES: [postgres::types::Type; 8] = {
+pub const FENCED_UPDATE_TYPES: [postgres::types::Type; 9] = {
     use postgres::types::Type;
     [
         Type::INT8,
@@ -173,6 +174,7 @@ pub const FENCED_UPDATE_TYPES: [postgres::types::Type; 8] = {
         Type::TEXT,
         Type::TEXT,
         Type::TEXT,
+        Type::INT8,
     ]
 };
 

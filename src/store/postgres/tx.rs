@@ -187,6 +187,15 @@ impl Tx for PgTx<'_> {
             .transpose()
     }
 
+    fn events_at(&mut self, at: Millis) -> Result<Vec<Event>> {
+        let sql = format!("SELECT {EVENT_COLS} {}", crate::store::sql::EVENTS_AT);
+        let r = self.c.query(&sql, &[&self.ctx.actor.name, &at]);
+        let rows = self.lift(r.map_err(TxError::from))?;
+        rows.iter()
+            .map(|r| rows::event_from(&mut PgCells::new(r)))
+            .collect()
+    }
+
     fn serialise_claims(&mut self, queue: &str) -> Result<()> {
         let key = format!("{}\u{1}{queue}", self.ctx.actor.name);
         let r = self.c.execute(WIP_LOCK, &[&WIP_LOCK_CLASS, &key]);
@@ -265,6 +274,7 @@ impl Tx for PgTx<'_> {
                     &self.ctx.actor.os_user,
                     &w.kind.as_str(),
                     &detail,
+                    &w.arg,
                 ],
             )?)
         })();
@@ -554,6 +564,17 @@ impl Tx for PgTx<'_> {
             Ok(n)
         })();
         self.lift(r.map_err(TxError::from))
+    }
+
+    fn parked(&mut self, owner: Option<&str>, woke_by: Millis, limit: usize) -> Result<Vec<Item>> {
+        let r = (|| -> TxResult<Vec<Item>> {
+            let rows = self.c.query(
+                crate::store::sql::PARKED_DUE,
+                &[&woke_by, &owner, &(limit as i64)],
+            )?;
+            super::reads::all(rows, |c| rows::item_from(c))
+        })();
+        self.lift(r)
     }
 
     fn reap(&mut self, limit: usize) -> Result<usize> {

@@ -168,7 +168,9 @@ fn event_row(r: &Row<'_>) -> rusqlite::Result<EventRow> {
         item_id: item_id.unwrap_or(0),
         at,
         actor: match kind {
-            EventKind::Locked | EventKind::TakenOver => actor.unwrap_or_default().to_string(),
+            EventKind::Locked | EventKind::TakenOver | EventKind::Undone => {
+                actor.unwrap_or_default().to_string()
+            }
             _ => String::new(),
         },
         os_user: String::new(),

@@ -240,6 +240,7 @@ impl Tx for SqliteTx<'_> {
                     ":value",
                     w.value.map_or(V::Null, |s| V::Text(s.to_string())),
                 ),
+                (":arg", w.arg.map_or(V::Null, V::Integer)),
             ],
         )?;
         if n == 0 {
@@ -575,6 +576,31 @@ impl Tx for SqliteTx<'_> {
             )?
             .execute(params![self.ctx.actor.name, self.ctx.now])?;
         Ok(prev.flatten())
+    }
+
+    fn parked(&mut self, owner: Option<&str>, woke_by: Millis, limit: usize) -> Result<Vec<Item>> {
+        let mut stmt = self.c.prepare_cached(crate::store::sql::PARKED_DUE)?;
+        let mut rows = stmt.query(params![woke_by, owner, limit as i64])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(item_from_row(r)?);
+        }
+        Ok(out)
+    }
+
+    fn events_at(&mut self, at: Millis) -> Result<Vec<Event>> {
+        let sql = format!(
+            "SELECT {} {}",
+            sql::EVENT_COLS,
+            crate::store::sql::EVENTS_AT
+        );
+        let mut stmt = self.c.prepare_cached(&sql)?;
+        let mut rows = stmt.query(params![self.ctx.actor.name, at])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(event_from_row(r)?);
+        }
+        Ok(out)
     }
 
     fn reap(&mut self, limit: usize) -> Result<usize> {

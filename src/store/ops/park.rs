@@ -1,0 +1,173 @@
+//! Parking (a call-back): the holder parks the item until a time, which releases the lock
+//! and keeps the item theirs (state `parked`, event `parked {token, until, reason}`);
+//! the park ends (event `woke {by, owner}`) when
+//! - its owner takes it (`claim --id`, `wake`, or their next take once it is awake, which
+//!   offers it first): it is locked to them under a new token (`woke` then `locked`);
+//! - a supervisor wakes it: it returns to the pool;
+//! - the grace after its wake time passes unopened (domain::park::GRACE_MS): it returns
+//!   to the pool, written by whatever comes first: the reaper (`reap`, the TUI's timer),
+//!   or a claim, which returns such items before it looks for one to take.
+//!
+//! Every end is one conditional write fenced by the item's state, owner and token, with
+//! its event in the same transaction.
+
+use serde_json::json;
+
+use super::{ItemWrite, Tx, found, require_supervisor};
+use crate::domain::park::{GRACE_MS, Park, ParkStatus};
+use crate::domain::{EventKind, Item, ItemState};
+use crate::store::TakeNext;
+use crate::store::error::{Result, StoreError};
+use crate::store::sql::{FENCE_PARKED, FENCE_PARKED_MINE, SET_UNPARK, SET_WAKE_TAKE};
+
+/// How an ended park is recorded (`woke {by}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WokeBy {
+    Owner,
+    Grace,
+    Supervisor,
+}
+
+impl WokeBy {
+    fn as_str(self) -> &'static str {
+        match self {
+            WokeBy::Owner => "owner",
+            WokeBy::Grace => "grace",
+            WokeBy::Supervisor => "supervisor",
+        }
+    }
+}
+
+/// Checks a park's wake time against the transaction's clock: it must lie ahead.
+pub(crate) fn check_until(tx: &mut dyn Tx, until: i64) -> Result<()> {
+    let now = tx.now();
+    if until <= now {
+        return Err(StoreError::Invalid(format!(
+            "--until: {} has passed; park until a later time",
+            crate::domain::park::when_text(until, now)
+        )));
+    }
+    Ok(())
+}
+
+/// The park of an item in state `parked` (a row without owner or time cannot be acted on).
+fn park_of(item: &Item) -> Result<Park> {
+    Park::of(item).ok_or_else(|| {
+        StoreError::Corrupt(format!(
+            "#{} is parked without an owner or wake time (see `caseload check`)",
+            item.id
+        ))
+    })
+}
+
+/// Ends the owner's park of `cur` (read with its row held): locked to them under a new
+/// token, `woke {by: owner}` then `locked`.
+pub(crate) fn wake_for_owner(tx: &mut dyn Tx, cur: &Item) -> Result<Item> {
+    let park = park_of(cur)?;
+    let given = cur.lock_token + 1;
+    let w = ItemWrite {
+        set: SET_WAKE_TAKE,
+        fence: FENCE_PARKED_MINE,
+        value: None,
+        arg: None,
+        kind: EventKind::Woke,
+        detail: json!({"by": WokeBy::Owner.as_str(), "owner": park.by, "token": given}),
+    };
+    if !tx.write_item(cur.id, cur.lock_token, &w)? {
+        return Err(changed(cur.id));
+    }
+    tx.insert_event(cur.id, EventKind::Locked, &json!({"token": given}))?;
+    found(cur.id, tx.item(cur.id)?)
+}
+
+/// Returns the parked item `cur` to the pool (`woke {by}` naming its owner); false when
+/// it changed since it was read.
+fn return_to_pool(tx: &mut dyn Tx, cur: &Item, by: WokeBy) -> Result<bool> {
+    let owner = cur.parked_by.clone();
+    let w = ItemWrite {
+        set: SET_UNPARK,
+        fence: FENCE_PARKED,
+        value: None,
+        arg: None,
+        kind: EventKind::Woke,
+        detail: json!({"by": by.as_str(), "owner": owner}),
+    };
+    tx.write_item(cur.id, cur.lock_token, &w)
+}
+
+fn changed(id: i64) -> StoreError {
+    StoreError::Busy(format!("#{id} changed while it was being woken; try again"))
+}
+
+/// `caseload wake ID`: its owner takes it now (locked to them); a supervisor returns it
+/// to the pool; anyone else is refused.
+pub(crate) fn wake(tx: &mut dyn Tx, id: i64) -> Result<Item> {
+    let cur = found(id, tx.item_for_update(id)?)?;
+    if cur.state != ItemState::Parked {
+        return Err(StoreError::Invalid(format!(
+            "#{id} is not parked (it is {})",
+            cur.state.as_str()
+        )));
+    }
+    let park = park_of(&cur)?;
+    let me = tx.actor().name.clone();
+    if park.by == me {
+        return wake_for_owner(tx, &cur);
+    }
+    require_supervisor(tx, &format!("wake #{id}, which {} parked", park.by))?;
+    if !return_to_pool(tx, &cur, WokeBy::Supervisor)? {
+        return Err(changed(id));
+    }
+    found(id, tx.item(id)?)
+}
+
+/// What `take(id)` does with a parked item: its owner takes it; one past its grace goes
+/// back to the pool first (`Ok(None)`: take it as any free item); else `Parked`.
+pub(crate) fn take_parked(tx: &mut dyn Tx, cur: &Item) -> Result<Option<Item>> {
+    let park = park_of(cur)?;
+    let now = tx.now();
+    if park.by == tx.actor().name {
+        return wake_for_owner(tx, cur).map(Some);
+    }
+    if park.status(now) == ParkStatus::Returned {
+        return_to_pool(tx, cur, WokeBy::Grace)?;
+        return Ok(None);
+    }
+    Err(StoreError::Parked {
+        id: cur.id,
+        what: park.describe(now),
+    })
+}
+
+/// Before a take-next: the caller's own woken item (the earliest), taken for them, when
+/// `next` allows it (its queue, not skipped).
+pub(crate) fn take_woken(tx: &mut dyn Tx, next: &TakeNext) -> Result<Option<Item>> {
+    let me = tx.actor().name.clone();
+    let now = tx.now();
+    let woken = tx.parked(Some(&me), now, 8)?;
+    let allowed =
+        |i: &&Item| next.queue.as_ref().is_none_or(|q| *q == i.queue) && !next.skip.contains(&i.id);
+    match woken.iter().find(allowed) {
+        // Changed since it was read (PostgreSQL: another session of theirs): take-next
+        // goes on as usual.
+        Some(item) => match wake_for_owner(tx, item) {
+            Err(StoreError::Busy(_)) => Ok(None),
+            other => other.map(Some),
+        },
+        None => Ok(None),
+    }
+}
+
+/// Returns up to `limit` parks whose grace has passed to the pool (`woke {by: grace}`);
+/// returns how many.
+pub(crate) fn return_parked(tx: &mut dyn Tx, limit: usize) -> Result<usize> {
+    let now = tx.now();
+    let due = tx.parked(None, now.saturating_sub(GRACE_MS), limit)?;
+    let mut n = 0;
+    for item in &due {
+        if return_to_pool(tx, item, WokeBy::Grace)? {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
