@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::domain::queue_fields::FieldType;
 use crate::domain::texts::Purpose;
-use crate::domain::{ItemState, Role, TakeOrder};
+use crate::domain::{EventKind, ItemState, Role, TakeOrder};
 use crate::store::StateFilter;
 
 const AFTER_HELP: &str = "\
@@ -497,8 +497,17 @@ pub struct ExportArgs {
     pub format: FormatArg,
     /// Write the audit trail (every event of the selected items, oldest first) instead of
     /// the items.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "comments")]
     pub events: bool,
+    /// With --events: only events of this kind (created, locked, completed, noted,
+    /// field_changed …). `--kind field_changed` writes the corrections file: item, field,
+    /// from, to, who, when (and a checklist's line, what was typed when normalised).
+    #[arg(long, requires = "events", value_parser = parse_event_kind, value_name = "KIND")]
+    pub kind: Option<EventKind>,
+    /// Write the comment threads of the selected items (item, author, login, time, text;
+    /// oldest first; --since: comments written since then) instead of the items.
+    #[arg(long)]
+    pub comments: bool,
     /// CSV: write cells that begin with =, +, -, @, tab or CR as they are. By default they
     /// get a leading ' so that a spreadsheet shows them as text instead of running them
     /// as formulas (`caseload import` removes it again).
@@ -811,6 +820,10 @@ fn parse_state_filter(s: &str) -> Result<StateFilter, String> {
     StateFilter::parse(s).ok_or_else(|| {
         "expected open, locked, expired, done, failed, cancelled, parked or all".to_string()
     })
+}
+
+fn parse_event_kind(s: &str) -> Result<EventKind, String> {
+    EventKind::parse(s).ok_or_else(|| format!("expected one of {}", EventKind::names()))
 }
 
 fn parse_item_state(s: &str) -> Result<ItemState, String> {

@@ -59,6 +59,12 @@ impl EventKind {
         EventKind::Undone,
     ];
 
+    /// Every kind's name, for messages: "created, locked, …".
+    pub fn names() -> String {
+        let names: Vec<&str> = EventKind::ALL.iter().map(|k| k.as_str()).collect();
+        names.join(", ")
+    }
+
     /// The kind's name as stored.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -97,36 +97,52 @@ impl ImportFields {
         }
     }
 
+    /// The index of field `name` in `defs`.
+    fn find(&self, name: &str) -> Option<usize> {
+        self.defs.iter().position(|d| d.name == name)
+    }
+
     /// The fields this import defines (unknown columns, with `define`).
     pub fn new_fields(&self) -> &[FieldDef] {
         &self.defs[self.had..]
     }
 
     /// The field a column or key `name` (`shown` as the file spells it) fills, by its
-    /// index in `defs`, defining it when so asked; `Err` says why it is refused (`what`:
-    /// column or key).
-    fn column(&mut self, name: &str, shown: &str, what: &str) -> Result<usize, String> {
-        if let Some(i) = self.defs.iter().position(|d| d.name == name) {
-            return Ok(i);
+    /// index in `defs`, defining it when so asked; `Ok(None)` when it names no field
+    /// (see [`ImportFields::unknown`]); `Err` when it cannot be defined.
+    fn column(&mut self, name: &str, shown: &str, what: &str) -> Result<Option<usize>, String> {
+        if let Some(i) = self.find(name) {
+            return Ok(Some(i));
         }
         if !self.define {
-            let fields = match self.defs.is_empty() {
-                true => format!("queue '{}' has no fields", self.queue),
-                false => {
-                    let names: Vec<&str> = self.defs.iter().map(|d| d.name.as_str()).collect();
-                    format!("fields of queue '{}': {}", self.queue, names.join(", "))
-                }
-            };
-            return Err(format!(
-                "unknown {what} '{}' ({what}s: {}; {fields}; a supervisor's --define-fields \
-                 defines a text field for each unknown {what})",
-                sanitize::line(shown),
-                known_columns(),
-            ));
+            return Ok(None);
         }
         validate_name(name).map_err(|e| format!("{what} '{}': {e}", sanitize::line(shown)))?;
         self.defs.push(FieldDef::new(name, FieldType::Text));
-        Ok(self.defs.len() - 1)
+        Ok(Some(self.defs.len() - 1))
+    }
+
+    /// Why columns (or keys: `what`) that name neither a column of the item nor a field
+    /// are refused: which, what the item's columns and the queue's fields are, and how to
+    /// define them.
+    fn unknown(&self, shown: &[&str], what: &str) -> String {
+        let names: Vec<String> = (shown.iter())
+            .map(|s| format!("'{}'", sanitize::line(s)))
+            .collect();
+        let fields = match self.defs.is_empty() {
+            true => format!("queue '{}' has no fields", self.queue),
+            false => {
+                let names: Vec<&str> = self.defs.iter().map(|d| d.name.as_str()).collect();
+                format!("fields of queue '{}': {}", self.queue, names.join(", "))
+            }
+        };
+        format!(
+            "unknown {what}{} {} (the item's {what}s: {}; {fields}, the queue --queue names; \
+             a supervisor's --define-fields defines a text field for each)",
+            if names.len() > 1 { "s" } else { "" },
+            names.join(", "),
+            known_columns(),
+        )
     }
 }
 

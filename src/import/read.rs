@@ -300,13 +300,18 @@ fn header_columns(
     fields: &mut ImportFields,
 ) -> Result<Vec<Column>, LineError> {
     let mut problems = Vec::new();
+    let mut unknown = Vec::new();
     let mut columns: Vec<Column> = Vec::new();
     for h in headers.iter() {
         let name = h.trim().trim_start_matches('\u{feff}').to_ascii_lowercase();
         let c = match column(&name) {
             Some(f) => Column::Item(f),
             None => match fields.column(&name, h, "column") {
-                Ok(i) => Column::Field(i),
+                Ok(Some(i)) => Column::Field(i),
+                Ok(None) => {
+                    unknown.push(h);
+                    continue;
+                }
                 Err(e) => {
                     problems.push(e);
                     continue;
@@ -318,6 +323,9 @@ fn header_columns(
         } else {
             columns.push(c);
         }
+    }
+    if !unknown.is_empty() {
+        problems.insert(0, fields.unknown(&unknown, "column"));
     }
     let title = |c: &Column| matches!(c, Column::Item(f) if f.col == Col::Title);
     if !columns.iter().any(title) {
@@ -361,8 +369,16 @@ fn raw_from_json(
     for (k, v) in obj {
         let Some(f) = column(k) else {
             // A JSON object's keys are distinct: a field is given once.
-            let i = fields.column(k, k, "key")?;
-            raw.fields.push((i, v.clone()));
+            match fields.column(k, k, "key")? {
+                Some(i) => raw.fields.push((i, v.clone())),
+                None => {
+                    let unknown: Vec<&str> = (obj.keys())
+                        .filter(|k| column(k).is_none() && fields.find(k).is_none())
+                        .map(String::as_str)
+                        .collect();
+                    return Err(fields.unknown(&unknown, "key"));
+                }
+            }
             continue;
         };
         let c = f.key();

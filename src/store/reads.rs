@@ -111,4 +111,11 @@ pub trait Reads: Send {
         filter: &ExportFilter,
         each: &mut dyn FnMut(&Event) -> std::io::Result<()>,
     ) -> Result<u64>;
+    /// Calls `each` for every comment on the items `filter` selects (`since` applies to
+    /// the comment's time), oldest first.
+    fn export_comments(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Comment) -> std::io::Result<()>,
+    ) -> Result<u64>;
 }

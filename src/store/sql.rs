@@ -402,6 +402,14 @@ pub(crate) fn events_by(detail: &str, object: &str, text: &str) -> String {
     )
 }
 
+/// The comments of the items [`EXPORT_WHERE`]'s first two parameters select, `$3`
+/// bounding the comments' time, oldest first (`caseload export --comments`).
+pub(crate) const EXPORT_COMMENTS: &str = "SELECT c.id, c.item_id, c.at, c.author, \
+     c.os_user, c.text FROM comments c JOIN items i ON i.id = c.item_id \
+     WHERE (CAST($1 AS TEXT) IS NULL OR i.state = $1) \
+     AND (CAST($2 AS TEXT) IS NULL OR i.queue = $2) \
+     AND (CAST($3 AS BIGINT) IS NULL OR c.at >= $3) ORDER BY c.at, c.id";
+
 /// The audit trail of the items [`EXPORT_WHERE`]'s parameters select, `$3` bounding the
 /// events' time, by time: the stored events, and a `created` event (id 0) read from the
 /// row of each item that has none stored. `detail` is how an event's detail reads as

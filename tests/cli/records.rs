@@ -10,15 +10,28 @@ use crate::support::cli::Env;
 /// Runs `story` on a fresh SQLite database and, when a server is configured, on a fresh
 /// PostgreSQL schema (`sup` created both, so is their first supervisor).
 pub(crate) fn on_both(story: impl Fn(&Env)) {
-    story(&Env::init("sup"));
-    if let Some(pg) = PgBackend::from_env() {
+    on_both_with(|env, _| story(env));
+}
+
+/// As [`on_both`], with a maker of more fresh databases of the same backend.
+pub(crate) fn on_both_with(story: impl Fn(&Env, &dyn Fn() -> Env)) {
+    let sqlite = || Env::init("sup");
+    story(&sqlite(), &sqlite);
+    if PgBackend::from_env().is_none() {
+        return;
+    }
+    let schemas = std::cell::RefCell::new(Vec::new());
+    let pg = || {
+        let b = PgBackend::from_env().unwrap();
         let env = Env {
-            db: pg.url.clone().into(),
+            db: b.url.clone().into(),
             ..Env::new()
         };
+        schemas.borrow_mut().push(b);
         env.ok("sup", &["init"]);
-        story(&env);
-    }
+        env
+    };
+    story(&pg(), &pg);
 }
 
 /// Queue `q` with fields vat (required, a pattern), email, phone (Germany) and count.
@@ -90,8 +103,8 @@ fn import_fills_the_fields_and_counts_the_values_that_break_a_rule() {
             out.contains("breaks a field's rules (imported as they are): vat 2, email 1, count 1"),
             "{out}"
         );
-        let got = items(env, "verify");
-        let p: Vec<Value> = got.iter().map(params).collect();
+        // (`export --queue` writes each field as its own key.)
+        let p = items(env, "verify");
         // Good values in their canonical form, as `caseload set` stores them.
         assert_eq!(p[0]["phone"], "+4930901820");
         assert_eq!(p[0]["count"], 3);
@@ -101,11 +114,7 @@ fn import_fills_the_fields_and_counts_the_values_that_break_a_rule() {
         assert_eq!(p[1]["email"], "b@@example");
         assert_eq!(p[1]["count"], "x");
         // Empty cells set nothing.
-        assert!(
-            p[2].get("vat").is_none() && p[2].get("phone").is_none(),
-            "{}",
-            p[2]
-        );
+        assert!(p[2]["vat"].is_null() && p[2]["phone"].is_null(), "{}", p[2]);
 
         // JSON Lines: keys named like fields, next to params' own keys.
         let jsonl = write(
@@ -118,11 +127,12 @@ fn import_fills_the_fields_and_counts_the_values_that_break_a_rule() {
             out.contains("Imported 1 new") && !out.contains("breaks"),
             "{out}"
         );
-        let p = params(&items(env, "verify")[3]);
+        let i = &items(env, "verify")[3];
         assert_eq!(
-            p,
-            serde_json::json!({"vat": "FR12345678901", "count": 7, "note": "x"})
+            (&i["vat"], &i["count"]),
+            (&"FR12345678901".into(), &7.into())
         );
+        assert_eq!(params(i), serde_json::json!({"note": "x"}));
     });
 }
 
@@ -138,7 +148,7 @@ fn an_unknown_column_is_refused_naming_the_fields_unless_a_supervisor_defines_th
         let before = state(env, "verify");
         let err = env.fails("alice", &["import", &csv, "--queue", "verify"], 1);
         assert!(
-            err.contains("unknown column 'postcode'")
+            err.contains("unknown columns 'postcode', 'city'")
                 && err.contains("fields of queue 'verify': vat, email, phone, count")
                 && err.contains("--define-fields")
                 && err.contains("nothing imported"),
@@ -194,7 +204,7 @@ fn an_unknown_column_is_refused_naming_the_fields_unless_a_supervisor_defines_th
             audit.contains("field verify.postcode") && audit.contains("field verify.city"),
             "{audit}"
         );
-        let p = params(&items(env, "verify")[0]);
+        let p = &items(env, "verify")[0];
         assert_eq!(p["postcode"], "10115");
         assert_eq!(p["city"], "Berlin");
         // The fields now exist: the same file again is recognised, nothing defined.
@@ -219,5 +229,166 @@ fn an_unknown_column_is_refused_naming_the_fields_unless_a_supervisor_defines_th
             out.contains("defined text field(s): vat, postcode, city"),
             "{out}"
         );
+    });
+}
+
+/// Each item's title and field values, from an export of queue `q`.
+fn field_values(env: &Env, q: &str) -> Vec<Value> {
+    items(env, q)
+        .iter()
+        .map(|i| serde_json::json!([i["title"], i["vat"], i["email"], i["phone"], i["count"]]))
+        .collect()
+}
+
+#[test]
+fn export_writes_each_field_as_a_column_and_a_round_trip_keeps_the_values() {
+    on_both_with(|env, fresh| {
+        supplier_queue(env, "verify");
+        let csv = write(
+            env,
+            "suppliers.csv",
+            "title,vat,email,phone,count,params\n\
+             Good GmbH,DE123456789,a@example.com,030 901820,3,\"{\"\"note\"\":\"\"keep\"\"}\"\n\
+             Typo Kft,HU1181,=cmd@@example,,x,\n",
+        );
+        env.ok("sup", &["import", &csv, "--queue", "verify"]);
+        // A correction under the lock.
+        let (id, _) = env.claim("alice", &["--queue", "verify"]);
+        assert_eq!(id, 1);
+        env.ok("alice", &["set", "1", "phone=+49 30 901821"]);
+        let (id, _) = env.claim("alice", &["--queue", "verify"]);
+        env.ok(
+            "alice",
+            &["set", &id.to_string(), "vat=HU11816602", "count=4"],
+        );
+        env.ok("alice", &["release", &id.to_string()]);
+
+        // CSV: the fields are the last columns, params keeps the other keys.
+        let out = env.ok("sup", &["export", "--queue", "verify"]);
+        let mut lines = out.lines();
+        let header = lines.next().unwrap();
+        assert!(header.ends_with(",vat,email,phone,count"), "{header}");
+        let first = lines.next().unwrap();
+        assert!(
+            first.contains("DE123456789,a@example.com,'+4930901821,3")
+                && first.contains(r#""{""note"":""keep""}""#),
+            "{first}"
+        );
+        // A formula-like value is neutralized as any cell is.
+        assert!(out.contains(",'=cmd@@example,"), "{out}");
+        // JSON Lines: a key per field, null where the record has none.
+        let got = items(env, "verify");
+        assert_eq!(got[0]["vat"], "DE123456789");
+        assert_eq!(got[0]["params"], serde_json::json!({"note": "keep"}));
+        assert_eq!(got[1]["phone"], Value::Null);
+        assert_eq!(got[1]["count"], 4);
+
+        let want = field_values(env, "verify");
+        for format in ["csv", "jsonl"] {
+            let path = env.dir.path().join(format!("out.{format}"));
+            let text = env.ok("sup", &["export", "--queue", "verify", "--format", format]);
+            std::fs::write(&path, text).unwrap();
+            let copy = fresh();
+            supplier_queue(&copy, "verify");
+            let out = copy.ok(
+                "sup",
+                &["import", path.to_str().unwrap(), "--queue", "verify"],
+            );
+            // The broken values come back as they were, counted again.
+            assert!(
+                out.contains("Imported 2 new") && out.contains("email 1"),
+                "{format}: {out}"
+            );
+            assert_eq!(field_values(&copy, "verify"), want, "{format}");
+            assert_eq!(
+                params(&items(&copy, "verify")[0])["note"],
+                "keep",
+                "{format}"
+            );
+        }
+    });
+}
+
+#[test]
+fn the_corrections_file_and_the_comments() {
+    on_both(|env| {
+        supplier_queue(env, "verify");
+        env.ok(
+            "producer",
+            &[
+                "add",
+                "--queue",
+                "verify",
+                "--title",
+                "Typo Kft",
+                "--params",
+                r#"{"vat":"HU1181"}"#,
+            ],
+        );
+        env.claim("alice", &["--queue", "verify"]);
+        env.ok(
+            "alice",
+            &["set", "1", "vat=HU11816602", "phone=030 901820", "count=+7"],
+        );
+        env.ok("bob", &["comment", "1", "called them: =the new number"]);
+
+        let csv = env.ok("sup", &["export", "--events", "--kind", "field_changed"]);
+        let rows: Vec<&str> = csv.lines().collect();
+        assert_eq!(rows[0], "item,field,from,to,who,when,line,typed");
+        assert_eq!(rows.len(), 4, "{csv}");
+        assert!(
+            rows[1].starts_with("1,vat,HU1181,HU11816602,alice,") && rows[1].ends_with(",,"),
+            "{csv}"
+        );
+        assert!(
+            rows[2].starts_with("1,phone,,'+4930901820,alice,")
+                && rows[2].ends_with(",,030 901820"),
+            "{csv}"
+        );
+        assert!(rows[3].starts_with("1,count,,7,alice,"), "{csv}");
+        let jsonl = env.ok(
+            "sup",
+            &[
+                "export",
+                "--events",
+                "--kind",
+                "field_changed",
+                "--format",
+                "jsonl",
+            ],
+        );
+        let all: Vec<Value> = jsonl
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(all[0]["field"], "vat");
+        assert_eq!(all[0]["from"], "HU1181");
+        assert_eq!(all[0]["who"], "alice");
+        assert!(all[0].get("typed").is_none(), "{}", all[0]);
+        assert_eq!(all[1]["to"], "+4930901820");
+        assert_eq!(all[1]["typed"], "030 901820");
+        assert_eq!(all[2]["to"], 7);
+        // Any other kind filters the ordinary trail.
+        let locked = env.ok("sup", &["export", "--events", "--kind", "locked"]);
+        assert_eq!(locked.lines().count(), 2, "{locked}");
+        let err = env.fails("sup", &["export", "--events", "--kind", "typo"], 2);
+        assert!(err.contains("field_changed"), "{err}");
+        env.fails("sup", &["export", "--kind", "locked"], 2);
+
+        let comments = env.ok("sup", &["export", "--comments", "--queue", "verify"]);
+        let rows: Vec<&str> = comments.lines().collect();
+        assert_eq!(rows[0], "item,author,login,time,text");
+        assert!(
+            rows[1].starts_with("1,bob,") && rows[1].ends_with(",called them: =the new number"),
+            "{comments}"
+        );
+        let jsonl = env.ok("sup", &["export", "--comments", "--format", "jsonl"]);
+        let c: Value = serde_json::from_str(jsonl.trim()).unwrap();
+        assert_eq!(c["item"], 1);
+        assert_eq!(c["author"], "bob");
+        assert_eq!(c["text"], "called them: =the new number");
+        assert!(c["login"].is_string() && c["time"].is_string(), "{c}");
+        let none = env.ok("sup", &["export", "--comments", "--since", "2999-01-01"]);
+        assert_eq!(none.lines().count(), 1, "{none}");
     });
 }

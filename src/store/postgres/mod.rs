@@ -625,6 +625,17 @@ impl Reads for PgStore {
             each(&event).map_err(|e| StoreError::Database(format!("writing the export: {e}")))
         })
     }
+
+    fn export_comments(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Comment) -> std::io::Result<()>,
+    ) -> Result<u64> {
+        self.stream(crate::store::sql::EXPORT_COMMENTS, filter, &mut |r| {
+            let comment = reads::comment_from(r);
+            each(&comment).map_err(|e| StoreError::Database(format!("writing the export: {e}")))
+        })
+    }
 }
 
 impl txn::OnConn for PgStore {

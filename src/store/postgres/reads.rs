@@ -198,17 +198,19 @@ pub(super) fn comments(c: &mut Conn, id: i64) -> TxResult<Vec<Comment>> {
          ORDER BY id",
         &[&id],
     )?;
-    Ok(rows
-        .iter()
-        .map(|r| Comment {
-            id: r.get(0),
-            item_id: r.get(1),
-            at: r.get(2),
-            author: r.get(3),
-            os_user: r.get(4),
-            text: r.get(5),
-        })
-        .collect())
+    Ok(rows.iter().map(comment_from).collect())
+}
+
+/// A comment from its row (id, item_id, at, author, os_user, text).
+pub(super) fn comment_from(r: &postgres::Row) -> Comment {
+    Comment {
+        id: r.get(0),
+        item_id: r.get(1),
+        at: r.get(2),
+        author: r.get(3),
+        os_user: r.get(4),
+        text: r.get(5),
+    }
 }
 
 /// Everyone `assign` and `reassign` accept (`sql::USERS_AND_ACTORS`), by name.

@@ -486,6 +486,14 @@ impl Reads for SqliteStore {
     ) -> Result<u64> {
         reads::export_events(&self.conn, filter, each)
     }
+
+    fn export_comments(
+        &mut self,
+        filter: &ExportFilter,
+        each: &mut dyn FnMut(&Comment) -> std::io::Result<()>,
+    ) -> Result<u64> {
+        reads::export_comments(&self.conn, filter, each)
+    }
 }
 
 impl txn::OnConnection for SqliteStore {

@@ -121,6 +121,35 @@ pub(super) fn history(c: &Connection, id: i64) -> Result<Vec<Event>> {
     )
 }
 
+/// A comment from its row (id, item_id, at, author, os_user, text).
+fn comment_from_row(r: &Row<'_>) -> Result<Comment> {
+    Ok(Comment {
+        id: r.get(0)?,
+        item_id: r.get(1)?,
+        at: r.get(2)?,
+        author: lossy_text(r, 3)?,
+        os_user: lossy_text(r, 4)?,
+        text: lossy_text(r, 5)?,
+    })
+}
+
+/// Every comment on the items `f` selects, oldest first.
+pub(super) fn export_comments(
+    c: &Connection,
+    f: &ExportFilter,
+    each: &mut dyn FnMut(&Comment) -> std::io::Result<()>,
+) -> Result<u64> {
+    let mut stmt = c.prepare_cached(crate::store::sql::EXPORT_COMMENTS)?;
+    let mut rows = stmt.query(params![f.state.map(|s| s.as_str()), f.queue, f.since])?;
+    let mut n = 0;
+    while let Some(r) = rows.next()? {
+        let comment = comment_from_row(r)?;
+        each(&comment).map_err(|e| StoreError::Database(format!("writing the export: {e}")))?;
+        n += 1;
+    }
+    Ok(n)
+}
+
 /// An item's comments, oldest first.
 pub(super) fn comments(c: &Connection, id: i64) -> Result<Vec<Comment>> {
     load_item(c, id)?.ok_or(StoreError::NotFound(id))?;
@@ -129,16 +158,7 @@ pub(super) fn comments(c: &Connection, id: i64) -> Result<Vec<Comment>> {
         "SELECT id, item_id, at, author, os_user, text FROM comments WHERE item_id = ?1 \
          ORDER BY id",
         [id],
-        |r| {
-            Ok(Comment {
-                id: r.get(0)?,
-                item_id: r.get(1)?,
-                at: r.get(2)?,
-                author: lossy_text(r, 3)?,
-                os_user: lossy_text(r, 4)?,
-                text: lossy_text(r, 5)?,
-            })
-        },
+        comment_from_row,
     )
 }
 
