@@ -132,6 +132,22 @@ pub struct Search {
     words: Vec<String>,
     /// The item id the text names, when it is one number (`42` or `#42`).
     id: Option<i64>,
+    /// The qualified words (`vat:DE123`): a field's name and the folded word its value
+    /// must contain (that word is among `words` too, so that whatever finds a row's
+    /// words finds its candidates; the field's own condition decides).
+    fields: Vec<(String, String)>,
+}
+
+/// A qualified word's field name and value: `name:value`, the name as a field's name
+/// is written (a letter, then letters, digits or `_`), the value not empty and not a
+/// URL's `//…` (`https://…` is a word).
+fn qualifier(word: &str) -> Option<(&str, &str)> {
+    let (name, value) = word.split_once(':')?;
+    let named = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    (named && !value.is_empty() && !value.starts_with("//")).then_some((name, value))
 }
 
 impl Search {
@@ -139,24 +155,66 @@ impl Search {
     pub fn parse(text: &str) -> Option<Search> {
         // A NUL separates words too: PostgreSQL text cannot hold one, and FTS5 would end
         // its query there.
-        let words: Vec<String> = text
+        let mut words: Vec<String> = Vec::new();
+        let mut fields = Vec::new();
+        for w in text
             .split(|c: char| c.is_whitespace() || c == '\0')
             .filter(|w| !w.is_empty())
             .map(fold)
-            .collect();
+        {
+            match qualifier(&w) {
+                Some((name, value)) => {
+                    fields.push((name.to_string(), value.to_string()));
+                    words.push(value.to_string());
+                }
+                None => words.push(w),
+            }
+        }
         if words.is_empty() {
             return None;
         }
-        let id = match words.as_slice() {
-            [one] => one.trim_start_matches('#').parse::<i64>().ok(),
+        let id = match (words.as_slice(), fields.is_empty()) {
+            ([one], true) => one.trim_start_matches('#').parse::<i64>().ok(),
             _ => None,
         };
-        Some(Search { words, id })
+        Some(Search { words, id, fields })
     }
 
     /// The folded words.
     pub(crate) fn words(&self) -> &[String] {
         &self.words
+    }
+
+    /// The qualified words: (field name, folded word its value must contain).
+    pub fn fields(&self) -> &[(String, String)] {
+        &self.fields
+    }
+
+    /// Refuses qualifiers that name none of `known` (the fields of the queue searched,
+    /// or of every queue): an unknown one would find nothing, silently.
+    pub fn check_fields(&self, known: &[&str]) -> Result<(), String> {
+        let unknown: Vec<&str> = (self.fields.iter())
+            .map(|(n, _)| n.as_str())
+            .filter(|n| !known.contains(n))
+            .collect();
+        let Some(first) = unknown.first() else {
+            return Ok(());
+        };
+        let mut names: Vec<&str> = known.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        let known = match names.is_empty() {
+            true => "no queue searched has fields".to_string(),
+            false => {
+                let q: Vec<String> = names.iter().map(|n| format!("{n}:")).collect();
+                format!("known: {}", q.join(" "))
+            }
+        };
+        Err(format!(
+            "search: unknown qualifier '{}:' ({known}; a field's name before ':' searches \
+             that field only)",
+            super::sanitize::line(first)
+        ))
     }
 
     /// The item id a one-number search also finds.
@@ -311,6 +369,22 @@ mod tests {
         assert!(Search::parse("nordl").unwrap().matches(&["Nordlicht GmbH"]));
         assert!(Search::parse("jose").unwrap().matches(&["José"]));
         assert!(Search::parse(" \t ").is_none());
+        let q = Search::parse("VAT:DE123 müller https://x.example 10:42").unwrap();
+        assert_eq!(q.fields(), [("vat".to_string(), "de123".to_string())]);
+        assert_eq!(
+            q.words(),
+            ["de123", "muller", "https://x.example", "10:42"].map(String::from)
+        );
+        assert_eq!(Search::parse("vat:42").unwrap().id(), None);
+        assert!(q.check_fields(&["email", "vat"]).is_ok());
+        let err = Search::parse("postcode:99999")
+            .unwrap()
+            .check_fields(&["vat", "email", "vat"])
+            .unwrap_err();
+        assert!(
+            err.contains("'postcode:'") && err.contains("email: vat:"),
+            "{err}"
+        );
         assert!(Search::parse("\0").is_none());
         assert_eq!(Search::parse("a\0b").unwrap().words(), ["a", "b"]);
     }

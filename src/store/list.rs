@@ -2,7 +2,8 @@
 //! both backends. Placeholders are numbered (`?1` on SQLite, `$1` on PostgreSQL); the
 //! window past the middle of a long list is read from the far end.
 
-use super::{ListFilter, StateFilter};
+use super::{ListFilter, StateFilter, StoreError};
+use crate::domain::queue_fields::FieldDef;
 use crate::domain::search::{COUNT_CAP, Search};
 use crate::domain::{Millis, TakeOrder};
 use crate::store::sql::{ORDER_DUE, ORDER_MIXED, ORDER_PRIORITY};
@@ -23,6 +24,9 @@ pub(crate) struct Dialect {
     /// The condition that a row matches a search (the row's text scanned), with its
     /// parameters pushed onto the query.
     pub search: fn(&mut ListSql, &Search) -> String,
+    /// The condition that a row's value of field `name` (in `params`), folded, contains
+    /// the folded `word` (a qualified word, `vat:de123`).
+    pub field: fn(&mut ListSql, name: &str, word: &str) -> String,
 }
 
 /// A list query's WHERE clause (empty when it has none), ORDER BY and parameters.
@@ -141,6 +145,9 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: Ope
     q.base = conds.clone();
     if let Some(search) = f.text.as_deref().and_then(Search::parse) {
         let mut cond = (d.search)(&mut q, &search);
+        for (name, word) in search.fields() {
+            cond = format!("{cond} AND {}", (d.field)(&mut q, name, word));
+        }
         if let Some(id) = search.id() {
             let p = q.push(Param::Int(id));
             cond = format!("({cond} OR id = {p})");
@@ -172,6 +179,26 @@ pub(crate) fn kept_count(f: &ListFilter) -> Option<Option<&'static str>> {
 /// The filter's search, if it has one.
 pub(crate) fn searched(f: &ListFilter) -> Option<Search> {
     f.text.as_deref().and_then(Search::parse)
+}
+
+/// Refuses a search whose qualifiers (`vat:DE12`) name no field of the filter's queue,
+/// or of any queue when it names none; `fields` gives them (queue, field), asked only when
+/// the search has qualifiers.
+pub(crate) fn check_qualifiers<E>(
+    f: &ListFilter,
+    fields: impl FnOnce(Option<&str>) -> Result<Vec<(String, FieldDef)>, E>,
+) -> Result<(), E>
+where
+    E: From<StoreError>,
+{
+    let Some(search) = searched(f).filter(|s| !s.fields().is_empty()) else {
+        return Ok(());
+    };
+    let defs = fields(f.queue.as_deref())?;
+    let known: Vec<&str> = defs.iter().map(|(_, d)| d.name.as_str()).collect();
+    search
+        .check_fields(&known)
+        .map_err(|e| E::from(StoreError::Invalid(e)))
 }
 
 /// What a count stops at: searches count up to one past [`COUNT_CAP`] ("1,000+").

@@ -392,3 +392,76 @@ fn the_corrections_file_and_the_comments() {
         assert_eq!(none.lines().count(), 1, "{none}");
     });
 }
+
+/// The ids `list --search TEXT` finds (all states, every queue unless `extra` names one).
+fn found(env: &Env, text: &str, extra: &[&str]) -> Vec<i64> {
+    let args = [
+        &["list", "--state", "all", "--search", text, "--json"][..],
+        extra,
+    ]
+    .concat();
+    let out: Value = serde_json::from_str(&env.ok("alice", &args)).unwrap();
+    let mut ids: Vec<i64> = (out.as_array().unwrap().iter())
+        .map(|i| i["id"].as_i64().unwrap())
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+#[test]
+fn a_qualified_word_searches_its_field_only_and_an_unknown_qualifier_is_refused() {
+    on_both(|env| {
+        supplier_queue(env, "verify");
+        env.ok(
+            "sup",
+            &["field", "set", "verify", "contact", "--type", "text"],
+        );
+        let add = |title: &str, params: &str| {
+            env.ok(
+                "producer",
+                &[
+                    "add", "--queue", "verify", "--title", title, "--params", params,
+                ],
+            );
+        };
+        add(
+            "Good GmbH",
+            r#"{"vat":"DE123456789","contact":"José Müller"}"#,
+        );
+        add(
+            "Mentions DE123 in its title",
+            r#"{"vat":"FR999","contact":"de123"}"#,
+        );
+        add("Another", r#"{"vat":"de1234","count":1234}"#);
+        env.ok("producer", &["add", "--title", "elsewhere de123"]);
+
+        // The word alone is found anywhere; qualified, in that field only.
+        assert_eq!(found(env, "de123", &[]), [1, 2, 3, 4]);
+        assert_eq!(found(env, "vat:de123", &[]), [1, 3]);
+        assert_eq!(found(env, "VAT:DE123", &["--queue", "verify"]), [1, 3]);
+        // Case and accents fold as elsewhere; qualified and free words combine.
+        assert_eq!(found(env, "contact:JOSE", &[]), [1]);
+        assert_eq!(found(env, "contact:muller good", &[]), [1]);
+        assert_eq!(found(env, "contact:muller another", &[]), Vec::<i64>::new());
+        // A number's value is its text.
+        assert_eq!(found(env, "count:234", &[]), [3]);
+        // A URL or a time is a word, not a qualifier.
+        assert_eq!(found(env, "https://nowhere", &[]), Vec::<i64>::new());
+        assert_eq!(found(env, "10:42", &[]), Vec::<i64>::new());
+
+        let err = env.fails("alice", &["list", "--search", "postcode:99999"], 1);
+        assert!(
+            err.contains("unknown qualifier 'postcode:'")
+                && err.contains("known: contact: count: email: phone: vat:"),
+            "{err}"
+        );
+        // A queue without fields knows none.
+        env.ok("sup", &["queue", "set", "plain", "--create"]);
+        let err = env.fails(
+            "alice",
+            &["list", "--search", "vat:de123", "--queue", "plain"],
+            1,
+        );
+        assert!(err.contains("no queue searched has fields"), "{err}");
+    });
+}

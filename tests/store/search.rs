@@ -20,6 +20,7 @@ conformance!(
     search_text_is_data_not_syntax,
     a_rare_word_beside_a_common_one_finds_exactly_both,
     every_plan_of_a_search_gives_the_rule_s_answer,
+    a_qualified_word_finds_its_field_only_indexed_or_not,
 );
 
 fn search(state: StateFilter, text: &str) -> ListFilter {
@@ -167,6 +168,34 @@ fn search_is_the_same_indexed_or_not(b: &dyn Backend) {
     assert_eq!(boss.index_search(100).unwrap(), 0, "up to date");
     assert_eq!(open(&mut *boss, "lodz"), [d]);
     assert_eq!(boss.check().unwrap(), Vec::<String>::new());
+}
+
+/// `vat:de123` looks in field vat only, through the index (SQLite) as through a scan; a
+/// qualifier no queue defines is refused, naming the ones known.
+fn a_qualified_word_finds_its_field_only_indexed_or_not(b: &dyn Backend) {
+    use caseload::domain::queue_fields::{FieldChange, FieldType};
+    let mut boss = setup(b);
+    let text = FieldChange {
+        kind: Some(FieldType::Text),
+        ..FieldChange::default()
+    };
+    boss.define_field("default", "vat", &text).unwrap();
+    let a = add_full(&mut *boss, "Supplier", "", r#"{"vat":"DE123456789"}"#);
+    let b2 = add_full(&mut *boss, "DE123 in the title", "", r#"{"vat":"FR1"}"#);
+    let c = add_full(&mut *boss, "Another", "de1234 too", r#"{"other":"DE123"}"#);
+    assert_eq!(open(&mut *boss, "de123"), [a, b2, c]);
+    assert_eq!(open(&mut *boss, "vat:de123"), [a], "tail, not indexed yet");
+    while boss.index_search(100).unwrap() > 0 {}
+    assert_eq!(open(&mut *boss, "vat:DE123"), [a], "indexed");
+    assert_eq!(open(&mut *boss, "vat:de supplier"), [a]);
+    let err = boss
+        .list(&search(StateFilter::Open, "postcode:1"))
+        .unwrap_err();
+    assert!(err.to_string().contains("known: vat:"), "{err}");
+    assert!(
+        boss.count(&search(StateFilter::Open, "postcode:1"))
+            .is_err()
+    );
 }
 
 fn counts_of_a_search_stop_past_the_cap(b: &dyn Backend) {

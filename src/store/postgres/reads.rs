@@ -17,7 +17,8 @@ use crate::domain::{
 };
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{
-    Dialect, ListSql, OpenOrder, Param, Window, contains_pattern, count_limit, kept_count, list_sql,
+    Dialect, ListSql, OpenOrder, Param, Window, check_qualifiers, contains_pattern, count_limit,
+    kept_count, list_sql,
 };
 use crate::store::rows::{self, Cells};
 use crate::store::sql::kinds_sql;
@@ -233,7 +234,16 @@ pub(super) fn users(c: &mut Conn) -> TxResult<Vec<UserInfo>> {
 const DIALECT: Dialect = Dialect {
     placeholder: |n| format!("${n}"),
     search: search_condition,
+    field: field_condition,
 };
+
+/// A qualified word's condition (`vat:de123`): the row's value of the field, folded,
+/// contains the word (a number or a list as its JSON text; no value, nothing).
+fn field_condition(q: &mut ListSql, name: &str, word: &str) -> String {
+    let n = q.push(Param::Text(name.to_string()));
+    let w = q.push(Param::Text(word.to_string()));
+    format!("strpos(caseload_fold(coalesce(params ->> {n}::text, '')), {w}::text) > 0")
+}
 
 /// A search on PostgreSQL: the row's text folded by `caseload_fold` (the same table as
 /// `domain::search::fold`) must contain every folded word. Folding costs ~0.25 ms per
@@ -328,6 +338,7 @@ pub(super) fn list(
     if let Some(q) = &filter.queue {
         known_queue(c, q)?;
     }
+    check_qualifiers(filter, |q| fields(c, q))?;
     let due: bool = c
         .query_one(
             "SELECT EXISTS (SELECT 1 FROM queues WHERE take_order = 'due' \
@@ -367,6 +378,7 @@ pub(super) fn count(c: &mut Conn, filter: &ListFilter) -> TxResult<u64> {
             .get(0);
         return Ok(n.max(0) as u64);
     }
+    check_qualifiers(filter, |q| fields(c, q))?;
     let now = c.now()?;
     let q = list_sql(filter, now, &DIALECT, OpenOrder::Priority);
     let ps = params(&q.params);

@@ -14,7 +14,7 @@ use crate::domain::{
 };
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{
-    Dialect, ListSql, OpenOrder, Param, Window, count_limit, kept_count, list_sql,
+    Dialect, ListSql, OpenOrder, Param, Window, check_qualifiers, count_limit, kept_count, list_sql,
 };
 use crate::store::rows;
 use crate::store::sql::kinds_sql;
@@ -180,6 +180,7 @@ pub(super) fn users(c: &Connection) -> Result<Vec<UserInfo>> {
 const DIALECT: Dialect = Dialect {
     placeholder: |n| format!("?{n}"),
     search: super::search::scan_condition,
+    field: super::search::field_condition,
 };
 
 /// Binds numbered parameters.
@@ -227,6 +228,7 @@ pub(super) fn list(
             known: queues(c)?.into_iter().map(|q| q.name).collect(),
         });
     }
+    check_qualifiers(filter, |q| fields(c, q))?;
     let total = if Window::wants_total(filter) {
         Some(count(c, plans, filter, now)?)
     } else {
@@ -289,6 +291,7 @@ pub(super) fn count(
             .query_row(params![state, filter.queue], |r| r.get(0))?;
         return Ok(n.max(0) as u64);
     }
+    check_qualifiers(filter, |q| fields(c, q))?;
     let mut q = list_sql(filter, now, &DIALECT, OpenOrder::Priority);
     let (from, where_) = super::search_plan::source(c, plans, &mut q, list_rows(c, filter)?)?;
     let sql = match count_limit(filter) {

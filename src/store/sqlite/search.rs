@@ -149,6 +149,14 @@ pub(super) fn scan_condition(q: &mut ListSql, s: &Search) -> String {
     format!("{MATCHER}({w}, {})", text_cols())
 }
 
+/// A qualified word's condition (`vat:de123`): the row's value of the field, folded,
+/// contains the word (a number or a list as its JSON text; no value, nothing).
+pub(super) fn field_condition(q: &mut ListSql, name: &str, word: &str) -> String {
+    let path = q.push(Param::Text(format!("$.\"{name}\"")));
+    let w = q.push(Param::Text(word.to_string()));
+    format!("instr({FOLD}(coalesce(CAST(json_extract(params, {path}) AS TEXT), '')), {w}) > 0")
+}
+
 /// How much of the search index is behind: rows in the tail or changed since indexed.
 pub(super) fn behind(c: &Connection) -> Result<bool> {
     let behind: bool = c
