@@ -352,6 +352,9 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "table")]
         format: ReportFormat,
     },
+    /// The audit trail as JSON Lines, oldest first, resumable by id with no event skipped
+    /// or repeated; --follow keeps going, --exec runs a hook per event.
+    Events(crate::cli::commands::events::EventsArgs),
     /// Write items (or, with --events, their audit trail) as CSV or JSON Lines to standard
     /// output; `caseload import` reads what it writes.
     Export(ExportArgs),

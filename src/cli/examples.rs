@@ -573,6 +573,27 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "events",
+        &[
+            (
+                "caseload events --kind completed,failed",
+                "every completion and failure so far, as JSON Lines",
+            ),
+            (
+                "caseload events --follow --checkpoint /var/lib/caseload/feed.id",
+                "keep following; a restart resumes after the last line written",
+            ),
+            (
+                "caseload events --follow --kind completed --exec /usr/local/bin/mail-customer --checkpoint mail.id",
+                "a hook: run a command per completion, the event's JSON on its stdin",
+            ),
+            (
+                "caseload events --since-id 4100 --format table",
+                "the trail after event 4100, for people",
+            ),
+        ],
+    ),
+    (
         "export",
         &[
             (

@@ -16,6 +16,7 @@ pub mod copy;
 pub(crate) mod error;
 #[doc(hidden)] // a test hook, not part of the library's face
 pub mod fault;
+pub mod feed;
 mod figure_days;
 pub(crate) mod figures;
 pub mod fsfacts;

@@ -3,6 +3,7 @@
 
 use super::check::CheckRun;
 use super::error::Result;
+use super::feed::{FeedEvent, FeedMark};
 use super::{ExportFilter, ListFilter, LostLock, ReasonCount, Report, ReportQuery, Stats};
 use crate::domain::queue_fields::FieldDef;
 use crate::domain::sla::{Sla, Watched};
@@ -118,4 +119,10 @@ pub trait Reads: Send {
         filter: &ExportFilter,
         each: &mut dyn FnMut(&Comment) -> std::io::Result<()>,
     ) -> Result<u64>;
+    /// The event feed's facts in one snapshot: the largest event id and, on PostgreSQL,
+    /// the transactions then writing events ([`crate::store::feed`] says why that is exact).
+    fn feed_mark(&mut self) -> Result<FeedMark>;
+    /// Stored events with `after < id <= upto`, by id, at most `limit`, each with its
+    /// item's queue and title.
+    fn feed(&mut self, after: i64, upto: i64, limit: usize) -> Result<Vec<FeedEvent>>;
 }

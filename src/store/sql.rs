@@ -428,6 +428,16 @@ pub(crate) fn export_events(detail: &str, object: &str, text: &str) -> String {
     )
 }
 
+/// The event feed's page: stored events with `$1 < id <= $2`, by id, at most `$3`, each
+/// with its item's queue and title. `detail` is how an event's detail reads as text.
+pub(crate) fn feed(detail: &str) -> String {
+    format!(
+        "SELECT e.id, e.item_id, e.at, e.actor, e.os_user, e.kind, {detail}, i.queue, i.title \
+         FROM events e JOIN items i ON i.id = e.item_id \
+         WHERE e.id > $1 AND e.id <= $2 ORDER BY e.id LIMIT $3"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

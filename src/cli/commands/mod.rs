@@ -1,8 +1,10 @@
 //! One small function per subcommand, grouped by who runs it.
 
+pub(crate) mod events;
 pub(crate) mod export;
 pub(crate) mod fields;
 pub(crate) mod holder;
+mod hooks;
 pub(crate) mod park;
 pub(crate) mod produce;
 pub(crate) mod read;
@@ -13,6 +15,7 @@ pub(crate) mod sla;
 pub(crate) mod supervise;
 pub(crate) mod texts;
 pub(crate) mod undo;
+mod wake;
 
 use crate::domain::Millis;
 use crate::domain::sanitize;

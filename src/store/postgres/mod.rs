@@ -17,6 +17,7 @@
 //! the benchmark shares).
 
 mod check;
+mod feed;
 mod figures;
 pub mod migrate;
 mod open;
@@ -635,6 +636,19 @@ impl Reads for PgStore {
             let comment = reads::comment_from(r);
             each(&comment).map_err(|e| StoreError::Database(format!("writing the export: {e}")))
         })
+    }
+
+    fn feed_mark(&mut self) -> Result<crate::store::feed::FeedMark> {
+        self.read(feed::feed_mark)
+    }
+
+    fn feed(
+        &mut self,
+        after: i64,
+        upto: i64,
+        limit: usize,
+    ) -> Result<Vec<crate::store::feed::FeedEvent>> {
+        self.read(|c| feed::feed(c, after, upto, limit))
     }
 }
 

@@ -17,6 +17,7 @@ pub mod busy;
 pub mod check;
 mod check_history;
 mod check_rows;
+mod feed;
 mod figures;
 mod insert;
 pub mod migrate;
@@ -493,6 +494,19 @@ impl Reads for SqliteStore {
         each: &mut dyn FnMut(&Comment) -> std::io::Result<()>,
     ) -> Result<u64> {
         reads::export_comments(&self.conn, filter, each)
+    }
+
+    fn feed_mark(&mut self) -> Result<crate::store::feed::FeedMark> {
+        feed::feed_mark(&self.conn)
+    }
+
+    fn feed(
+        &mut self,
+        after: i64,
+        upto: i64,
+        limit: usize,
+    ) -> Result<Vec<crate::store::feed::FeedEvent>> {
+        feed::feed(&self.conn, after, upto, limit)
     }
 }
 
