@@ -165,13 +165,8 @@ fn killed_and_restarted(db: Db) {
     let stop = Arc::new(AtomicBool::new(false));
     let writing = writers(&db, &stop);
     let out = db.env.dir.path().join("feed.jsonl");
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut rand = move |m: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % m
-    };
+    let mut rng = crate::support::Rand::seeded(0x9e37_79b9_7f4a_7c15);
+    let mut rand = move |m: u64| rng.below(m);
     let (mut after, mut runs_with_lines) = (0, 0);
     for _ in 0..50 {
         let mut child = follower(&db, after, &out);
@@ -391,20 +386,14 @@ fn hooks_run_once_per_matching_event_and_failures_are_retried() {
         db.ok("boss", &["complete", id]);
     }
     // Events 1..3 locked, 4..6 completed; the hook is only for completions.
+    let hook_args = ["--exec", HOOK, "--kind", "completed", "--checkpoint", "cp"];
+    let following: Vec<&str> = ["events", "--follow"]
+        .iter()
+        .chain(&hook_args)
+        .copied()
+        .collect();
     let mut child = db
-        .command(
-            "boss",
-            &[
-                "events",
-                "--follow",
-                "--exec",
-                HOOK,
-                "--kind",
-                "completed",
-                "--checkpoint",
-                "cp",
-            ],
-        )
+        .command("boss", &following)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -457,18 +446,8 @@ fn hooks_run_once_per_matching_event_and_failures_are_retried() {
         "8\n"
     );
     // A restarted follower runs nothing again.
-    db.ok(
-        "boss",
-        &[
-            "events",
-            "--exec",
-            HOOK,
-            "--kind",
-            "completed",
-            "--checkpoint",
-            "cp",
-        ],
-    );
+    let once: Vec<&str> = ["events"].iter().chain(&hook_args).copied().collect();
+    db.ok("boss", &once);
     assert_eq!(
         std::fs::read_to_string(&ran).unwrap(),
         "4 completed\n5 completed\n6 completed\n8 completed\n"

@@ -100,13 +100,8 @@ fn a_follower_restarting_anywhere_under_concurrent_writers_reproduces_the_table(
         }));
     }
     let mut reader = b.open("boss", 0);
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move |m: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % m
-    };
+    let mut rng = crate::support::Rand::seeded(0x2545_f491_4f6c_dd1d);
+    let mut next = move |m: u64| rng.below(m);
     let mut got: Vec<i64> = Vec::new();
     let mut restarts = 0;
     while writers.iter().any(|w| !w.is_finished()) {

@@ -16,3 +16,21 @@ pub mod tui;
 
 /// One minute in milliseconds (clock offsets and countdowns).
 pub const MIN: i64 = 60_000;
+
+/// A small deterministic pseudo-random source (xorshift64) for tests that act at
+/// "random" points and must fail the same way when run again.
+pub struct Rand(u64);
+
+impl Rand {
+    pub fn seeded(seed: u64) -> Rand {
+        Rand(seed | 1)
+    }
+
+    /// A number below `m`.
+    pub fn below(&mut self, m: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % m
+    }
+}
