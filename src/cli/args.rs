@@ -355,6 +355,9 @@ pub enum Command {
     /// The audit trail as JSON Lines, oldest first, resumable by id with no event skipped
     /// or repeated; --follow keeps going, --exec runs a hook per event.
     Events(crate::cli::commands::events::EventsArgs),
+    /// Each queue's figures for a monitoring system (OpenMetrics text by default): open
+    /// items, locks, due dates, the oldest open item's age, completion and failure totals.
+    Metrics(crate::cli::commands::metrics::MetricsArgs),
     /// Write items (or, with --events, their audit trail) as CSV or JSON Lines to standard
     /// output; `caseload import` reads what it writes.
     Export(ExportArgs),

@@ -594,6 +594,23 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "metrics",
+        &[
+            (
+                "caseload metrics",
+                "each queue's figures in OpenMetrics text",
+            ),
+            (
+                "caseload metrics --format prometheus > /var/lib/node_exporter/caseload.prom.$$ && mv /var/lib/node_exporter/caseload.prom.$$ /var/lib/node_exporter/caseload.prom",
+                "for node_exporter's textfile collector (written whole, then renamed)",
+            ),
+            (
+                "caseload metrics --format json",
+                "the same figures as one JSON object",
+            ),
+        ],
+    ),
+    (
         "export",
         &[
             (

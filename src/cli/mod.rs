@@ -194,6 +194,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         ),
         Command::Export(a) => export::export(&mut *store()?, a, out),
         Command::Events(a) => commands::events::events(&mut *store()?, &a, out),
+        Command::Metrics(a) => commands::metrics::metrics(&mut *store()?, &a, out),
         Command::Check {
             repair_figures,
             quick,

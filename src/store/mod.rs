@@ -23,6 +23,7 @@ pub mod fsfacts;
 pub(crate) mod identity;
 mod list;
 pub mod location;
+pub mod metrics;
 pub(crate) mod ops;
 pub mod postgres;
 mod reads;

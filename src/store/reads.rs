@@ -4,6 +4,7 @@
 use super::check::CheckRun;
 use super::error::Result;
 use super::feed::{FeedEvent, FeedMark};
+use super::metrics::Metrics;
 use super::{ExportFilter, ListFilter, LostLock, ReasonCount, Report, ReportQuery, Stats};
 use crate::domain::queue_fields::FieldDef;
 use crate::domain::sla::{Sla, Watched};
@@ -125,4 +126,6 @@ pub trait Reads: Send {
     /// Stored events with `after < id <= upto`, by id, at most `limit`, each with its
     /// item's queue and title.
     fn feed(&mut self, after: i64, upto: i64, limit: usize) -> Result<Vec<FeedEvent>>;
+    /// The figures of `caseload metrics`, per queue, from one snapshot.
+    fn metrics(&mut self) -> Result<Metrics>;
 }

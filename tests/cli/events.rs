@@ -14,13 +14,13 @@ use crate::support::cli::{Env, explain};
 use serde_json::Value;
 
 /// A database for the binary: a SQLite file in the temp dir, or a PostgreSQL schema.
-struct Db {
-    env: Env,
+pub(crate) struct Db {
+    pub env: Env,
     pg: Option<PgBackend>,
 }
 
 impl Db {
-    fn sqlite() -> Db {
+    pub(crate) fn sqlite() -> Db {
         let db = Db {
             env: Env::new(),
             pg: None,
@@ -29,7 +29,7 @@ impl Db {
         db
     }
 
-    fn postgres() -> Option<Db> {
+    pub(crate) fn postgres() -> Option<Db> {
         let db = Db {
             env: Env::new(),
             pg: Some(PgBackend::from_env()?),
@@ -38,7 +38,7 @@ impl Db {
         Some(db)
     }
 
-    fn command(&self, user: &str, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, user: &str, args: &[&str]) -> Command {
         let mut c = self.env.command(user, args);
         if let Some(pg) = &self.pg {
             c.env("CASELOAD_DB", &pg.url);
@@ -46,7 +46,7 @@ impl Db {
         c
     }
 
-    fn ok(&self, user: &str, args: &[&str]) -> String {
+    pub(crate) fn ok(&self, user: &str, args: &[&str]) -> String {
         let out = self.command(user, args).output().unwrap();
         assert!(
             out.status.success(),
@@ -56,7 +56,7 @@ impl Db {
         String::from_utf8(out.stdout).unwrap()
     }
 
-    fn fails(&self, user: &str, args: &[&str], code: i32) -> String {
+    pub(crate) fn fails(&self, user: &str, args: &[&str], code: i32) -> String {
         let out = self.command(user, args).output().unwrap();
         assert_eq!(
             out.status.code(),
@@ -68,7 +68,7 @@ impl Db {
     }
 
     /// Every event id in the table, by id, read with SQL (not through the feed).
-    fn table_ids(&self) -> Vec<i64> {
+    pub(crate) fn table_ids(&self) -> Vec<i64> {
         match &self.pg {
             Some(pg) => pg
                 .admin()

@@ -5,6 +5,7 @@ pub(crate) mod export;
 pub(crate) mod fields;
 pub(crate) mod holder;
 mod hooks;
+pub(crate) mod metrics;
 pub(crate) mod park;
 pub(crate) mod produce;
 pub(crate) mod read;

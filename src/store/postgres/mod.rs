@@ -19,6 +19,7 @@
 mod check;
 mod feed;
 mod figures;
+mod metrics;
 pub mod migrate;
 mod open;
 mod pgpass;
@@ -649,6 +650,11 @@ impl Reads for PgStore {
         limit: usize,
     ) -> Result<Vec<crate::store::feed::FeedEvent>> {
         self.read(|c| feed::feed(c, after, upto, limit))
+    }
+
+    fn metrics(&mut self) -> Result<crate::store::metrics::Metrics> {
+        let facts = self.read(metrics::facts)?;
+        Ok(crate::store::metrics::assemble(facts))
     }
 }
 

@@ -20,6 +20,7 @@ mod check_rows;
 mod feed;
 mod figures;
 mod insert;
+mod metrics;
 pub mod migrate;
 pub(crate) mod open;
 mod reads;
@@ -507,6 +508,10 @@ impl Reads for SqliteStore {
         limit: usize,
     ) -> Result<Vec<crate::store::feed::FeedEvent>> {
         feed::feed(&self.conn, after, upto, limit)
+    }
+
+    fn metrics(&mut self) -> Result<crate::store::metrics::Metrics> {
+        metrics::metrics(&self.conn, (self.clock)())
     }
 }
 
