@@ -30,8 +30,12 @@ mod ceiling;
 mod check;
 #[path = "queue/cli.rs"]
 mod cli;
+#[path = "common/mod.rs"]
+pub mod common;
 #[path = "queue/figures.rs"]
 mod figures;
+#[path = "queue/plumbing.rs"]
+mod plumbing;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -2210,7 +2214,7 @@ fn drop_db(db: &Path) {
 
 type Section = fn(&Config, &Path, &mut Report);
 
-const SECTIONS: [(&str, Section); 14] = [
+const SECTIONS: [(&str, Section); 16] = [
     ("cycles", sec_cycles),
     ("fairness", sec_fairness),
     ("claim", sec_claim),
@@ -2225,6 +2229,8 @@ const SECTIONS: [(&str, Section); 14] = [
     ("cli", cli::sec_cli),
     ("ceiling", ceiling::sec_ceiling),
     ("check", check::sec_check),
+    ("metrics", plumbing::sec_metrics),
+    ("follow", plumbing::sec_follow),
 ];
 
 fn main() {
