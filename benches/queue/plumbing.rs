@@ -20,8 +20,8 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use caseload::store::sqlite::{OpenOptions, SqliteStore};
 use caseload::store::Store;
+use caseload::store::sqlite::{OpenOptions, SqliteStore};
 
 use super::{Config, PgOptions, PgStore, Report, actor, env_num, loadavg, yes};
 

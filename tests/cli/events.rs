@@ -286,6 +286,18 @@ fn bad_input_is_refused_with_one_line() {
     );
     let e = db.fails("boss", &["events", "--exec", "true"], 2);
     assert!(e.contains("--checkpoint"), "{e}");
+    // A checkpoint that cannot be written: said before any line is printed.
+    db.ok("boss", &["add", "--title", "x"]);
+    db.ok("boss", &["claim", "--json"]);
+    let out = db
+        .command("boss", &["events", "--checkpoint", "no/such/dir/cp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        out.stdout.is_empty()
+            && String::from_utf8_lossy(&out.stderr).contains("checkpoint no/such/dir/cp")
+    );
     std::fs::write(db.env.dir.path().join("bad"), "twelve\n").unwrap();
     let e = db.fails("boss", &["events", "--checkpoint", "bad"], 1);
     assert!(

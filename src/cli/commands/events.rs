@@ -80,7 +80,14 @@ pub(crate) fn events(s: &mut dyn Store, a: &EventsArgs, out: &mut dyn Write) -> 
         s.queue(q)?;
     }
     let start = match (&a.checkpoint, a.since_id) {
-        (Some(file), _) => read_checkpoint(file)?,
+        (Some(file), _) => {
+            let start = read_checkpoint(file)?;
+            if !file.exists() {
+                // A checkpoint that cannot be written is said before any line or hook.
+                write_checkpoint(file, start)?;
+            }
+            start
+        }
         (None, Some(n)) if n < 0 => {
             return Err(usage("--since-id: an event id is 0 or more"));
         }
