@@ -40,6 +40,17 @@ fn figure_days_sql(series: &str, pad: &str) -> String {
     )
 }
 
+/// The PostgreSQL server of `CASELOAD_TEST_PG`, or `None` (said) when unset.
+fn pg_base() -> Option<String> {
+    let base = std::env::var("CASELOAD_TEST_PG")
+        .ok()
+        .filter(|u| !u.is_empty());
+    if base.is_none() {
+        println!("  (PostgreSQL skipped: CASELOAD_TEST_PG is not set)");
+    }
+    base
+}
+
 fn median_and_worst(v: &mut [f64]) -> (f64, f64) {
     v.sort_by(f64::total_cmp);
     (v[v.len() / 2], v[v.len() - 1])
@@ -123,11 +134,7 @@ pub(super) fn sec_metrics(_cfg: &Config, dir: &Path, rep: &mut Report) {
             .unwrap()
     });
     drop(s);
-    let Some(base) = std::env::var("CASELOAD_TEST_PG")
-        .ok()
-        .filter(|u| !u.is_empty())
-    else {
-        println!("  (PostgreSQL skipped: CASELOAD_TEST_PG is not set)");
+    let Some(base) = pg_base() else {
         return;
     };
     let (schema, url) = super::pg_fresh_schema(&base, 1_000_000);
@@ -231,11 +238,7 @@ pub(super) fn sec_follow(_cfg: &Config, dir: &Path, rep: &mut Report) {
     let mut s = SqliteStore::open(&db, actor("boss"), &OpenOptions::default()).unwrap();
     let lat = follow_latency(db.to_str().unwrap(), &mut s, n);
     report_latency(rep, "SQLite", lat);
-    let Some(base) = std::env::var("CASELOAD_TEST_PG")
-        .ok()
-        .filter(|u| !u.is_empty())
-    else {
-        println!("  (PostgreSQL skipped: CASELOAD_TEST_PG is not set)");
+    let Some(base) = pg_base() else {
         return;
     };
     let (schema, url) = super::pg_fresh_schema(&base, 0);

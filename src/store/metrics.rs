@@ -45,6 +45,9 @@ pub struct Metrics {
     pub queues: Vec<QueueMetrics>,
 }
 
+/// One queue's facts: (queue, overdue, due soon, oldest open item's creation).
+pub(crate) type QueueFacts = (String, i64, i64, Option<Millis>);
+
 /// What a backend reads, in one snapshot, for [`Metrics`].
 #[derive(Debug, Default)]
 pub(crate) struct MetricsFacts {
@@ -54,8 +57,7 @@ pub(crate) struct MetricsFacts {
     pub counts: Vec<(String, String, i64)>,
     /// Held locks: (queue, lock_time).
     pub locks: Vec<(String, Millis)>,
-    /// Per queue: (queue, overdue, due soon, oldest open item's creation).
-    pub per_queue: Vec<(String, i64, i64, Option<Millis>)>,
+    pub per_queue: Vec<QueueFacts>,
     /// Totals from the day summary: (queue, completed, failed, holds, held_ms).
     pub totals: Vec<(String, i64, i64, i64, i64)>,
 }
@@ -88,6 +90,24 @@ pub(crate) const OLDEST_OPEN: &str = "WITH RECURSIVE p(prio) AS ( \
 pub(crate) const TOTALS: &str = "SELECT queue, CAST(sum(completed) AS BIGINT), \
      CAST(sum(failed) AS BIGINT), CAST(sum(holds) AS BIGINT), CAST(sum(held_ms) AS BIGINT) \
      FROM figure_days GROUP BY queue";
+
+/// The per-queue facts, asked of a backend one queue at a time: `due_before(queue, t)`
+/// counts [`DUE_BEFORE`], `oldest(queue)` runs [`OLDEST_OPEN`].
+pub(crate) fn per_queue<E>(
+    queues: &[QueueSettings],
+    now: Millis,
+    mut due_before: impl FnMut(&str, Millis) -> std::result::Result<i64, E>,
+    mut oldest: impl FnMut(&str) -> std::result::Result<Option<Millis>, E>,
+) -> std::result::Result<Vec<QueueFacts>, E> {
+    queues
+        .iter()
+        .map(|q| {
+            let overdue = due_before(&q.name, now)?;
+            let soon = due_before(&q.name, now + DUE_SOON_MS)? - overdue;
+            Ok((q.name.clone(), overdue, soon, oldest(&q.name)?))
+        })
+        .collect()
+}
 
 fn count(n: i64) -> u64 {
     n.max(0) as u64

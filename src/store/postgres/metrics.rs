@@ -6,7 +6,7 @@ use super::reads::queues;
 use super::txn::{self, Failed, Kind};
 use crate::domain::Millis;
 use crate::store::metrics::{
-    COUNTS, DUE_BEFORE, DUE_SOON_MS, LOCKS, MetricsFacts, OLDEST_OPEN, TOTALS,
+    COUNTS, DUE_BEFORE, LOCKS, MetricsFacts, OLDEST_OPEN, TOTALS, per_queue,
 };
 
 pub(super) fn facts(c: &mut Conn) -> TxResult<MetricsFacts> {
@@ -30,15 +30,16 @@ fn in_snapshot(c: &mut Conn, now: Millis) -> TxResult<MetricsFacts> {
         .iter()
         .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
         .collect();
-    let mut per_queue = Vec::with_capacity(queues.len());
-    for q in &queues {
-        let overdue: i64 = c.query_one(DUE_BEFORE, &[&q.name, &now])?.get(0);
-        let soon: i64 = c
-            .query_one(DUE_BEFORE, &[&q.name, &(now + DUE_SOON_MS)])?
-            .get(0);
-        let first: Option<Millis> = c.query_one(OLDEST_OPEN, &[&q.name])?.get(0);
-        per_queue.push((q.name.clone(), overdue, soon - overdue, first));
-    }
+    // Both questions go to the one connection, one at a time.
+    let conn = std::cell::RefCell::new(&mut *c);
+    let per_queue = per_queue(
+        &queues,
+        now,
+        |q, t| -> TxResult<i64> { Ok(conn.borrow_mut().query_one(DUE_BEFORE, &[&q, &t])?.get(0)) },
+        |q| -> TxResult<Option<Millis>> {
+            Ok(conn.borrow_mut().query_one(OLDEST_OPEN, &[&q])?.get(0))
+        },
+    )?;
     Ok(MetricsFacts {
         now,
         queues,

@@ -9,7 +9,7 @@ use super::txn::{self, Kind};
 use crate::domain::Millis;
 use crate::store::error::Result;
 use crate::store::metrics::{
-    COUNTS, DUE_BEFORE, DUE_SOON_MS, LOCKS, Metrics, MetricsFacts, OLDEST_OPEN, TOTALS, assemble,
+    COUNTS, DUE_BEFORE, LOCKS, Metrics, MetricsFacts, OLDEST_OPEN, TOTALS, assemble, per_queue,
 };
 
 pub(super) fn metrics(c: &Connection, now: Millis) -> Result<Metrics> {
@@ -41,15 +41,14 @@ fn facts(c: &Connection, now: Millis) -> Result<MetricsFacts> {
             ))
         })?
         .collect::<rusqlite::Result<_>>()?;
-    let mut per_queue = Vec::with_capacity(queues.len());
     let mut due = c.prepare_cached(DUE_BEFORE)?;
-    let mut oldest = c.prepare_cached(OLDEST_OPEN)?;
-    for q in &queues {
-        let overdue: i64 = due.query_row(params![q.name, now], |r| r.get(0))?;
-        let soon: i64 = due.query_row(params![q.name, now + DUE_SOON_MS], |r| r.get(0))?;
-        let first: Option<Millis> = oldest.query_row(params![q.name], |r| r.get(0))?;
-        per_queue.push((q.name.clone(), overdue, soon - overdue, first));
-    }
+    let mut first = c.prepare_cached(OLDEST_OPEN)?;
+    let per_queue = per_queue(
+        &queues,
+        now,
+        |q, t| due.query_row(params![q, t], |r| r.get(0)),
+        |q| first.query_row(params![q], |r| r.get(0)),
+    )?;
     Ok(MetricsFacts {
         now,
         queues,
