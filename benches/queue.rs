@@ -1976,7 +1976,7 @@ fn pg_fresh_schema(base: &str, n: usize) -> (String, String) {
          INSERT INTO items (queue, title, body, priority, created_at, created_by) \
          SELECT (ARRAY['default', 'billing', 'returns'])[g % 3 + 1], \
          'Customer request ' || g || ': check the invoice and reply', \
-         'Order ' || (g * 7919 % 1000003) || ' was charged twice.', \
+         'Order ' || (g::bigint * 7919 % 1000003) || ' was charged twice.', \
          CASE WHEN g % 10 = 0 THEN g % 3 ELSE 0 END, {base_ms} + g * 2, 'producer' \
          FROM generate_series(1, {n}) g; \
          INSERT INTO events (item_id, at, actor, os_user, kind, detail) \

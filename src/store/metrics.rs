@@ -69,9 +69,11 @@ pub(crate) const COUNTS: &str = "SELECT queue, state, CAST(sum(n) AS BIGINT) FRO
 /// The held locks (as many as people at work).
 pub(crate) const LOCKS: &str = "SELECT queue, lock_time FROM items WHERE lock_user IS NOT NULL";
 
-/// A queue's (`$1`) open items due before `$2`, counted in its due index.
-pub(crate) const DUE_BEFORE: &str = "SELECT count(*) FROM items \
-     WHERE queue = $1 AND state = 'open' AND due_at IS NOT NULL AND due_at < $2";
+/// A queue's (`$1`) open items due before `$3`, and of those the ones due before `$2`
+/// (overdue), counted in its due index.
+pub(crate) const DUE: &str = "SELECT coalesce(sum(CASE WHEN due_at < $2 THEN 1 ELSE 0 END), 0), \
+     count(*) FROM items \
+     WHERE queue = $1 AND state = 'open' AND due_at IS NOT NULL AND due_at < $3";
 
 /// A queue's (`$1`) oldest open item's creation time: a skip scan of the take-order index
 /// over the queue's few distinct priorities, the first entry of each.
@@ -91,20 +93,24 @@ pub(crate) const TOTALS: &str = "SELECT queue, CAST(sum(completed) AS BIGINT), \
      CAST(sum(failed) AS BIGINT), CAST(sum(holds) AS BIGINT), CAST(sum(held_ms) AS BIGINT) \
      FROM figure_days GROUP BY queue";
 
-/// The per-queue facts, asked of a backend one queue at a time: `due_before(queue, t)`
-/// counts [`DUE_BEFORE`], `oldest(queue)` runs [`OLDEST_OPEN`].
+/// The per-queue facts, asked of a backend one queue at a time: `due(queue, now,
+/// soon)` runs [`DUE`] (overdue, due before `soon`), `oldest(queue)` [`OLDEST_OPEN`].
 pub(crate) fn per_queue<E>(
     queues: &[QueueSettings],
     now: Millis,
-    mut due_before: impl FnMut(&str, Millis) -> std::result::Result<i64, E>,
+    mut due: impl FnMut(&str, Millis, Millis) -> std::result::Result<(i64, i64), E>,
     mut oldest: impl FnMut(&str) -> std::result::Result<Option<Millis>, E>,
 ) -> std::result::Result<Vec<QueueFacts>, E> {
     queues
         .iter()
         .map(|q| {
-            let overdue = due_before(&q.name, now)?;
-            let soon = due_before(&q.name, now + DUE_SOON_MS)? - overdue;
-            Ok((q.name.clone(), overdue, soon, oldest(&q.name)?))
+            let (overdue, before_soon) = due(&q.name, now, now + DUE_SOON_MS)?;
+            Ok((
+                q.name.clone(),
+                overdue,
+                before_soon - overdue,
+                oldest(&q.name)?,
+            ))
         })
         .collect()
 }

@@ -5,9 +5,7 @@ use super::open::{Conn, TxResult};
 use super::reads::queues;
 use super::txn::{self, Failed, Kind};
 use crate::domain::Millis;
-use crate::store::metrics::{
-    COUNTS, DUE_BEFORE, LOCKS, MetricsFacts, OLDEST_OPEN, TOTALS, per_queue,
-};
+use crate::store::metrics::{COUNTS, DUE, LOCKS, MetricsFacts, OLDEST_OPEN, TOTALS, per_queue};
 
 pub(super) fn facts(c: &mut Conn) -> TxResult<MetricsFacts> {
     txn::run(c, Kind::Snapshot, in_snapshot).map_err(Failed::into_tx)
@@ -35,7 +33,10 @@ fn in_snapshot(c: &mut Conn, now: Millis) -> TxResult<MetricsFacts> {
     let per_queue = per_queue(
         &queues,
         now,
-        |q, t| -> TxResult<i64> { Ok(conn.borrow_mut().query_one(DUE_BEFORE, &[&q, &t])?.get(0)) },
+        |q, now, soon| -> TxResult<(i64, i64)> {
+            let r = conn.borrow_mut().query_one(DUE, &[&q, &now, &soon])?;
+            Ok((r.get(0), r.get(1)))
+        },
         |q| -> TxResult<Option<Millis>> {
             Ok(conn.borrow_mut().query_one(OLDEST_OPEN, &[&q])?.get(0))
         },

@@ -9,7 +9,7 @@ use super::txn::{self, Kind};
 use crate::domain::Millis;
 use crate::store::error::Result;
 use crate::store::metrics::{
-    COUNTS, DUE_BEFORE, LOCKS, Metrics, MetricsFacts, OLDEST_OPEN, TOTALS, assemble, per_queue,
+    COUNTS, DUE, LOCKS, Metrics, MetricsFacts, OLDEST_OPEN, TOTALS, assemble, per_queue,
 };
 
 pub(super) fn metrics(c: &Connection, now: Millis) -> Result<Metrics> {
@@ -41,12 +41,18 @@ fn facts(c: &Connection, now: Millis) -> Result<MetricsFacts> {
             ))
         })?
         .collect::<rusqlite::Result<_>>()?;
-    let mut due = c.prepare_cached(DUE_BEFORE)?;
+    let mut due = c.prepare_cached(DUE)?;
     let mut first = c.prepare_cached(OLDEST_OPEN)?;
     let per_queue = per_queue(
         &queues,
         now,
-        |q, t| due.query_row(params![q, t], |r| r.get(0)),
+        // By name: `$2` comes before `$1` in the text, and SQLite numbers by appearance.
+        |q, now, soon| {
+            due.query_row(
+                rusqlite::named_params! {"$1": q, "$2": now, "$3": soon},
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+        },
         |q| first.query_row(params![q], |r| r.get(0)),
     )?;
     Ok(MetricsFacts {
