@@ -5,6 +5,8 @@
 //! ```
 //!
 //! The file is built once at `target/tui-bench-1m.db` (or `CASELOAD_BENCH_DB`) and reused.
+//! `cargo bench --bench tui -- form` runs only the fields form's section (no file needed):
+//! a detail pane with 50 fields against the same pane without them, in the same run.
 
 // Benchmarks may unwrap (a panic is the failure, with its message), be long, and drive
 // the OS directly (kill, mounts, setuid); the product's C calls are all in src/sys.rs.
@@ -31,6 +33,10 @@ fn open(user: &str) -> SqliteStore {
 }
 
 fn main() {
+    form_section();
+    if std::env::args().any(|a| a == "form") {
+        return;
+    }
     common::million_item_db();
     let (w, h) = (120, 40);
     let ((), first) = time(|| {
@@ -116,4 +122,96 @@ fn main() {
     println!("apply filter queue:helpdesk (Enter): {apply_queue:?}");
     println!("apply filter text over 1M (Enter): {apply_text:?}");
     println!("idle tick (marker check + draw): {tick:?}");
+}
+
+/// The detail's form at 50 fields: drawing the detail of an item whose queue defines 50
+/// fields of every type (a third of the values breaking their rules, each checked as the
+/// frame is drawn) against drawing the same item with no fields defined.
+fn form_section() {
+    use caseload::app::{Held, Msg, Snapshot, State, update};
+    use caseload::domain::queue_fields::{FieldDef, FieldType};
+    let (w, h) = (120, 64);
+    let mut defs = Vec::new();
+    let mut params = serde_json::Map::new();
+    for i in 0..50 {
+        let name = format!("f{i:02}");
+        let (kind, good, bad) = match i % 8 {
+            0 => (FieldType::Text, "HU11816602", "HU118166O02"),
+            1 => (FieldType::Email, "a.b@example.com", "a.b@example,com"),
+            2 => (FieldType::Phone, "+49 30 901820", "030 901820"),
+            3 => (
+                FieldType::Iban,
+                "DE44500105175407324931",
+                "DE44500105175407324932",
+            ),
+            4 => (FieldType::Decimal, "12.50", "12,5x"),
+            5 => (FieldType::Date, "2026-11-27", "27.11.2026"),
+            6 => (FieldType::Url, "https://example.com/a", "example dot com"),
+            _ => (FieldType::Integer, "42", "forty-two"),
+        };
+        let mut d = FieldDef::new(&name, kind);
+        d.label = Some(format!("Field number {i}"));
+        if kind == FieldType::Text {
+            d.pattern = Some("^[A-Z]{2}[0-9]{8,12}$".into());
+        }
+        params.insert(name, (if i % 3 == 0 { bad } else { good }).into());
+        defs.push(("q".to_string(), d));
+    }
+    let mut item = caseload::domain::Item {
+        id: 42,
+        queue: "q".into(),
+        title: "A record with 50 fields".into(),
+        body: "Check every field.".into(),
+        params: serde_json::Value::Object(params).to_string(),
+        lock_user: Some("alice".into()),
+        lock_time: Some(0),
+        lock_token: 1,
+        ..caseload::domain::Item::default()
+    };
+    item.created_by = "feeder".into();
+    let state = |fields: Vec<(String, FieldDef)>| {
+        let mut s = State::new("alice", 0, w, h, true);
+        update(
+            &mut s,
+            Msg::Refreshed(Box::new(Snapshot {
+                fields: Some(fields),
+                ..Snapshot::default()
+            })),
+        );
+        s.held.insert(42, Held::of(&item));
+        update(
+            &mut s,
+            Msg::Opened {
+                taken: true,
+                result: Ok((item.clone(), vec![])),
+            },
+        );
+        s
+    };
+    let with = state(defs);
+    let without = state(Vec::new());
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    caseload::tui::draw(&mut t, &with).unwrap();
+    let shown = (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| t.backend().buffer()[(x, y)].symbol().to_string())
+                .collect::<String>()
+        })
+        .filter(|l| l.contains("Field number"))
+        .count();
+    assert_eq!(shown, 50, "every field on screen in one frame");
+    // Alternate blocks so that a busy machine weighs on both alike.
+    let (mut a, mut b) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
+    for _ in 0..10 {
+        a += avg(50, || caseload::tui::draw(&mut t, &with).unwrap());
+        b += avg(50, || caseload::tui::draw(&mut t, &without).unwrap());
+    }
+    let (a, b) = (a / 10, b / 10);
+    println!("draw the detail with a 50-field form ({w}x{h}): {a:?}");
+    println!("draw the same detail without fields: {b:?}");
+    println!(
+        "form at 50 fields / no form: {:.2}x",
+        a.as_secs_f64() / b.as_secs_f64()
+    );
 }

@@ -150,7 +150,13 @@ fn push_sections(lines: &mut Vec<DetailLine>, w: usize, s: &State, item: &Item) 
         let Pane::Section { empty } = f.pane else {
             continue;
         };
+        if f.col == Col::Params {
+            super::form::push_lines(lines, s, item);
+        }
         let text = match item.cell(f.col) {
+            _ if f.col == Col::Params && super::form::other_params(s, item).is_some() => {
+                super::form::other_params(s, item).flatten()
+            }
             Cell::Text(Some(t)) if f.kind == Kind::Json => Some(pretty_json(t)),
             Cell::Text(Some(t)) if !t.is_empty() => Some(t.to_string()),
             Cell::Number(n) => Some(n.to_string()),

@@ -85,6 +85,19 @@ pub enum Pending {
         id: i64,
         before: Vec<(crate::domain::fields::Col, crate::domain::fields::Value)>,
     },
+    /// A supervisor completes a record that breaks its fields' rules (fields: result,
+    /// the reason for overriding them).
+    CompleteAnyway {
+        id: i64,
+        token: i64,
+    },
+    /// The holder marks a checklist's line not done (field: reason).
+    NotDone {
+        id: i64,
+        token: i64,
+        field: String,
+        line: String,
+    },
 }
 
 /// What a dialog field is: its label, what messages call it, and whether it must be

@@ -69,6 +69,10 @@ pub(crate) enum Hints {
     Report,
     /// The detail pane of an item you hold.
     DetailHeld,
+    /// The detail pane of an item you hold whose queue defines fields (the form).
+    DetailForm,
+    /// A field of the form being edited.
+    FieldEdit,
     /// The detail pane of an open item you do not hold (looking before taking).
     DetailOpen,
     Detail,
@@ -90,8 +94,10 @@ impl Hints {
     }
 
     #[cfg(test)]
-    pub(crate) const ALL: [Hints; 13] = [
+    pub(crate) const ALL: [Hints; 15] = [
         Hints::Editor,
+        Hints::DetailForm,
+        Hints::FieldEdit,
         Hints::DialogFields,
         Hints::Dialog,
         Hints::Report,
@@ -142,6 +148,24 @@ const HINTS: &[(Hints, &[Hint])] = &[
             BACK,
             HELP,
         ],
+    ),
+    (
+        Hints::DetailForm,
+        &[
+            h(&[A::Complete], "complete"),
+            h(&[A::Fail], "fail"),
+            h(&[A::Release], "release"),
+            h(&[A::FieldNext, A::FieldPrev], "fields"),
+            h(&[A::EditField], "edit"),
+            h(&[A::TickLine], "tick"),
+            h(&[A::EditNotes], "notes"),
+            BACK,
+            HELP,
+        ],
+    ),
+    (
+        Hints::FieldEdit,
+        &[h(&[A::Confirm], "save"), h(&[A::Cancel], "cancel")],
     ),
     (
         Hints::DetailOpen,

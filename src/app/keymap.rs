@@ -67,6 +67,15 @@ pub enum Action {
     TakePreviewed,
     Comment,
     EditItem,
+    /// The detail's form: the next field (or checklist line).
+    FieldNext,
+    FieldPrev,
+    /// Edit the focused field in place.
+    EditField,
+    /// Tick (or untick) the focused checklist line.
+    TickLine,
+    /// Mark the focused checklist line not done, with a reason.
+    NotDoneLine,
 }
 
 /// Where a binding applies.
@@ -87,6 +96,8 @@ pub enum Context {
     Dialog,
     /// Looking at an item you do not hold (Space, v, `:`).
     Preview,
+    /// The detail's form, on an item whose queue defines fields.
+    Form,
 }
 
 impl Context {
@@ -100,14 +111,16 @@ impl Context {
             Context::Supervisor => "Supervisors (staff may use t; the rest says supervisor only)",
             Context::Dialog => "Dialogs and the filter prompt",
             Context::Preview => "Looking at an item you do not hold (read-only)",
+            Context::Form => "The fields form (an item whose queue defines fields)",
         }
     }
 
-    pub(crate) const ALL: [Context; 7] = [
+    pub(crate) const ALL: [Context; 8] = [
         Context::Global,
         Context::Moving,
         Context::Preview,
         Context::Item,
+        Context::Form,
         Context::Supervisor,
         Context::Editor,
         Context::Dialog,
@@ -340,6 +353,36 @@ pub const KEYMAP: &[Binding] = &[
         C::Item,
         A::Park,
         "park until a time (a call-back; the lock is released)",
+    ),
+    b(
+        &[k(K::Tab), k(K::Down)],
+        C::Form,
+        A::FieldNext,
+        "next field or checklist line (Down past the last scrolls on)",
+    ),
+    b(
+        &[k(K::BackTab), k(K::Up)],
+        C::Form,
+        A::FieldPrev,
+        "previous field or checklist line",
+    ),
+    b(
+        &[k(K::Enter)],
+        C::Form,
+        A::EditField,
+        "edit the field in place (checked as you type; Enter saves, Esc cancels)",
+    ),
+    b(
+        &[ch(' ')],
+        C::Form,
+        A::TickLine,
+        "tick the checklist line (again: back to do)",
+    ),
+    b(
+        &[ch('X')],
+        C::Form,
+        A::NotDoneLine,
+        "mark the checklist line not done, with a reason",
     ),
     b(&[ctrl('s')], C::Editor, A::SaveNotes, "save notes"),
     b(

@@ -12,6 +12,7 @@
 mod detail;
 mod dialog;
 mod filter;
+pub mod form;
 pub(crate) mod hints;
 pub mod keymap;
 pub mod layout;
@@ -31,7 +32,8 @@ use crate::store::{LostLock, Report as FiguresReport, Stats};
 pub use dialog::{Dialog, Field, FieldSpec, Menu, Offer, Pending};
 pub(crate) use filter::{Filter, list_filter, locks_filter};
 pub use msg::{
-    Call, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp,
+    Call, Effect, FieldWrite, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot,
+    SupervisorOp,
 };
 pub use notify::{Alerting, Signal};
 pub use textinput::TextInput;
@@ -181,6 +183,8 @@ pub enum LineKind {
     Heading,
     Text,
     Dim,
+    /// The form's row of this slot (drawn from the state: `app::form`).
+    Field(usize),
 }
 
 /// The item open in the detail pane.
@@ -298,6 +302,10 @@ pub struct State {
     pub undo: Option<UndoOffer>,
     pub detail: Option<Detail>,
     pub editor: Option<Editor>,
+    /// Each queue's field definitions, in their order (for the detail's form).
+    pub fields: BTreeMap<String, Vec<crate::domain::queue_fields::FieldDef>>,
+    /// The detail's form: its focus, a field being edited or saved.
+    pub form: Option<form::Form>,
     /// Notes typed but not saved, by item.
     pub drafts: BTreeMap<i64, String>,
     pub dialog: Option<Dialog>,
@@ -457,6 +465,8 @@ impl State {
             held: BTreeMap::new(),
             detail: None,
             editor: None,
+            fields: BTreeMap::new(),
+            form: None,
             drafts: BTreeMap::new(),
             dialog: None,
             notice: None,

@@ -100,6 +100,26 @@ pub enum Msg {
     },
     /// The loop handed a store call to its worker (`Some`), or has none under way (`None`).
     Calling(Option<Call>),
+    /// A field's value was set or a checklist's line ticked (the item as it is now, with
+    /// its history), or not.
+    FieldWritten {
+        id: i64,
+        write: FieldWrite,
+        result: Result<(Item, Vec<Event>), StoreError>,
+    },
+}
+
+/// A holder's write to the detail's form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldWrite {
+    /// Set a field to what was typed (checked and normalised by the store).
+    Value { field: String, typed: String },
+    /// Tick a checklist's line (done, back to do, or not done for a reason).
+    Tick {
+        field: String,
+        line: String,
+        state: crate::domain::queue_fields::LineState,
+    },
 }
 
 /// A store call under way on the loop's worker thread.
@@ -124,6 +144,7 @@ impl Msg {
                 | Msg::Commented { .. }
                 | Msg::CommentAdded { .. }
                 | Msg::Supervised { .. }
+                | Msg::FieldWritten { .. }
         )
     }
 
@@ -137,6 +158,7 @@ impl Msg {
             | Msg::Commented { result: Err(e), .. }
             | Msg::CommentAdded { result: Err(e), .. } => e,
             Msg::Supervised { result: Err(e), .. } => e,
+            Msg::FieldWritten { result: Err(e), .. } => e,
             _ => return None,
         };
         matches!(
@@ -226,6 +248,8 @@ pub struct Snapshot {
     pub total: u64,
     pub offset: usize,
     pub queues: Vec<QueueSettings>,
+    /// Every queue's field definitions, (queue, field), each queue's in order.
+    pub fields: Option<Vec<(String, crate::domain::queue_fields::FieldDef)>>,
     pub checks: Vec<LockCheck>,
     pub stats: Option<Stats>,
     /// The SLA figures, read with the stats.
@@ -258,6 +282,12 @@ pub struct Snapshot {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finish {
     Complete(Saying),
+    /// A supervisor completes a record that breaks its fields' rules, for a reason
+    /// (recorded in the event with the fields broken).
+    CompleteAnyway {
+        result: Saying,
+        reason: String,
+    },
     /// Complete, and take the next item in the same transaction.
     CompleteNext(Saying, TakeNext),
     Fail(Saying),
@@ -318,6 +348,12 @@ pub enum Effect {
         user: String,
         since: Millis,
     },
+    /// The holder's write to a field of the item (fenced by `token`), then the item again.
+    WriteField {
+        id: i64,
+        token: i64,
+        write: FieldWrite,
+    },
 }
 
 impl Effect {
@@ -335,6 +371,7 @@ impl Effect {
                 | Effect::Comment { .. }
                 | Effect::AddComment { .. }
                 | Effect::Supervise(_)
+                | Effect::WriteField { .. }
         )
     }
 
@@ -364,7 +401,9 @@ impl Effect {
             Effect::Renew { id, .. } => format!("renewing your lock on #{id}"),
             Effect::SaveNotes { id, .. } => format!("saving notes on #{id}"),
             Effect::Finish { id, what, .. } => match what {
-                Finish::Complete(_) => format!("completing #{id}"),
+                Finish::Complete(_) | Finish::CompleteAnyway { .. } => {
+                    format!("completing #{id}")
+                }
                 Finish::CompleteNext(..) => format!("completing #{id} and taking the next"),
                 Finish::Fail(_) => format!("failing #{id}"),
                 Finish::Release(_) => format!("releasing #{id}"),
@@ -387,6 +426,10 @@ impl Effect {
             },
             Effect::CollectLocks(_) => "listing the locks".into(),
             Effect::Activity { .. } => "loading the activity".into(),
+            Effect::WriteField { id, write, .. } => match write {
+                FieldWrite::Value { field, .. } => format!("saving {field} on #{id}"),
+                FieldWrite::Tick { field, .. } => format!("ticking {field} on #{id}"),
+            },
         }
     }
 
@@ -434,6 +477,11 @@ impl Effect {
             Effect::Activity { user, since } => vec![Msg::Activity {
                 user,
                 since,
+                result: Err(e),
+            }],
+            Effect::WriteField { id, write, .. } => vec![Msg::FieldWritten {
+                id,
+                write,
                 result: Err(e),
             }],
         }

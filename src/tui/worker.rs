@@ -239,6 +239,10 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
             });
             vec![Msg::LocksCollected { filter, result }]
         }
+        Effect::WriteField { id, token, write } => {
+            let result = write_field(st, id, token, &write);
+            vec![Msg::FieldWritten { id, write, result }]
+        }
         Effect::Activity { user, since } => {
             let result = st.events_by(&user, since);
             vec![Msg::Activity {
@@ -248,6 +252,27 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
             }]
         }
     }
+}
+
+/// A holder's write to a field (one fenced write), then the item and its history as they
+/// are now.
+fn write_field(
+    st: &mut dyn Store,
+    id: i64,
+    token: i64,
+    write: &app::FieldWrite,
+) -> crate::store::Result<(crate::domain::Item, Vec<crate::domain::Event>)> {
+    match write {
+        app::FieldWrite::Value { field, typed } => {
+            st.set_fields(id, token, &[(field.clone(), typed.clone())])?;
+        }
+        app::FieldWrite::Tick { field, line, state } => {
+            st.tick(id, token, field, line, state)?;
+        }
+    }
+    let item = st.item(id)?;
+    let history = st.history(id)?;
+    Ok((item, history))
 }
 
 /// What the TUI needs at startup: queues, role, own locks, locks lost since last time.
@@ -357,6 +382,9 @@ fn finish(
 ) -> (crate::store::Result<()>, Option<Msg>) {
     let result = match what {
         Finish::Complete(r) => st.complete_said(id, token, r.said(), None),
+        Finish::CompleteAnyway { result, reason } => {
+            st.complete_said(id, token, result.said(), Some(reason))
+        }
         Finish::CompleteNext(r, opts) => {
             return match st.complete_and_next_said(id, token, r.said(), None, opts) {
                 Ok(done) => {
@@ -485,6 +513,7 @@ fn read_screen(
     snap.queues = st.queues()?;
     snap.slas = Some(st.slas()?);
     snap.texts = Some(st.texts(None)?);
+    snap.fields = Some(st.all_fields()?);
     let n = st.takeable(req.takeable.as_deref(), app::notify::COUNT_CAP)?;
     snap.takeable = Some((req.takeable.clone(), n));
     if let Some(f) = &req.list {

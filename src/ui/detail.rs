@@ -51,6 +51,7 @@ pub(super) fn render(state: &State, d: &Detail, theme: &Theme, frame: &mut Frame
         height: area.height.saturating_sub(1),
         ..area
     };
+    let form = super::detail_fields::Form::of(state, d);
     // Only a screenful of lines is handed to the wrapper, however long the text.
     let lines: Vec<Line> = d
         .lines
@@ -62,11 +63,13 @@ pub(super) fn render(state: &State, d: &Detail, theme: &Theme, frame: &mut Frame
                 LineKind::Heading => theme.heading(),
                 LineKind::Dim => theme.dim(),
                 LineKind::Text => Default::default(),
+                LineKind::Field(i) => return form.line(i, theme, body.width as usize),
             };
             Line::styled(l.text.as_str(), style)
         })
         .collect();
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
+    super::detail_fields::place_cursor(&form, state, d, frame, body);
 }
 
 /// What the header says about the item's lock, and its style.

@@ -3,6 +3,7 @@
 
 mod columns;
 mod detail;
+mod detail_fields;
 mod dialog;
 mod figures;
 mod help;
@@ -323,7 +324,12 @@ fn hints(state: &State) -> Hints {
         Hints::Report
     } else if let Some(d) = &state.detail {
         let lost = state.notices.iter().any(|n| n.item_id == d.item.id);
-        if state.held.contains_key(&d.item.id) {
+        let form = !crate::app::form::defs(state, &d.item.queue).is_empty();
+        if crate::app::form::form_of(state, d.item.id).is_some_and(|f| f.edit.is_some()) {
+            Hints::FieldEdit
+        } else if form && state.held.contains_key(&d.item.id) {
+            Hints::DetailForm
+        } else if state.held.contains_key(&d.item.id) {
             Hints::DetailHeld
         } else if d.item.state == crate::domain::ItemState::Open && !lost {
             Hints::DetailOpen

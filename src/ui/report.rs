@@ -18,7 +18,7 @@ pub(super) fn render(r: &Report, theme: &Theme, frame: &mut Frame, area: Rect) {
         let style = match l.kind {
             LineKind::Heading => theme.heading(),
             LineKind::Text => ratatui::style::Style::default(),
-            LineKind::Dim => theme.dim(),
+            LineKind::Dim | LineKind::Field(_) => theme.dim(),
         };
         lines.push(Line::styled(l.text.clone(), style));
     }

@@ -19,6 +19,8 @@ mod check_tmux;
 mod figures;
 mod first_hour;
 mod flow;
+mod form;
+mod form_tmux;
 mod items;
 mod list_prompts;
 mod notify_tmux;

@@ -78,6 +78,7 @@ fn press(s: &mut State, key: KeyEvent) -> Vec<Effect> {
 /// Keys here are text, not commands: a dialog's field, a prompt, the notes editor.
 fn in_text_field(s: &State) -> bool {
     s.dialog.as_ref().is_some_and(|d| !d.inputs.is_empty())
+        || super::form::editing(s)
         || s.filter_prompt.is_some()
         || s.goto_prompt.is_some()
         || s.editor.is_some()
@@ -153,7 +154,7 @@ pub(super) fn paste(s: &mut State, text: &str, now: Millis) -> Vec<Effect> {
         p.insert_str(text);
     } else if let Some(e) = s.editor.as_mut() {
         e.buf.insert_str(text);
-    } else {
+    } else if !super::form::paste(s, text) {
         if s.typing.pasted(now) {
             set_info(s, TYPING_HINT.to_string());
         }
@@ -222,9 +223,15 @@ fn on_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     if s.editor.is_some() {
         return editor_key(s, key);
     }
+    if super::form::editing(s) {
+        return super::form::edit_key(s, key);
+    }
     if s.notice.is_some()
         && let Some(fx) = notice_key(s, &key)
     {
+        return fx;
+    }
+    if let Some(fx) = super::form::key(s, &key) {
         return fx;
     }
     // Looking at an item one does not hold, `t` takes it (elsewhere it is the holder's day).
@@ -342,7 +349,12 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         | Action::Cancel
         | Action::NextField
         | Action::PrevField
-        | Action::OfferTexts => vec![],
+        | Action::OfferTexts
+        | Action::FieldNext
+        | Action::FieldPrev
+        | Action::EditField
+        | Action::TickLine
+        | Action::NotDoneLine => vec![],
     }
 }
 
@@ -518,6 +530,11 @@ fn item_action(s: &mut State, a: Action) -> Vec<Effect> {
     };
     let (id, token) = (h.id, h.token);
     let title = sanitize::line(&h.title).into_owned();
+    if matches!(a, Action::Complete | Action::CompleteNext)
+        && let Some(fx) = super::form::complete_checked(s, id, token)
+    {
+        return fx;
+    }
     match a {
         Action::Complete => {
             s.dialog = Some(

@@ -7,6 +7,7 @@
 mod assign;
 mod canned;
 mod edit;
+mod form;
 mod keys;
 mod modes;
 mod park;
@@ -165,6 +166,7 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
             s.call = call;
             vec![]
         }
+        Msg::FieldWritten { id, write, result } => form::written(s, id, write, result),
     }
 }
 

@@ -124,6 +124,7 @@ fn confirm(s: &mut State) -> Vec<Effect> {
             vec![]
         }
         Pending::Dismiss | Pending::Park { .. } => vec![],
+        Pending::NotDone { .. } | Pending::CompleteAnyway { .. } => super::form::confirmed(s, &d),
         Pending::Unlock { .. }
         | Pending::Reassign { .. }
         | Pending::UnlockMany { .. }

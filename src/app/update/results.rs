@@ -173,6 +173,10 @@ pub(super) fn finished(
     what: Finish,
     result: Result<(), StoreError>,
 ) -> Vec<Effect> {
+    if let Err(StoreError::BrokenRules { problems, .. }) = &result {
+        s.finish_notes = None;
+        return super::form::complete_refused(s, id, &what, problems);
+    }
     if let Err(e) = result {
         s.finish_notes = None;
         if matches!(what, Finish::Skip(..)) {
@@ -197,6 +201,7 @@ pub(super) fn finished(
     }
     let verb = match what {
         Finish::Complete(_) | Finish::CompleteNext(..) => "Completed",
+        Finish::CompleteAnyway { .. } => "Completed (rules overridden)",
         Finish::Fail(_) => "Failed",
         Finish::Release(_) => "Released",
         Finish::Skip(..) => "Skipped",
@@ -346,6 +351,7 @@ pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
     for q in snap.queues {
         s.queues.insert(q.name.clone(), q);
     }
+    super::form::fields_loaded(s, snap.fields);
     if let Some((k, r)) = snap.figures
         && s.figures_period == Some(k)
     {
@@ -417,6 +423,7 @@ fn lose(s: &mut State, held: &Held, history: &[Event]) {
             s.drafts.insert(id, text);
         }
     }
+    super::form::lock_lost(s, id);
     if let Some(d) = s.dialog.take_if(|d| finishing(&d.pending) == Some(id)) {
         let text = d.value(0);
         if let (false, Some(label)) = (text.is_empty(), label_of(&d.pending)) {
@@ -454,10 +461,12 @@ fn finishing(p: &Pending) -> Option<i64> {
     match p {
         Pending::Complete { id, .. }
         | Pending::CompleteNext { id, .. }
+        | Pending::CompleteAnyway { id, .. }
         | Pending::Fail { id, .. }
         | Pending::Release { id, .. }
         | Pending::Skip { id, .. }
-        | Pending::Park { id, .. } => Some(*id),
+        | Pending::Park { id, .. }
+        | Pending::NotDone { id, .. } => Some(*id),
         _ => None,
     }
 }
@@ -465,10 +474,13 @@ fn finishing(p: &Pending) -> Option<i64> {
 /// What a finishing dialog's text is.
 fn label_of(p: &Pending) -> Option<&'static str> {
     match p {
-        Pending::Complete { .. } | Pending::CompleteNext { .. } => Some("Result"),
+        Pending::Complete { .. }
+        | Pending::CompleteNext { .. }
+        | Pending::CompleteAnyway { .. } => Some("Result"),
         Pending::Fail { .. } => Some("Reason for failing"),
         Pending::Release { .. } => Some("Reason for releasing"),
         Pending::Skip { .. } => Some("Reason for skipping"),
+        Pending::NotDone { .. } => Some("Reason a line is not done"),
         _ => None,
     }
 }
@@ -479,7 +491,9 @@ fn typed(what: &Finish) -> Option<(&'static str, String)> {
         return Some(("Reason for parking", reason.clone())).filter(|(_, t)| !t.trim().is_empty());
     }
     match what {
-        Finish::Complete(r) | Finish::CompleteNext(r, _) => Some(("Result", r)),
+        Finish::Complete(r)
+        | Finish::CompleteNext(r, _)
+        | Finish::CompleteAnyway { result: r, .. } => Some(("Result", r)),
         Finish::Fail(r) => Some(("Reason for failing", r)),
         Finish::Release(r) => Some(("Reason for releasing", r)),
         Finish::Skip(_, r) => Some(("Reason for skipping", r)),
@@ -490,7 +504,7 @@ fn typed(what: &Finish) -> Option<(&'static str, String)> {
 }
 
 /// Keeps text typed for item `id` that could not be used, to offer as a comment.
-fn keep(s: &mut State, id: i64, label: &str, text: &str) {
+pub(super) fn keep(s: &mut State, id: i64, label: &str, text: &str) {
     let line = format!("{label}: {text}");
     let kept = s.kept.entry(id).or_default();
     if !kept.contains(&line) {

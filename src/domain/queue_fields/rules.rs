@@ -50,35 +50,49 @@ fn shown(v: &str) -> String {
     s
 }
 
-impl std::fmt::Display for Problem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl Problem {
+    /// The rule broken, without the value (the form shows the value beside it):
+    /// `does not match ^[A-Z]{2}…$`, `is not an e-mail address`, `is required`.
+    pub fn rule(&self) -> String {
         match self {
-            Problem::Required => write!(f, "is required"),
-            Problem::NotType { value, expected } => {
-                write!(f, "\"{}\" is not {expected}", shown(value))
-            }
-            Problem::Pattern { value, pattern } => {
-                write!(f, "\"{}\" does not match {pattern}", shown(value))
-            }
-            Problem::Below { value, min, kind } => match kind {
-                FieldType::Integer | FieldType::Decimal => {
-                    write!(f, "\"{}\" is less than {min}", shown(value))
-                }
-                FieldType::Date => write!(f, "\"{}\" is before {min}", shown(value)),
-                _ => write!(f, "\"{}\" is shorter than {min} characters", shown(value)),
+            Problem::Required => "is required".into(),
+            Problem::NotType { expected, .. } => format!("is not {expected}"),
+            Problem::Pattern { pattern, .. } => format!("does not match {pattern}"),
+            Problem::Below { min, kind, .. } => match kind {
+                FieldType::Integer | FieldType::Decimal => format!("is less than {min}"),
+                FieldType::Date => format!("is before {min}"),
+                _ => format!("is shorter than {min} characters"),
             },
-            Problem::Above { value, max, kind } => match kind {
-                FieldType::Integer | FieldType::Decimal => {
-                    write!(f, "\"{}\" is more than {max}", shown(value))
-                }
-                FieldType::Date => write!(f, "\"{}\" is after {max}", shown(value)),
-                _ => write!(f, "\"{}\" is longer than {max} characters", shown(value)),
+            Problem::Above { max, kind, .. } => match kind {
+                FieldType::Integer | FieldType::Decimal => format!("is more than {max}"),
+                FieldType::Date => format!("is after {max}"),
+                _ => format!("is longer than {max} characters"),
             },
             Problem::Unticked { lines } => {
                 let list: Vec<String> = lines.iter().map(|l| shown(l)).collect();
-                write!(f, "not ticked and no reason given: {}", list.join(", "))
+                format!("not ticked and no reason given: {}", list.join(", "))
             }
-            Problem::Shape { expected } => write!(f, "holds a value that is not {expected}"),
+            Problem::Shape { expected } => format!("holds a value that is not {expected}"),
+        }
+    }
+
+    /// The value the problem is about, when it has one.
+    fn value(&self) -> Option<&str> {
+        match self {
+            Problem::NotType { value, .. }
+            | Problem::Pattern { value, .. }
+            | Problem::Below { value, .. }
+            | Problem::Above { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.value() {
+            Some(v) => write!(f, "\"{}\" {}", shown(v), self.rule()),
+            None => write!(f, "{}", self.rule()),
         }
     }
 }
