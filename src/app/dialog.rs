@@ -91,6 +91,17 @@ pub enum Pending {
         id: i64,
         token: i64,
     },
+    /// Supervisor: define a field of `queue` (`name` none: a new one, named in the
+    /// dialog) or change field `name` (fields: the definition's rules).
+    DefineField {
+        queue: String,
+        name: Option<String>,
+    },
+    /// Supervisor: delete field `name` of `queue`.
+    DeleteField {
+        queue: String,
+        name: String,
+    },
     /// The holder marks a checklist's line not done (field: reason).
     NotDone {
         id: i64,

@@ -73,6 +73,8 @@ pub(crate) enum Hints {
     DetailForm,
     /// A field of the form being edited.
     FieldEdit,
+    /// A queue's field definitions (supervisors).
+    FieldAdmin,
     /// The detail pane of an open item you do not hold (looking before taking).
     DetailOpen,
     Detail,
@@ -94,8 +96,9 @@ impl Hints {
     }
 
     #[cfg(test)]
-    pub(crate) const ALL: [Hints; 15] = [
+    pub(crate) const ALL: [Hints; 16] = [
         Hints::Editor,
+        Hints::FieldAdmin,
         Hints::DetailForm,
         Hints::FieldEdit,
         Hints::DialogFields,
@@ -164,6 +167,17 @@ const HINTS: &[(Hints, &[Hint])] = &[
         ],
     ),
     (
+        Hints::FieldAdmin,
+        &[
+            h(&[A::AddField], "add"),
+            h(&[A::ChangeField], "change"),
+            h(&[A::DeleteField], "delete"),
+            h(&[A::MoveFieldUp, A::MoveFieldDown], "move"),
+            BACK,
+            HELP,
+        ],
+    ),
+    (
         Hints::FieldEdit,
         &[h(&[A::Confirm], "save"), h(&[A::Cancel], "cancel")],
     ),
@@ -200,6 +214,7 @@ const HINTS: &[(Hints, &[Hint])] = &[
         &[
             h(SCROLL, "select queue"),
             h(&[A::QueueSettings], "queue settings"),
+            h(&[A::QueueFields], "fields"),
             VIEWS,
             HELP,
             QUIT,

@@ -76,6 +76,13 @@ pub enum Action {
     TickLine,
     /// Mark the focused checklist line not done, with a reason.
     NotDoneLine,
+    /// Supervisor: the selected queue's field definitions (Stats view).
+    QueueFields,
+    AddField,
+    ChangeField,
+    DeleteField,
+    MoveFieldUp,
+    MoveFieldDown,
 }
 
 /// Where a binding applies.
@@ -98,6 +105,8 @@ pub enum Context {
     Preview,
     /// The detail's form, on an item whose queue defines fields.
     Form,
+    /// A queue's field definitions (supervisors, from the Stats view).
+    Fields,
 }
 
 impl Context {
@@ -112,16 +121,18 @@ impl Context {
             Context::Dialog => "Dialogs and the filter prompt",
             Context::Preview => "Looking at an item you do not hold (read-only)",
             Context::Form => "The fields form (an item whose queue defines fields)",
+            Context::Fields => "A queue's fields (supervisors: F in the Stats view)",
         }
     }
 
-    pub(crate) const ALL: [Context; 8] = [
+    pub(crate) const ALL: [Context; 9] = [
         Context::Global,
         Context::Moving,
         Context::Preview,
         Context::Item,
         Context::Form,
         Context::Supervisor,
+        Context::Fields,
         Context::Editor,
         Context::Dialog,
     ];
@@ -358,7 +369,7 @@ pub const KEYMAP: &[Binding] = &[
         &[k(K::Tab), k(K::Down)],
         C::Form,
         A::FieldNext,
-        "next field or checklist line (Down past the last scrolls on)",
+        "next field or checklist line (past the last: scrolls)",
     ),
     b(
         &[k(K::BackTab), k(K::Up)],
@@ -370,7 +381,7 @@ pub const KEYMAP: &[Binding] = &[
         &[k(K::Enter)],
         C::Form,
         A::EditField,
-        "edit the field in place (checked as you type; Enter saves, Esc cancels)",
+        "edit the field in place (Enter saves, Esc cancels)",
     ),
     b(
         &[ch(' ')],
@@ -432,6 +443,37 @@ pub const KEYMAP: &[Binding] = &[
         C::Supervisor,
         A::QueueSettings,
         "edit the selected queue's settings (Stats view)",
+    ),
+    b(
+        &[ch('F')],
+        C::Supervisor,
+        A::QueueFields,
+        "the selected queue's fields: add, change, move (Stats)",
+    ),
+    b(&[ch('a')], C::Fields, A::AddField, "add a field"),
+    b(
+        &[k(K::Enter)],
+        C::Fields,
+        A::ChangeField,
+        "change the selected field's type and rules",
+    ),
+    b(
+        &[ch('d')],
+        C::Fields,
+        A::DeleteField,
+        "delete the selected field (items keep their values)",
+    ),
+    b(
+        &[ch('K')],
+        C::Fields,
+        A::MoveFieldUp,
+        "move the selected field up",
+    ),
+    b(
+        &[ch('J')],
+        C::Fields,
+        A::MoveFieldDown,
+        "move the selected field down",
     ),
     b(
         &[ch('t')],

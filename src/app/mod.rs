@@ -11,6 +11,7 @@
 
 mod detail;
 mod dialog;
+pub mod field_admin;
 mod filter;
 pub mod form;
 pub(crate) mod hints;
@@ -306,6 +307,8 @@ pub struct State {
     pub fields: BTreeMap<String, Vec<crate::domain::queue_fields::FieldDef>>,
     /// The detail's form: its focus, a field being edited or saved.
     pub form: Option<form::Form>,
+    /// A queue's field definitions, listed over the Stats view (supervisors).
+    pub field_admin: Option<field_admin::FieldAdmin>,
     /// Notes typed but not saved, by item.
     pub drafts: BTreeMap<i64, String>,
     pub dialog: Option<Dialog>,
@@ -467,6 +470,7 @@ impl State {
             editor: None,
             fields: BTreeMap::new(),
             form: None,
+            field_admin: None,
             drafts: BTreeMap::new(),
             dialog: None,
             notice: None,

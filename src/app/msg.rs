@@ -215,6 +215,16 @@ pub enum SupervisorOp {
         name: String,
         update: QueueUpdate,
     },
+    /// Define field `name` of `queue`, or change or move it.
+    DefineField {
+        queue: String,
+        name: String,
+        change: crate::domain::queue_fields::FieldChange,
+    },
+    DeleteField {
+        queue: String,
+        name: String,
+    },
 }
 
 /// Startup facts for resuming.
@@ -423,6 +433,12 @@ impl Effect {
                 SupervisorOp::SetQueue { .. } => "changing the queue's settings".into(),
                 SupervisorOp::Assign { id, .. } => format!("assigning #{id}"),
                 SupervisorOp::Edit { id, .. } => format!("editing #{id}"),
+                SupervisorOp::DefineField { queue, name, .. } => {
+                    format!("defining field {name} of {queue}")
+                }
+                SupervisorOp::DeleteField { queue, name } => {
+                    format!("deleting field {name} of {queue}")
+                }
             },
             Effect::CollectLocks(_) => "listing the locks".into(),
             Effect::Activity { .. } => "loading the activity".into(),

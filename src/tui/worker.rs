@@ -369,6 +369,12 @@ fn supervise(st: &mut dyn Store, op: &SupervisorOp) -> crate::store::Result<usiz
             reason,
         } => st.assign(*id, *token, to, reason).map(|_| 1),
         SupervisorOp::Edit { id, edit } => st.edit(*id, edit).map(|_| 1),
+        SupervisorOp::DefineField {
+            queue,
+            name,
+            change,
+        } => st.define_field(queue, name, change).map(|_| 1),
+        SupervisorOp::DeleteField { queue, name } => st.delete_field(queue, name).map(|()| 1),
     }
 }
 

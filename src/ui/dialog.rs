@@ -89,9 +89,13 @@ fn popup(d: &Dialog, hint: &str, place: Place, theme: &Theme, frame: &mut Frame,
         lines.push(Line::raw(l.to_string()));
     }
     let mut cursor = None;
+    // A dialog of many fields (a field's definition) leaves out the blank lines.
+    let compact = d.inputs.len() > 5;
     for (i, field) in d.inputs.iter().enumerate() {
         let buf = &field.buf;
-        lines.push(Line::raw(""));
+        if !compact {
+            lines.push(Line::raw(""));
+        }
         lines.push(Line::styled(field.spec.label.clone(), theme.dim()));
         let text = sanitize::line(&buf.text()).into_owned();
         let focused = i == d.focus;

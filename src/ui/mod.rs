@@ -5,6 +5,7 @@ mod columns;
 mod detail;
 mod detail_fields;
 mod dialog;
+mod field_admin;
 mod figures;
 mod help;
 mod list;
@@ -46,6 +47,9 @@ pub(crate) fn render(state: &State, frame: &mut Frame) {
         (None, None, View::Stats) => stats::render(state, &theme, frame, main),
         (None, None, View::Locks) => locks::render(state, &theme, frame, main),
         (None, None, view) => list::render(state, view, &theme, frame, main),
+    }
+    if let Some(fa) = &state.field_admin {
+        field_admin::render(state, fa, &theme, frame, main);
     }
     status_line(
         state,
@@ -320,6 +324,8 @@ fn hints(state: &State) -> Hints {
         } else {
             Hints::Dialog
         }
+    } else if state.field_admin.is_some() {
+        Hints::FieldAdmin
     } else if state.report.is_some() {
         Hints::Report
     } else if let Some(d) = &state.detail {

@@ -40,4 +40,5 @@ mod sla;
 mod storage_faults;
 mod texts;
 mod verification;
+mod verification_demo;
 mod working_day;

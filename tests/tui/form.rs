@@ -5,13 +5,13 @@
 
 use caseload::app::{Effect, FieldWrite, Held, Msg, Pending, Snapshot, State, update};
 use caseload::domain::queue_fields::{FieldDef, FieldType, LineState};
-use caseload::domain::{EventKind, Item, NoLock, QueueSettings};
+use caseload::domain::{EventKind, Item, NoLock};
 use caseload::store::StoreError;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::support::MIN;
 use crate::support::tui::{T0, item, screen};
-use crate::update::{code, event, key, lost_snapshot};
+use crate::update::{code, event, key, lost_snapshot, state};
 
 /// Queue `q`'s fields: a VAT number with a pattern, an e-mail, a required name, a
 /// checklist of two lines.
@@ -44,15 +44,7 @@ const BAD: &str =
 
 /// Alice holds #42 (a record that breaks two rules) and has it open; the fields are known.
 fn working(params: &str) -> State {
-    let mut s = State::new("alice", T0, 100, 30, true);
-    s.queues.insert(
-        "q".into(),
-        QueueSettings {
-            lock_seconds: 600,
-            warn_seconds: 60,
-            ..QueueSettings::new("q")
-        },
-    );
+    let mut s = state();
     update(
         &mut s,
         Msg::Refreshed(Box::new(Snapshot {

@@ -226,6 +226,9 @@ fn on_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     if super::form::editing(s) {
         return super::form::edit_key(s, key);
     }
+    if s.field_admin.is_some() {
+        return super::field_admin::key(s, &key);
+    }
     if s.notice.is_some()
         && let Some(fx) = notice_key(s, &key)
     {
@@ -335,6 +338,7 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         | Action::CancelItem
         | Action::QueueSettings
         | Action::Activity => supervise::act(s, a),
+        Action::QueueFields => super::field_admin::open(s),
         Action::Preview => preview::preview(s),
         Action::GoTo => preview::start_goto(s),
         Action::TakePreviewed => preview::take_previewed(s),
@@ -354,7 +358,12 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         | Action::FieldPrev
         | Action::EditField
         | Action::TickLine
-        | Action::NotDoneLine => vec![],
+        | Action::NotDoneLine
+        | Action::AddField
+        | Action::ChangeField
+        | Action::DeleteField
+        | Action::MoveFieldUp
+        | Action::MoveFieldDown => vec![],
     }
 }
 

@@ -7,6 +7,7 @@
 mod assign;
 mod canned;
 mod edit;
+mod field_admin;
 mod form;
 mod keys;
 mod modes;

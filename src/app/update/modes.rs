@@ -125,6 +125,9 @@ fn confirm(s: &mut State) -> Vec<Effect> {
         }
         Pending::Dismiss | Pending::Park { .. } => vec![],
         Pending::NotDone { .. } | Pending::CompleteAnyway { .. } => super::form::confirmed(s, &d),
+        Pending::DefineField { .. } | Pending::DeleteField { .. } => {
+            super::field_admin::confirm(s, d)
+        }
         Pending::Unlock { .. }
         | Pending::Reassign { .. }
         | Pending::UnlockMany { .. }

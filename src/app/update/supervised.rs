@@ -8,7 +8,7 @@ use crate::app::{
 };
 use crate::domain::sanitize;
 use crate::domain::time::clock_hm_in;
-use crate::domain::{Event, Millis, SeenLock};
+use crate::domain::{Event, Millis, QueueUpdate, SeenLock};
 use crate::store::StoreError;
 
 /// The locks a bulk unlock would touch are known: ask, saying how many and whose.
@@ -93,6 +93,9 @@ pub(super) fn supervised(
             }
             return vec![];
         }
+        (SupervisorOp::DefineField { .. } | SupervisorOp::DeleteField { .. }, result) => {
+            super::field_admin::answered(s, &op, result);
+        }
         (_, Err(e)) => set_error(s, e.to_string()),
         (SupervisorOp::Unlock { seen, .. }, Ok(_)) => {
             set_info(s, format!("Unlocked #{}; it is back in the pool", seen.id))
@@ -125,25 +128,7 @@ pub(super) fn supervised(
         }
         (SupervisorOp::Cancel { id, .. }, Ok(_)) => set_info(s, format!("Cancelled #{id}")),
         (SupervisorOp::SetQueue { name, update }, Ok(_)) => {
-            if settings_open {
-                s.dialog = None;
-            }
-            let q = update
-                .apply(&s.queue(name))
-                .unwrap_or_else(|_| s.queue(name));
-            s.queues.insert(name.clone(), q.clone());
-            set_info(
-                s,
-                format!(
-                    "Queue {}: lock {}s, warning {}s, WIP limit {}, {}, order {}",
-                    sanitize::line(name),
-                    q.lock_seconds,
-                    q.warn_seconds,
-                    q.max_per_user.map_or("none".into(), |n| n.to_string()),
-                    if q.paused { "paused" } else { "running" },
-                    q.order.as_str()
-                ),
-            );
+            queue_set(s, name, update, settings_open);
         }
     }
     // The open item's history now has the supervisor's event.
@@ -161,6 +146,29 @@ pub(super) fn supervised(
     }
     fx.push(refresh(s));
     fx
+}
+
+/// Queue settings changed: the dialog closes and the new settings are said.
+fn queue_set(s: &mut State, name: &str, update: &QueueUpdate, settings_open: bool) {
+    if settings_open {
+        s.dialog = None;
+    }
+    let q = update
+        .apply(&s.queue(name))
+        .unwrap_or_else(|_| s.queue(name));
+    s.queues.insert(name.to_string(), q.clone());
+    set_info(
+        s,
+        format!(
+            "Queue {}: lock {}s, warning {}s, WIP limit {}, {}, order {}",
+            sanitize::line(name),
+            q.lock_seconds,
+            q.warn_seconds,
+            q.max_per_user.map_or("none".into(), |n| n.to_string()),
+            if q.paused { "paused" } else { "running" },
+            q.order.as_str()
+        ),
+    );
 }
 
 /// What `user` did since `since` (midnight in the display zone), as a report over the list.
