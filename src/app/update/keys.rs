@@ -345,25 +345,8 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         Action::Comment => preview::start_comment(s),
         Action::EditItem => edit::edit_item(s),
         Action::Undo => park::undo(s),
-        // Editor and dialog actions are handled in their own modes.
-        Action::SaveNotes
-        | Action::CloseEditor
-        | Action::Confirm
-        | Action::ConfirmNext
-        | Action::Cancel
-        | Action::NextField
-        | Action::PrevField
-        | Action::OfferTexts
-        | Action::FieldNext
-        | Action::FieldPrev
-        | Action::EditField
-        | Action::TickLine
-        | Action::NotDoneLine
-        | Action::AddField
-        | Action::ChangeField
-        | Action::DeleteField
-        | Action::MoveFieldUp
-        | Action::MoveFieldDown => vec![],
+        // Editor, dialog, form and field-list actions are handled in their own modes.
+        _ => vec![],
     }
 }
 
