@@ -94,9 +94,10 @@ pub enum StoreError {
     /// says which, and names the server without its password.
     #[error("{0}")]
     Connection(String),
-    /// The connection was lost while committing: the server may have applied the change
-    /// or not, and nobody can tell from here. The message names the server and says how
-    /// to find out.
+    /// The change may have been applied or not, and nobody can tell from here: the
+    /// connection was lost while committing, or (SQLite) the disk failed at COMMIT after
+    /// the commit record may have reached the -wal. The message says where and how to
+    /// find out.
     #[error("{0}")]
     OutcomeUnknown(String),
     /// The connection to `server` (shown without its password) broke while one change was

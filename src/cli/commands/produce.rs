@@ -181,6 +181,13 @@ fn stopped(shown: &str, error: StoreError, written: u64) -> crate::cli::Failure 
              database, and the next ones may be too (the connection to {server} was lost while \
              committing them: {reason}); {again}"
         ),
+        (StoreError::OutcomeUnknown(why), 0) => {
+            format!("{shown}: import stopped: its first rows may have been added ({why}); {again}")
+        }
+        (StoreError::OutcomeUnknown(why), n) => format!(
+            "{shown}: import stopped part-way: the file's first {n} row(s) are in the \
+             database, and the next ones may be too ({why}); {again}"
+        ),
         (_, 0) => format!("{shown}: nothing imported: {error}"),
         (_, n) => format!("{shown}: import stopped part-way after {n} row(s); {again}: {error}"),
     };

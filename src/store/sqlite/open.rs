@@ -361,19 +361,23 @@ pub(super) fn explain(path: &Path, facts: Facts, e: StoreError) -> StoreError {
     }
 }
 
-/// Like [`explain`], for a failed COMMIT: after an I/O error there (not a full disk, which
-/// fails before the commit record is written) the transaction may be in the WAL, and the
-/// caller must check before retrying.
+/// Like [`explain`], for a failed COMMIT. After an I/O error there, or any failed fsync
+/// (whatever its errno: ENOSPC too), the commit record may already be in the -wal, where
+/// the next opener finds it: the outcome is unknown (exit 6, as a connection lost while
+/// committing on PostgreSQL), and the caller must check before retrying. Only a full disk
+/// while writing (SQLITE_FULL, before the commit record is complete) changed nothing.
 pub(super) fn explain_commit(path: &Path, facts: Facts, e: StoreError) -> StoreError {
+    let synced = matches!(
+        facts.code,
+        ffi::SQLITE_IOERR_FSYNC | ffi::SQLITE_IOERR_DIR_FSYNC
+    );
     match explain(path, facts, e) {
-        StoreError::Storage { code, message } if code & 0xff != ffi::SQLITE_FULL => {
-            StoreError::Storage {
-                code,
-                message: format!(
-                    "{message}; the change may have been saved: check (`caseload list \
-                     --mine`, `caseload show ID`) before retrying"
-                ),
-            }
+        StoreError::Storage { code, message } if synced || code & 0xff != ffi::SQLITE_FULL => {
+            StoreError::OutcomeUnknown(format!(
+                "{}; the change may have been saved: check (`caseload list --mine`, \
+                 `caseload show ID`) before retrying",
+                message.trim_end_matches(" (nothing was lost)")
+            ))
         }
         other => other,
     }
