@@ -1,0 +1,513 @@
+//! The verdict: every call's exit code against what the database holds at the end.
+//!
+//! Every row a run writes names who wrote it and when (events and audit rows their actor,
+//! comments their author, items their creator), and each caseload name runs one call at
+//! a time, so each row belongs to the one call of its writer whose time span holds it.
+//! From that:
+//! - **duplicates**: two takes of one lock (item, token), two finishes of an item without a
+//!   reopen between them, two exit-0 claims printing the same lock, an imported row twice;
+//! - **lost**: exit 0 but its row is not there (a claim's take, a holder's write by its
+//!   token, any other write's rows, every row of an imported file);
+//! - **failed but applied**: a definite failure (not killed, not exit 6, which says "maybe
+//!   applied") that left rows anyway;
+//! - **false refusals**: "taken" or "nothing to claim" while an item was free for the whole
+//!   call, or "lock lost" while the holder's lock stood for the whole call. Free starts when
+//!   the call that freed it ended (its commit may be that late) and ends when the next take
+//!   began, so a race is never counted;
+//! - **errors**: any other exit code that is not the op's documented answer, with no fault
+//!   injected (a BUSY, a usage error, a crash); a read that wrote.
+
+use std::collections::HashMap;
+
+use crate::backend::{Event, Facts};
+use crate::process::{Call, Class, Exit};
+use crate::worker::token_kind;
+
+/// Violations found, one line each.
+#[derive(Default)]
+pub(crate) struct Findings {
+    pub(crate) duplicates: Vec<String>,
+    pub(crate) lost: Vec<String>,
+    pub(crate) failed_applied: Vec<String>,
+    pub(crate) false_refusals: Vec<String>,
+    pub(crate) lockouts: Vec<String>,
+    pub(crate) errors: Vec<String>,
+}
+
+/// Kinds that give a lock (the detail's token is the new lock's).
+const TAKES: &[&str] = &["locked", "taken_over", "reassigned"];
+/// Kinds that finish an item.
+const FINISHES: &[&str] = &["completed", "failed", "cancelled"];
+/// Kinds that leave an open item free.
+const FREES: &[&str] = &["released", "skipped", "expired", "unlocked", "requeued"];
+/// Kinds after which a holder's lock is gone.
+const ENDS: &[&str] = &[
+    "locked",
+    "taken_over",
+    "reassigned",
+    "released",
+    "skipped",
+    "expired",
+    "unlocked",
+    "requeued",
+    "completed",
+    "failed",
+    "cancelled",
+];
+
+/// A row written by someone at some time.
+struct Effect {
+    actor: String,
+    at: i64,
+    what: String,
+    item: i64,
+}
+
+/// Rows are matched to a call whose span holds them, give or take this (ms rounding).
+const SLACK: i64 = 3;
+
+struct Index<'a> {
+    by_actor: HashMap<&'a str, Vec<&'a Call>>,
+}
+
+impl<'a> Index<'a> {
+    fn new(calls: &'a [Call]) -> Index<'a> {
+        let mut by_actor: HashMap<&str, Vec<&Call>> = HashMap::new();
+        for c in calls {
+            by_actor.entry(c.actor.as_str()).or_default().push(c);
+        }
+        for v in by_actor.values_mut() {
+            v.sort_by_key(|c| c.start);
+        }
+        Index { by_actor }
+    }
+
+    /// The call of `actor` whose span holds `at`.
+    fn call_at(&self, actor: &str, at: i64) -> Option<&'a Call> {
+        let calls = self.by_actor.get(actor)?;
+        let i = calls.partition_point(|c| c.start - SLACK <= at);
+        let mut best: Option<(&Call, i64)> = None;
+        for c in calls[i.saturating_sub(2)..i].iter().copied() {
+            let d = if at < c.start {
+                c.start - at
+            } else if at > c.end {
+                at - c.end
+            } else {
+                0
+            };
+            if d <= SLACK && best.is_none_or(|(_, bd)| d < bd) {
+                best = Some((c, d));
+            }
+        }
+        best.map(|(c, _)| c)
+    }
+
+    /// The first call of a chain of retries.
+    fn root(&self, c: &'a Call) -> usize {
+        c.retry_of.unwrap_or(c.id)
+    }
+}
+
+/// Judges the calls against the database.
+pub(crate) fn analyse(calls: &[Call], facts: &Facts) -> Findings {
+    let ix = Index::new(calls);
+    let mut f = Findings::default();
+    let effects = effects(facts);
+    // effects by call, and by chain of retries
+    let mut of_call: HashMap<usize, Vec<&Effect>> = HashMap::new();
+    let mut of_chain: HashMap<usize, usize> = HashMap::new();
+    for e in &effects {
+        match ix.call_at(&e.actor, e.at) {
+            Some(c) => {
+                of_call.entry(c.id).or_default().push(e);
+                *of_chain.entry(ix.root(c)).or_default() += 1;
+            }
+            None => f.failed_applied.push(format!(
+                "{} on #{} by {} at {} was written by no call",
+                e.what, e.item, e.actor, e.at
+            )),
+        }
+    }
+    let events_of = events_by_item(&facts.events);
+    judge_calls(&ix, calls, &events_of, &of_call, &of_chain, &mut f);
+    duplicates(calls, facts, &events_of, &mut f);
+    imports(calls, facts, &mut f);
+    false_refusals(&ix, calls, facts, &events_of, &mut f);
+    for c in calls.iter().filter(|c| c.exit == Exit::Hung) {
+        f.lockouts.push(format!("hung for over 90 s: {}", c.line()));
+    }
+    f
+}
+
+fn effects(facts: &Facts) -> Vec<Effect> {
+    let mut out: Vec<Effect> = facts
+        .events
+        .iter()
+        .map(|e| Effect {
+            actor: e.actor.clone(),
+            at: e.at,
+            what: e.kind.clone(),
+            item: e.item,
+        })
+        .collect();
+    out.extend(facts.items.iter().map(|i| Effect {
+        actor: i.created_by.clone(),
+        at: i.created_at,
+        what: "created".into(),
+        item: i.id,
+    }));
+    out.extend(facts.rows.iter().map(|r| Effect {
+        actor: r.actor.clone(),
+        at: r.at,
+        what: r.what.clone(),
+        item: r.item,
+    }));
+    out
+}
+
+fn events_by_item(events: &[Event]) -> HashMap<i64, Vec<&Event>> {
+    let mut m: HashMap<i64, Vec<&Event>> = HashMap::new();
+    for e in events {
+        m.entry(e.item).or_default().push(e);
+    }
+    m
+}
+
+/// The row an exit-0 write promises, and no row from a definite failure.
+fn judge_calls(
+    ix: &Index<'_>,
+    calls: &[Call],
+    events_of: &HashMap<i64, Vec<&Event>>,
+    of_call: &HashMap<usize, Vec<&Effect>>,
+    of_chain: &HashMap<usize, usize>,
+    f: &mut Findings,
+) {
+    let of = |item: i64| events_of.get(&item).map_or(&[][..], |v| v.as_slice());
+    let has_event = |item: i64, kind: &str, token: Option<i64>, actor: &str| {
+        of(item)
+            .iter()
+            .any(|e| e.kind == kind && e.token == token && e.actor == actor)
+    };
+    let takes = |item: i64, token: i64, actor: &str| {
+        of(item)
+            .iter()
+            .any(|e| TAKES.contains(&e.kind.as_str()) && e.token == Some(token) && e.actor == actor)
+    };
+    for c in calls.iter().filter(|c| c.class != Class::Setup) {
+        let mine = of_call.get(&c.id).map_or(&[][..], |v| v.as_slice());
+        let chain = of_chain.get(&ix.root(c)).copied().unwrap_or(0);
+        let code = match c.exit {
+            Exit::Code(6) | Exit::Killed | Exit::Hung | Exit::Signal(_) => continue,
+            Exit::Code(code) => code,
+        };
+        let completed = || {
+            c.item
+                .is_some_and(|i| has_event(i, "completed", c.token, &c.actor))
+        };
+        match (c.class, code) {
+            (Class::Read, 0) if !mine.is_empty() => {
+                f.errors
+                    .push(format!("a read wrote {}: {}", mine[0].what, c.line()));
+            }
+            (Class::Claim, 0) => match c.claimed {
+                Some((item, token)) if !takes(item, token, &c.actor) => {
+                    f.lost.push(format!(
+                        "took #{item} token {token} but no take is recorded: {}",
+                        c.line()
+                    ));
+                }
+                None => f
+                    .errors
+                    .push(format!("exit 0 without an item: {}", c.line())),
+                _ => {}
+            },
+            (Class::CompleteNext, 0 | 4) => {
+                if !completed() {
+                    f.lost.push(format!(
+                        "completed (exit {code}) but no completed event with its token: {}",
+                        c.line()
+                    ));
+                }
+                if let Some((item, token)) = c.claimed.filter(|_| code == 0)
+                    && !takes(item, token, &c.actor)
+                {
+                    f.lost.push(format!(
+                        "took #{item} token {token} but no take is recorded: {}",
+                        c.line()
+                    ));
+                }
+                if code == 4 && mine.iter().any(|e| TAKES.contains(&e.what.as_str())) {
+                    f.failed_applied
+                        .push(format!("said nothing next but took one: {}", c.line()));
+                }
+            }
+            (Class::Holder, 0) => {
+                let ok = match (token_kind(c.op), c.item) {
+                    (Some(kind), Some(item)) => has_event(item, kind, c.token, &c.actor),
+                    _ => chain > 0,
+                };
+                if !ok {
+                    f.lost
+                        .push(format!("exit 0 but its row is not there: {}", c.line()));
+                }
+            }
+            (Class::Write, 0) if chain == 0 => {
+                f.lost
+                    .push(format!("exit 0 but wrote nothing: {}", c.line()));
+            }
+            (_, 0) => {}
+            (_, code) => {
+                let partial = c.stderr.contains("stopped part-way");
+                if !mine.is_empty() && !partial {
+                    let what: Vec<&str> = mine.iter().map(|e| e.what.as_str()).collect();
+                    f.failed_applied.push(format!(
+                        "exit {code} but wrote {}: {}",
+                        what.join(", "),
+                        c.line()
+                    ));
+                }
+                if !c.refusals.contains(&code)
+                    && c.fault.is_none()
+                    && !terminated(c)
+                    && !fields_refused(c)
+                {
+                    f.errors.push(c.line());
+                }
+            }
+        }
+    }
+}
+
+/// A complete refused because the item's fields break their rules (exit 1, documented).
+fn fields_refused(c: &Call) -> bool {
+    c.exit == Exit::Code(1) && c.stderr.contains("cannot be completed")
+}
+
+/// A PostgreSQL call whose server process was terminated under it (the run does that).
+fn terminated(c: &Call) -> bool {
+    let e = c.stderr.to_lowercase();
+    e.contains("terminat") || e.contains("connection")
+}
+
+/// Two takes of one lock, two finishes without a reopen between, one lock printed to two
+/// claims, a title twice.
+fn duplicates(
+    calls: &[Call],
+    facts: &Facts,
+    events_of: &HashMap<i64, Vec<&Event>>,
+    f: &mut Findings,
+) {
+    let mut takes: HashMap<(i64, i64), usize> = HashMap::new();
+    for e in facts
+        .events
+        .iter()
+        .filter(|e| TAKES.contains(&e.kind.as_str()))
+    {
+        *takes.entry((e.item, e.token.unwrap_or(-1))).or_default() += 1;
+    }
+    for ((item, token), n) in takes.into_iter().filter(|(_, n)| *n > 1) {
+        f.duplicates
+            .push(format!("#{item} token {token} was taken {n} times"));
+    }
+    for (item, evs) in events_of {
+        let mut finishes = 0;
+        for e in evs {
+            if e.kind == "requeued" {
+                finishes = 0;
+            } else if FINISHES.contains(&e.kind.as_str()) {
+                finishes += 1;
+                if finishes == 2 {
+                    f.duplicates.push(format!(
+                        "#{item} finished twice without a reopen (event {} {})",
+                        e.id, e.kind
+                    ));
+                }
+            }
+        }
+    }
+    // (Claiming an item you hold gives you your own lock again: not a second holder.)
+    let mut printed: HashMap<(i64, i64), Vec<&Call>> = HashMap::new();
+    for c in calls.iter().filter(|c| c.exit == Exit::Code(0)) {
+        if let Some(lock) = c.claimed {
+            printed.entry(lock).or_default().push(c);
+        }
+    }
+    for ((item, token), cs) in printed {
+        if cs.iter().any(|c| c.actor != cs[0].actor) {
+            let who: Vec<String> = cs
+                .iter()
+                .map(|c| format!("{} (call {})", c.actor, c.id))
+                .collect();
+            f.duplicates.push(format!(
+                "#{item} token {token} was given to {}",
+                who.join(", ")
+            ));
+        }
+    }
+    let mut titles: HashMap<&str, usize> = HashMap::new();
+    for i in facts.items.iter().filter(|i| i.title.starts_with("soak-f")) {
+        *titles.entry(i.title.as_str()).or_default() += 1;
+    }
+    for (t, n) in titles.into_iter().filter(|(_, n)| *n > 1) {
+        f.duplicates
+            .push(format!("imported row {t} is there {n} times"));
+    }
+}
+
+/// Every row of a file an import said it imported (exit 0) is there.
+fn imports(calls: &[Call], facts: &Facts, f: &mut Findings) {
+    for c in calls
+        .iter()
+        .filter(|c| c.op.contains("import") && c.exit == Exit::Code(0))
+    {
+        let Some(name) = c.args.get(1).and_then(|p| p.rsplit('/').next()) else {
+            continue;
+        };
+        let Some((n, rows)) = name
+            .trim_start_matches('f')
+            .trim_end_matches(".csv")
+            .split_once('-')
+        else {
+            continue;
+        };
+        let prefix = format!("soak-f{n}-r");
+        let there = facts
+            .items
+            .iter()
+            .filter(|i| i.title.starts_with(&prefix))
+            .count();
+        if rows.parse::<usize>().ok() != Some(there) && there < rows.parse().unwrap_or(0) {
+            f.lost
+                .push(format!("{there} of {rows} rows are there: {}", c.line()));
+        }
+    }
+}
+
+/// Refusals while the item was free (claims) or the lock stood (holders), for the whole call.
+fn false_refusals(
+    ix: &Index<'_>,
+    calls: &[Call],
+    facts: &Facts,
+    events_of: &HashMap<i64, Vec<&Event>>,
+    f: &mut Findings,
+) {
+    // When a row became visible to others: when the call that wrote it ended.
+    let visible = |actor: &str, at: i64| ix.call_at(actor, at).map_or(at + 1000, |c| c.end);
+    let mut free: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
+    for item in &facts.items {
+        let mut spans = Vec::new();
+        let mut since = Some(visible(&item.created_by, item.created_at));
+        for e in events_of.get(&item.id).map_or(&[][..], |v| v.as_slice()) {
+            let k = e.kind.as_str();
+            if TAKES.contains(&k) || FINISHES.contains(&k) {
+                if let Some(s) = since.take() {
+                    spans.push((s, e.at));
+                }
+            } else if FREES.contains(&k) && since.is_none() {
+                since = Some(visible(&e.actor, e.at));
+            }
+        }
+        if let Some(s) = since {
+            spans.push((s, i64::MAX));
+        }
+        free.insert(item.id, spans);
+    }
+    // Any item (of a queue, or of all) free over a span.
+    let mut spans: HashMap<&str, Spans> = HashMap::new();
+    for item in &facts.items {
+        for &span in &free[&item.id] {
+            spans.entry(item.queue.as_str()).or_default().all.push(span);
+            spans.entry("").or_default().all.push(span);
+        }
+    }
+    spans.values_mut().for_each(Spans::sort);
+    for c in calls.iter().filter(|c| c.class != Class::Setup) {
+        let code = match c.exit {
+            Exit::Code(code @ (3 | 4)) => code,
+            _ => continue,
+        };
+        let claims = c.class == Class::Claim || (c.class == Class::CompleteNext && code == 4);
+        if claims {
+            let was_free = match c.item {
+                Some(item) => free
+                    .get(&item)
+                    .is_some_and(|v| v.iter().any(|&(a, b)| a <= c.start && b >= c.end)),
+                None => spans
+                    .get(queue_of(c))
+                    .is_some_and(|s| s.any_free(c.start, c.end)),
+            };
+            if was_free {
+                f.false_refusals
+                    .push(format!("an item was free throughout: {}", c.line()));
+            }
+        } else if let (Some(item), Some(token), 3) = (c.item, c.token, code)
+            && lock_stood(events_of.get(&item), token, c, &visible)
+        {
+            f.false_refusals
+                .push(format!("the lock stood throughout: {}", c.line()));
+        }
+    }
+}
+
+/// True when the lock `token` on the call's item was taken before the call and nothing
+/// ended it before the call ended.
+fn lock_stood(
+    evs: Option<&Vec<&Event>>,
+    token: i64,
+    c: &Call,
+    visible: &dyn Fn(&str, i64) -> i64,
+) -> bool {
+    let Some(evs) = evs else { return false };
+    let Some(pos) = evs
+        .iter()
+        .position(|e| TAKES.contains(&e.kind.as_str()) && e.token == Some(token))
+    else {
+        return false;
+    };
+    let take = evs[pos];
+    if visible(&take.actor, take.at) > c.start {
+        return false;
+    }
+    let ended = evs[pos + 1..]
+        .iter()
+        .find(|e| ENDS.contains(&e.kind.as_str()))
+        .map_or(i64::MAX, |e| e.at);
+    ended > c.end
+}
+
+/// Free spans `(from, until)` sorted by `from`, with the latest `until` so far: "was any
+/// item free throughout (s, e)" is one binary search.
+#[derive(Default)]
+struct Spans {
+    all: Vec<(i64, i64)>,
+    latest: Vec<i64>,
+}
+
+impl Spans {
+    fn sort(&mut self) {
+        self.all.sort_unstable();
+        let mut m = i64::MIN;
+        self.latest = self
+            .all
+            .iter()
+            .map(|&(_, e)| {
+                m = m.max(e);
+                m
+            })
+            .collect();
+    }
+
+    fn any_free(&self, s: i64, e: i64) -> bool {
+        let i = self.all.partition_point(|&(from, _)| from <= s);
+        i > 0 && self.latest[i - 1] >= e
+    }
+}
+
+/// The queue a claim names with --queue ("" for any queue).
+fn queue_of(c: &Call) -> &str {
+    c.args
+        .iter()
+        .position(|a| a == "--queue")
+        .and_then(|i| c.args.get(i + 1))
+        .map_or("", String::as_str)
+}

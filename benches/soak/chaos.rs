@@ -1,0 +1,252 @@
+//! The chaos loop's table: every write path (and the reads beside them) that one
+//! supervisor, "boss", runs at random while the workers claim and complete. Adding a write
+//! path is one line in `CHAOS` (or in `worker::HOLDER` for a holder's write): its name, how
+//! often, its class (what the analysis expects of it), the exit codes that are answers
+//! rather than errors, and its arguments.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use crate::backend::Kind;
+use crate::process::Class;
+use crate::rng::Rng;
+
+/// The run's main queue (a text field `note` for `set`).
+pub(crate) const QUEUE: &str = "q";
+/// A queue whose items carry a checklist (`steps`: a, b, c), ticked before Complete.
+pub(crate) const LISTS: &str = "lists";
+/// Exit 3: the item was not in a state for it (held, finished...).
+pub(crate) const CONFLICT: &[i32] = &[3];
+/// Exit 1 or 3: reopen, requeue and unlock say "open already", "not locked" with exit 1.
+const STATE: &[i32] = &[1, 3];
+const NONE: &[i32] = &[];
+
+/// What a chaos entry needs to build its arguments.
+pub(crate) struct Ctx<'a> {
+    pub(crate) rng: Rng,
+    pub(crate) kind: Kind,
+    pub(crate) dir: PathBuf,
+    pub(crate) workers: Vec<String>,
+    /// Items known to exist (chaos picks among them).
+    pub(crate) seen: &'a Seen,
+    /// Items added but not yet finished by a worker (about): imports wait while it is high,
+    /// so the queue runs empty now and then (and "nothing to claim" is judged too).
+    pub(crate) backlog: &'a AtomicI64,
+    /// The call's id, for markers.
+    pub(crate) call: usize,
+    /// Import files written so far.
+    pub(crate) files: Vec<PathBuf>,
+}
+
+impl Ctx<'_> {
+    /// Text unique to this call, so that its write can be found in the database.
+    pub(crate) fn marker(&self) -> String {
+        format!("soak-{}", self.call)
+    }
+    fn item(&mut self) -> String {
+        let pick = self.rng.next_u64();
+        self.seen.pick(pick).to_string()
+    }
+    fn worker(&mut self) -> String {
+        let i = self.rng.below(self.workers.len() as u64) as usize;
+        self.workers[i].clone()
+    }
+}
+
+/// The ids of the last thousand items seen (claimed or added), for picking one.
+pub(crate) struct Seen(Mutex<(Vec<i64>, usize)>);
+
+impl Seen {
+    pub(crate) fn new(ids: impl Iterator<Item = i64>) -> Seen {
+        Seen(Mutex::new((ids.collect(), 0)))
+    }
+
+    pub(crate) fn add(&self, id: i64) {
+        let mut g = self.0.lock().expect("seen");
+        let (ids, next) = &mut *g;
+        if ids.len() < 1000 {
+            ids.push(id);
+        } else {
+            ids[*next % 1000] = id;
+            *next += 1;
+        }
+    }
+
+    fn pick(&self, r: u64) -> i64 {
+        let g = self.0.lock().expect("seen");
+        if g.0.is_empty() {
+            1
+        } else {
+            g.0[(r % g.0.len() as u64) as usize]
+        }
+    }
+}
+
+/// One call of a chaos entry: its arguments, and the database if not the run's own.
+pub(crate) struct Step {
+    pub(crate) args: Vec<String>,
+    pub(crate) db: Option<String>,
+}
+
+/// How a chaos entry makes its calls.
+pub(crate) enum Build {
+    /// One call: words split on spaces, with `{item}` (an item seen), `{worker}` (a
+    /// worker's name), `{marker}` (text unique to the call) and `{n}` (-5..=5) filled in.
+    Args(&'static str),
+    /// Calls made by a function (None: not on this backend).
+    With(fn(&mut Ctx<'_>) -> Option<Vec<Step>>),
+}
+
+/// One entry of the chaos loop.
+pub(crate) struct Chaos {
+    pub(crate) name: &'static str,
+    pub(crate) weight: u32,
+    pub(crate) class: Class,
+    pub(crate) refusals: &'static [i32],
+    pub(crate) build: Build,
+}
+
+impl Chaos {
+    /// The calls to run now (None: not on this backend).
+    pub(crate) fn steps(&self, c: &mut Ctx<'_>) -> Option<Vec<Step>> {
+        match self.build {
+            Build::With(f) => f(c),
+            Build::Args(words) => {
+                let args = words
+                    .split(' ')
+                    .map(|w| match w {
+                        "{item}" => c.item(),
+                        "{worker}" => c.worker(),
+                        "{marker}" => c.marker(),
+                        "{n}" => c.rng.range(-5, 5).to_string(),
+                        w => w.to_string(),
+                    })
+                    .collect();
+                Some(vec![Step { args, db: None }])
+            }
+        }
+    }
+}
+
+const fn chaos(
+    name: &'static str,
+    weight: u32,
+    class: Class,
+    refusals: &'static [i32],
+    build: Build,
+) -> Chaos {
+    Chaos {
+        name,
+        weight,
+        class,
+        refusals,
+        build,
+    }
+}
+
+use Build::{Args, With};
+
+/// The chaos loop: one line per write path (and the reads that run beside them). A new
+/// write path is one more line: its name, how often, its class (what the analysis expects
+/// of it), the exit codes that answer rather than fail, and its arguments.
+#[rustfmt::skip]
+pub(crate) const CHAOS: &[Chaos] = &[
+    // producers
+    chaos("import", 6, Class::Write, NONE, With(import_new)),
+    chaos("re-import", 2, Class::MayWrite, NONE, With(import_again)),
+    chaos("add", 3, Class::Write, NONE, Args("add --queue q --title {marker} --request-id {marker}")),
+    // supervisors
+    chaos("reap", 2, Class::MayWrite, NONE, Args("reap")),
+    chaos("unlock --expired", 2, Class::MayWrite, NONE, Args("unlock --expired --reason {marker}")),
+    chaos("unlock", 2, Class::Write, STATE, Args("unlock {item} --reason {marker}")),
+    chaos("reassign", 2, Class::Write, CONFLICT, Args("reassign {item} --to {worker} --reason {marker}")),
+    chaos("assign", 2, Class::Write, CONFLICT, Args("assign {item} --to {worker} --reason {marker}")),
+    chaos("reopen", 3, Class::Write, STATE, Args("reopen {item} --reason {marker}")),
+    chaos("requeue", 1, Class::Write, STATE, Args("requeue {item}")),
+    chaos("cancel", 1, Class::Write, CONFLICT, Args("cancel {item} --reason {marker}")),
+    chaos("edit", 2, Class::Write, CONFLICT, Args("edit {item} --priority {n}")),
+    chaos("comment", 3, Class::Write, NONE, Args("comment {item} {marker}")),
+    // reads beside them
+    chaos("check", 1, Class::Read, NONE, Args("check")),
+    chaos("backup + check", 1, Class::Read, NONE, With(backup_and_check)),
+    chaos("stats", 2, Class::Read, NONE, Args("stats --json")),
+    chaos("list --search", 1, Class::Read, NONE, Args("list --search soak --limit 20")),
+    chaos("list --search", 1, Class::Read, NONE, Args("list --search f1-r2 --limit 20")),
+    chaos("export", 1, Class::Read, NONE, Args("export --format jsonl")),
+    chaos("export --events", 1, Class::Read, NONE, Args("export --events --format jsonl")),
+    chaos("report", 1, Class::Read, NONE, Args("report --by queue")),
+    chaos("show", 2, Class::Read, NONE, Args("show {item} --json")),
+    chaos("history", 1, Class::Read, NONE, Args("history --user {worker}")),
+];
+
+/// One call on the run's database.
+fn one(args: &[&str]) -> Option<Vec<Step>> {
+    let args = args.iter().map(|s| s.to_string()).collect();
+    Some(vec![Step { args, db: None }])
+}
+
+/// Imports wait while about this many items are open.
+const BACKLOG: i64 = 60;
+
+/// A new CSV file of 10-80 rows (every other file with request ids, the others keyed by
+/// the file's identity; one in four to the checklist queue), titled `soak-fN-rROW`; its
+/// name carries its row count for the analysis (`fN-ROWS.csv`).
+fn import_new(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
+    if c.backlog.load(Ordering::Relaxed) > BACKLOG {
+        return None;
+    }
+    let n = c.files.len() + 1;
+    let rows = c.rng.range(10, 80);
+    c.backlog.fetch_add(rows, Ordering::Relaxed);
+    let path = c.dir.join(format!("f{n}-{rows}.csv"));
+    let with_ids = n % 2 == 0;
+    let mut text = String::from(if with_ids {
+        "title,queue,priority,request_id\n"
+    } else {
+        "title,queue,priority\n"
+    });
+    let queue = if n % 4 == 3 { LISTS } else { QUEUE };
+    for r in 1..=rows {
+        let p = c.rng.range(0, 3);
+        text.push_str(&format!("soak-f{n}-r{r},{queue},{p}"));
+        if with_ids {
+            text.push_str(&format!(",req-f{n}-r{r}"));
+        }
+        text.push('\n');
+    }
+    let mut f = std::fs::File::create(&path).ok()?;
+    f.write_all(text.as_bytes()).ok()?;
+    c.files.push(path.clone());
+    one(&["import", &path.display().to_string()])
+}
+
+/// An earlier file again: every row is there once whatever happened to the first try.
+fn import_again(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
+    if c.files.is_empty() {
+        return None;
+    }
+    let i = c.rng.below(c.files.len() as u64) as usize;
+    let path = c.files[i].display().to_string();
+    one(&["import", &path])
+}
+
+/// A backup, and `check` of the backup (SQLite only: PostgreSQL has pg_dump).
+fn backup_and_check(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
+    if c.kind != Kind::Sqlite {
+        return None;
+    }
+    let path = c.dir.join(format!("backup-{}.db", c.call));
+    let p = path.display().to_string();
+    Some(vec![
+        Step {
+            args: vec!["backup".into(), p.clone()],
+            db: None,
+        },
+        Step {
+            args: vec!["check".into()],
+            db: Some(p),
+        },
+    ])
+}

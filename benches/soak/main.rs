@@ -1,0 +1,498 @@
+//! The soak run: a torture run anyone can repeat (`scripts/soak`, which runs this).
+//!
+//! ```text
+//! scripts/soak --minutes 2 --backend sqlite|postgres [--workers N] [--seed S] [--keep]
+//! ```
+//!
+//! For the given minutes, N workers claim and complete through the real binary (claim,
+//! claim --id, claim --wait, complete, complete --next, fail, release, renew, set, tick),
+//! while one supervisor runs the chaos loop (`chaos::CHAOS`: imports and re-imports, reap,
+//! unlocks, assignments, reopen, edits, comments, backups checked, check, stats, search,
+//! export...), a killer SIGKILLs a running call every 1.5 s or so, one call in twenty runs
+//! under strace with an I/O error, a full disk or a SIGKILL injected at its Nth write or
+//! fsync (PostgreSQL: its Nth message), and on PostgreSQL the run's server processes are
+//! terminated at random. Then the queue is drained (a lock nobody can take is a lockout),
+//! `caseload check` runs, and every call's exit code is judged against the database (see
+//! `analysis`). One table is printed; the exit code is 1 on any violation.
+//!
+//! PostgreSQL runs in a new database `soak_*` made through `--pg` (default:
+//! `CASELOAD_TEST_PG`), dropped at the end unless something was found or `--keep`.
+
+// A test program: it may unwrap, be long, and drive the OS directly.
+#![allow(clippy::unwrap_used, clippy::too_many_lines)]
+
+mod analysis;
+mod backend;
+mod chaos;
+mod process;
+mod rng;
+mod worker;
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use clap::Parser;
+
+use backend::{Backend, Kind};
+use chaos::{CHAOS, Ctx, LISTS, QUEUE, Seen};
+use process::{Call, Class, Exit, Request, Runner};
+use rng::Rng;
+
+/// A torture run of caseload through its real binary, judged against the database.
+#[derive(Parser)]
+#[command(name = "soak")]
+struct Args {
+    /// How long the workers and the chaos run (the drain and analysis come after)
+    #[arg(long, default_value_t = 2.0)]
+    minutes: f64,
+    /// Which backend to torture
+    #[arg(long, value_enum, default_value = "sqlite")]
+    backend: Kind,
+    /// Workers claiming and completing at once
+    #[arg(long, default_value_t = 4)]
+    workers: usize,
+    /// The seed of the run's choices (printed; the timing is the machine's)
+    #[arg(long)]
+    seed: Option<u64>,
+    /// A PostgreSQL URL allowed to create databases (a new one is made per run)
+    #[arg(
+        long,
+        env = "CASELOAD_TEST_PG",
+        default_value = "postgres://postgres@127.0.0.1:5432/test"
+    )]
+    pg: String,
+    /// The share of calls run under strace with a fault injected
+    #[arg(long, default_value_t = 0.05)]
+    fault_rate: f64,
+    /// Keep the run's directory and database even when nothing was found
+    #[arg(long)]
+    keep: bool,
+    /// Self-check: forget one take and one complete of the database before judging, which
+    /// must show up as lost writes (proves the analysis can fail)
+    #[arg(long)]
+    tamper: bool,
+    /// (passed by `cargo bench`)
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+/// What the run did, for the table.
+#[derive(Default)]
+struct Counts {
+    kills: AtomicUsize,
+    terminated: AtomicUsize,
+}
+
+fn main() {
+    match run() {
+        Ok(clean) => std::process::exit(if clean { 0 } else { 1 }),
+        Err(e) => {
+            eprintln!("soak: {e:#}");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn run() -> Result<bool> {
+    let args = Args::parse();
+    let seed = args.seed.unwrap_or_else(|| process::now_ms() as u64);
+    let mut rng = Rng::new(seed);
+    let dir = tempfile::Builder::new()
+        .prefix("caseload-soak-")
+        .tempdir()?;
+    let tag = format!("{}_{}", std::process::id(), seed % 100_000);
+    let backend = Backend::create(args.backend, dir.path(), &args.pg, &tag)?;
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_caseload"));
+    let runner = Runner::new(bin, backend.db.clone(), dir.path().to_path_buf());
+    eprintln!(
+        "soak: {:?}, {} min, {} workers, seed {seed}, in {} ({})",
+        args.backend,
+        args.minutes,
+        args.workers,
+        dir.path().display(),
+        backend.db
+    );
+    let workers: Vec<String> = (1..=args.workers).map(|i| format!("w{i}")).collect();
+    setup(&runner, &backend, &workers)?;
+
+    let seen = Seen::new(1..=50);
+    let backlog = AtomicI64::new(50);
+    let counts = Counts::default();
+    let deadline = Instant::now() + Duration::from_secs_f64(args.minutes * 60.0);
+    std::thread::scope(|s| {
+        for name in &workers {
+            let w = worker::Worker::new(
+                &runner,
+                name.clone(),
+                rng.fork(),
+                args.backend,
+                args.fault_rate,
+                deadline,
+                &seen,
+                &backlog,
+            );
+            s.spawn(move || w.run());
+        }
+        let ctx = Ctx {
+            rng: rng.fork(),
+            kind: args.backend,
+            dir: dir.path().to_path_buf(),
+            workers: workers.clone(),
+            seen: &seen,
+            backlog: &backlog,
+            call: 0,
+            files: Vec::new(),
+        };
+        let (runner, fault_rate) = (&runner, args.fault_rate);
+        s.spawn(move || chaos_loop(runner, ctx, fault_rate, deadline));
+        let (counts, backend, mut krng) = (&counts, &backend, rng.fork());
+        s.spawn(move || killer(runner, backend, counts, &mut krng, deadline));
+    });
+
+    let drain_note = drain(&runner, &workers)?;
+    let check = runner.run(
+        runner.next_id(),
+        Request::new(&backend.login, "check", Class::Setup, vec!["check".into()]),
+    );
+    let mut facts = backend.facts()?;
+    if args.tamper {
+        for kind in ["locked", "completed"] {
+            if let Some(i) = facts
+                .events
+                .iter()
+                .position(|e| e.kind == kind && e.actor.starts_with('w'))
+            {
+                eprintln!("soak: --tamper: forgetting event {:?}", facts.events[i]);
+                facts.events.remove(i);
+            }
+        }
+    }
+    let calls = runner.calls();
+    let mut found = analysis::analyse(&calls, &facts);
+    if drain_note.is_empty() {
+        for i in facts.items.iter().filter(|i| i.state == "open") {
+            found.lockouts.push(format!(
+                "#{} is open (held by {:?}) but the drain could not take it",
+                i.id, i.lock_user
+            ));
+        }
+    }
+    write_log(dir.path(), &calls)?;
+    let clean = report(&args, seed, &calls, &counts, &found, &check, &drain_note);
+    if clean && !args.keep {
+        backend.drop_database()?;
+    } else {
+        let kept = dir.keep();
+        eprintln!(
+            "soak: kept {} (calls.log: every call) and {}",
+            kept.display(),
+            backend.db
+        );
+    }
+    Ok(clean)
+}
+
+/// The database, its queues (30 s locks, so a lock left by a killed call expires within
+/// the run; a text field for set, a checklist in the other for tick), a supervisor for the chaos and the workers'
+/// names bound to this login, and 50 items to start.
+fn setup(runner: &Runner, backend: &Backend, workers: &[String]) -> Result<()> {
+    let login = backend.login.as_str();
+    let mut steps: Vec<Vec<String>> = vec![
+        vec!["init".into()],
+        [
+            "queue",
+            "set",
+            QUEUE,
+            "--create",
+            "--lock-seconds",
+            "30",
+            "--warn-seconds",
+            "5",
+        ]
+        .map(String::from)
+        .to_vec(),
+        ["field", "set", QUEUE, "note", "--type", "text"]
+            .map(String::from)
+            .to_vec(),
+        [
+            "queue",
+            "set",
+            LISTS,
+            "--create",
+            "--lock-seconds",
+            "30",
+            "--warn-seconds",
+            "5",
+        ]
+        .map(String::from)
+        .to_vec(),
+        [
+            "field",
+            "set",
+            LISTS,
+            "steps",
+            "--type",
+            "checklist",
+            "--choices",
+            "a,b,c",
+        ]
+        .map(String::from)
+        .to_vec(),
+        [
+            "user",
+            "set",
+            "boss",
+            "--role",
+            "supervisor",
+            "--login",
+            login,
+        ]
+        .map(String::from)
+        .to_vec(),
+        [
+            "user",
+            "set",
+            "drain",
+            "--role",
+            "supervisor",
+            "--login",
+            login,
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for w in workers {
+        steps.push(
+            ["user", "set", w, "--login", login]
+                .map(String::from)
+                .to_vec(),
+        );
+    }
+    for i in 1..=50 {
+        steps.push(
+            ["add", "--queue", QUEUE, "--title", &format!("seed-{i}")]
+                .map(String::from)
+                .to_vec(),
+        );
+    }
+    for args in steps {
+        let c = runner.run(
+            runner.next_id(),
+            Request::new(login, "setup", Class::Setup, args),
+        );
+        if c.exit != Exit::Code(0) {
+            bail!("setup failed: {}", c.line());
+        }
+    }
+    Ok(())
+}
+
+/// The supervisor's loop over the chaos table until the deadline.
+fn chaos_loop(runner: &Runner, mut ctx: Ctx<'_>, fault_rate: f64, deadline: Instant) {
+    while Instant::now() < deadline {
+        let entry = ctx.rng.weighted(CHAOS, |c| c.weight);
+        ctx.call = runner.next_id();
+        let Some(steps) = entry.steps(&mut ctx) else {
+            continue;
+        };
+        for (n, step) in steps.into_iter().enumerate() {
+            let id = if n == 0 { ctx.call } else { runner.next_id() };
+            let mut req = Request::new("boss", entry.name, entry.class, step.args);
+            req.refusals = entry.refusals;
+            req.db = step.db.clone();
+            if entry.class != Class::Read && ctx.rng.chance(fault_rate) {
+                req.fault = Some(worker::fault(&mut ctx.rng, ctx.kind));
+            }
+            let call = runner.run(id, req);
+            if entry.name == "add" && call.exit == Exit::Code(0) {
+                if let Ok(item) = call.stdout.trim().parse::<i64>() {
+                    ctx.seen.add(item);
+                }
+            }
+            if let Some(db) = step.db {
+                let _ = std::fs::remove_file(db);
+            }
+            if call.exit != Exit::Code(0) {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20 + ctx.rng.below(150)));
+    }
+}
+
+/// SIGKILLs a running call every 0.5-2.5 s, and on PostgreSQL terminates one of the run's
+/// server processes every few seconds.
+fn killer(runner: &Runner, backend: &Backend, counts: &Counts, rng: &mut Rng, deadline: Instant) {
+    let mut pg = if backend.kind == Kind::Postgres {
+        backend.pg_client().ok()
+    } else {
+        None
+    };
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(500 + rng.below(2000)));
+        runner.kill_hung();
+        let pick = rng.next_u64() as usize;
+        if runner.kill_one(|n| pick % n) {
+            counts.kills.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(c) = pg.as_mut().filter(|_| rng.chance(0.3)) {
+            let sql = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                       WHERE datname = current_database() AND pid <> pg_backend_pid() \
+                       AND backend_type = 'client backend' ORDER BY random() LIMIT 1";
+            if let Ok(rows) = c.query(sql, &[]) {
+                counts.terminated.fetch_add(rows.len(), Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Frees every worker's lock (a supervisor's bulk unlock per holder) and takes and completes every open item
+/// through the CLI. Returns why the drain stopped short, or "" when the queue emptied
+/// (then an open item left is a lockout).
+fn drain(runner: &Runner, workers: &[String]) -> Result<String> {
+    let run = |op, class, args: &[&str]| {
+        let args = args.iter().map(|s| s.to_string()).collect();
+        let mut req = Request::new("drain", op, class, args);
+        req.refusals = &[3, 4];
+        runner.run(runner.next_id(), req)
+    };
+    for w in workers {
+        let c = run(
+            "drain: unlock",
+            Class::MayWrite,
+            &["unlock", "--holder", w, "--reason", "soak drain"],
+        );
+        if c.exit != Exit::Code(0) {
+            return Ok(format!("the bulk unlock failed: {}", c.line()));
+        }
+    }
+    let until = Instant::now() + Duration::from_secs(180);
+    let mut held = None;
+    while Instant::now() < until {
+        let c = match held {
+            None => run("drain: claim", Class::Claim, &["claim", "--json"]),
+            Some((i, t)) => {
+                let (i, t): (String, String) = (format!("{i}"), format!("{t}"));
+                let mut req = Request::new(
+                    "drain",
+                    "complete --next",
+                    Class::CompleteNext,
+                    [
+                        "complete",
+                        &i,
+                        "--token",
+                        &t,
+                        "--override",
+                        "soak drain",
+                        "--next",
+                        "--json",
+                    ]
+                    .map(String::from)
+                    .to_vec(),
+                );
+                req.refusals = &[3, 4];
+                req.item = held.map(|h| h.0);
+                req.token = held.map(|h| h.1);
+                runner.run(runner.next_id(), req)
+            }
+        };
+        match c.exit {
+            Exit::Code(0) => held = c.claimed,
+            Exit::Code(4) => return Ok(String::new()),
+            _ => return Ok(format!("the drain stopped: {}", c.line())),
+        }
+    }
+    Ok("the drain ran out of time (180 s)".into())
+}
+
+fn write_log(dir: &std::path::Path, calls: &[Call]) -> Result<()> {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join("calls.log"))?);
+    for c in calls {
+        writeln!(f, "{}", c.line())?;
+    }
+    Ok(())
+}
+
+/// Prints the table (and the first findings of each kind); true when nothing was found.
+fn report(
+    args: &Args,
+    seed: u64,
+    calls: &[Call],
+    counts: &Counts,
+    f: &analysis::Findings,
+    check: &Call,
+    drain_note: &str,
+) -> bool {
+    let faults = calls.iter().filter(|c| c.fault.is_some()).count();
+    let check_ok = check.exit == Exit::Code(0);
+    let backend = match args.backend {
+        Kind::Sqlite => "sqlite",
+        Kind::Postgres => "postgres",
+    };
+    let terminated = if args.backend == Kind::Postgres {
+        counts.terminated.load(Ordering::Relaxed).to_string()
+    } else {
+        "-".into()
+    };
+    println!(
+        "| backend | minutes | workers | calls | kills | faults | terminated | duplicates | lost | failed but applied | false refusals | lockouts | errors | check |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| {backend} | {} | {} | {} | {} | {faults} | {terminated} | {} | {} | {} | {} | {} | {} | {} |",
+        args.minutes,
+        args.workers,
+        calls.len(),
+        counts.kills.load(Ordering::Relaxed),
+        f.duplicates.len(),
+        f.lost.len(),
+        f.failed_applied.len(),
+        f.false_refusals.len(),
+        f.lockouts.len(),
+        f.errors.len(),
+        if check_ok { "ok" } else { "FAILED" },
+    );
+    let sections = [
+        ("duplicates", &f.duplicates),
+        ("lost", &f.lost),
+        ("failed but applied", &f.failed_applied),
+        ("false refusals", &f.false_refusals),
+        ("lockouts", &f.lockouts),
+        ("errors", &f.errors),
+    ];
+    for (name, v) in sections {
+        for line in v.iter().take(8) {
+            println!("{name}: {line}");
+        }
+        if v.len() > 8 {
+            println!("{name}: ... and {} more", v.len() - 8);
+        }
+    }
+    if !check_ok {
+        println!("check: {}\n{}", check.line(), check.stdout);
+    }
+    if !drain_note.is_empty() {
+        println!("drain: {drain_note}");
+    }
+    let judged = |p: &dyn Fn(&Call) -> bool| {
+        calls
+            .iter()
+            .filter(|c| c.class != Class::Setup && p(c))
+            .count()
+    };
+    println!(
+        "judged: {} exit-0 writes, {} claims refused 'nothing to claim', {} refused 'taken' or 'lock lost', {} without an answer (killed, exit 6)",
+        judged(&|c| c.exit == Exit::Code(0) && c.class != Class::Read),
+        judged(&|c| c.exit == Exit::Code(4)),
+        judged(&|c| c.exit == Exit::Code(3)),
+        judged(&|c| c.exit.unknown()),
+    );
+    println!(
+        "seed {seed}: scripts/soak --minutes {} --backend {backend} --workers {} --seed {seed}",
+        args.minutes, args.workers
+    );
+    check_ok && sections.iter().all(|(_, v)| v.is_empty())
+}

@@ -1,0 +1,413 @@
+//! A worker: one caseload name claiming and completing through the real CLI as a person
+//! (or a script) would, in a loop until the deadline. After an answer it did not get
+//! (killed, exit 6, an injected fault) it runs the same write again, as a careful client
+//! would, and after a lost claim it looks at its own items (`list --mine`) to carry on.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use crate::chaos::Seen;
+use std::time::{Duration, Instant};
+
+use crate::backend::Kind;
+use crate::chaos::{CONFLICT, LISTS, QUEUE};
+use crate::process::{Call, Class, Exit, Request, Runner};
+use crate::rng::Rng;
+
+/// A holder's write: name, only for items of a queue (whose fields it names), how often,
+/// whether it ends the lock, whether exit 0 always leaves a row, and its words (split on
+/// spaces; `{item}`, `{token}` and `{marker}` filled in).
+pub(crate) struct HolderWrite {
+    pub(crate) name: &'static str,
+    queue: Option<&'static str>,
+    weight: u32,
+    ends_lock: bool,
+    must_write: bool,
+    words: &'static str,
+}
+
+const fn holder(
+    name: &'static str,
+    queue: Option<&'static str>,
+    weight: u32,
+    ends_lock: bool,
+    must_write: bool,
+    words: &'static str,
+) -> HolderWrite {
+    HolderWrite {
+        name,
+        queue,
+        weight,
+        ends_lock,
+        must_write,
+        words,
+    }
+}
+
+impl HolderWrite {
+    fn args(&self, item: i64, token: i64, marker: &str) -> Vec<String> {
+        let fill = |w: &str| {
+            w.replace("{item}", &item.to_string())
+                .replace("{token}", &token.to_string())
+                .replace("{marker}", marker)
+        };
+        self.words.split(' ').map(fill).collect()
+    }
+}
+
+fn v(parts: &[&str]) -> Vec<String> {
+    parts.iter().map(|s| s.to_string()).collect()
+}
+
+/// The holder's writes, one line each (`complete --next` is the worker's own step, as it
+/// also claims).
+#[rustfmt::skip]
+pub(crate) const HOLDER: &[HolderWrite] = &[
+    holder("complete", None, 30, true, true, "complete {item} --token {token} --result {marker}"),
+    holder("fail", None, 4, true, true, "fail {item} --token {token} --reason {marker}"),
+    holder("release", None, 5, true, true, "release {item} --token {token}"),
+    holder("renew", None, 8, false, true, "renew {item} --token {token}"),
+    holder("set", Some(QUEUE), 8, false, true, "set {item} note={marker} --token {token}"),
+    holder("tick", Some(LISTS), 4, false, false, "tick {item} steps a --token {token}"),
+    holder("tick --undo", Some(LISTS), 3, false, false, "tick {item} steps a --undo --token {token}"),
+];
+
+/// The event kind a holder write with a token leaves (checked by token, so a retry's
+/// "already done" finds the first try's row).
+pub(crate) fn token_kind(op: &str) -> Option<&'static str> {
+    match op {
+        "complete" | "complete --next" => Some("completed"),
+        "fail" => Some("failed"),
+        "release" => Some("released"),
+        "renew" => Some("renewed"),
+        _ => None,
+    }
+}
+
+/// One worker's loop.
+pub(crate) struct Worker<'a> {
+    pub(crate) runner: &'a Runner,
+    pub(crate) name: String,
+    pub(crate) rng: Rng,
+    pub(crate) kind: Kind,
+    pub(crate) fault_rate: f64,
+    pub(crate) deadline: Instant,
+    pub(crate) seen: &'a Seen,
+    pub(crate) backlog: &'a AtomicI64,
+    held: Option<(i64, i64)>,
+    /// The held item's queue.
+    queue: String,
+    candidates: Vec<i64>,
+    since_sync: u32,
+}
+
+impl<'a> Worker<'a> {
+    pub(crate) fn new(
+        runner: &'a Runner,
+        name: String,
+        rng: Rng,
+        kind: Kind,
+        fault_rate: f64,
+        deadline: Instant,
+        seen: &'a Seen,
+        backlog: &'a AtomicI64,
+    ) -> Worker<'a> {
+        Worker {
+            runner,
+            name,
+            rng,
+            kind,
+            fault_rate,
+            deadline,
+            seen,
+            backlog,
+            held: None,
+            queue: String::new(),
+            candidates: Vec::new(),
+            since_sync: 0,
+        }
+    }
+
+    pub(crate) fn run(mut self) {
+        while Instant::now() < self.deadline {
+            if self.held.is_none() {
+                self.take();
+            } else {
+                self.work();
+            }
+            let pause = self.rng.below(15);
+            std::thread::sleep(Duration::from_millis(pause));
+        }
+    }
+
+    fn call(
+        &mut self,
+        op: &'static str,
+        class: Class,
+        args: Vec<String>,
+        target: Option<(i64, i64)>,
+    ) -> Call {
+        let id = self.runner.next_id();
+        self.call_with(id, op, class, args, target, None)
+    }
+
+    fn call_with(
+        &mut self,
+        id: usize,
+        op: &'static str,
+        class: Class,
+        args: Vec<String>,
+        target: Option<(i64, i64)>,
+        retry_of: Option<usize>,
+    ) -> Call {
+        let mut req = Request::new(&self.name, op, class, args);
+        req.refusals = match class {
+            Class::Claim | Class::CompleteNext => &[3, 4],
+            _ if target.is_some() => CONFLICT,
+            _ => &[],
+        };
+        req.item = target.map(|t| t.0);
+        req.token = target.map(|t| t.1).filter(|&t| t > 0);
+        req.retry_of = retry_of;
+        if retry_of.is_none() && class != Class::Read && self.rng.chance(self.fault_rate) {
+            req.fault = Some(fault(&mut self.rng, self.kind));
+        }
+        let call = self.runner.run(id, req);
+        if let Some((item, _)) = call.claimed {
+            self.seen.add(item);
+        }
+        self.since_sync += 1;
+        if call.exit == Exit::Code(0) && matches!(op, "complete" | "complete --next" | "fail") {
+            self.backlog.fetch_sub(1, Ordering::Relaxed);
+        }
+        call
+    }
+
+    /// A call whose answer was lost is run again (same arguments, no fault) until it has one.
+    fn until_known(&mut self, mut call: Call) -> Call {
+        let first = call.id;
+        for _ in 0..5 {
+            if !lost_answer(&call) {
+                break;
+            }
+            let id = self.runner.next_id();
+            let (op, class, args) = (call.op, call.class, call.args.clone());
+            let target = call.item.map(|i| (i, call.token.unwrap_or(0)));
+            call = self.call_with(id, op, class, args, target, Some(first));
+        }
+        call
+    }
+
+    fn take(&mut self) {
+        if self.since_sync > 20 {
+            self.sync();
+            if self.held.is_some() {
+                return;
+            }
+        }
+        let pick = self.rng.below(100);
+        let call = if pick < 20 && !self.candidates.is_empty() {
+            let i = self.rng.below(self.candidates.len() as u64) as usize;
+            let id = self.candidates.swap_remove(i);
+            let args = v(&["claim", "--id", &id.to_string(), "--json"]);
+            self.call("claim --id", Class::Claim, args, Some((id, 0)))
+        } else if pick < 30 {
+            self.call(
+                "claim --wait",
+                Class::Claim,
+                v(&["claim", "--wait", "--timeout", "2", "--json"]),
+                None,
+            )
+        } else if pick < 40 {
+            self.look();
+            return;
+        } else if pick < 70 {
+            self.call(
+                "claim",
+                Class::Claim,
+                v(&["claim", "--queue", QUEUE, "--json"]),
+                None,
+            )
+        } else {
+            self.call("claim", Class::Claim, v(&["claim", "--json"]), None)
+        };
+        match call.exit {
+            Exit::Code(0) => self.hold(&call),
+            Exit::Code(4) => std::thread::sleep(Duration::from_millis(50 + self.rng.below(200))),
+            e if e.unknown() || call.fault.is_some() => self.sync(),
+            _ => {}
+        }
+    }
+
+    /// Holds what an exit-0 claim printed.
+    fn hold(&mut self, call: &Call) {
+        self.held = call.claimed;
+        let item: serde_json::Value = serde_json::from_str(call.stdout.trim()).unwrap_or_default();
+        self.queue = item["queue"].as_str().unwrap_or_default().to_string();
+    }
+
+    /// Looks at the queue as the TUI's list does, to pick an item by id later.
+    fn look(&mut self) {
+        let call = self.call(
+            "list",
+            Class::Read,
+            v(&["list", "--limit", "30", "--json"]),
+            None,
+        );
+        if let Ok(serde_json::Value::Array(items)) = serde_json::from_str(&call.stdout) {
+            self.candidates = items
+                .iter()
+                .filter(|i| i["lock_user"].is_null())
+                .filter_map(|i| i["id"].as_i64())
+                .collect();
+        }
+    }
+
+    /// Finds this worker's own lock (after a lost claim, or an assignment by a supervisor).
+    fn sync(&mut self) {
+        self.since_sync = 0;
+        let call = self.call(
+            "list --mine",
+            Class::Read,
+            v(&["list", "--mine", "--json"]),
+            None,
+        );
+        if call.exit != Exit::Code(0) {
+            return;
+        }
+        if let Ok(serde_json::Value::Array(items)) = serde_json::from_str(&call.stdout) {
+            let mine = items
+                .iter()
+                .find(|i| i["lock_user"].as_str() == Some(self.name.as_str()));
+            self.held = mine.and_then(|i| Some((i["id"].as_i64()?, i["lock_token"].as_i64()?)));
+            self.queue = mine
+                .and_then(|i| i["queue"].as_str())
+                .unwrap_or_default()
+                .to_string();
+        }
+    }
+
+    fn work(&mut self) {
+        let Some((item, token)) = self.held else {
+            return;
+        };
+        let (i, t) = (item.to_string(), token.to_string());
+        if self.rng.below(100) < 20 {
+            let id = self.runner.next_id();
+            let m = format!("soak-{id}");
+            let mut args = v(&[
+                "complete", &i, "--token", &t, "--result", &m, "--next", "--json",
+            ]);
+            if self.rng.chance(0.5) {
+                args.extend(v(&["--queue", QUEUE]));
+            }
+            let call = self.call_with(
+                id,
+                "complete --next",
+                Class::CompleteNext,
+                args,
+                Some((item, token)),
+                None,
+            );
+            let call = self.until_known(call);
+            if self.tick_all_if_refused(&call) {
+                return;
+            }
+            self.held = None;
+            if call.exit == Exit::Code(0) {
+                self.hold(&call);
+            }
+            if call.exit == Exit::Code(0) && call.claimed.is_none() {
+                self.sync();
+            }
+            return;
+        }
+        let queue = self.queue.clone();
+        let w = self.rng.weighted(HOLDER, |h| {
+            if h.queue.is_none_or(|q| q == queue) {
+                h.weight
+            } else {
+                0
+            }
+        });
+        let id = self.runner.next_id();
+        let args = w.args(item, token, &format!("soak-{id}"));
+        let class = if w.must_write {
+            Class::Holder
+        } else {
+            Class::MayWrite
+        };
+        let call = self.call_with(id, w.name, class, args, Some((item, token)), None);
+        let call = self.until_known(call);
+        if self.tick_all_if_refused(&call) {
+            return;
+        }
+        if w.ends_lock || call.exit == Exit::Code(3) || lost_answer(&call) {
+            self.held = None;
+        }
+    }
+
+    /// A complete refused for the checklist's lines: ticks them all (keeping the lock, to
+    /// complete on a later turn). True when it was such a refusal.
+    fn tick_all_if_refused(&mut self, call: &Call) -> bool {
+        if !(call.exit == Exit::Code(1) && call.stderr.contains("cannot be completed")) {
+            return false;
+        }
+        let Some((item, token)) = self.held else {
+            return true;
+        };
+        for line in ["a", "b", "c"] {
+            let args = v(&[
+                "tick",
+                &item.to_string(),
+                "steps",
+                line,
+                "--token",
+                &token.to_string(),
+            ]);
+            let c = self.call("tick", Class::MayWrite, args, Some((item, token)));
+            let c = self.until_known(c);
+            if c.exit != Exit::Code(0) {
+                self.held = None;
+                break;
+            }
+        }
+        true
+    }
+}
+
+/// True when the caller does not know what happened: killed, exit 6, or an injected fault
+/// that made it fail.
+fn lost_answer(call: &Call) -> bool {
+    call.exit.unknown()
+        || (call.fault.is_some()
+            && call.exit != Exit::Code(0)
+            && !call.refusals.contains(&exit_code(call.exit)))
+}
+
+fn exit_code(e: Exit) -> i32 {
+    match e {
+        Exit::Code(c) => c,
+        _ => -1,
+    }
+}
+
+/// An strace fault for one call: an I/O error, a full disk or a SIGKILL at the Nth write
+/// or fsync (SQLite), or at the Nth message to or from the server (PostgreSQL).
+pub(crate) fn fault(rng: &mut Rng, kind: Kind) -> String {
+    let n = rng.range(1, 30);
+    let s = rng.range(1, 2);
+    match (kind, rng.below(6)) {
+        (Kind::Sqlite, 0) => format!("inject=pwrite64:error=EIO:when={n}"),
+        (Kind::Sqlite, 1) => format!("inject=pwrite64:error=ENOSPC:when={n}"),
+        (Kind::Sqlite, 2) => format!("inject=fsync,fdatasync:error=EIO:when={s}"),
+        (Kind::Sqlite, 3) => format!("inject=fsync,fdatasync:error=ENOSPC:when={s}"),
+        (Kind::Sqlite, 4) => format!("inject=pwrite64:signal=KILL:when={n}"),
+        (Kind::Sqlite, _) => format!("inject=fsync,fdatasync:signal=KILL:when={s}"),
+        (Kind::Postgres, 0) => format!("inject=sendto:error=EPIPE:when={n}"),
+        (Kind::Postgres, 1) => format!("inject=recvfrom:error=ECONNRESET:when={n}"),
+        (Kind::Postgres, 2) => format!("inject=sendto:error=EIO:when={n}"),
+        (Kind::Postgres, 3) => format!("inject=recvfrom:signal=KILL:when={n}"),
+        (Kind::Postgres, 4) => format!("inject=sendto:signal=KILL:when={n}"),
+        (Kind::Postgres, _) => format!("inject=recvfrom:error=ETIMEDOUT:when={n}"),
+    }
+}
