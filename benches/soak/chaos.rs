@@ -19,7 +19,8 @@ pub(crate) const QUEUE: &str = "q";
 pub(crate) const LISTS: &str = "lists";
 /// Exit 3: the item was not in a state for it (held, finished...).
 pub(crate) const CONFLICT: &[i32] = &[3];
-/// Exit 1 or 3: reopen, requeue and unlock say "open already", "not locked" with exit 1.
+/// Exit 1 or 3: reopen, requeue, unlock and edit say "open already", "not locked",
+/// "already has those values" with exit 1.
 const STATE: &[i32] = &[1, 3];
 const NONE: &[i32] = &[];
 
@@ -166,8 +167,9 @@ pub(crate) const CHAOS: &[Chaos] = &[
     chaos("reopen", 3, Class::Write, STATE, Args("reopen {item} --reason {marker}")),
     chaos("requeue", 1, Class::Write, STATE, Args("requeue {item}")),
     chaos("cancel", 1, Class::Write, CONFLICT, Args("cancel {item} --reason {marker}")),
-    chaos("edit", 2, Class::Write, CONFLICT, Args("edit {item} --priority {n}")),
+    chaos("edit", 2, Class::Write, STATE, Args("edit {item} --priority {n}")),
     chaos("comment", 3, Class::Write, NONE, Args("comment {item} {marker}")),
+    chaos("text add", 1, Class::Write, NONE, Args("text add q --for result {marker}")),
     // reads beside them
     chaos("check", 1, Class::Read, NONE, Args("check")),
     chaos("backup + check", 1, Class::Read, NONE, With(backup_and_check)),

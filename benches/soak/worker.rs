@@ -64,7 +64,9 @@ fn v(parts: &[&str]) -> Vec<String> {
 pub(crate) const HOLDER: &[HolderWrite] = &[
     holder("complete", None, 30, true, true, "complete {item} --token {token} --result {marker}"),
     holder("fail", None, 4, true, true, "fail {item} --token {token} --reason {marker}"),
-    holder("release", None, 5, true, true, "release {item} --token {token}"),
+    holder("release", None, 3, true, true, "release {item} --token {token}"),
+    holder("release", None, 2, true, true, "release {item} --token {token} --reason {marker}"),
+    holder("skip", None, 3, true, true, "skip {item} --token {token} --reason {marker}"),
     holder("renew", None, 8, false, true, "renew {item} --token {token}"),
     holder("set", Some(QUEUE), 8, false, true, "set {item} note={marker} --token {token}"),
     holder("tick", Some(LISTS), 4, false, false, "tick {item} steps a --token {token}"),
@@ -78,6 +80,7 @@ pub(crate) fn token_kind(op: &str) -> Option<&'static str> {
         "complete" | "complete --next" => Some("completed"),
         "fail" => Some("failed"),
         "release" => Some("released"),
+        "skip" => Some("skipped"),
         "renew" => Some("renewed"),
         _ => None,
     }
