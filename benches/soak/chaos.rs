@@ -203,7 +203,7 @@ fn import_new(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
     let rows = c.rng.range(10, 80);
     c.backlog.fetch_add(rows, Ordering::Relaxed);
     let path = c.dir.join(format!("f{n}-{rows}.csv"));
-    let with_ids = n % 2 == 0;
+    let with_ids = n.is_multiple_of(2);
     let mut text = String::from(if with_ids {
         "title,queue,priority,request_id\n"
     } else {

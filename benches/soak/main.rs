@@ -19,7 +19,11 @@
 //! `CASELOAD_TEST_PG`), dropped at the end unless something was found or `--keep`.
 
 // A test program: it may unwrap, be long, and drive the OS directly.
-#![allow(clippy::unwrap_used, clippy::too_many_lines)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::too_many_lines,
+    clippy::too_many_arguments
+)]
 
 mod analysis;
 mod backend;
@@ -307,10 +311,11 @@ fn chaos_loop(runner: &Runner, mut ctx: Ctx<'_>, fault_rate: f64, deadline: Inst
                 req.fault = Some(worker::fault(&mut ctx.rng, ctx.kind));
             }
             let call = runner.run(id, req);
-            if entry.name == "add" && call.exit == Exit::Code(0) {
-                if let Ok(item) = call.stdout.trim().parse::<i64>() {
-                    ctx.seen.add(item);
-                }
+            if entry.name == "add"
+                && call.exit == Exit::Code(0)
+                && let Ok(item) = call.stdout.trim().parse::<i64>()
+            {
+                ctx.seen.add(item);
             }
             if let Some(db) = step.db {
                 let _ = std::fs::remove_file(db);
