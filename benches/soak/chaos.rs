@@ -190,7 +190,7 @@ fn one(args: &[&str]) -> Option<Vec<Step>> {
 }
 
 /// Imports wait while about this many items are open.
-const BACKLOG: i64 = 60;
+const BACKLOG: i64 = 30;
 
 /// A new CSV file of 10-80 rows (every other file with request ids, the others keyed by
 /// the file's identity; one in four to the checklist queue), titled `soak-fN-rROW`; its
