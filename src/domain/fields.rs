@@ -461,6 +461,85 @@ pub fn search_version() -> String {
     format!("1:{}", names.join(","))
 }
 
+/// What a refused value was given for: a column of the item (its flag and label are in
+/// [`FIELDS`]) or another value a write takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    Col(Col),
+    /// The user an item is given to (reassign, assign).
+    To,
+    /// The login (OS login or database role) a user name is bound to.
+    Login,
+    /// When a parked item wakes.
+    Until,
+    /// Why (a park's, a fail's reason).
+    Reason,
+}
+
+impl Input {
+    /// Its command-line flag without the dashes (`queue`, `to`), where it has one.
+    pub fn flag(self) -> Option<&'static str> {
+        match self {
+            Input::Col(c) => field(c).flag,
+            Input::To => Some("to"),
+            Input::Login => Some("login"),
+            Input::Until => Some("until"),
+            Input::Reason => Some("reason"),
+        }
+    }
+
+    /// What the TUI calls it (`Queue`, `To user`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Input::Col(c) => field(c).label,
+            Input::To => "To user",
+            Input::Login => "Login",
+            Input::Until => "Until",
+            Input::Reason => "Reason",
+        }
+    }
+}
+
+/// A value refused by a rule: what it was given for and the problem, which names neither
+/// the flag nor the label ("name is longer than 100 characters"), so that the command
+/// line words it with its flag ([`FieldError::with_flag`], also its `Display`) and the
+/// TUI with its label ([`FieldError::with_label`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.with_flag())]
+pub struct FieldError {
+    pub field: Input,
+    pub problem: String,
+}
+
+impl FieldError {
+    pub fn new(field: Input, problem: impl Into<String>) -> FieldError {
+        FieldError {
+            field,
+            problem: problem.into(),
+        }
+    }
+
+    /// Of column `col`.
+    pub fn col(col: Col, problem: impl Into<String>) -> FieldError {
+        FieldError::new(Input::Col(col), problem)
+    }
+
+    /// As the command line says it: "--queue: name is longer than 100 characters" (a
+    /// column without a flag by its name: "notes: …").
+    pub fn with_flag(&self) -> String {
+        match (self.field.flag(), self.field) {
+            (Some(f), _) => format!("--{f}: {}", self.problem),
+            (None, Input::Col(c)) => format!("{}: {}", field(c).name, self.problem),
+            (None, other) => format!("{}: {}", other.label(), self.problem),
+        }
+    }
+
+    /// As the TUI says it: "Queue: name is longer than 100 characters".
+    pub fn with_label(&self) -> String {
+        format!("{}: {}", self.field.label(), self.problem)
+    }
+}
+
 /// One value of a column, owned: what an import row or a stored row gives a column.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::fields::{self, Col, FIELDS, Value};
+use super::fields::{self, Col, FIELDS, FieldError, Value};
 use super::time::{Millis, ser_opt_rfc3339, ser_rfc3339};
 
 /// Longest title, in characters.
@@ -361,48 +361,48 @@ impl NewItem {
     }
 
     /// Checks every field; the first problem found is returned, naming the field.
-    pub(crate) fn validate(&self) -> Result<(), ValidationError> {
+    pub(crate) fn validate(&self) -> Result<(), FieldError> {
         super::queue::validate_queue_name(&self.queue)
-            .map_err(|m| ValidationError::new("queue", m))?;
+            .map_err(|m| FieldError::col(Col::Queue, m))?;
         let title = self.title.trim();
         if title.is_empty() {
-            return Err(ValidationError::new("title", "title is empty"));
+            return Err(FieldError::col(Col::Title, "title is empty"));
         }
         let n = self.title.chars().count();
         if n > MAX_TITLE_CHARS {
-            return Err(ValidationError::new(
-                "title",
+            return Err(FieldError::col(
+                Col::Title,
                 format!("title is {n} characters long; the limit is {MAX_TITLE_CHARS}"),
             ));
         }
         // Every text a producer gives: at most 1 MiB, no NUL byte.
         for f in FIELDS.iter().filter(|f| f.produced()) {
             if let Some(Cell::Text(Some(t))) = self.cell(f.col) {
-                check_text(f.name, t)?;
+                check_text(f.name, t).map_err(|m| FieldError::col(f.col, m))?;
             }
         }
         match serde_json::from_str::<serde_json::Value>(&self.params) {
             Ok(serde_json::Value::Object(_)) => {}
             Ok(_) => {
-                return Err(ValidationError::new(
-                    "params",
+                return Err(FieldError::col(
+                    Col::Params,
                     "params must be a JSON object, e.g. {\"key\": \"value\"}",
                 ));
             }
             Err(e) => {
-                return Err(ValidationError::new(
-                    "params",
+                return Err(FieldError::col(
+                    Col::Params,
                     format!("params is not valid JSON: {e}"),
                 ));
             }
         }
         if let Some(r) = &self.request_id {
             if r.is_empty() {
-                return Err(ValidationError::new("request_id", "request id is empty"));
+                return Err(FieldError::col(Col::RequestId, "request id is empty"));
             }
             if r.len() > 1000 {
-                return Err(ValidationError::new(
-                    "request_id",
+                return Err(FieldError::col(
+                    Col::RequestId,
                     "request id is longer than 1000 bytes",
                 ));
             }
@@ -411,74 +411,63 @@ impl NewItem {
     }
 }
 
-/// Checks a free-text field: no NUL bytes, at most 1 MiB.
-pub(crate) fn check_text(field: &'static str, text: &str) -> Result<(), ValidationError> {
+/// Checks a free-text value (`what` names it in the message): no NUL bytes, at most 1 MiB.
+pub(crate) fn check_text(what: &str, text: &str) -> Result<(), String> {
     if text.len() > MAX_FIELD_BYTES {
-        return Err(ValidationError::new(
-            field,
-            format!(
-                "{field} is {} bytes; the limit is {MAX_FIELD_BYTES} (1 MiB)",
-                text.len()
-            ),
+        return Err(format!(
+            "{what} is {} bytes; the limit is {MAX_FIELD_BYTES} (1 MiB)",
+            text.len()
         ));
     }
     if text.contains('\0') {
-        return Err(ValidationError::new(
-            field,
-            format!("{field} contains a NUL byte"),
-        ));
+        return Err(format!("{what} contains a NUL byte"));
     }
     Ok(())
-}
-
-/// A field that breaks a rule, and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct ValidationError {
-    pub field: &'static str,
-    pub message: String,
-}
-
-impl ValidationError {
-    pub(crate) fn new(field: &'static str, message: impl Into<String>) -> Self {
-        ValidationError {
-            field,
-            message: message.into(),
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::fields::Input;
 
     #[test]
     fn new_items_are_checked_field_by_field() {
         assert!(NewItem::titled("Reset password").validate().is_ok());
         let long = NewItem::titled(&"x".repeat(1001));
-        assert_eq!(long.validate().unwrap_err().field, "title");
+        assert_eq!(long.validate().unwrap_err().field, Input::Col(Col::Title));
         assert!(NewItem::titled(&"é".repeat(1000)).validate().is_ok());
         let nul = NewItem {
             body: "a\0b".into(),
             ..NewItem::titled("t")
         };
-        assert!(nul.validate().unwrap_err().message.contains("NUL"));
+        assert!(nul.validate().unwrap_err().problem.contains("NUL"));
         let big = NewItem {
             body: "x".repeat(MAX_FIELD_BYTES + 1),
             ..NewItem::titled("t")
         };
-        assert_eq!(big.validate().unwrap_err().field, "body");
+        assert_eq!(big.validate().unwrap_err().field, Input::Col(Col::Body));
         let bad_json = NewItem {
             params: "{oops".into(),
             ..NewItem::titled("t")
         };
-        assert_eq!(bad_json.validate().unwrap_err().field, "params");
+        assert_eq!(
+            bad_json.validate().unwrap_err().field,
+            Input::Col(Col::Params)
+        );
         let array = NewItem {
             params: "[1]".into(),
             ..NewItem::titled("t")
         };
         assert!(array.validate().is_err());
         assert!(NewItem::titled("   ").validate().is_err());
+        let long_queue = NewItem {
+            queue: "q".repeat(101),
+            ..NewItem::titled("t")
+        };
+        let e = long_queue.validate().unwrap_err();
+        assert_eq!(e.field, Input::Col(Col::Queue));
+        assert_eq!(e.with_flag(), "--queue: name is longer than 100 characters");
+        assert_eq!(e.with_label(), "Queue: name is longer than 100 characters");
     }
 
     pub(crate) fn test_item() -> Item {

@@ -183,7 +183,6 @@ impl QueueUpdate {
     }
 }
 
-/// Checks a queue name.
 /// The known queue a mistyped `name` most likely meant: the same name in another case, or
 /// one within two edits (`helpdsk` → `helpdesk`), or one it starts (`help` → `helpdesk`);
 /// `None` when nothing is that close.
@@ -222,22 +221,24 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// Checks a queue name; the problem names it "name" ("name is empty"), so that each
+/// caller says whose (`--queue: …`, `Queue: …`, `queue …`).
 pub(crate) fn validate_queue_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
-        return Err("queue name is empty".into());
+        return Err("name is empty".into());
     }
     if name.chars().count() > 100 {
-        return Err("queue name is longer than 100 characters".into());
+        return Err("name is longer than 100 characters".into());
     }
     if name.chars().any(|c| c.is_control()) {
-        return Err("queue name contains control characters".into());
+        return Err("name contains control characters".into());
     }
     if let Some(c) = name
         .chars()
         .find(|&c| super::sanitize::is_invisible_format(c))
     {
         return Err(format!(
-            "queue name contains the invisible character U+{:04X} (bidi or zero-width); a \
+            "name contains the invisible character U+{:04X} (bidi or zero-width); a \
              name must look like what it is",
             c as u32
         ));

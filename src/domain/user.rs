@@ -90,23 +90,24 @@ pub(crate) fn may_act_as(
     ))
 }
 
-/// Checks a user name given on the command line or in the environment.
+/// Checks a user name given on the command line or in the environment; the problem names
+/// it "name" ("name is empty"), so that each caller says whose (`--to: …`, `user …`).
 pub(crate) fn validate_user_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
-        return Err("user name is empty".into());
+        return Err("name is empty".into());
     }
     if name.chars().count() > 100 {
-        return Err("user name is longer than 100 characters".into());
+        return Err("name is longer than 100 characters".into());
     }
     if name.chars().any(|c| c.is_control() || c.is_whitespace()) {
-        return Err("user name contains spaces or control characters".into());
+        return Err("name contains spaces or control characters".into());
     }
     if let Some(c) = name
         .chars()
         .find(|&c| super::sanitize::is_invisible_format(c))
     {
         return Err(format!(
-            "user name contains the invisible character U+{:04X} (bidi or zero-width); a \
+            "name contains the invisible character U+{:04X} (bidi or zero-width); a \
              name must look like what it is",
             c as u32
         ));

@@ -19,7 +19,7 @@ mod run;
 pub use read::{Parsed, Row, Rows};
 pub use run::{ImportError, Options, Progress, Summary, import};
 
-use crate::domain::fields::{self, Col, FIELDS, Field, Kind, Value, Who};
+use crate::domain::fields::{self, Col, FIELDS, Field, FieldError, Input, Kind, Value, Who};
 use crate::domain::queue_fields::{
     Checklist, FieldDef, FieldType, check_stored, check_typed, validate_name, value_text,
 };
@@ -338,7 +338,7 @@ impl RawRow {
         }
         let mut broken = Vec::new();
         if validate {
-            item.validate().map_err(|e| e.message)?;
+            item.validate().map_err(|e| in_file(&e))?;
             broken = broken_fields(&item, defs);
         }
         Ok(Parsed::Item(Row {
@@ -347,6 +347,15 @@ impl RawRow {
             id,
             broken,
         }))
+    }
+}
+
+/// A refused value as a row's error says it: by the file's column (`queue: name is
+/// longer than 100 characters`).
+fn in_file(e: &FieldError) -> String {
+    match e.field {
+        Input::Col(c) => format!("{}: {}", fields::field(c).key(), e.problem),
+        _ => e.with_label(),
     }
 }
 

@@ -1,5 +1,6 @@
 //! The store's errors: each says what happened in one line and maps to an exit code.
 
+use crate::domain::FieldError;
 use crate::domain::queue_fields::FieldProblem;
 use crate::domain::time::clock_hm;
 use crate::domain::{ItemState, Millis, NoLock};
@@ -29,6 +30,12 @@ pub enum StoreError {
     UnknownQueue { name: String, known: Vec<String> },
     #[error("{0}")]
     Invalid(String),
+    /// A value given for one field (a column of the item, `--to`, `--login`) breaks a
+    /// rule: typed, so that the command line names the flag (its `Display`: "--queue:
+    /// name is longer than 100 characters") and the TUI the field's label
+    /// ([`FieldError::with_label`]). Nothing was written.
+    #[error("{0}")]
+    Field(FieldError),
     #[error("unknown user '{name}'{}", unknown_user_hint(.name, .known))]
     UnknownUser { name: String, known: Vec<String> },
     #[error("#{id} is {}", held_since(.holder, *.since))]

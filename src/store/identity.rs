@@ -32,7 +32,7 @@ pub(crate) fn resolve(flag: Option<&str>, env: Option<&str>) -> Result<Actor, St
         (None, Some(e)) if !e.is_empty() => (e.to_string(), "CASELOAD_USER"),
         _ => (os.clone(), "the OS login"),
     };
-    validate_user_name(&name).map_err(|m| format!("{m} (from {source})"))?;
+    validate_user_name(&name).map_err(|m| format!("user {m} (from {source})"))?;
     Ok(Actor::new(name, os))
 }
 

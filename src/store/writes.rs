@@ -5,7 +5,7 @@
 use super::error::{Result, StoreError};
 use super::ops::{self, HolderOp, ItemWrite, Tx};
 use super::{AddOptions, Added, AndNext, Applied, Reads, TakeNext};
-use crate::domain::fields::Col;
+use crate::domain::fields::{Col, FieldError, Input};
 use crate::domain::queue::validate_queue_name;
 use crate::domain::queue_fields::{FieldChange, FieldDef, LineState, validate_name};
 use crate::domain::sla::{Sla, SlaUpdate};
@@ -238,6 +238,11 @@ pub trait Writes {
     fn index_search(&mut self, budget: usize) -> Result<usize>;
 }
 
+/// A value refused for `field`, typed (see [`StoreError::Field`]).
+fn field_error(field: Input, problem: String) -> StoreError {
+    StoreError::Field(FieldError::new(field, problem))
+}
+
 /// Runs `f` in one write transaction of `b` and returns what it gave.
 fn write<B: Backend, T>(b: &mut B, mut f: impl FnMut(&mut dyn Tx) -> Result<T>) -> Result<T> {
     let mut out = None;
@@ -317,25 +322,21 @@ fn completing<B: Backend, T>(
     })
 }
 
-fn invalid(e: crate::domain::ValidationError) -> StoreError {
-    StoreError::Invalid(e.message)
-}
-
 impl<B: Backend> Writes for B {
     fn add_items(&mut self, items: &[NewItem], opts: AddOptions<'_>) -> Result<Vec<Added>> {
         for it in items {
-            it.validate().map_err(invalid)?;
+            it.validate().map_err(StoreError::Field)?;
         }
         write(self, |tx| ops::add_items(tx, items, opts))
     }
 
     fn keep_ids(&mut self, last: &NewItem, ids: (i64, i64), seen: i64) -> Result<(Added, Millis)> {
-        last.validate().map_err(invalid)?;
+        last.validate().map_err(StoreError::Field)?;
         write(self, |tx| ops::keep_ids(tx, last, ids, seen))
     }
 
     fn rename_queue(&mut self, from: &str, to: &str) -> Result<u64> {
-        validate_queue_name(to).map_err(|m| StoreError::Invalid(format!("new name: {m}")))?;
+        validate_queue_name(to).map_err(|m| StoreError::Invalid(format!("the new {m}")))?;
         write(self, |tx| ops::rename_queue(tx, from, to))
     }
 
@@ -463,7 +464,7 @@ impl<B: Backend> Writes for B {
             ));
         }
         for (_, v) in values {
-            crate::domain::item::check_text("value", v).map_err(invalid)?;
+            crate::domain::item::check_text("value", v).map_err(StoreError::Invalid)?;
         }
         write(self, |tx| ops::set_fields(tx, id, token, values))
     }
@@ -540,13 +541,13 @@ impl<B: Backend> Writes for B {
 
     fn reassign(&mut self, id: i64, token: Option<i64>, to: &str, reason: &str) -> Result<Item> {
         let reason = ops::required_reason(reason)?;
-        validate_user_name(to).map_err(|m| StoreError::Invalid(format!("--to: {m}")))?;
+        validate_user_name(to).map_err(|m| field_error(Input::To, m))?;
         write(self, |tx| ops::reassign(tx, id, token, to, reason))
     }
 
     fn assign(&mut self, id: i64, token: Option<i64>, to: &str, reason: &str) -> Result<Item> {
         let reason = ops::required_reason(reason)?;
-        validate_user_name(to).map_err(|m| StoreError::Invalid(format!("--to: {m}")))?;
+        validate_user_name(to).map_err(|m| field_error(Input::To, m))?;
         write(self, |tx| ops::assign(tx, id, token, to, reason))
     }
 
@@ -562,7 +563,7 @@ impl<B: Backend> Writes for B {
             ));
         }
         if let Some(crate::domain::fields::Value::Text(Some(q))) = edit.value(Col::Queue) {
-            validate_queue_name(q).map_err(|m| StoreError::Invalid(format!("--queue: {m}")))?;
+            validate_queue_name(q).map_err(|m| field_error(Input::Col(Col::Queue), m))?;
         }
         write(self, |tx| ops::edit(tx, id, edit))
     }
@@ -586,7 +587,7 @@ impl<B: Backend> Writes for B {
         update: &QueueUpdate,
         create: bool,
     ) -> Result<QueueSettings> {
-        validate_queue_name(name).map_err(StoreError::Invalid)?;
+        validate_queue_name(name).map_err(|m| StoreError::Invalid(format!("queue {m}")))?;
         write(self, |tx| ops::set_queue(tx, name, update, create))
     }
 
@@ -625,16 +626,14 @@ impl<B: Backend> Writes for B {
     }
 
     fn set_role(&mut self, user: &str, role: Role) -> Result<()> {
-        validate_user_name(user).map_err(StoreError::Invalid)?;
+        validate_user_name(user).map_err(|m| StoreError::Invalid(format!("user {m}")))?;
         write(self, |tx| ops::set_role(tx, user, role))
     }
 
     fn set_login(&mut self, user: &str, login: Option<&str>) -> Result<()> {
-        validate_user_name(user).map_err(StoreError::Invalid)?;
+        validate_user_name(user).map_err(|m| StoreError::Invalid(format!("user {m}")))?;
         if let Some(l) = login {
-            validate_user_name(l).map_err(|m| {
-                StoreError::Invalid(format!("--login: {}", m.replace("user name", "login")))
-            })?;
+            validate_user_name(l).map_err(|m| field_error(Input::Login, m))?;
         }
         write(self, |tx| ops::set_login(tx, user, login))
     }

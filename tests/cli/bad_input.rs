@@ -163,6 +163,36 @@ fn params_that_are_not_json_and_other_bad_fields() {
     assert_eq!(before, env.fingerprint());
 }
 
+/// A value refused for a field is said with its flag (the store's typed `{field,
+/// problem}`, issue 24): exactly one line, exit 1, nothing written.
+#[test]
+fn a_refused_value_is_named_by_its_flag() {
+    let env = Env::init("producer");
+    let id = env.add("a").to_string();
+    let before = env.fingerprint();
+    let long = "q".repeat(101);
+    let err = env.fails("producer", &["edit", &id, "--queue", &long], 1);
+    assert_eq!(
+        err.trim_end(),
+        "caseload: --queue: name is longer than 100 characters"
+    );
+    let err = env.fails("producer", &["add", "--title", "b", "--queue", &long], 1);
+    assert_eq!(
+        err.trim_end(),
+        "caseload: --queue: name is longer than 100 characters"
+    );
+    let err = env.fails(
+        "producer",
+        &["reassign", &id, "--to", "not a name", "--reason", "away"],
+        1,
+    );
+    assert_eq!(
+        err.trim_end(),
+        "caseload: --to: name contains spaces or control characters"
+    );
+    assert_eq!(before, env.fingerprint());
+}
+
 #[test]
 fn unknown_ids_tokens_and_queues() {
     let env = Env::init("producer");

@@ -8,11 +8,13 @@
 
 use crate::support::backend::Adds;
 use crate::support::backend::{Backend, BoxStore, add, setup};
-use caseload::domain::{NewItem, NoLock, QueueUpdate, Role, SeenLock};
-use caseload::store::{Applied, Store, StoreError, TakeNext};
+use caseload::domain::fields::{Col, FieldError, Input, Value};
+use caseload::domain::{ItemEdit, NewItem, NoLock, QueueUpdate, Role, SeenLock};
+use caseload::store::{Applied, ListFilter, StateFilter, Store, StoreError, TakeNext};
 
 conformance!(
     every_refusal_gives_its_one_answer,
+    a_refused_value_names_its_field,
     unreadable_words_are_never_guessed
 );
 
@@ -665,6 +667,93 @@ fn every_refusal_gives_its_one_answer(b: &dyn Backend) {
         b.name(),
         wrong.join("\n")
     );
+}
+
+/// A value that breaks a rule is refused typed, `{field, problem}` (issue 24): the field
+/// is the item's column or the write's other input, the problem names neither flag nor
+/// label (the command line and the TUI each add theirs), exit 1, and nothing is written.
+fn a_refused_value_names_its_field(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let id = add(&mut *boss, "x");
+    let before = (boss.item(id).unwrap(), boss.history(id).unwrap().len());
+    let refused = |r: Result<String, StoreError>| match r {
+        Err(StoreError::Field(f)) => {
+            assert_eq!(StoreError::Field(f.clone()).exit_code(), 1);
+            f
+        }
+        other => panic!("not a field's refusal: {other:?}"),
+    };
+    let long = "q".repeat(101);
+    let too_long = FieldError::col(Col::Queue, "name is longer than 100 characters");
+
+    let edit = ItemEdit::default().with(Col::Queue, Value::Text(Some(long.clone())));
+    let e = refused(boss.edit(id, &edit).map(|i| i.queue));
+    assert_eq!(e, too_long);
+    assert_eq!(
+        e.to_string(),
+        "--queue: name is longer than 100 characters",
+        "Display is the command line's wording"
+    );
+    assert_eq!(e.with_label(), "Queue: name is longer than 100 characters");
+
+    let item = NewItem {
+        queue: long,
+        ..NewItem::titled("y")
+    };
+    assert_eq!(refused(boss.add(&item).map(|a| a.id.to_string())), too_long);
+    let untitled = NewItem::titled(" ");
+    let e = refused(boss.add(&untitled).map(|a| a.id.to_string()));
+    assert_eq!(e, FieldError::col(Col::Title, "title is empty"));
+
+    let e = refused(
+        boss.reassign(id, None, "not a name", "why")
+            .map(|i| i.queue),
+    );
+    assert_eq!(e.field, Input::To);
+    assert_eq!(
+        e.with_label(),
+        "To user: name contains spaces or control characters"
+    );
+
+    let e = refused(boss.set_login("carol", Some("")).map(|()| String::new()));
+    assert_eq!(e, FieldError::new(Input::Login, "name is empty"));
+
+    let mut alice = b.open("alice", 0);
+    let token = alice.take(id).unwrap().lock_token;
+    let now = alice.now().unwrap();
+    let e = refused(
+        alice
+            .park(id, token, now + 3_600_000, "  ")
+            .map(|a| format!("{a:?}")),
+    );
+    assert_eq!(e.field, Input::Reason);
+    assert_eq!(e.to_string(), format!("--reason: {}", e.problem));
+    let e = refused(
+        alice
+            .park(id, token, now - 60_000, "call back")
+            .map(|a| format!("{a:?}")),
+    );
+    assert_eq!(e.field, Input::Until);
+    assert!(
+        e.problem.ends_with("has passed; park until a later time"),
+        "{e}"
+    );
+
+    // Nothing of any of it was written: the item is alice's take, no more.
+    let mut after = boss.item(id).unwrap();
+    assert_eq!(
+        boss.history(id).unwrap().len(),
+        before.1 + 1,
+        "only the take"
+    );
+    assert_eq!(after.lock_user.take().as_deref(), Some("alice"));
+    assert_eq!((after.queue, after.title), (before.0.queue, before.0.title));
+    let all = ListFilter {
+        state: StateFilter::All,
+        limit: 100,
+        ..Default::default()
+    };
+    assert_eq!(boss.list(&all).unwrap().len(), 1, "nothing added");
 }
 
 /// A row caseload cannot read is never read as a plausible value: an unknown state is

@@ -308,6 +308,33 @@ fn an_unlock_of_a_lock_that_changed_since_does_nothing() {
     assert_eq!(carol.item(3).unwrap().state, ItemState::Done);
 }
 
+/// The store's refusal of an edited value reaches the screen named by the dialog's field
+/// label, never by the command line's flag (issue 24): through the real loop and store.
+#[test]
+fn an_edit_the_store_refuses_is_named_by_the_field_label() {
+    let (db, clock) = world();
+    let store = db.store("sup", &clock);
+    let mut s = start(store, &clock, 100, 24, true);
+    s.step(key('1'));
+    s.step(key('E'));
+    let d = s.state.dialog.as_ref().expect("the edit dialog");
+    let id: i64 = d.title.trim_start_matches("Edit #").parse().unwrap();
+    let queue = d.value(0);
+    for _ in queue.chars() {
+        s.step(code(KeyCode::Backspace));
+    }
+    press(&mut s, &"q".repeat(101));
+    s.step(code(KeyCode::Enter));
+    s.settle(std::time::Duration::from_secs(10));
+    assert_eq!(status(&s), "Queue: name is longer than 100 characters");
+    let text = screen(&s.state);
+    assert!(
+        text.contains("Queue: name is longer than 100 characters") && !text.contains("--queue"),
+        "{text}"
+    );
+    assert_eq!(db.store("sup", &clock).item(id).unwrap().queue, queue);
+}
+
 #[test]
 fn reassign_asks_for_the_user_and_the_reason_in_one_dialog() {
     let (db, clock) = world();

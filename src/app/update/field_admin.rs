@@ -6,7 +6,7 @@
 use ratatui::crossterm::event::KeyEvent;
 
 use super::supervise::supervisor;
-use super::{set_error, set_info};
+use super::{on_screen, set_error, set_info};
 use crate::app::field_admin::{FieldAdmin, define_dialog, parse_define};
 use crate::app::keymap::{self, Action, Context};
 use crate::app::{Dialog, Effect, Pending, State, SupervisorOp, View};
@@ -177,10 +177,10 @@ pub(super) fn answered(s: &mut State, op: &SupervisorOp, result: Result<usize, S
     match (op, result) {
         (_, Err(e)) if open => {
             if let Some(d) = s.dialog.as_mut() {
-                d.error = Some(e.to_string());
+                d.error = Some(on_screen(&e));
             }
         }
-        (_, Err(e)) => set_error(s, e.to_string()),
+        (_, Err(e)) => set_error(s, on_screen(&e)),
         (
             SupervisorOp::DefineField {
                 queue,

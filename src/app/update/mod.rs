@@ -22,6 +22,8 @@ use super::layout;
 use super::{
     Dialog, Doing, Effect, Msg, RefreshRequest, STATUS_FADE_MS, State, Status, View, list_filter,
 };
+use crate::store::StoreError;
+
 /// Applies one message to the state; returns what the loop must do next.
 ///
 /// One change at a time: an effect that changes something (see [`Effect::is_change`])
@@ -178,6 +180,16 @@ pub(super) fn set_info(s: &mut State, text: String) {
         error: false,
         at,
     });
+}
+
+/// A store's refusal as the TUI says it: a value refused for a field named by the
+/// field's label ("Queue: name is longer than 100 characters"), never by the command
+/// line's flag.
+pub(super) fn on_screen(e: &StoreError) -> String {
+    match e {
+        StoreError::Field(f) => f.with_label(),
+        other => other.to_string(),
+    }
 }
 
 pub(super) fn set_error(s: &mut State, text: String) {

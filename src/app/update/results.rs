@@ -11,7 +11,7 @@ use crate::domain::sanitize;
 use crate::domain::{Event, Item, ItemState, Role};
 use crate::store::{StoreError, TakeNext};
 
-use super::{refresh, set_error, set_info};
+use super::{on_screen, refresh, set_error, set_info};
 
 pub(super) fn reacquired(
     s: &mut State,
@@ -67,7 +67,7 @@ pub(super) fn opened(
             })];
         }
         Err(e) => {
-            set_error(s, e.to_string());
+            set_error(s, on_screen(&e));
             return vec![refresh(s)];
         }
     };
@@ -120,7 +120,7 @@ pub(super) fn renewed(s: &mut State, id: i64, result: Result<Item, StoreError>) 
             vec![]
         }
         Err(e) => {
-            set_error(s, e.to_string());
+            set_error(s, on_screen(&e));
             vec![refresh(s)]
         }
     }
@@ -189,7 +189,7 @@ pub(super) fn finished(
                 keep(s, id, label, &text);
             }
         }
-        set_error(s, e.to_string());
+        set_error(s, on_screen(&e));
         return vec![refresh(s)];
     }
     s.held.remove(&id);
@@ -290,7 +290,7 @@ fn check_locks(s: &mut State, checks: Vec<LockCheck>) -> Vec<i64> {
                     reopen.push(c.id);
                 }
             }
-            Err(e) => set_error(s, e.to_string()),
+            Err(e) => set_error(s, on_screen(&e)),
         }
     }
     reopen
@@ -333,7 +333,7 @@ pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
             s.marker = None;
             set_error(s, format!("reconnecting… {m}"));
         }
-        Some(e) => set_error(s, e.to_string()),
+        Some(e) => set_error(s, on_screen(e)),
         None if s.offline => {
             s.offline = false;
             set_info(s, "Reconnected".into());

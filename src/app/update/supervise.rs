@@ -6,6 +6,7 @@
 use super::set_error;
 use crate::app::keymap::Action;
 use crate::app::{Dialog, Effect, FieldSpec, Pending, State, SupervisorOp, View};
+use crate::domain::fields::{FieldError, Input};
 use crate::domain::sanitize;
 use crate::domain::time::{short_duration, start_of_day};
 use crate::domain::user::validate_user_name;
@@ -326,7 +327,7 @@ pub(super) fn confirm(s: &mut State, d: Dialog) -> Vec<Effect> {
         Pending::Reassign { id, token } => {
             let to = d.value(0);
             if let Err(m) = validate_user_name(&to) {
-                return reopen(s, d, 0, format!("To user: {m}"));
+                return reopen(s, d, 0, FieldError::new(Input::To, m).with_label());
             }
             let assign = match d.value(2).to_lowercase().as_str() {
                 "" | "no" | "n" => false,
@@ -358,7 +359,7 @@ pub(super) fn confirm(s: &mut State, d: Dialog) -> Vec<Effect> {
         Pending::Assign { id, token } => {
             let to = d.value(0);
             if let Err(m) = validate_user_name(&to) {
-                return reopen(s, d, 0, format!("To user: {m}"));
+                return reopen(s, d, 0, FieldError::new(Input::To, m).with_label());
             }
             SupervisorOp::Assign {
                 id,

@@ -2,7 +2,7 @@
 //! unlock's count to confirm, each operation's outcome, the activity report, and moving
 //! through the Stats view's queues.
 
-use super::{refresh, set_error, set_info};
+use super::{on_screen, refresh, set_error, set_info};
 use crate::app::{
     DetailLine, Dialog, Effect, FieldSpec, Filter, LineKind, Pending, Report, State, SupervisorOp,
 };
@@ -28,7 +28,7 @@ pub(super) fn locks_collected(
     let locks = match result {
         Ok(l) => l,
         Err(e) => {
-            set_error(s, e.to_string());
+            set_error(s, on_screen(&e));
             return vec![];
         }
     };
@@ -89,14 +89,14 @@ pub(super) fn supervised(
     match (&op, result) {
         (SupervisorOp::SetQueue { .. }, Err(e)) if settings_open => {
             if let Some(d) = s.dialog.as_mut() {
-                d.error = Some(e.to_string());
+                d.error = Some(on_screen(&e));
             }
             return vec![];
         }
         (SupervisorOp::DefineField { .. } | SupervisorOp::DeleteField { .. }, result) => {
             super::field_admin::answered(s, &op, result);
         }
-        (_, Err(e)) => set_error(s, e.to_string()),
+        (_, Err(e)) => set_error(s, on_screen(&e)),
         (SupervisorOp::Unlock { seen, .. }, Ok(_)) => {
             set_info(s, format!("Unlocked #{}; it is back in the pool", seen.id))
         }
@@ -181,7 +181,7 @@ pub(super) fn activity_loaded(
     let events = match result {
         Ok(e) => e,
         Err(e) => {
-            set_error(s, e.to_string());
+            set_error(s, on_screen(&e));
             return vec![];
         }
     };

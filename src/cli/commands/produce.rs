@@ -31,9 +31,6 @@ pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResu
         request_id: a.request_id,
         source: a.source,
     };
-    if let Err(e) = item.validate() {
-        return Err(anyhow!("--{}: {}", e.field.replace('_', "-"), e.message).into());
-    }
     let added = s
         .add_items(
             std::slice::from_ref(&item),

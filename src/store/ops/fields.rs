@@ -129,7 +129,7 @@ fn write_params(
     details: &[Value],
 ) -> Result<()> {
     let text = Value::Object(params).to_string();
-    check_text("params", &text).map_err(|e| StoreError::Invalid(e.message))?;
+    check_text("params", &text).map_err(StoreError::Invalid)?;
     let Some((first, rest)) = details.split_first() else {
         return Ok(());
     };

@@ -7,6 +7,7 @@
 use serde_json::json;
 
 use super::{ItemWrite, Tx, found, not_open};
+use crate::domain::fields::{FieldError, Input};
 use crate::domain::item::check_text;
 use crate::domain::texts::Said;
 use crate::domain::{EventKind, Item, ItemState, LockLoss, NoLock};
@@ -51,7 +52,6 @@ fn with_said(mut detail: serde_json::Value, key: &str, said: &Said<'_>) -> serde
 impl<'a> HolderOp<'a> {
     /// Checks the op's text and describes the write.
     pub(crate) fn plan(self, token: i64) -> Result<ItemWrite<'a>> {
-        let invalid = |e: crate::domain::ValidationError| StoreError::Invalid(e.message);
         let write = |set, value, kind, detail| ItemWrite {
             set,
             fence: FENCE_HOLDER,
@@ -65,7 +65,7 @@ impl<'a> HolderOp<'a> {
             HolderOp::Release(said) | HolderOp::Skip(said) => {
                 let said = Said::text(said.text).coded(said.code);
                 if let Some(r) = said.text {
-                    check_text("reason", r).map_err(invalid)?;
+                    check_text("reason", r).map_err(StoreError::Invalid)?;
                 }
                 let kind = match self {
                     HolderOp::Skip(_) => EventKind::Skipped,
@@ -75,14 +75,14 @@ impl<'a> HolderOp<'a> {
                 write(SET_RELEASE, None, kind, detail)
             }
             HolderOp::SaveNotes(notes) => {
-                check_text("notes", notes).map_err(invalid)?;
+                check_text("notes", notes).map_err(StoreError::Invalid)?;
                 let detail = json!({"token": token, "notes_chars": notes.chars().count()});
                 write(SET_NOTES, Some(notes), EventKind::Noted, detail)
             }
             HolderOp::Complete(said) => {
                 let result = said.text;
                 if let Some(r) = result {
-                    check_text("result", r).map_err(invalid)?;
+                    check_text("result", r).map_err(StoreError::Invalid)?;
                 }
                 let mut detail = json!({"token": token, "result": result});
                 if let Some(c) = said.code {
@@ -97,7 +97,7 @@ impl<'a> HolderOp<'a> {
                         "a reason is required to fail an item".into(),
                     ));
                 }
-                check_text("reason", reason).map_err(invalid)?;
+                check_text("reason", reason).map_err(StoreError::Invalid)?;
                 let said = Said {
                     text: Some(reason),
                     code: said.code,
@@ -108,12 +108,12 @@ impl<'a> HolderOp<'a> {
             HolderOp::Park { until, reason } => {
                 let reason = reason.trim();
                 if reason.is_empty() {
-                    return Err(StoreError::Invalid(
-                        "--reason: say why the item is parked (who to call back, what you wait for)"
-                            .into(),
-                    ));
+                    return Err(StoreError::Field(FieldError::new(
+                        Input::Reason,
+                        "say why the item is parked (who to call back, what you wait for)",
+                    )));
                 }
-                check_text("reason", reason).map_err(invalid)?;
+                check_text("reason", reason).map_err(StoreError::Invalid)?;
                 let detail = json!({"token": token, "until": until, "reason": reason});
                 ItemWrite {
                     arg: Some(until),
@@ -212,7 +212,7 @@ pub(crate) fn required_reason(reason: &str) -> Result<&str> {
     if r.is_empty() {
         return Err(StoreError::Invalid("a reason is required".into()));
     }
-    check_text("reason", r).map_err(|e| StoreError::Invalid(e.message))?;
+    check_text("reason", r).map_err(StoreError::Invalid)?;
     Ok(r)
 }
 
@@ -221,7 +221,7 @@ pub(crate) fn check_comment(text: &str) -> Result<()> {
     if text.trim().is_empty() {
         return Err(StoreError::Invalid("the comment is empty".into()));
     }
-    check_text("comment", text).map_err(|e| StoreError::Invalid(e.message))
+    check_text("comment", text).map_err(StoreError::Invalid)
 }
 
 #[cfg(test)]

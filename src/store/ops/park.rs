@@ -14,6 +14,7 @@
 use serde_json::json;
 
 use super::{ItemWrite, Tx, found, require_supervisor};
+use crate::domain::fields::{FieldError, Input};
 use crate::domain::park::{GRACE_MS, Park, ParkStatus};
 use crate::domain::{EventKind, Item, ItemState};
 use crate::store::TakeNext;
@@ -42,9 +43,12 @@ impl WokeBy {
 pub(crate) fn check_until(tx: &mut dyn Tx, until: i64) -> Result<()> {
     let now = tx.now();
     if until <= now {
-        return Err(StoreError::Invalid(format!(
-            "--until: {} has passed; park until a later time",
-            crate::domain::park::when_text(until, now)
+        return Err(StoreError::Field(FieldError::new(
+            Input::Until,
+            format!(
+                "{} has passed; park until a later time",
+                crate::domain::park::when_text(until, now)
+            ),
         )));
     }
     Ok(())
