@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Write};
 
 use anyhow::anyhow;
 
+use crate::domain::queue::DEFAULT_QUEUE;
 use crate::domain::when::Span;
 use crate::domain::{NewItem, sanitize};
 use crate::import::{self, Format, ImportError};
@@ -22,7 +23,7 @@ pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResu
         None => a.body,
     };
     let item = NewItem {
-        queue: a.queue.unwrap_or_else(|| "default".into()),
+        queue: a.queue.unwrap_or_else(|| DEFAULT_QUEUE.into()),
         title: a.title,
         body,
         params: a.params,
@@ -98,7 +99,7 @@ pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write)
         Some(FormatArg::Jsonl) => Format::Jsonl,
         None => Format::from_path(&a.file),
     };
-    let queue = a.queue.unwrap_or_else(|| "default".into());
+    let queue = a.queue.unwrap_or_else(|| DEFAULT_QUEUE.into());
     let mut bars = Bars::default();
     let opts = import::Options {
         format,
