@@ -1,4 +1,4 @@
--- caseload: the whole current PostgreSQL schema (version 15), the same meaning as schema.sql.
+-- caseload: the whole current PostgreSQL schema (version 16), the same meaning as schema.sql.
 --
 -- Fresh schemas are created from this file by the migrator in src/store/postgres/migrate.rs,
 -- inside one transaction holding pg_advisory_xact_lock, and recorded in caseload_schema, so
@@ -426,6 +426,56 @@ $migrate$;
 
 CREATE TRIGGER holds_figure_day AFTER INSERT ON holds FOR EACH ROW
     EXECUTE FUNCTION caseload_figure_day();
+
+-- Totals per queue since the database began, for `caseload metrics` (a monitoring system
+-- reads them every 15 s): the holds ended, how many of them completed or failed their item,
+-- and the time they lasted. Kept by a trigger on `holds` in the transaction of the event
+-- that ended the hold, so the counters never go down and are read from a few rows per queue
+-- instead of summing the day summary. Each queue's totals are spread over up to 64 rows
+-- (`shard`, as `item_counts`), so that concurrent finishes in one queue do not wait on one
+-- row; a reader sums them. `caseload check` compares them with the holds;
+-- `check --repair-figures` rebuilds them with the holds. The trigger's function is
+-- SECURITY DEFINER: everyday roles read the totals (SELECT) but cannot write them.
+CREATE TABLE queue_totals (
+    queue      TEXT NOT NULL,
+    shard      INTEGER NOT NULL,
+    holds      BIGINT NOT NULL,
+    completed  BIGINT NOT NULL,
+    failed     BIGINT NOT NULL,
+    held_ms    BIGINT NOT NULL,
+    PRIMARY KEY (queue, shard)
+);
+
+DO $migrate$
+DECLARE
+    pinned TEXT := format('SET search_path = %I, pg_catalog, pg_temp', current_schema());
+BEGIN
+    EXECUTE format($f$
+        CREATE FUNCTION caseload_queue_total() RETURNS trigger
+        LANGUAGE plpgsql SECURITY DEFINER %s AS $$
+        BEGIN
+            INSERT INTO queue_totals (queue, shard, holds, completed, failed, held_ms)
+            VALUES (NEW.queue, floor(random() * 64)::integer, 1,
+                CASE WHEN NEW.how = 'completed' THEN 1 ELSE 0 END,
+                CASE WHEN NEW.how = 'failed' THEN 1 ELSE 0 END,
+                NEW.ended - NEW.started)
+            ON CONFLICT (queue, shard) DO UPDATE SET
+                holds = queue_totals.holds + 1,
+                completed = queue_totals.completed + excluded.completed,
+                failed = queue_totals.failed + excluded.failed,
+                held_ms = queue_totals.held_ms + excluded.held_ms;
+            RETURN NULL;
+        END
+        $$ $f$, pinned);
+END
+$migrate$;
+
+CREATE TRIGGER holds_queue_total AFTER INSERT ON holds FOR EACH ROW
+    EXECUTE FUNCTION caseload_queue_total();
+
+-- The held locks by queue with their lock time, read from the index alone (the holder is
+-- in it so that SQLite needs no table row): each queue's held, expired and assigned counts.
+CREATE INDEX items_held ON items (queue, lock_time, lock_user) WHERE lock_user IS NOT NULL;
 
 -- Who and when are written by the server (migrations/0010_audit_by_the_server.sql): for
 -- a session role that could not change the tables anyway, triggers set the os_user and

@@ -1,4 +1,4 @@
--- caseload: the whole current SQLite schema (user_version 15).
+-- caseload: the whole current SQLite schema (user_version 16).
 --
 -- A fresh database is created from this file in one IMMEDIATE transaction. An older
 -- database is brought up to date by the steps in src/store/migrations/ instead; a test
@@ -303,6 +303,38 @@ BEGIN
         held_ms = figure_days.held_ms + excluded.held_ms,
         finishes = figure_days.finishes || excluded.finishes;
 END;
+
+-- Totals per queue since the database began, for `caseload metrics` (a monitoring system
+-- reads them every 15 s): the holds ended, how many of them completed or failed their item,
+-- and the time they lasted. Kept by a trigger on `holds` in the transaction of the event
+-- that ended the hold, so the counters never go down and are read from one row per queue
+-- instead of summing the day summary. `caseload check` compares them with the holds;
+-- `check --repair-figures` rebuilds them with the holds.
+CREATE TABLE queue_totals (
+    queue      TEXT PRIMARY KEY NOT NULL,
+    holds      INTEGER NOT NULL,
+    completed  INTEGER NOT NULL,
+    failed     INTEGER NOT NULL,
+    held_ms    INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TRIGGER holds_queue_total AFTER INSERT ON holds
+BEGIN
+    INSERT INTO queue_totals (queue, holds, completed, failed, held_ms)
+    VALUES (NEW.queue, 1,
+        CASE WHEN NEW.how = 'completed' THEN 1 ELSE 0 END,
+        CASE WHEN NEW.how = 'failed' THEN 1 ELSE 0 END,
+        NEW.ended - NEW.started)
+    ON CONFLICT (queue) DO UPDATE SET
+        holds = queue_totals.holds + 1,
+        completed = queue_totals.completed + excluded.completed,
+        failed = queue_totals.failed + excluded.failed,
+        held_ms = queue_totals.held_ms + excluded.held_ms;
+END;
+
+-- The held locks by queue with their lock time, read from the index alone (the holder is
+-- in it so that SQLite needs no table row): each queue's held, expired and assigned counts.
+CREATE INDEX items_held ON items (queue, lock_time, lock_user) WHERE lock_user IS NOT NULL;
 
 -- Typed fields per queue (verification work): each queue's field definitions in screen
 -- order; `spec` is the definition as JSON (domain::queue_fields::FieldDef::spec_json). An

@@ -15,7 +15,7 @@ const CLOCK_TOLERANCE_MS: i64 = 10_000;
 /// What everyday work needs (the README's least-privilege grants): `(table, column or
 /// "" for the whole table, rights)`. Roles, bindings and queue settings change through
 /// caseload's SECURITY DEFINER functions, so no role needs UPDATE on users or queues.
-const RIGHTS: [(&str, &str, &str); 15] = [
+const RIGHTS: [(&str, &str, &str); 16] = [
     ("items", "", "SELECT, INSERT, UPDATE"),
     ("item_counts", "", "SELECT, INSERT, UPDATE"),
     ("events", "", "SELECT, INSERT"),
@@ -28,6 +28,7 @@ const RIGHTS: [(&str, &str, &str); 15] = [
     ("users", "last_seen", "INSERT, UPDATE"),
     ("audit", "", "SELECT"),
     ("figure_days", "", "SELECT"),
+    ("queue_totals", "", "SELECT"),
     ("queue_fields", "", "SELECT"),
     ("queue_texts", "", "SELECT"),
     ("queue_sla", "", "SELECT"),

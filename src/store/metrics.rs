@@ -1,6 +1,7 @@
 //! The figures of `caseload metrics`, per queue, for a monitoring system scraping every
-//! 15 s: cheap at a million items (kept counts, the few held locks, index range counts,
-//! a skip scan for the oldest open item, and the figures' day summary for the totals).
+//! 15 s: cheap at a million items (kept counts, the held locks from their own index,
+//! index range counts, a skip scan for the oldest open item, and the kept per-queue totals
+//! for the counters).
 //! Assembled once for both backends from the facts each reads ([`MetricsFacts`]).
 
 use crate::domain::lock::ASSIGNED;
@@ -24,14 +25,17 @@ pub struct QueueMetrics {
     pub expired: u64,
     /// Items assigned to someone who has not opened them yet (no lock clock).
     pub assigned: u64,
+    /// Items parked by their holder until a time (no lock; see `store::ops::park`).
+    pub parked: u64,
     /// Age of the oldest open item, in ms (`None` when nothing is open).
     pub oldest_open_ms: Option<Millis>,
     /// Open items due within [`DUE_SOON_MS`], not yet overdue.
     pub due_soon: u64,
     /// Open items past their due time.
     pub overdue: u64,
-    /// Totals since the database began, from the holds (monotonic): completions,
-    /// failures, holds ended, and the time those holds lasted.
+    /// Totals since the database began, from the holds the events ended (monotonic; kept
+    /// per queue in `queue_totals`): completions, failures, holds ended, and the time
+    /// those holds lasted.
     pub completed: u64,
     pub failed: u64,
     pub holds: u64,
@@ -55,29 +59,31 @@ pub(crate) struct MetricsFacts {
     pub queues: Vec<QueueSettings>,
     /// Kept counts: (queue, state, n).
     pub counts: Vec<(String, String, i64)>,
-    /// Held locks: (queue, lock_time).
+    /// Held locks of the known queues: (queue, lock_time).
     pub locks: Vec<(String, Millis)>,
     pub per_queue: Vec<QueueFacts>,
-    /// Totals from the day summary: (queue, completed, failed, holds, held_ms).
+    /// Kept totals: (queue, completed, failed, holds, held_ms).
     pub totals: Vec<(String, i64, i64, i64, i64)>,
 }
 
 /// The kept counts by queue and state.
-pub(crate) const COUNTS: &str = "SELECT queue, state, CAST(sum(n) AS BIGINT) FROM item_counts \
+pub const COUNTS: &str = "SELECT queue, state, CAST(sum(n) AS BIGINT) FROM item_counts \
      GROUP BY queue, state";
 
-/// The held locks (as many as people at work).
-pub(crate) const LOCKS: &str = "SELECT queue, lock_time FROM items WHERE lock_user IS NOT NULL";
+/// A queue's (`$1`) held locks (as many as people at work), read from their index alone
+/// (`items_held`; asked per queue, so that no plan prefers the index by holder).
+pub const LOCKS: &str =
+    "SELECT queue, lock_time FROM items WHERE queue = $1 AND lock_user IS NOT NULL";
 
 /// A queue's (`$1`) open items due before `$3`, and of those the ones due before `$2`
 /// (overdue), counted in its due index.
-pub(crate) const DUE: &str = "SELECT coalesce(sum(CASE WHEN due_at < $2 THEN 1 ELSE 0 END), 0), \
+pub const DUE: &str = "SELECT coalesce(sum(CASE WHEN due_at < $2 THEN 1 ELSE 0 END), 0), \
      count(*) FROM items \
      WHERE queue = $1 AND state = 'open' AND due_at IS NOT NULL AND due_at < $3";
 
 /// A queue's (`$1`) oldest open item's creation time: a skip scan of the take-order index
 /// over the queue's few distinct priorities, the first entry of each.
-pub(crate) const OLDEST_OPEN: &str = "WITH RECURSIVE p(prio) AS ( \
+pub const OLDEST_OPEN: &str = "WITH RECURSIVE p(prio) AS ( \
        SELECT max(priority) FROM items WHERE queue = $1 AND state = 'open' \
        UNION ALL \
        SELECT (SELECT max(priority) FROM items \
@@ -88,10 +94,10 @@ pub(crate) const OLDEST_OPEN: &str = "WITH RECURSIVE p(prio) AS ( \
                  ORDER BY created_at LIMIT 1)) \
      FROM p WHERE p.prio IS NOT NULL";
 
-/// The totals of the figures' day summary by queue.
-pub(crate) const TOTALS: &str = "SELECT queue, CAST(sum(completed) AS BIGINT), \
+/// The kept totals by queue (one row per queue on SQLite, a few shards on PostgreSQL).
+pub const TOTALS: &str = "SELECT queue, CAST(sum(completed) AS BIGINT), \
      CAST(sum(failed) AS BIGINT), CAST(sum(holds) AS BIGINT), CAST(sum(held_ms) AS BIGINT) \
-     FROM figure_days GROUP BY queue";
+     FROM queue_totals GROUP BY queue";
 
 /// The per-queue facts, asked of a backend one queue at a time: `due(queue, now,
 /// soon)` runs [`DUE`] (overdue, due before `soon`), `oldest(queue)` [`OLDEST_OPEN`].
@@ -142,8 +148,10 @@ pub(crate) fn assemble(f: MetricsFacts) -> Metrics {
     for (queue, state, n) in &f.counts {
         if let Some(i) = find(&queues, queue) {
             let q = &mut queues[i];
-            if state == "open" {
-                q.open += count(*n);
+            match state.as_str() {
+                "open" => q.open += count(*n),
+                "parked" => q.parked += count(*n),
+                _ => {}
             }
             match q.states.iter_mut().find(|(s, _)| s == state) {
                 Some((_, c)) => *c += count(*n),
@@ -211,6 +219,7 @@ mod tests {
                 ("a".into(), "open".into(), 3),
                 ("a".into(), "open".into(), 2),
                 ("a".into(), "done".into(), 7),
+                ("a".into(), "parked".into(), 2),
                 ("gone".into(), "open".into(), 1),
             ],
             locks: vec![
@@ -228,8 +237,14 @@ mod tests {
         assert_eq!(m.queues.len(), 2);
         let a = &m.queues[0];
         assert_eq!(a.queue, "a");
-        assert_eq!((a.open, a.held, a.expired, a.assigned), (5, 2, 1, 1));
-        assert_eq!(a.states, [("done".into(), 7), ("open".into(), 5)]);
+        assert_eq!(
+            (a.open, a.held, a.expired, a.assigned, a.parked),
+            (5, 2, 1, 1, 2)
+        );
+        assert_eq!(
+            a.states,
+            [("done".into(), 7), ("open".into(), 5), ("parked".into(), 2)]
+        );
         assert_eq!(
             (a.overdue, a.due_soon, a.oldest_open_ms),
             (1, 2, Some(5_000))

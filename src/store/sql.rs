@@ -337,12 +337,14 @@ SELECT ended, event_id, item_id, queue, holder, started, how, \
     CASE WHEN how IN ('completed', 'failed') THEN ended - due_at END AS late_ms \
 FROM rounds";
 
-/// Rebuilds the figures' tables from the events, in one transaction: empties both, then
-/// inserts the holds `check` expects, whose trigger fills the day summary as it does for
-/// each new hold. The last statement's row count is the number of holds.
-pub fn rebuild_figures() -> [String; 3] {
+/// Rebuilds the figures' tables from the events, in one transaction: empties them, then
+/// inserts the holds `check` expects, whose triggers fill the day summary and the queues'
+/// totals as they do for each new hold. The last statement's row count is the number of
+/// holds.
+pub fn rebuild_figures() -> [String; 4] {
     [
         "DELETE FROM figure_days".to_string(),
+        "DELETE FROM queue_totals".to_string(),
         "DELETE FROM holds".to_string(),
         format!("INSERT INTO holds ({HOLDS_COLS}) SELECT {HOLDS_COLS} FROM ({EXPECTED_HOLDS}) x"),
     ]

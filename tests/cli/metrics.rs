@@ -45,6 +45,7 @@ fn scenario(db: &Db) {
     add("later", &["--due", "3d"]);
     let assigned = add("assigned", &[]);
     let held = add("held", &[]);
+    let parked = add("parked", &[]);
     db.ok("ann", &["claim", "--id", &done]);
     db.ok("ann", &["complete", &done]);
     db.ok("ann", &["claim", "--id", &failed]);
@@ -54,6 +55,11 @@ fn scenario(db: &Db) {
         &["assign", &assigned, "--to", "ann", "--reason", "yours"],
     );
     db.ok("bob", &["claim", "--id", &held]);
+    db.ok("ann", &["claim", "--id", &parked]);
+    db.ok(
+        "ann",
+        &["park", &parked, "--until", "2h", "--reason", "call back"],
+    );
     // The lock runs out (one second).
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let f = figures(db);
@@ -64,11 +70,13 @@ fn scenario(db: &Db) {
     assert_eq!(f["held_locks"], 1, "{f}");
     assert_eq!(f["expired_locks"], 1, "{f}");
     assert_eq!(f["assigned"], 1, "{f}");
+    assert_eq!(f["parked"], 1, "{f}");
+    assert_eq!(f["items"]["parked"], 1, "{f}");
     assert_eq!(f["overdue"], 1, "{f}");
     assert_eq!(f["due_soon"], 1, "{f}");
     assert_eq!(f["completed_total"], 1, "{f}");
     assert_eq!(f["failed_total"], 1, "{f}");
-    assert_eq!(f["holds_total"], 2, "{f}");
+    assert_eq!(f["holds_total"], 3, "{f}");
     assert!(f["oldest_open_age_seconds"].as_f64().unwrap() >= 1.0, "{f}");
     // Counters come from the history: reopening the completed item leaves them.
     db.ok("boss", &["reopen", &done, "--reason", "again"]);
@@ -147,6 +155,10 @@ fn parsers_accept(db: &Db) {
         );
         let families = check(python, &["-c", CLASSIC], &text);
         assert!(families.contains("caseload_open_items gauge"), "{families}");
+        assert!(
+            families.contains("caseload_parked_items gauge"),
+            "{families}"
+        );
     } else {
         skip("Python's prometheus_client is not installed (Debian python3-prometheus-client)");
     }

@@ -398,7 +398,7 @@ pub(crate) fn least_privilege_sql(schema: &str, staff: &str) -> String {
          GRANT SELECT, INSERT, UPDATE ON {schema}.items, {schema}.item_counts TO {staff};
          GRANT SELECT, INSERT ON {schema}.events, {schema}.comments TO {staff};
          GRANT SELECT ON {schema}.queues, {schema}.users, {schema}.audit, {schema}.holds,
-                         {schema}.figure_days, {schema}.queue_fields, {schema}.queue_texts, {schema}.queue_sla,
+                         {schema}.figure_days, {schema}.queue_totals, {schema}.queue_fields, {schema}.queue_texts, {schema}.queue_sla,
                          {schema}.caseload_schema TO {staff};
          GRANT INSERT (name) ON {schema}.queues TO {staff};
          GRANT INSERT (name, last_seen), UPDATE (last_seen) ON {schema}.users TO {staff};"

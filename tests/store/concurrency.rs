@@ -134,6 +134,11 @@ fn eight_processes_drain_a_queue() {
         ITEMS as i64,
         "the day summary counts each completion once, in its transaction"
     );
+    assert_eq!(
+        q("SELECT sum(completed) FROM queue_totals"),
+        ITEMS as i64,
+        "the queue's totals count each completion once, in its transaction"
+    );
     // check also recomputes the holds from the events.
     assert!(open(&env.db, "checker").check().unwrap().is_empty());
 }

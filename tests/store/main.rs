@@ -21,6 +21,7 @@ mod fields;
 mod figure_days;
 mod figures;
 mod item_threads;
+mod metrics;
 mod migrate;
 mod park;
 mod postgres;

@@ -321,3 +321,87 @@ fn an_old_database_takes_the_parked_state_on_every_connection() {
         .unwrap();
     assert_eq!(ok, "ok");
 }
+
+/// A history written before schema 16: two items, three holds (a release, a completion, a
+/// failure), in the statements both dialects take.
+const HOLDS_BEFORE_16: [&str; 8] = [
+    "INSERT INTO queues (name) VALUES ('default')",
+    "INSERT INTO items (queue, title, created_at, created_by) VALUES ('default', 'one', 0, 'admin')",
+    "INSERT INTO items (queue, title, created_at, created_by) VALUES ('default', 'two', 0, 'admin')",
+    "INSERT INTO events (item_id, at, actor, os_user, kind) \
+     SELECT id, 1000, 'alice', 'alice', 'locked' FROM items WHERE title = 'one'",
+    "INSERT INTO events (item_id, at, actor, os_user, kind) \
+     SELECT id, 4000, 'alice', 'alice', 'released' FROM items WHERE title = 'one'",
+    "INSERT INTO events (item_id, at, actor, os_user, kind) \
+     SELECT id, 5000, 'bob', 'bob', 'locked' FROM items WHERE title = 'one'",
+    "INSERT INTO events (item_id, at, actor, os_user, kind) \
+     SELECT id, 9000, 'bob', 'bob', 'completed' FROM items WHERE title = 'one'",
+    "INSERT INTO events (item_id, at, actor, os_user, kind) \
+     SELECT id, 6000, 'alice', 'alice', 'locked' FROM items WHERE title = 'two'",
+];
+const FAIL_BEFORE_16: &str = "INSERT INTO events (item_id, at, actor, os_user, kind) \
+     SELECT id, 8000, 'alice', 'alice', 'failed' FROM items WHERE title = 'two'";
+/// The kept totals: (holds, completed, failed, held_ms).
+const TOTALS_16: &str = "SELECT CAST(sum(holds) AS BIGINT), CAST(sum(completed) AS BIGINT), \
+     CAST(sum(failed) AS BIGINT), CAST(sum(held_ms) AS BIGINT) FROM queue_totals \
+     WHERE queue = 'default'";
+
+#[test]
+fn upgrading_to_16_fills_the_queue_totals_from_the_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let conn = Connection::open(&path).unwrap();
+    migrate::create_at_version(&conn, 15).unwrap();
+    for sql in HOLDS_BEFORE_16.iter().chain([&FAIL_BEFORE_16]) {
+        conn.execute(sql, []).unwrap();
+    }
+    let holds: i64 = conn
+        .query_row("SELECT count(*) FROM holds", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(holds, 3, "the old schema kept the holds");
+    let actor = Actor::new("admin", "admin");
+    assert_eq!(
+        migrate::migrate(&conn, &actor, 0).unwrap(),
+        Migration::Migrated { from: 15 }
+    );
+    let totals = |c: &Connection| -> (i64, i64, i64, i64) {
+        c.query_row(TOTALS_16, [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .unwrap()
+    };
+    assert_eq!(totals(&conn), (3, 1, 1, 3000 + 4000 + 2000));
+    // Kept from then on by the trigger.
+    conn.execute(
+        "INSERT INTO events (item_id, at, actor, os_user, kind) \
+         SELECT id, 9500, 'carol', 'carol', 'locked' FROM items WHERE title = 'one'",
+        [],
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO events (item_id, at, actor, os_user, kind) \
+         SELECT id, 9600, 'carol', 'carol', 'completed' FROM items WHERE title = 'one'",
+        [],
+    )
+    .unwrap();
+    assert_eq!(totals(&conn), (4, 2, 1, 9100));
+}
+
+#[test]
+fn postgres_upgrading_to_16_fills_the_queue_totals_from_the_holds() {
+    use caseload::store::postgres::migrate;
+    let Some(b) = support::backend::PgBackend::from_env() else {
+        return;
+    };
+    let mut admin = b.admin();
+    migrate::create_at_version(&mut admin, 15).unwrap();
+    for sql in HOLDS_BEFORE_16.iter().chain([&FAIL_BEFORE_16]) {
+        admin.execute(*sql, &[]).unwrap();
+    }
+    let actor = Actor::new("admin", "admin");
+    let opts = caseload::store::postgres::PgOptions::default();
+    drop(caseload::store::postgres::PgStore::open(&b.url, actor, &opts).unwrap());
+    let r = admin.query_one(TOTALS_16, &[]).unwrap();
+    let totals: (i64, i64, i64, i64) = (r.get(0), r.get(1), r.get(2), r.get(3));
+    assert_eq!(totals, (3, 1, 1, 3000 + 4000 + 2000));
+}

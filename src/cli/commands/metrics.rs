@@ -60,6 +60,7 @@ fn as_json(m: &Metrics) -> serde_json::Value {
                 "held_locks": q.held,
                 "expired_locks": q.expired,
                 "assigned": q.assigned,
+                "parked": q.parked,
                 "oldest_open_age_seconds": q.oldest_open_ms.map(|ms| ms as f64 / 1000.0),
                 "due_soon": q.due_soon,
                 "overdue": q.overdue,
@@ -104,8 +105,13 @@ const GAUGES: &[(&str, &str, Value)] = &[
         "Items assigned to someone who has not opened them yet.",
         Value::Count(|q| q.assigned),
     ),
-    // Parked and in-review items: as their states land they appear in caseload_items
-    // (by state) at once; a gauge of their own goes here.
+    (
+        "caseload_parked_items",
+        "Items parked by their holder until a call-back time (no lock held).",
+        Value::Count(|q| q.parked),
+    ),
+    // In-review items: as their state lands it appears in caseload_items (by state) at
+    // once; a gauge of its own goes here.
     (
         "caseload_due_soon_items",
         "Open items due within the next 24 hours, not yet overdue.",

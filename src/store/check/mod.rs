@@ -1,5 +1,6 @@
 //! What `caseload check` looks for on both backends: the one pass over the items and
-//! their history ([`pass`]), the day summary against the holds, and the findings' limits.
+//! their history ([`pass`]), the day summary and the queues' totals against the holds,
+//! and the findings' limits.
 
 pub(crate) mod pass;
 
@@ -156,5 +157,36 @@ pub(crate) fn figure_day_finding(day: i64, queue: &str, holder: &str) -> String 
         crate::domain::time::rfc3339(day),
         crate::domain::sanitize::line(queue),
         crate::domain::sanitize::line(holder),
+    )
+}
+
+/// The queues whose kept totals (`queue_totals`, all of a queue's rows together) disagree
+/// with the holds: missing, extra, or with other counts or held time. Compared as
+/// [`figure_days_sql`] compares the day summary (one `UNION ALL … GROUP BY`).
+pub(crate) fn queue_totals_sql() -> String {
+    let count =
+        |how: &str| format!("CAST(sum(CASE WHEN how = '{how}' THEN 1 ELSE 0 END) AS BIGINT)");
+    let cols = "q, holds, completed, failed, held_ms";
+    format!(
+        "SELECT DISTINCT q FROM (SELECT {cols} FROM ( \
+         SELECT queue AS q, CAST(sum(holds) AS BIGINT) AS holds, \
+         CAST(sum(completed) AS BIGINT) AS completed, CAST(sum(failed) AS BIGINT) AS failed, \
+         CAST(sum(held_ms) AS BIGINT) AS held_ms, 1 AS side FROM queue_totals GROUP BY queue \
+         UNION ALL SELECT queue, CAST(count(*) AS BIGINT), {}, {}, \
+         CAST(sum(ended - started) AS BIGINT), 2 FROM holds GROUP BY queue) u \
+         GROUP BY {cols} HAVING count(*) <> 2 OR min(side) = max(side)) x \
+         ORDER BY q LIMIT {LIMIT}",
+        count("completed"),
+        count("failed"),
+    )
+}
+
+/// The finding for a queue whose kept totals disagree with the holds, and how to repair it.
+pub(crate) fn queue_total_finding(queue: &str) -> String {
+    format!(
+        "metrics totals: the kept totals of queue '{}' disagree with the holds (`caseload \
+         metrics` counts its completions, failures or hold time wrong; a supervisor's \
+         `caseload check --repair-figures` rebuilds them)",
+        crate::domain::sanitize::line(queue),
     )
 }

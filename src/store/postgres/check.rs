@@ -12,7 +12,10 @@ use super::migrate::{LATEST, schema_version};
 use super::open::{Conn, TxError, TxResult};
 use crate::domain::{Event, EventKind};
 use crate::store::check::pass::{self, CommentRow, EventRow, ItemRow, KeptHold, Source};
-use crate::store::check::{CheckRun, Findings, counts, figure_day_finding, figure_days_sql};
+use crate::store::check::{
+    CheckRun, Findings, counts, figure_day_finding, figure_days_sql, queue_total_finding,
+    queue_totals_sql,
+};
 use crate::store::error::{Result, StoreError};
 
 /// Rows fetched from a portal at a time.
@@ -65,6 +68,10 @@ pub(super) fn check(c: &mut Conn, how: &CheckRun<'_>) -> TxResult<Vec<String>> {
         for r in tx.query(&figure_days_sql(sorted, " COLLATE \"C\""), &[])? {
             let (day, queue, holder): (i64, String, String) = (r.get(0), r.get(1), r.get(2));
             found.push(figure_day_finding(day, &queue, &holder));
+        }
+        (how.progress)("the queues' totals", 0, 0);
+        for r in tx.query(&queue_totals_sql(), &[])? {
+            found.push(queue_total_finding(&r.get::<_, String>(0)));
         }
     }
     tx.commit()?;

@@ -18,11 +18,14 @@ fn in_snapshot(c: &mut Conn, now: Millis) -> TxResult<MetricsFacts> {
         .iter()
         .map(|r| (r.get(0), r.get(1), r.get(2)))
         .collect();
-    let locks = c
-        .query(LOCKS, &[])?
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect();
+    let mut locks = Vec::new();
+    for q in &queues {
+        locks.extend(
+            c.query(LOCKS, &[&q.name])?
+                .iter()
+                .map(|r| (r.get(0), r.get(1))),
+        );
+    }
     let totals = c
         .query(TOTALS, &[])?
         .iter()

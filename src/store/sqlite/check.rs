@@ -24,7 +24,10 @@ use super::migrate;
 use super::txn::{Kind, Stage};
 use rusqlite::functions::FunctionFlags;
 
-use crate::store::check::{CheckRun, Findings, counts, figure_day_finding, figure_days_sql, pass};
+use crate::store::check::{
+    CheckRun, Findings, counts, figure_day_finding, figure_days_sql, pass, queue_total_finding,
+    queue_totals_sql,
+};
 use crate::store::figure_days::sorted_entries;
 
 pub(crate) use crate::store::check::UNREADABLE;
@@ -80,11 +83,12 @@ pub(crate) fn run(c: &Connection, path: Option<&Path>, how: &CheckRun<'_>) -> Ve
 /// The checks of this connection, in one read transaction (every one sees the same state
 /// of the file).
 fn checks(c: &Connection, how: &CheckRun<'_>, found: &mut Findings) {
-    let checks: [(&str, Check); 5] = [
+    let checks: [(&str, Check); 6] = [
         ("reading the items and their history", history),
         ("the other tables' references", foreign_keys),
         ("reading every comment, queue and user", unreadable_text),
         ("the figures summary", figure_days),
+        ("the queues' totals", queue_totals),
         ("the schema version", schema_version),
     ];
     let mut run_all = |c: &Connection| {
@@ -467,6 +471,29 @@ fn figure_days(c: &Connection, how: &CheckRun<'_>, found: &mut Findings) -> rusq
             found.push(figure_day_finding(day, &cell(1), &cell(2)));
         },
     )
+}
+
+/// The queues' kept totals against the holds (an older file without them is named by the
+/// schema version check); not in a quick check.
+fn queue_totals(c: &Connection, how: &CheckRun<'_>, found: &mut Findings) -> rusqlite::Result<()> {
+    if how.quick {
+        return Ok(());
+    }
+    let mut has = false;
+    each_row(
+        c,
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'queue_totals'",
+        |_| has = true,
+    )?;
+    if !has {
+        return Ok(());
+    }
+    (how.progress)("the queues' totals", 0, 0);
+    each_row(c, &queue_totals_sql(), |row| {
+        found.push(queue_total_finding(
+            &row.first().cloned().unwrap_or_default(),
+        ));
+    })
 }
 
 fn schema_version(c: &Connection, _: &CheckRun<'_>, found: &mut Findings) -> rusqlite::Result<()> {

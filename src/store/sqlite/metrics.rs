@@ -25,10 +25,13 @@ fn facts(c: &Connection, now: Millis) -> Result<MetricsFacts> {
             Ok((lossy_text(r, 0)?, lossy_text(r, 1)?, r.get(2)?))
         })?
         .collect::<rusqlite::Result<_>>()?;
-    let locks = c
-        .prepare_cached(LOCKS)?
-        .query_map([], |r| Ok((lossy_text(r, 0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
+    let mut held = c.prepare_cached(LOCKS)?;
+    let mut locks = Vec::new();
+    for q in &queues {
+        for lock in held.query_map(params![q.name], |r| Ok((lossy_text(r, 0)?, r.get(1)?)))? {
+            locks.push(lock?);
+        }
+    }
     let totals = c
         .prepare_cached(TOTALS)?
         .query_map([], |r| {
