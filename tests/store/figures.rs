@@ -212,12 +212,17 @@ fn figures_follow_hand_made_histories(b: &dyn Backend) {
 fn check_finds_holds_that_disagree_with_the_events(b: &dyn Backend) {
     let mut boss = setup(b);
     let (_, _) = histories(b, &mut *boss);
-    // (The day summary, kept from the holds, then disagrees with them too.)
+    // (The day summary and the queue's totals, kept from the holds, then disagree with
+    // them too.)
     let holds_only = |found: Vec<String>| -> Vec<String> {
         let (summary, rest): (Vec<_>, Vec<_>) = found
             .into_iter()
             .partition(|f| f.starts_with("figures summary:"));
         assert_eq!(summary.len(), 1, "{summary:?}");
+        let (totals, rest): (Vec<_>, Vec<_>) = rest
+            .into_iter()
+            .partition(|f| f.starts_with("metrics totals:"));
+        assert_eq!(totals.len(), 1, "{totals:?}");
         rest
     };
     b.spoil("DELETE FROM holds WHERE how = 'skipped'");
