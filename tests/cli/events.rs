@@ -1,6 +1,6 @@
 //! `caseload events`: the audit trail as JSON Lines, resumable by id; a follower killed
 //! (kill -9) and restarted at random under eight writing processes reproduces the events
-//! table exactly, on SQLite and on PostgreSQL; checkpoints; hooks; bad input.
+//! table exactly, on SQLite and on PostgreSQL; checkpoints; hooks (both backends); bad input.
 
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -388,8 +388,18 @@ fi
 echo "$CASELOAD_EVENT_ID $CASELOAD_EVENT_KIND" >> ran"#;
 
 #[test]
-fn hooks_run_once_per_matching_event_and_failures_are_retried() {
-    let db = Db::sqlite();
+fn hooks_run_once_per_matching_event_and_failures_are_retried_sqlite() {
+    hooks_once_and_retried(&Db::sqlite());
+}
+
+#[test]
+fn hooks_run_once_per_matching_event_and_failures_are_retried_postgres() {
+    if let Some(db) = Db::postgres() {
+        hooks_once_and_retried(&db);
+    }
+}
+
+fn hooks_once_and_retried(db: &Db) {
     for t in ["a", "b", "c"] {
         db.ok("boss", &["add", "--title", t]);
         db.ok("boss", &["claim", "--json"]);
