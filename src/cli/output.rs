@@ -81,6 +81,8 @@ pub(crate) fn event_line(e: &Event) -> String {
                 Value::Number(n) if k == "until" => {
                     format!("{k}={}", n.as_i64().map_or(n.to_string(), date_hm))
                 }
+                // An SLA paused while parked: the due time's move.
+                Value::Object(d) if k == "due" => due_moved(d),
                 other => format!("{k}={other}"),
             })
             .collect::<Vec<_>>()
@@ -96,6 +98,20 @@ pub(crate) fn event_line(e: &Event) -> String {
     ))
     .trim_end()
     .to_string()
+}
+
+/// "due 2026-11-30 10:00 (was 2026-11-27 17:00: 2h of working time parked)".
+fn due_moved(d: &serde_json::Map<String, Value>) -> String {
+    let at = |k: &str| d.get(k).and_then(Value::as_i64);
+    match (at("from"), at("to"), at("paused_ms")) {
+        (Some(from), Some(to), Some(ms)) => format!(
+            "due {} (was {}: {} of working time parked)",
+            date_hm(to),
+            date_hm(from),
+            crate::domain::sla::sla_text(ms)
+        ),
+        _ => format!("due={}", Value::Object(d.clone())),
+    }
 }
 
 /// One audit line, sanitized: "2026-11-22 11:42:00 +01:00  sup  role bob: staff → supervisor",
@@ -217,5 +233,29 @@ mod tests {
         assert!(!s.contains('\u{1b}') && !s.contains('\u{9b}') && !s.contains('\u{202e}'));
         let back: Value = serde_json::from_str(&s).unwrap();
         assert_eq!(back, v, "escaping keeps the data");
+    }
+
+    #[test]
+    fn a_moved_due_time_reads_as_a_sentence() {
+        let e = Event {
+            id: 1,
+            item_id: 2,
+            at: 0,
+            actor: "alice".into(),
+            os_user: "alice".into(),
+            kind: crate::domain::EventKind::Woke,
+            detail: json!({"by": "owner", "due": {"from": 0, "to": 7_200_000,
+                           "paused_ms": 7_200_000}}),
+        };
+        let line = event_line(&e);
+        assert!(line.contains("by=owner"), "{line}");
+        assert!(
+            line.contains(&format!(
+                "due {} (was {}: 2h of working time parked)",
+                date_hm(7_200_000),
+                date_hm(0)
+            )),
+            "{line}"
+        );
     }
 }

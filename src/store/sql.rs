@@ -213,12 +213,15 @@ pub(crate) const SET_RELEASE: &str = "lock_user = NULL, lock_time = NULL";
 /// `:me` (see `store::ops::park`).
 pub(crate) const SET_PARK: &str = "state = 'parked', lock_user = NULL, lock_time = NULL, \
      parked_until = :arg, parked_by = :me, park_reason = :value";
-/// The owner takes their parked item: a new acquisition (a new token), the park ended.
+/// The owner takes their parked item: a new acquisition (a new token), the park ended,
+/// the due time moved to `:arg` when given (an SLA paused while it was parked).
 pub(crate) const SET_WAKE_TAKE: &str = "state = 'open', lock_user = :me, lock_time = :now, \
-     lock_token = lock_token + 1, parked_until = NULL, parked_by = NULL, park_reason = NULL";
-/// A park ends without its owner (grace, a supervisor): the item back in the pool.
-pub(crate) const SET_UNPARK: &str =
-    "state = 'open', parked_until = NULL, parked_by = NULL, park_reason = NULL";
+     lock_token = lock_token + 1, parked_until = NULL, parked_by = NULL, park_reason = NULL, \
+     due_at = coalesce(:arg, due_at)";
+/// A park ends without its owner (grace, a supervisor): the item back in the pool, the
+/// due time moved to `:arg` when given.
+pub(crate) const SET_UNPARK: &str = "state = 'open', parked_until = NULL, parked_by = NULL, \
+     park_reason = NULL, due_at = coalesce(:arg, due_at)";
 /// The fence of a park's end: still parked, not changed since it was read.
 pub(crate) const FENCE_PARKED: &str = "state = 'parked' AND lock_token = :token";
 /// The fence of the owner's end of their park.

@@ -10,7 +10,7 @@ use chrono::{NaiveDateTime, TimeZone};
 use crate::support::backend::{Adds, Backend, assert_code, setup};
 use caseload::domain::figures::Period;
 use caseload::domain::sla::{Hours, SlaUpdate, parse_holidays, parse_zone, watch};
-use caseload::domain::{AuditKind, NewItem, QueueUpdate};
+use caseload::domain::{AuditKind, EventKind, NewItem, QueueUpdate};
 use caseload::store::{ReportQuery, Store, exit};
 
 conformance!(
@@ -18,6 +18,7 @@ conformance!(
     supervisors_set_slas_audited_and_staff_may_not,
     an_sla_goes_with_a_renamed_queue,
     breaches_risk_and_the_on_time_share_follow_sla_due_times,
+    parked_time_pauses_the_sla,
 );
 
 const H: i64 = 3_600_000;
@@ -213,4 +214,64 @@ fn breaches_risk_and_the_on_time_share_follow_sla_due_times(b: &dyn Backend) {
         today,
     );
     assert_eq!(w.at_risk, 1, "{w:?}");
+}
+
+/// Parked time pauses an SLA: when the park ends (its owner takes it, a supervisor wakes
+/// it), the due time moves by the working time it spent parked, and `woke` says so. An
+/// item without an SLA keeps its due time.
+fn parked_time_pauses_the_sla(b: &dyn Backend) {
+    let mut boss = setup(b);
+    boss.set_sla("default", &sla(4 * H, "Mon-Fri 08:00-17:00"))
+        .unwrap();
+    // Friday 09:00: due 13:00; parked from 09:00 until 10:00, taken back at 11:00: two
+    // working hours parked, due 15:00.
+    let mut fri9 = at(b, "alice", berlin("2026-11-27 09:00"));
+    let id = fri9.add(&NewItem::titled("call back")).unwrap().id;
+    near(
+        fri9.item(id).unwrap().due_at.unwrap(),
+        berlin("2026-11-27 13:00"),
+    );
+    let token = fri9.take(id).unwrap().lock_token;
+    fri9.park(id, token, berlin("2026-11-27 10:00"), "call back")
+        .unwrap();
+    let mut fri11 = at(b, "alice", berlin("2026-11-27 11:00"));
+    let item = fri11.take(id).unwrap();
+    near(item.due_at.unwrap(), berlin("2026-11-27 15:00"));
+    let woke = (fri11.history(id).unwrap().into_iter())
+        .rfind(|e| e.kind == EventKind::Woke)
+        .unwrap();
+    let moved = &woke.detail["due"];
+    near(moved["from"].as_i64().unwrap(), berlin("2026-11-27 13:00"));
+    near(moved["to"].as_i64().unwrap(), berlin("2026-11-27 15:00"));
+    near(moved["paused_ms"].as_i64().unwrap(), 2 * H);
+
+    // Parked over a weekend from Friday 16:00, woken by a supervisor on Monday 10:00:
+    // one hour on Friday and two on Monday paused, so due Friday 15:00 moves three
+    // working hours on: two on Friday, one on Monday (09:00).
+    let token = fri11.item(id).unwrap().lock_token;
+    let mut fri16 = at(b, "alice", berlin("2026-11-27 16:00"));
+    fri16
+        .park(id, token, berlin("2026-11-30 09:00"), "after the weekend")
+        .unwrap();
+    let mut mon = at(b, "boss", berlin("2026-11-30 10:00"));
+    let item = mon.wake(id).unwrap();
+    assert_eq!(item.lock_user, None, "a supervisor returns it to the pool");
+    near(item.due_at.unwrap(), berlin("2026-11-30 09:00"));
+
+    // A queue without an SLA: a given due time stays where it was.
+    boss.set_queue("plain", &QueueUpdate::default(), true)
+        .unwrap();
+    let mut plain = NewItem::titled("no SLA");
+    plain.queue = "plain".into();
+    plain.due_at = Some(berlin("2026-11-27 13:00"));
+    let id = fri9.add(&plain).unwrap().id;
+    let token = fri9.take(id).unwrap().lock_token;
+    fri9.park(id, token, berlin("2026-11-27 10:00"), "call back")
+        .unwrap();
+    let item = fri11.take(id).unwrap();
+    assert_eq!(item.due_at, Some(berlin("2026-11-27 13:00")));
+    let woke = (fri11.history(id).unwrap().into_iter())
+        .rfind(|e| e.kind == EventKind::Woke)
+        .unwrap();
+    assert!(woke.detail.get("due").is_none(), "{}", woke.detail);
 }

@@ -10,8 +10,12 @@
 //!
 //! Every end is one conditional write fenced by the item's state, owner and token, with
 //! its event in the same transaction.
+//!
+//! Parked time pauses a service level: when a park ends, an item with a due time in a
+//! queue with an SLA is due later by the working time it spent parked (by the queue's
+//! calendar), in the same write; the `woke` event says so (`due: {from, to, paused_ms}`).
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{ItemWrite, Tx, found, require_supervisor};
 use crate::domain::fields::{FieldError, Input};
@@ -69,13 +73,17 @@ fn park_of(item: &Item) -> Result<Park> {
 pub(crate) fn wake_for_owner(tx: &mut dyn Tx, cur: &Item) -> Result<Item> {
     let park = park_of(cur)?;
     let given = cur.lock_token + 1;
+    let (due, moved) = paused_due(tx, cur)?;
     let w = ItemWrite {
         set: SET_WAKE_TAKE,
         fence: FENCE_PARKED_MINE,
         value: None,
-        arg: None,
+        arg: due,
         kind: EventKind::Woke,
-        detail: json!({"by": WokeBy::Owner.as_str(), "owner": park.by, "token": given}),
+        detail: with_due(
+            json!({"by": WokeBy::Owner.as_str(), "owner": park.by, "token": given}),
+            moved,
+        ),
     };
     if !tx.write_item(cur.id, cur.lock_token, &w)? {
         return Err(changed(cur.id));
@@ -88,15 +96,48 @@ pub(crate) fn wake_for_owner(tx: &mut dyn Tx, cur: &Item) -> Result<Item> {
 /// it changed since it was read.
 fn return_to_pool(tx: &mut dyn Tx, cur: &Item, by: WokeBy) -> Result<bool> {
     let owner = cur.parked_by.clone();
+    let (due, moved) = paused_due(tx, cur)?;
     let w = ItemWrite {
         set: SET_UNPARK,
         fence: FENCE_PARKED,
         value: None,
-        arg: None,
+        arg: due,
         kind: EventKind::Woke,
-        detail: json!({"by": by.as_str(), "owner": owner}),
+        detail: with_due(json!({"by": by.as_str(), "owner": owner}), moved),
     };
     tx.write_item(cur.id, cur.lock_token, &w)
+}
+
+/// A `woke` event's detail, with `due` when the due time moved.
+fn with_due(mut detail: Value, moved: Value) -> Value {
+    if !moved.is_null() {
+        detail["due"] = moved;
+    }
+    detail
+}
+
+/// The due time of the parked item `cur` once its park ends now: later by the working
+/// time it spent parked when its queue has an SLA and it has a due time (else `None`,
+/// and the due time stays), with the event's account of it (`{from, to, paused_ms}`,
+/// or null).
+fn paused_due(tx: &mut dyn Tx, cur: &Item) -> Result<(Option<i64>, Value)> {
+    let Some(due) = cur.due_at else {
+        return Ok((None, Value::Null));
+    };
+    let Some(sla) = tx.sla(&cur.queue)? else {
+        return Ok((None, Value::Null));
+    };
+    let Some(parked) = tx.last_event(cur.id, &[EventKind::Parked], None)? else {
+        return Ok((None, Value::Null));
+    };
+    let paused = sla.working_between(parked.at, tx.now());
+    match sla.after(due, paused) {
+        Some(to) if paused > 0 && to != due => Ok((
+            Some(to),
+            json!({"from": due, "to": to, "paused_ms": paused}),
+        )),
+        _ => Ok((None, Value::Null)),
+    }
 }
 
 fn changed(id: i64) -> StoreError {
