@@ -208,6 +208,9 @@ pub struct ItemFigures {
     pub wait_ms: Option<i64>,
     /// Creation to the finish (done, failed or cancelled); `None` while open.
     pub cycle_ms: Option<i64>,
+    /// Time spent parked (a call-back), counted apart: neither handle time nor wait time;
+    /// a park still running counts up to now. 0 when never parked.
+    pub parked_ms: i64,
     /// Who holds it now, since when.
     #[serde(skip)]
     pub holding: Option<String>,
@@ -250,6 +253,7 @@ impl ItemFigures {
             handled,
             wait_ms: first.map(|t| t - item.created_at),
             cycle_ms: item.finished_at.map(|t| t - item.created_at),
+            parked_ms: parked_ms(events, now),
             holding: running.map(|r| r.0),
             state: Some(item.state),
             age_ms: now - item.created_at,
@@ -284,6 +288,14 @@ impl ItemFigures {
             }
             None => {}
         }
+        if self.parked_ms > 0 {
+            let now = if self.state == Some(ItemState::Parked) {
+                " (parked now)"
+            } else {
+                ""
+            };
+            parts.push(format!("parked {}{now}", short_duration(self.parked_ms)));
+        }
         if let (Some(c), Some(st)) = (self.cycle_ms, self.state) {
             let word = match st {
                 ItemState::Done => "done",
@@ -295,6 +307,26 @@ impl ItemFigures {
         }
         parts.join("; ")
     }
+}
+
+/// The time an item spent parked: each `parked` event to the event that ended the park
+/// (`woke`, `undone`, or anything that moved it on: a reopen, a cancel), a park still
+/// running up to `now`.
+fn parked_ms(events: &[Event], now: Millis) -> i64 {
+    let mut total = 0;
+    let mut since: Option<Millis> = None;
+    for e in events {
+        match e.kind {
+            EventKind::Parked => since = since.or(Some(e.at)),
+            EventKind::Noted | EventKind::FieldChanged => {}
+            _ => {
+                if let Some(t) = since.take() {
+                    total += (e.at - t).max(0);
+                }
+            }
+        }
+    }
+    total + since.map_or(0, |t| (now - t).max(0))
 }
 
 /// The nearest-rank percentile `p` (0–100) of sorted values: the smallest value with at
@@ -373,6 +405,34 @@ mod tests {
     }
 
     const M: i64 = 60_000;
+
+    #[test]
+    fn parked_time_is_counted_apart_from_handle_and_wait_time() {
+        use EventKind::*;
+        let es = [
+            ev(1, 0, "x", Created, json!({})),
+            ev(2, 10 * M, "alice", Locked, json!({})),
+            ev(3, 15 * M, "alice", Parked, json!({})),
+            ev(4, 75 * M, "alice", Woke, json!({"by": "owner"})),
+            ev(5, 75 * M, "alice", Locked, json!({})),
+            ev(6, 80 * M, "alice", Parked, json!({})),
+        ];
+        let item = Item {
+            state: ItemState::Parked,
+            created_at: 0,
+            ..Item::default()
+        };
+        let f = ItemFigures::of(&item, &es, 100 * M);
+        assert_eq!(f.parked_ms, 60 * M + 20 * M, "one park ended, one running");
+        assert_eq!(
+            f.handled[0].ms,
+            10 * M,
+            "parked time is no one's handle time"
+        );
+        assert_eq!(f.wait_ms, Some(10 * M));
+        let line = f.sentence();
+        assert!(line.contains("parked 1h20m (parked now)"), "{line}");
+    }
 
     #[test]
     fn a_take_over_splits_the_handle_time() {

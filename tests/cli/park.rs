@@ -56,6 +56,8 @@ fn park_refuses_others_and_wake_gives_it_back() {
             && shown.contains("parked  reason=call back Mei Brandt token=1 until="),
         "{shown}"
     );
+    // The figures count the parked time apart (a park still running: up to now).
+    assert!(shown.contains("(parked now)"), "{shown}");
 
     // Bob may not wake it (staff, not its owner); alice's wake gives it to her.
     let err = env.fails("bob", &["wake", &ids], 5);
