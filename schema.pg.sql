@@ -15,7 +15,11 @@ CREATE TABLE queues (
     max_per_user  BIGINT NULL CHECK (max_per_user IS NULL OR max_per_user > 0),
     paused        BOOLEAN NOT NULL DEFAULT false,
     -- 'priority' (priority, then age) or 'due' (due time, then priority, then age).
-    take_order    TEXT NOT NULL DEFAULT 'priority' CHECK (take_order IN ('priority', 'due'))
+    take_order    TEXT NOT NULL DEFAULT 'priority' CHECK (take_order IN ('priority', 'due')),
+    -- How long a woken park waits for its owner; how long an undo is offered (0: none).
+    park_grace_seconds BIGINT NOT NULL DEFAULT 3600
+                  CHECK (park_grace_seconds BETWEEN 60 AND 604800),
+    undo_seconds  BIGINT NOT NULL DEFAULT 30 CHECK (undo_seconds BETWEEN 0 AND 3600)
 );
 
 CREATE TABLE items (
@@ -576,14 +580,18 @@ BEGIN
         LANGUAGE sql STABLE %s AS $$
             SELECT json_build_object('lock_seconds', q.lock_seconds,
                                      'warn_seconds', q.warn_seconds,
-                                     'max_per_user', q.max_per_user, 'paused', q.paused)
+                                     'max_per_user', q.max_per_user, 'paused', q.paused,
+                                     'order', q.take_order,
+                                     'park_grace_seconds', q.park_grace_seconds,
+                                     'undo_seconds', q.undo_seconds)
         $$ $f$, pinned);
     -- Creates or changes queue p_name; p_renamed_from names the queue it is the new name
     -- of (which must exist, while p_name must not).
     EXECUTE format($f$
         CREATE FUNCTION caseload_set_queue(p_actor TEXT, p_name TEXT, p_lock BIGINT,
                                            p_warn BIGINT, p_max BIGINT, p_paused BOOLEAN,
-                                           p_order TEXT, p_renamed_from TEXT)
+                                           p_order TEXT, p_renamed_from TEXT,
+                                           p_grace BIGINT, p_undo BIGINT)
         RETURNS void LANGUAGE plpgsql SECURITY DEFINER %s AS $$
         DECLARE
             v_old json;
@@ -600,12 +608,14 @@ BEGIN
                 v_old := json_build_object('renamed_from', p_renamed_from);
             END IF;
             INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused,
-                                take_order)
-                VALUES (p_name, p_lock, p_warn, p_max, p_paused, p_order)
+                                take_order, park_grace_seconds, undo_seconds)
+                VALUES (p_name, p_lock, p_warn, p_max, p_paused, p_order, p_grace, p_undo)
                 ON CONFLICT (name) DO UPDATE SET lock_seconds = excluded.lock_seconds,
                     warn_seconds = excluded.warn_seconds,
                     max_per_user = excluded.max_per_user, paused = excluded.paused,
-                    take_order = excluded.take_order
+                    take_order = excluded.take_order,
+                    park_grace_seconds = excluded.park_grace_seconds,
+                    undo_seconds = excluded.undo_seconds
                 RETURNING * INTO v_new;
             INSERT INTO audit (at, actor, real_user, kind, subject, old_value, new_value)
                 VALUES (caseload_now_ms(), p_actor, session_user, 'queue', p_name, v_old,

@@ -11,7 +11,11 @@ CREATE TABLE queues (
     max_per_user  INTEGER NULL CHECK (max_per_user IS NULL OR max_per_user > 0),
     paused        INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
     -- 'priority' (priority, then age) or 'due' (due time, then priority, then age).
-    take_order    TEXT NOT NULL DEFAULT 'priority' CHECK (take_order IN ('priority', 'due'))
+    take_order    TEXT NOT NULL DEFAULT 'priority' CHECK (take_order IN ('priority', 'due')),
+    -- How long a woken park waits for its owner; how long an undo is offered (0: none).
+    park_grace_seconds INTEGER NOT NULL DEFAULT 3600
+                  CHECK (park_grace_seconds BETWEEN 60 AND 604800),
+    undo_seconds  INTEGER NOT NULL DEFAULT 30 CHECK (undo_seconds BETWEEN 0 AND 3600)
 ) WITHOUT ROWID;
 
 CREATE TABLE items (

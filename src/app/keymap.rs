@@ -357,7 +357,7 @@ pub const KEYMAP: &[Binding] = &[
         &[ch('u')],
         C::Item,
         A::Undo,
-        "undo your last finish, release, skip or park (30 s)",
+        "undo your last finish, release, skip or park (soon after)",
     ),
     b(
         &[ch('P')],

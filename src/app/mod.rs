@@ -298,8 +298,8 @@ pub struct State {
     pub parked: Vec<crate::domain::Item>,
     /// Parked items whose wake the user was told of (once each).
     pub woke: std::collections::BTreeSet<i64>,
-    /// The user's last complete, fail, release, skip or park, which `u` may undo for
-    /// [`crate::domain::park::UNDO_MS`].
+    /// The user's last complete, fail, release, skip or park, which `u` may undo within
+    /// its queue's undo window.
     pub undo: Option<UndoOffer>,
     pub detail: Option<Detail>,
     pub editor: Option<Editor>,
@@ -389,6 +389,8 @@ pub struct UndoOffer {
     pub at: Millis,
     /// "Completed", "Parked", …
     pub verb: &'static str,
+    /// How long it is offered (its queue's undo window).
+    pub window_ms: i64,
 }
 
 /// The order of the Stats figures page's people table.

@@ -194,8 +194,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Undo your own last complete, fail, release, skip or park of an item (within 30 s,
-    /// if nobody touched it since): it is as it was, locked to you under a new token.
+    /// Undo your own last complete, fail, release, skip or park of an item (within the
+    /// queue's undo window, 30 s by default, if nobody touched it since): it is as it
+    /// was, locked to you under a new token.
     Undo {
         /// The item's id.
         id: i64,
@@ -590,6 +591,14 @@ pub enum QueueCommand {
         /// soonest due first, then priority, then age; items without a due time last).
         #[arg(long, value_parser = parse_order, value_name = "ORDER")]
         order: Option<TakeOrder>,
+        /// Seconds a woken park waits for its owner before it returns to the pool, 60 to
+        /// 604800 (a new queue has 3600).
+        #[arg(long, value_name = "SECONDS")]
+        park_grace_seconds: Option<i64>,
+        /// Seconds after a complete, fail, release, skip or park in which its maker may
+        /// undo it, 0 (no undo) to 3600 (a new queue has 30).
+        #[arg(long, value_name = "SECONDS")]
+        undo_seconds: Option<i64>,
         /// Create the queue if it does not exist yet.
         #[arg(long)]
         create: bool,

@@ -262,7 +262,7 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         "undo",
         &[(
             "caseload undo 42",
-            "a complete (fail, release, skip, park) of #42 within 30 s taken back",
+            "a complete (fail, release, skip, park) of #42 taken back within the queue's undo window",
         )],
     ),
     (

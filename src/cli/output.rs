@@ -9,8 +9,16 @@ use crate::domain::time::{date_hm, local_full, rfc3339, short_duration};
 use crate::domain::{AuditEntry, Event, Item, ItemState, sanitize};
 use crate::store::Applied;
 
+/// The park grace of an item's queue (the default when the queue is not among `queues`).
+pub(crate) fn grace_of(item: &Item, queues: &[crate::domain::QueueSettings]) -> i64 {
+    queues
+        .iter()
+        .find(|q| q.name == item.queue)
+        .map_or(crate::domain::park::GRACE_MS, |q| q.park_grace_ms())
+}
+
 pub(crate) fn lock_text(item: &Item, queues: &[crate::domain::QueueSettings], now: i64) -> String {
-    if let Some(p) = crate::domain::park::Park::of(item) {
+    if let Some(p) = crate::domain::park::Park::of(item, grace_of(item, queues)) {
         return format!(
             "parked by {} until {}",
             truncate(&sanitize::line(&p.by), 10),
@@ -167,13 +175,15 @@ pub(crate) fn done_line(id: i64, done: &str, past: &str, applied: Applied) -> St
 
 pub(crate) fn queue_line(q: &crate::domain::QueueSettings) -> String {
     format!(
-        "{}: lock {}s, warn {}s, max per user {}, {}, order {}",
+        "{}: lock {}s, warn {}s, max per user {}, {}, order {}, park grace {}s, undo {}s",
         sanitize::line(&q.name),
         q.lock_seconds,
         q.warn_seconds,
         q.max_per_user.map_or("none".into(), |n| n.to_string()),
         if q.paused { "paused" } else { "running" },
-        q.order.as_str()
+        q.order.as_str(),
+        q.park_grace_seconds,
+        q.undo_seconds
     )
 }
 

@@ -7,13 +7,13 @@ use super::item::{Item, ItemState};
 use super::sanitize;
 use super::time::{Millis, clock_hm, date_hm, display_zone};
 
-/// How long a woken item waits for its owner before it returns to the pool (a queue
-/// setting to come; one hour meanwhile).
-pub const GRACE_MS: i64 = 3_600_000;
+/// How long a woken item waits for its owner before it returns to the pool, unless its
+/// queue says otherwise (`queue set --park-grace-seconds`).
+pub const GRACE_MS: i64 = super::queue::DEFAULT_PARK_GRACE_SECONDS * 1000;
 
-/// How long after a complete, fail, release, skip or park its maker may undo it (a queue
-/// setting to come; 30 s meanwhile).
-pub const UNDO_MS: i64 = 30_000;
+/// How long after a complete, fail, release, skip or park its maker may undo it, unless
+/// its queue says otherwise (`queue set --undo-seconds`).
+pub const UNDO_MS: i64 = super::queue::DEFAULT_UNDO_SECONDS * 1000;
 
 /// Where a parked item stands at a time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,11 +33,14 @@ pub struct Park {
     pub by: String,
     pub until: Millis,
     pub reason: String,
+    /// Its queue's grace after `until` (milliseconds).
+    pub grace_ms: i64,
 }
 
 impl Park {
-    /// The item's park, when it is parked (and its row says by whom and until when).
-    pub fn of(item: &Item) -> Option<Park> {
+    /// The item's park, when it is parked (and its row says by whom and until when),
+    /// with its queue's grace (`QueueSettings::park_grace_ms`).
+    pub fn of(item: &Item, grace_ms: i64) -> Option<Park> {
         if item.state != ItemState::Parked {
             return None;
         }
@@ -45,6 +48,7 @@ impl Park {
             by: item.parked_by.clone()?,
             until: item.parked_until?,
             reason: item.park_reason.clone().unwrap_or_default(),
+            grace_ms,
         })
     }
 
@@ -52,7 +56,7 @@ impl Park {
     pub fn status(&self, now: Millis) -> ParkStatus {
         if now < self.until {
             ParkStatus::Sleeping
-        } else if now < self.until.saturating_add(GRACE_MS) {
+        } else if now < self.returns_at() {
             ParkStatus::Awake
         } else {
             ParkStatus::Returned
@@ -61,7 +65,7 @@ impl Park {
 
     /// When it returns to the pool unless its owner opens it.
     pub fn returns_at(&self) -> Millis {
-        self.until.saturating_add(GRACE_MS)
+        self.until.saturating_add(self.grace_ms)
     }
 
     /// "parked by alice until 14:00: call back Mei Brandt" (sanitized).
@@ -103,17 +107,20 @@ mod tests {
 
     #[test]
     fn a_park_sleeps_wakes_and_returns() {
-        let p = Park::of(&parked(10_000_000)).unwrap();
+        let p = Park::of(&parked(10_000_000), GRACE_MS).unwrap();
         assert_eq!(p.status(9_999_999), ParkStatus::Sleeping);
         assert_eq!(p.status(10_000_000), ParkStatus::Awake);
         assert_eq!(p.status(10_000_000 + GRACE_MS - 1), ParkStatus::Awake);
         assert_eq!(p.status(10_000_000 + GRACE_MS), ParkStatus::Returned);
-        assert_eq!(Park::of(&Item::default()), None);
+        assert_eq!(Park::of(&Item::default(), GRACE_MS), None);
+        // A queue's own grace.
+        let short = Park::of(&parked(10_000_000), 60_000).unwrap();
+        assert_eq!(short.status(10_000_000 + 60_000), ParkStatus::Returned);
     }
 
     #[test]
     fn the_description_names_owner_time_and_a_clean_reason() {
-        let p = Park::of(&parked(10_000_000)).unwrap();
+        let p = Park::of(&parked(10_000_000), GRACE_MS).unwrap();
         let d = p.describe(10_000_000);
         assert!(d.starts_with("parked by alice until "), "{d}");
         assert!(d.contains("call back") && d.contains("Mei"), "{d}");

@@ -6,6 +6,12 @@ use serde::Serialize;
 pub(crate) const DEFAULT_LOCK_SECONDS: i64 = 1800;
 /// Default warning time before expiry.
 pub(crate) const DEFAULT_WARN_SECONDS: i64 = 120;
+/// Default park grace: how long a woken park waits for its owner before it returns to
+/// the pool.
+pub(crate) const DEFAULT_PARK_GRACE_SECONDS: i64 = 3600;
+/// Default undo window: how long after a complete, fail, release, skip or park its maker
+/// may undo it.
+pub(crate) const DEFAULT_UNDO_SECONDS: i64 = 30;
 /// The queue items go to when none is named.
 pub(crate) const DEFAULT_QUEUE: &str = "default";
 
@@ -71,6 +77,11 @@ pub struct QueueSettings {
     /// The take order (`order` in JSON).
     #[serde(rename = "order")]
     pub order: TakeOrder,
+    /// How long a woken park waits for its owner before it returns to the pool.
+    pub park_grace_seconds: i64,
+    /// How long after a complete, fail, release, skip or park its maker may undo it (0:
+    /// no undo).
+    pub undo_seconds: i64,
 }
 
 impl QueueSettings {
@@ -83,7 +94,19 @@ impl QueueSettings {
             max_per_user: None,
             paused: false,
             order: TakeOrder::Priority,
+            park_grace_seconds: DEFAULT_PARK_GRACE_SECONDS,
+            undo_seconds: DEFAULT_UNDO_SECONDS,
         }
+    }
+
+    /// The park grace in milliseconds.
+    pub(crate) fn park_grace_ms(&self) -> i64 {
+        self.park_grace_seconds.saturating_mul(1000)
+    }
+
+    /// The undo window in milliseconds.
+    pub(crate) fn undo_ms(&self) -> i64 {
+        self.undo_seconds.saturating_mul(1000)
     }
 
     /// Lock age in milliseconds.
@@ -101,6 +124,8 @@ pub struct QueueUpdate {
     pub max_per_user: Option<Option<i64>>,
     pub paused: Option<bool>,
     pub order: Option<TakeOrder>,
+    pub park_grace_seconds: Option<i64>,
+    pub undo_seconds: Option<i64>,
 }
 
 /// A queue setting, as `caseload queue set` names it.
@@ -110,6 +135,8 @@ pub enum Setting {
     WarnSeconds,
     MaxPerUser,
     Paused,
+    ParkGrace,
+    UndoSeconds,
 }
 
 impl Setting {}
@@ -164,6 +191,24 @@ impl QueueUpdate {
         }
         if let Some(o) = self.order {
             next.order = o;
+        }
+        if let Some(v) = self.park_grace_seconds {
+            if !(60..=7 * 86_400).contains(&v) {
+                return Err(refuse(
+                    Setting::ParkGrace,
+                    format!("park-grace-seconds must be between 60 and 604800 (a week), not {v}"),
+                ));
+            }
+            next.park_grace_seconds = v;
+        }
+        if let Some(v) = self.undo_seconds {
+            if !(0..=3600).contains(&v) {
+                return Err(refuse(
+                    Setting::UndoSeconds,
+                    format!("undo-seconds must be between 0 (no undo) and 3600, not {v}"),
+                ));
+            }
+            next.undo_seconds = v;
         }
         if next.warn_seconds >= next.lock_seconds {
             return Err(refuse(

@@ -157,7 +157,8 @@ pub(crate) fn lost_lock_from(c: &mut impl Cells) -> Result<LostLock> {
 }
 
 /// Queue settings from `name, lock_seconds, warn_seconds, max_per_user, paused,
-/// take_order` (an order this program does not know reads as priority).
+/// take_order, park_grace_seconds, undo_seconds` (an order this program does not know
+/// reads as priority).
 pub(crate) fn queue_from(c: &mut impl Cells) -> Result<QueueSettings> {
     Ok(QueueSettings {
         name: c.text(0, "name")?,
@@ -170,6 +171,8 @@ pub(crate) fn queue_from(c: &mut impl Cells) -> Result<QueueSettings> {
             .as_deref()
             .and_then(TakeOrder::parse)
             .unwrap_or_default(),
+        park_grace_seconds: c.int(6, "park_grace_seconds")?,
+        undo_seconds: c.int(7, "undo_seconds")?,
     })
 }
 

@@ -227,14 +227,18 @@ pub(crate) const FENCE_PARKED: &str = "state = 'parked' AND lock_token = :token"
 /// The fence of the owner's end of their park.
 pub(crate) const FENCE_PARKED_MINE: &str =
     "state = 'parked' AND parked_by = :me AND lock_token = :token";
-/// Parked items whose wake time is at or before `$1`, of the owner `$2` (every owner
-/// when NULL), earliest first, at most `$3` (the `items_parked` index).
+/// Parked items whose wake time is at or before `$1` — with `$2`, whose wake time plus
+/// their queue's park grace is — of the owner `$3` (every owner when NULL), earliest
+/// first, at most `$4` (the `items_parked` index). The parameters appear in the order of
+/// their numbers: SQLite numbers `$N` by first appearance.
 pub(crate) const PARKED_DUE: &str = const_join!(
     &[
         "SELECT ",
         ITEM_COLS,
-        " FROM items WHERE state = 'parked' AND parked_until <= $1 \
-         AND (CAST($2 AS TEXT) IS NULL OR parked_by = $2) ORDER BY parked_until, id LIMIT $3"
+        " FROM items WHERE state = 'parked' AND parked_until <= $1 - CASE WHEN $2 THEN \
+         coalesce((SELECT q.park_grace_seconds * 1000 FROM queues q \
+         WHERE q.name = items.queue), 0) ELSE 0 END \
+         AND (CAST($3 AS TEXT) IS NULL OR parked_by = $3) ORDER BY parked_until, id LIMIT $4"
     ],
     ""
 );

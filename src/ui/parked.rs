@@ -14,7 +14,7 @@ fn in_order(state: &State) -> Vec<(&Item, Park)> {
     let mut out: Vec<(&Item, Park)> = state
         .parked
         .iter()
-        .filter_map(|i| Park::of(i).map(|p| (i, p)))
+        .filter_map(|i| Park::of(i, state.queue(&i.queue).park_grace_ms()).map(|p| (i, p)))
         .collect();
     out.sort_by_key(|(i, p)| (p.status(state.now) == ParkStatus::Sleeping, p.until, i.id));
     out

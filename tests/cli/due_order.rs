@@ -38,7 +38,7 @@ fn queue_order_is_set_listed_and_followed() {
     let out = env.ok("viewer", &["queue", "list"]);
     assert!(
         out.lines()
-            .any(|l| l.starts_with("ship:") && l.ends_with("order due")),
+            .any(|l| l.starts_with("ship:") && l.contains(", order due,")),
         "{out}"
     );
     let v: serde_json::Value =

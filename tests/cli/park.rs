@@ -151,3 +151,62 @@ fn undo_takes_back_your_own_slip_and_says_why_when_it_cannot() {
     env.fails("alice", &["undo", &id], 3);
     assert_eq!(env.ok("boss", &["check"]).trim(), "ok");
 }
+
+#[test]
+fn a_queue_sets_its_park_grace_and_undo_window() {
+    let env = Env::init("boss");
+    let out = env.ok(
+        "boss",
+        &[
+            "queue",
+            "set",
+            "default",
+            "--create",
+            "--park-grace-seconds",
+            "600",
+            "--undo-seconds",
+            "0",
+        ],
+    );
+    assert!(out.contains("park grace 600s, undo 0s"), "{out}");
+    let listed = env.ok("viewer", &["queue", "list", "--json"]);
+    let listed: Vec<Value> = serde_json::from_str(&listed).unwrap();
+    let q = listed.iter().find(|q| q["name"] == "default").unwrap();
+    assert_eq!(
+        (q["park_grace_seconds"].as_i64(), q["undo_seconds"].as_i64()),
+        (Some(600), Some(0))
+    );
+    // Out of range: one line naming the setting, exit 1, nothing changed.
+    let err = env.fails(
+        "boss",
+        &["queue", "set", "default", "--undo-seconds", "7200"],
+        1,
+    );
+    assert!(
+        err.contains("undo-seconds must be between 0 (no undo) and 3600"),
+        "{err}"
+    );
+    let err = env.fails(
+        "boss",
+        &["queue", "set", "default", "--park-grace-seconds", "5"],
+        1,
+    );
+    assert!(
+        err.contains("park-grace-seconds must be between 60"),
+        "{err}"
+    );
+    let out = env.ok("viewer", &["queue", "list"]);
+    assert!(out.contains("park grace 600s, undo 0s"), "{out}");
+    // Staff may not change them.
+    env.fails(
+        "alice",
+        &["queue", "set", "default", "--undo-seconds", "60"],
+        5,
+    );
+    // No undo in this queue: said at once.
+    let id = env.add("Final").to_string();
+    env.claim("alice", &["--id", &id]);
+    env.ok("alice", &["complete", &id]);
+    let err = env.fails("alice", &["undo", &id], 3);
+    assert!(err.contains("offers no undo"), "{err}");
+}

@@ -555,7 +555,8 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
         format!("SELECT caseload_set_role('{sup}', '{bob}', 'supervisor')"),
         format!("SELECT caseload_set_role('{bob}', '{bob}', 'supervisor')"),
         format!("SELECT caseload_set_login('boss', 'boss', '{bob}')"),
-        "SELECT caseload_set_queue('boss', 'default', 1, 0, NULL, true, 'due', NULL)".to_string(),
+        "SELECT caseload_set_queue('boss', 'default', 1, 0, NULL, true, 'due', NULL, 60, 0)"
+            .to_string(),
         "SELECT caseload_delete_queue('boss', 'new-queue', NULL)".to_string(),
         "DELETE FROM queues WHERE name = 'new-queue'".to_string(),
         // The audit trail of items: another's name, or the figures' table.

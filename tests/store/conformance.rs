@@ -750,11 +750,14 @@ fn supervisor_queue_settings(b: &dyn Backend) {
                 max_per_user: Some(Some(1)),
                 paused: Some(false),
                 order: Some(TakeOrder::Due),
+                park_grace_seconds: Some(600),
+                undo_seconds: Some(0),
             },
             true,
         )
         .unwrap();
     assert_eq!(q.lock_seconds, 300);
+    assert_eq!((q.park_grace_seconds, q.undo_seconds), (600, 0));
     let stored = boss.queue("urgent").unwrap();
     assert_eq!(stored, q);
     let names: Vec<String> = boss.queues().unwrap().into_iter().map(|q| q.name).collect();

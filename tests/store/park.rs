@@ -8,7 +8,7 @@
 use crate::support::MIN;
 use crate::support::backend::{Adds, Backend, add, assert_code, kinds, setup};
 use caseload::domain::park::GRACE_MS;
-use caseload::domain::{EventKind, ItemState, NewItem};
+use caseload::domain::{EventKind, ItemState, NewItem, QueueUpdate};
 use caseload::store::{Applied, ListFilter, StateFilter, Store, TakeNext, exit};
 
 conformance!(
@@ -20,6 +20,7 @@ conformance!(
     undo_puts_each_change_back_within_the_window,
     undo_is_refused_after_the_window_or_anothers_touch,
     undoing_complete_and_next_returns_the_next_item_too,
+    a_queue_sets_its_own_grace_and_undo_window,
 );
 
 /// Alice takes `id` and parks it for ten minutes; returns the token she parked under.
@@ -330,5 +331,60 @@ fn undoing_complete_and_next_returns_the_next_item_too(b: &dyn Backend) {
     let last = alice.history(second).unwrap().pop().unwrap();
     assert_eq!(last.kind, EventKind::Released);
     assert_eq!(last.detail["undo_of"], first);
+    assert_eq!(boss.check().unwrap(), Vec::<String>::new());
+}
+
+/// `queue set --park-grace-seconds / --undo-seconds`: the queue's own grace decides when
+/// a woken park returns to the pool, its own window how long an undo is offered (0: none).
+fn a_queue_sets_its_own_grace_and_undo_window(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let settings = |grace, undo| QueueUpdate {
+        park_grace_seconds: Some(grace),
+        undo_seconds: Some(undo),
+        ..QueueUpdate::default()
+    };
+    let q = boss.set_queue("default", &settings(120, 0), true).unwrap();
+    assert_eq!((q.park_grace_seconds, q.undo_seconds), (120, 0));
+    // Out of range: refused, nothing changed.
+    assert_code(
+        boss.set_queue("default", &settings(10, 0), false),
+        exit::ERROR,
+    );
+    assert_code(
+        boss.set_queue("default", &settings(120, 4000), false),
+        exit::ERROR,
+    );
+    assert_eq!(boss.queue("default").unwrap().park_grace_seconds, 120);
+
+    // A two-minute grace: one minute after the wake it is still alice's, three minutes
+    // after it is anyone's (the default hour would still keep it).
+    let parked = add(&mut *boss, "call back");
+    let mut alice = b.open("alice", 0);
+    park_ten_minutes(&mut *alice, parked);
+    let mut bob = b.open("bob", 11 * MIN);
+    assert_code(bob.take(parked), exit::CONFLICT);
+    let mut bob = b.open("bob", 13 * MIN);
+    assert_eq!(bob.take(parked).unwrap().lock_user.as_deref(), Some("bob"));
+
+    // No undo in this queue.
+    let done = add(&mut *boss, "done");
+    let token = alice.take(done).unwrap().lock_token;
+    alice.complete(done, token, None).unwrap();
+    let e = assert_code(alice.undo(done), exit::CONFLICT);
+    assert!(e.to_string().contains("offers no undo"), "{e}");
+    // A two-minute window: a minute later the undo still works (30 s would have ended).
+    boss.set_queue("default", &settings(120, 120), false)
+        .unwrap();
+    let slip = add(&mut *boss, "slip");
+    let token = alice.take(slip).unwrap().lock_token;
+    alice.complete(slip, token, None).unwrap();
+    let mut alice_later = b.open("alice", MIN);
+    let back = alice_later.undo(slip).unwrap();
+    assert_eq!(back.lock_user.as_deref(), Some("alice"));
+    // The settings are audited with the rest.
+    let audit = boss.audit(None, 0).unwrap();
+    let last = audit.iter().rev().find(|a| a.subject == "default").unwrap();
+    assert_eq!(last.new["undo_seconds"], 120, "{:?}", last.new);
+    assert_eq!(last.old["undo_seconds"], 0, "{:?}", last.old);
     assert_eq!(boss.check().unwrap(), Vec::<String>::new());
 }

@@ -98,7 +98,8 @@ fn role_and_queue_changes_are_audited(b: &dyn Backend) {
     // A queue's settings, its rename and deletion read the same on both backends (on
     // PostgreSQL the server writes them, from the rows it reads and writes).
     let settings = serde_json::json!({
-        "lock_seconds": 60, "warn_seconds": 10, "max_per_user": null, "paused": false
+        "lock_seconds": 60, "warn_seconds": 10, "max_per_user": null, "paused": false,
+        "order": "priority", "park_grace_seconds": 3600, "undo_seconds": 30
     });
     assert_eq!(all[0].new, settings);
     boss.rename_queue("default", "main").unwrap();
@@ -113,7 +114,8 @@ fn role_and_queue_changes_are_audited(b: &dyn Backend) {
         .map(|a| (a.subject, a.old, a.new))
         .collect();
     let spare = serde_json::json!({
-        "lock_seconds": 1800, "warn_seconds": 120, "max_per_user": null, "paused": false
+        "lock_seconds": 1800, "warn_seconds": 120, "max_per_user": null, "paused": false,
+        "order": "priority", "park_grace_seconds": 3600, "undo_seconds": 30
     });
     assert_eq!(
         later,

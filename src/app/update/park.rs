@@ -78,7 +78,7 @@ pub(super) fn tell_woken(s: &mut State) {
     let woken: Vec<(i64, String)> = s
         .parked
         .iter()
-        .filter_map(|i| Park::of(i).map(|p| (i, p)))
+        .filter_map(|i| Park::of(i, s.queue(&i.queue).park_grace_ms()).map(|p| (i, p)))
         .filter(|(i, p)| p.status(now) != ParkStatus::Sleeping && !s.woke.contains(&i.id))
         .map(|(i, p)| (i.id, sanitize::line(&p.reason).into_owned()))
         .collect();
@@ -106,7 +106,7 @@ pub(super) fn undo(s: &mut State) -> Vec<Effect> {
     let live = s
         .undo
         .as_ref()
-        .filter(|u| s.now - u.at <= crate::domain::park::UNDO_MS)
+        .filter(|u| s.now - u.at <= u.window_ms)
         .map(|u| u.id);
     match live {
         Some(id) if s.view != crate::app::View::Locks => {

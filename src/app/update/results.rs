@@ -192,7 +192,7 @@ pub(super) fn finished(
         set_error(s, on_screen(&e));
         return vec![refresh(s)];
     }
-    s.held.remove(&id);
+    let queue = s.held.remove(&id).map(|h| h.queue);
     // Draft notes went with the change (saved just before it).
     s.drafts.remove(&id);
     let saved_draft = s.finish_notes.take() == Some(id);
@@ -212,12 +212,19 @@ pub(super) fn finished(
     } else {
         ""
     };
+    let window_ms = queue.map_or(crate::domain::park::UNDO_MS, |q| s.queue(&q).undo_ms());
+    if window_ms == 0 {
+        s.undo = None;
+        set_info(s, format!("{verb} #{id}{notes}"));
+        return vec![refresh(s)];
+    }
     s.undo = Some(crate::app::UndoOffer {
         id,
         at: s.now,
         verb,
+        window_ms,
     });
-    let undo = crate::domain::park::UNDO_MS / 1000;
+    let undo = window_ms / 1000;
     set_info(s, format!("{verb} #{id}{notes} — u undo ({undo} s)"));
     vec![refresh(s)]
 }

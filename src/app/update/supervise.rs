@@ -303,6 +303,17 @@ fn queue_settings(s: &mut State) -> Vec<Effect> {
                 "Take order (priority, or due: soonest due first)",
             ),
             q.order.as_str(),
+        )
+        .field(
+            FieldSpec::optional(
+                PARK_GRACE,
+                "Park grace seconds (a woken park waits this long for its owner)",
+            ),
+            &q.park_grace_seconds.to_string(),
+        )
+        .field(
+            FieldSpec::optional(UNDO_SECONDS, "Undo seconds (0: no undo)"),
+            &q.undo_seconds.to_string(),
         ),
     );
     vec![]
@@ -414,6 +425,8 @@ const WARN_SECONDS: &str = "Warning seconds";
 const WIP_LIMIT: &str = "WIP limit";
 const PAUSED: &str = "Paused";
 const TAKE_ORDER: &str = "Take order";
+const PARK_GRACE: &str = "Park grace seconds";
+const UNDO_SECONDS: &str = "Undo seconds";
 
 /// The queue settings dialog's field of a setting.
 fn settings_field(setting: Setting) -> &'static str {
@@ -422,6 +435,8 @@ fn settings_field(setting: Setting) -> &'static str {
         Setting::WarnSeconds => WARN_SECONDS,
         Setting::MaxPerUser => WIP_LIMIT,
         Setting::Paused => PAUSED,
+        Setting::ParkGrace => PARK_GRACE,
+        Setting::UndoSeconds => UNDO_SECONDS,
     }
 }
 
@@ -475,6 +490,15 @@ fn parse_settings(d: &Dialog) -> Result<QueueUpdate, (usize, String)> {
         max_per_user: Some(wip),
         paused: Some(paused),
         order: Some(order),
+        // Fields a form may lack (one made by an older dialog): kept as they are.
+        park_grace_seconds: match d.index_of(PARK_GRACE) {
+            Some(_) => Some(number(PARK_GRACE)?),
+            None => None,
+        },
+        undo_seconds: match d.index_of(UNDO_SECONDS) {
+            Some(_) => Some(number(UNDO_SECONDS)?),
+            None => None,
+        },
     })
 }
 
@@ -501,6 +525,26 @@ mod tests {
             Filter::parse("state:lost").text.as_deref(),
             Some("state:lost")
         );
+    }
+
+    #[test]
+    fn queue_settings_form_reads_grace_and_undo() {
+        let form = |grace: &str, undo: &str| {
+            let names = [LOCK_SECONDS, WARN_SECONDS, PARK_GRACE, UNDO_SECONDS];
+            names.iter().zip(["600", "60", grace, undo]).fold(
+                Dialog::new("t", "m", Pending::QueueSettings { name: "q".into() }),
+                |d, (name, v)| d.field(FieldSpec::optional(name, "label"), v),
+            )
+        };
+        let ok = parse_settings(&form("900", "0")).unwrap();
+        assert_eq!(
+            (ok.park_grace_seconds, ok.undo_seconds),
+            (Some(900), Some(0))
+        );
+        let (at, msg) = parse_settings(&form("an hour", "0")).unwrap_err();
+        assert_eq!(at, 2);
+        assert!(msg.starts_with("Park grace seconds: 'an hour'"), "{msg}");
+        assert_eq!(settings_field(Setting::UndoSeconds), UNDO_SECONDS);
     }
 
     #[test]

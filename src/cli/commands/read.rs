@@ -260,7 +260,7 @@ fn own_line(
     match f.col {
         Col::State => Some((
             "state",
-            match crate::domain::park::Park::of(item) {
+            match crate::domain::park::Park::of(item, crate::cli::output::grace_of(item, queues)) {
                 Some(p) => p.describe(now),
                 None => lock_text(item, queues, now),
             },

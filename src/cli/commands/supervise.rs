@@ -21,6 +21,8 @@ pub(crate) fn queue_command(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Wr
             max_per_user,
             paused,
             order,
+            park_grace_seconds,
+            undo_seconds,
             create,
             sla,
         } => {
@@ -30,11 +32,13 @@ pub(crate) fn queue_command(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Wr
                 max_per_user: max_per_user.map(|n| if n == 0 { None } else { Some(n) }),
                 paused,
                 order,
+                park_grace_seconds,
+                undo_seconds,
             };
             if update.is_empty() && !create && sla.is_empty() {
                 return bail_usage(
                     "nothing to change: give --lock-seconds, --warn-seconds, --max-per-user, \
-                     --paused, --order or --sla",
+                     --paused, --order, --park-grace-seconds, --undo-seconds or --sla",
                 );
             }
             // The SLA's flags are read (a file, a zone) before anything is written.

@@ -226,9 +226,16 @@ pub(crate) trait Tx {
     fn drop_queue(&mut self, queue: &str, note: &AuditNote) -> Result<()>;
     /// Records the actor as seen now; returns when they were seen before.
     fn swap_last_seen(&mut self) -> Result<Option<Millis>>;
-    /// Parked items (of `owner` when given) whose wake time is at or before `woke_by`,
-    /// earliest first, at most `limit`.
-    fn parked(&mut self, owner: Option<&str>, woke_by: Millis, limit: usize) -> Result<Vec<Item>>;
+    /// Parked items (of `owner` when given) whose wake time is at or before `at` — with
+    /// `past_grace`, whose wake time plus their queue's park grace is — earliest first,
+    /// at most `limit`.
+    fn parked(
+        &mut self,
+        owner: Option<&str>,
+        at: Millis,
+        past_grace: bool,
+        limit: usize,
+    ) -> Result<Vec<Item>>;
     /// The actor's events at exactly `at` (those of one transaction of theirs), by id.
     fn events_at(&mut self, at: Millis) -> Result<Vec<Event>>;
     /// Releases up to `limit` expired locks, each with its `expired` event naming the

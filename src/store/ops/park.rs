@@ -4,9 +4,9 @@
 //! - its owner takes it (`claim --id`, `wake`, or their next take once it is awake, which
 //!   offers it first): it is locked to them under a new token (`woke` then `locked`);
 //! - a supervisor wakes it: it returns to the pool;
-//! - the grace after its wake time passes unopened (domain::park::GRACE_MS): it returns
-//!   to the pool, written by whatever comes first: the reaper (`reap`, the TUI's timer),
-//!   or a claim, which returns such items before it looks for one to take.
+//! - the grace after its wake time (its queue's `park_grace_seconds`) passes unopened:
+//!   it returns to the pool, written by whatever comes first: the reaper (`reap`), or a
+//!   claim, which returns such items before it looks for one to take.
 //!
 //! Every end is one conditional write fenced by the item's state, owner and token, with
 //! its event in the same transaction.
@@ -58,9 +58,13 @@ pub(crate) fn check_until(tx: &mut dyn Tx, until: i64) -> Result<()> {
     Ok(())
 }
 
-/// The park of an item in state `parked` (a row without owner or time cannot be acted on).
-fn park_of(item: &Item) -> Result<Park> {
-    Park::of(item).ok_or_else(|| {
+/// The park of an item in state `parked` (a row without owner or time cannot be acted on),
+/// with its queue's grace.
+fn park_of(tx: &mut dyn Tx, item: &Item) -> Result<Park> {
+    let grace = tx
+        .queue(&item.queue)?
+        .map_or(GRACE_MS, |q| q.park_grace_ms());
+    Park::of(item, grace).ok_or_else(|| {
         StoreError::Corrupt(format!(
             "#{} is parked without an owner or wake time (see `caseload check`)",
             item.id
@@ -71,7 +75,7 @@ fn park_of(item: &Item) -> Result<Park> {
 /// Ends the owner's park of `cur` (read with its row held): locked to them under a new
 /// token, `woke {by: owner}` then `locked`.
 pub(crate) fn wake_for_owner(tx: &mut dyn Tx, cur: &Item) -> Result<Item> {
-    let park = park_of(cur)?;
+    let park = park_of(tx, cur)?;
     let given = cur.lock_token + 1;
     let (due, moved) = paused_due(tx, cur)?;
     let w = ItemWrite {
@@ -154,7 +158,7 @@ pub(crate) fn wake(tx: &mut dyn Tx, id: i64) -> Result<Item> {
             cur.state.as_str()
         )));
     }
-    let park = park_of(&cur)?;
+    let park = park_of(tx, &cur)?;
     let me = tx.actor().name.clone();
     if park.by == me {
         return wake_for_owner(tx, &cur);
@@ -169,7 +173,7 @@ pub(crate) fn wake(tx: &mut dyn Tx, id: i64) -> Result<Item> {
 /// What `take(id)` does with a parked item: its owner takes it; one past its grace goes
 /// back to the pool first (`Ok(None)`: take it as any free item); else `Parked`.
 pub(crate) fn take_parked(tx: &mut dyn Tx, cur: &Item) -> Result<Option<Item>> {
-    let park = park_of(cur)?;
+    let park = park_of(tx, cur)?;
     let now = tx.now();
     if park.by == tx.actor().name {
         return wake_for_owner(tx, cur).map(Some);
@@ -189,7 +193,7 @@ pub(crate) fn take_parked(tx: &mut dyn Tx, cur: &Item) -> Result<Option<Item>> {
 pub(crate) fn take_woken(tx: &mut dyn Tx, next: &TakeNext) -> Result<Option<Item>> {
     let me = tx.actor().name.clone();
     let now = tx.now();
-    let woken = tx.parked(Some(&me), now, 8)?;
+    let woken = tx.parked(Some(&me), now, false, 8)?;
     let allowed =
         |i: &&Item| next.queue.as_ref().is_none_or(|q| *q == i.queue) && !next.skip.contains(&i.id);
     match woken.iter().find(allowed) {
@@ -207,7 +211,7 @@ pub(crate) fn take_woken(tx: &mut dyn Tx, next: &TakeNext) -> Result<Option<Item
 /// returns how many.
 pub(crate) fn return_parked(tx: &mut dyn Tx, limit: usize) -> Result<usize> {
     let now = tx.now();
-    let due = tx.parked(None, now.saturating_sub(GRACE_MS), limit)?;
+    let due = tx.parked(None, now, true, limit)?;
     let mut n = 0;
     for item in &due {
         if return_to_pool(tx, item, WokeBy::Grace)? {

@@ -420,6 +420,9 @@ fn settings_json(q: &QueueSettings) -> Value {
         "warn_seconds": q.warn_seconds,
         "max_per_user": q.max_per_user,
         "paused": q.paused,
+        "order": q.order.as_str(),
+        "park_grace_seconds": q.park_grace_seconds,
+        "undo_seconds": q.undo_seconds,
     })
 }
 

@@ -1,5 +1,5 @@
 //! Undo a slip: the person who just completed, failed, released, skipped or parked an item
-//! takes it back, within the undo window (domain::park::UNDO_MS), if nobody touched it
+//! takes it back, within its queue's undo window (`undo_seconds`), if nobody touched it
 //! since. One conditional write: the item as it was before (open, no result, no error, not
 //! parked), locked to them under a new token, fenced by its token and by its last event
 //! still being theirs; its event `undone {undid, event, token}`. The undo of a
@@ -65,13 +65,20 @@ pub(crate) fn undo(tx: &mut dyn Tx, id: i64) -> Result<Item> {
             ),
         ));
     }
-    if now - last.at > UNDO_MS {
+    let window = tx.queue(&cur.queue)?.map_or(UNDO_MS, |q| q.undo_ms());
+    if window == 0 {
+        return Err(refused(
+            &cur,
+            format!("queue '{}' offers no undo", cur.queue),
+        ));
+    }
+    if now - last.at > window {
         return Err(refused(
             &cur,
             format!(
                 "the {} s to undo it ended at {}",
-                UNDO_MS / 1000,
-                clock_hm(last.at + UNDO_MS)
+                window / 1000,
+                clock_hm(last.at + window)
             ),
         ));
     }

@@ -421,7 +421,7 @@ impl Tx for PgTx<'_> {
     fn put_queue(&mut self, q: &QueueSettings, note: &AuditNote) -> Result<()> {
         let renamed_from = note.old.get("renamed_from").and_then(|v| v.as_str());
         let r = self.c.execute(
-            "SELECT caseload_set_queue($1, $2, $3, $4, $5, $6, $7, $8)",
+            "SELECT caseload_set_queue($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             &[
                 &self.ctx.actor.name,
                 &q.name,
@@ -431,6 +431,8 @@ impl Tx for PgTx<'_> {
                 &q.paused,
                 &q.order.as_str(),
                 &renamed_from,
+                &q.park_grace_seconds,
+                &q.undo_seconds,
             ],
         );
         self.lift(r.map_err(TxError::from)).map(|_| ())
@@ -566,11 +568,17 @@ impl Tx for PgTx<'_> {
         self.lift(r.map_err(TxError::from))
     }
 
-    fn parked(&mut self, owner: Option<&str>, woke_by: Millis, limit: usize) -> Result<Vec<Item>> {
+    fn parked(
+        &mut self,
+        owner: Option<&str>,
+        at: Millis,
+        past_grace: bool,
+        limit: usize,
+    ) -> Result<Vec<Item>> {
         let r = (|| -> TxResult<Vec<Item>> {
             let rows = self.c.query(
                 crate::store::sql::PARKED_DUE,
-                &[&woke_by, &owner, &(limit as i64)],
+                &[&at, &past_grace, &owner, &(limit as i64)],
             )?;
             super::reads::all(rows, |c| rows::item_from(c))
         })();

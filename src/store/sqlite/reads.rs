@@ -49,7 +49,8 @@ pub(super) fn load_item(c: &Connection, id: i64) -> Result<Option<Item>> {
 pub(super) fn load_queue(c: &Connection, name: &str) -> Result<Option<QueueSettings>> {
     Ok(collect(
         c,
-        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order FROM queues \
+        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order, \
+         park_grace_seconds, undo_seconds FROM queues \
          WHERE name = ?1",
         [name],
         |r| rows::queue_from(&mut Cols::new(r)),
@@ -60,7 +61,8 @@ pub(super) fn load_queue(c: &Connection, name: &str) -> Result<Option<QueueSetti
 pub(super) fn queues(c: &Connection) -> Result<Vec<QueueSettings>> {
     collect(
         c,
-        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order FROM queues ORDER BY name",
+        "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order, \
+         park_grace_seconds, undo_seconds FROM queues ORDER BY name",
         [],
         |r| rows::queue_from(&mut Cols::new(r)),
     )

@@ -421,10 +421,13 @@ impl Tx for SqliteTx<'_> {
         self.c
             .prepare_cached(
                 "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused, \
-                 take_order) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (name) DO UPDATE SET \
+                 take_order, park_grace_seconds, undo_seconds) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (name) DO UPDATE SET \
                  lock_seconds = excluded.lock_seconds, warn_seconds = excluded.warn_seconds, \
                  max_per_user = excluded.max_per_user, paused = excluded.paused, \
-                 take_order = excluded.take_order",
+                 take_order = excluded.take_order, \
+                 park_grace_seconds = excluded.park_grace_seconds, \
+                 undo_seconds = excluded.undo_seconds",
             )?
             .execute(params![
                 q.name,
@@ -432,7 +435,9 @@ impl Tx for SqliteTx<'_> {
                 q.warn_seconds,
                 q.max_per_user,
                 q.paused as i64,
-                q.order.as_str()
+                q.order.as_str(),
+                q.park_grace_seconds,
+                q.undo_seconds
             ])?;
         insert_audit(self, note)
     }
@@ -578,9 +583,15 @@ impl Tx for SqliteTx<'_> {
         Ok(prev.flatten())
     }
 
-    fn parked(&mut self, owner: Option<&str>, woke_by: Millis, limit: usize) -> Result<Vec<Item>> {
+    fn parked(
+        &mut self,
+        owner: Option<&str>,
+        at: Millis,
+        past_grace: bool,
+        limit: usize,
+    ) -> Result<Vec<Item>> {
         let mut stmt = self.c.prepare_cached(crate::store::sql::PARKED_DUE)?;
-        let mut rows = stmt.query(params![woke_by, owner, limit as i64])?;
+        let mut rows = stmt.query(params![at, past_grace, owner, limit as i64])?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
             out.push(item_from_row(r)?);
