@@ -1,4 +1,4 @@
--- PostgreSQL schema version 16. Never edit: append a new step instead.
+-- PostgreSQL schema version 17. Never edit: append a new step instead.
 -- Two queue settings that were constants: how long a woken park waits for its owner
 -- before it returns to the pool (1 h before), and how long after a complete, fail,
 -- release, skip or park its maker may undo it (30 s before; 0: no undo). The queue

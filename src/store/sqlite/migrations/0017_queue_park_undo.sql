@@ -1,4 +1,4 @@
--- SQLite schema version 16. Never edit: append a new step instead.
+-- SQLite schema version 17. Never edit: append a new step instead.
 -- Two queue settings that were constants: how long a woken park waits for its owner
 -- before it returns to the pool (1 h before), and how long after a complete, fail,
 -- release, skip or park its maker may undo it (30 s before; 0: no undo). Audited with
