@@ -39,6 +39,7 @@ mod shared_files;
 mod sla;
 mod storage_faults;
 mod texts;
+mod units;
 mod verification;
 mod verification_demo;
 mod working_day;
