@@ -1,4 +1,4 @@
--- caseload: the whole current PostgreSQL schema (version 16), the same meaning as schema.sql.
+-- caseload: the whole current PostgreSQL schema (version 18), the same meaning as schema.sql.
 --
 -- Fresh schemas are created from this file by the migrator in src/store/postgres/migrate.rs,
 -- inside one transaction holding pg_advisory_xact_lock, and recorded in caseload_schema, so
@@ -53,7 +53,11 @@ CREATE TABLE items (
     parked_until BIGINT NULL,
     parked_by    TEXT NULL,
     park_reason  TEXT NULL,
+    -- When the lock expires: its take or last renewal plus the queue's lock age then, so a
+    -- lock keeps the age it was given (lock_time is when it was taken).
+    lock_expires_at BIGINT NULL,
     CHECK ((lock_user IS NULL) = (lock_time IS NULL)),
+    CONSTRAINT items_lock_expires_check CHECK ((lock_user IS NULL) = (lock_expires_at IS NULL)),
     CHECK (state = 'open' OR lock_user IS NULL)
 ) WITH (fillfactor = 85);
 
@@ -64,8 +68,10 @@ CREATE INDEX items_take ON items (queue, priority DESC, created_at, id) WHERE st
 CREATE INDEX items_take_due ON items (queue, (CASE WHEN due_at IS NULL THEN 9223372036854775807 ELSE due_at END), priority DESC, created_at, id) WHERE state = 'open';
 -- Take order across all queues.
 CREATE INDEX items_take_all ON items (priority DESC, created_at, id) WHERE state = 'open';
--- Held locks by age: the Locks view, reaping, expiry.
+-- Held locks by when they were taken: the Locks view (oldest first).
 CREATE INDEX items_lock_time ON items (lock_time) WHERE lock_user IS NOT NULL;
+-- Held locks by expiry: the claim's take-over, reaping, `list --state expired`.
+CREATE INDEX items_lock_expires ON items (lock_expires_at) WHERE lock_user IS NOT NULL;
 -- A user's own locks: Mine, resume, the WIP limit.
 CREATE INDEX items_lock_user ON items (lock_user, queue) WHERE lock_user IS NOT NULL;
 -- Items by who created them and when: a user's day (`history`, the TUI's activity) shows
@@ -477,9 +483,9 @@ $migrate$;
 CREATE TRIGGER holds_queue_total AFTER INSERT ON holds FOR EACH ROW
     EXECUTE FUNCTION caseload_queue_total();
 
--- The held locks by queue with their lock time, read from the index alone (the holder is
--- in it so that SQLite needs no table row): each queue's held, expired and assigned counts.
-CREATE INDEX items_held ON items (queue, lock_time, lock_user) WHERE lock_user IS NOT NULL;
+-- The held locks by queue with their expiry, read from the index alone (the holder is in
+-- it so that SQLite needs no table row): each queue's held, expired and assigned counts.
+CREATE INDEX items_held ON items (queue, lock_expires_at, lock_user) WHERE lock_user IS NOT NULL;
 
 -- Who and when are written by the server (migrations/0010_audit_by_the_server.sql): for
 -- a session role that could not change the tables anyway, triggers set the os_user and

@@ -1,4 +1,4 @@
--- caseload: the whole current SQLite schema (user_version 16).
+-- caseload: the whole current SQLite schema (user_version 18).
 --
 -- A fresh database is created from this file in one IMMEDIATE transaction. An older
 -- database is brought up to date by the steps in src/store/migrations/ instead; a test
@@ -49,7 +49,11 @@ CREATE TABLE items (
     parked_until INTEGER NULL,
     parked_by    TEXT NULL,
     park_reason  TEXT NULL,
+    -- When the lock expires: its take or last renewal plus the queue's lock age then, so a
+    -- lock keeps the age it was given (lock_time is when it was taken).
+    lock_expires_at INTEGER NULL,
     CHECK ((lock_user IS NULL) = (lock_time IS NULL)),
+    CHECK ((lock_user IS NULL) = (lock_expires_at IS NULL)),
     CHECK (state = 'open' OR lock_user IS NULL)
 );
 
@@ -61,8 +65,10 @@ CREATE INDEX items_take ON items (queue, priority DESC, created_at, id, state) W
 CREATE INDEX items_take_due ON items (queue, (CASE WHEN due_at IS NULL THEN 9223372036854775807 ELSE due_at END), priority DESC, created_at, id, state) WHERE state = 'open';
 -- Take order across all queues (take next without a queue filter, the unfiltered list).
 CREATE INDEX items_take_all ON items (priority DESC, created_at, id, state) WHERE state = 'open';
--- Held locks by age: the Locks view, reaping, expiry.
+-- Held locks by when they were taken: the Locks view (oldest first).
 CREATE INDEX items_lock_time ON items (lock_time) WHERE lock_user IS NOT NULL;
+-- Held locks by expiry: the claim's take-over, reaping, `list --state expired`.
+CREATE INDEX items_lock_expires ON items (lock_expires_at) WHERE lock_user IS NOT NULL;
 -- A user's own locks: Mine, resume, the WIP limit.
 CREATE INDEX items_lock_user ON items (lock_user, queue) WHERE lock_user IS NOT NULL;
 -- Items by who created them and when: a user's day (`history`, the TUI's activity) shows
@@ -336,9 +342,9 @@ BEGIN
         held_ms = queue_totals.held_ms + excluded.held_ms;
 END;
 
--- The held locks by queue with their lock time, read from the index alone (the holder is
--- in it so that SQLite needs no table row): each queue's held, expired and assigned counts.
-CREATE INDEX items_held ON items (queue, lock_time, lock_user) WHERE lock_user IS NOT NULL;
+-- The held locks by queue with their expiry, read from the index alone (the holder is in
+-- it so that SQLite needs no table row): each queue's held, expired and assigned counts.
+CREATE INDEX items_held ON items (queue, lock_expires_at, lock_user) WHERE lock_user IS NOT NULL;
 
 -- Typed fields per queue (verification work): each queue's field definitions in screen
 -- order; `spec` is the definition as JSON (domain::queue_fields::FieldDef::spec_json). An

@@ -69,7 +69,8 @@ fn prepare() -> SqliteStore {
     let c = feeder.connection();
     c.execute_batch("BEGIN IMMEDIATE").unwrap();
     c.execute(
-        "UPDATE items SET lock_user = NULL, lock_time = NULL WHERE lock_user IS NOT NULL",
+        "UPDATE items SET lock_user = NULL, lock_time = NULL, lock_expires_at = NULL \
+         WHERE lock_user IS NOT NULL",
         [],
     )
     .unwrap();
@@ -81,7 +82,8 @@ fn prepare() -> SqliteStore {
     .unwrap();
     c.execute(
         "UPDATE items SET lock_user = 'user' || (id % 50), \
-         lock_time = ?1 - (id % 3600) * 1000, lock_token = lock_token + 1 \
+         lock_time = ?1 - (id % 3600) * 1000, lock_token = lock_token + 1, \
+         lock_expires_at = ?1 - (id % 3600) * 1000 + 1800000 \
          WHERE id IN (SELECT id FROM bench_locks)",
         [now],
     )

@@ -165,6 +165,7 @@ fn form_section() {
         params: serde_json::Value::Object(params).to_string(),
         lock_user: Some("alice".into()),
         lock_time: Some(0),
+        lock_expires_at: Some(1_800_000),
         lock_token: 1,
         ..caseload::domain::Item::default()
     };

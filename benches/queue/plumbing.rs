@@ -135,7 +135,8 @@ pub(super) fn sec_metrics(_cfg: &Config, dir: &Path, rep: &mut Report) {
         "BEGIN; \
          UPDATE items SET due_at = created_at + (id % 72) * 3600000 - 24 * 3600000 \
          WHERE id % 10 = 0; \
-         UPDATE items SET lock_user = 'p' || (id % 50), lock_time = created_at \
+         UPDATE items SET lock_user = 'p' || (id % 50), lock_time = created_at, \
+         lock_expires_at = created_at + 1800000 \
          WHERE id % 500 = 0; \
          {}; {}; COMMIT; ANALYZE",
         figure_days_sql(
@@ -165,7 +166,8 @@ pub(super) fn sec_metrics(_cfg: &Config, dir: &Path, rep: &mut Report) {
         "BEGIN; \
          UPDATE items SET due_at = created_at + (id % 72) * 3600000 - 24 * 3600000 \
          WHERE id % 10 = 0; \
-         UPDATE items SET lock_user = 'p' || (id % 50), lock_time = created_at \
+         UPDATE items SET lock_user = 'p' || (id % 50), lock_time = created_at, \
+         lock_expires_at = created_at + 1800000 \
          WHERE id % 500 = 0; \
          {}; {}; COMMIT; VACUUM ANALYZE",
         figure_days_sql("generate_series(0, 365 * 120 - 1) g", "repeat('c', 700)"),

@@ -1,7 +1,7 @@
 //! Noticing a lost lock and saying in the user's terms what happened to it.
 
 use super::Held;
-use crate::domain::{Event, Item, LockLoss, QueueSettings};
+use crate::domain::{Event, Item, LockLoss};
 use crate::store::LostLock;
 
 /// True when `item` as stored now is no longer held by `me` under `held`'s token.
@@ -11,9 +11,9 @@ pub(crate) fn is_lost(me: &str, held: &Held, item: &Item) -> bool {
 
 /// Why the lock is gone, from the item's history, e.g.
 /// "Your lock on #42 expired at 10:42; bob took it at 10:47".
-pub(crate) fn explain(me: &str, held: &Held, queue: &QueueSettings, history: &[Event]) -> String {
+pub(crate) fn explain(me: &str, held: &Held, history: &[Event]) -> String {
     match LockLoss::last_in(history) {
-        Some(loss) => loss.told_to(me, held.id, held.lock_time + queue.lock_ms()),
+        Some(loss) => loss.told_to(me, held.id, held.lock_expires_at),
         None => format!("Your lock on #{} is gone", held.id),
     }
 }

@@ -140,8 +140,10 @@ impl ListPane {
 pub struct Held {
     pub id: i64,
     pub token: i64,
-    /// Acquisition or last renewal.
+    /// When the lock was taken (an assignment: `domain::lock::ASSIGNED` until opened).
     pub lock_time: Millis,
+    /// When it expires (set at the take and at each renewal).
+    pub lock_expires_at: Millis,
     pub queue: String,
     pub title: String,
     /// When it arrived and is due (for its SLA's warning).
@@ -155,6 +157,7 @@ impl Held {
             id: item.id,
             token: item.lock_token,
             lock_time: item.lock_time.unwrap_or(0),
+            lock_expires_at: item.lock_expires_at.or(item.lock_time).unwrap_or(0),
             queue: item.queue.clone(),
             title: item.title.clone(),
             created_at: item.created_at,
@@ -166,6 +169,7 @@ impl Held {
         crate::domain::Lock {
             user: user.to_string(),
             time: self.lock_time,
+            expires: self.lock_expires_at,
             token: self.token,
         }
     }
@@ -353,8 +357,6 @@ pub struct State {
     pub figures: Option<(PeriodKind, FiguresReport)>,
     /// The order of the figures page's people table (`o`).
     pub figures_sort: PeopleSort,
-    /// When each lock on screen in the Locks view was taken (id → time).
-    pub lock_since: BTreeMap<i64, Millis>,
     /// A user's activity, shown over the list (Esc closes).
     pub report: Option<Report>,
     /// The last seen change marker.
@@ -494,7 +496,6 @@ impl State {
             figures_period: None,
             figures: None,
             figures_sort: PeopleSort::Done,
-            lock_since: BTreeMap::new(),
             report: None,
             marker: None,
             renewing: None,
@@ -520,7 +521,7 @@ impl State {
 
     /// An item's lock as shown at `now`.
     pub fn lock_status(&self, item: &Item) -> LockStatus {
-        crate::domain::lock::status_of(item.lock().as_ref(), &self.queue(&item.queue), self.now)
+        crate::domain::lock::status_of(item.lock().as_ref(), self.now)
     }
 
     /// What would be added as a comment for an item whose lock is gone: its unsaved notes
@@ -593,7 +594,7 @@ impl State {
         for h in self.held.values() {
             let q = self.queue(&h.queue);
             let lock = h.lock(&self.me);
-            match lock.status(&q, self.now) {
+            match lock.status(self.now) {
                 LockStatus::Expired { overrun, .. } => out.push(LockAlert {
                     id: h.id,
                     expired: true,

@@ -270,8 +270,6 @@ pub struct Snapshot {
     pub texts: Option<Vec<CannedText>>,
     /// The Stats view's figures, for the period asked.
     pub figures: Option<(PeriodKind, Report)>,
-    /// When the listed locks were taken (Locks view).
-    pub lock_since: Vec<(i64, Millis)>,
     /// Every lock the user holds now, however taken (another TUI, the CLI, a supervisor).
     pub own: Option<Vec<Item>>,
     /// The items the user parked (earliest wake first).

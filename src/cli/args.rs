@@ -573,7 +573,9 @@ pub enum QueueCommand {
     Set {
         /// The queue's name.
         name: String,
-        /// Seconds after which a lock expires, 1 to 604800 (a new queue has 1800).
+        /// Seconds after which a lock expires, 1 to 604800 (a new queue has 1800). New
+        /// locks and renewals get it; current locks keep the age they were given (the
+        /// command says how many).
         #[arg(long, value_name = "SECONDS")]
         lock_seconds: Option<i64>,
         /// Seconds before expiry to warn the holder, less than the lock age (a new queue

@@ -28,14 +28,9 @@ pub(crate) fn lock_text(item: &Item, queues: &[crate::domain::QueueSettings], no
     if item.state != ItemState::Open {
         return item.state.as_str().to_string();
     }
-    let q = queues
-        .iter()
-        .find(|q| q.name == item.queue)
-        .cloned()
-        .unwrap_or_else(|| crate::domain::QueueSettings::new(&item.queue));
     match item.lock() {
         None => "free".into(),
-        Some(l) => match l.status(&q, now) {
+        Some(l) => match l.status(now) {
             crate::domain::LockStatus::Held { user, remaining } => format!(
                 "held by {} ({} left)",
                 truncate(&sanitize::line(&user), 12),

@@ -41,8 +41,7 @@
 //! detail pane and the edit dialog follow the row. A column the lists show also needs its
 //! place in `ui/list.rs`; one with rules of its own (like `title`'s length) gets them in
 //! `NewItem::validate`. The columns the next issues need are rows of the same kinds:
-//! `lock_expires_at` (`OptTime`, set by the lock protocol: nobody in `set_by`), parked
-//! until and by (`OptTime`, `OptText`), the review state (`OptText`), `duplicate_of`
+//! parked until and by (`OptTime`, `OptText`; `lock_expires_at` came so), the review state (`OptText`), `duplicate_of`
 //! (an item's id or NULL, set by a supervisor's merge).
 
 use super::time::Millis;
@@ -74,6 +73,7 @@ pub enum Col {
     ParkedUntil,
     ParkedBy,
     ParkReason,
+    LockExpiresAt,
 }
 
 /// What a column holds, and so how it is stored, read, bound, parsed and shown.
@@ -235,7 +235,7 @@ const fn stored(col: Col, name: &'static str, kind: Kind, label: &'static str) -
 use Who::{Add, Holder, Import, Supervisor};
 
 /// Every built-in column of `items`, in schema order (new ones at the end).
-pub const FIELDS: [Field; 23] = [
+pub const FIELDS: [Field; 24] = [
     Field {
         show: Show::Heading,
         pane: Pane::Header,
@@ -407,6 +407,15 @@ pub const FIELDS: [Field; 23] = [
     Field {
         show: Show::With(Col::State),
         ..stored(Col::ParkReason, "park_reason", Kind::OptText, "Park reason")
+    },
+    Field {
+        show: Show::With(Col::State),
+        ..stored(
+            Col::LockExpiresAt,
+            "lock_expires_at",
+            Kind::OptTime,
+            "Lock expires",
+        )
     },
 ];
 

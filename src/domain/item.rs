@@ -87,6 +87,11 @@ pub struct Item {
     pub parked_until: Option<Millis>,
     pub parked_by: Option<String>,
     pub park_reason: Option<String>,
+    /// When the lock expires: its take (or last renewal) plus the queue's lock age at that
+    /// moment, so a later change of the queue's age leaves it alone (an assignment:
+    /// [`super::lock::ASSIGNED`]). NULL exactly when nobody holds the item.
+    #[serde(serialize_with = "ser_opt_rfc3339")]
+    pub lock_expires_at: Option<Millis>,
     /// Columns whose stored value could not be read (text that is not valid UTF-8,
     /// written by another program or damaged on disk). Their fields hold a lossy
     /// rendering, bad bytes shown as U+FFFD. Empty for every healthy row (and then left
@@ -171,6 +176,7 @@ impl Item {
             Col::ParkedUntil => Time(self.parked_until),
             Col::ParkedBy => Text(self.parked_by.as_deref()),
             Col::ParkReason => Text(self.park_reason.as_deref()),
+            Col::LockExpiresAt => Time(self.lock_expires_at),
         }
     }
 
@@ -202,6 +208,7 @@ impl Item {
             Col::ParkedUntil => self.parked_until = v.time(),
             Col::ParkedBy => self.parked_by = v.opt_text(),
             Col::ParkReason => self.park_reason = v.opt_text(),
+            Col::LockExpiresAt => self.lock_expires_at = v.time(),
         }
         Ok(())
     }
@@ -253,6 +260,8 @@ impl Item {
             (Some(user), Some(time)) => Some(super::Lock {
                 user: user.clone(),
                 time,
+                // Never NULL beside a holder (both schemas' CHECK); read as expired if it were.
+                expires: self.lock_expires_at.unwrap_or(time),
                 token: self.lock_token,
             }),
             _ => None,
@@ -339,7 +348,8 @@ impl NewItem {
             | Col::FinishedBy
             | Col::ParkedUntil
             | Col::ParkedBy
-            | Col::ParkReason => return None,
+            | Col::ParkReason
+            | Col::LockExpiresAt => return None,
         })
     }
 

@@ -7,49 +7,50 @@ use super::event::{Event, EventKind};
 use super::queue::QueueSettings;
 use super::time::{Millis, clock_hm};
 
-/// The `lock_time` of an assignment: a lock given to a user by a supervisor that runs no
-/// clock until its holder opens it (taking it renews it, which sets `lock_time` to now).
-/// 9999-12-31T23:59:59.999Z: later than any lock's expiry, so every expiry rule (claim,
-/// reap, warnings) reads an assignment as live without knowing about it, and far enough
-/// from `i64::MAX` that adding a lock age cannot overflow.
+/// The `lock_time` and `lock_expires_at` of an assignment: a lock given to a user by a
+/// supervisor that runs no clock until its holder opens it (taking it renews it, which
+/// sets both to now and now plus the lock age). 9999-12-31T23:59:59.999Z: later than any
+/// lock's expiry, so every expiry rule (claim, reap, warnings) reads an assignment as live
+/// without knowing about it, and far enough from `i64::MAX` that adding a lock age cannot
+/// overflow.
 pub const ASSIGNED: Millis = 253_402_300_799_999;
 
-/// A held lock: who, since when (acquisition or last renewal), and its fencing token.
+/// A held lock: who, since when (its acquisition: what the Locks view calls time held),
+/// until when (`lock_expires_at`: the acquisition or last renewal plus the queue's lock age
+/// then, so shortening the age later leaves it alone), and its fencing token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lock {
     pub user: String,
     pub time: Millis,
+    pub expires: Millis,
     pub token: i64,
 }
 
 /// A lock as a supervisor saw it when choosing to remove it: an unlock applies only while
 /// the item still holds exactly this lock — the same token (not taken over, released or
-/// finished since) and the same lock time (not renewed since: a renewal, or re-taking
-/// one's own expired lock, keeps the token but moves the time).
+/// finished since) and the same expiry (not renewed since: a renewal, or re-taking one's
+/// own expired lock, keeps the token but moves the expiry).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SeenLock {
     pub id: i64,
     pub token: i64,
-    pub time: Millis,
+    pub expires: Millis,
 }
 
 impl SeenLock {
     /// The item's current lock as seen now (`None` when it holds none).
     pub fn of(item: &super::Item) -> Option<SeenLock> {
-        item.lock_time
-            .filter(|_| item.lock_user.is_some())
-            .map(|time| SeenLock {
-                id: item.id,
-                token: item.lock_token,
-                time,
-            })
+        item.lock().map(|l| SeenLock {
+            id: item.id,
+            token: item.lock_token,
+            expires: l.expires,
+        })
     }
 
     /// True when `item` still holds this very lock.
     pub(crate) fn still_held(&self, item: &super::Item) -> bool {
-        item.lock_user.is_some()
-            && item.lock_token == self.token
-            && item.lock_time == Some(self.time)
+        item.lock()
+            .is_some_and(|l| l.token == self.token && l.expires == self.expires)
     }
 }
 
@@ -67,14 +68,10 @@ pub enum LockStatus {
 }
 
 impl Lock {
-    /// When this lock expires under `queue`'s settings.
-    pub(crate) fn expires_at(&self, queue: &QueueSettings) -> Millis {
-        self.time + queue.lock_ms()
-    }
-
-    /// True when the lock has expired at `now` (the expiry instant counts as expired).
-    pub(crate) fn is_expired(&self, queue: &QueueSettings, now: Millis) -> bool {
-        now >= self.expires_at(queue)
+    /// True when the lock has expired at `now` (the expiry instant counts as expired): the
+    /// claim's `lock_expires_at <= now`.
+    pub(crate) fn is_expired(&self, now: Millis) -> bool {
+        now >= self.expires
     }
 
     /// True for an assignment (see [`ASSIGNED`]): no clock runs until it is opened.
@@ -83,13 +80,13 @@ impl Lock {
     }
 
     /// The lock's status at `now`.
-    pub(crate) fn status(&self, queue: &QueueSettings, now: Millis) -> LockStatus {
+    pub(crate) fn status(&self, now: Millis) -> LockStatus {
         if self.is_assignment() {
             return LockStatus::Assigned {
                 user: self.user.clone(),
             };
         }
-        let left = self.expires_at(queue) - now;
+        let left = self.expires - now;
         if left > 0 {
             LockStatus::Held {
                 user: self.user.clone(),
@@ -108,14 +105,16 @@ impl Lock {
         if self.is_assignment() {
             return false;
         }
-        let left = self.expires_at(queue) - now;
+        let left = self.expires - now;
         left > 0 && left <= queue.warn_seconds * 1000
     }
 
     /// True when an active holder's lock should be renewed now: renewal happens at most
-    /// every `lock_seconds / 10`, so a busy holder writes rarely.
+    /// every `lock_seconds / 10`, so a busy holder writes rarely. The last renewal is not
+    /// stored; under the queue's age now it was at `expires - lock age` (a lock given a
+    /// longer age than the queue's now is renewed a little later, a shorter one sooner).
     pub(crate) fn renewal_due(&self, queue: &QueueSettings, now: Millis) -> bool {
-        !self.is_assignment() && now - self.time >= renew_interval_ms(queue)
+        !self.is_assignment() && now - (self.expires - queue.lock_ms()) >= renew_interval_ms(queue)
     }
 }
 
@@ -125,8 +124,8 @@ pub(crate) fn renew_interval_ms(queue: &QueueSettings) -> i64 {
 }
 
 /// The status of an optional lock.
-pub(crate) fn status_of(lock: Option<&Lock>, queue: &QueueSettings, now: Millis) -> LockStatus {
-    lock.map_or(LockStatus::Free, |l| l.status(queue, now))
+pub(crate) fn status_of(lock: Option<&Lock>, now: Millis) -> LockStatus {
+    lock.map_or(LockStatus::Free, |l| l.status(now))
 }
 
 /// How a holder lost an item's lock: the action that ended or moved it, whose, when, to
@@ -289,10 +288,12 @@ mod tests {
         }
     }
 
+    /// A lock taken at `time` in [`queue`] (600 s).
     fn lock_at(time: Millis) -> Lock {
         Lock {
             user: "alice".into(),
             time,
+            expires: time + 600_000,
             token: 1,
         }
     }
@@ -300,23 +301,46 @@ mod tests {
     #[test]
     fn a_lock_expires_exactly_at_its_age() {
         let l = lock_at(1_000_000);
-        let q = queue();
-        assert!(!l.is_expired(&q, 1_000_000 + 599_999));
-        assert!(l.is_expired(&q, 1_000_000 + 600_000));
+        assert!(!l.is_expired(1_000_000 + 599_999));
+        assert!(l.is_expired(1_000_000 + 600_000));
         assert_eq!(
-            l.status(&q, 1_000_000 + 600_500),
+            l.status(1_000_000 + 600_500),
             LockStatus::Expired {
                 user: "alice".into(),
                 overrun: 500
             }
         );
         assert_eq!(
-            l.status(&q, 1_000_000 + 100_000),
+            l.status(1_000_000 + 100_000),
             LockStatus::Held {
                 user: "alice".into(),
                 remaining: 500_000
             }
         );
+    }
+
+    #[test]
+    fn a_lock_keeps_the_age_it_was_given() {
+        // Taken under 600 s; the queue's age is now 60 s: the lock still runs 600 s, and
+        // activity renews it (to 60 s) only near its end: 6 s (a tenth of the new age)
+        // after 540 s, where a 60 s lock ending with it would have been renewed.
+        let l = lock_at(0);
+        let short = QueueSettings {
+            lock_seconds: 60,
+            warn_seconds: 10,
+            ..QueueSettings::new("q")
+        };
+        assert!(!l.is_expired(300_000));
+        assert!(!l.in_warning(&short, 300_000));
+        assert!(l.in_warning(&short, 590_000));
+        assert!(!l.renewal_due(&short, 545_999));
+        assert!(l.renewal_due(&short, 546_000));
+        // A longer age now: the next activity renews it (to the longer age).
+        let long = QueueSettings {
+            lock_seconds: 3600,
+            ..QueueSettings::new("q")
+        };
+        assert!(l.renewal_due(&long, 1_000));
     }
 
     #[test]
@@ -400,16 +424,17 @@ mod tests {
         let a = Lock {
             user: "bob".into(),
             time: ASSIGNED,
+            expires: ASSIGNED,
             token: 2,
         };
         let q = queue();
         let years_later = 4_000_000_000_000;
         assert!(a.is_assignment());
-        assert!(!a.is_expired(&q, years_later));
+        assert!(!a.is_expired(years_later));
         assert!(!a.in_warning(&q, years_later));
         assert!(!a.renewal_due(&q, years_later));
         assert_eq!(
-            a.status(&q, years_later),
+            a.status(years_later),
             LockStatus::Assigned { user: "bob".into() }
         );
         assert!(!lock_at(years_later).is_assignment());
@@ -417,6 +442,6 @@ mod tests {
 
     #[test]
     fn no_lock_is_free() {
-        assert_eq!(status_of(None, &queue(), 5), LockStatus::Free);
+        assert_eq!(status_of(None, 5), LockStatus::Free);
     }
 }

@@ -113,11 +113,8 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: Ope
         }
         StateFilter::Expired => {
             let p = q.push(Param::Int(now));
-            conds.push(format!(
-                "lock_user IS NOT NULL AND lock_time <= {p} - (SELECT qs.lock_seconds * 1000 \
-                 FROM queues qs WHERE qs.name = items.queue)"
-            ));
-            "lock_time, id"
+            conds.push(format!("lock_user IS NOT NULL AND lock_expires_at <= {p}"));
+            "lock_expires_at, id"
         }
         StateFilter::Parked => {
             conds.push("state = 'parked'".into());

@@ -59,7 +59,7 @@ pub(crate) struct MetricsFacts {
     pub queues: Vec<QueueSettings>,
     /// Kept counts: (queue, state, n).
     pub counts: Vec<(String, String, i64)>,
-    /// Held locks of the known queues: (queue, lock_time).
+    /// Held locks of the known queues: (queue, lock_expires_at).
     pub locks: Vec<(String, Millis)>,
     pub per_queue: Vec<QueueFacts>,
     /// Kept totals: (queue, completed, failed, holds, held_ms).
@@ -71,9 +71,10 @@ pub const COUNTS: &str = "SELECT queue, state, CAST(sum(n) AS BIGINT) FROM item_
      GROUP BY queue, state";
 
 /// A queue's (`$1`) held locks (as many as people at work), read from their index alone
-/// (`items_held`; asked per queue, so that no plan prefers the index by holder).
+/// (`items_held`; asked per queue, so that no plan prefers the index by holder): each
+/// with its expiry.
 pub const LOCKS: &str =
-    "SELECT queue, lock_time FROM items WHERE queue = $1 AND lock_user IS NOT NULL";
+    "SELECT queue, lock_expires_at FROM items WHERE queue = $1 AND lock_user IS NOT NULL";
 
 /// A queue's (`$1`) open items due before `$3`, and of those the ones due before `$2`
 /// (overdue), counted in its due index.
@@ -127,12 +128,6 @@ fn count(n: i64) -> u64 {
 
 /// The figures from the facts: one entry per known queue, by name.
 pub(crate) fn assemble(f: MetricsFacts) -> Metrics {
-    let lock_ms = |name: &str| {
-        f.queues
-            .iter()
-            .find(|s| s.name == name)
-            .map_or(0, |s| s.lock_ms())
-    };
     let mut queues: Vec<QueueMetrics> = f
         .queues
         .iter()
@@ -159,18 +154,17 @@ pub(crate) fn assemble(f: MetricsFacts) -> Metrics {
             }
         }
     }
-    for (queue, lock_time) in &f.locks {
+    for (queue, expires) in &f.locks {
         let Some(i) = find(&queues, queue) else {
             continue;
         };
-        let lock_ms = lock_ms(queue);
         let q = &mut queues[i];
-        if *lock_time >= ASSIGNED {
+        if *expires >= ASSIGNED {
             q.assigned += 1;
         } else {
             q.held += 1;
-            // The claim's rule: a lock is expired when lock_time <= now - lock age.
-            if *lock_time <= f.now - lock_ms {
+            // The claim's rule: a lock is expired when lock_expires_at <= now.
+            if *expires <= f.now {
                 q.expired += 1;
             }
         }
@@ -223,10 +217,12 @@ mod tests {
                 ("gone".into(), "open".into(), 1),
             ],
             locks: vec![
-                ("a".into(), now - 1_000),
-                ("a".into(), now - 700_000),
+                ("a".into(), now - 1_000 + 600_000),
+                ("a".into(), now - 700_000 + 600_000),
                 ("a".into(), ASSIGNED),
-                ("b".into(), now - 61_000),
+                ("b".into(), now - 61_000 + 60_000),
+                // Taken under a longer age than b's now: it keeps it.
+                ("b".into(), now + 1_000),
             ],
             per_queue: vec![
                 ("a".into(), 1, 2, Some(now - 5_000)),
@@ -254,6 +250,6 @@ mod tests {
             (4, 1, 9, 123_000)
         );
         let b = &m.queues[1];
-        assert_eq!((b.held, b.expired, b.oldest_open_ms), (1, 1, None));
+        assert_eq!((b.held, b.expired, b.oldest_open_ms), (2, 1, None));
     }
 }

@@ -77,10 +77,6 @@ pub trait Reads: Send {
     /// `q.queue` only, when given), counted by queue, person, kind and code (see
     /// [`ReasonCount`]). An empty period is `Invalid`.
     fn reasons(&mut self, q: &ReportQuery) -> Result<Vec<ReasonCount>>;
-    /// When each of these items' current lock was taken (its last `locked`, `taken_over`
-    /// or `reassigned` event); items never locked are left out. `lock_time` is the last
-    /// renewal, so the Locks view asks this for "held for".
-    fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>>;
     /// The largest item id (0 when there are none).
     fn last_item_id(&mut self) -> Result<i64>;
     /// The id and request id of every item that has one of `ids` or `request_ids`.

@@ -197,7 +197,7 @@ pub(crate) const ORDER_MIXED: &str = "(CASE WHEN due_at IS NOT NULL AND queue IN
 pub(crate) const COUNT_TAKEABLE: &str = "SELECT count(*) FROM (SELECT 1 FROM items i \
      JOIN queues q ON q.name = i.queue \
      WHERE i.state = 'open' AND NOT q.paused AND (:queue IS NULL OR i.queue = :queue) \
-     AND (i.lock_user IS NULL OR i.lock_time <= :now - q.lock_seconds * 1000) \
+     AND (i.lock_user IS NULL OR i.lock_expires_at <= :now) \
      LIMIT :cap) t";
 
 pub const FENCE_HOLDER: &str = "lock_user = :me AND lock_token = :token AND state = 'open'";
@@ -205,19 +205,38 @@ pub const FENCE_HOLDER: &str = "lock_user = :me AND lock_token = :token AND stat
 /// supervisor saw); any acquisition since changes it.
 pub(crate) const FENCE_TOKEN: &str = "lock_token = :token";
 
-/// Renew: the lock's time moves to now.
-pub(crate) const SET_RENEW: &str = "lock_time = :now";
+/// The item's queue's lock age in ms, now: what a lock taken or renewed now is given
+/// (`lock_expires_at = :now + LOCK_AGE`). Stored with the lock, so a later change of the
+/// queue's age applies to new locks and renewals only.
+pub(crate) const LOCK_AGE: &str =
+    "(SELECT qa.lock_seconds * 1000 FROM queues qa WHERE qa.name = items.queue)";
+/// Renew: the lock's expiry moves to now plus the queue's age; its time (when it was taken)
+/// stays, unless it is an assignment being opened: its clock starts now.
+pub(crate) const SET_RENEW: &str = const_join!(
+    &[
+        "lock_time = CASE WHEN lock_time >= 253402300799999 THEN :now ELSE lock_time END, \
+         lock_expires_at = :now + ",
+        LOCK_AGE
+    ],
+    ""
+);
 /// Release, skip, unlock: the item goes back to the pool.
-pub(crate) const SET_RELEASE: &str = "lock_user = NULL, lock_time = NULL";
+pub(crate) const SET_RELEASE: &str = "lock_user = NULL, lock_time = NULL, lock_expires_at = NULL";
 /// Park until `:arg` for the reason `:value`: the lock released, the item kept for
 /// `:me` (see `store::ops::park`).
 pub(crate) const SET_PARK: &str = "state = 'parked', lock_user = NULL, lock_time = NULL, \
-     parked_until = :arg, parked_by = :me, park_reason = :value";
+     lock_expires_at = NULL, parked_until = :arg, parked_by = :me, park_reason = :value";
 /// The owner takes their parked item: a new acquisition (a new token), the park ended,
 /// the due time moved to `:arg` when given (an SLA paused while it was parked).
-pub(crate) const SET_WAKE_TAKE: &str = "state = 'open', lock_user = :me, lock_time = :now, \
-     lock_token = lock_token + 1, parked_until = NULL, parked_by = NULL, park_reason = NULL, \
-     due_at = coalesce(:arg, due_at)";
+pub(crate) const SET_WAKE_TAKE: &str = const_join!(
+    &[
+        "state = 'open', lock_user = :me, lock_time = :now, \
+         lock_token = lock_token + 1, parked_until = NULL, parked_by = NULL, park_reason = NULL, \
+         due_at = coalesce(:arg, due_at), lock_expires_at = :now + ",
+        LOCK_AGE
+    ],
+    ""
+);
 /// A park ends without its owner (grace, a supervisor): the item back in the pool, the
 /// due time moved to `:arg` when given.
 pub(crate) const SET_UNPARK: &str = "state = 'open', parked_until = NULL, parked_by = NULL, \
@@ -244,9 +263,16 @@ pub(crate) const PARKED_DUE: &str = const_join!(
 );
 /// Undo: the item as it was before its holder's complete, fail, release, skip or park
 /// (open, no result, no error, not parked), locked to `:me` under a new token.
-pub(crate) const SET_UNDO: &str = "state = 'open', result = NULL, error = NULL, \
-     finished_at = NULL, finished_by = NULL, parked_until = NULL, parked_by = NULL, \
-     park_reason = NULL, lock_user = :me, lock_time = :now, lock_token = lock_token + 1";
+pub(crate) const SET_UNDO: &str = const_join!(
+    &[
+        "state = 'open', result = NULL, error = NULL, \
+         finished_at = NULL, finished_by = NULL, parked_until = NULL, parked_by = NULL, \
+         park_reason = NULL, lock_user = :me, lock_time = :now, lock_token = lock_token + 1, \
+         lock_expires_at = :now + ",
+        LOCK_AGE
+    ],
+    ""
+);
 /// The fence of an undo: the token read, and no event on the item after the one undone
 /// (`:arg`, its id): nobody touched it since.
 pub(crate) const FENCE_UNDO: &str = "lock_token = :token AND NOT EXISTS (SELECT 1 FROM events \
@@ -261,24 +287,30 @@ pub(crate) const SET_NOTES: &str = "notes = :value";
 pub(crate) const SET_PARAMS: &str = "params = :json";
 /// Complete with an optional result.
 pub const SET_COMPLETE: &str = "state = 'done', result = :value, lock_user = NULL, \
-     lock_time = NULL, finished_at = :now, finished_by = :me";
+     lock_time = NULL, lock_expires_at = NULL, finished_at = :now, finished_by = :me";
 /// Fail with a reason.
 pub(crate) const SET_FAIL: &str = "state = 'failed', error = :value, lock_user = NULL, \
-     lock_time = NULL, finished_at = :now, finished_by = :me";
+     lock_time = NULL, lock_expires_at = NULL, finished_at = :now, finished_by = :me";
 /// Cancel with a reason.
 pub(crate) const SET_CANCEL: &str = "state = 'cancelled', error = :value, lock_user = NULL, \
-     lock_time = NULL, finished_at = :now, finished_by = :me";
+     lock_time = NULL, lock_expires_at = NULL, finished_at = :now, finished_by = :me";
 /// Reopen a failed or cancelled item.
 pub(crate) const SET_REQUEUE: &str =
     "state = 'open', error = NULL, result = NULL, finished_at = NULL, finished_by = NULL";
 /// Give the lock to `:value`: a new acquisition, so a new token.
-pub(crate) const SET_REASSIGN: &str =
-    "lock_user = :value, lock_time = :now, lock_token = lock_token + 1";
+pub(crate) const SET_REASSIGN: &str = const_join!(
+    &[
+        "lock_user = :value, lock_time = :now, lock_token = lock_token + 1, \
+         lock_expires_at = :now + ",
+        LOCK_AGE
+    ],
+    ""
+);
 
 /// Assign to `:value`: a new acquisition (a new token) whose clock starts when the
-/// assignee opens it; the lock time is [`crate::domain::lock::ASSIGNED`].
-pub(crate) const SET_ASSIGN: &str =
-    "lock_user = :value, lock_time = 253402300799999, lock_token = lock_token + 1";
+/// assignee opens it; its lock time and expiry are [`crate::domain::lock::ASSIGNED`].
+pub(crate) const SET_ASSIGN: &str = "lock_user = :value, lock_time = 253402300799999, \
+     lock_expires_at = 253402300799999, lock_token = lock_token + 1";
 /// Reopen a finished item (done, failed or cancelled).
 pub(crate) const SET_REOPEN: &str = SET_REQUEUE;
 /// A supervisor's edit of one column of an open item (`:value` as text, cast to the
@@ -469,7 +501,8 @@ mod tests {
     #[test]
     fn an_assignment_writes_the_domain_s_lock_time() {
         let t = crate::domain::lock::ASSIGNED.to_string();
-        assert_eq!(SET_ASSIGN.matches(t.as_str()).count(), 1);
+        assert_eq!(SET_ASSIGN.matches(t.as_str()).count(), 2);
+        assert_eq!(SET_RENEW.matches(t.as_str()).count(), 1);
     }
 
     /// The kinds as the schemas list them: `'a', 'b', …` somewhere in the text.

@@ -80,8 +80,8 @@ pub(crate) struct StatsFacts {
     pub queues: Vec<QueueSettings>,
     /// Kept counts: (queue, state, n), several rows per pair allowed (summed).
     pub counts: Vec<(String, String, i64)>,
-    /// Held locks: (holder, queue, lock_time, the queue's lock_seconds).
-    pub locks: Vec<(String, String, Millis, i64)>,
+    /// Held locks: (holder, queue, lock_time, lock_expires_at).
+    pub locks: Vec<(String, String, Millis, Millis)>,
     pub overdue: i64,
     /// Completions per hour: (hours since [`first_hour`], n).
     pub completions: Vec<(i64, i64)>,
@@ -129,7 +129,7 @@ pub(crate) fn assemble(f: StatsFacts) -> Stats {
     let mut wip: Vec<UserWip> = Vec::new();
     let mut expired = 0u64;
     let mut lock_ages = [0u64; AGE_BUCKETS.len()];
-    for (user, queue, time, secs) in &locks {
+    for (user, queue, time, expires) in &locks {
         if let Some(qc) = by_queue.iter_mut().find(|q| &q.queue == queue) {
             qc.locked += 1;
         }
@@ -140,7 +140,7 @@ pub(crate) fn assemble(f: StatsFacts) -> Stats {
                 held: 1,
             }),
         }
-        if now >= time + secs * 1000 {
+        if now >= *expires {
             expired += 1;
         }
         // An assignment runs no clock until it is opened: it has no age yet.

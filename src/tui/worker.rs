@@ -12,7 +12,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::Duration;
 
 use crate::app::{
-    self, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp, View,
+    self, Effect, Finish, LockCheck, Msg, RefreshRequest, Resume, Snapshot, SupervisorOp,
 };
 use crate::domain::{Millis, SeenLock};
 use crate::store::{ListFilter, Reads, StateFilter, Store, StoreError};
@@ -525,10 +525,6 @@ fn read_screen(
     if let Some(f) = &req.list {
         snap.rows = st.list(f)?;
         snap.total = st.count(f)?;
-        if req.view == View::Locks {
-            let ids: Vec<i64> = snap.rows.iter().map(|i| i.id).collect();
-            snap.lock_since = st.lock_started(&ids)?;
-        }
         snap.offset = f.offset;
         snap.view = Some(req.view);
     }

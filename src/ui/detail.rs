@@ -80,7 +80,7 @@ fn lock_label(state: &State, item: &Item, theme: &Theme) -> (String, Style) {
         (Some(h), _) => {
             let q = state.queue(&item.queue);
             let l = h.lock(&state.me);
-            match l.status(&q, state.now) {
+            match l.status(state.now) {
                 LockStatus::Expired { overrun, .. } => (
                     format!(
                         "EXPIRED +{} (yours until someone takes it)",

@@ -128,12 +128,12 @@ fn row<'a>(state: &State, item: &'a Item, selected: bool, plan: &Plan, theme: &T
         LockStatus::Free => ("  ", "-".into(), Style::default()),
         LockStatus::Assigned { .. } => ("  ", "assigned".into(), Style::default()),
     };
-    let since = state
-        .lock_since
-        .get(&item.id)
-        .copied()
-        .or(item.lock_time)
-        .unwrap_or(now);
+    // Time held: since the take (`lock_time`; renewals move only the expiry), what the
+    // view is sorted by. An assignment has no clock until it is opened.
+    let held_for = match item.lock() {
+        Some(l) if !l.is_assignment() => dur((now - l.time).max(0)),
+        _ => "-".into(),
+    };
     let holder = sanitize::line(item.lock_user.as_deref().unwrap_or("")).into_owned();
     let cells = vec![
         Cell::from(if selected { ">" } else { " " }),
@@ -142,7 +142,7 @@ fn row<'a>(state: &State, item: &'a Item, selected: bool, plan: &Plan, theme: &T
         Cell::from(fit(&sanitize::line(&item.queue), plan.width(3))),
         Cell::from(item.id.to_string()),
         Cell::from(fit(&sanitize::line(&item.list_title()), plan.width(5))),
-        Cell::from(dur(now - since)),
+        Cell::from(held_for),
         Cell::from(left).style(style),
     ];
     let r = Row::new(plan.pick(cells));

@@ -27,6 +27,7 @@ mod item_shape;
 mod items;
 mod keep_ids;
 mod local_time;
+mod lock_age;
 mod metrics;
 mod no_typos;
 mod open_path;

@@ -32,6 +32,7 @@ conformance!(
     fail_needs_a_reason,
     comments_need_no_lock,
     reap_releases_only_expired_locks,
+    a_lock_keeps_the_age_it_was_given,
     wip_limit_is_enforced_by_the_claim,
     wip_limit_holds_under_parallel_claims_by_one_user,
     a_paused_queue_gives_nothing,
@@ -371,7 +372,8 @@ fn renew_extends_the_lock(b: &dyn Backend) {
         renewed.lock_token, taken.lock_token,
         "renewal keeps the token"
     );
-    assert!(renewed.lock_time.unwrap() >= taken.lock_time.unwrap() + 29_000);
+    assert_eq!(renewed.lock_time, taken.lock_time, "lock_time is the take");
+    assert!(renewed.lock_expires_at.unwrap() >= taken.lock_expires_at.unwrap() + 29_000);
     // 61 s after the take but only 31 s after the renewal: still alice's.
     let mut bob = b.open("bob", 61 * 1000);
     assert_code(bob.take(id), exit::CONFLICT);
@@ -539,6 +541,80 @@ fn reap_releases_only_expired_locks(b: &dyn Backend) {
         "reaping twice releases nothing more"
     );
     assert_code(alice.complete(old, 1, None), exit::CONFLICT);
+}
+
+/// Shortening a queue's lock age applies to new locks and renewals only: every reader of
+/// expiry (a take, take-over by take-next, reap, the expired list, the figures) goes by
+/// the expiry each lock was given.
+fn a_lock_keeps_the_age_it_was_given(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let age = |secs| QueueUpdate {
+        lock_seconds: Some(secs),
+        warn_seconds: Some(5),
+        ..Default::default()
+    };
+    boss.set_queue("default", &age(600), false).unwrap();
+    let (long, short, spare) = (
+        add(&mut *boss, "taken under 10 min"),
+        add(&mut *boss, "taken under 1 min"),
+        add(&mut *boss, "free"),
+    );
+    let mut alice = b.open("alice", 0);
+    let first = alice.take(long).unwrap();
+    let taken_at = first.lock_time.unwrap();
+    assert_eq!(first.lock_expires_at, Some(taken_at + 600_000));
+    boss.set_queue("default", &age(60), false).unwrap();
+    let second = alice.take(short).unwrap();
+    assert_eq!(
+        second.lock_expires_at.unwrap() - second.lock_time.unwrap(),
+        60_000,
+        "a new lock gets the new age"
+    );
+    assert_eq!(
+        alice.item(long).unwrap().lock_expires_at,
+        Some(taken_at + 600_000),
+        "the setting left the current lock alone"
+    );
+
+    // Two minutes on: the short lock has expired, the long one has not.
+    let mut bob = b.open("bob", 2 * MIN);
+    assert_code(bob.take(long), exit::CONFLICT);
+    let expired = ListFilter {
+        state: StateFilter::Expired,
+        limit: 10,
+        ..Default::default()
+    };
+    let ids = |items: Vec<caseload::domain::Item>| items.iter().map(|i| i.id).collect::<Vec<_>>();
+    assert_eq!(ids(bob.list(&expired).unwrap()), [short]);
+    assert_eq!(bob.stats().unwrap().expired, 1);
+    let m = bob.metrics().unwrap();
+    let q = m.queues.iter().find(|q| q.queue == "default").unwrap();
+    assert_eq!((q.held, q.expired), (2, 1));
+    let next = bob.take_next(&TakeNext::default()).unwrap();
+    assert_eq!(
+        next.id, short,
+        "take-next takes the expired lock over first"
+    );
+    assert_eq!(kinds(&mut *bob, short).last(), Some(&"taken_over"));
+    let mut cron = b.open("cron", 2 * MIN);
+    assert_eq!(cron.reap().unwrap(), 0, "the long lock is live");
+
+    // A renewal gives the long lock the new age, from the renewal.
+    let mut alice_later = b.open("alice", 2 * MIN);
+    let renewed = alice_later.renew(long, first.lock_token).unwrap();
+    assert_eq!(
+        renewed.lock_time,
+        Some(taken_at),
+        "still held since the take"
+    );
+    let renewed_at = renewed.lock_expires_at.unwrap() - 60_000;
+    assert!(renewed_at >= taken_at + 2 * MIN - 1_000, "{renewed_at}");
+    let mut cron_later = b.open("cron", 4 * MIN);
+    assert_eq!(cron_later.reap().unwrap(), 2, "the renewed lock and bob's");
+    assert_eq!(kinds(&mut *cron_later, long).last(), Some(&"expired"));
+    assert_eq!(cron_later.item(long).unwrap().lock_expires_at, None);
+    assert_eq!(cron_later.item(spare).unwrap().lock_expires_at, None);
+    assert!(cron_later.check().unwrap().is_empty());
 }
 
 fn wip_limit_is_enforced_by_the_claim(b: &dyn Backend) {

@@ -405,3 +405,98 @@ fn postgres_upgrading_to_16_fills_the_queue_totals_from_the_holds() {
     let totals: (i64, i64, i64, i64) = (r.get(0), r.get(1), r.get(2), r.get(3));
     assert_eq!(totals, (3, 1, 1, 3000 + 4000 + 2000));
 }
+
+/// Rows of schema 17 with locks: a lock renewed after its take, an assignment, a free item.
+const LOCKS_AT_17: &str = "\
+    INSERT INTO queues (name, lock_seconds) VALUES ('desk', 600); \
+    INSERT INTO items (id, queue, title, created_at, created_by, lock_user, lock_time, lock_token) \
+    VALUES (1, 'desk', 'renewed', 0, 'admin', 'alice', 1000000, 1), \
+           (2, 'desk', 'assigned', 0, 'admin', 'bob', 253402300799999, 1), \
+           (3, 'desk', 'free', 0, 'admin', NULL, NULL, 0); \
+    INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+    VALUES (1, 900000, 'alice', 'alice', 'locked', '{\"token\": 1}')";
+
+/// (id, lock_time, lock_expires_at) of every item, by id.
+const LOCK_COLUMNS: &str = "SELECT id, lock_time, lock_expires_at FROM items ORDER BY id";
+
+/// Schema 18 gives current locks the expiry they had (last renewal plus the queue's age),
+/// makes `lock_time` the take, and holds every later write to "both or neither".
+#[test]
+fn an_old_database_keeps_its_locks_expiry() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let actor = Actor::new("admin", "admin");
+    let other = Connection::open(&path).unwrap();
+    let conn = Connection::open(&path).unwrap();
+    migrate::create_at_version(&conn, 17).unwrap();
+    conn.execute_batch(LOCKS_AT_17).unwrap();
+    assert_eq!(
+        migrate::migrate(&conn, &actor, 0).unwrap(),
+        Migration::Migrated { from: 17 }
+    );
+    let rows: Vec<(i64, Option<i64>, Option<i64>)> = conn
+        .prepare(LOCK_COLUMNS)
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let far = caseload::domain::lock::ASSIGNED;
+    assert_eq!(
+        rows,
+        [
+            (1, Some(900_000), Some(1_600_000)),
+            (2, Some(far), Some(far)),
+            (3, None, None)
+        ]
+    );
+    // A holder without an expiry is refused, on the migrating connection and another.
+    let no_expiry = "UPDATE items SET lock_user = 'x', lock_time = 1 WHERE id = 3";
+    assert!(conn.execute(no_expiry, []).is_err());
+    assert!(other.execute(no_expiry, []).is_err());
+    let ok: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ok, "ok");
+}
+
+#[test]
+fn postgres_upgrade_keeps_its_locks_expiry() {
+    use caseload::store::postgres::{PgOptions, PgStore, migrate};
+    let Some(b) = support::backend::PgBackend::from_env() else {
+        return;
+    };
+    let mut admin = b.admin();
+    migrate::create_at_version(&mut admin, 17).unwrap();
+    admin.batch_execute(LOCKS_AT_17).unwrap();
+    let taken: i64 = admin
+        .query_one("SELECT at FROM events WHERE item_id = 1", &[])
+        .unwrap()
+        .get(0);
+    let actor = Actor::new("admin", "admin");
+    let mut store = PgStore::open(&b.url, actor, &PgOptions::default()).unwrap();
+    assert!(store.check().unwrap().is_empty());
+    let rows: Vec<(i64, Option<i64>, Option<i64>)> = admin
+        .query(LOCK_COLUMNS, &[])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let far = caseload::domain::lock::ASSIGNED;
+    // The server stamps an event's time itself; the take is the stamped one, when it is
+    // not after the lock's time (else the lock's time stays).
+    let take = if taken <= 1_000_000 { taken } else { 1_000_000 };
+    assert_eq!(
+        rows,
+        [
+            (1, Some(take), Some(1_600_000)),
+            (2, Some(far), Some(far)),
+            (3, None, None)
+        ]
+    );
+    let no_expiry = admin.execute(
+        "UPDATE items SET lock_user = 'x', lock_time = 1 WHERE id = 3",
+        &[],
+    );
+    assert!(no_expiry.is_err());
+}

@@ -153,7 +153,8 @@ fn fencing_across_processes() {
     // Two minutes pass on the server for this lock.
     b.admin()
         .execute(
-            "UPDATE items SET lock_time = lock_time - 120000 WHERE id = $1",
+            "UPDATE items SET lock_time = lock_time - 120000, \
+             lock_expires_at = lock_expires_at - 120000 WHERE id = $1",
             &[&id],
         )
         .unwrap();
@@ -517,13 +518,15 @@ fn throughput() {
                             let lock = c
                                 .prepare(
                                     "UPDATE items SET lock_user = $1, lock_time = 1, \
-                                     lock_token = lock_token + 1 WHERE id = $2",
+                                     lock_expires_at = 1, lock_token = lock_token + 1 \
+                                     WHERE id = $2",
                                 )
                                 .unwrap();
                             let done = c
                                 .prepare(
                                     "UPDATE items SET state = 'done', lock_user = NULL, \
-                                     lock_time = NULL WHERE id = $1 AND lock_user = $2",
+                                     lock_time = NULL, lock_expires_at = NULL \
+                                     WHERE id = $1 AND lock_user = $2",
                                 )
                                 .unwrap();
                             let mut n = 0;

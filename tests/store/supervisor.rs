@@ -1,7 +1,7 @@
 //! Store tests for the supervisor operations the conformance suite does not cover: the
 //! fenced bulk unlock (`unlock_many`), cancel and reassign racing the holder's complete,
 //! every late holder write after a reassign, a user's day (`events_by`) and when a lock
-//! was taken (`lock_started`). Written once against `dyn Store`; SQLite always,
+//! was taken (`lock_time`, which a renewal leaves alone). Written once against `dyn Store`; SQLite always,
 //! PostgreSQL when `CASELOAD_TEST_PG` holds a URL.
 //!
 //! "boss" opens the database first and so is its supervisor; the others are staff.
@@ -18,7 +18,7 @@ conformance!(
     cancel_racing_complete_has_one_winner,
     after_a_reassign_every_late_holder_write_is_refused,
     events_by_lists_a_users_day_in_order,
-    lock_started_is_the_take_not_the_last_renewal,
+    lock_time_is_the_take_and_a_renewal_moves_only_the_expiry,
 );
 
 fn unlock_many_is_fenced_by_the_token_seen_and_audited(b: &dyn Backend) {
@@ -221,21 +221,30 @@ fn events_by_lists_a_users_day_in_order(b: &dyn Backend) {
     assert!(alice.events_by("alice", later).unwrap().is_empty());
 }
 
-fn lock_started_is_the_take_not_the_last_renewal(b: &dyn Backend) {
+fn lock_time_is_the_take_and_a_renewal_moves_only_the_expiry(b: &dyn Backend) {
     let mut boss = setup(b);
-    let (x, y) = (add(&mut *boss, "x"), add(&mut *boss, "never taken"));
+    let x = add(&mut *boss, "x");
     let mut alice = b.open("alice", 0);
     let taken = alice.take(x).unwrap();
     let taken_at = taken.lock_time.unwrap();
-    // Half a lock age later (a store whose clock is 30 s ahead) alice renews.
-    let mut alice_later = b.open("alice", 30_000);
+    let age = boss.queue("default").unwrap().lock_seconds * 1000;
+    assert_eq!(taken.lock_expires_at, Some(taken_at + age));
+    // Half a lock age later (a store whose clock is ahead) alice renews.
+    let mut alice_later = b.open("alice", age / 2);
     let renewed = alice_later.renew(x, taken.lock_token).unwrap();
-    assert!(renewed.lock_time.unwrap() >= taken_at + 29_000);
-    let started = boss.lock_started(&[x, y, 999_999]).unwrap();
-    assert_eq!(started.len(), 1, "only items that were locked: {started:?}");
-    assert_eq!(started[0].0, x);
+    assert_eq!(
+        renewed.lock_time,
+        Some(taken_at),
+        "the take, not the renewal"
+    );
+    let expires = renewed.lock_expires_at.unwrap();
     assert!(
-        (started[0].1 - taken_at).abs() < 1_000,
-        "the take at {taken_at}, not the renewal: {started:?}"
+        expires >= taken_at + age / 2 - 1_000 + age,
+        "the renewal's time plus the age: {expires} vs {taken_at}"
+    );
+    let shown = boss.item(x).unwrap();
+    assert_eq!(
+        (shown.lock_time, shown.lock_expires_at),
+        (Some(taken_at), Some(expires))
     );
 }

@@ -20,9 +20,17 @@ use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 /// 2026-11-22T10:00:00Z.
 pub const T0: i64 = 1_795_341_600_000;
 
+/// The lock age of queue `q` in the TUI tests (600 s): what [`item`]'s locks were given.
+pub const LOCK_AGE: i64 = 10 * super::MIN;
+
 /// An open item of queue `q`, created an hour before T0, held by `holder` (if any) since
-/// `lock_time` with `token`.
+/// `lock_time` with `token`, its lock given [`LOCK_AGE`] (an assignment: none).
 pub fn item(id: i64, holder: Option<&str>, lock_time: i64, token: i64) -> Item {
+    let expires = if lock_time >= caseload::domain::lock::ASSIGNED {
+        lock_time
+    } else {
+        lock_time + LOCK_AGE
+    };
     Item {
         id,
         queue: "q".into(),
@@ -31,6 +39,7 @@ pub fn item(id: i64, holder: Option<&str>, lock_time: i64, token: i64) -> Item {
         params: "{}".into(),
         lock_user: holder.map(str::to_string),
         lock_time: holder.map(|_| lock_time),
+        lock_expires_at: holder.map(|_| expires),
         lock_token: token,
         created_at: T0 - 60 * super::MIN,
         created_by: "feeder".into(),

@@ -165,6 +165,55 @@ fn locks_view_lists_every_lock_oldest_first_and_flags_stale_ones() {
     assert!(text.contains("u unlock"), "supervisor keys shown: {text}");
 }
 
+/// "Oldest first" is by time held (since the take), which is what the view shows; a
+/// renewal moves only a lock's expiry, and a shorter lock age set since leaves the current
+/// locks' time left alone (issue 25 §3).
+#[test]
+fn locks_view_sorts_by_time_held_and_each_lock_keeps_its_age() {
+    let (db, clock) = world();
+    // carol, who holds the oldest lock, is at work: she renewed it two minutes ago.
+    clock.set(T0 - 2 * MIN);
+    let mut carol = db.store("carol", &clock);
+    let token = carol.item(3).unwrap().lock_token;
+    carol.renew(3, token).unwrap();
+    clock.set(T0);
+    let mut sup = db.store("sup", &clock);
+    sup.set_queue(
+        "helpdesk",
+        &QueueUpdate {
+            lock_seconds: Some(60),
+            warn_seconds: Some(10),
+            ..QueueUpdate::default()
+        },
+        false,
+    )
+    .unwrap();
+    let mut s = start(sup, &clock, 100, 16, true);
+    s.step(key('3'));
+    let text = screen(&s.state);
+    let first = text.lines().nth(2).unwrap_or_default();
+    assert!(first.contains("carol"), "held longest, first:\n{text}");
+    let carol = lock_row(&text, 3);
+    assert!(
+        carol.contains("45m00s") && carol.contains("28m00s left") && !carol.contains('!'),
+        "held since the take, live until the renewal's expiry: {carol}"
+    );
+    let bob = lock_row(&text, 2);
+    assert!(
+        bob.contains("5m00s") && bob.contains("25m00s left"),
+        "{bob}"
+    );
+    // A lock taken now gets the new minute.
+    clock.set(T0 + MIN / 2);
+    db.store("erin", &clock).take(1).unwrap();
+    clock.set(T0 + MIN);
+    s.step(key('1'));
+    s.step(key('3'));
+    let text = screen(&s.state);
+    let erin = lock_row(&text, 1);
+    assert!(erin.contains("30s left"), "{erin}\n{text}");
+}
+
 #[test]
 fn stale_locks_stand_out_in_colour_and_without_it() {
     let (db, clock) = world();

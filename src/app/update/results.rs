@@ -115,6 +115,7 @@ pub(super) fn renewed(s: &mut State, id: i64, result: Result<Item, StoreError>) 
             s.held.insert(id, Held::of(&item));
             if let Some(d) = s.detail.as_mut().filter(|d| d.item.id == id) {
                 d.item.lock_time = item.lock_time;
+                d.item.lock_expires_at = item.lock_expires_at;
                 d.item.lock_token = item.lock_token;
             }
             vec![]
@@ -253,7 +254,7 @@ pub(super) fn resumed(s: &mut State, r: Resume) -> Vec<Effect> {
     let mut expired = Vec::new();
     for item in &r.own {
         let h = Held::of(item);
-        if h.lock(&s.me).is_expired(&s.queue(&h.queue), s.now) {
+        if h.lock(&s.me).is_expired(s.now) {
             expired.push(h.id);
         }
         s.held.insert(h.id, h);
@@ -376,9 +377,6 @@ pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
         let n = s.stats.as_ref().map_or(0, |st| st.by_queue.len());
         s.stats_selected = s.stats_selected.min(n.saturating_sub(1));
     }
-    if snap.view == Some(View::Locks) && snap.error.is_none() {
-        s.lock_since = snap.lock_since.iter().copied().collect();
-    }
     let mut moved = false;
     if let Some(view) = snap.view
         && snap.error.is_none()
@@ -419,7 +417,7 @@ pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
 /// and a result or reason typed in the dialog that would have finished it.
 fn lose(s: &mut State, held: &Held, history: &[Event]) {
     let id = held.id;
-    let message = explain(&s.me, held, &s.queue(&held.queue), history);
+    let message = explain(&s.me, held, history);
     s.held.remove(&id);
     if s.renewing == Some(id) {
         s.renewing = None;

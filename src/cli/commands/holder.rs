@@ -128,8 +128,7 @@ pub(crate) fn renew(s: &mut dyn Store, h: &HolderArgs, out: &mut dyn Write) -> C
         write_json(out, &item_json(&item)?)?;
         return Ok(());
     }
-    let q = s.queue(&item.queue)?;
-    let until = item.lock_time.unwrap_or(0) + q.lock_ms();
+    let until = item.lock_expires_at.unwrap_or(0);
     writeln!(out, "Renewed #{} until {}", item.id, local_full(until))?;
     Ok(())
 }

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use crate::domain::fields::{Col, Value};
-use crate::domain::time::local_full;
+use crate::domain::time::{local_full, short_duration};
 use crate::domain::when::Span;
 use crate::domain::{ItemEdit, QueueUpdate, Role, SeenLock, sanitize};
 use crate::store::{ListFilter, StateFilter, Store};
@@ -11,6 +11,39 @@ use crate::store::{ListFilter, StateFilter, Store};
 use crate::cli::args::QueueCommand;
 use crate::cli::output::{queue_line, write_json};
 use crate::cli::{CliResult, bail_usage};
+
+/// After a change of `queue`'s lock age: how many current locks keep the age they were
+/// given (a lock's expiry is stored when it is taken or renewed; assignments run no clock
+/// and expired locks have nothing to keep).
+fn kept_ages(
+    s: &mut dyn Store,
+    old: &crate::domain::QueueSettings,
+    new: &crate::domain::QueueSettings,
+    out: &mut dyn Write,
+) -> CliResult {
+    let now = s.now()?;
+    let held = s.list(&ListFilter {
+        state: StateFilter::Locked,
+        queue: Some(new.name.clone()),
+        // Held locks are as many as people at work.
+        limit: 1_000_000,
+        ..Default::default()
+    })?;
+    let live = held
+        .iter()
+        .filter_map(|i| i.lock())
+        .filter(|l| !l.is_assignment() && !l.is_expired(now))
+        .count();
+    let age = |q: &crate::domain::QueueSettings| short_duration(q.lock_seconds * 1000);
+    writeln!(
+        out,
+        "{live} current lock(s) keep the age they were given ({} until now); new locks and \
+         renewals get {}",
+        age(old),
+        age(new)
+    )?;
+    Ok(())
+}
 
 pub(crate) fn queue_command(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Write) -> CliResult {
     match q {
@@ -44,8 +77,12 @@ pub(crate) fn queue_command(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Wr
             // The SLA's flags are read (a file, a zone) before anything is written.
             let sla_update = super::sla::update_of(&sla)?;
             if !update.is_empty() || create {
+                let before = s.queues()?.into_iter().find(|q| q.name == name);
                 let q = s.set_queue(&name, &update, create)?;
                 writeln!(out, "{}", queue_line(&q))?;
+                if let Some(old) = before.filter(|b| b.lock_seconds != q.lock_seconds) {
+                    kept_ages(s, &old, &q, out)?;
+                }
             }
             if let Some(u) = sla_update {
                 super::sla::set(s, &name, &u, out)?;

@@ -26,6 +26,7 @@ pub(crate) struct ItemRow {
     pub state: Option<String>,
     pub has_lock_user: bool,
     pub has_lock_time: bool,
+    pub has_lock_expiry: bool,
     pub lock_token: Option<i64>,
     pub created_at: i64,
     pub due_at: Option<i64>,
@@ -313,6 +314,10 @@ fn one_item(item: &ItemRow, queues: &HashSet<String>, found: &mut Findings, tall
         (
             item.has_lock_user != item.has_lock_time,
             "lock_user and lock_time disagree",
+        ),
+        (
+            item.has_lock_user != item.has_lock_expiry,
+            "lock_user and lock_expires_at disagree (a lock without an expiry never expires)",
         ),
         (
             item.state.as_deref() != Some("open") && item.has_lock_user,

@@ -62,7 +62,7 @@ pub(crate) fn take(tx: &mut dyn Tx, id: i64) -> Result<Item> {
         }
         let q = known_queue(tx, &cur.queue)?;
         if let Some(lock) = cur.lock()
-            && !lock.is_expired(&q, now)
+            && !lock.is_expired(now)
         {
             return Err(StoreError::HeldByOther {
                 id,

@@ -93,7 +93,7 @@ struct PgRows<'t, 'c> {
 }
 
 const ITEMS: &str = "SELECT id, queue, state, lock_user IS NOT NULL, lock_time IS NOT NULL, \
-     lock_token, created_at, due_at FROM items ORDER BY id";
+     lock_token, created_at, due_at, lock_expires_at IS NOT NULL FROM items ORDER BY id";
 const EVENTS: &str = "SELECT id, item_id, at, CASE WHEN kind IN ('locked', 'taken_over', 'undone') \
      THEN actor END, kind, CASE WHEN kind IN ('noted', 'reassigned') THEN detail::text END \
      FROM events ORDER BY item_id, id";
@@ -153,6 +153,7 @@ impl Source for PgRows<'_, '_> {
             lock_token: got(r.try_get(5))?,
             created_at: got(r.try_get(6))?,
             due_at: got(r.try_get(7))?,
+            has_lock_expiry: got(r.try_get(8))?,
             params_json: true,
             unreadable: None,
         }))

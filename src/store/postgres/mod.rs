@@ -576,10 +576,6 @@ impl Reads for PgStore {
         .map(crate::store::figures::ordered)
     }
 
-    fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
-        self.read(|c| reads::lock_started(c, ids))
-    }
-
     fn last_item_id(&mut self) -> Result<i64> {
         self.read(reads::last_item_id)
     }

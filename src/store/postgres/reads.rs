@@ -405,20 +405,6 @@ pub(super) fn takeable(c: &mut Conn, queue: Option<&str>, cap: u64) -> TxResult<
     Ok(n.max(0) as u64)
 }
 
-pub(super) fn lock_started(c: &mut Conn, ids: &[i64]) -> TxResult<Vec<(i64, Millis)>> {
-    Ok(c.query(
-        &format!(
-            "SELECT item_id, max(at) FROM events WHERE item_id = ANY($1) \
-                 AND kind IN ({}) GROUP BY item_id",
-            kinds_sql(EventKind::TAKES_LOCK)
-        ),
-        &[&ids],
-    )?
-    .iter()
-    .map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1)))
-    .collect())
-}
-
 pub(super) fn last_item_id(c: &mut Conn) -> TxResult<i64> {
     Ok(
         c.query_one("SELECT coalesce(max(id), 0)::bigint FROM items", &[])?

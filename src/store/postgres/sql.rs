@@ -68,11 +68,11 @@ pub fn begin(offset_ms: i64) -> String {
 pub const CLAIM: &str = const_join!(
     &[
         "WITH u AS (UPDATE items SET lock_user = $1, lock_time = $2, \
-         lock_token = lock_token + 1 \
+         lock_token = lock_token + 1, lock_expires_at = $2 + q.lock_seconds * 1000 \
          FROM queues q \
          WHERE items.id = $3 AND items.lock_token = $7 AND q.name = items.queue \
          AND items.state = 'open' \
-         AND (items.lock_user IS NULL OR items.lock_time <= $2 - q.lock_seconds * 1000) \
+         AND (items.lock_user IS NULL OR items.lock_expires_at <= $2) \
          AND NOT q.paused \
          AND (q.max_per_user IS NULL OR q.max_per_user > (SELECT count(*) FROM items h \
               WHERE h.lock_user = $1 AND h.queue = items.queue AND h.id <> items.id)) \
@@ -100,7 +100,7 @@ pub(crate) fn candidate_in(one_queue: bool, order: TakeOrder) -> String {
          i.created_at, i.lock_token FROM items i \
          JOIN queues q ON q.name = i.queue \
          WHERE i.state = 'open' {} \
-         AND (i.lock_user IS NULL OR i.lock_time <= $2 - q.lock_seconds * 1000) \
+         AND (i.lock_user IS NULL OR i.lock_expires_at <= $2) \
          AND NOT (i.id = ANY($3)) \
          AND NOT q.paused \
          AND (q.max_per_user IS NULL OR q.max_per_user > (SELECT count(*) FROM items h \

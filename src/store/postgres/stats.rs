@@ -24,8 +24,8 @@ fn in_snapshot(c: &mut Conn, now: Millis) -> TxResult<StatsFacts> {
         .collect();
     let locks = c
         .query(
-            "SELECT i.lock_user, i.queue, i.lock_time, q.lock_seconds FROM items i \
-             JOIN queues q ON q.name = i.queue WHERE i.lock_user IS NOT NULL",
+            "SELECT lock_user, queue, lock_time, lock_expires_at FROM items \
+             WHERE lock_user IS NOT NULL",
             &[],
         )?
         .iter()

@@ -169,8 +169,8 @@ impl Tx for PgTx<'_> {
     fn has_takeable(&mut self, queue: &QueueSettings, skip: &[i64]) -> Result<bool> {
         let r = self.c.query_one(
             "SELECT EXISTS (SELECT 1 FROM items WHERE queue = $1 AND state = 'open' \
-             AND (lock_user IS NULL OR lock_time <= $2) AND NOT (id = ANY($3)))",
-            &[&queue.name, &(self.ctx.now - queue.lock_ms()), &skip],
+             AND (lock_user IS NULL OR lock_expires_at <= $2) AND NOT (id = ANY($3)))",
+            &[&queue.name, &self.ctx.now, &skip],
         );
         Ok(self.lift(r.map_err(TxError::from))?.get(0))
     }
@@ -589,11 +589,10 @@ impl Tx for PgTx<'_> {
         // Rows others are writing are skipped, not waited for.
         let r = self.c.execute(
             "WITH x AS (SELECT i.id, i.lock_user, i.lock_token FROM items i \
-                JOIN queues q ON q.name = i.queue \
-                WHERE i.lock_user IS NOT NULL \
-                AND i.lock_time <= $1 - q.lock_seconds * 1000 \
-                ORDER BY i.lock_time LIMIT $4 FOR UPDATE OF i SKIP LOCKED), \
-             u AS (UPDATE items SET lock_user = NULL, lock_time = NULL FROM x \
+                WHERE i.lock_user IS NOT NULL AND i.lock_expires_at <= $1 \
+                ORDER BY i.lock_expires_at LIMIT $4 FOR UPDATE OF i SKIP LOCKED), \
+             u AS (UPDATE items SET lock_user = NULL, lock_time = NULL, \
+                lock_expires_at = NULL FROM x \
                 WHERE items.id = x.id AND items.lock_token = x.lock_token \
                 RETURNING items.id, x.lock_user AS holder, x.lock_token AS token) \
              INSERT INTO events (item_id, at, actor, os_user, kind, detail) \

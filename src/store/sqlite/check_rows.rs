@@ -67,6 +67,7 @@ impl Source for SqliteRows<'_> {
             state: text(r.get_ref(x)?),
             has_lock_user: r.get(x + 1)?,
             has_lock_time: r.get(x + 2)?,
+            has_lock_expiry: item.lock_expires_at.is_some(),
             lock_token: int(r.get_ref(x + 3)?),
             params_json: int(r.get_ref(x + 4)?) == Some(1),
             unreadable: item.unreadable_summary(),

@@ -443,10 +443,6 @@ impl Reads for SqliteStore {
         Ok(crate::store::figures::ordered(rows))
     }
 
-    fn lock_started(&mut self, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
-        reads::lock_started(&self.conn, ids)
-    }
-
     fn last_item_id(&mut self) -> Result<i64> {
         Ok(self
             .conn

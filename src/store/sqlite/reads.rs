@@ -321,22 +321,6 @@ pub(super) fn takeable(c: &Connection, queue: Option<&str>, cap: u64, now: Milli
     Ok(n.max(0) as u64)
 }
 
-pub(super) fn lock_started(c: &Connection, ids: &[i64]) -> Result<Vec<(i64, Millis)>> {
-    // One indexed probe per item (events_item): a screenful of locks, never a scan.
-    let mut stmt = c.prepare_cached(&format!(
-        "SELECT max(at) FROM events WHERE item_id = ?1 AND kind IN ({})",
-        kinds_sql(EventKind::TAKES_LOCK)
-    ))?;
-    let mut out = Vec::with_capacity(ids.len());
-    for &id in ids {
-        let at: Option<i64> = stmt.query_row([id], |r| r.get(0))?;
-        if let Some(at) = at {
-            out.push((id, at));
-        }
-    }
-    Ok(out)
-}
-
 /// The id and request id of the items with one of `ids` or `request_ids` (one indexed
 /// probe each).
 pub(super) fn item_keys(

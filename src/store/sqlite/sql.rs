@@ -9,9 +9,9 @@ use crate::store::sql::{ORDER_DUE, ORDER_PRIORITY, const_join};
 /// The event columns, in the order the row reader expects.
 pub(crate) const EVENT_COLS: &str = "id, item_id, at, actor, os_user, kind, detail";
 
-/// Condition: the row's lock has expired at `:now`.
-pub(crate) const EXPIRED: &str =
-    "lock_time <= :now - (SELECT q.lock_seconds * 1000 FROM queues q WHERE q.name = items.queue)";
+/// Condition: the row's lock has expired at `:now` (one comparison, on the
+/// `items_lock_expires` index).
+pub(crate) const EXPIRED: &str = "lock_expires_at <= :now";
 
 /// Condition: the row's queue is neither paused nor at `:me`'s limit per user.
 const QUEUE_ADMITS: &str = "NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = items.queue AND \
@@ -24,10 +24,10 @@ const QUEUE_ADMITS: &str = "NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = it
 pub const CLAIM: &str = const_join!(
     &[
         "UPDATE items SET lock_user = :me, lock_time = :now, \
-         lock_token = lock_token + 1 \
-         WHERE id = :id AND lock_token = :token AND state = 'open' \
-         AND (lock_user IS NULL OR lock_time <= :now - \
-              (SELECT q.lock_seconds * 1000 FROM queues q WHERE q.name = items.queue)) \
+         lock_token = lock_token + 1, lock_expires_at = :now + ",
+        crate::store::sql::LOCK_AGE,
+        " WHERE id = :id AND lock_token = :token AND state = 'open' \
+         AND (lock_user IS NULL OR lock_expires_at <= :now) \
          AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = items.queue AND (q.paused = 1 \
               OR (q.max_per_user IS NOT NULL AND q.max_per_user <= (SELECT count(*) FROM \
               items h WHERE h.lock_user = :me AND h.queue = items.queue AND h.id <> \

@@ -26,8 +26,8 @@ fn facts(c: &Connection, now: Millis) -> Result<StatsFacts> {
         .collect::<rusqlite::Result<_>>()?;
     let locks = c
         .prepare_cached(
-            "SELECT i.lock_user, i.queue, i.lock_time, q.lock_seconds FROM items i \
-             JOIN queues q ON q.name = i.queue WHERE i.lock_user IS NOT NULL",
+            "SELECT lock_user, queue, lock_time, lock_expires_at FROM items \
+             WHERE lock_user IS NOT NULL",
         )?
         .query_map([], |r| {
             Ok((lossy_text(r, 0)?, lossy_text(r, 1)?, r.get(2)?, r.get(3)?))

@@ -132,13 +132,10 @@ impl Tx for SqliteTx<'_> {
             .c
             .prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM items WHERE queue = ?1 AND state = 'open' \
-                 AND (lock_user IS NULL OR lock_time <= ?2) \
+                 AND (lock_user IS NULL OR lock_expires_at <= ?2) \
                  AND id NOT IN (SELECT value FROM json_each(?3)))",
             )?
-            .query_row(
-                params![queue.name, self.ctx.now - queue.lock_ms(), skip],
-                |r| r.get(0),
-            )?)
+            .query_row(params![queue.name, self.ctx.now, skip], |r| r.get(0))?)
     }
 
     fn last_event(&mut self, id: i64, of: &[EventKind], by: Option<&str>) -> Result<Option<Event>> {
@@ -619,7 +616,7 @@ impl Tx for SqliteTx<'_> {
             .c
             .prepare_cached(&format!(
                 "SELECT id, lock_user, lock_token FROM items \
-                 WHERE lock_user IS NOT NULL AND {} ORDER BY lock_time LIMIT :limit",
+                 WHERE lock_user IS NOT NULL AND {} ORDER BY lock_expires_at LIMIT :limit",
                 sql::EXPIRED
             ))?
             .query_map(
