@@ -335,7 +335,8 @@ pub enum Command {
     /// completed, failed, skipped, released, locks lost, median and 90th-percentile handle
     /// time, completions per hour held; per queue also wait, cycle and due-date health.
     Report {
-        /// One row per person, per queue, or per reason given.
+        /// One row per person, per queue, per reason given, per field (how often
+        /// completed records were corrected in it), or per source (which feed is dirty).
         #[arg(long, value_enum, default_value = "person")]
         by: ReportBy,
         /// Start of the period: today, yesterday, a span back from now (90m, 12h, 7d,
@@ -812,6 +813,13 @@ pub enum ReportBy {
     /// The reasons given for fails, skips and releases, counted by the ready-made text's
     /// code (free texts as "other"), per queue and person.
     Reason,
+    /// Per queue and field, of the records completed in the period: how many had it, how
+    /// many were corrected, the share, and the kinds of correction (empty → value,
+    /// value → value, value → empty).
+    Field,
+    /// Per source (where records came from): records completed, how many needed a
+    /// correction, the share, corrections in all and the field corrected most.
+    Source,
 }
 
 /// The output of `caseload report`.

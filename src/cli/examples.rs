@@ -570,6 +570,14 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload report --by reason --queue verification --since 7d",
                 "why items were failed, skipped and released, by ready-made code",
             ),
+            (
+                "caseload report --by field --queue verification --since 30d",
+                "how often each field of the completed records needed a correction",
+            ),
+            (
+                "caseload report --by source --since 30d --format csv",
+                "which feed sends the dirtiest records",
+            ),
         ],
     ),
     (

@@ -4,6 +4,7 @@
 
 pub(crate) mod audit;
 pub(crate) mod comment;
+pub mod corrections;
 pub(crate) mod event;
 pub mod fields;
 pub mod figures;

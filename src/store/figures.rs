@@ -119,6 +119,48 @@ pub(crate) fn reasons_sql() -> String {
     )
 }
 
+/// The records completed in `[$1, $2)` and still done, in queue `$3` (every queue when
+/// null), by id: id, queue, source, params as JSON text (`report --by field|source`).
+pub(crate) const COMPLETED_RECORDS: &str = "SELECT i.id, i.queue, i.source, \
+     CAST(i.params AS TEXT) FROM items i WHERE i.state = 'done' AND i.id IN \
+     (SELECT e.item_id FROM events e WHERE e.kind = 'completed' AND e.at >= $1 AND e.at < $2) \
+     AND (CAST($3 AS TEXT) IS NULL OR i.queue = $3) ORDER BY i.id";
+
+/// The corrections (`field_changed` details as JSON text) of the items completed in
+/// `[$1, $2)`, by item and then oldest first.
+pub(crate) const COMPLETED_CHANGES: &str = "SELECT f.item_id, CAST(f.detail AS TEXT) \
+     FROM events f WHERE f.kind = 'field_changed' AND f.item_id IN \
+     (SELECT e.item_id FROM events e WHERE e.kind = 'completed' AND e.at >= $1 AND e.at < $2) \
+     ORDER BY f.item_id, f.id";
+
+/// The completed records with their corrections, from the rows of [`COMPLETED_RECORDS`]
+/// and [`COMPLETED_CHANGES`] (both in item order). A detail or params that is not JSON
+/// (a hand-edited row) reads as empty rather than failing the report.
+pub(crate) fn completed_records(
+    records: Vec<(i64, String, Option<String>, String)>,
+    changes: Vec<(i64, String)>,
+) -> Vec<crate::domain::corrections::CompletedRecord> {
+    let json = |s: &str| serde_json::from_str(s).unwrap_or(serde_json::Value::Null);
+    let mut changes = changes.into_iter().peekable();
+    records
+        .into_iter()
+        .map(|(id, queue, source, params)| {
+            while changes.next_if(|(i, _)| *i < id).is_some() {}
+            let mut mine = Vec::new();
+            while let Some((_, d)) = changes.next_if(|(i, _)| *i == id) {
+                mine.push(json(&d));
+            }
+            crate::domain::corrections::CompletedRecord {
+                id,
+                queue,
+                source,
+                params: json(&params),
+                changes: mine,
+            }
+        })
+        .collect()
+}
+
 /// The reasons' rows in the order both backends give them (byte order, whatever the
 /// database's collation): by queue, kind, most given first, reason, person.
 pub(crate) fn ordered(mut rows: Vec<ReasonCount>) -> Vec<ReasonCount> {

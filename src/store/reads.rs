@@ -77,6 +77,13 @@ pub trait Reads: Send {
     /// `q.queue` only, when given), counted by queue, person, kind and code (see
     /// [`ReasonCount`]). An empty period is `Invalid`.
     fn reasons(&mut self, q: &ReportQuery) -> Result<Vec<ReasonCount>>;
+    /// The records completed in the period and still done (in `q.queue` only, when
+    /// given), with their corrections (`report --by field|source`). An empty period is
+    /// `Invalid`.
+    fn completed_records(
+        &mut self,
+        q: &ReportQuery,
+    ) -> Result<Vec<crate::domain::corrections::CompletedRecord>>;
     /// The largest item id (0 when there are none).
     fn last_item_id(&mut self) -> Result<i64>;
     /// The id and request id of every item that has one of `ids` or `request_ids`.

@@ -238,3 +238,87 @@ fn checklist_lines_are_ticked_one_write_each() {
     );
     env.ok("alice", &["complete", &sid]);
 }
+
+/// Adds a supplier record from `source`.
+fn add_from(env: &Env, source: &str, params: &str) -> String {
+    env.ok(
+        "producer",
+        &[
+            "add",
+            "--queue",
+            "verification",
+            "--title",
+            "Supplier",
+            "--source",
+            source,
+            "--params",
+            params,
+        ],
+    )
+    .trim()
+    .to_string()
+}
+
+#[test]
+fn report_by_field_and_by_source_show_which_data_was_dirty() {
+    let env = verification_queue();
+    // feed-a: a misspelt VAT number corrected, an e-mail filled in.
+    let dirty = add_from(&env, "feed-a", r#"{"vat": "de123456789"}"#);
+    env.claim("alice", &["--id", &dirty]);
+    env.ok(
+        "alice",
+        &["set", &dirty, "vat=DE123456789", "email=info@example.com"],
+    );
+    env.ok("alice", &["complete", &dirty]);
+    // feed-a and feed-b: clean records, completed as they came.
+    for (source, vat) in [("feed-a", "FR12345678901"), ("feed-b", "NL123456789B01")] {
+        let id = add_from(&env, source, &format!(r#"{{"vat": "{vat}"}}"#));
+        env.claim("alice", &["--id", &id]);
+        env.ok("alice", &["complete", &id]);
+    }
+    // Corrected but not completed: not counted.
+    let open = add_from(&env, "feed-b", r#"{"vat": "xx"}"#);
+    env.claim("bob", &["--id", &open]);
+    env.ok("bob", &["set", &open, "vat=NL123456789B02"]);
+
+    let out = env.ok(
+        "boss",
+        &["report", "--by", "field", "--queue", "verification"],
+    );
+    assert!(out.contains("3 record(s) completed"), "{out}");
+    let vat = out.lines().find(|l| l.contains(" vat ")).expect(&out);
+    let cols: Vec<&str> = vat.split_whitespace().collect();
+    assert_eq!(
+        &cols[..6],
+        ["verification", "vat", "3", "1", "33", "%"],
+        "{out}"
+    );
+    assert!(vat.contains("value → value"), "{vat}");
+    let email = out.lines().find(|l| l.contains(" email ")).expect(&out);
+    assert!(email.contains("empty → value"), "{email}");
+
+    let json: serde_json::Value =
+        serde_json::from_str(&env.ok("boss", &["report", "--by", "field", "--format", "json"]))
+            .unwrap();
+    assert_eq!(json["by"], "field");
+    let rows = json["rows"].as_array().unwrap();
+    let vat = rows.iter().find(|r| r["field"] == "vat").unwrap();
+    assert_eq!(
+        (vat["records"].as_u64(), vat["corrected"].as_u64()),
+        (Some(3), Some(1))
+    );
+    assert_eq!(vat["changed"], 1);
+
+    let out = env.ok("boss", &["report", "--by", "source"]);
+    let first = out.lines().nth(2).expect(&out);
+    assert!(first.starts_with("feed-a "), "dirtiest first:\n{out}");
+    let cols: Vec<&str> = first.split_whitespace().collect();
+    assert_eq!(&cols[..6], ["feed-a", "2", "1", "50", "%", "2"], "{out}");
+    let csv = env.ok("boss", &["report", "--by", "source", "--format", "csv"]);
+    assert!(
+        csv.starts_with("source,records,corrected,share,corrections,top_field\n")
+            && csv.contains("feed-a,2,1,0.5000,2,")
+            && csv.contains("feed-b,1,0,0.0000,0,\n"),
+        "{csv}"
+    );
+}

@@ -18,6 +18,7 @@ conformance!(
     ticks_are_fenced_writes_with_their_events,
     complete_is_refused_on_broken_rules_and_overridden_by_supervisors_only,
     fail_release_and_skip_are_never_blocked_by_rules,
+    completed_records_come_with_their_corrections,
 );
 
 fn typed(kind: FieldType) -> FieldChange {
@@ -376,4 +377,57 @@ fn fail_release_and_skip_are_never_blocked_by_rules(b: &dyn Backend) {
     let t = alice.take(id).unwrap().lock_token;
     alice.fail(id, t, "supplier unreachable").unwrap();
     assert_eq!(alice.item(id).unwrap().state, ItemState::Failed);
+}
+
+/// `report --by field|source`'s read: the records completed in the period and still
+/// done, in the queue asked, each with its `field_changed` details, oldest first.
+fn completed_records_come_with_their_corrections(b: &dyn Backend) {
+    use caseload::domain::figures::Period;
+    use caseload::store::ReportQuery;
+    let mut boss = setup(b);
+    boss.define_field("default", "vat", &typed(FieldType::Text))
+        .unwrap();
+    let mut alice = b.open("alice", 0);
+    let mut record = |source: Option<&str>, fix: Option<&str>, complete: bool| {
+        let mut it = NewItem::titled("supplier");
+        it.source = source.map(str::to_string);
+        it.params = json!({"vat": "de1"}).to_string();
+        let id = boss.add(&it).unwrap().id;
+        let token = alice.take(id).unwrap().lock_token;
+        if let Some(v) = fix {
+            alice
+                .set_fields(id, token, &[("vat".to_string(), v.to_string())])
+                .unwrap();
+        }
+        if complete {
+            alice.complete(id, token, None).unwrap();
+        }
+        id
+    };
+    let fixed = record(Some("feed-a"), Some("DE123"), true);
+    let clean = record(None, None, true);
+    let open = record(Some("feed-a"), Some("DE9"), false);
+    let now = boss.now().unwrap();
+    let q = |queue: Option<&str>| ReportQuery {
+        period: Period {
+            since: now - 3_600_000,
+            until: now + 1,
+        },
+        queue: queue.map(str::to_string),
+        rows_only: false,
+    };
+    let got = boss.completed_records(&q(None)).unwrap();
+    let ids: Vec<i64> = got.iter().map(|r| r.id).collect();
+    assert_eq!(ids, [fixed, clean], "completed ones only, not #{open}");
+    assert_eq!(got[0].source.as_deref(), Some("feed-a"));
+    assert_eq!(got[0].params["vat"], "DE123");
+    assert_eq!(got[0].changes.len(), 1);
+    assert_eq!(got[0].changes[0]["from"], "de1");
+    assert_eq!(got[0].changes[0]["to"], "DE123");
+    assert!(got[1].changes.is_empty() && got[1].source.is_none());
+    assert!(
+        boss.completed_records(&q(Some("other")))
+            .unwrap()
+            .is_empty()
+    );
 }

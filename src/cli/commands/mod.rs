@@ -10,6 +10,7 @@ pub(crate) mod park;
 pub(crate) mod produce;
 pub(crate) mod read;
 pub(crate) mod report;
+pub(crate) mod report_fields;
 pub(crate) mod report_reasons;
 pub(crate) mod setup;
 pub(crate) mod sla;

@@ -42,8 +42,14 @@ pub(crate) fn report(s: &mut dyn Store, ask: Ask, out: &mut dyn Write) -> CliRes
         // An unknown queue is named, with the known ones, rather than reported as empty.
         s.queue(q)?;
     }
-    if ask.by == ReportBy::Reason {
-        return super::report_reasons::report(s, period, ask.queue, ask.format, out);
+    match ask.by {
+        ReportBy::Reason => {
+            return super::report_reasons::report(s, period, ask.queue, ask.format, out);
+        }
+        ReportBy::Field | ReportBy::Source => {
+            return super::report_fields::report(s, ask.by, period, ask.queue, ask.format, out);
+        }
+        ReportBy::Person | ReportBy::Queue => {}
     }
     let r = s.report(&ReportQuery {
         period,
@@ -61,7 +67,9 @@ pub(crate) fn report(s: &mut dyn Store, ask: Ask, out: &mut dyn Write) -> CliRes
 fn as_json(r: &Report, by: ReportBy) -> Value {
     let rows = match by {
         // (By reason is answered before the figures are read.)
-        ReportBy::Person | ReportBy::Reason => serde_json::to_value(&r.people),
+        ReportBy::Person | ReportBy::Reason | ReportBy::Field | ReportBy::Source => {
+            serde_json::to_value(&r.people)
+        }
         ReportBy::Queue => serde_json::to_value(&r.queues),
     }
     .unwrap_or(Value::Null);
@@ -139,7 +147,7 @@ fn csv(r: &Report, by: ReportBy, out: &mut dyn Write) -> CliResult {
     };
     let mut w = csv::Writer::from_writer(out);
     match by {
-        ReportBy::Person | ReportBy::Reason => {
+        ReportBy::Person | ReportBy::Reason | ReportBy::Field | ReportBy::Source => {
             w.write_record(PERSON_COLS)?;
             for p in &r.people {
                 w.write_record(csv_cells(p, clean(&p.name)))?;
@@ -204,7 +212,7 @@ fn table(r: &Report, by: ReportBy, out: &mut dyn Write) -> CliResult {
         )
     };
     match by {
-        ReportBy::Person | ReportBy::Reason => {
+        ReportBy::Person | ReportBy::Reason | ReportBy::Field | ReportBy::Source => {
             if r.people.is_empty() {
                 writeln!(
                     out,

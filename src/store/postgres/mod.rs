@@ -576,6 +576,31 @@ impl Reads for PgStore {
         .map(crate::store::figures::ordered)
     }
 
+    fn completed_records(
+        &mut self,
+        q: &ReportQuery,
+    ) -> Result<Vec<crate::domain::corrections::CompletedRecord>> {
+        use crate::store::figures::{COMPLETED_CHANGES, COMPLETED_RECORDS, completed_records};
+        q.check()?;
+        self.read(|c| {
+            let records = c
+                .query(
+                    COMPLETED_RECORDS,
+                    &[&q.period.since, &q.period.until, &q.queue],
+                )?
+                .iter()
+                .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+                .collect();
+            let changes = c
+                .query(COMPLETED_CHANGES, &[&q.period.since, &q.period.until])?
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect();
+            Ok(completed_records(records, changes))
+        })
+    }
+
+
     fn last_item_id(&mut self) -> Result<i64> {
         self.read(reads::last_item_id)
     }

@@ -443,6 +443,35 @@ impl Reads for SqliteStore {
         Ok(crate::store::figures::ordered(rows))
     }
 
+    fn completed_records(
+        &mut self,
+        q: &ReportQuery,
+    ) -> Result<Vec<crate::domain::corrections::CompletedRecord>> {
+        use crate::store::figures::{COMPLETED_CHANGES, COMPLETED_RECORDS, completed_records};
+        q.check()?;
+        // One read transaction: the records and their corrections from one snapshot.
+        txn::run(self, Kind::Read, |s| {
+            let records = s
+                .conn
+                .prepare(COMPLETED_RECORDS)?
+                .query_map(
+                    rusqlite::params![q.period.since, q.period.until, q.queue],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let changes = s
+                .conn
+                .prepare(COMPLETED_CHANGES)?
+                .query_map(rusqlite::params![q.period.since, q.period.until], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(completed_records(records, changes))
+        })
+        .map_err(|e| e.error)
+    }
+
+
     fn last_item_id(&mut self) -> Result<i64> {
         Ok(self
             .conn
