@@ -600,7 +600,6 @@ impl Reads for PgStore {
         })
     }
 
-
     fn last_item_id(&mut self) -> Result<i64> {
         self.read(reads::last_item_id)
     }

@@ -471,7 +471,6 @@ impl Reads for SqliteStore {
         .map_err(|e| e.error)
     }
 
-
     fn last_item_id(&mut self) -> Result<i64> {
         Ok(self
             .conn
