@@ -449,8 +449,9 @@ pub struct AddArgs {
     /// 3339 (default: none).
     #[arg(long, value_name = "TIME")]
     pub due: Option<String>,
-    /// The producer's idempotency key: adding a known key again prints the first item's id
-    /// and adds nothing (default: none).
+    /// The producer's idempotency key: adding a known key again with the same title and
+    /// body prints the first item's id and adds nothing; with another title or body it is
+    /// refused (exit 3), naming that item (default: none).
     #[arg(long)]
     pub request_id: Option<String>,
     /// Where the record came from, e.g. `crm` or `web-form` (searched, shown, exported;

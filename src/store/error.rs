@@ -59,6 +59,21 @@ pub enum StoreError {
     UndoRefused(String),
     #[error("{}", lock_lost(*.id, .why))]
     LockLost { id: i64, why: NoLock },
+    /// `add --request-id` with a request id an item of other content already has: an
+    /// idempotency key names one item, so reusing it for another is a producer's bug.
+    /// Nothing was added.
+    #[error(
+        "request id '{}' is #{id}'s, whose {differs} {} from this one's; nothing added (a \
+         request id names one item: give this one its own)",
+        crate::domain::sanitize::line(.request_id),
+        if .differs.contains(" and ") { "differ" } else { "differs" }
+    )]
+    RequestIdReused {
+        request_id: String,
+        id: i64,
+        /// What differs: "title", "body" or "title and body".
+        differs: &'static str,
+    },
     /// A supervisor's fenced write: the lock is no longer the one the supervisor saw.
     #[error("#{id} changed since you looked ({}); nothing done", now_held(.holder))]
     LockChanged { id: i64, holder: Option<String> },
@@ -200,6 +215,7 @@ impl StoreError {
             | StoreError::NotOpen { .. }
             | StoreError::Parked { .. }
             | StoreError::UndoRefused(_)
+            | StoreError::RequestIdReused { .. }
             | StoreError::LockLost { .. }
             | StoreError::LockChanged { .. } => exit::CONFLICT,
             StoreError::NothingToClaim(_)

@@ -129,6 +129,10 @@ pub struct AddOptions<'a> {
     /// here (one per item, each free or already the item's own) and is created at the
     /// time the import began; queues are created.
     pub kept: Option<Keeping<'a>>,
+    /// A known request id answers with its item only when the title and body are the
+    /// same (a retry); other content is refused (`RequestIdReused`, exit 3). `add` asks
+    /// for it; an import counts a known request id as already there.
+    pub same_content: bool,
 }
 
 impl<'a> AddOptions<'a> {
@@ -137,6 +141,7 @@ impl<'a> AddOptions<'a> {
         AddOptions {
             create_queues: true,
             kept: None,
+            same_content: false,
         }
     }
 
@@ -145,6 +150,7 @@ impl<'a> AddOptions<'a> {
         AddOptions {
             create_queues: true,
             kept: Some(Keeping { ids, at }),
+            same_content: false,
         }
     }
 }

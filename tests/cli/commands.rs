@@ -49,6 +49,42 @@ fn add_prints_an_id_and_a_known_request_id_gives_the_same_id() {
     assert_eq!(v["created_by"], "producer");
 }
 
+/// A request id names one item: reused for another title or body it is refused (exit 3,
+/// one line naming the item), and nothing changes; the same content is the retry it was.
+#[test]
+fn add_refuses_a_request_id_reused_for_other_content() {
+    let env = Env::init("producer");
+    fn add<'a>(title: &'a str, body: &'a str) -> [&'a str; 7] {
+        [
+            "add",
+            "--title",
+            title,
+            "--body",
+            body,
+            "--request-id",
+            "r-9",
+        ]
+    }
+    let id = env.ok("producer", &add("Printer jams", "floor 3"));
+    let before = env.fingerprint();
+    for (title, body, differs) in [
+        ("Printer jams again", "floor 3", "title differs"),
+        ("Printer jams", "floor 4", "body differs"),
+        ("Printer fixed", "", "title and body differ"),
+    ] {
+        let err = env.fails("producer", &add(title, body), 3);
+        assert!(
+            err.contains(&format!("request id 'r-9' is #{}'s", id.trim()))
+                && err.contains(&format!("whose {differs} from this one's")),
+            "{err}"
+        );
+        assert_eq!(env.fingerprint(), before, "nothing added");
+    }
+    let again = env.ok("producer", &add("Printer jams", "floor 3"));
+    assert_eq!(again, id, "the same content is a retry");
+    assert_eq!(env.fingerprint(), before);
+}
+
 #[test]
 fn add_takes_every_field() {
     let env = Env::init("producer");

@@ -17,6 +17,7 @@ use caseload::store::{Applied, ListFilter, StateFilter, Store, StoreError, TakeN
 
 conformance!(
     add_is_idempotent_by_request_id,
+    a_request_id_reused_for_other_content_is_refused,
     add_batch_skips_known_request_ids,
     add_each_answers_row_by_row_across_statement_chunks,
     take_next_follows_take_order_and_queue_filter,
@@ -86,6 +87,94 @@ fn ids(s: &mut dyn Store, f: &ListFilter) -> Vec<i64> {
 }
 
 // ----- adding --------------------------------------------------------------------------
+
+/// `add`'s rule (`same_content`): a known request id answers with its item for the same
+/// title and body only; other content is refused naming the item, and nothing is written
+/// (not even a queue the add would have created). An import's rule is unchanged.
+fn a_request_id_reused_for_other_content_is_refused(b: &dyn Backend) {
+    use caseload::store::AddOptions;
+    let mut s = setup(b);
+    let add_opts = AddOptions {
+        same_content: true,
+        ..AddOptions::default()
+    };
+    let item = NewItem {
+        request_id: Some("req-7".into()),
+        body: "the body".into(),
+        ..NewItem::titled("Reset password")
+    };
+    let first = s.add_items(std::slice::from_ref(&item), add_opts).unwrap()[0];
+    assert!(first.created);
+    let again = s.add_items(std::slice::from_ref(&item), add_opts).unwrap()[0];
+    assert_eq!((again.id, again.created), (first.id, false), "a retry");
+    let before = s.count(&filter(StateFilter::All)).unwrap();
+    for (other, differs) in [
+        (
+            NewItem {
+                title: "Reset the password".into(),
+                ..item.clone()
+            },
+            "title",
+        ),
+        (
+            NewItem {
+                body: "another body".into(),
+                ..item.clone()
+            },
+            "body",
+        ),
+        (
+            NewItem {
+                title: "x".into(),
+                body: String::new(),
+                ..item.clone()
+            },
+            "title and body",
+        ),
+    ] {
+        let e = assert_code(
+            s.add_items(std::slice::from_ref(&other), add_opts),
+            exit::CONFLICT,
+        );
+        assert_eq!(
+            e,
+            StoreError::RequestIdReused {
+                request_id: "req-7".into(),
+                id: first.id,
+                differs
+            }
+        );
+        let said = e.to_string();
+        assert!(
+            said.contains(&format!("#{}", first.id)) && said.contains("req-7"),
+            "{said}"
+        );
+    }
+    // In a new queue the add would create: refused before anything is kept.
+    let elsewhere = NewItem {
+        queue: "brand-new".into(),
+        title: "Other".into(),
+        ..item.clone()
+    };
+    let creating = AddOptions {
+        create_queues: true,
+        ..add_opts
+    };
+    assert_code(
+        s.add_items(std::slice::from_ref(&elsewhere), creating),
+        exit::CONFLICT,
+    );
+    assert!(s.queues().unwrap().iter().all(|q| q.name != "brand-new"));
+    assert_eq!(s.count(&filter(StateFilter::All)).unwrap(), before);
+    assert_eq!(s.item(first.id).unwrap().title, "Reset password");
+    // An import (no same_content) counts it as already there, as before.
+    let changed = NewItem {
+        title: "Changed".into(),
+        ..item
+    };
+    let imported = s.add_each(std::slice::from_ref(&changed)).unwrap()[0];
+    assert_eq!((imported.id, imported.created), (first.id, false));
+}
 
 fn add_is_idempotent_by_request_id(b: &dyn Backend) {
     let mut s = setup(b);

@@ -38,6 +38,7 @@ pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResu
             AddOptions {
                 create_queues: a.create_queue,
                 kept: None,
+                same_content: true,
             },
         )
         .map_err(create_hint)?;

@@ -322,7 +322,11 @@ pub(crate) fn add_items(
     let items = sla::with_due(tx, items)?;
     let items = items.as_ref();
     let Some(kept) = opts.kept else {
-        return tx.insert_items(items);
+        let added = tx.insert_items(items)?;
+        if opts.same_content {
+            same_content(tx, items, &added)?;
+        }
+        return Ok(added);
     };
     if items.len() != kept.ids.len() {
         return Err(StoreError::Invalid("every kept item needs its id".into()));
@@ -334,6 +338,28 @@ pub(crate) fn add_items(
     (items.iter().zip(kept.ids))
         .map(|(it, id)| tx.insert_item(it, Some(keep(id))))
         .collect()
+}
+
+/// Refuses an item whose request id another item of other content has (title or body):
+/// only a retry of the same content is answered with the existing item.
+fn same_content(tx: &mut dyn Tx, items: &[NewItem], added: &[Added]) -> Result<()> {
+    for (item, a) in items.iter().zip(added).filter(|(_, a)| !a.created) {
+        let (Some(rid), Some(cur)) = (&item.request_id, tx.item(a.id)?) else {
+            continue;
+        };
+        let differs = match (cur.title != item.title, cur.body != item.body) {
+            (false, false) => continue,
+            (true, false) => "title",
+            (false, true) => "body",
+            (true, true) => "title and body",
+        };
+        return Err(StoreError::RequestIdReused {
+            request_id: rid.clone(),
+            id: a.id,
+            differs,
+        });
+    }
+    Ok(())
 }
 
 /// Starts an import that keeps the ids `ids.0..=ids.1` (a supervisor's action: it
