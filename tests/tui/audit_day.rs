@@ -1,7 +1,7 @@
-//! The audit's working day, replayed in a real terminal (tmux) against the real binary:
-//! a sentence typed into the item by mistake (the clerk thought the notes editor was
-//! open) changes nothing in the database, and says so; the list follows a filter as it
-//! is typed.
+//! The audit's working day (issue 25), replayed in a real terminal (tmux) against the real
+//! binary: a sentence typed into the item by mistake (the clerk thought the notes editor
+//! was open) changes nothing in the database, and says so; the list follows a filter as it
+//! is typed; a supervisor's shorter lock age leaves the locks people hold alone.
 
 use crate::support::cli::BIN;
 use crate::support::tmux::{Tmux, caseload};
@@ -104,6 +104,86 @@ fn the_list_follows_the_filter_as_it_is_typed() {
     t.wait_for("the list there was", |s| {
         s.contains("Reset a password") && !s.contains("filter:")
     });
+    t.send(&["q"]);
+    t.wait_for("the prompt again", |s| {
+        s.contains("READY$") && !s.contains("1 Queue")
+    });
+}
+
+/// The supervisor shortens the queue's lock age while a clerk works: her lock keeps the age
+/// it was given (her screen counts down from half an hour, nobody can take the item); a
+/// lock taken after the change gets the new age and expires on everyone's screen.
+#[test]
+fn a_shorter_lock_age_leaves_the_clerks_lock_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    caseload(&db, "sup", &["init"]);
+    for title in ["Call back Mrs Novak", "Replace the toner"] {
+        caseload(&db, "feeder", &["add", "--title", title]);
+    }
+    let Some(t) = Tmux::start("auditage") else {
+        return;
+    };
+    t.wait_for("the shell prompt", |s| s.contains("READY$"));
+    t.send(&[
+        &format!("clear; {BIN} --db {} --user alice", db.display()),
+        "Enter",
+    ]);
+    t.wait_for("the queue", |s| s.contains("Call back Mrs Novak"));
+    t.send(&["n"]);
+    t.wait_for("the item taken", |s| {
+        s.contains("yours, 30m") || s.contains("yours, 29m")
+    });
+    t.send(&["q"]);
+    t.wait_for("the list", |s| s.contains("TITLE") && s.contains("1 held"));
+
+    let said = caseload(
+        &db,
+        "sup",
+        &[
+            "queue",
+            "set",
+            "default",
+            "--lock-seconds",
+            "3",
+            "--warn-seconds",
+            "1",
+        ],
+    );
+    assert!(
+        said.contains("1 current lock(s) keep the age they were given (30m"),
+        "{said}"
+    );
+    let bob: serde_json::Value =
+        serde_json::from_str(&caseload(&db, "bob", &["claim", "--json"])).unwrap();
+    assert_eq!(bob["title"], "Replace the toner");
+    // bob's new lock runs out on alice's screen; hers still counts down from 30 minutes.
+    let s = t.wait_for("bob's lock expired", |s| s.contains("EXPIRED bob"));
+    assert!(
+        s.contains("you, 29m") || s.contains("you, 30m"),
+        "alice's lock keeps its age: {s}"
+    );
+    let out = std::process::Command::new(BIN)
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "--user",
+            "carol",
+            "claim",
+            "--id",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "alice's item is still hers");
+    let v: serde_json::Value =
+        serde_json::from_str(&caseload(&db, "sup", &["show", "1", "--json"])).unwrap();
+    let at = |k: &str| {
+        chrono::DateTime::parse_from_rfc3339(v[k].as_str().unwrap())
+            .unwrap()
+            .timestamp_millis()
+    };
+    assert_eq!(at("lock_expires_at") - at("lock_time"), 1_800_000);
     t.send(&["q"]);
     t.wait_for("the prompt again", |s| {
         s.contains("READY$") && !s.contains("1 Queue")
