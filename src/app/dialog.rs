@@ -48,6 +48,10 @@ pub enum Pending {
     Unlock {
         seen: SeenLock,
     },
+    /// Supervisor: return a parked item to the pool (its park ended early).
+    Unpark {
+        id: i64,
+    },
     /// Supervisor: give a held item to another user (fields: user, reason).
     Reassign {
         id: i64,

@@ -103,14 +103,14 @@ pub(crate) fn list_filter(
     }
 }
 
-/// Every lock matching the Locks view's filter (no window): `state:expired` narrows to
-/// expired locks; any other state is ignored, as the view shows locks only.
+/// Every lock and parked item matching the Locks view's filter (no window):
+/// `state:expired` narrows to expired locks, `state:locked` to locks, `state:parked` to
+/// parked items; any other state is ignored, as the view shows what people hold.
 pub(crate) fn locks_filter(f: &Filter) -> ListFilter {
     ListFilter {
-        state: if f.state == Some(StateFilter::Expired) {
-            StateFilter::Expired
-        } else {
-            StateFilter::Locked
+        state: match f.state {
+            Some(s @ (StateFilter::Expired | StateFilter::Locked | StateFilter::Parked)) => s,
+            _ => StateFilter::Held,
         },
         queue: f.queue.clone(),
         holder: f.holder.clone(),

@@ -196,7 +196,7 @@ const HINTS: &[(Hints, &[Hint])] = &[
     (
         Hints::LocksSupervisor,
         &[
-            h(&[A::Unlock], "unlock"),
+            h(&[A::Unlock], "unlock/unpark"),
             h(&[A::Reassign], "reassign"),
             h(&[A::UnlockAll], "unlock all shown"),
             h(&[A::CancelItem], "cancel"),

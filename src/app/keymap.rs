@@ -406,7 +406,7 @@ pub const KEYMAP: &[Binding] = &[
         &[ch('u')],
         C::Supervisor,
         A::Unlock,
-        "unlock the selected lock (reason required)",
+        "unlock the selected lock (reason required); on P: unpark",
     ),
     b(
         &[ch('a')],

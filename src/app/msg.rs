@@ -180,6 +180,10 @@ pub enum SupervisorOp {
         seen: SeenLock,
         reason: String,
     },
+    /// Return a parked item to the pool (`caseload wake` by a supervisor).
+    Unpark {
+        id: i64,
+    },
     /// Reassign the item if its lock still has `token`.
     Reassign {
         id: i64,
@@ -422,6 +426,7 @@ impl Effect {
             Effect::AddComment { id, .. } => format!("adding your comment to #{id}"),
             Effect::Supervise(op) => match op {
                 SupervisorOp::Unlock { seen, .. } => format!("unlocking #{}", seen.id),
+                SupervisorOp::Unpark { id } => format!("unparking #{id}"),
                 SupervisorOp::Reassign { id, .. } => format!("reassigning #{id}"),
                 SupervisorOp::UnlockMany { locks, .. } => {
                     format!("unlocking {} locks", locks.len())

@@ -120,6 +120,10 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: Ope
             conds.push("state = 'parked'".into());
             "parked_until, id"
         }
+        StateFilter::Held => {
+            conds.push("(lock_user IS NOT NULL OR state = 'parked')".into());
+            "CASE WHEN state = 'parked' THEN 1 ELSE 0 END, coalesce(lock_time, parked_until), id"
+        }
         StateFilter::Done | StateFilter::Failed | StateFilter::Cancelled => {
             conds.push(format!("state = '{}'", f.state.as_str()));
             "id DESC"
@@ -135,6 +139,7 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: Ope
         // A parked item has no holder: its owner is who parked it.
         let col = match f.state {
             StateFilter::Parked => "parked_by",
+            StateFilter::Held => "coalesce(lock_user, parked_by)",
             _ => "lock_user",
         };
         conds.push(format!("{col} = {p}"));
@@ -168,7 +173,7 @@ pub(crate) fn kept_count(f: &ListFilter) -> Option<Option<&'static str>> {
         | StateFilter::Cancelled
         | StateFilter::Parked => Some(f.state.as_str()),
         StateFilter::All => None,
-        StateFilter::Locked | StateFilter::Expired => return None,
+        StateFilter::Locked | StateFilter::Expired | StateFilter::Held => return None,
     };
     (f.holder.is_none() && searched(f).is_none()).then_some(state)
 }

@@ -61,6 +61,9 @@ pub enum StateFilter {
     Cancelled,
     /// Parked items, earliest wake time first (with a holder: the items they parked).
     Parked,
+    /// What the Locks view shows: held locks (oldest first), then parked items (earliest
+    /// wake first); with a holder, their locks and the items they parked.
+    Held,
     /// Everything, by id.
     All,
 }
@@ -76,6 +79,7 @@ impl StateFilter {
             StateFilter::Failed => "failed",
             StateFilter::Cancelled => "cancelled",
             StateFilter::Parked => "parked",
+            StateFilter::Held => "held",
             StateFilter::All => "all",
         }
     }

@@ -360,6 +360,7 @@ fn supervise(st: &mut dyn Store, op: &SupervisorOp) -> crate::store::Result<usiz
         } => st.reassign(*id, Some(*token), to, reason).map(|_| 1),
         SupervisorOp::UnlockMany { locks, reason } => st.unlock_many(locks, reason),
         SupervisorOp::Requeue { id } => st.requeue(*id).map(|()| 1),
+        SupervisorOp::Unpark { id } => st.wake(*id).map(|_| 1),
         SupervisorOp::Cancel { id, reason } => st.cancel(*id, reason).map(|()| 1),
         SupervisorOp::SetQueue { name, update } => st.set_queue(name, update, false).map(|_| 1),
         SupervisorOp::Assign {

@@ -1,5 +1,5 @@
 //! The Locks view: every current lock, oldest first, with who holds it, for how long and
-//! how much time is left. Expired and near-expiry locks carry text markers (`!!`, `!`)
+//! how much time is left; then the parked items (`P`), with their owner and wake time. Expired and near-expiry locks carry text markers (`!!`, `!`)
 //! as well as colour, so they stand out under NO_COLOR too.
 
 use ratatui::Frame;
@@ -11,6 +11,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use super::Theme;
 use super::columns::{Col, Plan, fit, plan};
 use crate::app::{State, View, layout};
+use crate::domain::park::{Park, ParkStatus, when_text};
 use crate::domain::sanitize;
 use crate::domain::time::{compact_duration, short_duration};
 use crate::domain::{Item, LockStatus};
@@ -29,7 +30,10 @@ pub(super) fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect
         shown().map(f).max().unwrap_or(min).clamp(min, max) as u16
     };
     let holder_w = width(
-        &|r| Span::raw(sanitize::line(r.lock_user.as_deref().unwrap_or(""))).width(),
+        &|r| {
+            let who = r.lock_user.as_deref().or(r.parked_by.as_deref());
+            Span::raw(sanitize::line(who.unwrap_or(""))).width()
+        },
         6,
         14,
     );
@@ -60,9 +64,9 @@ pub(super) fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect
             table_area,
         );
         let empty = if state.locks_filter.is_empty() {
-            "Nobody holds a lock."
+            "Nobody holds a lock or has an item parked."
         } else {
-            "No lock matches the filter (Esc clears it)."
+            "Nothing held or parked matches the filter (Esc clears it)."
         };
         frame.render_widget(
             Paragraph::new(Span::styled(format!("  {empty}"), theme.dim())),
@@ -99,6 +103,9 @@ const HEADERS: [&str; 8] = [
 ];
 
 fn row<'a>(state: &State, item: &'a Item, selected: bool, plan: &Plan, theme: &Theme) -> Row<'a> {
+    if let Some(p) = Park::of(item, state.queue(&item.queue).park_grace_ms()) {
+        return parked_row(state, item, &p, selected, plan, theme);
+    }
     let now = state.now;
     let dur = |ms| {
         if plan.compact {
@@ -143,6 +150,45 @@ fn row<'a>(state: &State, item: &'a Item, selected: bool, plan: &Plan, theme: &T
         Cell::from(item.id.to_string()),
         Cell::from(fit(&sanitize::line(&item.list_title()), plan.width(5))),
         Cell::from(held_for),
+        Cell::from(left).style(style),
+    ];
+    let r = Row::new(plan.pick(cells));
+    if selected {
+        r.style(theme.selected())
+    } else {
+        r
+    }
+}
+
+/// A parked item: `P`, its owner in the holder's column, no time held (no lock), and
+/// when it wakes or, woken, when it returns to the pool.
+fn parked_row<'a>(
+    state: &State,
+    item: &'a Item,
+    p: &Park,
+    selected: bool,
+    plan: &Plan,
+    theme: &Theme,
+) -> Row<'a> {
+    let now = state.now;
+    let (left, style) = match p.status(now) {
+        ParkStatus::Sleeping => (
+            format!("wakes {}", when_text(p.until, now)),
+            Style::default(),
+        ),
+        _ => (
+            format!("woke, back {}", when_text(p.returns_at(), now)),
+            theme.held(),
+        ),
+    };
+    let cells = vec![
+        Cell::from(if selected { ">" } else { " " }),
+        Cell::from("P ").style(style),
+        Cell::from(fit(&sanitize::line(&p.by), plan.width(2))),
+        Cell::from(fit(&sanitize::line(&item.queue), plan.width(3))),
+        Cell::from(item.id.to_string()),
+        Cell::from(fit(&sanitize::line(&item.list_title()), plan.width(5))),
+        Cell::from("parked"),
         Cell::from(left).style(style),
     ];
     let r = Row::new(plan.pick(cells));

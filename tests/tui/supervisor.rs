@@ -335,6 +335,52 @@ fn supervisor_unlocks_a_stale_lock_with_a_reason() {
     assert_eq!(last.detail_str("reason"), Some("carol is on leave"));
 }
 
+/// Parked items are in the Locks view too, after the locks, flagged `P` with their owner
+/// and wake time; `u` on one ends its park and returns it to the pool (issue 28 §1).
+#[test]
+fn supervisors_see_parked_items_in_locks_and_unpark_them() {
+    let (db, clock) = world();
+    let mut alice = db.store("alice", &clock);
+    let token = alice.take(1).unwrap().lock_token;
+    alice
+        .park(1, token, T0 + 60 * MIN, "call back Kim")
+        .unwrap();
+    let store = db.store("sup", &clock);
+    let mut s = start(store, &clock, 100, 24, true);
+    s.step(key('3'));
+    let text = screen(&s.state);
+    let rows: Vec<i64> = s.state.panes.locks.rows.iter().map(|r| r.id).collect();
+    assert_eq!(rows.last(), Some(&1), "parked after the locks: {rows:?}");
+    let row = lock_row(&text, 1);
+    assert!(
+        row.contains("P ") && row.contains("alice") && row.contains("parked"),
+        "{row}"
+    );
+    assert!(row.contains("wakes "), "{row}");
+    // Select it (the last row) and unpark it.
+    for _ in 1..rows.len() {
+        s.step(key('j'));
+    }
+    s.step(key('u'));
+    let text = screen(&s.state);
+    assert!(text.contains("Unpark #1?"), "{text}");
+    assert!(text.contains("It is parked by alice until"), "{text}");
+    assert!(text.contains("call back Kim"), "{text}");
+    s.step(code(KeyCode::Enter));
+    s.settle(std::time::Duration::from_secs(10));
+    assert!(s.state.dialog.is_none());
+    assert_eq!(status(&s), "Unparked #1; it is back in the pool");
+    let ids: Vec<i64> = s.state.panes.locks.rows.iter().map(|r| r.id).collect();
+    assert!(!ids.contains(&1), "no longer parked: {ids:?}");
+    drop(s);
+    let mut check = db.store("check", &clock);
+    let item = check.item(1).unwrap();
+    assert_eq!((item.state, item.parked_by), (ItemState::Open, None));
+    let last = check.history(1).unwrap().pop().unwrap();
+    assert_eq!(last.kind, EventKind::Woke);
+    assert_eq!(last.detail["by"], "supervisor");
+}
+
 #[test]
 fn an_unlock_of_a_lock_that_changed_since_does_nothing() {
     let (db, clock) = world();

@@ -129,6 +129,7 @@ fn confirm(s: &mut State) -> Vec<Effect> {
             super::field_admin::confirm(s, d)
         }
         Pending::Unlock { .. }
+        | Pending::Unpark { .. }
         | Pending::Reassign { .. }
         | Pending::UnlockMany { .. }
         | Pending::Requeue { .. }

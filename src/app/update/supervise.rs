@@ -108,6 +108,9 @@ fn locked_target(s: &mut State, verb: &str) -> Option<(Item, String)> {
 }
 
 fn unlock(s: &mut State) -> Vec<Effect> {
+    if let Some(item) = selected(s).filter(|i| i.state == ItemState::Parked) {
+        return unpark(s, item);
+    }
     let Some((item, holder)) = locked_target(s, "unlock") else {
         return vec![];
     };
@@ -132,6 +135,27 @@ fn unlock(s: &mut State) -> Vec<Effect> {
             "",
         ),
     );
+    vec![]
+}
+
+/// `u` on a parked item (the Locks view's `P` rows): its park ends now and it returns to
+/// the pool, its owner told by the item leaving their Parked list (`woke {by:
+/// supervisor}`).
+fn unpark(s: &mut State, item: Item) -> Vec<Effect> {
+    let grace = s.queue(&item.queue).park_grace_ms();
+    let park = crate::domain::park::Park::of(&item, grace)
+        .map(|p| p.describe(s.now))
+        .unwrap_or_else(|| "parked".into());
+    let message = format!(
+        "#{} {}\nIt is {park}. Its park ends now and it goes back to the pool.",
+        item.id,
+        sanitize::line(&item.title),
+    );
+    s.dialog = Some(Dialog::new(
+        format!("Unpark #{}?", item.id),
+        message,
+        Pending::Unpark { id: item.id },
+    ));
     vec![]
 }
 
@@ -335,6 +359,7 @@ pub(super) fn confirm(s: &mut State, d: Dialog) -> Vec<Effect> {
             seen,
             reason: d.value(0),
         },
+        Pending::Unpark { id } => SupervisorOp::Unpark { id },
         Pending::Reassign { id, token } => {
             let to = d.value(0);
             if let Err(m) = validate_user_name(&to) {

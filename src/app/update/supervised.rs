@@ -100,6 +100,9 @@ pub(super) fn supervised(
         (SupervisorOp::Unlock { seen, .. }, Ok(_)) => {
             set_info(s, format!("Unlocked #{}; it is back in the pool", seen.id))
         }
+        (SupervisorOp::Unpark { id }, Ok(_)) => {
+            set_info(s, format!("Unparked #{id}; it is back in the pool"))
+        }
         (SupervisorOp::Reassign { id, to, .. }, Ok(_)) => {
             set_info(s, format!("Reassigned #{id} to {}", sanitize::line(to)))
         }
@@ -135,6 +138,7 @@ pub(super) fn supervised(
     let touched = match &op {
         SupervisorOp::Unlock { seen, .. } => Some(seen.id),
         SupervisorOp::Reassign { id, .. }
+        | SupervisorOp::Unpark { id }
         | SupervisorOp::Assign { id, .. }
         | SupervisorOp::Edit { id, .. }
         | SupervisorOp::Requeue { id }
