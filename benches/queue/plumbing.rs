@@ -35,7 +35,7 @@ fn figure_days_sql(series: &str, pad: &str) -> String {
     format!(
         "INSERT INTO figure_days (day, queue, holder, chunk, holds, completed, failed, skipped, \
          released, lost, held_ms, finishes) \
-         SELECT (g / 120) * 86400000, \
+         SELECT CAST(g / 120 AS BIGINT) * 86400000, \
                 CASE g % 3 WHEN 0 THEN 'default' WHEN 1 THEN 'billing' ELSE 'returns' END, \
                 'p' || ((g / 3) % 20), (g / 60) % 2, 25, 23, 1, 1, 0, 0, 25 * 600000, {pad} \
          FROM {series}"
@@ -47,7 +47,7 @@ fn figure_days_sql(series: &str, pad: &str) -> String {
 fn totals_sql(shard: &str, shards: &str) -> String {
     format!(
         "INSERT INTO queue_totals SELECT name, {shard} 1000000, 950000, 50000, \
-         1000000 * 600000 FROM queues{shards}"
+         600000000000 FROM queues{shards}"
     )
 }
 
@@ -169,11 +169,13 @@ pub(super) fn sec_metrics(_cfg: &Config, dir: &Path, rep: &mut Report) {
          UPDATE items SET lock_user = 'p' || (id % 50), lock_time = created_at, \
          lock_expires_at = created_at + 1800000 \
          WHERE id % 500 = 0; \
-         {}; {}; COMMIT; VACUUM ANALYZE",
+         {}; {}; COMMIT",
         figure_days_sql("generate_series(0, 365 * 120 - 1) g", "repeat('c', 700)"),
         totals_sql("shard,", ", generate_series(0, 63) shard")
     ))
     .unwrap();
+    // On its own: VACUUM cannot run in the implicit transaction of a multi-statement query.
+    c.batch_execute("VACUUM ANALYZE").unwrap();
     let mut s = PgStore::open(&url, actor("boss"), &PgOptions::default()).unwrap();
     time_metrics(rep, "PostgreSQL", &mut s, || {
         c.query_one("SELECT count(*) FROM items WHERE state = 'open'", &[])
