@@ -23,6 +23,7 @@ pub(crate) const RANGE: &str = "Range";
 pub(crate) const CHOICES: &str = "Choices";
 pub(crate) const LABEL: &str = "Label";
 pub(crate) const HELP: &str = "Help";
+pub(crate) const COUNTRY: &str = "Country";
 
 /// One line describing a definition's rules: `email · required · "E-mail"`.
 pub fn rules_text(d: &FieldDef) -> String {
@@ -70,7 +71,7 @@ pub(crate) fn define_dialog(queue: &str, current: Option<&FieldDef>) -> Dialog {
     });
     let mut dialog = Dialog::new(
         title,
-        "Checked and audited as `caseload field set` is (a phone field's --country: the CLI).",
+        "Checked and audited as `caseload field set` is.",
         Pending::DefineField {
             queue: queue.to_string(),
             name,
@@ -126,6 +127,13 @@ pub(crate) fn define_dialog(queue: &str, current: Option<&FieldDef>) -> Dialog {
         .field(
             FieldSpec::optional(HELP, "Help (a line shown while editing it)"),
             &current.map_or(String::new(), |d| text(&d.help)),
+        )
+        .field(
+            FieldSpec::optional(
+                COUNTRY,
+                "Country (a phone field's, e.g. DE: numbers typed without + are of it)",
+            ),
+            &current.map_or(String::new(), |d| text(&d.country)),
         )
 }
 
@@ -195,6 +203,18 @@ pub(crate) fn parse_define(
         choices: Some(split_list(&d.value(at(CHOICES)))),
         label: opt(LABEL),
         help: opt(HELP),
+        country: match d.index_of(COUNTRY).map(|i| d.value(i)) {
+            Some(c) if !c.trim().is_empty() => {
+                if kind != FieldType::Phone {
+                    return Err((
+                        at(COUNTRY),
+                        format!("{COUNTRY}: only a phone field has one (leave it empty)"),
+                    ));
+                }
+                Some(Some(c.trim().to_string()))
+            }
+            _ => Some(None),
+        },
         ..FieldChange::default()
     };
     // The store checks it again (and audits it); here a bad rule keeps the dialog open.
@@ -206,11 +226,18 @@ pub(crate) fn parse_define(
             ("--choices", CHOICES),
             ("--label", LABEL),
             ("--help", HELP),
+            ("--country", COUNTRY),
         ]
         .iter()
-        .find(|(flag, _)| e.contains(flag))
-        .map_or(d.focus, |(_, f)| at(f));
-        (field, e)
+        .find(|(flag, _)| e.contains(flag));
+        // "--country: 'XX' is not …" reads "Country: 'XX' is not …" in the dialog.
+        let e = match field {
+            Some((flag, label)) if e.starts_with(&format!("{flag}:")) => {
+                format!("{label}{}", &e[flag.len()..])
+            }
+            _ => e,
+        };
+        (field.map_or(d.focus, |(_, f)| at(f)), e)
     })?;
     Ok((name, change))
 }
@@ -264,6 +291,30 @@ mod tests {
             err(&[(NAME, "x"), (TYPE, "choice")]).1,
             "a choice field needs --choices a,b,c"
         );
+    }
+
+    #[test]
+    fn a_phone_field_takes_its_country_in_the_dialog() {
+        let d = filled(&[(NAME, "tel"), (TYPE, "phone"), (COUNTRY, "de")], None);
+        let (name, c) = parse_define(&d, None).unwrap();
+        let def = c.apply(&name, None).unwrap();
+        assert_eq!(def.country.as_deref(), Some("DE"));
+        let d = filled(&[(NAME, "tel"), (TYPE, "phone"), (COUNTRY, "XX")], None);
+        let (at, msg) = parse_define(&d, None).unwrap_err();
+        assert_eq!(d.inputs[at].spec.name, COUNTRY);
+        assert!(
+            msg.starts_with("Country: 'XX' is not a country code"),
+            "{msg}"
+        );
+        let d = filled(&[(NAME, "x"), (TYPE, "text"), (COUNTRY, "DE")], None);
+        let (at, msg) = parse_define(&d, None).unwrap_err();
+        assert_eq!(d.inputs[at].spec.name, COUNTRY);
+        assert!(msg.contains("only a phone field"), "{msg}");
+        // Changing a phone field shows its country.
+        let mut cur = FieldDef::new("tel", FieldType::Phone);
+        cur.country = Some("GB".into());
+        let d = define_dialog("q", Some(&cur));
+        assert_eq!(d.value(d.index_of(COUNTRY).unwrap()), "GB");
     }
 
     #[test]
