@@ -203,6 +203,16 @@ pub trait Writes {
     /// Supervisor: changes a queue's SLA and its calendar (audited); returns it as it is
     /// now (`None`: removed).
     fn set_sla(&mut self, queue: &str, update: &SlaUpdate) -> Result<Option<Sla>>;
+    /// Supervisor: changes a queue's settings (creating it when `create`) and its SLA in
+    /// one transaction: both or neither. An SLA already as `sla` asks is left as it is
+    /// (the settings still change); returns both as they are now.
+    fn set_queue_and_sla(
+        &mut self,
+        name: &str,
+        update: &QueueUpdate,
+        create: bool,
+        sla: &SlaUpdate,
+    ) -> Result<(QueueSettings, Option<Sla>)>;
     /// Supervisor: renames a queue, moving its settings and items (locks stay held);
     /// returns how many items moved.
     fn rename_queue(&mut self, from: &str, to: &str) -> Result<u64>;
@@ -619,6 +629,24 @@ impl<B: Backend> Writes for B {
             return Err(StoreError::Invalid("nothing to change in the SLA".into()));
         }
         write(self, |tx| ops::set_sla(tx, queue, update))
+    }
+
+    fn set_queue_and_sla(
+        &mut self,
+        name: &str,
+        update: &QueueUpdate,
+        create: bool,
+        sla: &SlaUpdate,
+    ) -> Result<(QueueSettings, Option<Sla>)> {
+        validate_queue_name(name).map_err(StoreError::Invalid)?;
+        if sla.is_empty() {
+            return Err(StoreError::Invalid("nothing to change in the SLA".into()));
+        }
+        write(self, |tx| {
+            let q = ops::set_queue(tx, name, update, create)?;
+            let s = ops::change_sla(tx, name, sla)?;
+            Ok((q, s))
+        })
     }
 
     fn delete_text(&mut self, queue: &str, key: &str) -> Result<CannedText> {

@@ -97,3 +97,39 @@ fn queue_set_sla_checks_its_calendar_and_new_items_get_due_times() {
     let out = env.ok("sup", &["history"]);
     assert!(out.contains("queue helpdesk: sla="), "audited: {out}");
 }
+
+/// `queue set Q` with settings and an SLA is one change, both or neither (found by
+/// scripts/soak: `--lock-seconds 30 --sla none` on a queue without an SLA saved and
+/// audited the settings, then said "already has that SLA; nothing changed", exit 1). A
+/// refused SLA leaves the settings as they were; an SLA already as asked does not refuse
+/// the settings beside it; alone, it is still refused.
+#[test]
+fn queue_settings_and_their_sla_are_one_change() {
+    let env = Env::init("sup");
+    env.ok("sup", &["queue", "set", "helpdesk", "--create"]);
+    let before = env.fingerprint();
+    let set = |more: &[&'static str]| {
+        let mut all = vec!["queue", "set", "helpdesk", "--lock-seconds", "600"];
+        all.extend(more);
+        all
+    };
+    let err = env.fails("sup", &set(&["--hours", "always"]), 1);
+    assert!(err.contains("has no SLA yet"), "{err}");
+    assert_eq!(
+        env.fingerprint(),
+        before,
+        "a refused SLA changes no setting"
+    );
+    let out = env.ok("sup", &set(&["--sla", "none"]));
+    assert!(out.contains("lock 600s"), "{out}");
+    assert!(out.contains("no SLA"), "{out}");
+    let queues = env.ok("sup", &["queue", "list"]);
+    assert!(queues.contains("lock 600s"), "{queues}");
+    let err = env.fails("sup", &["queue", "set", "helpdesk", "--sla", "none"], 1);
+    assert!(
+        err.contains("already has that SLA; nothing changed"),
+        "{err}"
+    );
+    let out = env.ok("sup", &set(&["--sla", "4h", "--hours", "always"]));
+    assert!(out.contains("SLA 4h of working time, always"), "{out}");
+}

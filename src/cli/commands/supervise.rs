@@ -74,18 +74,30 @@ pub(crate) fn queue_command(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Wr
                      --paused, --order, --park-grace-seconds, --undo-seconds or --sla",
                 );
             }
-            // The SLA's flags are read (a file, a zone) before anything is written.
+            // The SLA's flags are read (a file, a zone) before anything is written; with
+            // other settings, the SLA is changed in the same transaction (both or neither).
             let sla_update = super::sla::update_of(&sla)?;
-            if !update.is_empty() || create {
-                let before = s.queues()?.into_iter().find(|q| q.name == name);
-                let q = s.set_queue(&name, &update, create)?;
-                writeln!(out, "{}", queue_line(&q))?;
-                if let Some(old) = before.filter(|b| b.lock_seconds != q.lock_seconds) {
-                    kept_ages(s, &old, &q, out)?;
+            let before = if !update.is_empty() || create {
+                s.queues()?.into_iter().find(|q| q.name == name)
+            } else {
+                None
+            };
+            let q = match sla_update {
+                Some(u) if !update.is_empty() || create => {
+                    let (q, now) = s.set_queue_and_sla(&name, &update, create, &u)?;
+                    writeln!(out, "{}", queue_line(&q))?;
+                    writeln!(out, "{}", super::sla::sla_line(&name, now.as_ref()))?;
+                    q
                 }
-            }
-            if let Some(u) = sla_update {
-                super::sla::set(s, &name, &u, out)?;
+                Some(u) => return super::sla::set(s, &name, &u, out),
+                None => {
+                    let q = s.set_queue(&name, &update, create)?;
+                    writeln!(out, "{}", queue_line(&q))?;
+                    q
+                }
+            };
+            if let Some(old) = before.filter(|b| b.lock_seconds != q.lock_seconds) {
+                kept_ages(s, &old, &q, out)?;
             }
         }
         QueueCommand::Rename { name, to } => {

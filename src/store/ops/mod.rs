@@ -17,7 +17,7 @@ pub(crate) use fields::{check_complete, define_field, delete_field, set_fields, 
 pub(crate) use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
 pub(crate) use park::{check_until, return_parked, wake};
-pub(crate) use sla::set_sla;
+pub(crate) use sla::{change_sla, set_sla};
 pub(crate) use supervise::{
     assign, cancel, delete_queue, edit, reassign, rebuild_figures, rename_queue, reopen, requeue,
     set_login, set_queue, set_role, unlock, unlock_many,

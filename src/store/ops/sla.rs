@@ -22,6 +22,21 @@ fn shown(sla: Option<&Sla>) -> Value {
 /// Changes queue `queue`'s SLA as `update` says; returns it as it is now (`None`: it
 /// has none). Refused when nothing would change.
 pub(crate) fn set_sla(tx: &mut dyn Tx, queue: &str, update: &SlaUpdate) -> Result<Option<Sla>> {
+    sla_write(tx, queue, update, true)
+}
+
+/// As [`set_sla`], but an SLA already as `update` asks is left as it is (the change
+/// comes with other settings of the queue, in the same transaction).
+pub(crate) fn change_sla(tx: &mut dyn Tx, queue: &str, update: &SlaUpdate) -> Result<Option<Sla>> {
+    sla_write(tx, queue, update, false)
+}
+
+fn sla_write(
+    tx: &mut dyn Tx,
+    queue: &str,
+    update: &SlaUpdate,
+    refuse_same: bool,
+) -> Result<Option<Sla>> {
     require_supervisor(tx, "change queue settings")?;
     if queue == crate::domain::queue::DEFAULT_QUEUE {
         // There from its first use, as for items and texts.
@@ -32,6 +47,9 @@ pub(crate) fn set_sla(tx: &mut dyn Tx, queue: &str, update: &SlaUpdate) -> Resul
     let new = update
         .apply(queue, cur.as_ref())
         .map_err(StoreError::Invalid)?;
+    if new == cur && !refuse_same {
+        return Ok(new);
+    }
     if new == cur {
         return Err(StoreError::Invalid(format!(
             "queue '{queue}' already has that SLA; nothing changed"
