@@ -16,6 +16,24 @@
 //!   began, so a race is never counted;
 //! - **errors**: any other exit code that is not the op's documented answer, with no fault
 //!   injected (a BUSY, a usage error, a crash); a read that wrote.
+//!
+//! Parks, wakes and undos (the states between held and free):
+//! - a parked item is held by nobody but belongs to its owner: nobody else may take it, so
+//!   it is not free for others (their refusals are answers), but its owner's `claim --id`
+//!   and `wake` must take it, and once its wake time has passed, so must its owner's
+//!   take-next (`claim`, `claim --wait`, `complete --next`), which offers it first; a
+//!   refusal then is a false refusal. A supervisor's `wake` (its `woke` by supervisor)
+//!   returns it to the pool: free from then on; `wake` refused "not parked" while it was
+//!   parked throughout, or by its owner "not yours", is a false refusal;
+//! - `undone` takes the item back for its actor under a new token (a take), and reverses
+//!   what it undid: a complete undone may be followed by another finish (not a duplicate),
+//!   and an undone complete --next returns the item it took (a `released` with `undo_of`
+//!   at the undo's time; its absence, while that lock stood, is a lost write); `undo`
+//!   refused while the item's last event was the caller's own complete, fail, release,
+//!   skip or park, well within the undo window, with nothing since, is a false refusal;
+//! - every item's row must agree with its history: its state is the one its events lead
+//!   to (created open; completed done; failed; cancelled; parked; requeued, woke and undone
+//!   open). A row that does not is a lost write.
 
 use std::collections::HashMap;
 
@@ -34,12 +52,17 @@ pub(crate) struct Findings {
     pub(crate) errors: Vec<String>,
 }
 
-/// Kinds that give a lock (the detail's token is the new lock's).
-const TAKES: &[&str] = &["locked", "taken_over", "reassigned"];
+/// Kinds that give a lock (the detail's token is the new lock's). (An owner's `woke` is
+/// followed by their `locked`, which gives it.)
+const TAKES: &[&str] = &["locked", "taken_over", "reassigned", "undone"];
 /// Kinds that finish an item.
 const FINISHES: &[&str] = &["completed", "failed", "cancelled"];
-/// Kinds that leave an open item free.
+/// Kinds that leave an open item free (and `woke` but by its owner: see [`frees`]).
 const FREES: &[&str] = &["released", "skipped", "expired", "unlocked", "requeued"];
+/// The kinds `undo` takes back.
+const UNDOABLE: &[&str] = &["completed", "failed", "released", "skipped", "parked"];
+/// caseload's undo window (domain::park::UNDO_MS).
+const UNDO_MS: i64 = 30_000;
 /// Kinds after which a holder's lock is gone.
 const ENDS: &[&str] = &[
     "locked",
@@ -53,7 +76,23 @@ const ENDS: &[&str] = &[
     "completed",
     "failed",
     "cancelled",
+    "parked",
+    "undone",
 ];
+
+/// True for an event that leaves an open item free: a release and its like, or a park
+/// ended by a supervisor (or its grace), which returns the item to the pool.
+fn frees(e: &Event) -> bool {
+    FREES.contains(&e.kind.as_str()) || (e.kind == "woke" && e.detail["by"] != "owner")
+}
+
+/// True for an `undone` that reversed a finish (the item may be finished again).
+fn reverses_finish(e: &Event) -> bool {
+    e.kind == "undone"
+        && e.detail["undid"]
+            .as_str()
+            .is_some_and(|k| FINISHES.contains(&k))
+}
 
 /// A row written by someone at some time.
 struct Effect {
@@ -133,6 +172,8 @@ pub(crate) fn analyse(calls: &[Call], facts: &Facts) -> Findings {
     duplicates(calls, facts, &events_of, &mut f);
     imports(calls, facts, &mut f);
     false_refusals(&ix, calls, facts, &events_of, &mut f);
+    undo_returns_next(facts, &events_of, &mut f);
+    rows_agree(facts, &events_of, &mut f);
     for c in calls.iter().filter(|c| c.exit == Exit::Hung) {
         f.lockouts.push(format!("hung for over 90 s: {}", c.line()));
     }
@@ -241,6 +282,19 @@ fn judge_calls(
                         .push(format!("said nothing next but took one: {}", c.line()));
                 }
             }
+            (Class::Retake, 0) => match c.claimed {
+                Some((item, token)) if item == c.item.unwrap_or(item) => {
+                    if !takes(item, token, &c.actor) {
+                        f.lost.push(format!(
+                            "has #{item} token {token} back but no take is recorded: {}",
+                            c.line()
+                        ));
+                    }
+                }
+                _ => f
+                    .errors
+                    .push(format!("exit 0 without its item: {}", c.line())),
+            },
             (Class::Holder, 0) => {
                 let ok = match (token_kind(c.op), c.item) {
                     (Some(kind), Some(item)) => has_event(item, kind, c.token, &c.actor),
@@ -312,13 +366,13 @@ fn duplicates(
     for (item, evs) in events_of {
         let mut finishes = 0;
         for e in evs {
-            if e.kind == "requeued" {
+            if e.kind == "requeued" || reverses_finish(e) {
                 finishes = 0;
             } else if FINISHES.contains(&e.kind.as_str()) {
                 finishes += 1;
                 if finishes == 2 {
                     f.duplicates.push(format!(
-                        "#{item} finished twice without a reopen (event {} {})",
+                        "#{item} finished twice without a reopen or an undo (event {} {})",
                         e.id, e.kind
                     ));
                 }
@@ -403,7 +457,7 @@ fn false_refusals(
                 if let Some(s) = since.take() {
                     spans.push((s, e.at));
                 }
-            } else if FREES.contains(&k) && since.is_none() {
+            } else if frees(e) && since.is_none() {
                 since = Some(visible(&e.actor, e.at));
             }
         }
@@ -421,7 +475,9 @@ fn false_refusals(
         }
     }
     spans.values_mut().for_each(Spans::sort);
+    let parks = parks(facts, events_of, &visible);
     for c in calls.iter().filter(|c| c.class != Class::Setup) {
+        retake_refused(c, &parks, events_of, f);
         let code = match c.exit {
             Exit::Code(code @ (3 | 4)) => code,
             _ => continue,
@@ -436,15 +492,198 @@ fn false_refusals(
                     .get(queue_of(c))
                     .is_some_and(|s| s.any_free(c.start, c.end)),
             };
+            // Its owner takes a parked item by id whenever they like, and by take-next
+            // once it has woken (take-next offers it first).
+            let mut own = parks.iter().filter(|p| p.owner == c.actor);
+            let own_park = match c.item {
+                Some(item) => own.any(|p| p.item == item && p.throughout(c)),
+                None => own.any(|p| {
+                    (queue_of(c).is_empty() || queue_of(c) == p.queue)
+                        && p.until + SLACK <= c.start
+                        && p.throughout(c)
+                }),
+            };
             if was_free {
                 f.false_refusals
                     .push(format!("an item was free throughout: {}", c.line()));
+            } else if own_park {
+                f.false_refusals.push(format!(
+                    "the caller's own parked item was theirs to take throughout: {}",
+                    c.line()
+                ));
             }
         } else if let (Some(item), Some(token), 3) = (c.item, c.token, code)
             && lock_stood(events_of.get(&item), token, c, &visible)
         {
             f.false_refusals
                 .push(format!("the lock stood throughout: {}", c.line()));
+        }
+    }
+}
+
+/// A park: its item (and queue), its owner, when others could see it, its wake time, and
+/// the time of the event that ended it.
+struct Park<'a> {
+    item: i64,
+    queue: &'a str,
+    owner: &'a str,
+    from: i64,
+    until: i64,
+    to: i64,
+}
+
+impl Park<'_> {
+    /// True when the item was parked throughout the call.
+    fn throughout(&self, c: &Call) -> bool {
+        self.from <= c.start && self.to >= c.end
+    }
+}
+
+/// Every park of the run, from its `parked` to the event that ended it (a wake, an undo,
+/// or anything that takes or finishes the item).
+fn parks<'a>(
+    facts: &'a Facts,
+    events_of: &HashMap<i64, Vec<&'a Event>>,
+    visible: &dyn Fn(&str, i64) -> i64,
+) -> Vec<Park<'a>> {
+    let mut out = Vec::new();
+    for item in &facts.items {
+        let mut open: Option<Park<'a>> = None;
+        for e in events_of.get(&item.id).map_or(&[][..], |v| v.as_slice()) {
+            let k = e.kind.as_str();
+            if k == "parked" {
+                open = Some(Park {
+                    item: item.id,
+                    queue: &item.queue,
+                    owner: &e.actor,
+                    from: visible(&e.actor, e.at),
+                    until: e.detail["until"].as_i64().unwrap_or(i64::MAX / 2),
+                    to: i64::MAX,
+                });
+            } else if (k == "woke"
+                || k == "requeued"
+                || TAKES.contains(&k)
+                || FINISHES.contains(&k))
+                && let Some(mut p) = open.take()
+            {
+                p.to = e.at;
+                out.push(p);
+            }
+        }
+        out.extend(open);
+    }
+    out
+}
+
+/// `wake` refused "not parked" while the item was parked throughout the call (its owner's
+/// wake takes it; a supervisor's returns it to the pool), or refused "not yours" while it
+/// was the caller's park throughout, and `undo` refused while the
+/// item's last event was the caller's own change that undo takes back, made well within
+/// the undo window, with nothing on the item since.
+fn retake_refused(
+    c: &Call,
+    parks: &[Park<'_>],
+    events_of: &HashMap<i64, Vec<&Event>>,
+    f: &mut Findings,
+) {
+    let item = c
+        .item
+        .or_else(|| c.args.get(1).and_then(|a| a.parse().ok()));
+    let Some(item) = item else { return };
+    match (c.op, c.exit) {
+        ("wake", Exit::Code(code @ (1 | 5))) if c.fault.is_none() => {
+            let mine = |p: &Park<'_>| code == 1 || p.owner == c.actor;
+            if parks
+                .iter()
+                .any(|p| p.item == item && p.throughout(c) && mine(p))
+            {
+                f.false_refusals
+                    .push(format!("the item was parked throughout: {}", c.line()));
+            }
+        }
+        ("undo", Exit::Code(3)) => {
+            let evs = events_of.get(&item).map_or(&[][..], |v| v.as_slice());
+            let Some(pos) = evs.iter().rposition(|e| e.at + SLACK < c.start) else {
+                return;
+            };
+            let last = evs[pos];
+            let untouched = evs[pos + 1..].iter().all(|e| e.at > c.end + SLACK);
+            if untouched
+                && last.actor == c.actor
+                && UNDOABLE.contains(&last.kind.as_str())
+                && c.end - last.at < UNDO_MS - 2_000
+            {
+                f.false_refusals.push(format!(
+                    "its last change ({} event {}) was the caller's, {} ms before: {}",
+                    last.kind,
+                    last.id,
+                    c.start - last.at,
+                    c.line()
+                ));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// An undone complete --next returns the item that complete took: where that lock still
+/// stood at the undo, its next end must be the undo's `released` (with `undo_of`).
+fn undo_returns_next(facts: &Facts, events_of: &HashMap<i64, Vec<&Event>>, f: &mut Findings) {
+    let by_id: HashMap<i64, &Event> = facts.events.iter().map(|e| (e.id, e)).collect();
+    let undos = facts
+        .events
+        .iter()
+        .filter(|e| e.kind == "undone" && e.detail["undid"] == "completed");
+    for u in undos {
+        let Some(done) = u.detail["event"].as_i64().and_then(|id| by_id.get(&id)) else {
+            continue;
+        };
+        let Some(next) = facts.events.iter().find(|e| {
+            e.actor == done.actor
+                && e.at == done.at
+                && e.item != done.item
+                && e.id > done.id
+                && TAKES.contains(&e.kind.as_str())
+        }) else {
+            continue;
+        };
+        let evs = events_of.get(&next.item).map_or(&[][..], |v| v.as_slice());
+        let ended = evs
+            .iter()
+            .find(|e| e.id > next.id && ENDS.contains(&e.kind.as_str()));
+        let returned = ended.is_some_and(|e| {
+            e.kind == "released" && e.actor == u.actor && e.detail["undo_of"] == done.item
+        });
+        let stood = ended.is_none_or(|e| e.at >= u.at + SLACK);
+        if stood && !returned {
+            f.lost.push(format!(
+                "the undo (event {}) of #{}'s complete --next left #{} (token {:?}) held",
+                u.id, done.item, next.item, next.token
+            ));
+        }
+    }
+}
+
+/// Every item's state is the one its history leads to.
+fn rows_agree(facts: &Facts, events_of: &HashMap<i64, Vec<&Event>>, f: &mut Findings) {
+    for item in &facts.items {
+        let mut state = ("open", None);
+        for e in events_of.get(&item.id).map_or(&[][..], |v| v.as_slice()) {
+            state.0 = match e.kind.as_str() {
+                "completed" => "done",
+                "failed" => "failed",
+                "cancelled" => "cancelled",
+                "parked" => "parked",
+                "requeued" | "woke" | "undone" => "open",
+                _ => continue,
+            };
+            state.1 = Some(e.id);
+        }
+        if state.0 != item.state {
+            f.lost.push(format!(
+                "#{} is {} but its history (event {:?}) leaves it {}",
+                item.id, item.state, state.1, state.0
+            ));
         }
     }
 }

@@ -52,6 +52,9 @@ pub(crate) struct Event {
     pub(crate) kind: String,
     /// The detail's `token`: the lock an event takes, renews or ends.
     pub(crate) token: Option<i64>,
+    /// The whole detail (`woke`'s `by`, `undone`'s `undid` and `event`, `parked`'s
+    /// `until`, a release's `undo_of`).
+    pub(crate) detail: serde_json::Value,
 }
 
 /// One item row (what the analysis needs of it).
@@ -201,6 +204,7 @@ impl Backend {
                     actor: r[3].text(),
                     kind: r[4].text(),
                     token: detail["token"].as_i64(),
+                    detail,
                 }
             })
             .collect();

@@ -23,6 +23,8 @@ pub(crate) const CONFLICT: &[i32] = &[3];
 /// "already has those values" with exit 1.
 const STATE: &[i32] = &[1, 3];
 const NONE: &[i32] = &[];
+/// Exit 1: "has no field 'extra'", "has no ready-made text", "already has that SLA".
+const ABSENT: &[i32] = &[1];
 
 /// What a chaos entry needs to build its arguments.
 pub(crate) struct Ctx<'a> {
@@ -35,6 +37,10 @@ pub(crate) struct Ctx<'a> {
     /// Items added but not yet finished by a worker (about): imports wait while it is high,
     /// so the queue runs empty now and then (and "nothing to claim" is judged too).
     pub(crate) backlog: &'a AtomicI64,
+    /// Items the workers parked (the supervisor's `wake` picks among them).
+    pub(crate) parks: &'a Seen,
+    /// Ready-made texts added so far (`text delete` deletes one of them).
+    pub(crate) texts: Vec<String>,
     /// The call's id, for markers.
     pub(crate) call: usize,
     /// Import files written so far.
@@ -48,7 +54,14 @@ impl Ctx<'_> {
     }
     fn item(&mut self) -> String {
         let pick = self.rng.next_u64();
-        self.seen.pick(pick).to_string()
+        self.seen.pick(pick).max(1).to_string()
+    }
+    fn parked(&mut self) -> String {
+        let pick = self.rng.next_u64();
+        match self.parks.pick(pick) {
+            0 => self.item(),
+            id => id.to_string(),
+        }
     }
     fn worker(&mut self) -> String {
         let i = self.rng.below(self.workers.len() as u64) as usize;
@@ -75,10 +88,10 @@ impl Seen {
         }
     }
 
-    fn pick(&self, r: u64) -> i64 {
+    pub(crate) fn pick(&self, r: u64) -> i64 {
         let g = self.0.lock().expect("seen");
         if g.0.is_empty() {
-            1
+            0
         } else {
             g.0[(r % g.0.len() as u64) as usize]
         }
@@ -93,8 +106,9 @@ pub(crate) struct Step {
 
 /// How a chaos entry makes its calls.
 pub(crate) enum Build {
-    /// One call: words split on spaces, with `{item}` (an item seen), `{worker}` (a
-    /// worker's name), `{marker}` (text unique to the call) and `{n}` (-5..=5) filled in.
+    /// One call: words split on spaces, with `{item}` (an item seen), `{parked}` (an item
+    /// a worker parked), `{worker}` (a worker's name), `{marker}` (text unique to the
+    /// call) and `{n}` (-5..=5) filled in.
     Args(&'static str),
     /// Calls made by a function (None: not on this backend).
     With(fn(&mut Ctx<'_>) -> Option<Vec<Step>>),
@@ -119,6 +133,7 @@ impl Chaos {
                     .split(' ')
                     .map(|w| match w {
                         "{item}" => c.item(),
+                        "{parked}" => c.parked(),
                         "{worker}" => c.worker(),
                         "{marker}" => c.marker(),
                         "{n}" => c.rng.range(-5, 5).to_string(),
@@ -169,7 +184,13 @@ pub(crate) const CHAOS: &[Chaos] = &[
     chaos("cancel", 1, Class::Write, CONFLICT, Args("cancel {item} --reason {marker}")),
     chaos("edit", 2, Class::Write, STATE, Args("edit {item} --priority {n}")),
     chaos("comment", 3, Class::Write, NONE, Args("comment {item} {marker}")),
-    chaos("text add", 1, Class::Write, NONE, Args("text add q --for result {marker}")),
+    chaos("wake", 3, Class::Write, STATE, Args("wake {parked}")),
+    chaos("text add", 1, Class::Write, NONE, With(text_add)),
+    chaos("text delete", 1, Class::Write, ABSENT, With(text_delete)),
+    chaos("field set", 1, Class::Write, NONE, Args("field set q extra --type text --label {marker}")),
+    chaos("field delete", 1, Class::Write, ABSENT, Args("field delete q extra")),
+    chaos("queue set", 2, Class::Write, ABSENT, With(queue_set)),
+    chaos("user set", 1, Class::Write, NONE, With(user_set)),
     // reads beside them
     chaos("check", 1, Class::Read, NONE, Args("check")),
     chaos("backup + check", 1, Class::Read, NONE, With(backup_and_check)),
@@ -187,6 +208,54 @@ pub(crate) const CHAOS: &[Chaos] = &[
 fn one(args: &[&str]) -> Option<Vec<Step>> {
     let args = args.iter().map(|s| s.to_string()).collect();
     Some(vec![Step { args, db: None }])
+}
+
+/// A ready-made text for Complete (its code is made from the marker).
+fn text_add(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
+    let m = c.marker();
+    c.texts.push(m.clone());
+    one(&["text", "add", QUEUE, "--for", "result", &m])
+}
+
+/// Deletes one of the texts added (by its text, which is also its code).
+fn text_delete(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
+    if c.texts.is_empty() {
+        return None;
+    }
+    let i = c.rng.below(c.texts.len() as u64) as usize;
+    let t = c.texts.swap_remove(i);
+    one(&["text", "delete", QUEUE, &t])
+}
+
+/// A queue setting: the warning, the take order, an SLA on business hours (or none), the
+/// lock age as it is (the locks stay 30 s, so a killed call's lock expires in the run).
+fn queue_set(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
+    let warn = c.rng.range(3, 9).to_string();
+    match c.rng.below(5) {
+        0 => one(&["queue", "set", QUEUE, "--warn-seconds", &warn]),
+        1 => one(&["queue", "set", QUEUE, "--order", "due"]),
+        2 => one(&["queue", "set", QUEUE, "--order", "priority"]),
+        3 => one(&["queue", "set", LISTS, "--sla", "4h", "--hours", "always"]),
+        _ => one(&[
+            "queue",
+            "set",
+            LISTS,
+            "--sla",
+            "none",
+            "--lock-seconds",
+            "30",
+        ]),
+    }
+}
+
+/// A role change of a name nobody uses in the run.
+fn user_set(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
+    let role = if c.rng.chance(0.5) {
+        "staff"
+    } else {
+        "supervisor"
+    };
+    one(&["user", "set", "spare", "--role", role])
 }
 
 /// Imports wait while about this many items are open.

@@ -54,6 +54,10 @@ pub(crate) enum Class {
     /// `complete --next`: the complete (as Holder), then a claim (exit 4: completed,
     /// nothing next).
     CompleteNext,
+    /// `undo` and an owner's `wake`: exit 0 prints the item locked to the caller under a
+    /// new token (an `undone`, or a `woke` and `locked`, must be recorded with it); their
+    /// refusals are judged against the item's history (see `analysis`).
+    Retake,
     /// A write that must leave at least one row when it exits 0.
     Write,
     /// A write that may find nothing to do (reap, unlock --expired, a re-import).
@@ -344,9 +348,13 @@ fn floor_char(s: &str, max: usize) -> usize {
         .unwrap_or(0)
 }
 
-/// The item and token a successful claim (or complete --next) printed as JSON.
+/// The item and token a successful claim (complete --next, undo, wake) printed as JSON.
 fn claimed(req: &Request, exit: Exit, stdout: &str) -> Option<(i64, i64)> {
-    if !matches!(req.class, Class::Claim | Class::CompleteNext) || exit != Exit::Code(0) {
+    if !matches!(
+        req.class,
+        Class::Claim | Class::CompleteNext | Class::Retake
+    ) || exit != Exit::Code(0)
+    {
         return None;
     }
     let v: serde_json::Value = serde_json::from_str(stdout.trim()).ok()?;

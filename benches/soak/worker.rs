@@ -2,6 +2,11 @@
 //! (or a script) would, in a loop until the deadline. After an answer it did not get
 //! (killed, exit 6, an injected fault) it runs the same write again, as a careful client
 //! would, and after a lost claim it looks at its own items (`list --mine`) to carry on.
+//! It parks items for a few seconds (they wake for it during the run: its next take
+//! offers them first, or it takes one back with `wake` or `claim --id`), and now and then
+//! undoes what it just did (a complete, complete --next, fail, release, skip or park),
+//! within the undo window; an undo whose answer was lost is not repeated: the worker
+//! looks (`list --mine`), as the README says to after exit 6.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -10,12 +15,13 @@ use std::time::{Duration, Instant};
 
 use crate::backend::Kind;
 use crate::chaos::{CONFLICT, LISTS, QUEUE};
-use crate::process::{Call, Class, Exit, Request, Runner};
+use crate::process::{self, Call, Class, Exit, Request, Runner};
 use crate::rng::Rng;
 
 /// A holder's write: name, only for items of a queue (whose fields it names), how often,
 /// whether it ends the lock, whether exit 0 always leaves a row, and its words (split on
-/// spaces; `{item}`, `{token}` and `{marker}` filled in).
+/// spaces; `{item}`, `{token}`, `{marker}` and `{until}`, a wake time 3-15 s ahead, filled
+/// in).
 pub(crate) struct HolderWrite {
     pub(crate) name: &'static str,
     queue: Option<&'static str>,
@@ -44,11 +50,12 @@ const fn holder(
 }
 
 impl HolderWrite {
-    fn args(&self, item: i64, token: i64, marker: &str) -> Vec<String> {
+    fn args(&self, item: i64, token: i64, marker: &str, until: &str) -> Vec<String> {
         let fill = |w: &str| {
             w.replace("{item}", &item.to_string())
                 .replace("{token}", &token.to_string())
                 .replace("{marker}", marker)
+                .replace("{until}", until)
         };
         self.words.split(' ').map(fill).collect()
     }
@@ -67,10 +74,12 @@ pub(crate) const HOLDER: &[HolderWrite] = &[
     holder("release", None, 3, true, true, "release {item} --token {token}"),
     holder("release", None, 2, true, true, "release {item} --token {token} --reason {marker}"),
     holder("skip", None, 3, true, true, "skip {item} --token {token} --reason {marker}"),
+    holder("park", None, 5, true, true, "park {item} --token {token} --until {until} --reason {marker}"),
     holder("renew", None, 8, false, true, "renew {item} --token {token}"),
     holder("set", Some(QUEUE), 8, false, true, "set {item} note={marker} --token {token}"),
     holder("tick", Some(LISTS), 4, false, false, "tick {item} steps a --token {token}"),
     holder("tick --undo", Some(LISTS), 3, false, false, "tick {item} steps a --undo --token {token}"),
+    holder("tick --not-done", Some(LISTS), 2, false, false, "tick {item} steps b --not-done {marker} --token {token}"),
 ];
 
 /// The event kind a holder write with a token leaves (checked by token, so a retry's
@@ -82,9 +91,13 @@ pub(crate) fn token_kind(op: &str) -> Option<&'static str> {
         "release" => Some("released"),
         "skip" => Some("skipped"),
         "renew" => Some("renewed"),
+        "park" => Some("parked"),
         _ => None,
     }
 }
+
+/// How often a worker undoes what it just did (complete, fail, release, skip, park).
+const UNDO_RATE: f64 = 0.12;
 
 /// One worker's loop.
 pub(crate) struct Worker<'a> {
@@ -96,7 +109,11 @@ pub(crate) struct Worker<'a> {
     pub(crate) deadline: Instant,
     pub(crate) seen: &'a Seen,
     pub(crate) backlog: &'a AtomicI64,
+    /// Items parked by anyone (for the supervisor's `wake` and the workers' looks).
+    pub(crate) parks: &'a Seen,
     held: Option<(i64, i64)>,
+    /// This worker's own parked items, as far as it knows.
+    parked: Vec<i64>,
     /// The held item's queue.
     queue: String,
     candidates: Vec<i64>,
@@ -113,6 +130,7 @@ impl<'a> Worker<'a> {
         deadline: Instant,
         seen: &'a Seen,
         backlog: &'a AtomicI64,
+        parks: &'a Seen,
     ) -> Worker<'a> {
         Worker {
             runner,
@@ -123,7 +141,9 @@ impl<'a> Worker<'a> {
             deadline,
             seen,
             backlog,
+            parks,
             held: None,
+            parked: Vec::new(),
             queue: String::new(),
             candidates: Vec::new(),
             since_sync: 0,
@@ -165,6 +185,9 @@ impl<'a> Worker<'a> {
         let mut req = Request::new(&self.name, op, class, args);
         req.refusals = match class {
             Class::Claim | Class::CompleteNext => &[3, 4],
+            // "#N is not parked" (a supervisor woke it, a take gave it back already), or
+            // "may not wake #N, which w2 parked" (then someone else took and parked it)
+            Class::Retake if op == "wake" => &[1, 5],
             _ if target.is_some() => CONFLICT,
             _ => &[],
         };
@@ -207,6 +230,10 @@ impl<'a> Worker<'a> {
                 return;
             }
         }
+        if !self.parked.is_empty() && self.rng.chance(0.15) {
+            self.take_back();
+            return;
+        }
         let pick = self.rng.below(100);
         let call = if pick < 20 && !self.candidates.is_empty() {
             let i = self.rng.below(self.candidates.len() as u64) as usize;
@@ -241,21 +268,61 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Takes one of its own parked items back before its time, by `wake` or `claim --id`
+    /// (either way it is locked to this worker).
+    fn take_back(&mut self) {
+        let i = self.rng.below(self.parked.len() as u64) as usize;
+        let item = self.parked[i];
+        let id = item.to_string();
+        let call = if self.rng.chance(0.5) {
+            let args = v(&["wake", &id, "--json"]);
+            self.call("wake", Class::Retake, args, Some((item, 0)))
+        } else {
+            let args = v(&["claim", "--id", &id, "--json"]);
+            self.call("claim --id", Class::Claim, args, Some((item, 0)))
+        };
+        match call.exit {
+            Exit::Code(0) => self.hold(&call),
+            // Not parked any more (a supervisor woke it, or a take gave it back already),
+            // or parked again by someone else since.
+            Exit::Code(1 | 3 | 5) => {
+                self.parked.swap_remove(i);
+            }
+            _ => self.sync(),
+        }
+    }
+
+    /// Undoes this worker's last change to `item` (just acknowledged): exit 0 gives the
+    /// item back, locked to it (an undone complete --next also returns the item it took,
+    /// which the worker then no longer holds). Not repeated when the answer is lost.
+    fn undo(&mut self, item: i64) {
+        let args = v(&["undo", &item.to_string(), "--json"]);
+        let call = self.call("undo", Class::Retake, args, Some((item, 0)));
+        match call.exit {
+            Exit::Code(0) => self.hold(&call),
+            _ if lost_answer(&call) => self.sync(),
+            _ => {}
+        }
+    }
+
     /// Holds what an exit-0 claim printed.
     fn hold(&mut self, call: &Call) {
         self.held = call.claimed;
+        if let Some((item, _)) = call.claimed {
+            self.parked.retain(|&p| p != item);
+        }
         let item: serde_json::Value = serde_json::from_str(call.stdout.trim()).unwrap_or_default();
         self.queue = item["queue"].as_str().unwrap_or_default().to_string();
     }
 
     /// Looks at the queue as the TUI's list does, to pick an item by id later.
     fn look(&mut self) {
-        let call = self.call(
-            "list",
-            Class::Read,
-            v(&["list", "--limit", "30", "--json"]),
-            None,
-        );
+        let args = if self.rng.chance(0.3) {
+            v(&["list", "--state", "parked", "--limit", "30", "--json"])
+        } else {
+            v(&["list", "--limit", "30", "--json"])
+        };
+        let call = self.call("list", Class::Read, args, None);
         if let Ok(serde_json::Value::Array(items)) = serde_json::from_str(&call.stdout) {
             self.candidates = items
                 .iter()
@@ -322,6 +389,9 @@ impl<'a> Worker<'a> {
             if call.exit == Exit::Code(0) && call.claimed.is_none() {
                 self.sync();
             }
+            if matches!(call.exit, Exit::Code(0 | 4)) && self.rng.chance(UNDO_RATE) {
+                self.undo(item);
+            }
             return;
         }
         let queue = self.queue.clone();
@@ -333,7 +403,11 @@ impl<'a> Worker<'a> {
             }
         });
         let id = self.runner.next_id();
-        let args = w.args(item, token, &format!("soak-{id}"));
+        let wakes = process::now_ms() + 3_000 + self.rng.below(12_000) as i64;
+        let until = chrono::DateTime::from_timestamp_millis(wakes)
+            .unwrap_or_default()
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let args = w.args(item, token, &format!("soak-{id}"), &until);
         let class = if w.must_write {
             Class::Holder
         } else {
@@ -346,6 +420,13 @@ impl<'a> Worker<'a> {
         }
         if w.ends_lock || call.exit == Exit::Code(3) || lost_answer(&call) {
             self.held = None;
+        }
+        if w.name == "park" && call.exit == Exit::Code(0) {
+            self.parked.push(item);
+            self.parks.add(item);
+        }
+        if w.ends_lock && call.exit == Exit::Code(0) && self.rng.chance(UNDO_RATE) {
+            self.undo(item);
         }
     }
 
