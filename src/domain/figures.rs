@@ -125,7 +125,8 @@ pub struct HoldRecord {
 /// and its queue now. A hold counts for the queue the item was in when the hold ended:
 /// the queue named by the item's last move before that event (`edit --queue` and `queue
 /// rename` write a `noted` event), else the queue its first later move left, else its
-/// queue now.
+/// queue now. A finish is late (or early) against the due time when it happened: the one
+/// the first later park's end moved on from (`woke {due: {from, to}}`), else `due_at`.
 pub fn records(
     item_id: i64,
     queue: &str,
@@ -152,7 +153,9 @@ pub fn records(
                 own_ms,
                 wait_ms: first_start.unwrap_or(h.started) - created_at,
                 cycle_ms: h.ended - created_at,
-                late_ms: due_at.map(|d| h.ended - d),
+                late_ms: due_when_ended(events, h.end_event)
+                    .or(due_at)
+                    .map(|d| h.ended - d),
             }
         });
         if finish.is_some() {
@@ -179,6 +182,15 @@ fn queue_when_ended(moves: &[&Event], end: i64) -> Option<String> {
         .or_else(|| {
             after.and_then(|a| detail_text(a, "from").or_else(|| detail_text(a, "renamed_from")))
         })
+}
+
+/// The due time an item had at its event `end`, when a later park's end moved it on.
+fn due_when_ended(events: &[Event], end: i64) -> Option<Millis> {
+    events
+        .iter()
+        .filter(|e| e.id > end && e.kind == EventKind::Woke)
+        .find_map(|e| e.detail.get("due").filter(|d| !d.is_null()))
+        .and_then(|d| d.get("from")?.as_i64())
 }
 
 /// A `noted` event that moved the item to another queue.

@@ -37,7 +37,8 @@ pub(crate) struct ItemRow {
 }
 
 /// What the pass reads of an event. `event.detail` is parsed only for the kinds whose
-/// detail matters here (moves, reassignments, comments' notes); `Null` otherwise.
+/// detail matters here (moves, reassignments, comments' notes, a park's end that moved the
+/// due time); `Null` otherwise.
 #[derive(Debug, Clone)]
 pub(crate) struct EventRow {
     /// `None` when the stored item id is not a number.

@@ -95,7 +95,7 @@ struct PgRows<'t, 'c> {
 const ITEMS: &str = "SELECT id, queue, state, lock_user IS NOT NULL, lock_time IS NOT NULL, \
      lock_token, created_at, due_at, lock_expires_at IS NOT NULL FROM items ORDER BY id";
 const EVENTS: &str = "SELECT id, item_id, at, CASE WHEN kind IN ('locked', 'taken_over', 'undone') \
-     THEN actor END, kind, CASE WHEN kind IN ('noted', 'reassigned') THEN detail::text END \
+     THEN actor END, kind, CASE WHEN kind IN ('noted', 'reassigned', 'woke') THEN detail::text END \
      FROM events ORDER BY item_id, id";
 const HOLDS: &str = "SELECT event_id, ended, item_id, queue, holder, started, how, handle_ms, \
      own_ms, wait_ms, cycle_ms, late_ms FROM holds ORDER BY item_id, event_id";

@@ -158,7 +158,7 @@ fn event_row(r: &Row<'_>) -> rusqlite::Result<EventRow> {
     let [(_, actor), _, (_, kind), (_, detail)] = cols;
     let kind = kind.and_then(EventKind::parse);
     let parsed = match (kind, detail) {
-        (Some(EventKind::Noted | EventKind::Reassigned), Some(d)) => {
+        (Some(EventKind::Noted | EventKind::Reassigned | EventKind::Woke), Some(d)) => {
             serde_json::from_str(d).unwrap_or(serde_json::Value::Null)
         }
         _ => serde_json::Value::Null,
