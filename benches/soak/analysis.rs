@@ -61,7 +61,7 @@ const FINISHES: &[&str] = &["completed", "failed", "cancelled"];
 const FREES: &[&str] = &["released", "skipped", "expired", "unlocked", "requeued"];
 /// The kinds `undo` takes back.
 const UNDOABLE: &[&str] = &["completed", "failed", "released", "skipped", "parked"];
-/// caseload's undo window (domain::park::UNDO_MS).
+/// caseload's undo window (a new queue's, domain::park::UNDO_MS; the run keeps it).
 const UNDO_MS: i64 = 30_000;
 /// Kinds after which a holder's lock is gone.
 const ENDS: &[&str] = &[
@@ -591,7 +591,10 @@ fn retake_refused(
         .or_else(|| c.args.get(1).and_then(|a| a.parse().ok()));
     let Some(item) = item else { return };
     match (c.op, c.exit) {
-        ("wake", Exit::Code(code @ (1 | 5))) if c.fault.is_none() => {
+        // (Exit 1 is also a lost connection or an injected fault: judged by its words.)
+        ("wake", Exit::Code(code @ (1 | 5)))
+            if c.stderr.contains("is not parked") || c.stderr.contains("may not wake") =>
+        {
             let mine = |p: &Park<'_>| code == 1 || p.owner == c.actor;
             if parks
                 .iter()

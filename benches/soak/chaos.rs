@@ -228,10 +228,22 @@ fn text_delete(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
 }
 
 /// A queue setting: the warning, the take order, an SLA on business hours (or none), the
-/// lock age as it is (the locks stay 30 s, so a killed call's lock expires in the run).
+/// lock age as it is (the locks stay 30 s, so a killed call's lock expires in the run),
+/// the park grace (the least, 60 s, so that parks not taken back return to the pool in
+/// the run, or an hour) with the undo window as it is (30 s: the analysis judges by it).
 fn queue_set(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
     let warn = c.rng.range(3, 9).to_string();
-    match c.rng.below(5) {
+    let grace = ["60", "3600"][c.rng.below(2) as usize];
+    match c.rng.below(6) {
+        5 => one(&[
+            "queue",
+            "set",
+            LISTS,
+            "--park-grace-seconds",
+            grace,
+            "--undo-seconds",
+            "30",
+        ]),
         0 => one(&["queue", "set", QUEUE, "--warn-seconds", &warn]),
         1 => one(&["queue", "set", QUEUE, "--order", "due"]),
         2 => one(&["queue", "set", QUEUE, "--order", "priority"]),
