@@ -203,43 +203,52 @@ pub(crate) fn parse_define(
         choices: Some(split_list(&d.value(at(CHOICES)))),
         label: opt(LABEL),
         help: opt(HELP),
-        country: match d.index_of(COUNTRY).map(|i| d.value(i)) {
-            Some(c) if !c.trim().is_empty() => {
-                if kind != FieldType::Phone {
-                    return Err((
-                        at(COUNTRY),
-                        format!("{COUNTRY}: only a phone field has one (leave it empty)"),
-                    ));
-                }
-                Some(Some(c.trim().to_string()))
-            }
-            _ => Some(None),
-        },
+        country: Some(country(d, kind)?),
         ..FieldChange::default()
     };
     // The store checks it again (and audits it); here a bad rule keeps the dialog open.
-    change.apply(&name, current).map_err(|e| {
-        let field = [
-            ("--pattern", PATTERN),
-            ("--min", RANGE),
-            ("--max", RANGE),
-            ("--choices", CHOICES),
-            ("--label", LABEL),
-            ("--help", HELP),
-            ("--country", COUNTRY),
-        ]
-        .iter()
-        .find(|(flag, _)| e.contains(flag));
-        // "--country: 'XX' is not …" reads "Country: 'XX' is not …" in the dialog.
-        let e = match field {
-            Some((flag, label)) if e.starts_with(&format!("{flag}:")) => {
-                format!("{label}{}", &e[flag.len()..])
-            }
-            _ => e,
-        };
-        (field.map_or(d.focus, |(_, f)| at(f)), e)
-    })?;
+    change.apply(&name, current).map_err(|e| rule_error(d, e))?;
     Ok((name, change))
+}
+
+/// The dialog's country: none when empty; refused on a field that is not a phone.
+fn country(d: &Dialog, kind: FieldType) -> Result<Option<String>, (usize, String)> {
+    let Some(at) = d.index_of(COUNTRY) else {
+        return Ok(None);
+    };
+    let c = d.value(at);
+    match c.trim() {
+        "" => Ok(None),
+        _ if kind != FieldType::Phone => Err((
+            at,
+            format!("{COUNTRY}: only a phone field has one (leave it empty)"),
+        )),
+        c => Ok(Some(c.to_string())),
+    }
+}
+
+/// A rule the store's check refused, at the dialog's field it names; a CLI flag at the
+/// start of the message ("--country: 'XX' is not …") reads as the field's label.
+fn rule_error(d: &Dialog, e: String) -> (usize, String) {
+    let field = [
+        ("--pattern", PATTERN),
+        ("--min", RANGE),
+        ("--max", RANGE),
+        ("--choices", CHOICES),
+        ("--label", LABEL),
+        ("--help", HELP),
+        ("--country", COUNTRY),
+    ]
+    .into_iter()
+    .find(|(flag, _)| e.contains(flag));
+    let e = match field {
+        Some((flag, label)) if e.starts_with(&format!("{flag}:")) => {
+            format!("{label}{}", &e[flag.len()..])
+        }
+        _ => e,
+    };
+    let at = field.and_then(|(_, f)| d.index_of(f)).unwrap_or(d.focus);
+    (at, e)
 }
 
 #[cfg(test)]
