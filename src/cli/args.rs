@@ -210,8 +210,9 @@ pub enum Command {
     /// Supervisor: return a held item (or, without ID, every lock matching the filters) to
     /// the pool.
     Unlock {
-        /// The item's id; without it, every lock that --expired, --holder and --queue match.
-        #[arg(required_unless_present_any = ["expired", "holder"])]
+        /// The item's id; without it, every lock that --expired, --holder, --queue and --all
+        /// match.
+        #[arg(required_unless_present_any = ["expired", "holder", "queue", "all"])]
         id: Option<i64>,
         /// Why (required; shown to the holder and kept in the history).
         #[arg(long)]
@@ -222,9 +223,14 @@ pub enum Command {
         /// Without ID: only locks held by this user.
         #[arg(long, value_name = "USER", conflicts_with = "id")]
         holder: Option<String>,
-        /// Without ID: only locks in this queue.
+        /// Without ID: only locks in this queue (with --expired, --holder or --all: a whole
+        /// queue's live locks are not unlocked by accident).
         #[arg(long, conflicts_with = "id")]
         queue: Option<String>,
+        /// Without ID: every lock the other flags match, live ones included (alone: every
+        /// lock there is).
+        #[arg(long, conflicts_with = "id")]
+        all: bool,
     },
     /// What a user did (default: you, today): item events, and role, binding and queue
     /// changes made by or about them.

@@ -280,10 +280,21 @@ fn supervisor_command(store: &mut dyn Store, command: Command, out: &mut dyn Wri
         } => supervise::unlock(store, id, &reason, out),
         Command::Unlock {
             id: None,
+            expired: false,
+            holder: None,
+            all: false,
+            ..
+        } => bail_usage(
+            "unlock --queue Q would unlock its live locks too: add --expired (the expired ones) \
+             or --all (every lock in Q)",
+        ),
+        Command::Unlock {
+            id: None,
             reason,
             expired,
             holder: h,
             queue,
+            ..
         } => supervise::unlock_many(store, expired, h, queue, &reason, out),
         Command::Reassign { id, to, reason } => supervise::reassign(store, id, &to, &reason, out),
         Command::Assign { id, to, reason } => supervise::assign(store, id, &to, &reason, out),

@@ -856,6 +856,30 @@ fn bulk_unlock_of_expired_locks_by_holder() {
     assert_eq!(last["actor"], "sup");
     assert_eq!(last["detail"]["from"], "bob");
     assert_eq!(last["detail"]["reason"], "bob went home");
+    // A queue alone would take every live lock in it: it needs --expired or --all.
+    let usage = env.fails("sup", &["unlock", "--queue", "fast", "--reason", "x"], 2);
+    assert!(
+        usage.contains("--expired") && usage.contains("--all"),
+        "{usage}"
+    );
+    let out = env.ok(
+        "sup",
+        &["unlock", "--queue", "slow", "--expired", "--reason", "x"],
+    );
+    assert_eq!(out.trim(), "Unlocked 0 item(s)", "bob's slow lock is live");
+    let out = env.ok(
+        "sup",
+        &[
+            "unlock",
+            "--queue",
+            "fast",
+            "--all",
+            "--reason",
+            "closing fast",
+        ],
+    );
+    assert_eq!(out.trim(), "Unlocked 1 item(s)", "carol's, expired or not");
+    env.fails("sup", &["unlock", "3", "--all", "--reason", "x"], 2);
 }
 
 #[test]

@@ -141,7 +141,7 @@ pub(crate) fn unlock(s: &mut dyn Store, id: i64, reason: &str, out: &mut dyn Wri
     Ok(())
 }
 
-/// `caseload unlock --expired|--holder|--queue`: each lock is fenced by what was listed.
+/// `caseload unlock --expired|--holder|--queue|--all`: each lock is fenced by what was listed.
 pub(crate) fn unlock_many(
     s: &mut dyn Store,
     expired: bool,
