@@ -132,7 +132,7 @@ fn a_wrong_token_says_whose_lock_it_is() {
 }
 
 #[test]
-fn complete_fail_and_release_print_the_items_new_state_as_json() {
+fn complete_fail_release_and_park_print_the_items_new_state_as_json() {
     let env = Env::init("boss");
     for t in ["a", "b", "c"] {
         env.add(t);
@@ -172,6 +172,32 @@ fn complete_fail_and_release_print_the_items_new_state_as_json() {
     assert_eq!(v["lock_user"], "alice");
     // As before, text without --json.
     assert!(env.ok("alice", &["release", "3"]).contains("Released #3"));
+    env.claim("alice", &["--id", "3"]);
+    let v = json(
+        &env,
+        "alice",
+        &[
+            "park",
+            "3",
+            "--until",
+            "2h",
+            "--reason",
+            "call back",
+            "--json",
+        ],
+    );
+    assert_eq!(
+        (&v["state"], &v["parked_by"], &v["park_reason"]),
+        (
+            &Value::from("parked"),
+            &Value::from("alice"),
+            &Value::from("call back")
+        )
+    );
+    assert!(
+        v["lock_user"].is_null() && v["lock_expires_at"].is_null() && v["parked_until"].is_string(),
+        "{v}"
+    );
 }
 
 #[test]
