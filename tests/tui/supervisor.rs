@@ -558,6 +558,43 @@ fn requeue_a_failed_item_and_cancel_an_open_one() {
     );
 }
 
+/// A new lock age in the settings form says that held locks keep theirs; dave's lock on
+/// #5 (taken 8 minutes ago under 10) still has 2 minutes, not the new age's none.
+#[test]
+fn a_new_lock_age_in_the_settings_form_leaves_held_locks_alone() {
+    let (db, clock) = world();
+    let store = db.store("sup", &clock);
+    let mut s = start(store, &clock, 100, 34, true);
+    s.step(key('4'));
+    let v = (s.state.stats.as_ref().unwrap().by_queue.iter())
+        .position(|q| q.queue == "verification")
+        .unwrap();
+    for _ in 0..v {
+        s.step(key('j'));
+    }
+    s.step(key('S'));
+    for _ in 0..3 {
+        s.step(code(KeyCode::Backspace));
+    }
+    press(&mut s, "300");
+    s.step(code(KeyCode::Enter));
+    assert!(s.state.dialog.is_none(), "{:?}", s.state.dialog);
+    assert!(
+        status(&s).ends_with(
+            "lock 300s, warning 60s, WIP limit 2, running, order priority (locks held now \
+             keep their age; new locks and renewals get the new one)"
+        ),
+        "{}",
+        status(&s)
+    );
+    s.step(key('3'));
+    let dave = lock_row(&screen(&s.state), 5);
+    assert!(
+        dave.contains("2m00s left") && !dave.contains("EXPIRED"),
+        "{dave}"
+    );
+}
+
 #[test]
 fn queue_settings_are_edited_with_the_clis_validation_and_keep_typed_values() {
     let (db, clock) = world();

@@ -157,14 +157,19 @@ fn queue_set(s: &mut State, name: &str, update: &QueueUpdate, settings_open: boo
     if settings_open {
         s.dialog = None;
     }
-    let q = update
-        .apply(&s.queue(name))
-        .unwrap_or_else(|_| s.queue(name));
+    let before = s.queue(name);
+    let q = update.apply(&before).unwrap_or_else(|_| before.clone());
     s.queues.insert(name.to_string(), q.clone());
+    // A lock keeps the age it was given: say so, so nobody expects held locks to move.
+    let kept = if q.lock_seconds == before.lock_seconds {
+        ""
+    } else {
+        " (locks held now keep their age; new locks and renewals get the new one)"
+    };
     set_info(
         s,
         format!(
-            "Queue {}: lock {}s, warning {}s, WIP limit {}, {}, order {}",
+            "Queue {}: lock {}s, warning {}s, WIP limit {}, {}, order {}{kept}",
             sanitize::line(name),
             q.lock_seconds,
             q.warn_seconds,
