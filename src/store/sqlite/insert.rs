@@ -4,6 +4,7 @@
 //! `store::sql::insert_items` (the table's columns, named placeholders); every
 //! parameter is bound by its name ([`bind_items`]), never by a position kept by hand.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -29,28 +30,96 @@ pub struct Creation<'a> {
     pub os: &'a str,
 }
 
+/// An item INSERT's text and what each of its parameters binds, in SQLite's numbering.
+struct ItemInsert {
+    sql: String,
+    /// Parameter N's name and meaning at N - 1.
+    params: Vec<(String, InsertParam)>,
+}
+
+impl ItemInsert {
+    fn new(sql: String) -> ItemInsert {
+        // A name that is no item column is left out: the count then differs from the
+        // statement's, and `bind_items` says so.
+        let params = parameter_names(&sql)
+            .into_iter()
+            .filter_map(|n| insert_param(&n).map(|p| (n, p)))
+            .collect();
+        ItemInsert { sql, params }
+    }
+}
+
+/// The named parameters of `sql` as SQLite numbers them: by first appearance (a name
+/// used again keeps its number). Item INSERTs hold no other colon (no casts on SQLite).
+fn parameter_names(sql: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut rest = sql;
+    while let Some(at) = rest.find(':') {
+        let tail = &rest[at + 1..];
+        let len = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(tail.len());
+        let name = format!(":{}", &tail[..len]);
+        if !names.contains(&name) {
+            names.push(name);
+        }
+        rest = &tail[len..];
+    }
+    names
+}
+
+fn one_row() -> &'static ItemInsert {
+    static INSERT: OnceLock<ItemInsert> = OnceLock::new();
+    INSERT.get_or_init(|| {
+        ItemInsert::new(format!(
+            "{} ON CONFLICT (request_id) DO NOTHING RETURNING id",
+            insert_items(1, true, "")
+        ))
+    })
+}
+
+fn chunk() -> &'static ItemInsert {
+    static INSERT: OnceLock<ItemInsert> = OnceLock::new();
+    INSERT.get_or_init(|| {
+        ItemInsert::new(format!(
+            "{} ON CONFLICT (request_id) DO NOTHING RETURNING id, request_id",
+            insert_items(CHUNK, false, "")
+        ))
+    })
+}
+
 /// The one-row INSERT: the item unless its request id is known (then no row); returns
 /// the new id. `:id` NULL gives the next id.
 pub fn insert_item_sql() -> &'static str {
-    static SQL: OnceLock<String> = OnceLock::new();
-    SQL.get_or_init(|| {
-        format!(
-            "{} ON CONFLICT (request_id) DO NOTHING RETURNING id",
-            insert_items(1, true, "")
-        )
-    })
+    &one_row().sql
 }
 
 /// The INSERT of [`CHUNK`] rows; returns each new item's id and request id (SQLite
 /// returns them in no promised order, so they are matched by request id).
 fn chunk_sql() -> &'static str {
-    static SQL: OnceLock<String> = OnceLock::new();
-    SQL.get_or_init(|| {
-        format!(
-            "{} ON CONFLICT (request_id) DO NOTHING RETURNING id, request_id",
-            insert_items(CHUNK, false, "")
-        )
-    })
+    &chunk().sql
+}
+
+/// What each parameter of `stmt` binds: one of the two item INSERTs' (known by their
+/// parameters' count and last name) or else asked of SQLite name by name. Not asked for
+/// every bind: SQLite finds a parameter's name by walking the statement's list of them,
+/// which made a 50-row INSERT's binding quadratic (issue 24, BENCHMARKS.md).
+fn params_of(stmt: &Statement<'_>) -> Cow<'static, [(String, InsertParam)]> {
+    let n = stmt.parameter_count();
+    let last = stmt.parameter_name(n).unwrap_or_default();
+    for known in [one_row(), chunk()] {
+        if known.params.len() == n && known.params.last().is_some_and(|(l, _)| l == last) {
+            return Cow::Borrowed(&known.params);
+        }
+    }
+    Cow::Owned(
+        (1..=n)
+            .filter_map(|i| {
+                let name = stmt.parameter_name(i).unwrap_or_default();
+                insert_param(name).map(|p| (name.to_string(), p))
+            })
+            .collect(),
+    )
 }
 
 /// Binds every parameter of an item INSERT by its name: row R's columns from
@@ -61,25 +130,27 @@ pub fn bind_items(
     id: Option<i64>,
     created: Creation<'_>,
 ) -> rusqlite::Result<()> {
-    for i in 1..=stmt.parameter_count() {
-        let name = stmt.parameter_name(i).unwrap_or_default();
-        let v: ToSqlOutput<'_> = match insert_param(name) {
-            Some(InsertParam::Created("created_at")) => created.at.into(),
-            Some(InsertParam::Created("created_by")) => created.by.into(),
-            Some(InsertParam::Created(_)) => created.os.into(),
-            Some(InsertParam::Column { field, .. }) if field.name == "id" => match id {
+    let params = params_of(stmt);
+    if params.len() != stmt.parameter_count() {
+        return Err(unknown("(a parameter that is not an item column)"));
+    }
+    for (i, (name, p)) in params.iter().enumerate() {
+        let v: ToSqlOutput<'_> = match *p {
+            InsertParam::Created("created_at") => created.at.into(),
+            InsertParam::Created("created_by") => created.by.into(),
+            InsertParam::Created(_) => created.os.into(),
+            InsertParam::Column { field, .. } if field.name == "id" => match id {
                 Some(id) => id.into(),
                 None => ToSqlOutput::Owned(Value::Null),
             },
-            Some(InsertParam::Column { field, row }) => {
+            InsertParam::Column { field, row } => {
                 match items.get(row).and_then(|it| it.cell(field.col)) {
                     Some(c) => cell_value(c),
                     None => return Err(unknown(name)),
                 }
             }
-            None => return Err(unknown(name)),
         };
-        stmt.raw_bind_parameter(i, v)?;
+        stmt.raw_bind_parameter(i + 1, v)?;
     }
     Ok(())
 }
@@ -171,6 +242,31 @@ pub(super) fn insert_chunk(tx: &SqliteTx<'_>, items: &[NewItem]) -> Result<Vec<A
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The binding plans read from the INSERTs' text number their parameters as SQLite
+    /// does (checked over the same placeholders as a select list: no table needed).
+    #[test]
+    fn the_plans_number_parameters_as_sqlite_does() {
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        for known in [one_row(), chunk()] {
+            let sql = &known.sql;
+            let values = &sql[sql.find("VALUES").unwrap() + 6..sql.find(" ON CONFLICT").unwrap()];
+            let list = values.replace("), (", ", ").replace(['(', ')'], "");
+            let stmt = c.prepare(&format!("SELECT {list}")).unwrap();
+            let sqlite: Vec<&str> = (1..=stmt.parameter_count())
+                .map(|i| stmt.parameter_name(i).unwrap())
+                .collect();
+            let ours: Vec<&str> = known.params.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(ours, sqlite);
+            assert!(
+                matches!(params_of(&stmt), Cow::Borrowed(_)),
+                "the plan is used"
+            );
+        }
+        // Any other statement is asked name by name, as before.
+        let other = c.prepare("SELECT :title, :created_at").unwrap();
+        assert!(matches!(params_of(&other), Cow::Owned(ref p) if p.len() == 2));
+    }
 
     #[test]
     fn every_placeholder_is_named_and_bound_by_its_name() {
