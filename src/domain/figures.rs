@@ -126,7 +126,8 @@ pub struct HoldRecord {
 /// the queue named by the item's last move before that event (`edit --queue` and `queue
 /// rename` write a `noted` event), else the queue its first later move left, else its
 /// queue now. A finish is late (or early) against the due time when it happened: the one
-/// the first later park's end moved on from (`woke {due: {from, to}}`), else `due_at`.
+/// the first later move of the due time moved on from (a park's end or a supervisor's
+/// edit: `due: {from, to}` in its detail), else `due_at`.
 pub fn records(
     item_id: i64,
     queue: &str,
@@ -154,7 +155,7 @@ pub fn records(
                 wait_ms: first_start.unwrap_or(h.started) - created_at,
                 cycle_ms: h.ended - created_at,
                 late_ms: due_when_ended(events, h.end_event)
-                    .or(due_at)
+                    .unwrap_or(due_at)
                     .map(|d| h.ended - d),
             }
         });
@@ -184,13 +185,14 @@ fn queue_when_ended(moves: &[&Event], end: i64) -> Option<String> {
         })
 }
 
-/// The due time an item had at its event `end`, when a later park's end moved it on.
-fn due_when_ended(events: &[Event], end: i64) -> Option<Millis> {
+/// The due time an item had at its event `end` (`None`: none), when a later event moved
+/// it (a park's end, a supervisor's edit: `due: {from, to}`).
+fn due_when_ended(events: &[Event], end: i64) -> Option<Option<Millis>> {
     events
         .iter()
-        .filter(|e| e.id > end && e.kind == EventKind::Woke)
+        .filter(|e| e.id > end && matches!(e.kind, EventKind::Woke | EventKind::Noted))
         .find_map(|e| e.detail.get("due").filter(|d| !d.is_null()))
-        .and_then(|d| d.get("from")?.as_i64())
+        .map(|d| d.get("from").and_then(serde_json::Value::as_i64))
 }
 
 /// A `noted` event that moved the item to another queue.

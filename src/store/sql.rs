@@ -331,8 +331,8 @@ pub(crate) fn set_column(f: &Field) -> String {
 /// both write a `noted` event), else the queue its first later move left, else its queue
 /// (both moves found by window functions in the same pass over the events). Lateness is
 /// measured against the due time when the hold ended (what the trigger read then): the
-/// `from` of the first later park's end that moved it (`woke {due: {from, to}}`), else the
-/// item's due time.
+/// `from` of the first later event that moved it (a park's end, a supervisor's edit: `due:
+/// {from, to}` in its detail), else the item's due time.
 pub const EXPECTED_HOLDS: &str = "WITH marks AS ( \
     SELECT id, item_id, at, kind, \
         max(CASE WHEN kind IN ('locked', 'taken_over', 'reassigned', 'undone') THEN id END) \
@@ -345,7 +345,7 @@ pub const EXPECTED_HOLDS: &str = "WITH marks AS ( \
         min(CASE WHEN kind = 'noted' AND (detail ->> 'field' = 'queue' \
             OR detail ->> 'renamed_from' IS NOT NULL) THEN id END) OVER (PARTITION BY item_id \
             ORDER BY id ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS moved_after, \
-        min(CASE WHEN kind = 'woke' AND detail ->> 'due' IS NOT NULL THEN id END) \
+        min(CASE WHEN kind IN ('woke', 'noted') AND detail ->> 'due' IS NOT NULL THEN id END) \
             OVER (PARTITION BY item_id ORDER BY id ROWS BETWEEN 1 FOLLOWING \
             AND UNBOUNDED FOLLOWING) AS due_moved_after \
     FROM events \
@@ -357,7 +357,8 @@ pub const EXPECTED_HOLDS: &str = "WITH marks AS ( \
             coalesce(a.detail ->> 'from', a.detail ->> 'renamed_from'), i.queue) AS queue, \
         CASE s.kind WHEN 'reassigned' THEN s.detail ->> 'to' ELSE s.actor END AS holder, \
         s.at AS started, m.kind AS how, i.created_at, \
-        coalesce(CAST(d.detail -> 'due' ->> 'from' AS BIGINT), i.due_at) AS due_at \
+        CASE WHEN d.id IS NULL THEN i.due_at \
+            ELSE CAST(d.detail -> 'due' ->> 'from' AS BIGINT) END AS due_at \
     FROM marks m JOIN events s ON s.id = m.take_id JOIN items i ON i.id = m.item_id \
         LEFT JOIN events b ON b.id = m.moved_before LEFT JOIN events a ON a.id = m.moved_after \
         LEFT JOIN events d ON d.id = m.due_moved_after \

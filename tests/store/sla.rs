@@ -20,6 +20,7 @@ conformance!(
     breaches_risk_and_the_on_time_share_follow_sla_due_times,
     parked_time_pauses_the_sla,
     a_finish_keeps_its_lateness_when_a_later_park_moves_the_due_time,
+    a_finish_keeps_its_lateness_when_a_later_edit_moves_the_due_time,
 );
 
 const H: i64 = 3_600_000;
@@ -301,5 +302,32 @@ fn a_finish_keeps_its_lateness_when_a_later_park_moves_the_due_time(b: &dyn Back
     let item = fri11.take(id).unwrap();
     near(item.due_at.unwrap(), berlin("2026-11-27 15:00"));
     fri11.complete(id, item.lock_token, None).unwrap();
+    assert_eq!(boss.check().unwrap(), Vec::<String>::new());
+    boss.rebuild_figures().unwrap();
+    assert_eq!(boss.check().unwrap(), Vec::<String>::new());
+}
+
+/// The same for a supervisor's `edit --due` after a reopen (and one that clears the due
+/// time): `check` finds the figures as the finishes wrote them, and rebuilding them from
+/// the events gives the same rows.
+fn a_finish_keeps_its_lateness_when_a_later_edit_moves_the_due_time(b: &dyn Backend) {
+    use caseload::domain::ItemEdit;
+    use caseload::domain::fields::{Col, Value};
+    let mut boss = setup(b);
+    let mut item = NewItem::titled("due Friday");
+    item.due_at = Some(berlin("2026-11-27 13:00"));
+    let id = boss.add(&item).unwrap().id;
+    let mut alice = b.open("alice", 0);
+    for due in [Some(berlin("2026-12-04 13:00")), None] {
+        let token = alice.take(id).unwrap().lock_token;
+        alice.complete(id, token, None).unwrap();
+        boss.reopen(id, "not done after all").unwrap();
+        let edit = ItemEdit::default().with(Col::DueAt, Value::Time(due));
+        boss.edit(id, &edit).unwrap();
+    }
+    let token = alice.take(id).unwrap().lock_token;
+    alice.complete(id, token, None).unwrap();
+    assert_eq!(boss.check().unwrap(), Vec::<String>::new());
+    boss.rebuild_figures().unwrap();
     assert_eq!(boss.check().unwrap(), Vec::<String>::new());
 }

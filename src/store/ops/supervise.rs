@@ -204,8 +204,8 @@ pub(crate) fn edit(tx: &mut dyn Tx, id: i64, e: &ItemEdit) -> Result<Item> {
     if let Some(FieldValue::Text(Some(q))) = e.value(Col::Queue) {
         known_queue(tx, q)?;
     }
-    // (column, SET clause, value as text, old and new value as shown in the event)
-    let mut changes: Vec<(&Field, String, Option<String>, [serde_json::Value; 2])> = Vec::new();
+    // (column, SET clause, value as text, the event's detail)
+    let mut changes: Vec<(&Field, String, Option<String>, serde_json::Value)> = Vec::new();
     for (col, new) in &e.values {
         let f = field(*col);
         if !f.set_by(Who::Supervisor) {
@@ -223,21 +223,27 @@ pub(crate) fn edit(tx: &mut dyn Tx, id: i64, e: &ItemEdit) -> Result<Item> {
             FieldValue::Time(t) => t.map(|t| t.to_string()),
             FieldValue::Text(t) => t,
         };
-        changes.push((f, set_column(f), text, [shown(&old), shown(new)]));
+        let mut detail = json!({"field": f.name, "from": shown(&old), "to": shown(new)});
+        if let (Col::DueAt, FieldValue::Time(from), FieldValue::Time(to)) = (*col, &old, new) {
+            // In ms, as a park's end records the due time it moves: a finish's lateness
+            // is against the due time it had then (domain::figures::records).
+            detail["due"] = json!({"from": from, "to": to});
+        }
+        changes.push((f, set_column(f), text, detail));
     }
     if changes.is_empty() {
         return Err(StoreError::Invalid(format!(
             "#{id} already has those values; nothing changed"
         )));
     }
-    for (f, set, value, [from, to]) in &changes {
+    for (_, set, value, detail) in &changes {
         let w = ItemWrite {
             set,
             fence: FENCE_TOKEN,
             value: value.as_deref(),
             arg: None,
             kind: EventKind::Noted,
-            detail: json!({"field": f.name, "from": from, "to": to}),
+            detail: detail.clone(),
         };
         write_under_lock(tx, &cur, &w)?;
     }
