@@ -355,6 +355,8 @@ pub struct State {
     pub figures_period: Option<PeriodKind>,
     /// The figures of `figures_period`, once loaded.
     pub figures: Option<(PeriodKind, FiguresReport)>,
+    /// The corrections of `figures_period` (by field, by source), once loaded.
+    pub corrections: Option<(PeriodKind, Corrections)>,
     /// The order of the figures page's people table (`o`).
     pub figures_sort: PeopleSort,
     /// A user's activity, shown over the list (Esc closes).
@@ -393,6 +395,15 @@ pub struct UndoOffer {
     pub verb: &'static str,
     /// How long it is offered (its queue's undo window).
     pub window_ms: i64,
+}
+
+/// Which data was dirty over a period: the records completed in it, corrections by field
+/// and by source (as `caseload report --by field|source` gives them).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Corrections {
+    pub records: usize,
+    pub fields: Vec<crate::domain::corrections::FieldFigure>,
+    pub sources: Vec<crate::domain::corrections::SourceFigure>,
 }
 
 /// The order of the Stats figures page's people table.
@@ -495,6 +506,7 @@ impl State {
             stats_selected: 0,
             figures_period: None,
             figures: None,
+            corrections: None,
             figures_sort: PeopleSort::Done,
             report: None,
             marker: None,

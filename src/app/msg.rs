@@ -274,6 +274,8 @@ pub struct Snapshot {
     pub texts: Option<Vec<CannedText>>,
     /// The Stats view's figures, for the period asked.
     pub figures: Option<(PeriodKind, Report)>,
+    /// The same period's corrections (`report --by field|source`).
+    pub corrections: Option<(PeriodKind, crate::app::Corrections)>,
     /// Every lock the user holds now, however taken (another TUI, the CLI, a supervisor).
     pub own: Option<Vec<Item>>,
     /// The items the user parked (earliest wake first).

@@ -548,6 +548,18 @@ fn read_screen(
                 rows_only: false,
             };
             snap.figures = Some((k, st.report(&q)?));
+            let records = st.completed_records(&q)?;
+            let defined: Vec<(String, String)> = (st.all_fields()?.into_iter())
+                .map(|(queue, f)| (queue, f.name))
+                .collect();
+            snap.corrections = Some((
+                k,
+                app::Corrections {
+                    records: records.len(),
+                    fields: crate::domain::corrections::by_field(&records, &defined),
+                    sources: crate::domain::corrections::by_source(&records),
+                },
+            ));
         }
     }
     for (id, token) in &req.checks {

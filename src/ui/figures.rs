@@ -9,6 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Borders, Paragraph, Sparkline};
 
 use super::Theme;
+use crate::app::Corrections;
 use crate::app::State;
 use crate::domain::figures::PeriodKind;
 use crate::domain::sanitize;
@@ -61,7 +62,7 @@ pub(super) fn render(state: &State, k: PeriodKind, theme: &Theme, frame: &mut Fr
     let people_h = (r.people.len() as u16 + 1)
         .max(3)
         .min(body.height.saturating_sub(queue_h + 1));
-    let [people_area, _, queue_area, _] = Layout::vertical([
+    let [people_area, _, queue_area, rest] = Layout::vertical([
         Constraint::Length(people_h),
         Constraint::Length(1),
         Constraint::Length(queue_h),
@@ -73,6 +74,72 @@ pub(super) fn render(state: &State, k: PeriodKind, theme: &Theme, frame: &mut Fr
     people_table(state, r, theme, frame, table);
     people_chart(state, r, theme, frame, chart);
     queue_table(r, theme, frame, queue_area);
+    let corrections = state
+        .corrections
+        .as_ref()
+        .filter(|(p, _)| *p == k)
+        .map(|(_, c)| c);
+    if let Some(c) = corrections
+        && rest.height >= 3
+    {
+        let [_, area] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(rest);
+        corrections_table(c, theme, frame, area);
+    }
+}
+
+/// Which data was dirty (as `report --by field|source`): the fields corrected, then the
+/// sources, dirtiest first; nothing when no completed record had a field or a source.
+fn corrections_table(c: &Corrections, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let share = |s: Option<f64>| s.map_or_else(|| "-".into(), |s| format!("{:.0}%", s * 100.0));
+    let fields: Vec<_> = c.fields.iter().filter(|f| f.records > 0).collect();
+    let sources: Vec<_> = c.sources.iter().filter(|s| s.source.is_some()).collect();
+    if fields.is_empty() && sources.is_empty() {
+        return;
+    }
+    let mut rows = vec![Line::styled(
+        format!(
+            "{:<28} {:>7} {:>9} {:>6}  most common ({} records completed)",
+            "Corrections", "records", "corrected", "share", c.records
+        ),
+        theme.heading(),
+    )];
+    let room = area.height.saturating_sub(1) as usize;
+    // Both kinds get a share of the room when both have rows.
+    let field_room = if sources.is_empty() {
+        room
+    } else {
+        room.div_ceil(2)
+    };
+    for f in fields.iter().take(field_room) {
+        let name = format!("{}/{}", sanitize::line(&f.queue), sanitize::line(&f.field));
+        rows.push(Line::raw(format!(
+            "{:<28} {:>7} {:>9} {:>6}  {}",
+            name.chars().take(28).collect::<String>(),
+            f.records,
+            f.corrected,
+            share(f.share),
+            f.most_common().unwrap_or("-")
+        )));
+    }
+    let left = room.saturating_sub(rows.len() - 1);
+    for s in sources.iter().take(left) {
+        let name = format!(
+            "source {}",
+            sanitize::line(s.source.as_deref().unwrap_or(""))
+        );
+        let top = s.top_field.as_deref().map_or_else(
+            || "-".into(),
+            |f| format!("most corrected: {}", sanitize::line(f)),
+        );
+        rows.push(Line::raw(format!(
+            "{:<28} {:>7} {:>9} {:>6}  {top}",
+            name.chars().take(28).collect::<String>(),
+            s.records,
+            s.corrected,
+            share(s.share),
+        )));
+    }
+    frame.render_widget(Paragraph::new(rows), area);
 }
 
 fn dur(ms: Option<i64>) -> String {

@@ -178,3 +178,55 @@ fn p_and_o_elsewhere_only_explain() {
     assert!(st.contains("then p"), "{st}");
     let _ = Period { since: 0, until: 1 };
 }
+
+/// The figures page shows which data was dirty, as `report --by field|source` does: the
+/// fields corrected in the records completed in the period, and the sources.
+#[test]
+fn figures_page_shows_corrections_by_field_and_source() {
+    use caseload::domain::queue_fields::{FieldChange, FieldType};
+    let (db, clock) = world();
+    let mut sup = db.store("sup", &clock);
+    let vat = FieldChange {
+        kind: Some(FieldType::Text),
+        ..FieldChange::default()
+    };
+    sup.define_field("billing", "vat", &vat).unwrap();
+    clock.set(T0 - 30 * MIN);
+    let mut alice = db.store("alice", &clock);
+    for (source, fix) in [("feed-a", Some("DE123456789")), ("feed-b", None)] {
+        let mut it = NewItem::titled("supplier");
+        it.queue = "billing".into();
+        it.source = Some(source.into());
+        it.params = r#"{"vat": "de1"}"#.into();
+        let id = sup.add(&it).unwrap().id;
+        let token = alice.take(id).unwrap().lock_token;
+        if let Some(v) = fix {
+            alice
+                .set_fields(id, token, &[("vat".into(), v.into())])
+                .unwrap();
+        }
+        alice.complete(id, token, None).unwrap();
+    }
+    clock.set(T0);
+    let mut s = start(db.store("sup", &clock), &clock, 110, 40, true);
+    s.step(key('4'));
+    s.step(key('p'));
+    s.settle(std::time::Duration::from_secs(60));
+    let text = screen(&s.state);
+    let line = |start: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no line {start} in\n{text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    assert!(text.contains("Corrections"), "{text}");
+    assert_eq!(
+        line("billing/vat")[..4],
+        ["billing/vat", "2", "1", "50%"],
+        "{text}"
+    );
+    assert_eq!(line("source feed-a")[2..5], ["1", "1", "100%"], "{text}");
+    assert_eq!(line("source feed-b")[2..5], ["1", "0", "0%"], "{text}");
+}

@@ -330,6 +330,24 @@ fn learnt_role(s: &mut State, role: Option<Role>) {
     }
 }
 
+/// The figures page's figures and corrections, kept when they are of the period shown.
+fn figures_loaded(
+    s: &mut State,
+    figures: Option<(crate::domain::figures::PeriodKind, crate::store::Report)>,
+    corrections: Option<(crate::domain::figures::PeriodKind, crate::app::Corrections)>,
+) {
+    if let Some((k, r)) = figures
+        && s.figures_period == Some(k)
+    {
+        s.figures = Some((k, r));
+    }
+    if let Some((k, c)) = corrections
+        && s.figures_period == Some(k)
+    {
+        s.corrections = Some((k, c));
+    }
+}
+
 pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
     refused_filter(s, &snap);
     learnt_role(s, snap.role);
@@ -360,11 +378,7 @@ pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
         s.queues.insert(q.name.clone(), q);
     }
     super::form::fields_loaded(s, snap.fields);
-    if let Some((k, r)) = snap.figures
-        && s.figures_period == Some(k)
-    {
-        s.figures = Some((k, r));
-    }
+    figures_loaded(s, snap.figures, snap.corrections);
     if let Some(texts) = snap.texts {
         s.texts = texts;
     }
