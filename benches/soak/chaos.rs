@@ -183,6 +183,7 @@ pub(crate) const CHAOS: &[Chaos] = &[
     chaos("requeue", 1, Class::Write, STATE, Args("requeue {item}")),
     chaos("cancel", 1, Class::Write, CONFLICT, Args("cancel {item} --reason {marker}")),
     chaos("edit", 2, Class::Write, STATE, Args("edit {item} --priority {n}")),
+    chaos("edit --due", 1, Class::Write, STATE, With(edit_due)),
     chaos("comment", 3, Class::Write, NONE, Args("comment {item} {marker}")),
     chaos("wake", 3, Class::Write, STATE, Args("wake {parked}")),
     chaos("text add", 1, Class::Write, NONE, With(text_add)),
@@ -208,6 +209,14 @@ pub(crate) const CHAOS: &[Chaos] = &[
 fn one(args: &[&str]) -> Option<Vec<Step>> {
     let args = args.iter().map(|s| s.to_string()).collect();
     Some(vec![Step { args, db: None }])
+}
+
+/// A new due time for an item (or none): the figures measure a finish before it against
+/// the due time it had then.
+fn edit_due(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
+    let item = c.item();
+    let due = ["tomorrow", "90m", "none"][c.rng.below(3) as usize];
+    one(&["edit", &item, "--due", due])
 }
 
 /// A ready-made text for Complete (its code is made from the marker).
