@@ -401,6 +401,13 @@ fn a_supervisor_may_complete_a_broken_record_anyway_with_a_reason() {
     let d = s.dialog.clone().expect("a dialog");
     assert_eq!(d.title, "Complete #42 anyway?");
     assert_eq!(d.inputs.len(), 2);
+    // Its result offers the queue's ready-made results (Tab), as Complete's does.
+    let offer = d.inputs[0].offer.as_ref().expect("ready-made results");
+    assert_eq!(offer.purpose, caseload::domain::texts::Purpose::Result);
+    assert!(
+        d.inputs[1].offer.is_none(),
+        "the override reason is the supervisor's own"
+    );
     assert!(
         update(&mut s, code(KeyCode::Enter, T0)).is_empty(),
         "the reason is required"

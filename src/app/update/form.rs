@@ -580,6 +580,7 @@ fn broken_dialog(s: &mut State, id: i64, token: i64, broken: &[FieldProblem]) ->
             Pending::CompleteAnyway { id, token },
         )
         .field(FieldSpec::optional("Result", "Result (optional)"), "")
+        .offering(&queue, crate::domain::texts::Purpose::Result)
         .field(
             FieldSpec::reason("Reason for completing anyway (required, recorded)"),
             "",
