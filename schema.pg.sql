@@ -1,4 +1,4 @@
--- caseload: the whole current PostgreSQL schema (version 18), the same meaning as schema.sql.
+-- caseload: the whole current PostgreSQL schema (version 19), the same meaning as schema.sql.
 --
 -- Fresh schemas are created from this file by the migrator in src/store/postgres/migrate.rs,
 -- inside one transaction holding pg_advisory_xact_lock, and recorded in caseload_schema, so
@@ -886,3 +886,23 @@ BEGIN
         $$ $f$, pinned);
 END
 $migrate$;
+
+-- Duplicates: the keys of duplicate-key fields, and the pairs people judged.
+CREATE TABLE item_keys (
+    item_id  BIGINT NOT NULL REFERENCES items(id),
+    field    TEXT NOT NULL,
+    key      TEXT NOT NULL,
+    PRIMARY KEY (item_id, field)
+);
+CREATE INDEX item_keys_key ON item_keys (field, key);
+
+CREATE TABLE item_pairs (
+    low      BIGINT NOT NULL REFERENCES items(id),
+    high     BIGINT NOT NULL REFERENCES items(id),
+    verdict  TEXT NOT NULL CHECK (verdict IN ('same', 'not_same')),
+    actor    TEXT NOT NULL,
+    at       BIGINT NOT NULL,
+    PRIMARY KEY (low, high),
+    CHECK (low < high)
+);
+CREATE INDEX item_pairs_high ON item_pairs (high, low);

@@ -1,4 +1,4 @@
--- caseload: the whole current SQLite schema (user_version 18).
+-- caseload: the whole current SQLite schema (user_version 19).
 --
 -- A fresh database is created from this file in one IMMEDIATE transaction. An older
 -- database is brought up to date by the steps in src/store/migrations/ instead; a test
@@ -402,3 +402,23 @@ CREATE TRIGGER audit_kind_kept BEFORE UPDATE OF kind ON audit
 WHEN NEW.kind NOT IN ('role', 'login', 'queue', 'field', 'text') BEGIN
     SELECT RAISE(ABORT, 'unknown audit kind');
 END;
+
+-- Duplicates: the keys of duplicate-key fields, and the pairs people judged.
+CREATE TABLE item_keys (
+    item_id  INTEGER NOT NULL REFERENCES items(id),
+    field    TEXT NOT NULL,
+    key      TEXT NOT NULL,
+    PRIMARY KEY (item_id, field)
+) WITHOUT ROWID;
+CREATE INDEX item_keys_key ON item_keys (field, key);
+
+CREATE TABLE item_pairs (
+    low      INTEGER NOT NULL REFERENCES items(id),
+    high     INTEGER NOT NULL REFERENCES items(id),
+    verdict  TEXT NOT NULL CHECK (verdict IN ('same', 'not_same')),
+    actor    TEXT NOT NULL,
+    at       INTEGER NOT NULL,
+    PRIMARY KEY (low, high),
+    CHECK (low < high)
+) WITHOUT ROWID;
+CREATE INDEX item_pairs_high ON item_pairs (high, low);

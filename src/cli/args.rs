@@ -144,6 +144,46 @@ pub enum Command {
         #[arg(required = true, value_name = "NAME=VALUE")]
         values: Vec<String>,
     },
+    /// Items of the same queue that are possibly the same record (open and finished):
+    /// equal duplicate keys first (`field set --dedupe-key`), then similar titles, each
+    /// with why, its state and who finished it. Pairs marked not the same are left out.
+    Similar {
+        /// The item's id.
+        id: i64,
+        /// How many at most.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=100))]
+        limit: u16,
+        /// Also list the pairs already judged (merged or not the same).
+        #[arg(long)]
+        all: bool,
+        /// Print one JSON object: the candidates (and with --all the judged pairs).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Merge an open item into another as its duplicate: it is cancelled with
+    /// duplicate_of, its lock released, an event on both items and a line in the other's
+    /// thread. The holder of ID (fenced by the token) or a supervisor.
+    Merge {
+        /// The duplicate (cancelled by the merge).
+        id: i64,
+        /// The item it is the same as (kept).
+        #[arg(long, value_name = "OTHER")]
+        into: i64,
+        /// Why (kept in both histories).
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+        /// The lock token (default: your current lock on ID).
+        #[arg(long)]
+        token: Option<i64>,
+    },
+    /// Remember that two items are not the same record: the pair is never offered as
+    /// possibly the same again, in either order, for anybody.
+    NotDuplicate {
+        /// One item's id.
+        id: i64,
+        /// The other's.
+        other: i64,
+    },
     /// Tick a line of a checklist field of an item you hold (or mark it not done, with a
     /// reason): one write under your lock with its field_changed event.
     Tick {
@@ -776,6 +816,17 @@ pub struct FieldSetArgs {
     /// every number is stored in E.164 (empty: none).
     #[arg(long, value_name = "CC")]
     pub country: Option<String>,
+    /// A duplicate key: items of the queue whose values of it are equal (case, accents,
+    /// spaces and punctuation aside; in the type's canonical form) are possibly the same
+    /// record (`caseload similar`).
+    #[arg(long, conflicts_with_all = ["dedupe_text", "no_dedupe"])]
+    pub dedupe_key: bool,
+    /// Compared by text similarity for duplicates, as the title is (a name, an address).
+    #[arg(long, conflicts_with = "no_dedupe")]
+    pub dedupe_text: bool,
+    /// No part in finding duplicates any more.
+    #[arg(long)]
+    pub no_dedupe: bool,
     /// Put it after this field on screen ("" puts it first; default: a new field goes
     /// last, an existing one stays where it is).
     #[arg(long, value_name = "NAME")]

@@ -13,7 +13,7 @@ pub(crate) mod output;
 pub(crate) use args::{Cli, Command, UserCommand};
 
 use commands::{
-    export, fields, holder, park, produce, read, report, setup, supervise, texts, undo,
+    duplicates, export, fields, holder, park, produce, read, report, setup, supervise, texts, undo,
 };
 
 use std::io::Write;
@@ -174,6 +174,9 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::Text(t) => texts::text_command(&mut *store()?, t, out),
         Command::Set { holder, values } => fields::set(&mut *store()?, &holder, &values, out),
         c @ Command::Tick { .. } => fields::tick_command(&mut *store()?, c, out),
+        c @ (Command::Similar { .. } | Command::Merge { .. } | Command::NotDuplicate { .. }) => {
+            duplicates::command(&mut *store()?, c, out)
+        }
         Command::Stats { json } => read::stats(&mut *store()?, json, out),
         Command::Report {
             by,

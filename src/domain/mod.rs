@@ -5,6 +5,7 @@
 pub(crate) mod audit;
 pub(crate) mod comment;
 pub mod corrections;
+pub mod duplicates;
 pub(crate) mod event;
 pub mod fields;
 pub mod figures;

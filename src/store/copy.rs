@@ -29,6 +29,9 @@ pub struct Copied {
     pub texts: u64,
     /// SLAs of the queues.
     pub slas: u64,
+    /// Duplicate keys of items, and judged pairs (issue 27).
+    pub keys: u64,
+    pub pairs: u64,
 }
 
 fn sq(e: rusqlite::Error) -> StoreError {
@@ -155,6 +158,43 @@ const FIELDS: Table = Table {
         "INSERT INTO queue_fields (queue, name, position, spec) VALUES ($1, $2, $3, $4::json)",
     ),
 };
+
+const KEYS: Table = Table {
+    select: Cow::Borrowed("SELECT item_id, field, key FROM item_keys"),
+    insert: Cow::Borrowed("INSERT INTO item_keys (item_id, field, key) VALUES ($1, $2, $3)"),
+};
+
+fn read_key(r: &rusqlite::Row<'_>) -> Result<Values> {
+    Ok((
+        None,
+        vec![
+            Box::new(r.get::<_, i64>(0).map_err(sq)?),
+            Box::new(r.get::<_, String>(1).map_err(sq)?),
+            Box::new(r.get::<_, String>(2).map_err(sq)?),
+        ],
+    ))
+}
+
+const PAIRS: Table = Table {
+    select: Cow::Borrowed("SELECT low, high, verdict, actor, at FROM item_pairs"),
+    insert: Cow::Borrowed(
+        "INSERT INTO item_pairs (low, high, verdict, actor, at) VALUES ($1, $2, $3, $4, $5)",
+    ),
+};
+
+fn read_pair(r: &rusqlite::Row<'_>) -> Result<Values> {
+    let text = |i| r.get::<_, String>(i).map_err(sq);
+    Ok((
+        None,
+        vec![
+            Box::new(r.get::<_, i64>(0).map_err(sq)?),
+            Box::new(r.get::<_, i64>(1).map_err(sq)?),
+            Box::new(text(2)?),
+            Box::new(text(3)?),
+            Box::new(r.get::<_, i64>(4).map_err(sq)?),
+        ],
+    ))
+}
 
 /// Copies every row of one table, counting each in `count`.
 fn copy_table(
@@ -419,6 +459,8 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
     copy_table(src, &mut tx, &mut at, &COMMENTS, &read_comment, |c| {
         &mut c.comments
     })?;
+    copy_table(src, &mut tx, &mut at, &KEYS, &read_key, |c| &mut c.keys)?;
+    copy_table(src, &mut tx, &mut at, &PAIRS, &read_pair, |c| &mut c.pairs)?;
 
     copy_audit(src, &mut tx, &at)?;
 

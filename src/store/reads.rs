@@ -6,6 +6,7 @@ use super::error::Result;
 use super::feed::{FeedEvent, FeedMark};
 use super::metrics::Metrics;
 use super::{ExportFilter, ListFilter, LostLock, ReasonCount, Report, ReportQuery, Stats};
+use crate::domain::duplicates::Pair;
 use crate::domain::queue_fields::FieldDef;
 use crate::domain::sla::{Sla, Watched};
 use crate::domain::texts::CannedText;
@@ -93,6 +94,20 @@ pub trait Reads: Send {
         request_ids: &[&str],
     ) -> Result<Vec<(i64, Option<String>)>>;
     /// Events by one actor since a time, oldest first.
+    /// Items of `queue` other than `except` whose duplicate key of `field` is `key`
+    /// (`domain::duplicates::key_of`), at most `limit`, by id.
+    fn key_matches(
+        &mut self,
+        queue: &str,
+        field: &str,
+        key: &str,
+        except: i64,
+        limit: usize,
+    ) -> Result<Vec<i64>>;
+    /// The judged pairs item `id` is in.
+    fn pairs(&mut self, id: i64) -> Result<Vec<Pair>>;
+    /// Every judged pair (`export --pairs`).
+    fn all_pairs(&mut self) -> Result<Vec<Pair>>;
     fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>>;
     /// Locks `user` lost to others since a time, newest first.
     fn lost_locks(&mut self, user: &str, since: Millis) -> Result<Vec<LostLock>>;

@@ -3,6 +3,7 @@
 //! [`super::ops`] in one write transaction, the same on SQLite and PostgreSQL.
 
 use super::error::{Result, StoreError};
+use super::ops::Merged;
 use super::ops::{self, HolderOp, ItemWrite, Tx};
 use super::{AddOptions, Added, AndNext, Applied, Reads, TakeNext};
 use crate::domain::fields::{Col, FieldError, Input};
@@ -175,6 +176,17 @@ pub trait Writes {
     fn requeue(&mut self, id: i64) -> Result<()>;
     /// Supervisor: cancels an open item.
     fn cancel(&mut self, id: i64, reason: &str) -> Result<()>;
+    /// Merges open item `id` into `into` as a duplicate: its holder (fenced by `token`;
+    /// without one, the caller's current lock) or a supervisor. See `ops::merge`.
+    fn merge(
+        &mut self,
+        id: i64,
+        into: i64,
+        token: Option<i64>,
+        reason: Option<&str>,
+    ) -> Result<Merged>;
+    /// Remembers that `a` and `b` are not the same, so the pair is never offered again.
+    fn not_duplicate(&mut self, a: i64, b: i64) -> Result<()>;
     /// Supervisor: changes a queue's settings (creating the queue when `create`).
     fn set_queue(
         &mut self,
@@ -589,6 +601,20 @@ impl<B: Backend> Writes for B {
     fn cancel(&mut self, id: i64, reason: &str) -> Result<()> {
         let reason = ops::required_reason(reason)?;
         write(self, |tx| ops::cancel(tx, id, reason))
+    }
+
+    fn merge(
+        &mut self,
+        id: i64,
+        into: i64,
+        token: Option<i64>,
+        reason: Option<&str>,
+    ) -> Result<Merged> {
+        write(self, |tx| ops::merge(tx, id, into, token, reason))
+    }
+
+    fn not_duplicate(&mut self, a: i64, b: i64) -> Result<()> {
+        write(self, |tx| ops::not_duplicate(tx, a, b))
     }
 
     fn set_queue(

@@ -18,6 +18,7 @@ mod config;
 mod damaged;
 mod doctor;
 mod due_order;
+mod duplicates;
 mod events;
 mod fields;
 mod first_hour;

@@ -16,6 +16,7 @@ mod concurrency;
 mod conformance;
 mod cut_history;
 mod due_order;
+mod duplicates;
 mod feed;
 mod fields;
 mod figure_days;

@@ -9,7 +9,9 @@ use crate::cli::args::{FieldCommand, FieldSetArgs, HolderArgs};
 use crate::cli::commands::holder::token_for;
 use crate::cli::output::{item_json, write_json};
 use crate::cli::{CliResult, Failure};
-use crate::domain::queue_fields::{FieldChange, FieldDef, LineState, change_text, split_list};
+use crate::domain::queue_fields::{
+    Dedupe, FieldChange, FieldDef, LineState, change_text, split_list,
+};
 use crate::domain::sanitize;
 use crate::store::{Store, exit};
 
@@ -90,6 +92,12 @@ fn change_of(a: FieldSetArgs) -> FieldChange {
         label: opt(a.label),
         help: opt(a.help_text),
         country: opt(a.country),
+        dedupe: match (a.dedupe_key, a.dedupe_text, a.no_dedupe) {
+            (true, _, _) => Some(Some(Dedupe::Key)),
+            (_, true, _) => Some(Some(Dedupe::Text)),
+            (_, _, true) => Some(None),
+            _ => None,
+        },
         after: a.after,
     }
 }
@@ -115,6 +123,9 @@ pub(crate) fn rules_text(d: &FieldDef, position: usize) -> String {
     }
     if !d.choices.is_empty() {
         parts.push(format!("choices {}", d.choices.join(", ")));
+    }
+    if let Some(dd) = d.dedupe {
+        parts.push(format!("duplicate {}", dd.as_str()));
     }
     parts.join(", ")
 }

@@ -1,5 +1,6 @@
 //! One small function per subcommand, grouped by who runs it.
 
+pub(crate) mod duplicates;
 pub(crate) mod events;
 pub(crate) mod export;
 pub(crate) mod fields;

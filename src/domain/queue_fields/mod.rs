@@ -24,6 +24,7 @@ mod types;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+pub use super::duplicates::Dedupe;
 pub use checklist::{Checklist, Line, LineState};
 pub use rules::{
     FieldProblem, Problem, canonical_text, change_text, check_stored, check_typed, problems,
@@ -140,6 +141,8 @@ pub struct FieldDef {
     pub help: Option<String>,
     /// A phone field's country (ISO 3166 code, e.g. `DE`), for numbers without `+`.
     pub country: Option<String>,
+    /// Its part in finding duplicates (`--dedupe-key`, `--dedupe-text`), if any.
+    pub dedupe: Option<Dedupe>,
 }
 
 impl FieldDef {
@@ -156,6 +159,7 @@ impl FieldDef {
             label: None,
             help: None,
             country: None,
+            dedupe: None,
         }
     }
 
@@ -187,6 +191,9 @@ impl FieldDef {
         if !self.choices.is_empty() {
             m.insert("choices".into(), json!(self.choices));
         }
+        if let Some(d) = self.dedupe {
+            m.insert("dedupe".into(), json!(d.as_str()));
+        }
         Value::Object(m)
     }
 
@@ -216,6 +223,7 @@ impl FieldDef {
             label: text("label"),
             help: text("help"),
             country: text("country"),
+            dedupe: text("dedupe").as_deref().and_then(Dedupe::parse),
         })
     }
 
@@ -264,6 +272,9 @@ impl FieldDef {
             }
             (Some(_), _) => return Err(format!("a {t} field takes no --country")),
             _ => {}
+        }
+        if let Some(d) = self.dedupe {
+            d.check(self.kind)?;
         }
         for (flag, v) in [("--label", &self.label), ("--help", &self.help)] {
             if let Some(v) = v {
@@ -342,6 +353,8 @@ pub struct FieldChange {
     pub label: Option<Option<String>>,
     pub help: Option<Option<String>>,
     pub country: Option<Option<String>>,
+    /// Its part in finding duplicates; `Some(None)`: none.
+    pub dedupe: Option<Option<Dedupe>>,
     /// Move it after this field (`""`: first); a new field goes last without it.
     pub after: Option<String>,
 }
@@ -378,6 +391,9 @@ impl FieldChange {
         set(&mut d.country, &self.country);
         if let Some(c) = &self.choices {
             d.choices = c.clone();
+        }
+        if let Some(dd) = self.dedupe {
+            d.dedupe = dd;
         }
         if let Some(c) = &d.country {
             d.country = Some(c.to_ascii_uppercase());

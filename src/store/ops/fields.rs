@@ -6,8 +6,10 @@
 
 use serde_json::{Map, Value, json};
 
+use super::dedupe;
 use super::holder::explain_loss;
 use super::{ItemWrite, Tx, found, known_queue, require_supervisor};
+use crate::domain::duplicates::has_keys;
 use crate::domain::item::check_text;
 use crate::domain::queue_fields::{
     Checklist, FieldChange, FieldDef, FieldProblem, FieldType, LineState, check_typed, problems,
@@ -60,6 +62,9 @@ pub(crate) fn define_field(
         new: field_json(&def, pos),
     };
     tx.put_field(queue, &def, &order, &note)?;
+    if dedupe::keys_change(cur, Some(&def)) {
+        dedupe::rekey_queue(tx, queue)?;
+    }
     tracing::info!(queue = %queue, field = %name, by = %tx.actor().name, "field defined");
     Ok(def)
 }
@@ -79,6 +84,9 @@ pub(crate) fn delete_field(tx: &mut dyn Tx, queue: &str, name: &str) -> Result<(
         new: json!({"deleted": true}),
     };
     tx.drop_field(queue, name, &note)?;
+    if dedupe::keys_change(Some(&defs[i]), None) {
+        dedupe::rekey_queue(tx, queue)?;
+    }
     tracing::info!(queue = %queue, field = %name, by = %tx.actor().name, "field deleted");
     Ok(())
 }
@@ -192,7 +200,12 @@ pub(crate) fn set_fields(
         };
         details.push(d);
     }
+    let keyed = !details.is_empty() && has_keys(&defs);
+    let text = Value::Object(params.clone()).to_string();
     write_params(tx, id, token, params, &details)?;
+    if keyed {
+        dedupe::put_keys_of(tx, id, &defs, &text)?;
+    }
     Ok(details)
 }
 

@@ -4,6 +4,7 @@
 //! taken, in which order refusals are given, how a lost lock is explained, which event
 //! each change writes — live here.
 
+mod dedupe;
 mod fields;
 mod holder;
 mod park;
@@ -13,6 +14,8 @@ mod take;
 mod texts;
 mod undo;
 
+pub use dedupe::Merged;
+pub(crate) use dedupe::{merge, not_duplicate};
 pub(crate) use fields::{check_complete, define_field, delete_field, set_fields, tick};
 pub(crate) use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
@@ -31,6 +34,7 @@ use serde_json::{Value, json};
 
 use super::error::{Result, StoreError};
 use super::{AddOptions, Added, TakeNext};
+use crate::domain::duplicates::Pair;
 use crate::domain::queue::DEFAULT_QUEUE;
 use crate::domain::queue_fields::FieldDef;
 use crate::domain::sla::Sla;
@@ -241,6 +245,15 @@ pub(crate) trait Tx {
     /// Releases up to `limit` expired locks, each with its `expired` event naming the
     /// holder; returns how many.
     fn reap(&mut self, limit: usize) -> Result<usize>;
+    /// Replaces item `id`'s duplicate keys with `keys` (field, key).
+    fn put_keys(&mut self, id: i64, keys: &[(String, String)]) -> Result<()>;
+    /// Items of `queue` with an id above `after`, at most `limit`, by id: (id, params).
+    fn queue_params(&mut self, queue: &str, after: i64, limit: usize)
+    -> Result<Vec<(i64, String)>>;
+    /// The judged pair (`low`, `high`), if any (PostgreSQL holds its row).
+    fn pair(&mut self, low: i64, high: i64) -> Result<Option<Pair>>;
+    /// Records a judged pair (replacing what was said of it).
+    fn put_pair(&mut self, p: &Pair) -> Result<()>;
     /// Recomputes the `holds` table from the events (and, through its trigger, the day
     /// summary from the holds), as [`crate::store::sql::rebuild_figures`]; returns how
     /// many holds there are.
@@ -326,6 +339,7 @@ pub(crate) fn add_items(
         if opts.same_content {
             same_content(tx, items, &added)?;
         }
+        dedupe::keys_of_added(tx, items, &added)?;
         return Ok(added);
     };
     if items.len() != kept.ids.len() {
@@ -335,9 +349,11 @@ pub(crate) fn add_items(
         id,
         created_at: kept.at,
     };
-    (items.iter().zip(kept.ids))
+    let added = (items.iter().zip(kept.ids))
         .map(|(it, id)| tx.insert_item(it, Some(keep(id))))
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    dedupe::keys_of_added(tx, items, &added)?;
+    Ok(added)
 }
 
 /// Refuses an item whose request id another item of other content has (title or body):

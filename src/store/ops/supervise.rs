@@ -247,6 +247,10 @@ pub(crate) fn edit(tx: &mut dyn Tx, id: i64, e: &ItemEdit) -> Result<Item> {
         };
         write_under_lock(tx, &cur, &w)?;
     }
+    if (changes.iter()).any(|(f, ..)| matches!(f.col, Col::Queue | Col::Params)) {
+        // Its keys are of its queue's key fields.
+        super::dedupe::rekey_item(tx, id)?;
+    }
     found(id, tx.item(id)?)
 }
 

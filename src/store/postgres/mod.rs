@@ -17,6 +17,7 @@
 //! the benchmark shares).
 
 mod check;
+mod dedupe;
 mod feed;
 mod figures;
 mod metrics;
@@ -44,6 +45,7 @@ pub(crate) use self::open::{connection_reason, is_connection_error};
 use self::tx::PgTx;
 pub(crate) use self::tx::boxed;
 use self::txn::{Failed, Kind};
+use crate::domain::duplicates::Pair;
 use crate::domain::queue_fields::FieldDef;
 use crate::domain::sla::{Sla, Watched};
 use crate::domain::texts::CannedText;
@@ -606,6 +608,25 @@ impl Reads for PgStore {
 
     fn item_keys(&mut self, ids: &[i64], rids: &[&str]) -> Result<Vec<(i64, Option<String>)>> {
         self.read(|c| reads::item_keys(c, ids, rids))
+    }
+
+    fn key_matches(
+        &mut self,
+        queue: &str,
+        field: &str,
+        key: &str,
+        except: i64,
+        limit: usize,
+    ) -> Result<Vec<i64>> {
+        self.read(|c| dedupe::key_matches(c, queue, field, key, except, limit))
+    }
+
+    fn pairs(&mut self, id: i64) -> Result<Vec<Pair>> {
+        self.read(|c| dedupe::pairs(c, id))
+    }
+
+    fn all_pairs(&mut self) -> Result<Vec<Pair>> {
+        self.read(dedupe::all_pairs)
     }
 
     fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>> {

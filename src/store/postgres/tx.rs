@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::open::{Conn, TxError, TxResult, is_connection_error, is_retryable, map_err};
 use super::reads::{PgCells, load_item, load_queue, queues, role_of};
 use super::sql::{self, EVENT_COLS, FENCED_UPDATE_TYPES, ITEM_COLS, WIP_LOCK, WIP_LOCK_CLASS};
+use crate::domain::duplicates::Pair;
 use crate::domain::queue_fields::FieldDef;
 use crate::domain::sla::Sla;
 use crate::domain::texts::CannedText;
@@ -116,6 +117,26 @@ fn insert_event(
 }
 
 impl Tx for PgTx<'_> {
+    fn put_keys(&mut self, id: i64, keys: &[(String, String)]) -> Result<()> {
+        let r = super::dedupe::put_keys(self.c, id, keys);
+        self.lift(r)
+    }
+
+    fn queue_params(&mut self, q: &str, after: i64, limit: usize) -> Result<Vec<(i64, String)>> {
+        let r = super::dedupe::queue_params(self.c, q, after, limit);
+        self.lift(r)
+    }
+
+    fn pair(&mut self, low: i64, high: i64) -> Result<Option<Pair>> {
+        let r = super::dedupe::pair(self.c, low, high);
+        self.lift(r)
+    }
+
+    fn put_pair(&mut self, p: &Pair) -> Result<()> {
+        let r = super::dedupe::put_pair(self.c, p);
+        self.lift(r)
+    }
+
     fn ctx(&self) -> TxCtx<'_> {
         self.ctx
     }

@@ -17,6 +17,7 @@ pub mod busy;
 pub mod check;
 mod check_history;
 mod check_rows;
+mod dedupe;
 mod feed;
 mod figures;
 mod insert;
@@ -42,6 +43,7 @@ use self::migrate::Migration;
 use self::open::Facts;
 use self::tx::SqliteTx;
 use self::txn::{Failed, Kind, Stage};
+use crate::domain::duplicates::Pair;
 use crate::domain::queue_fields::FieldDef;
 use crate::domain::sla::{Sla, Watched};
 use crate::domain::texts::CannedText;
@@ -483,6 +485,25 @@ impl Reads for SqliteStore {
         request_ids: &[&str],
     ) -> Result<Vec<(i64, Option<String>)>> {
         reads::item_keys(&self.conn, ids, request_ids)
+    }
+
+    fn key_matches(
+        &mut self,
+        queue: &str,
+        field: &str,
+        key: &str,
+        except: i64,
+        limit: usize,
+    ) -> Result<Vec<i64>> {
+        dedupe::key_matches(&self.conn, queue, field, key, except, limit)
+    }
+
+    fn pairs(&mut self, id: i64) -> Result<Vec<Pair>> {
+        dedupe::pairs(&self.conn, id)
+    }
+
+    fn all_pairs(&mut self) -> Result<Vec<Pair>> {
+        dedupe::all_pairs(&self.conn)
     }
 
     fn events_by(&mut self, actor: &str, since: Millis) -> Result<Vec<Event>> {

@@ -9,6 +9,7 @@ use super::insert;
 use super::reads::{load_item, load_queue};
 use super::rows::{event_from_row, item_from_row, lossy_opt_text, lossy_text};
 use super::sql;
+use crate::domain::duplicates::Pair;
 use crate::domain::queue_fields::FieldDef;
 use crate::domain::sla::Sla;
 use crate::domain::texts::CannedText;
@@ -82,6 +83,22 @@ fn insert_audit(tx: &SqliteTx<'_>, note: &AuditNote) -> Result<()> {
 }
 
 impl Tx for SqliteTx<'_> {
+    fn put_keys(&mut self, id: i64, keys: &[(String, String)]) -> Result<()> {
+        super::dedupe::put_keys(self.c, id, keys)
+    }
+
+    fn queue_params(&mut self, q: &str, after: i64, limit: usize) -> Result<Vec<(i64, String)>> {
+        super::dedupe::queue_params(self.c, q, after, limit)
+    }
+
+    fn pair(&mut self, low: i64, high: i64) -> Result<Option<Pair>> {
+        super::dedupe::pair(self.c, low, high)
+    }
+
+    fn put_pair(&mut self, p: &Pair) -> Result<()> {
+        super::dedupe::put_pair(self.c, p)
+    }
+
     fn ctx(&self) -> TxCtx<'_> {
         self.ctx
     }

@@ -1,0 +1,238 @@
+//! Duplicates (issue 27), written once for both backends: the keys of duplicate-key
+//! fields kept with every write of an item's params or queue, a merge (the duplicate
+//! cancelled with `duplicate_of`, its lock released, events on both items, a line in the
+//! survivor's thread) and "not the same" (a pair never offered again).
+
+use serde_json::{Value, json};
+
+use super::holder::explain_loss;
+use super::{ItemWrite, Tx, found, require_supervisor};
+use crate::domain::duplicates::{Pair, Verdict, has_keys, keys_of, ordered};
+use crate::domain::item::check_text;
+use crate::domain::queue_fields::FieldDef;
+use crate::domain::{EventKind, Item, ItemState, NewItem, Role};
+use crate::store::Added;
+use crate::store::error::{Result, StoreError};
+use crate::store::sql::{FENCE_HOLDER, FENCE_TOKEN, SET_CANCEL};
+
+/// How many items a queue's keys are rebuilt for per read.
+const REKEY_PAGE: usize = 1000;
+
+/// Writes item `id`'s keys from its params (`defs`: its queue's fields).
+pub(crate) fn put_keys_of(tx: &mut dyn Tx, id: i64, defs: &[FieldDef], params: &str) -> Result<()> {
+    tx.put_keys(id, &keys_of(defs, params))
+}
+
+/// Rebuilds item `id`'s keys from its row (after its queue changed).
+pub(crate) fn rekey_item(tx: &mut dyn Tx, id: i64) -> Result<()> {
+    let item = found(id, tx.item(id)?)?;
+    let defs = tx.fields(&item.queue)?;
+    put_keys_of(tx, id, &defs, &item.params)
+}
+
+/// The keys of newly added items (`added`, one per item of `items`), for the queues that
+/// have key fields; a queue without any costs one read of its fields per call.
+pub(crate) fn keys_of_added(tx: &mut dyn Tx, items: &[NewItem], added: &[Added]) -> Result<()> {
+    let mut defs_of: Vec<(String, Vec<FieldDef>)> = Vec::new();
+    for (item, a) in items.iter().zip(added).filter(|(_, a)| a.created) {
+        let i = match defs_of.iter().position(|(q, _)| *q == item.queue) {
+            Some(i) => i,
+            None => {
+                defs_of.push((item.queue.clone(), tx.fields(&item.queue)?));
+                defs_of.len() - 1
+            }
+        };
+        let defs = &defs_of[i].1;
+        if has_keys(defs) {
+            let keys = keys_of(defs, &item.params);
+            if !keys.is_empty() {
+                tx.put_keys(a.id, &keys)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Rebuilds the keys of every item of `queue` (its key fields changed): in pages by id,
+/// all in the caller's transaction.
+pub(crate) fn rekey_queue(tx: &mut dyn Tx, queue: &str) -> Result<u64> {
+    let defs = tx.fields(queue)?;
+    let (mut after, mut n) = (0, 0u64);
+    loop {
+        let page = tx.queue_params(queue, after, REKEY_PAGE)?;
+        let Some(last) = page.last() else {
+            return Ok(n);
+        };
+        after = last.0;
+        for (id, params) in &page {
+            put_keys_of(tx, *id, &defs, params)?;
+            n += 1;
+        }
+    }
+}
+
+/// True when a change of a field's definition changes its keys (`before`/`after`: the
+/// definition, `None` when there is none).
+pub(crate) fn keys_change(before: Option<&FieldDef>, after: Option<&FieldDef>) -> bool {
+    use crate::domain::duplicates::Dedupe;
+    fn keyed(d: Option<&FieldDef>) -> Option<&FieldDef> {
+        d.filter(|d| d.dedupe == Some(Dedupe::Key))
+    }
+    match (keyed(before), keyed(after)) {
+        (None, None) => false,
+        (Some(b), Some(a)) => b.kind != a.kind || b.country != a.country || b.choices != a.choices,
+        _ => true,
+    }
+}
+
+/// What a merge did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Merged {
+    /// The duplicate, now cancelled.
+    pub id: i64,
+    /// The item it went into.
+    pub into: i64,
+}
+
+/// The item `id` was merged into, when it was merged: its `cancelled` event names it.
+fn merged_into(tx: &mut dyn Tx, item: &Item) -> Result<Option<i64>> {
+    if item.state != ItemState::Cancelled {
+        return Ok(None);
+    }
+    let e = tx.last_event(item.id, &[EventKind::Cancelled], None)?;
+    Ok(e.and_then(|e| e.detail.get("duplicate_of").and_then(Value::as_i64)))
+}
+
+/// Merges open item `id` into `into` (the holder of `id`, fenced by `token`; or a
+/// supervisor, whoever holds it): in one transaction `id` becomes cancelled with
+/// `duplicate_of` in its `cancelled` event (its lock released, its hold ended), `into`'s
+/// thread gets a line naming it with a `noted` event `{merged_in, comment_id}`, and the
+/// pair is remembered as the same. Refused: itself, an item that was itself merged (its
+/// survivor named), another queue (supervisors only), a finished `id`, a non-holder.
+pub(crate) fn merge(
+    tx: &mut dyn Tx,
+    id: i64,
+    into: i64,
+    token: Option<i64>,
+    reason: Option<&str>,
+) -> Result<Merged> {
+    let reason = reason.map(str::trim).filter(|r| !r.is_empty());
+    if let Some(r) = reason {
+        check_text("reason", r).map_err(StoreError::Invalid)?;
+    }
+    if id == into {
+        return Err(StoreError::Invalid(format!(
+            "#{id} cannot be merged into itself"
+        )));
+    }
+    let item = found(id, tx.item_for_update(id)?)?;
+    let other = found(into, tx.item_for_update(into)?)?;
+    if let Some(next) = merged_into(tx, &other)? {
+        return Err(StoreError::Invalid(format!(
+            "#{into} was itself merged into #{next}: merge into #{next} instead \
+             (caseload merge {id} --into {next})"
+        )));
+    }
+    if item.state != ItemState::Open {
+        return Err(super::not_open(&item));
+    }
+    let me = tx.actor().name.clone();
+    let holder = match token {
+        Some(t) if item.held_with(&me, t) => Some(t),
+        Some(t) => return Err(explain_loss(tx, id, t)?),
+        None if item.lock_user.as_deref() == Some(me.as_str()) => Some(item.lock_token),
+        None => None,
+    };
+    if holder.is_none() {
+        if tx.role_of(&me)? == Role::Staff {
+            return Err(explain_loss(tx, id, item.lock_token)?);
+        }
+        require_supervisor(tx, "merge items they do not hold")?;
+    }
+    if other.queue != item.queue {
+        require_supervisor(tx, "merge into an item of another queue").map_err(|_| {
+            StoreError::SupervisorOnly(format!(
+                "#{into} is in queue '{}', #{id} in '{}': only a supervisor merges across queues",
+                other.queue, item.queue
+            ))
+        })?;
+    }
+    let error = match reason {
+        Some(r) => format!("duplicate of #{into}: {r}"),
+        None => format!("duplicate of #{into}"),
+    };
+    let w = ItemWrite {
+        set: SET_CANCEL,
+        fence: if holder.is_some() {
+            FENCE_HOLDER
+        } else {
+            FENCE_TOKEN
+        },
+        value: Some(&error),
+        arg: None,
+        kind: EventKind::Cancelled,
+        detail: json!({"from": item.lock_user, "reason": reason, "duplicate_of": into,
+                       "token": holder}),
+    };
+    if !tx.write_item(id, holder.unwrap_or(item.lock_token), &w)? {
+        return Err(match holder {
+            Some(t) => explain_loss(tx, id, t)?,
+            None => StoreError::Database(format!(
+                "#{id} changed while it was held for the merge; nothing done"
+            )),
+        });
+    }
+    let line = match reason {
+        Some(r) => format!("#{id} was merged into this item as a duplicate by {me}: {r}"),
+        None => format!("#{id} was merged into this item as a duplicate by {me}"),
+    };
+    let cid = tx.insert_comment(into, &line)?;
+    tx.insert_event(
+        into,
+        EventKind::Noted,
+        &json!({"merged_in": id, "reason": reason, "comment_id": cid}),
+    )?;
+    judge(tx, id, into, Verdict::Same)?;
+    tracing::info!(id, into, by = %me, "merged as a duplicate");
+    Ok(Merged { id, into })
+}
+
+fn judge(tx: &mut dyn Tx, a: i64, b: i64, verdict: Verdict) -> Result<()> {
+    let (low, high) = ordered(a, b);
+    let pair = Pair {
+        low,
+        high,
+        verdict,
+        actor: tx.actor().name.clone(),
+        at: tx.now(),
+    };
+    tx.put_pair(&pair)
+}
+
+/// Remembers that items `a` and `b` are not the same (either order), so the pair is
+/// never offered again, for anybody; a `noted` event `{not_same}` on each. Refused for
+/// an item with itself, a pair already judged.
+pub(crate) fn not_duplicate(tx: &mut dyn Tx, a: i64, b: i64) -> Result<()> {
+    if a == b {
+        return Err(StoreError::Invalid(format!(
+            "#{a} is the same item as itself; name two items"
+        )));
+    }
+    found(a, tx.item(a)?)?;
+    found(b, tx.item(b)?)?;
+    let (low, high) = ordered(a, b);
+    if let Some(p) = tx.pair(low, high)? {
+        let said = match p.verdict {
+            Verdict::Same => "merged as the same",
+            Verdict::NotSame => "marked not the same",
+        };
+        return Err(StoreError::Invalid(format!(
+            "#{a} and #{b} were already {said} by {}; nothing changed",
+            p.actor
+        )));
+    }
+    judge(tx, a, b, Verdict::NotSame)?;
+    tx.insert_event(a, EventKind::Noted, &json!({"not_same": b}))?;
+    tx.insert_event(b, EventKind::Noted, &json!({"not_same": a}))?;
+    Ok(())
+}

@@ -1,0 +1,134 @@
+//! Duplicates from the command line (issue 27): `field set --dedupe-key`, `similar`,
+//! `merge` and `not-duplicate`, with their refusals (one line, the documented exit code,
+//! the database unchanged), against the real binary.
+
+use crate::support::cli::Env;
+
+fn suppliers() -> (Env, Vec<i64>) {
+    let env = Env::init("sup");
+    env.ok("sup", &["queue", "set", "v", "--create"]);
+    env.ok(
+        "sup",
+        &["field", "set", "v", "vat", "--type", "text", "--dedupe-key"],
+    );
+    let add = |title: &str, params: &str| -> i64 {
+        env.ok(
+            "producer",
+            &["add", "--queue", "v", "--title", title, "--params", params],
+        )
+        .trim()
+        .parse()
+        .unwrap()
+    };
+    let ids = vec![
+        add("Brightwater Tools Ltd", r#"{"vat": "GB 123 456 789"}"#),
+        add("BRIGHTWATER TOOLS", r#"{"vat": "gb123456789"}"#),
+        add("Brightwater Tools Ltd.", r#"{"vat": "GB999"}"#),
+        add("Harbour Paper Co", r#"{"vat": "GB555"}"#),
+    ];
+    (env, ids)
+}
+
+#[test]
+fn field_list_says_which_fields_are_keys() {
+    let (env, _) = suppliers();
+    let list = env.ok("alice", &["field", "list", "v"]);
+    assert!(list.contains("duplicate key"), "{list}");
+    let err = env.fails(
+        "sup",
+        &["field", "set", "v", "ok", "--type", "bool", "--dedupe-key"],
+        1,
+    );
+    assert!(err.contains("cannot be a duplicate key"), "{err}");
+}
+
+#[test]
+fn similar_lists_key_matches_first_with_why() {
+    let (env, ids) = suppliers();
+    let out = env.ok("alice", &["similar", &ids[0].to_string()]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with(&format!("#{}  open", ids[1])), "{out}");
+    assert!(lines[0].contains("(same vat"), "{out}");
+    assert!(lines[1].starts_with(&format!("#{}", ids[2])), "{out}");
+    assert!(lines[1].contains("(title 1.00)"), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&env.ok(
+        "alice",
+        &["similar", &ids[0].to_string(), "--json", "--limit", "1"],
+    ))
+    .unwrap();
+    let c = v["candidates"].as_array().unwrap();
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0]["id"], ids[1]);
+    assert_eq!(c[0]["keys"][0], "vat");
+    let out = env.ok("alice", &["similar", &ids[3].to_string()]);
+    assert!(out.contains("No item looks like"), "{out}");
+}
+
+#[test]
+fn not_duplicate_is_remembered_in_either_order() {
+    let (env, ids) = suppliers();
+    let (a, b) = (ids[0].to_string(), ids[1].to_string());
+    env.ok("alice", &["not-duplicate", &b, &a]);
+    let out = env.ok("bob", &["similar", &a]);
+    assert!(!out.contains(&format!("#{b} ")), "{out}");
+    let out = env.ok("bob", &["similar", &a, "--all"]);
+    assert!(
+        out.contains(&format!("#{b}  not the same (by alice")),
+        "{out}"
+    );
+    let before = env.fingerprint();
+    let err = env.fails("bob", &["not-duplicate", &a, &b], 1);
+    assert!(err.contains("already marked not the same"), "{err}");
+    env.fails("bob", &["not-duplicate", &a, &a], 1);
+    env.fails("bob", &["not-duplicate", &a, "999"], 1);
+    assert_eq!(env.fingerprint(), before);
+}
+
+#[test]
+fn merge_by_the_holder_with_its_token_and_refusals() {
+    let (env, ids) = suppliers();
+    let (keep, dup) = (ids[0].to_string(), ids[1].to_string());
+    let (id, token) = env.claim("alice", &["--queue", "v", "--id", &dup]);
+    assert_eq!(id, ids[1]);
+    let before = env.fingerprint();
+    // Not the holder: exit 3; bad input: exit 1; nothing written either way.
+    env.fails("bob", &["merge", &dup, "--into", &keep], 3);
+    let stale = (token - 1).to_string();
+    env.fails(
+        "alice",
+        &["merge", &dup, "--into", &keep, "--token", &stale],
+        3,
+    );
+    env.fails("alice", &["merge", &dup, "--into", &dup], 1);
+    env.fails("alice", &["merge", &dup, "--into", "999"], 1);
+    assert_eq!(env.fingerprint(), before);
+    let out = env.ok(
+        "alice",
+        &[
+            "merge",
+            &dup,
+            "--into",
+            &keep,
+            "--reason",
+            "same VAT",
+            "--token",
+            &token.to_string(),
+        ],
+    );
+    assert!(
+        out.contains(&format!("Merged #{dup} into #{keep}")),
+        "{out}"
+    );
+    let shown = env.show(ids[1]);
+    assert_eq!(shown["state"], "cancelled");
+    let shown = env.ok("viewer", &["show", &keep]);
+    assert!(
+        shown.contains(&format!("#{dup} was merged into this item")),
+        "{shown}"
+    );
+    // Into the merged item: refused, naming the survivor.
+    let third = ids[2].to_string();
+    let err = env.fails("sup", &["merge", &third, "--into", &dup], 1);
+    assert!(err.contains(&format!("merge into #{keep}")), "{err}");
+}

@@ -1,0 +1,203 @@
+//! Duplicates (issue 27), on both backends: duplicate keys fold case, accents, spacing
+//! and punctuation and are kept with every write of the params (add, import, set, a
+//! field's definition); candidates come from open and finished items; a merge is one
+//! fenced write with events on both items; "not the same" is remembered in either order.
+//! "boss" opens first and is the supervisor; "alice" and "bob" are staff.
+
+use crate::support::backend::{Adds, Backend, assert_code, kinds, setup};
+use caseload::domain::ItemState;
+use caseload::domain::NewItem;
+use caseload::domain::duplicates::Verdict;
+use caseload::domain::queue_fields::{Dedupe, FieldChange, FieldType};
+use caseload::store::similar::similar;
+use caseload::store::{Store, exit};
+
+conformance!(
+    keys_fold_and_finished_items_are_found,
+    keys_follow_sets_and_definitions,
+    similar_titles_are_found_without_keys,
+    not_the_same_is_never_offered_again,
+    a_merge_is_fenced_and_audited_on_both_items,
+    refused_merges_change_nothing,
+);
+
+fn key_field(s: &mut dyn Store, name: &str, kind: FieldType) {
+    let c = FieldChange {
+        kind: Some(kind),
+        dedupe: Some(Some(Dedupe::Key)),
+        ..FieldChange::default()
+    };
+    s.define_field("default", name, &c).unwrap();
+}
+
+fn add(s: &mut dyn Store, title: &str, params: &str) -> i64 {
+    let it = NewItem {
+        params: params.to_string(),
+        ..NewItem::titled(title)
+    };
+    s.add(&it).unwrap().id
+}
+
+/// The candidates' ids and why.
+fn offered(s: &mut dyn Store, id: i64) -> Vec<(i64, String)> {
+    let found = similar(s, id, 5).unwrap();
+    found.candidates.iter().map(|c| (c.id, c.why())).collect()
+}
+
+fn keys_fold_and_finished_items_are_found(b: &dyn Backend) {
+    let mut boss = setup(b);
+    key_field(&mut *boss, "vat", FieldType::Text);
+    key_field(&mut *boss, "iban", FieldType::Iban);
+    let a = add(&mut *boss, "Acme", r#"{"vat": "DE 123.456-789"}"#);
+    let c = add(
+        &mut *boss,
+        "Zeta Holdings",
+        r#"{"vat": "de123456789", "iban": "DE89 3704 0044 0532 0130 00"}"#,
+    );
+    let d = add(&mut *boss, "Omega", r#"{"iban": "de89370400440532013000"}"#);
+    add(&mut *boss, "Other", r#"{"vat": "DE999"}"#);
+    // Finished last month, still the most useful match: found with who finished it.
+    let mut alice = b.open("alice", 0);
+    let t = alice.take(a).unwrap().lock_token;
+    alice.complete(a, t, None).unwrap();
+    let found = similar(&mut *boss, c, 5).unwrap();
+    let ids: Vec<i64> = found.candidates.iter().map(|x| x.id).collect();
+    assert_eq!(ids, [a, d], "{:?}", found.candidates);
+    assert_eq!(found.candidates[0].why(), "same vat");
+    assert_eq!(found.candidates[0].state, ItemState::Done);
+    assert_eq!(found.candidates[0].finished_by.as_deref(), Some("alice"));
+    assert_eq!(found.candidates[1].why(), "same iban");
+}
+
+fn keys_follow_sets_and_definitions(b: &dyn Backend) {
+    let mut boss = setup(b);
+    // Items before the field is a key: its definition keys them.
+    let a = add(&mut *boss, "Acme", r#"{"email": "Anna@Example.com"}"#);
+    let c = add(&mut *boss, "Zeta", r#"{"email": "bob@example.com"}"#);
+    assert!(offered(&mut *boss, a).is_empty());
+    key_field(&mut *boss, "email", FieldType::Email);
+    assert!(offered(&mut *boss, a).is_empty());
+    // A holder's correction moves the key.
+    let mut alice = b.open("alice", 0);
+    let t = alice.take(c).unwrap().lock_token;
+    alice
+        .set_fields(c, t, &[("email".into(), " anna@EXAMPLE.com".into())])
+        .unwrap();
+    assert_eq!(offered(&mut *boss, a), [(c, "same email".to_string())]);
+    // No longer a key: nothing matches on it.
+    let off = FieldChange {
+        dedupe: Some(None),
+        ..FieldChange::default()
+    };
+    boss.define_field("default", "email", &off).unwrap();
+    assert!(offered(&mut *boss, a).is_empty());
+}
+
+fn similar_titles_are_found_without_keys(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let a = add(&mut *boss, "Brightwater Tools Ltd", "{}");
+    let c = add(&mut *boss, "Brightwater Tools Limited", "{}");
+    add(&mut *boss, "Harbour Paper Co", "{}");
+    let found = offered(&mut *boss, a);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, c);
+    assert!(found[0].1.starts_with("title 0."), "{found:?}");
+}
+
+fn not_the_same_is_never_offered_again(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let a = add(&mut *boss, "Brightwater Tools Ltd", "{}");
+    let c = add(&mut *boss, "Brightwater Tools Ltd.", "{}");
+    assert_eq!(offered(&mut *boss, a).len(), 1);
+    let mut bob = b.open("bob", 0);
+    bob.not_duplicate(c, a).unwrap();
+    // For anybody, in either order.
+    assert!(offered(&mut *boss, a).is_empty());
+    assert!(offered(&mut *boss, c).is_empty());
+    let pairs = boss.pairs(a).unwrap();
+    assert_eq!(pairs.len(), 1);
+    assert_eq!((pairs[0].low, pairs[0].high), (a, c));
+    assert_eq!(pairs[0].verdict, Verdict::NotSame);
+    assert_eq!(pairs[0].actor, "bob");
+    assert_eq!(kinds(&mut *boss, a).last(), Some(&"noted"));
+    let e = assert_code(boss.not_duplicate(a, c), exit::ERROR);
+    assert!(
+        e.to_string().contains("already marked not the same by bob"),
+        "{e}"
+    );
+    assert_code(boss.not_duplicate(a, a), exit::ERROR);
+    assert_code(boss.not_duplicate(a, 9999), exit::ERROR);
+}
+
+fn a_merge_is_fenced_and_audited_on_both_items(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let keep = add(&mut *boss, "Brightwater Tools Ltd", "{}");
+    let dup = add(&mut *boss, "Brightwater Tools Ltd", "{}");
+    let mut alice = b.open("alice", 0);
+    let mut bob = b.open("bob", 0);
+    let t = alice.take(dup).unwrap().lock_token;
+    // Not the holder: refused as any holder write is.
+    assert_code(bob.merge(dup, keep, None, None), exit::CONFLICT);
+    assert_code(bob.merge(dup, keep, Some(t), None), exit::CONFLICT);
+    // A stale token: refused, even for the holder.
+    assert_code(alice.merge(dup, keep, Some(t - 1), None), exit::CONFLICT);
+    let m = alice
+        .merge(dup, keep, Some(t), Some("same supplier"))
+        .unwrap();
+    assert_eq!((m.id, m.into), (dup, keep));
+    let d = boss.item(dup).unwrap();
+    assert_eq!(d.state, ItemState::Cancelled);
+    assert!(d.lock_user.is_none());
+    let ev = boss.history(dup).unwrap();
+    let last = ev.last().unwrap();
+    assert_eq!(last.kind.as_str(), "cancelled");
+    assert_eq!(last.actor, "alice");
+    assert_eq!(last.detail["duplicate_of"], keep);
+    assert_eq!(last.detail["reason"], "same supplier");
+    let ev = boss.history(keep).unwrap();
+    assert_eq!(ev.last().unwrap().detail["merged_in"], dup);
+    let thread = boss.comments(keep).unwrap();
+    assert!(
+        thread[0].text.contains(&format!("#{dup} was merged")),
+        "{thread:?}"
+    );
+    assert_eq!(boss.pairs(keep).unwrap()[0].verdict, Verdict::Same);
+    // The merged item is no longer offered; merging into it names its survivor.
+    let third = add(&mut *boss, "Brightwater Tools Ltd", "{}");
+    assert_eq!(offered(&mut *boss, third).len(), 1);
+    let e = assert_code(boss.merge(third, dup, None, None), exit::ERROR);
+    assert!(
+        e.to_string().contains(&format!("merge into #{keep}")),
+        "{e}"
+    );
+    // A supervisor merges what nobody holds.
+    boss.merge(third, keep, None, None).unwrap();
+    assert_eq!(boss.item(third).unwrap().state, ItemState::Cancelled);
+}
+
+fn refused_merges_change_nothing(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let a = add(&mut *boss, "Acme", "{}");
+    let c = add(&mut *boss, "Acme", "{}");
+    let mut alice = b.open("alice", 0);
+    let before = (
+        boss.history(a).unwrap().len(),
+        boss.history(c).unwrap().len(),
+    );
+    assert_code(boss.merge(a, a, None, None), exit::ERROR);
+    assert_code(boss.merge(a, 9999, None, None), exit::ERROR);
+    assert_code(boss.merge(9999, a, None, None), exit::ERROR);
+    // Staff who hold nothing may not merge; nor may anyone merge a finished item.
+    assert_code(alice.merge(a, c, None, None), exit::CONFLICT);
+    let t = alice.take(a).unwrap().lock_token;
+    alice.complete(a, t, None).unwrap();
+    assert_code(boss.merge(a, c, None, None), exit::CONFLICT);
+    let after = (
+        boss.history(a).unwrap().len(),
+        boss.history(c).unwrap().len(),
+    );
+    assert_eq!(after.1, before.1, "nothing written to #{c}");
+    assert_eq!(after.0, before.0 + 2, "only the take and the complete");
+    assert!(boss.pairs(a).unwrap().is_empty());
+    assert!(boss.comments(c).unwrap().is_empty());
+}
