@@ -8,7 +8,8 @@
 //! `enqueue`, `import`, `screen`, `pg`, `figures` (see `queue/figures.rs`), `next`
 //! (complete-and-next against the two-transaction cycle, SQLite and PostgreSQL), `cli` (a
 //! process per call, see `queue/cli.rs`), `ceiling` (against `../shared/sqlite-limit`, see
-//! `queue/ceiling.rs`), `check` (`caseload check` on big histories, see `queue/check.rs`). Sizes
+//! `queue/ceiling.rs`), `check` (`caseload check` on big histories, see `queue/check.rs`),
+//! `dup` (`caseload similar` at 1M items, see `queue/duplicates.rs`). Sizes
 //! come from environment variables (see `Config`).
 //!
 //! Section `pg` runs the claim+complete cycles against the PostgreSQL server named by
@@ -32,6 +33,8 @@ mod check;
 mod cli;
 #[path = "common/mod.rs"]
 pub mod common;
+#[path = "queue/duplicates.rs"]
+mod duplicates;
 #[path = "queue/figures.rs"]
 mod figures;
 #[path = "queue/plumbing.rs"]
@@ -2223,7 +2226,7 @@ fn drop_db(db: &Path) {
 
 type Section = fn(&Config, &Path, &mut Report);
 
-const SECTIONS: [(&str, Section); 16] = [
+const SECTIONS: [(&str, Section); 17] = [
     ("cycles", sec_cycles),
     ("fairness", sec_fairness),
     ("claim", sec_claim),
@@ -2240,6 +2243,7 @@ const SECTIONS: [(&str, Section); 16] = [
     ("check", check::sec_check),
     ("metrics", plumbing::sec_metrics),
     ("follow", plumbing::sec_follow),
+    ("dup", duplicates::sec_duplicates),
 ];
 
 fn main() {

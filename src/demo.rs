@@ -377,8 +377,10 @@ fn park_a_call_back(bob: &mut Box<dyn Person>, now: Millis) -> anyhow::Result<()
 /// worked before there were rules), so a newcomer sees ✘ beside its imperfect records at
 /// once: a VAT number with a letter O for a zero, an e-mail with a comma, a phone without
 /// its country code, an IBAN whose checksum is wrong; the checklist every record ends with.
+/// The VAT number and IBAN are duplicate keys and the legal name is compared as text, so
+/// the box "Possibly the same" shows the other records of the same supplier.
 fn define_verification_fields(boss: &mut dyn Store) -> anyhow::Result<()> {
-    use crate::domain::queue_fields::{FieldChange, FieldType as T};
+    use crate::domain::queue_fields::{Dedupe, FieldChange, FieldType as T};
     // Name, type, pattern, label, help.
     let fields: [(&str, T, &str, &str, &str); 8] = [
         ("record_id", T::Text, "^[A-Z]{3}-[0-9]{6}$", "Record", ""),
@@ -428,6 +430,14 @@ fn define_verification_fields(boss: &mut dyn Store) -> anyhow::Result<()> {
                     "Names spelt as in the registry".into(),
                 ]
             }),
+            // Duplicates (issue 27): the same VAT number or IBAN is the same supplier;
+            // the legal names are compared as titles are ("Brightwater Tools Ltd" has
+            // seven records).
+            dedupe: match name {
+                "vat_number" | "iban" => Some(Some(Dedupe::Key)),
+                "entity" => Some(Some(Dedupe::Text)),
+                _ => None,
+            },
             ..FieldChange::default()
         };
         boss.define_field("verification", name, &change)?;

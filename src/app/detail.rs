@@ -174,6 +174,9 @@ fn push_sections(lines: &mut Vec<DetailLine>, w: usize, s: &State, item: &Item) 
             }
             (None, None) => {}
         }
+        if f.col == Col::Params {
+            push_similar(lines, w, s, item);
+        }
         if f.col != Col::Notes {
             continue;
         }
@@ -188,6 +191,44 @@ fn push_sections(lines: &mut Vec<DetailLine>, w: usize, s: &State, item: &Item) 
             );
             push_text(lines, w, k, LineKind::Text);
         }
+    }
+}
+
+/// The "Possibly the same (N)" box under the fields, when the item has candidates: one
+/// line each, `#id  state (by who)  title  (why)`.
+fn push_similar(lines: &mut Vec<DetailLine>, w: usize, s: &State, item: &Item) {
+    let Some(b) = s.similar.as_ref().filter(|b| b.item_id == item.id) else {
+        return;
+    };
+    if b.candidates.is_empty() {
+        return;
+    }
+    let keys = match b.focus {
+        Some(_) => "Space look · M merge into · N not the same · Esc out",
+        None => "D to choose one",
+    };
+    heading(
+        lines,
+        &format!("Possibly the same ({})  {keys}", b.candidates.len()),
+    );
+    for (i, c) in b.candidates.iter().enumerate() {
+        let by = c
+            .finished_by
+            .as_ref()
+            .map_or_else(String::new, |b| format!(" by {b}"));
+        let text = format!(
+            "#{}  {}{by}  {}  ({})",
+            c.id,
+            c.state.as_str(),
+            c.title,
+            c.why()
+        );
+        let mut line: String = sanitize::line(&text).chars().take(w).collect();
+        line.insert_str(0, "  ");
+        lines.push(DetailLine {
+            kind: LineKind::Candidate(i),
+            text: line,
+        });
     }
 }
 

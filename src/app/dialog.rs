@@ -106,6 +106,13 @@ pub enum Pending {
         queue: String,
         name: String,
     },
+    /// Merge open item `id` into `into` as its duplicate (field: an optional reason); the
+    /// holder's `token`, or none for a supervisor's merge.
+    Merge {
+        id: i64,
+        into: i64,
+        token: Option<i64>,
+    },
     /// The holder marks a checklist's line not done (field: reason).
     NotDone {
         id: i64,

@@ -83,6 +83,14 @@ pub enum Action {
     DeleteField,
     MoveFieldUp,
     MoveFieldDown,
+    /// `D`: into (and out of) the "Possibly the same" box.
+    FocusSimilar,
+    /// Look at the selected candidate, read-only.
+    LookAtCandidate,
+    /// Merge the open item into the selected candidate (confirm with Enter).
+    MergeInto,
+    /// The selected candidate is not the same: never offered again.
+    NotSame,
 }
 
 /// Where a binding applies.
@@ -107,6 +115,8 @@ pub enum Context {
     Form,
     /// A queue's field definitions (supervisors, from the Stats view).
     Fields,
+    /// The detail's "Possibly the same" box (an item with candidates).
+    Similar,
 }
 
 impl Context {
@@ -122,15 +132,17 @@ impl Context {
             Context::Preview => "Looking at an item you do not hold (read-only)",
             Context::Form => "The fields form (an item whose queue defines fields)",
             Context::Fields => "A queue's fields (supervisors: F in the Stats view)",
+            Context::Similar => "Possibly the same (the detail's box of likely duplicates)",
         }
     }
 
-    pub(crate) const ALL: [Context; 9] = [
+    pub(crate) const ALL: [Context; 10] = [
         Context::Global,
         Context::Moving,
         Context::Preview,
         Context::Item,
         Context::Form,
+        Context::Similar,
         Context::Supervisor,
         Context::Fields,
         Context::Editor,
@@ -395,6 +407,43 @@ pub const KEYMAP: &[Binding] = &[
         A::NotDoneLine,
         "mark the checklist line not done, with a reason",
     ),
+    b(
+        &[ch('D')],
+        C::Similar,
+        A::FocusSimilar,
+        "into the Possibly the same box (again, or Esc: out of it)",
+    ),
+    b(
+        &[ch('j'), k(K::Down)],
+        C::Similar,
+        A::Down,
+        "next candidate",
+    ),
+    b(
+        &[ch('k'), k(K::Up)],
+        C::Similar,
+        A::Up,
+        "previous candidate",
+    ),
+    b(
+        &[ch(' '), ch('v')],
+        C::Similar,
+        A::LookAtCandidate,
+        "look at the selected candidate (read-only)",
+    ),
+    b(
+        &[ch('M')],
+        C::Similar,
+        A::MergeInto,
+        "merge this item into the candidate (confirm with Enter)",
+    ),
+    b(
+        &[ch('N')],
+        C::Similar,
+        A::NotSame,
+        "not the same: never offered again, for anybody",
+    ),
+    b(&[k(K::Esc)], C::Similar, A::Back, "out of the box"),
     b(&[ctrl('s')], C::Editor, A::SaveNotes, "save notes"),
     b(
         &[k(K::Esc)],

@@ -190,6 +190,17 @@ pub enum LineKind {
     Dim,
     /// The form's row of this slot (drawn from the state: `app::form`).
     Field(usize),
+    /// Candidate `0` of the "Possibly the same" box (highlighted when selected).
+    Candidate(usize),
+}
+
+/// The candidates of the item open in the detail pane (`domain::duplicates`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimilarBox {
+    pub item_id: i64,
+    pub candidates: Vec<crate::domain::duplicates::Candidate>,
+    /// The selected candidate, while the box has the focus (`D`).
+    pub focus: Option<usize>,
 }
 
 /// The item open in the detail pane.
@@ -311,6 +322,9 @@ pub struct State {
     pub fields: BTreeMap<String, Vec<crate::domain::queue_fields::FieldDef>>,
     /// The detail's form: its focus, a field being edited or saved.
     pub form: Option<form::Form>,
+    /// The open item's "Possibly the same" box (issue 27): its candidates, read by the
+    /// store worker after the item opened, and the one selected when the box has focus.
+    pub similar: Option<SimilarBox>,
     /// A queue's field definitions, listed over the Stats view (supervisors).
     pub field_admin: Option<field_admin::FieldAdmin>,
     /// Notes typed but not saved, by item.
@@ -485,6 +499,7 @@ impl State {
             editor: None,
             fields: BTreeMap::new(),
             form: None,
+            similar: None,
             field_admin: None,
             drafts: BTreeMap::new(),
             dialog: None,

@@ -67,6 +67,23 @@ pub enum Msg {
         id: i64,
         result: Result<(), StoreError>,
     },
+    /// An opened item's candidates for "Possibly the same" (issue 27).
+    Similar {
+        id: i64,
+        result: Result<Vec<crate::domain::duplicates::Candidate>, StoreError>,
+    },
+    /// A merge of `id` into `into` was done (or refused).
+    Merged {
+        id: i64,
+        into: i64,
+        result: Result<(), StoreError>,
+    },
+    /// `id` and `other` were marked not the same (or refused).
+    NotSame {
+        id: i64,
+        other: i64,
+        result: Result<(), StoreError>,
+    },
     /// An opened item's comment thread, oldest first.
     Thread {
         id: i64,
@@ -145,6 +162,8 @@ impl Msg {
                 | Msg::CommentAdded { .. }
                 | Msg::Supervised { .. }
                 | Msg::FieldWritten { .. }
+                | Msg::Merged { .. }
+                | Msg::NotSame { .. }
         )
     }
 
@@ -159,6 +178,7 @@ impl Msg {
             | Msg::CommentAdded { result: Err(e), .. } => e,
             Msg::Supervised { result: Err(e), .. } => e,
             Msg::FieldWritten { result: Err(e), .. } => e,
+            Msg::Merged { result: Err(e), .. } | Msg::NotSame { result: Err(e), .. } => e,
             _ => return None,
         };
         matches!(
@@ -368,6 +388,20 @@ pub enum Effect {
         token: i64,
         write: FieldWrite,
     },
+    /// Read the candidates of the open item (`store::similar`).
+    Similar(i64),
+    /// Merge `id` into `into` as its duplicate (the holder's `token`, or a supervisor's).
+    Merge {
+        id: i64,
+        into: i64,
+        token: Option<i64>,
+        reason: Option<String>,
+    },
+    /// Remember that `id` and `other` are not the same.
+    NotSame {
+        id: i64,
+        other: i64,
+    },
 }
 
 impl Effect {
@@ -386,6 +420,8 @@ impl Effect {
                 | Effect::AddComment { .. }
                 | Effect::Supervise(_)
                 | Effect::WriteField { .. }
+                | Effect::Merge { .. }
+                | Effect::NotSame { .. }
         )
     }
 
@@ -451,6 +487,9 @@ impl Effect {
                 FieldWrite::Value { field, .. } => format!("saving {field} on #{id}"),
                 FieldWrite::Tick { field, .. } => format!("ticking {field} on #{id}"),
             },
+            Effect::Similar(id) => format!("looking for items like #{id}"),
+            Effect::Merge { id, into, .. } => format!("merging #{id} into #{into}"),
+            Effect::NotSame { id, other } => format!("marking #{id} and #{other} not the same"),
         }
     }
 
@@ -503,6 +542,17 @@ impl Effect {
             Effect::WriteField { id, write, .. } => vec![Msg::FieldWritten {
                 id,
                 write,
+                result: Err(e),
+            }],
+            Effect::Similar(id) => vec![Msg::Similar { id, result: Err(e) }],
+            Effect::Merge { id, into, .. } => vec![Msg::Merged {
+                id,
+                into,
+                result: Err(e),
+            }],
+            Effect::NotSame { id, other } => vec![Msg::NotSame {
+                id,
+                other,
                 result: Err(e),
             }],
         }

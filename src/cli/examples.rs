@@ -219,6 +219,39 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "similar",
+        &[
+            (
+                "caseload similar 42",
+                "items of its queue that are possibly the same record, with why",
+            ),
+            (
+                "caseload similar 42 --all --json",
+                "as JSON, with the pairs already merged or marked not the same",
+            ),
+        ],
+    ),
+    (
+        "merge",
+        &[
+            (
+                "caseload merge 42 --into 17 --reason 'same VAT number'",
+                "cancel #42 as #17's duplicate (you hold #42, or you are a supervisor)",
+            ),
+            (
+                "caseload merge 42 --into 17 --token 5",
+                "fenced by your lock token",
+            ),
+        ],
+    ),
+    (
+        "not-duplicate",
+        &[(
+            "caseload not-duplicate 42 17",
+            "never offer #42 and #17 as possibly the same again",
+        )],
+    ),
+    (
         "fail",
         &[
             (

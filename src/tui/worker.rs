@@ -251,6 +251,34 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
                 result,
             }]
         }
+        e @ (Effect::Similar(_) | Effect::Merge { .. } | Effect::NotSame { .. }) => {
+            duplicates(st, e)
+        }
+    }
+}
+
+/// The "Possibly the same" box's read and writes (issue 27).
+fn duplicates(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
+    match e {
+        Effect::Similar(id) => {
+            let limit = crate::domain::duplicates::DEFAULT_LIMIT;
+            let result = crate::store::similar::similar(st, id, limit).map(|f| f.candidates);
+            vec![Msg::Similar { id, result }]
+        }
+        Effect::Merge {
+            id,
+            into,
+            token,
+            reason,
+        } => {
+            let result = st.merge(id, into, token, reason.as_deref()).map(|_| ());
+            vec![Msg::Merged { id, into, result }]
+        }
+        Effect::NotSame { id, other } => {
+            let result = st.not_duplicate(id, other);
+            vec![Msg::NotSame { id, other, result }]
+        }
+        _ => vec![],
     }
 }
 

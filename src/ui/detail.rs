@@ -64,6 +64,10 @@ pub(super) fn render(state: &State, d: &Detail, theme: &Theme, frame: &mut Frame
                 LineKind::Dim => theme.dim(),
                 LineKind::Text => Default::default(),
                 LineKind::Field(i) => return form.line(i, theme, body.width as usize),
+                LineKind::Candidate(i) => match state.similar.as_ref().and_then(|b| b.focus) {
+                    Some(f) if f == i => theme.selected(),
+                    _ => Default::default(),
+                },
             };
             Line::styled(l.text.as_str(), style)
         })

@@ -18,7 +18,7 @@ pub(super) fn render(r: &Report, theme: &Theme, frame: &mut Frame, area: Rect) {
         let style = match l.kind {
             LineKind::Heading => theme.heading(),
             LineKind::Text => ratatui::style::Style::default(),
-            LineKind::Dim | LineKind::Field(_) => theme.dim(),
+            LineKind::Dim | LineKind::Field(_) | LineKind::Candidate(_) => theme.dim(),
         };
         lines.push(Line::styled(l.text.clone(), style));
     }

@@ -16,6 +16,7 @@ mod audit_day;
 mod canned;
 mod canned_tmux;
 mod check_tmux;
+mod duplicates;
 mod field_admin;
 mod figures;
 mod first_hour;

@@ -234,6 +234,9 @@ fn on_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
     {
         return fx;
     }
+    if let Some(fx) = super::similar::key(s, &key) {
+        return fx;
+    }
     if let Some(fx) = super::form::key(s, &key) {
         return fx;
     }

@@ -14,6 +14,7 @@ mod modes;
 mod park;
 mod preview;
 mod results;
+mod similar;
 mod sla;
 mod supervise;
 mod supervised;
@@ -153,6 +154,12 @@ fn apply(s: &mut State, msg: Msg) -> Vec<Effect> {
         } => supervised::activity_loaded(s, user, since, result),
         Msg::NothingNext { after, why } => results::nothing_next(s, after, &why),
         Msg::CommentAdded { id, result } => preview::comment_added(s, id, result),
+        Msg::Similar { id, result } => {
+            similar::loaded(s, id, result);
+            vec![]
+        }
+        Msg::Merged { id, into, result } => similar::merged(s, id, into, result),
+        Msg::NotSame { id, other, result } => similar::not_same(s, id, other, result),
         Msg::Thread { id, result } => {
             preview::thread_loaded(s, id, result);
             vec![]

@@ -125,6 +125,7 @@ fn confirm(s: &mut State) -> Vec<Effect> {
         }
         Pending::Dismiss | Pending::Park { .. } => vec![],
         Pending::NotDone { .. } | Pending::CompleteAnyway { .. } => super::form::confirmed(s, &d),
+        Pending::Merge { .. } => super::similar::confirmed(&d),
         Pending::DefineField { .. } | Pending::DeleteField { .. } => {
             super::field_admin::confirm(s, d)
         }

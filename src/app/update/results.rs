@@ -102,10 +102,12 @@ pub(super) fn opened(
         .as_ref()
         .filter(|d| !taken && d.item.id == item.id)
         .map_or(0, |d| d.scroll);
+    let id = item.id;
     let mut d = build_detail(s, item, history);
     d.scroll = keep.min(d.lines.len().saturating_sub(1));
     s.detail = Some(d);
-    vec![refresh(s)]
+    let similar = super::similar::request(s, id);
+    vec![refresh(s), similar]
 }
 
 pub(super) fn renewed(s: &mut State, id: i64, result: Result<Item, StoreError>) -> Vec<Effect> {
