@@ -70,7 +70,7 @@ const TEXTS: &[(&str, Purpose, &str, &str)] = &[
     (
         "verification",
         Purpose::Park,
-        "call-back",
+        "as-agreed",
         "Call back as agreed",
     ),
     ("fulfilment", Purpose::Result, "shipped", "Shipped"),
