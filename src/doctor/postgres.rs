@@ -15,7 +15,7 @@ const CLOCK_TOLERANCE_MS: i64 = 10_000;
 /// What everyday work needs (the README's least-privilege grants): `(table, column or
 /// "" for the whole table, rights)`. Roles, bindings and queue settings change through
 /// caseload's SECURITY DEFINER functions, so no role needs UPDATE on users or queues.
-const RIGHTS: [(&str, &str, &str); 16] = [
+const RIGHTS: [(&str, &str, &str); 18] = [
     ("items", "", "SELECT, INSERT, UPDATE"),
     ("item_counts", "", "SELECT, INSERT, UPDATE"),
     ("events", "", "SELECT, INSERT"),
@@ -32,6 +32,8 @@ const RIGHTS: [(&str, &str, &str); 16] = [
     ("queue_fields", "", "SELECT"),
     ("queue_texts", "", "SELECT"),
     ("queue_sla", "", "SELECT"),
+    ("item_keys", "", "SELECT, INSERT, DELETE"),
+    ("item_pairs", "", "SELECT, INSERT, UPDATE"),
 ];
 
 /// Rights an everyday role must not have: they would let it rewrite the audit trail or

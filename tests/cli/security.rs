@@ -397,6 +397,8 @@ pub(crate) fn least_privilege_sql(schema: &str, staff: &str) -> String {
         "GRANT USAGE ON SCHEMA {schema} TO {staff};
          GRANT SELECT, INSERT, UPDATE ON {schema}.items, {schema}.item_counts TO {staff};
          GRANT SELECT, INSERT ON {schema}.events, {schema}.comments TO {staff};
+         GRANT SELECT, INSERT, DELETE ON {schema}.item_keys TO {staff};
+         GRANT SELECT, INSERT, UPDATE ON {schema}.item_pairs TO {staff};
          GRANT SELECT ON {schema}.queues, {schema}.users, {schema}.audit, {schema}.holds,
                          {schema}.figure_days, {schema}.queue_totals, {schema}.queue_fields, {schema}.queue_texts, {schema}.queue_sla,
                          {schema}.caseload_schema TO {staff};

@@ -34,7 +34,7 @@ BEGIN
              AND privilege_type = 'UPDATE' AND grantee <> current_user LOOP
         EXECUTE 'GRANT SELECT, INSERT, DELETE ON item_keys TO '
             || CASE WHEN r.grantee = 'PUBLIC' THEN 'PUBLIC' ELSE quote_ident(r.grantee) END;
-        EXECUTE 'GRANT SELECT, INSERT ON item_pairs TO '
+        EXECUTE 'GRANT SELECT, INSERT, UPDATE ON item_pairs TO '
             || CASE WHEN r.grantee = 'PUBLIC' THEN 'PUBLIC' ELSE quote_ident(r.grantee) END;
     END LOOP;
 END
