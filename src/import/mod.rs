@@ -146,6 +146,25 @@ impl ImportFields {
     }
 }
 
+/// Why a row with field values that names a queue other than `--queue` is refused: the
+/// field columns are the fields of `--queue` (they were found, checked and defined there),
+/// and the same name in another queue may be another field, or none.
+fn other_queue(
+    queue: &str,
+    default_queue: &str,
+    given: &[(usize, serde_json::Value)],
+    defs: &[FieldDef],
+) -> String {
+    let names: Vec<&str> = given.iter().map(|(i, _)| defs[*i].name.as_str()).collect();
+    format!(
+        "queue '{}' is not '{}', the queue --queue names, whose fields the columns {} fill; \
+         import each queue's rows with its own --queue",
+        sanitize::line(queue),
+        sanitize::line(default_queue),
+        names.join(", ")
+    )
+}
+
 /// What an imported value of field `def` is stored as in `params`: a value of its type in
 /// its canonical form (as `caseload set` stores it), or, when it breaks the field's rules,
 /// what the file gave as it is (fixing it is the work); `None` for an empty one.
@@ -334,6 +353,9 @@ impl RawRow {
         }
         let given = std::mem::take(&mut self.fields);
         if !given.is_empty() {
+            if item.queue != default_queue {
+                return Err(other_queue(&item.queue, default_queue, &given, defs));
+            }
             merge_fields(&mut item, given, defs)?;
         }
         let mut broken = Vec::new();

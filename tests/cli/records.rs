@@ -136,6 +136,45 @@ fn import_fills_the_fields_and_counts_the_values_that_break_a_rule() {
     });
 }
 
+/// The field columns are the fields of --queue: a row naming another queue is refused,
+/// with or without --define-fields (which defined them on --queue while the rows went
+/// elsewhere, unchecked), and nothing is written.
+#[test]
+fn a_row_of_another_queue_with_field_values_is_refused() {
+    on_both(|env| {
+        supplier_queue(env, "verify");
+        env.ok("sup", &["queue", "set", "other", "--create"]);
+        let known = write(
+            env,
+            "known.csv",
+            "title,queue,vat\nGood GmbH,verify,DE123456789\nElsewhere,other,DE123456789\n",
+        );
+        let new = write(
+            env,
+            "new.csv",
+            "title,queue,vat,note\nGood GmbH,verify,DE123456789,x\nElsewhere,other,DE1234567,y\n",
+        );
+        let before = state(env, "verify");
+        for (csv, extra, names) in [
+            (&known, None, "columns vat fill"),
+            (&new, Some("--define-fields"), "columns vat, note fill"),
+        ] {
+            let mut args = vec!["import", csv.as_str(), "--queue", "verify"];
+            args.extend(extra);
+            let err = env.fails("sup", &args, 1);
+            assert!(
+                err.contains("line 3")
+                    && err.contains("queue 'other' is not 'verify', the queue --queue names")
+                    && err.contains(names),
+                "{err}"
+            );
+            assert_eq!(state(env, "verify"), before);
+        }
+        let other = env.ok("sup", &["field", "list", "other"]);
+        assert!(other.contains("has no fields"), "{other}");
+    });
+}
+
 #[test]
 fn an_unknown_column_is_refused_naming_the_fields_unless_a_supervisor_defines_them() {
     on_both(|env| {

@@ -20,6 +20,7 @@ conformance!(
     undo_puts_each_change_back_within_the_window,
     undo_is_refused_after_the_window_or_anothers_touch,
     undoing_complete_and_next_returns_the_next_item_too,
+    an_undo_asked_again_answers_as_it_left_the_item,
     a_queue_sets_its_own_grace_and_undo_window,
 );
 
@@ -331,6 +332,38 @@ fn undoing_complete_and_next_returns_the_next_item_too(b: &dyn Backend) {
     let last = alice.history(second).unwrap().pop().unwrap();
     assert_eq!(last.kind, EventKind::Released);
     assert_eq!(last.detail["undo_of"], first);
+    assert_eq!(boss.check().unwrap(), Vec::<String>::new());
+}
+
+/// An undo whose answer was lost (the call killed, the connection dropped) is asked again:
+/// the retry answers with the item locked to its maker under the token the undo gave, and
+/// writes nothing; once the item moved on (completed again, taken by another), it is refused.
+fn an_undo_asked_again_answers_as_it_left_the_item(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let id = add(&mut *boss, "slip");
+    let mut alice = b.open("alice", 0);
+    let token = alice.take(id).unwrap().lock_token;
+    alice.complete(id, token, Some("done")).unwrap();
+    let first = alice.undo(id).unwrap();
+    let events = kinds(&mut *boss, id).len();
+    // Asked again, also after the window: the same answer, nothing written.
+    let mut alice_later = b.open("alice", 10 * MIN);
+    let again = alice_later.undo(id).unwrap();
+    assert_eq!(again.lock_token, first.lock_token);
+    assert_eq!(again.lock_user.as_deref(), Some("alice"));
+    assert_eq!(again.state, ItemState::Open);
+    assert_eq!(kinds(&mut *boss, id).len(), events, "a retry writes nothing");
+    // Bob's undo of it is no retry of his.
+    let mut bob = b.open("bob", 0);
+    assert_code(bob.undo(id), exit::CONFLICT);
+    // Completed again: the undo's retry is over; a new undo undoes the new complete.
+    alice.complete(id, first.lock_token, None).unwrap();
+    let undone = alice.undo(id).unwrap();
+    assert_eq!(undone.lock_token, first.lock_token + 1);
+    // Released and taken by Bob since: refused.
+    alice.release(id, undone.lock_token).unwrap();
+    bob.take(id).unwrap();
+    assert_code(alice.undo(id), exit::CONFLICT);
     assert_eq!(boss.check().unwrap(), Vec::<String>::new());
 }
 

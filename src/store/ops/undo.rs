@@ -4,7 +4,8 @@
 //! parked), locked to them under a new token, fenced by its token and by its last event
 //! still being theirs; its event `undone {undid, event, token}`. The undo of a
 //! complete-and-next also returns the item that complete took to the pool (its `locked`
-//! event is the actor's, at the complete's very time), as a release.
+//! event is the actor's, at the complete's very time), as a release. An undo asked again
+//! after it was applied (its answer lost) answers with the item as it left it.
 
 use serde_json::json;
 
@@ -45,6 +46,9 @@ pub(crate) fn undo(tx: &mut dyn Tx, id: i64) -> Result<Item> {
     let Some(last) = tx.last_event(id, &EventKind::ALL, None)? else {
         return Err(refused(&cur, "it has no change to undo".into()));
     };
+    if retried(&cur, &last, &me) {
+        return Ok(cur);
+    }
     if last.actor != me {
         return Err(refused(
             &cur,
@@ -98,6 +102,16 @@ pub(crate) fn undo(tx: &mut dyn Tx, id: i64) -> Result<Item> {
         return_next(tx, id, &last)?;
     }
     found(id, tx.item(id)?)
+}
+
+/// True when `last` is this person's undo of `cur` and they still hold it under the token
+/// it gave: a retry of an undo whose answer was lost (a killed call, a dropped connection),
+/// answered with the item as the undo left it, writing nothing.
+fn retried(cur: &Item, last: &Event, me: &str) -> bool {
+    last.kind == EventKind::Undone
+        && last.actor == me
+        && cur.lock_user.as_deref() == Some(me)
+        && last.detail.get("token").and_then(serde_json::Value::as_i64) == Some(cur.lock_token)
 }
 
 /// The item a complete-and-next took along with `completed` (of item `id`): returned to
