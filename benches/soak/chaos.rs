@@ -172,7 +172,8 @@ pub(crate) const CHAOS: &[Chaos] = &[
     // producers
     chaos("import", 6, Class::Write, NONE, With(import_new)),
     chaos("re-import", 2, Class::MayWrite, NONE, With(import_again)),
-    chaos("add", 3, Class::Write, NONE, Args("add --queue q --title {marker} --request-id {marker}")),
+    chaos("add", 3, Class::Write, NONE, Args("add --queue q --title {marker} --request-id {marker} --source soak")),
+    chaos("add spare", 1, Class::Write, ABSENT, With(add_spare)),
     // supervisors
     chaos("reap", 2, Class::MayWrite, NONE, Args("reap")),
     chaos("unlock --expired", 2, Class::MayWrite, NONE, Args("unlock --expired --reason {marker}")),
@@ -192,6 +193,8 @@ pub(crate) const CHAOS: &[Chaos] = &[
     chaos("field delete", 1, Class::Write, ABSENT, Args("field delete q extra")),
     chaos("queue set", 2, Class::Write, ABSENT, With(queue_set)),
     chaos("user set", 1, Class::Write, NONE, With(user_set)),
+    chaos("queue rename", 1, Class::Write, ABSENT, With(queue_rename)),
+    chaos("queue delete", 1, Class::Write, NONE, With(queue_delete)),
     // reads beside them
     chaos("check", 1, Class::Read, NONE, Args("check")),
     chaos("backup + check", 1, Class::Read, NONE, With(backup_and_check)),
@@ -269,14 +272,49 @@ fn queue_set(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
     }
 }
 
-/// A role change of a name nobody uses in the run.
+/// A role change, or a login binding made or removed, of a name nobody uses in the run.
 fn user_set(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
-    let role = if c.rng.chance(0.5) {
-        "staff"
-    } else {
-        "supervisor"
-    };
-    one(&["user", "set", "spare", "--role", role])
+    match c.rng.below(4) {
+        0 => one(&["user", "set", "spare", "--role", "staff"]),
+        1 => one(&["user", "set", "spare", "--role", "supervisor"]),
+        2 => one(&["user", "set", "spare", "--login", "nobody"]),
+        _ => one(&["user", "set", "spare", "--no-login"]),
+    }
+}
+
+/// The spare queue's two names: `queue rename` moves it (its items and the workers' locks
+/// on them with it) from one to the other; the direction not possible now is refused
+/// (exit 1, unknown queue).
+const SPARE: [&str; 2] = ["spare", "spare2"];
+
+/// An item for the spare queue, under either of its names (exit 1 under the other).
+fn add_spare(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
+    let q = SPARE[c.rng.below(2) as usize];
+    let m = c.marker();
+    one(&["add", "--queue", q, "--title", &m, "--request-id", &m])
+}
+
+/// Renames the spare queue while workers may hold its items.
+fn queue_rename(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
+    let from = c.rng.below(2) as usize;
+    one(&["queue", "rename", SPARE[from], SPARE[1 - from]])
+}
+
+/// A queue created and deleted again (only an empty queue can be deleted).
+fn queue_delete(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
+    let name = format!("gone{}", c.call);
+    Some(vec![
+        Step {
+            args: ["queue", "set", &name, "--create"]
+                .map(String::from)
+                .to_vec(),
+            db: None,
+        },
+        Step {
+            args: ["queue", "delete", &name].map(String::from).to_vec(),
+            db: None,
+        },
+    ])
 }
 
 /// Imports wait while about this many items are open.
@@ -294,24 +332,44 @@ fn import_new(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
     c.backlog.fetch_add(rows, Ordering::Relaxed);
     let path = c.dir.join(format!("f{n}-{rows}.csv"));
     let with_ids = n.is_multiple_of(2);
-    let mut text = String::from(if with_ids {
-        "title,queue,priority,request_id\n"
-    } else {
-        "title,queue,priority\n"
-    });
     let queue = if n % 4 == 3 { LISTS } else { QUEUE };
+    // One in three of the main queue's files fills its field `note`; one in six of those
+    // also has a column `extra`, which a supervisor's --define-fields defines as a field
+    // when `field delete` took it away.
+    let fields = match (queue == QUEUE, n % 6) {
+        (true, 1) => ",note,extra",
+        (true, 4) => ",note",
+        _ => "",
+    };
+    let mut text = format!(
+        "title,queue,priority{}{fields}\n",
+        match with_ids {
+            true => ",request_id",
+            false => "",
+        }
+    );
     for r in 1..=rows {
         let p = c.rng.range(0, 3);
         text.push_str(&format!("soak-f{n}-r{r},{queue},{p}"));
         if with_ids {
             text.push_str(&format!(",req-f{n}-r{r}"));
         }
+        for _ in fields.split(',').skip(1) {
+            text.push_str(&format!(",v-f{n}-r{r}"));
+        }
         text.push('\n');
     }
     let mut f = std::fs::File::create(&path).ok()?;
     f.write_all(text.as_bytes()).ok()?;
     c.files.push(path.clone());
-    one(&["import", &path.display().to_string()])
+    let mut args = vec!["import".to_string(), path.display().to_string()];
+    if !fields.is_empty() {
+        args.extend(["--queue", QUEUE].map(String::from));
+    }
+    if fields.contains("extra") {
+        args.push("--define-fields".into());
+    }
+    Some(vec![Step { args, db: None }])
 }
 
 /// An earlier file again: every row is there once whatever happened to the first try.
@@ -321,7 +379,17 @@ fn import_again(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
     }
     let i = c.rng.below(c.files.len() as u64) as usize;
     let path = c.files[i].display().to_string();
-    one(&["import", &path])
+    // The same arguments as the first time (a file with field columns names its queue).
+    let header = std::fs::read_to_string(&c.files[i]).ok()?;
+    let header = header.lines().next()?;
+    let mut args = vec!["import", &path];
+    if header.contains(",note") {
+        args.extend(["--queue", QUEUE]);
+    }
+    if header.contains(",extra") {
+        args.push("--define-fields");
+    }
+    one(&args)
 }
 
 /// A backup, and `check` of the backup (SQLite only: PostgreSQL has pg_dump).

@@ -7,9 +7,11 @@
 //! For the given minutes, N workers claim and complete through the real binary (claim,
 //! claim --id, claim --wait, complete, complete --next, fail, release, skip, renew, set,
 //! tick, park for a few seconds, wake, undo), while one supervisor runs the chaos loop
-//! (`chaos::CHAOS`: imports and re-imports, reap, unlocks, assignments, reopen, edits,
-//! comments, wakes, queue settings and SLAs, fields, ready-made texts, roles, backups
-//! checked, check, stats, search, export...), a killer SIGKILLs a running call every 1.5 s or so, one call in twenty runs
+//! (`chaos::CHAOS`: imports (some into fields, with --define-fields) and re-imports, adds
+//! (with a source, into a queue being renamed), reap, unlocks, assignments, reopen, edits,
+//! comments, wakes, queue settings and SLAs, queue rename and delete, fields, ready-made
+//! texts, roles and logins, backups checked, check, stats, search, export...), a killer
+//! SIGKILLs a running call every 1.5 s or so, one call in twenty runs
 //! under strace with an I/O error, a full disk or a SIGKILL injected at its Nth write or
 //! fsync (PostgreSQL: its Nth message), and on PostgreSQL the run's server processes are
 //! terminated at random. Then parked items are woken by a supervisor and the queue is
@@ -252,6 +254,18 @@ fn setup(runner: &Runner, backend: &Backend, workers: &[String]) -> Result<()> {
             "queue",
             "set",
             LISTS,
+            "--create",
+            "--lock-seconds",
+            "30",
+            "--warn-seconds",
+            "5",
+        ]
+        .map(String::from)
+        .to_vec(),
+        [
+            "queue",
+            "set",
+            "spare",
             "--create",
             "--lock-seconds",
             "30",

@@ -352,7 +352,11 @@ fn an_undo_asked_again_answers_as_it_left_the_item(b: &dyn Backend) {
     assert_eq!(again.lock_token, first.lock_token);
     assert_eq!(again.lock_user.as_deref(), Some("alice"));
     assert_eq!(again.state, ItemState::Open);
-    assert_eq!(kinds(&mut *boss, id).len(), events, "a retry writes nothing");
+    assert_eq!(
+        kinds(&mut *boss, id).len(),
+        events,
+        "a retry writes nothing"
+    );
     // Bob's undo of it is no retry of his.
     let mut bob = b.open("bob", 0);
     assert_code(bob.undo(id), exit::CONFLICT);
