@@ -87,6 +87,16 @@ fn supervisors_add_change_and_delete_texts_audited(b: &dyn Backend) {
         exit::ERROR,
     );
     assert!(e.to_string().contains("nothing changed"), "{e}");
+    // A code names one text: another purpose's code is refused, not moved over.
+    let e = assert_code(
+        boss.add_text("default", Purpose::Park, "Call back", Some("no-answer")),
+        exit::ERROR,
+    );
+    assert!(
+        e.to_string()
+            .contains("has code 'no-answer' for its fail text"),
+        "{e}"
+    );
     // Deleted by code or by text (case ignored); an unknown one names the codes there are.
     boss.delete_text("default", "no-answer-2").unwrap();
     boss.delete_text("default", "needs a spanish SPEAKER")

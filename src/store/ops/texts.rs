@@ -16,9 +16,10 @@ fn shown(t: &CannedText) -> Value {
 
 /// Adds a ready-made text to `queue` (`default` is there from its first use, as for
 /// items) for `purpose`, under `code` (else one made from the
-/// text, unique in the queue); a code the queue has gets the new text. Refused when the
-/// queue already has the same text for the same purpose under another code, or nothing
-/// would change. Returns the text as stored.
+/// text, unique in the queue); a code the queue has for `purpose` gets the new text.
+/// Refused when the code is the queue's for another purpose (it would silently move that
+/// text), when the queue already has the same text for the same purpose under another
+/// code, or when nothing would change. Returns the text as stored.
 pub(crate) fn add_text(
     tx: &mut dyn Tx,
     queue: &str,
@@ -52,6 +53,13 @@ pub(crate) fn add_text(
         )));
     }
     let old = have.iter().find(|t| t.code == code);
+    if let Some(t) = old.filter(|t| t.purpose != purpose) {
+        return Err(StoreError::Invalid(format!(
+            "queue '{queue}' has code '{code}' for its {} text; a code names one text of a \
+             queue: choose another code, or delete that text first",
+            t.purpose.as_str()
+        )));
+    }
     let new = CannedText {
         queue: queue.to_string(),
         purpose,
