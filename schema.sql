@@ -15,7 +15,11 @@ CREATE TABLE queues (
     -- How long a woken park waits for its owner; how long an undo is offered (0: none).
     park_grace_seconds INTEGER NOT NULL DEFAULT 3600
                   CHECK (park_grace_seconds BETWEEN 60 AND 604800),
-    undo_seconds  INTEGER NOT NULL DEFAULT 30 CHECK (undo_seconds BETWEEN 0 AND 3600)
+    undo_seconds  INTEGER NOT NULL DEFAULT 30 CHECK (undo_seconds BETWEEN 0 AND 3600),
+    -- The share of completions reviewed (0 none, 100 all) and each person's first
+    -- completions always reviewed (src/domain/review.rs).
+    review_percent INTEGER NOT NULL DEFAULT 0 CHECK (review_percent BETWEEN 0 AND 100),
+    review_new    INTEGER NOT NULL DEFAULT 0 CHECK (review_new BETWEEN 0 AND 1000)
 ) WITHOUT ROWID;
 
 CREATE TABLE items (
@@ -28,7 +32,7 @@ CREATE TABLE items (
     priority     INTEGER NOT NULL DEFAULT 0,
     due_at       INTEGER NULL,
     state        TEXT NOT NULL DEFAULT 'open'
-                 CHECK (state IN ('open', 'done', 'failed', 'cancelled', 'parked')),
+                 CHECK (state IN ('open', 'done', 'failed', 'cancelled', 'parked', 'review')),
     lock_user    TEXT NULL,
     lock_time    INTEGER NULL,
     lock_token   INTEGER NOT NULL DEFAULT 0,
@@ -54,7 +58,7 @@ CREATE TABLE items (
     lock_expires_at INTEGER NULL,
     CHECK ((lock_user IS NULL) = (lock_time IS NULL)),
     CHECK ((lock_user IS NULL) = (lock_expires_at IS NULL)),
-    CHECK (state = 'open' OR lock_user IS NULL)
+    CHECK (state IN ('open', 'review') OR lock_user IS NULL)
 );
 
 -- Take order within a queue, exactly: neither a claim nor the first screen sorts. The
@@ -79,6 +83,8 @@ CREATE INDEX items_open_age ON items (created_at) WHERE state = 'open';
 CREATE INDEX items_due ON items (due_at) WHERE state = 'open' AND due_at IS NOT NULL;
 -- Parked items by wake time: an owner's woken items, the grace's return to the pool.
 CREATE INDEX items_parked ON items (parked_until) WHERE state = 'parked';
+-- Items waiting for review, oldest submission first: the reviewer's take, the backlog.
+CREATE INDEX items_review ON items (queue, finished_at, id) WHERE state = 'review';
 
 CREATE TABLE events (
     id       INTEGER PRIMARY KEY,
@@ -219,7 +225,7 @@ BEGIN
         SELECT 1 FROM events x WHERE x.item_id = NEW.item_id AND x.id > s.id AND x.id < NEW.id
         AND x.kind IN ('locked', 'taken_over', 'expired', 'unlocked', 'reassigned',
                        'released', 'skipped', 'completed', 'failed', 'cancelled', 'parked',
-                       'undone'));
+                       'undone', 'accepted', 'rejected'));
 END;
 
 -- Search: a trigram index over each item's text, folded by caseload_fold (the rule of
@@ -384,14 +390,14 @@ CREATE TRIGGER events_kind_known BEFORE INSERT ON events
 WHEN NEW.kind NOT IN ('created', 'locked', 'renewed', 'released',
              'expired', 'taken_over', 'completed', 'failed', 'requeued', 'unlocked',
              'reassigned', 'skipped', 'noted', 'cancelled', 'field_changed', 'parked', 'woke',
-             'undone') BEGIN
+             'undone', 'submitted', 'accepted', 'rejected') BEGIN
     SELECT RAISE(ABORT, 'unknown event kind');
 END;
 CREATE TRIGGER events_kind_kept BEFORE UPDATE OF kind ON events
 WHEN NEW.kind NOT IN ('created', 'locked', 'renewed', 'released',
              'expired', 'taken_over', 'completed', 'failed', 'requeued', 'unlocked',
              'reassigned', 'skipped', 'noted', 'cancelled', 'field_changed', 'parked', 'woke',
-             'undone') BEGIN
+             'undone', 'submitted', 'accepted', 'rejected') BEGIN
     SELECT RAISE(ABORT, 'unknown event kind');
 END;
 CREATE TRIGGER audit_kind_known BEFORE INSERT ON audit

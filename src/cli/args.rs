@@ -91,6 +91,10 @@ pub enum Command {
         /// With --wait: give up after this many seconds, exit 4 (default: wait forever).
         #[arg(long, value_name = "SECS", requires = "wait")]
         timeout: Option<u64>,
+        /// Take an item waiting for review (oldest first) instead of open work: never one
+        /// you completed or corrected a field of (--id on such an item: exit 5).
+        #[arg(long)]
+        review: bool,
     },
     /// Renew your lock on an item.
     Renew(HolderArgs),
@@ -223,6 +227,23 @@ pub enum Command {
         #[arg(long, value_name = "WHEN")]
         until: String,
         /// Why (required; shown to others who try to take it and kept in the history).
+        #[arg(long)]
+        reason: String,
+    },
+    /// Accept an item you review (taken with `claim --review`): it is done.
+    Accept {
+        #[command(flatten)]
+        holder: HolderArgs,
+        /// A comment kept with the acceptance in the item's history.
+        #[arg(long)]
+        comment: Option<String>,
+    },
+    /// Reject an item you review: it goes back to whoever completed it, as an assignment
+    /// (to the pool if they are no longer known), with your reason.
+    Reject {
+        #[command(flatten)]
+        holder: HolderArgs,
+        /// Why (required; the maker sees it).
         #[arg(long)]
         reason: String,
     },
@@ -573,7 +594,7 @@ pub struct ExportArgs {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Which items: open (in take order), locked, expired, done, failed, cancelled, parked
-    /// (earliest wake first) or all.
+    /// (earliest wake first), review (waiting for review, oldest first) or all.
     #[arg(long, value_parser = parse_state_filter, default_value = "open")]
     pub state: StateFilter,
     /// Only items in this queue (default: every queue).
@@ -649,6 +670,14 @@ pub enum QueueCommand {
         /// undo it, 0 (no undo) to 3600 (a new queue has 30).
         #[arg(long, value_name = "SECONDS")]
         undo_seconds: Option<i64>,
+        /// Which completions wait for a second person before they are done: none (a new
+        /// queue's), all, or a share such as 20% (chosen from the item's id: asking again
+        /// chooses the same items).
+        #[arg(long, value_name = "none|all|PCT%", allow_hyphen_values = true)]
+        review: Option<String>,
+        /// Each person's first N completions in the queue always wait for review (0: none).
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        review_new: Option<i64>,
         /// Create the queue if it does not exist yet.
         #[arg(long)]
         create: bool,
@@ -901,7 +930,7 @@ pub enum FormatArg {
 
 fn parse_state_filter(s: &str) -> Result<StateFilter, String> {
     StateFilter::parse(s).ok_or_else(|| {
-        "expected open, locked, expired, done, failed, cancelled, parked or all".to_string()
+        "expected open, locked, expired, done, failed, cancelled, parked, review or all".to_string()
     })
 }
 

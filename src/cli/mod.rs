@@ -13,7 +13,8 @@ pub(crate) mod output;
 pub(crate) use args::{Cli, Command, UserCommand};
 
 use commands::{
-    duplicates, export, fields, holder, park, produce, read, report, setup, supervise, texts, undo,
+    duplicates, export, fields, holder, park, produce, read, report, review, setup, supervise,
+    texts, undo,
 };
 
 use std::io::Write;
@@ -154,6 +155,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         | Command::Complete { .. }
         | Command::Fail { .. }
         | Command::Park { .. }
+        | Command::Accept { .. }
+        | Command::Reject { .. }
         | Command::Wake { .. }
         | Command::Undo { .. } => holder_command(&mut *store()?, command, out),
         Command::History { user, since, json } => {
@@ -218,15 +221,17 @@ fn holder_command(store: &mut dyn Store, command: Command, out: &mut dyn Write) 
             id,
             json,
             wait: false,
+            review,
             ..
-        } => holder::claim(store, queue, id, json, out),
+        } => holder::claim(store, (queue, id, review), json, out),
         Command::Claim {
             queue,
             json,
             wait: true,
             timeout,
+            review,
             ..
-        } => holder::claim_wait(store, queue, timeout, json, out),
+        } => holder::claim_wait(store, (queue, review), timeout, json, out),
         Command::Renew(h) => holder::renew(store, &h, out),
         Command::Release { holder: h, said } => holder::release(store, &h, &said, false, out),
         Command::Skip { holder: h, said } => holder::release(store, &h, &said, true, out),
@@ -265,6 +270,8 @@ fn holder_command(store: &mut dyn Store, command: Command, out: &mut dyn Write) 
             until,
             reason,
         } => park::park(store, &h, &until, &reason, out),
+        Command::Accept { holder: h, comment } => review::accept(store, &h, comment, out),
+        Command::Reject { holder: h, reason } => review::reject(store, &h, &reason, out),
         Command::Wake { id, json } => park::wake(store, id, json, out),
         Command::Undo { id, json } => undo::undo(store, id, json, out),
         // `run` sends only the commands above here.

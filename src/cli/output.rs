@@ -25,9 +25,22 @@ pub(crate) fn lock_text(item: &Item, queues: &[crate::domain::QueueSettings], no
             crate::domain::park::when_text(p.until, now)
         );
     }
-    if item.state != ItemState::Open {
+    let reviewing = item.state == ItemState::Review;
+    if reviewing && item.lock_user.is_none() {
+        return "waiting for review".into();
+    }
+    if item.state != ItemState::Open && !reviewing {
         return item.state.as_str().to_string();
     }
+    let text = lock_status_text(item, now);
+    match reviewing {
+        true => format!("in review, {text}"),
+        false => text,
+    }
+}
+
+/// "free", "held by bob (12m left)", "EXPIRED bob (+3m)", "assigned to …".
+fn lock_status_text(item: &Item, now: i64) -> String {
     match item.lock() {
         None => "free".into(),
         Some(l) => match l.status(now) {
@@ -170,7 +183,8 @@ pub(crate) fn done_line(id: i64, done: &str, past: &str, applied: Applied) -> St
 
 pub(crate) fn queue_line(q: &crate::domain::QueueSettings) -> String {
     format!(
-        "{}: lock {}s, warn {}s, max per user {}, {}, order {}, park grace {}s, undo {}s",
+        "{}: lock {}s, warn {}s, max per user {}, {}, order {}, park grace {}s, undo {}s, \
+         review {}{}",
         sanitize::line(&q.name),
         q.lock_seconds,
         q.warn_seconds,
@@ -178,7 +192,12 @@ pub(crate) fn queue_line(q: &crate::domain::QueueSettings) -> String {
         if q.paused { "paused" } else { "running" },
         q.order.as_str(),
         q.park_grace_seconds,
-        q.undo_seconds
+        q.undo_seconds,
+        crate::domain::review::share_name(q.review_percent),
+        match q.review_new {
+            0 => String::new(),
+            n => format!(" (and each person's first {n})"),
+        }
     )
 }
 

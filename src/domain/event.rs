@@ -35,10 +35,18 @@ pub enum EventKind {
     /// The actor undid their own last change (`{undid: KIND, event, token}`): the item is
     /// as it was before it, locked to them under a new token.
     Undone,
+    /// A completion went to review (its `completed` event is just before it): `{why:
+    /// sample|new, share|first}`; the item waits for a second person.
+    Submitted,
+    /// The reviewer accepted the item (it is done): `{token, comment}`.
+    Accepted,
+    /// The reviewer rejected the item, `{token, reason, code, to}`: it goes back to its
+    /// maker as an assignment (their `reassigned` follows), or to the pool.
+    Rejected,
 }
 
 impl EventKind {
-    pub(crate) const ALL: [EventKind; 18] = [
+    pub(crate) const ALL: [EventKind; 21] = [
         EventKind::Created,
         EventKind::Locked,
         EventKind::Renewed,
@@ -57,6 +65,9 @@ impl EventKind {
         EventKind::Parked,
         EventKind::Woke,
         EventKind::Undone,
+        EventKind::Submitted,
+        EventKind::Accepted,
+        EventKind::Rejected,
     ];
 
     /// Every kind's name, for messages: "created, locked, …".
@@ -86,6 +97,9 @@ impl EventKind {
             EventKind::Parked => "parked",
             EventKind::Woke => "woke",
             EventKind::Undone => "undone",
+            EventKind::Submitted => "submitted",
+            EventKind::Accepted => "accepted",
+            EventKind::Rejected => "rejected",
         }
     }
 
@@ -135,6 +149,8 @@ impl EventKind {
         EventKind::Cancelled,
         EventKind::Requeued,
         EventKind::Undone,
+        EventKind::Accepted,
+        EventKind::Rejected,
     ];
 
     /// Kinds after which the previous holder holds the item no more: the lock changes and
@@ -152,6 +168,8 @@ impl EventKind {
         EventKind::Cancelled,
         EventKind::Parked,
         EventKind::Undone,
+        EventKind::Accepted,
+        EventKind::Rejected,
     ];
 
     /// True when the kind is one of `set`.

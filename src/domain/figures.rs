@@ -315,6 +315,7 @@ impl ItemFigures {
                 ItemState::Done => "done",
                 ItemState::Failed => "failed",
                 ItemState::Cancelled => "cancelled",
+                ItemState::Review => "submitted for review",
                 ItemState::Open | ItemState::Parked => "finished",
             };
             parts.push(format!("{word} {} after creation", short_duration(c)));

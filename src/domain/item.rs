@@ -10,7 +10,8 @@ pub(crate) const MAX_TITLE_CHARS: usize = 1000;
 /// Largest text field (body, params, notes, result, reason), in bytes.
 pub(crate) const MAX_FIELD_BYTES: usize = 1024 * 1024;
 
-/// An item's life-cycle state; only `Open` items carry a lock.
+/// An item's life-cycle state; only `Open` and `Review` items carry a lock (a
+/// reviewer's).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ItemState {
@@ -22,15 +23,19 @@ pub enum ItemState {
     /// Parked by its last holder until a time (a call-back): no lock, and nobody else
     /// may take it until then and for the queue's grace after (`domain::park`).
     Parked,
+    /// Completed by its maker and waiting for a second person (`domain::review`), who
+    /// accepts it (done) or rejects it (back to the maker).
+    Review,
 }
 
 impl ItemState {
-    pub(crate) const ALL: [ItemState; 5] = [
+    pub(crate) const ALL: [ItemState; 6] = [
         ItemState::Open,
         ItemState::Done,
         ItemState::Failed,
         ItemState::Cancelled,
         ItemState::Parked,
+        ItemState::Review,
     ];
 
     /// The state's name as stored.
@@ -41,6 +46,7 @@ impl ItemState {
             ItemState::Failed => "failed",
             ItemState::Cancelled => "cancelled",
             ItemState::Parked => "parked",
+            ItemState::Review => "review",
         }
     }
 
@@ -273,11 +279,13 @@ impl Item {
         self.lock_user.as_deref() == Some(user)
     }
 
-    /// True while `user` still holds the item's lock under `token` (the item open, the
-    /// lock neither taken over, moved nor renewed into a newer token): the one test of
-    /// "is my lock gone?".
+    /// True while `user` still holds the item's lock under `token` (the item open or in
+    /// their review, the lock neither taken over, moved nor renewed into a newer token):
+    /// the one test of "is my lock gone?".
     pub(crate) fn held_with(&self, user: &str, token: i64) -> bool {
-        self.state == ItemState::Open && self.is_held_by(user) && self.lock_token == token
+        matches!(self.state, ItemState::Open | ItemState::Review)
+            && self.is_held_by(user)
+            && self.lock_token == token
     }
 }
 

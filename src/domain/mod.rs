@@ -14,6 +14,7 @@ pub mod lock;
 pub mod park;
 pub(crate) mod queue;
 pub mod queue_fields;
+pub(crate) mod review;
 pub mod sanitize;
 pub mod search;
 pub mod sla;

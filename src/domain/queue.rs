@@ -82,6 +82,11 @@ pub struct QueueSettings {
     /// How long after a complete, fail, release, skip or park its maker may undo it (0:
     /// no undo).
     pub undo_seconds: i64,
+    /// The share of completions that wait for a second person, 0 (none) to 100 (all),
+    /// chosen by `domain::review::bucket`.
+    pub review_percent: i64,
+    /// Each person's first this many completions in the queue always wait for review.
+    pub review_new: i64,
 }
 
 impl QueueSettings {
@@ -96,6 +101,8 @@ impl QueueSettings {
             order: TakeOrder::Priority,
             park_grace_seconds: DEFAULT_PARK_GRACE_SECONDS,
             undo_seconds: DEFAULT_UNDO_SECONDS,
+            review_percent: 0,
+            review_new: 0,
         }
     }
 
@@ -126,6 +133,9 @@ pub struct QueueUpdate {
     pub order: Option<TakeOrder>,
     pub park_grace_seconds: Option<i64>,
     pub undo_seconds: Option<i64>,
+    /// The share reviewed, 0 to 100 (`--review none|all|PCT%`).
+    pub review_percent: Option<i64>,
+    pub review_new: Option<i64>,
 }
 
 /// A queue setting, as `caseload queue set` names it.
@@ -137,6 +147,8 @@ pub enum Setting {
     Paused,
     ParkGrace,
     UndoSeconds,
+    Review,
+    ReviewNew,
 }
 
 impl Setting {}
@@ -210,6 +222,7 @@ impl QueueUpdate {
             }
             next.undo_seconds = v;
         }
+        self.apply_review(&mut next)?;
         if next.warn_seconds >= next.lock_seconds {
             return Err(refuse(
                 Setting::WarnSeconds,
@@ -220,6 +233,25 @@ impl QueueUpdate {
             ));
         }
         Ok(next)
+    }
+
+    /// The review settings' part of [`QueueUpdate::apply`].
+    fn apply_review(&self, next: &mut QueueSettings) -> Result<(), SettingError> {
+        if let Some(v) = self.review_percent {
+            if !(0..=100).contains(&v) {
+                let msg = format!("review must be between 0% and 100%, not {v}%");
+                return Err(refuse(Setting::Review, msg));
+            }
+            next.review_percent = v;
+        }
+        if let Some(v) = self.review_new {
+            if !(0..=1000).contains(&v) {
+                let msg = format!("review-new must be between 0 and 1000, not {v}");
+                return Err(refuse(Setting::ReviewNew, msg));
+            }
+            next.review_new = v;
+        }
+        Ok(())
     }
 
     /// True when the update changes nothing.

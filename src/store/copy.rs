@@ -95,16 +95,17 @@ type Values = (Option<String>, Vec<Box<dyn ToSql + Sync>>);
 const QUEUES: Table = Table {
     select: Cow::Borrowed(
         "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order, \
-         park_grace_seconds, undo_seconds FROM queues",
+         park_grace_seconds, undo_seconds, review_percent, review_new FROM queues",
     ),
     insert: Cow::Borrowed(
         "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused, \
-         take_order, park_grace_seconds, undo_seconds) VALUES ($1, $2, $3, $4, $5, $6, $7, \
-         $8) ON CONFLICT (name) DO UPDATE SET \
+         take_order, park_grace_seconds, undo_seconds, review_percent, review_new) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (name) DO UPDATE SET \
          lock_seconds = excluded.lock_seconds, warn_seconds = excluded.warn_seconds, \
          max_per_user = excluded.max_per_user, paused = excluded.paused, \
          take_order = excluded.take_order, park_grace_seconds = excluded.park_grace_seconds, \
-         undo_seconds = excluded.undo_seconds",
+         undo_seconds = excluded.undo_seconds, review_percent = excluded.review_percent, \
+         review_new = excluded.review_new",
     ),
 };
 
@@ -236,6 +237,8 @@ fn read_queue(r: &rusqlite::Row<'_>) -> Result<Values> {
             Box::new(r.get::<_, String>(5).map_err(sq)?),
             Box::new(r.get::<_, i64>(6).map_err(sq)?),
             Box::new(r.get::<_, i64>(7).map_err(sq)?),
+            Box::new(r.get::<_, i64>(8).map_err(sq)?),
+            Box::new(r.get::<_, i64>(9).map_err(sq)?),
         ],
     ))
 }

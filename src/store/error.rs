@@ -44,7 +44,7 @@ pub enum StoreError {
         holder: String,
         since: Millis,
     },
-    #[error("#{id} is {} already{}", .state.as_str(), by_whom(.by))]
+    #[error("#{id} is {} already{}", state_words(*.state), by_whom(.by))]
     NotOpen {
         id: i64,
         state: ItemState,
@@ -54,6 +54,12 @@ pub enum StoreError {
     /// back Mei Brandt" (domain::park::Park::describe).
     #[error("#{id} is {what}")]
     Parked { id: i64, what: String },
+    /// `claim --review --id` of an item the caller completed or corrected a field of.
+    #[error("you worked on #{0}; someone else must review it")]
+    OwnWork(i64),
+    /// A review take, accept or reject of an item that is not waiting for review.
+    #[error("#{id} is not waiting for review (it is {})", .state.as_str())]
+    NotInReview { id: i64, state: ItemState },
     /// An undo that may not be done (the window passed, someone else touched the item).
     #[error("{0}")]
     UndoRefused(String),
@@ -201,6 +207,14 @@ fn paused_list(queues: &[String]) -> String {
     }
 }
 
+/// "done", "in review".
+fn state_words(state: ItemState) -> &'static str {
+    match state {
+        ItemState::Review => "in review",
+        other => other.as_str(),
+    }
+}
+
 fn by_whom(by: &Option<String>) -> String {
     by.as_ref()
         .map(|b| format!(" (by {b})"))
@@ -214,6 +228,7 @@ impl StoreError {
             StoreError::HeldByOther { .. }
             | StoreError::NotOpen { .. }
             | StoreError::Parked { .. }
+            | StoreError::NotInReview { .. }
             | StoreError::UndoRefused(_)
             | StoreError::RequestIdReused { .. }
             | StoreError::LockLost { .. }
@@ -221,7 +236,9 @@ impl StoreError {
             StoreError::NothingToClaim(_)
             | StoreError::Paused { .. }
             | StoreError::WipLimit { .. } => exit::NOTHING,
-            StoreError::SupervisorOnly(_) | StoreError::NotYou(_) => exit::SUPERVISOR_ONLY,
+            StoreError::SupervisorOnly(_) | StoreError::NotYou(_) | StoreError::OwnWork(_) => {
+                exit::SUPERVISOR_ONLY
+            }
             StoreError::OutcomeUnknown(_) | StoreError::CommitLost { .. } => exit::UNKNOWN,
             _ => exit::ERROR,
         }

@@ -95,6 +95,54 @@ pub struct ReasonCount {
     pub count: u64,
 }
 
+/// The review figures of a period (issue 29 §1): per person, the reviews they gave and
+/// the rejections of their own work; per queue, what waits for review now and since when.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ReviewFigures {
+    pub people: Vec<PersonReviews>,
+    pub queues: Vec<ReviewBacklog>,
+}
+
+/// One person's reviews in a period.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PersonReviews {
+    pub person: String,
+    /// Items they accepted or rejected.
+    pub reviewed: u64,
+    /// Items of theirs others rejected.
+    pub rejected: u64,
+}
+
+/// What waits for review in one queue now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReviewBacklog {
+    pub queue: String,
+    pub waiting: u64,
+    /// When the oldest of them was submitted.
+    #[serde(serialize_with = "crate::domain::time::ser_opt_rfc3339")]
+    pub oldest_at: Option<Millis>,
+}
+
+/// Reviews given (`accepted`, `rejected` by the person) and rejections of the person's
+/// work (a `rejected` event's `maker`) in `[$1, $2)`, in queue `$3` (every queue when
+/// null): person, reviewed, rejected.
+pub(crate) const REVIEWS_BY_PERSON: &str = "SELECT p, CAST(sum(r) AS BIGINT), \
+     CAST(sum(x) AS BIGINT) FROM (\
+     SELECT e.actor AS p, 1 AS r, 0 AS x FROM events e JOIN items i ON i.id = e.item_id \
+     WHERE e.kind IN ('accepted', 'rejected') AND e.at >= $1 AND e.at < $2 \
+     AND (CAST($3 AS TEXT) IS NULL OR i.queue = $3) \
+     UNION ALL \
+     SELECT e.detail ->> 'maker', 0, 1 FROM events e JOIN items i ON i.id = e.item_id \
+     WHERE e.kind = 'rejected' AND e.at >= $1 AND e.at < $2 \
+     AND (CAST($3 AS TEXT) IS NULL OR i.queue = $3)) t \
+     WHERE p IS NOT NULL GROUP BY p ORDER BY p";
+
+/// What waits for review now in queue `$1` (every queue when null), by queue: queue, how
+/// many, the oldest submission (the `items_review` index).
+pub(crate) const REVIEW_BACKLOG: &str = "SELECT queue, count(*), min(finished_at) FROM items \
+     WHERE state = 'review' AND (CAST($1 AS TEXT) IS NULL OR queue = $1) \
+     GROUP BY queue ORDER BY queue";
+
 /// The kinds of event whose reasons `report --by reason` counts.
 pub(crate) const REASON_KINDS: &[crate::domain::EventKind] = &[
     crate::domain::EventKind::Failed,

@@ -120,6 +120,10 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: Ope
             conds.push("state = 'parked'".into());
             "parked_until, id"
         }
+        StateFilter::Review => {
+            conds.push("state = 'review'".into());
+            "finished_at, id"
+        }
         StateFilter::Held => {
             conds.push("(lock_user IS NOT NULL OR state = 'parked')".into());
             "CASE WHEN state = 'parked' THEN 1 ELSE 0 END, coalesce(lock_time, parked_until), id"
@@ -171,7 +175,8 @@ pub(crate) fn kept_count(f: &ListFilter) -> Option<Option<&'static str>> {
         | StateFilter::Done
         | StateFilter::Failed
         | StateFilter::Cancelled
-        | StateFilter::Parked => Some(f.state.as_str()),
+        | StateFilter::Parked
+        | StateFilter::Review => Some(f.state.as_str()),
         StateFilter::All => None,
         StateFilter::Locked | StateFilter::Expired | StateFilter::Held => return None,
     };

@@ -63,6 +63,8 @@ pub enum StateFilter {
     Cancelled,
     /// Parked items, earliest wake time first (with a holder: the items they parked).
     Parked,
+    /// Items waiting for review, oldest submission first (with a holder: their reviews).
+    Review,
     /// What the Locks view shows: held locks (oldest first), then parked items (earliest
     /// wake first); with a holder, their locks and the items they parked.
     Held,
@@ -81,6 +83,7 @@ impl StateFilter {
             StateFilter::Failed => "failed",
             StateFilter::Cancelled => "cancelled",
             StateFilter::Parked => "parked",
+            StateFilter::Review => "review",
             StateFilter::Held => "held",
             StateFilter::All => "all",
         }
@@ -96,6 +99,7 @@ impl StateFilter {
             "failed" => StateFilter::Failed,
             "cancelled" => StateFilter::Cancelled,
             "parked" => StateFilter::Parked,
+            "review" => StateFilter::Review,
             "all" => StateFilter::All,
             _ => return None,
         })

@@ -78,6 +78,9 @@ pub trait Reads: Send {
     /// `q.queue` only, when given), counted by queue, person, kind and code (see
     /// [`ReasonCount`]). An empty period is `Invalid`.
     fn reasons(&mut self, q: &ReportQuery) -> Result<Vec<ReasonCount>>;
+    /// The review figures of the period (in `q.queue` only, when given): reviews given
+    /// and rejections of each person's work, and what waits for review now.
+    fn reviews(&mut self, q: &ReportQuery) -> Result<crate::store::figures::ReviewFigures>;
     /// The records completed in the period and still done (in `q.queue` only, when
     /// given), with their corrections (`report --by field|source`). An empty period is
     /// `Invalid`.

@@ -157,7 +157,7 @@ pub(crate) fn lost_lock_from(c: &mut impl Cells) -> Result<LostLock> {
 }
 
 /// Queue settings from `name, lock_seconds, warn_seconds, max_per_user, paused,
-/// take_order, park_grace_seconds, undo_seconds` (an order this program does not know
+/// take_order, park_grace_seconds, undo_seconds, review_percent, review_new` (an order this program does not know
 /// reads as priority).
 pub(crate) fn queue_from(c: &mut impl Cells) -> Result<QueueSettings> {
     Ok(QueueSettings {
@@ -173,6 +173,8 @@ pub(crate) fn queue_from(c: &mut impl Cells) -> Result<QueueSettings> {
             .unwrap_or_default(),
         park_grace_seconds: c.int(6, "park_grace_seconds")?,
         undo_seconds: c.int(7, "undo_seconds")?,
+        review_percent: c.int(8, "review_percent")?,
+        review_new: c.int(9, "review_new")?,
     })
 }
 

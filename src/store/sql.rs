@@ -280,6 +280,84 @@ pub(crate) const FENCE_UNDO: &str = "lock_token = :token AND NOT EXISTS (SELECT 
 /// The actor's (`$1`) events at the time `$2` (one transaction's), by id, after the
 /// backend's event columns (the `events (actor, at)` index).
 pub(crate) const EVENTS_AT: &str = "FROM events WHERE actor = $1 AND at = $2 ORDER BY id";
+/// The fence of what a reviewer may do as any holder (renew, release, notes, fields): the
+/// caller's own lock under the token it gives, on an open item or one in review.
+pub(crate) const FENCE_HOLDER_OR_REVIEWER: &str =
+    "lock_user = :me AND lock_token = :token AND state IN ('open', 'review')";
+/// A complete that goes to review (`store::ops::review`): as [`SET_COMPLETE`], the state
+/// `review` (the maker is `finished_by`).
+pub(crate) const SET_SUBMIT: &str = "state = 'review', result = :value, lock_user = NULL, \
+     lock_time = NULL, lock_expires_at = NULL, finished_at = :now, finished_by = :me";
+/// True when the actor (`{me}`) worked on the item (`items` in the statement): completed
+/// it (submitted or not), or corrected a field of it before it last went to review (a
+/// reviewer's own corrections do not keep them from taking it back after a release).
+macro_rules! worked_on {
+    ($me:literal) => {
+        concat!(
+            "EXISTS (SELECT 1 FROM events w WHERE w.item_id = items.id AND w.actor = ",
+            $me,
+            " AND (w.kind IN ('completed', 'submitted') OR (w.kind = 'field_changed' \
+             AND w.id < (SELECT max(s.id) FROM events s WHERE s.item_id = items.id \
+             AND s.kind = 'submitted'))))"
+        )
+    };
+}
+/// The review take's fence: in review, its token still `:token`, free or expired, and not
+/// the caller's own work (in the same conditional write as the take).
+pub(crate) const FENCE_REVIEW_TAKE: &str = concat!(
+    "state = 'review' AND lock_token = :token \
+     AND (lock_user IS NULL OR lock_expires_at <= :now) AND NOT ",
+    worked_on!(":me")
+);
+/// The review take: a new acquisition by the caller (a new token).
+pub(crate) const SET_REVIEW_TAKE: &str = const_join!(
+    &[
+        "lock_user = :me, lock_time = :now, lock_token = lock_token + 1, \
+         lock_expires_at = :now + ",
+        LOCK_AGE
+    ],
+    ""
+);
+/// The first item in review the actor `$3` may take (`$1`: within that queue, all when
+/// NULL; `$2`: now), oldest submission first; a paused queue's are not offered.
+pub(crate) const REVIEWABLE: &str = const_join!(
+    &[
+        "SELECT ",
+        ITEM_COLS,
+        " FROM items WHERE state = 'review' AND (CAST($1 AS TEXT) IS NULL OR queue = $1) \
+         AND (lock_user IS NULL OR lock_expires_at <= $2) AND NOT EXISTS (SELECT 1 FROM \
+         queues qp WHERE qp.name = items.queue AND qp.paused) AND NOT ",
+        worked_on!("$3"),
+        " ORDER BY finished_at, id LIMIT 1"
+    ],
+    ""
+);
+/// How many items of queue `$2` the actor `$1` completed, counting at most `$3` (the
+/// queue's `review_new`).
+pub(crate) const COMPLETIONS_IN: &str = "SELECT count(*) FROM (SELECT 1 FROM events e \
+     JOIN items i ON i.id = e.item_id WHERE e.actor = $1 AND e.kind = 'completed' \
+     AND i.queue = $2 LIMIT $3) t";
+/// The settings of item `$1`'s queue (the columns `rows::queue_from` reads).
+pub(crate) const QUEUE_OF: &str = "SELECT q.name, q.lock_seconds, q.warn_seconds, \
+     q.max_per_user, q.paused, q.take_order, q.park_grace_seconds, q.undo_seconds, \
+     q.review_percent, q.review_new FROM items i JOIN queues q ON q.name = i.queue \
+     WHERE i.id = $1";
+/// The reviewer's fence: their own lock under the token, on an item in review.
+pub(crate) const FENCE_REVIEWER: &str =
+    "lock_user = :me AND lock_token = :token AND state = 'review'";
+/// Accept: the item is done (its maker stays `finished_by`, at their completion's time).
+pub(crate) const SET_ACCEPT: &str =
+    "state = 'done', lock_user = NULL, lock_time = NULL, lock_expires_at = NULL";
+/// Reject back to the maker `:value`: open again (as a reopen), assigned to them (as
+/// [`SET_ASSIGN`]: a new token, the clock starting when they open it).
+pub(crate) const SET_REJECT_TO_MAKER: &str = "state = 'open', result = NULL, \
+     finished_at = NULL, finished_by = NULL, lock_user = :value, \
+     lock_time = 253402300799999, lock_expires_at = 253402300799999, \
+     lock_token = lock_token + 1";
+/// Reject to the pool (the maker is no longer known): open again, free.
+pub(crate) const SET_REJECT_TO_POOL: &str = "state = 'open', result = NULL, \
+     finished_at = NULL, finished_by = NULL, lock_user = NULL, lock_time = NULL, \
+     lock_expires_at = NULL";
 /// Save the holder's notes.
 pub(crate) const SET_NOTES: &str = "notes = :value";
 /// Save the item's params (a holder's field corrections): `:json` is `:value` read as
@@ -338,8 +416,8 @@ pub const EXPECTED_HOLDS: &str = "WITH marks AS ( \
         max(CASE WHEN kind IN ('locked', 'taken_over', 'reassigned', 'undone') THEN id END) \
             OVER w AS take_id, \
         max(CASE WHEN kind IN ('locked', 'taken_over', 'expired', 'unlocked', 'reassigned', \
-            'released', 'skipped', 'completed', 'failed', 'cancelled', 'parked', 'undone') \
-            THEN id END) OVER w AS end_id, \
+            'released', 'skipped', 'completed', 'failed', 'cancelled', 'parked', 'undone', \
+            'accepted', 'rejected') THEN id END) OVER w AS end_id, \
         max(CASE WHEN kind = 'noted' AND (detail ->> 'field' = 'queue' \
             OR detail ->> 'renamed_from' IS NOT NULL) THEN id END) OVER w AS moved_before, \
         min(CASE WHEN kind = 'noted' AND (detail ->> 'field' = 'queue' \
@@ -512,6 +590,7 @@ mod tests {
         let t = crate::domain::lock::ASSIGNED.to_string();
         assert_eq!(SET_ASSIGN.matches(t.as_str()).count(), 2);
         assert_eq!(SET_RENEW.matches(t.as_str()).count(), 1);
+        assert_eq!(SET_REJECT_TO_MAKER.matches(t.as_str()).count(), 2);
     }
 
     /// The kinds as the schemas list them: `'a', 'b', …` somewhere in the text.
@@ -538,8 +617,8 @@ mod tests {
             assert!(lists_all(schema, &audit), "audit kinds in {schema:.60}");
         }
         for step in [
-            include_str!("sqlite/migrations/0015_park.sql"),
-            include_str!("postgres/migrations/0015_park.sql"),
+            include_str!("sqlite/migrations/0019_review.sql"),
+            include_str!("postgres/migrations/0019_review.sql"),
         ] {
             assert!(lists_all(step, &events), "event kinds in {step:.60}");
         }

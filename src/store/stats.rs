@@ -41,6 +41,8 @@ pub struct QueueCount {
     pub done: u64,
     pub failed: u64,
     pub cancelled: u64,
+    /// Completed by their makers, waiting for a second person.
+    pub review: u64,
     pub paused: bool,
 }
 
@@ -197,6 +199,7 @@ fn count_states(f: &StatsFacts) -> (Vec<StateCount>, Vec<QueueCount>) {
             done: 0,
             failed: 0,
             cancelled: 0,
+            review: 0,
             paused: q.paused,
         })
         .collect();
@@ -216,6 +219,7 @@ fn count_states(f: &StatsFacts) -> (Vec<StateCount>, Vec<QueueCount>) {
                 ItemState::Done => qc.done += n,
                 ItemState::Failed => qc.failed += n,
                 ItemState::Cancelled => qc.cancelled += n,
+                ItemState::Review => qc.review += n,
             }
         }
     }

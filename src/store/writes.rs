@@ -135,6 +135,15 @@ pub trait Writes {
         line: &str,
         state: &LineState,
     ) -> Result<Option<Value>>;
+    /// Takes an item waiting for review (issue 29 §1): `id`, or the oldest submission
+    /// (within `queue`) the caller may review — never one they completed or corrected a
+    /// field of (`OwnWork` for such an `id`).
+    fn take_review(&mut self, queue: Option<&str>, id: Option<i64>) -> Result<Item>;
+    /// The reviewer accepts the item (fenced by `token`): done, with an optional comment.
+    fn accept(&mut self, id: i64, token: i64, comment: Option<&str>) -> Result<Item>;
+    /// The reviewer rejects the item (fenced by `token`) for a reason: back to its maker
+    /// as an assignment (to the pool when the maker is no longer known).
+    fn reject(&mut self, id: i64, token: i64, reason: &str) -> Result<Item>;
     /// Parks the item until `until` for `reason` (a call-back): the lock released, the
     /// item kept for the caller (see `store::ops::park`). A retry of the same park is
     /// `Applied::Already`.
@@ -340,6 +349,7 @@ fn completing<B: Backend, T>(
         });
         let w = op.plan(token)?;
         let w = ops::check_complete(tx, id, token, &w, over)?;
+        let (op, w) = ops::route(tx, id, op, w)?;
         then(tx, op, &w)
     })
 }
@@ -372,6 +382,22 @@ impl<B: Backend> Writes for B {
 
     fn take(&mut self, id: i64) -> Result<Item> {
         write(self, |tx| ops::take(tx, id))
+    }
+
+    fn take_review(&mut self, queue: Option<&str>, id: Option<i64>) -> Result<Item> {
+        write(self, |tx| ops::take_review(tx, queue, id))
+    }
+
+    fn accept(&mut self, id: i64, token: i64, comment: Option<&str>) -> Result<Item> {
+        if let Some(c) = comment {
+            ops::check_comment(c)?;
+        }
+        write(self, |tx| ops::accept(tx, id, token, comment))
+    }
+
+    fn reject(&mut self, id: i64, token: i64, reason: &str) -> Result<Item> {
+        let reason = ops::required_reason(reason)?;
+        write(self, |tx| ops::reject(tx, id, token, reason))
     }
 
     fn renew(&mut self, id: i64, token: i64) -> Result<Item> {

@@ -35,6 +35,7 @@ mod open_path;
 mod park;
 mod records;
 mod report;
+mod review;
 mod search;
 mod security;
 mod shared_files;

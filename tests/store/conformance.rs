@@ -917,12 +917,15 @@ fn supervisor_queue_settings(b: &dyn Backend) {
                 order: Some(TakeOrder::Due),
                 park_grace_seconds: Some(600),
                 undo_seconds: Some(0),
+                review_percent: Some(25),
+                review_new: Some(3),
             },
             true,
         )
         .unwrap();
     assert_eq!(q.lock_seconds, 300);
     assert_eq!((q.park_grace_seconds, q.undo_seconds), (600, 0));
+    assert_eq!((q.review_percent, q.review_new), (25, 3));
     let stored = boss.queue("urgent").unwrap();
     assert_eq!(stored, q);
     let names: Vec<String> = boss.queues().unwrap().into_iter().map(|q| q.name).collect();

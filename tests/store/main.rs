@@ -29,6 +29,7 @@ mod postgres;
 mod postgres_lost;
 mod queue_fields;
 mod refusals;
+mod review;
 mod rollback;
 mod search;
 mod security;

@@ -99,7 +99,8 @@ fn role_and_queue_changes_are_audited(b: &dyn Backend) {
     // PostgreSQL the server writes them, from the rows it reads and writes).
     let settings = serde_json::json!({
         "lock_seconds": 60, "warn_seconds": 10, "max_per_user": null, "paused": false,
-        "order": "priority", "park_grace_seconds": 3600, "undo_seconds": 30
+        "order": "priority", "park_grace_seconds": 3600, "undo_seconds": 30,
+        "review_percent": 0, "review_new": 0
     });
     assert_eq!(all[0].new, settings);
     boss.rename_queue("default", "main").unwrap();
@@ -115,7 +116,8 @@ fn role_and_queue_changes_are_audited(b: &dyn Backend) {
         .collect();
     let spare = serde_json::json!({
         "lock_seconds": 1800, "warn_seconds": 120, "max_per_user": null, "paused": false,
-        "order": "priority", "park_grace_seconds": 3600, "undo_seconds": 30
+        "order": "priority", "park_grace_seconds": 3600, "undo_seconds": 30,
+        "review_percent": 0, "review_new": 0
     });
     assert_eq!(
         later,

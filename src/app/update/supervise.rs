@@ -462,6 +462,8 @@ fn settings_field(setting: Setting) -> &'static str {
         Setting::Paused => PAUSED,
         Setting::ParkGrace => PARK_GRACE,
         Setting::UndoSeconds => UNDO_SECONDS,
+        // Not in the dialog (`caseload queue set --review`): never refused from it.
+        Setting::Review | Setting::ReviewNew => LOCK_SECONDS,
     }
 }
 
@@ -524,6 +526,9 @@ fn parse_settings(d: &Dialog) -> Result<QueueUpdate, (usize, String)> {
             Some(_) => Some(number(UNDO_SECONDS)?),
             None => None,
         },
+        // Set by `caseload queue set --review` only.
+        review_percent: None,
+        review_new: None,
     })
 }
 

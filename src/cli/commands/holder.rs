@@ -12,16 +12,17 @@ use crate::cli::output::{done_line, item_json, write_json};
 use crate::cli::{CliResult, Failure};
 use crate::domain::texts::Said;
 
+/// `caseload claim [--review]`: takes `id`, or the next item (within `queue`).
 pub(crate) fn claim(
     s: &mut dyn Store,
-    queue: Option<String>,
-    id: Option<i64>,
+    (queue, id, review): (Option<String>, Option<i64>, bool),
     json: bool,
     out: &mut dyn Write,
 ) -> CliResult {
-    let item = match id {
-        Some(id) => s.take(id)?,
-        None => s.take_next(&TakeNext {
+    let item = match (id, review) {
+        (id, true) => s.take_review(queue.as_deref(), id)?,
+        (Some(id), false) => s.take(id)?,
+        (None, false) => s.take_next(&TakeNext {
             queue,
             skip: vec![],
         })?,
@@ -48,7 +49,7 @@ const WAIT_RECOUNT: Duration = Duration::from_secs(2);
 /// release, unpause…) or a lock expired.
 pub(crate) fn claim_wait(
     s: &mut dyn Store,
-    queue: Option<String>,
+    (queue, review): (Option<String>, bool),
     timeout: Option<u64>,
     json: bool,
     out: &mut dyn Write,
@@ -61,7 +62,11 @@ pub(crate) fn claim_wait(
     loop {
         // The marker first: a change between it and the attempt is seen by the wait below.
         let marker = s.change_marker()?;
-        let why = match s.take_next(&next) {
+        let taken = match review {
+            true => s.take_review(next.queue.as_deref(), None),
+            false => s.take_next(&next),
+        };
+        let why = match taken {
             Ok(item) => {
                 if json {
                     write_json(out, &item_json(&item)?)?;
@@ -94,7 +99,8 @@ pub(crate) fn claim_wait(
             }
             if counted.elapsed() >= WAIT_RECOUNT {
                 counted = Instant::now();
-                if s.takeable(next.queue.as_deref(), 1)? > 0 {
+                // A review lock expiring is looked for by trying again.
+                if review || s.takeable(next.queue.as_deref(), 1)? > 0 {
                     break;
                 }
             }
@@ -172,11 +178,8 @@ pub(crate) fn complete(
     if h.json {
         return new_state(s, h.id, out);
     }
-    writeln!(
-        out,
-        "{}",
-        done_line(h.id, "Completed", "completed", applied)
-    )?;
+    let line = done_line(h.id, "Completed", "completed", applied);
+    writeln!(out, "{line}{}", super::review::waits(s, h.id)?)?;
     Ok(())
 }
 
@@ -199,7 +202,7 @@ pub(crate) fn complete_next(
     let done = s.complete_and_next_said(h.id, token, result, over, &next)?;
     if !json {
         let line = done_line(h.id, "Completed", "completed", done.finished);
-        writeln!(out, "{line}")?;
+        writeln!(out, "{line}{}", super::review::waits(s, h.id)?)?;
     }
     let item = done.next.map_err(|e| Failure {
         code: e.exit_code(),

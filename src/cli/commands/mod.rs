@@ -13,6 +13,7 @@ pub(crate) mod read;
 pub(crate) mod report;
 pub(crate) mod report_fields;
 pub(crate) mod report_reasons;
+pub(crate) mod review;
 pub(crate) mod setup;
 pub(crate) mod sla;
 pub(crate) mod supervise;

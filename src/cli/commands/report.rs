@@ -12,6 +12,7 @@ use crate::domain::figures::Period;
 use crate::domain::sanitize;
 use crate::domain::time::{date_hm, display_zone, rfc3339, short_duration};
 use crate::domain::when::Span;
+use crate::store::figures::ReviewFigures;
 use crate::store::{Figures, QueueFigures, Report, ReportQuery, Store};
 
 /// What the command line asked for.
@@ -51,15 +52,56 @@ pub(crate) fn report(s: &mut dyn Store, ask: Ask, out: &mut dyn Write) -> CliRes
         }
         ReportBy::Person | ReportBy::Queue => {}
     }
-    let r = s.report(&ReportQuery {
+    let query = ReportQuery {
         period,
         queue: ask.queue,
         rows_only: false,
-    })?;
+    };
+    let r = s.report(&query)?;
+    let reviews = s.reviews(&query)?;
     match ask.format {
-        ReportFormat::Json => write_json(out, &as_json(&r, ask.by))?,
+        ReportFormat::Json => {
+            let mut v = as_json(&r, ask.by);
+            v["reviews"] = serde_json::to_value(&reviews)?;
+            write_json(out, &v)?;
+        }
         ReportFormat::Csv => csv(&r, ask.by, out)?,
-        ReportFormat::Table => table(&r, ask.by, out)?,
+        ReportFormat::Table => {
+            table(&r, ask.by, out)?;
+            review_lines(&reviews, ask.by, r.at, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// The table's review figures, when there are any: reviews given and work rejected per
+/// person, or what waits for review per queue (and for how long).
+fn review_lines(f: &ReviewFigures, by: ReportBy, now: i64, out: &mut dyn Write) -> CliResult {
+    if by == ReportBy::Queue {
+        for q in &f.queues {
+            let age = q.oldest_at.map(|t| short_duration((now - t).max(0)));
+            writeln!(
+                out,
+                "waiting for review in {}: {} (oldest {})",
+                sanitize::line(&q.queue),
+                q.waiting,
+                age.unwrap_or_else(|| "-".into())
+            )?;
+        }
+        return Ok(());
+    }
+    if f.people.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "{:<16} {:>8} {:>8}", "reviews", "reviewed", "rejected")?;
+    for p in &f.people {
+        writeln!(
+            out,
+            "{:<16} {:>8} {:>8}",
+            truncate(&sanitize::line(&p.person), 16),
+            p.reviewed,
+            p.rejected
+        )?;
     }
     Ok(())
 }

@@ -45,61 +45,79 @@ fn kept_ages(
     Ok(())
 }
 
+/// `caseload queue set`.
+fn set_queue(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Write) -> CliResult {
+    let QueueCommand::Set {
+        name,
+        lock_seconds,
+        warn_seconds,
+        max_per_user,
+        paused,
+        order,
+        park_grace_seconds,
+        undo_seconds,
+        review,
+        review_new,
+        create,
+        sla,
+    } = q
+    else {
+        return bail_usage("not queue set");
+    };
+    let review_percent = review
+        .as_deref()
+        .map(crate::domain::review::parse_share)
+        .transpose()
+        .map_err(|m| anyhow::anyhow!("queue {}: {m}", sanitize::line(&name)))?;
+    let update = QueueUpdate {
+        lock_seconds,
+        warn_seconds,
+        max_per_user: max_per_user.map(|n| if n == 0 { None } else { Some(n) }),
+        paused,
+        order,
+        park_grace_seconds,
+        undo_seconds,
+        review_percent,
+        review_new,
+    };
+    if update.is_empty() && !create && sla.is_empty() {
+        return bail_usage(
+            "nothing to change: give --lock-seconds, --warn-seconds, --max-per-user, \
+             --paused, --order, --park-grace-seconds, --undo-seconds, --review, \
+             --review-new or --sla",
+        );
+    }
+    // The SLA's flags are read (a file, a zone) before anything is written; with
+    // other settings, the SLA is changed in the same transaction (both or neither).
+    let sla_update = super::sla::update_of(&sla)?;
+    let before = if !update.is_empty() || create {
+        s.queues()?.into_iter().find(|q| q.name == name)
+    } else {
+        None
+    };
+    let q = match sla_update {
+        Some(u) if !update.is_empty() || create => {
+            let (q, now) = s.set_queue_and_sla(&name, &update, create, &u)?;
+            writeln!(out, "{}", queue_line(&q))?;
+            writeln!(out, "{}", super::sla::sla_line(&name, now.as_ref()))?;
+            q
+        }
+        Some(u) => return super::sla::set(s, &name, &u, out),
+        None => {
+            let q = s.set_queue(&name, &update, create)?;
+            writeln!(out, "{}", queue_line(&q))?;
+            q
+        }
+    };
+    if let Some(old) = before.filter(|b| b.lock_seconds != q.lock_seconds) {
+        kept_ages(s, &old, &q, out)?;
+    }
+    Ok(())
+}
+
 pub(crate) fn queue_command(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Write) -> CliResult {
     match q {
-        QueueCommand::Set {
-            name,
-            lock_seconds,
-            warn_seconds,
-            max_per_user,
-            paused,
-            order,
-            park_grace_seconds,
-            undo_seconds,
-            create,
-            sla,
-        } => {
-            let update = QueueUpdate {
-                lock_seconds,
-                warn_seconds,
-                max_per_user: max_per_user.map(|n| if n == 0 { None } else { Some(n) }),
-                paused,
-                order,
-                park_grace_seconds,
-                undo_seconds,
-            };
-            if update.is_empty() && !create && sla.is_empty() {
-                return bail_usage(
-                    "nothing to change: give --lock-seconds, --warn-seconds, --max-per-user, \
-                     --paused, --order, --park-grace-seconds, --undo-seconds or --sla",
-                );
-            }
-            // The SLA's flags are read (a file, a zone) before anything is written; with
-            // other settings, the SLA is changed in the same transaction (both or neither).
-            let sla_update = super::sla::update_of(&sla)?;
-            let before = if !update.is_empty() || create {
-                s.queues()?.into_iter().find(|q| q.name == name)
-            } else {
-                None
-            };
-            let q = match sla_update {
-                Some(u) if !update.is_empty() || create => {
-                    let (q, now) = s.set_queue_and_sla(&name, &update, create, &u)?;
-                    writeln!(out, "{}", queue_line(&q))?;
-                    writeln!(out, "{}", super::sla::sla_line(&name, now.as_ref()))?;
-                    q
-                }
-                Some(u) => return super::sla::set(s, &name, &u, out),
-                None => {
-                    let q = s.set_queue(&name, &update, create)?;
-                    writeln!(out, "{}", queue_line(&q))?;
-                    q
-                }
-            };
-            if let Some(old) = before.filter(|b| b.lock_seconds != q.lock_seconds) {
-                kept_ages(s, &old, &q, out)?;
-            }
-        }
+        q @ QueueCommand::Set { .. } => set_queue(s, q, out)?,
         QueueCommand::Rename { name, to } => {
             let moved = s.rename_queue(&name, &to)?;
             writeln!(

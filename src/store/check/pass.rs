@@ -321,8 +321,8 @@ fn one_item(item: &ItemRow, queues: &HashSet<String>, found: &mut Findings, tall
             "lock_user and lock_expires_at disagree (a lock without an expiry never expires)",
         ),
         (
-            item.state.as_deref() != Some("open") && item.has_lock_user,
-            "is not open but carries a lock",
+            !matches!(item.state.as_deref(), Some("open" | "review")) && item.has_lock_user,
+            "is neither open nor in review but carries a lock",
         ),
         (!known, "has an unknown state (column state)"),
         (

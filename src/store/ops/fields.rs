@@ -17,7 +17,7 @@ use crate::domain::queue_fields::{
 };
 use crate::domain::{AuditKind, AuditNote, EventKind, Item};
 use crate::store::error::{Result, StoreError};
-use crate::store::sql::{FENCE_HOLDER, SET_PARAMS};
+use crate::store::sql::{FENCE_HOLDER_OR_REVIEWER, SET_PARAMS};
 
 /// A definition as its audit records show it: its spec and its position (1 first).
 pub(crate) fn field_json(def: &FieldDef, position: usize) -> Value {
@@ -143,7 +143,8 @@ fn write_params(
     };
     let w = ItemWrite {
         set: SET_PARAMS,
-        fence: FENCE_HOLDER,
+        // A reviewer may correct fields before accepting (audited as theirs).
+        fence: FENCE_HOLDER_OR_REVIEWER,
         value: Some(&text),
         arg: None,
         kind: EventKind::FieldChanged,

@@ -14,7 +14,8 @@ use crate::domain::{EventKind, Item, ItemState, LockLoss, NoLock};
 use crate::store::Applied;
 use crate::store::error::{Result, StoreError};
 use crate::store::sql::{
-    FENCE_HOLDER, SET_COMPLETE, SET_FAIL, SET_NOTES, SET_PARK, SET_RELEASE, SET_RENEW,
+    FENCE_HOLDER, FENCE_HOLDER_OR_REVIEWER, SET_COMPLETE, SET_FAIL, SET_NOTES, SET_PARK,
+    SET_RELEASE, SET_RENEW, SET_SUBMIT,
 };
 
 /// A holder's write.
@@ -28,6 +29,8 @@ pub(crate) enum HolderOp<'a> {
     SaveNotes(&'a str),
     /// With the result, if any.
     Complete(Said<'a>),
+    /// A complete that goes to review (see [`super::review`]), and why.
+    Submit(Said<'a>, crate::domain::review::Why),
     /// With its reason (required).
     Fail(Said<'a>),
     /// Park until a time (Unix ms) for a reason (see [`super::park`]).
@@ -54,7 +57,7 @@ impl<'a> HolderOp<'a> {
     pub(crate) fn plan(self, token: i64) -> Result<ItemWrite<'a>> {
         let write = |set, value, kind, detail| ItemWrite {
             set,
-            fence: FENCE_HOLDER,
+            fence: self.fence(),
             value,
             arg: None,
             kind,
@@ -79,6 +82,10 @@ impl<'a> HolderOp<'a> {
                 let detail = json!({"token": token, "notes_chars": notes.chars().count()});
                 write(SET_NOTES, Some(notes), EventKind::Noted, detail)
             }
+            HolderOp::Submit(said, _) => ItemWrite {
+                set: SET_SUBMIT,
+                ..HolderOp::Complete(said).plan(token)?
+            },
             HolderOp::Complete(said) => {
                 let result = said.text;
                 if let Some(r) = result {
@@ -123,6 +130,17 @@ impl<'a> HolderOp<'a> {
         })
     }
 
+    /// The write's fence: a reviewer renews, releases and saves notes as any holder;
+    /// the rest are the maker's (an open item).
+    fn fence(self) -> &'static str {
+        match self {
+            HolderOp::Renew | HolderOp::Release(_) | HolderOp::SaveNotes(_) => {
+                FENCE_HOLDER_OR_REVIEWER
+            }
+            _ => FENCE_HOLDER,
+        }
+    }
+
     /// True for the writes that end the holder's lock: applied once, a retry of the same
     /// write finds the lock gone and is acknowledged as already done.
     fn ends_lock(self) -> bool {
@@ -139,12 +157,17 @@ pub(crate) fn holder_write(
     w: &ItemWrite<'_>,
 ) -> Result<Applied> {
     if tx.write_item(id, token, w)? {
+        if let HolderOp::Submit(_, why) = op {
+            // The maker's part is done (their `completed`); the item waits for review.
+            tx.insert_event(id, EventKind::Submitted, &why.detail())?;
+        }
         return Ok(Applied::Now);
     }
     if op.ends_lock() && done_before(tx, id, w)? {
         return Ok(Applied::Already);
     }
-    Err(explain_loss(tx, id, token)?)
+    let reviewer_may = w.fence == FENCE_HOLDER_OR_REVIEWER;
+    Err(explain_loss_as(tx, id, token, reviewer_may)?)
 }
 
 /// Saves the holder's notes (`w` planned by [`HolderOp::SaveNotes`]); the text they
@@ -184,8 +207,20 @@ fn done_before(tx: &mut dyn Tx, id: i64, w: &ItemWrite<'_>) -> Result<bool> {
 
 /// Why a fenced holder write changed nothing, in the holder's terms.
 pub(crate) fn explain_loss(tx: &mut dyn Tx, id: i64, token: i64) -> Result<StoreError> {
+    explain_loss_as(tx, id, token, true)
+}
+
+/// [`explain_loss`] of a write a reviewer may make too (`review`: a lock on an item in
+/// review is explained as any lock) or not (such an item is not open).
+pub(crate) fn explain_loss_as(
+    tx: &mut dyn Tx,
+    id: i64,
+    token: i64,
+    review: bool,
+) -> Result<StoreError> {
     let item: Item = found(id, tx.item(id)?)?;
-    if item.state != ItemState::Open {
+    let lockable = item.state == ItemState::Open || (review && item.state == ItemState::Review);
+    if !lockable {
         return Ok(not_open(&item));
     }
     let me = tx.actor().name.clone();

@@ -8,6 +8,7 @@ mod dedupe;
 mod fields;
 mod holder;
 mod park;
+mod review;
 mod sla;
 mod supervise;
 mod take;
@@ -20,6 +21,7 @@ pub(crate) use fields::{check_complete, define_field, delete_field, set_fields, 
 pub(crate) use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
 pub(crate) use park::{check_until, return_parked, wake};
+pub(crate) use review::{accept, reject, route, take_review};
 pub(crate) use sla::{change_sla, set_sla};
 pub(crate) use supervise::{
     assign, cancel, delete_queue, edit, reassign, rebuild_figures, rename_queue, reopen, requeue,
@@ -240,6 +242,15 @@ pub(crate) trait Tx {
         past_grace: bool,
         limit: usize,
     ) -> Result<Vec<Item>>;
+    /// The settings of item `id`'s queue (`None`: no such item), in one lookup.
+    fn queue_of(&mut self, id: i64) -> Result<Option<QueueSettings>>;
+    /// The first item in review (within `queue`, all when `None`) the actor may take:
+    /// free or expired, in a running queue, not their own work, oldest submission first
+    /// ([`crate::store::sql::REVIEWABLE`]). PostgreSQL holds the row and skips rows others
+    /// are writing.
+    fn reviewable(&mut self, queue: Option<&str>) -> Result<Option<Item>>;
+    /// How many items of `queue` the actor completed, counting at most `cap`.
+    fn completions_in(&mut self, queue: &str, cap: i64) -> Result<i64>;
     /// The actor's events at exactly `at` (those of one transaction of theirs), by id.
     fn events_at(&mut self, at: Millis) -> Result<Vec<Event>>;
     /// Releases up to `limit` expired locks, each with its `expired` event naming the

@@ -159,14 +159,19 @@ fn give(
 /// Refuses a name nobody is known by: not in `users` (roles, people who opened the
 /// screen) and never an actor in the audit trail.
 fn known_user(tx: &mut dyn Tx, name: &str) -> Result<()> {
-    let known = tx.user_names()?;
-    if known.iter().any(|k| k == name) || tx.has_acted(name)? {
+    if is_known(tx, name)? {
         return Ok(());
     }
+    let known = tx.user_names()?;
     Err(StoreError::UnknownUser {
         name: name.to_string(),
         known,
     })
+}
+
+/// True when someone is known by `name`: in `users`, or an actor of the trail.
+pub(super) fn is_known(tx: &mut dyn Tx, name: &str) -> Result<bool> {
+    Ok(tx.user_names()?.iter().any(|k| k == name) || tx.has_acted(name)?)
 }
 
 /// Reopens a finished item (done, failed or cancelled) with a reason; its `requeued`
@@ -433,6 +438,8 @@ fn settings_json(q: &QueueSettings) -> Value {
         "order": q.order.as_str(),
         "park_grace_seconds": q.park_grace_seconds,
         "undo_seconds": q.undo_seconds,
+        "review_percent": q.review_percent,
+        "review_new": q.review_new,
     })
 }
 

@@ -578,6 +578,38 @@ impl Reads for PgStore {
         .map(crate::store::figures::ordered)
     }
 
+    fn reviews(&mut self, q: &ReportQuery) -> Result<crate::store::figures::ReviewFigures> {
+        use crate::store::figures::{
+            PersonReviews, REVIEW_BACKLOG, REVIEWS_BY_PERSON, ReviewBacklog, ReviewFigures,
+        };
+        q.check()?;
+        self.read(|c| {
+            let count = |r: &postgres::Row, i| r.get::<_, i64>(i).max(0) as u64;
+            let people = c
+                .query(
+                    REVIEWS_BY_PERSON,
+                    &[&q.period.since, &q.period.until, &q.queue],
+                )?
+                .iter()
+                .map(|r| PersonReviews {
+                    person: r.get(0),
+                    reviewed: count(r, 1),
+                    rejected: count(r, 2),
+                })
+                .collect();
+            let queues = c
+                .query(REVIEW_BACKLOG, &[&q.queue])?
+                .iter()
+                .map(|r| ReviewBacklog {
+                    queue: r.get(0),
+                    waiting: count(r, 1),
+                    oldest_at: r.get(2),
+                })
+                .collect();
+            Ok(ReviewFigures { people, queues })
+        })
+    }
+
     fn completed_records(
         &mut self,
         q: &ReportQuery,

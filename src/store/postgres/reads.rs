@@ -105,7 +105,7 @@ pub(super) fn load_item(c: &mut Conn, id: i64) -> TxResult<Option<Item>> {
 pub(super) fn load_queue(c: &mut Conn, name: &str) -> TxResult<Option<QueueSettings>> {
     let rows = c.query(
         "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order, \
-         park_grace_seconds, undo_seconds FROM queues \
+         park_grace_seconds, undo_seconds, review_percent, review_new FROM queues \
          WHERE name = $1",
         &[&name],
     )?;
@@ -115,7 +115,7 @@ pub(super) fn load_queue(c: &mut Conn, name: &str) -> TxResult<Option<QueueSetti
 pub(super) fn queues(c: &mut Conn) -> TxResult<Vec<QueueSettings>> {
     let rows = c.query(
         "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order, \
-         park_grace_seconds, undo_seconds FROM queues \
+         park_grace_seconds, undo_seconds, review_percent, review_new FROM queues \
          ORDER BY name COLLATE \"C\"",
         &[],
     )?;

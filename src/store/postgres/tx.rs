@@ -442,7 +442,7 @@ impl Tx for PgTx<'_> {
     fn put_queue(&mut self, q: &QueueSettings, note: &AuditNote) -> Result<()> {
         let renamed_from = note.old.get("renamed_from").and_then(|v| v.as_str());
         let r = self.c.execute(
-            "SELECT caseload_set_queue($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            "SELECT caseload_set_queue($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
             &[
                 &self.ctx.actor.name,
                 &q.name,
@@ -454,6 +454,8 @@ impl Tx for PgTx<'_> {
                 &renamed_from,
                 &q.park_grace_seconds,
                 &q.undo_seconds,
+                &q.review_percent,
+                &q.review_new,
             ],
         );
         self.lift(r.map_err(TxError::from)).map(|_| ())
@@ -602,6 +604,36 @@ impl Tx for PgTx<'_> {
                 &[&at, &past_grace, &owner, &(limit as i64)],
             )?;
             super::reads::all(rows, |c| rows::item_from(c))
+        })();
+        self.lift(r)
+    }
+
+    fn queue_of(&mut self, id: i64) -> Result<Option<QueueSettings>> {
+        let r = (|| -> TxResult<Option<QueueSettings>> {
+            let rows = self.c.query(crate::store::sql::QUEUE_OF, &[&id])?;
+            Ok(super::reads::all(rows, |c| rows::queue_from(c))?.pop())
+        })();
+        self.lift(r)
+    }
+
+    fn reviewable(&mut self, queue: Option<&str>) -> Result<Option<Item>> {
+        let sql = format!("{} FOR UPDATE SKIP LOCKED", crate::store::sql::REVIEWABLE);
+        let r = (|| -> TxResult<Option<Item>> {
+            let rows = self
+                .c
+                .query(&sql, &[&queue, &self.ctx.now, &self.ctx.actor.name])?;
+            Ok(super::reads::all(rows, |c| rows::item_from(c))?.pop())
+        })();
+        self.lift(r)
+    }
+
+    fn completions_in(&mut self, queue: &str, cap: i64) -> Result<i64> {
+        let r = (|| -> TxResult<i64> {
+            let row = self.c.query_one(
+                crate::store::sql::COMPLETIONS_IN,
+                &[&self.ctx.actor.name, &queue, &cap],
+            )?;
+            Ok(row.get(0))
         })();
         self.lift(r)
     }

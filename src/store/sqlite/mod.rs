@@ -445,6 +445,38 @@ impl Reads for SqliteStore {
         Ok(crate::store::figures::ordered(rows))
     }
 
+    fn reviews(&mut self, q: &ReportQuery) -> Result<crate::store::figures::ReviewFigures> {
+        use crate::store::figures::{
+            PersonReviews, REVIEW_BACKLOG, REVIEWS_BY_PERSON, ReviewBacklog, ReviewFigures,
+        };
+        q.check()?;
+        let count = |r: &rusqlite::Row<'_>, i| r.get::<_, i64>(i).map(|n| n.max(0) as u64);
+        let mut st = self.conn.prepare(REVIEWS_BY_PERSON)?;
+        let people = st
+            .query_map(
+                rusqlite::params![q.period.since, q.period.until, q.queue],
+                |r| {
+                    Ok(PersonReviews {
+                        person: r.get(0)?,
+                        reviewed: count(r, 1)?,
+                        rejected: count(r, 2)?,
+                    })
+                },
+            )?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut st = self.conn.prepare(REVIEW_BACKLOG)?;
+        let queues = st
+            .query_map([&q.queue], |r| {
+                Ok(ReviewBacklog {
+                    queue: r.get(0)?,
+                    waiting: count(r, 1)?,
+                    oldest_at: r.get(2)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(ReviewFigures { people, queues })
+    }
+
     fn completed_records(
         &mut self,
         q: &ReportQuery,

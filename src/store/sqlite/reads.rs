@@ -50,7 +50,7 @@ pub(super) fn load_queue(c: &Connection, name: &str) -> Result<Option<QueueSetti
     Ok(collect(
         c,
         "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order, \
-         park_grace_seconds, undo_seconds FROM queues \
+         park_grace_seconds, undo_seconds, review_percent, review_new FROM queues \
          WHERE name = ?1",
         [name],
         |r| rows::queue_from(&mut Cols::new(r)),
@@ -62,7 +62,7 @@ pub(super) fn queues(c: &Connection) -> Result<Vec<QueueSettings>> {
     collect(
         c,
         "SELECT name, lock_seconds, warn_seconds, max_per_user, paused, take_order, \
-         park_grace_seconds, undo_seconds FROM queues ORDER BY name",
+         park_grace_seconds, undo_seconds, review_percent, review_new FROM queues ORDER BY name",
         [],
         |r| rows::queue_from(&mut Cols::new(r)),
     )

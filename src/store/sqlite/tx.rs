@@ -435,13 +435,14 @@ impl Tx for SqliteTx<'_> {
         self.c
             .prepare_cached(
                 "INSERT INTO queues (name, lock_seconds, warn_seconds, max_per_user, paused, \
-                 take_order, park_grace_seconds, undo_seconds) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (name) DO UPDATE SET \
+                 take_order, park_grace_seconds, undo_seconds, review_percent, review_new) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (name) DO UPDATE SET \
                  lock_seconds = excluded.lock_seconds, warn_seconds = excluded.warn_seconds, \
                  max_per_user = excluded.max_per_user, paused = excluded.paused, \
                  take_order = excluded.take_order, \
                  park_grace_seconds = excluded.park_grace_seconds, \
-                 undo_seconds = excluded.undo_seconds",
+                 undo_seconds = excluded.undo_seconds, \
+                 review_percent = excluded.review_percent, review_new = excluded.review_new",
             )?
             .execute(params![
                 q.name,
@@ -451,7 +452,9 @@ impl Tx for SqliteTx<'_> {
                 q.paused as i64,
                 q.order.as_str(),
                 q.park_grace_seconds,
-                q.undo_seconds
+                q.undo_seconds,
+                q.review_percent,
+                q.review_new
             ])?;
         insert_audit(self, note)
     }
@@ -611,6 +614,33 @@ impl Tx for SqliteTx<'_> {
             out.push(item_from_row(r)?);
         }
         Ok(out)
+    }
+
+    fn queue_of(&mut self, id: i64) -> Result<Option<QueueSettings>> {
+        let mut stmt = self.c.prepare_cached(crate::store::sql::QUEUE_OF)?;
+        let mut rows = stmt.query([id])?;
+        match rows.next()? {
+            Some(r) => Ok(Some(crate::store::rows::queue_from(
+                &mut super::rows::Cols::new(r),
+            )?)),
+            None => Ok(None),
+        }
+    }
+
+    fn reviewable(&mut self, queue: Option<&str>) -> Result<Option<Item>> {
+        let mut stmt = self.c.prepare_cached(crate::store::sql::REVIEWABLE)?;
+        let mut rows = stmt.query(params![queue, self.ctx.now, self.ctx.actor.name])?;
+        match rows.next()? {
+            Some(r) => Ok(Some(item_from_row(r)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn completions_in(&mut self, queue: &str, cap: i64) -> Result<i64> {
+        Ok(self
+            .c
+            .prepare_cached(crate::store::sql::COMPLETIONS_IN)?
+            .query_row(params![self.ctx.actor.name, queue, cap], |r| r.get(0))?)
     }
 
     fn events_at(&mut self, at: Millis) -> Result<Vec<Event>> {
