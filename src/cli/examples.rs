@@ -122,7 +122,28 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "caseload claim --queue helpdesk --wait --timeout 600 --json",
                 "wait up to 10 minutes for work, then take it",
             ),
+            (
+                "caseload claim --review --queue kyc",
+                "take the oldest kyc item waiting for review (never your own work)",
+            ),
         ],
+    ),
+    (
+        "accept",
+        &[
+            ("caseload accept 42", "the #42 you review is done"),
+            (
+                "caseload accept 42 --comment 'address checked by phone'",
+                "with a comment kept in its history",
+            ),
+        ],
+    ),
+    (
+        "reject",
+        &[(
+            "caseload reject 42 --reason 'passport expired'",
+            "back to whoever completed it, assigned to them",
+        )],
     ),
     (
         "renew",
@@ -414,6 +435,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             (
                 "caseload queue set shipping --order due",
                 "overdue and soonest-due items are taken first",
+            ),
+            (
+                "caseload queue set kyc --review 20% --review-new 5",
+                "a fifth of the completions, and each person's first five, wait for review",
             ),
         ],
     ),
