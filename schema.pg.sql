@@ -1,4 +1,4 @@
--- caseload: the whole current PostgreSQL schema (version 19), the same meaning as schema.sql.
+-- caseload: the whole current PostgreSQL schema (version 20), the same meaning as schema.sql.
 --
 -- Fresh schemas are created from this file by the migrator in src/store/postgres/migrate.rs,
 -- inside one transaction holding pg_advisory_xact_lock, and recorded in caseload_schema, so

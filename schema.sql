@@ -1,4 +1,4 @@
--- caseload: the whole current SQLite schema (user_version 19).
+-- caseload: the whole current SQLite schema (user_version 20).
 --
 -- A fresh database is created from this file in one IMMEDIATE transaction. An older
 -- database is brought up to date by the steps in src/store/migrations/ instead; a test

@@ -617,8 +617,8 @@ mod tests {
             assert!(lists_all(schema, &audit), "audit kinds in {schema:.60}");
         }
         for step in [
-            include_str!("sqlite/migrations/0019_review.sql"),
-            include_str!("postgres/migrations/0019_review.sql"),
+            include_str!("sqlite/migrations/0020_review.sql"),
+            include_str!("postgres/migrations/0020_review.sql"),
         ] {
             assert!(lists_all(step, &events), "event kinds in {step:.60}");
         }

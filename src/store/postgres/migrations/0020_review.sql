@@ -1,4 +1,4 @@
--- PostgreSQL schema version 19. Never edit: append a new step instead.
+-- PostgreSQL schema version 20. Never edit: append a new step instead.
 -- Four eyes (issue 29 §1): a queue reviews a share of its completions (`review_percent`,
 -- 0 none to 100 all, chosen by a hash of queue and id: domain::review) and each person's
 -- first `review_new` completions in it. Such a completion puts the item into the new state
