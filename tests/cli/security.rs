@@ -557,7 +557,7 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
         format!("SELECT caseload_set_role('{sup}', '{bob}', 'supervisor')"),
         format!("SELECT caseload_set_role('{bob}', '{bob}', 'supervisor')"),
         format!("SELECT caseload_set_login('boss', 'boss', '{bob}')"),
-        "SELECT caseload_set_queue('boss', 'default', 1, 0, NULL, true, 'due', NULL, 60, 0)"
+        "SELECT caseload_set_queue('boss', 'default', 1, 0, NULL, true, 'due', NULL, 60, 0, 0, 0)"
             .to_string(),
         "SELECT caseload_delete_queue('boss', 'new-queue', NULL)".to_string(),
         "DELETE FROM queues WHERE name = 'new-queue'".to_string(),
