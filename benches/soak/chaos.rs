@@ -20,10 +20,12 @@ pub(crate) const LISTS: &str = "lists";
 /// Exit 3: the item was not in a state for it (held, finished...).
 pub(crate) const CONFLICT: &[i32] = &[3];
 /// Exit 1 or 3: reopen, requeue, unlock and edit say "open already", "not locked",
-/// "already has those values" with exit 1.
+/// "already has those values" with exit 1; merge "into itself", "cancelled already",
+/// "was itself merged into".
 const STATE: &[i32] = &[1, 3];
 const NONE: &[i32] = &[];
-/// Exit 1: "has no field 'extra'", "has no ready-made text", "already has that SLA".
+/// Exit 1: "has no field 'extra'", "has no ready-made text", "already has that SLA",
+/// "already marked not the same", "the same item as itself".
 const ABSENT: &[i32] = &[1];
 
 /// What a chaos entry needs to build its arguments.
@@ -187,6 +189,8 @@ pub(crate) const CHAOS: &[Chaos] = &[
     chaos("edit --due", 1, Class::Write, STATE, With(edit_due)),
     chaos("comment", 3, Class::Write, NONE, Args("comment {item} {marker}")),
     chaos("wake", 3, Class::Write, STATE, Args("wake {parked}")),
+    chaos("merge", 2, Class::Write, STATE, Args("merge {item} --into {item} --reason {marker}")),
+    chaos("not-duplicate", 1, Class::Write, ABSENT, Args("not-duplicate {item} {item}")),
     chaos("text add", 1, Class::Write, NONE, With(text_add)),
     chaos("text delete", 1, Class::Write, ABSENT, With(text_delete)),
     chaos("field set", 1, Class::Write, NONE, Args("field set q extra --type text --label {marker}")),
@@ -205,6 +209,7 @@ pub(crate) const CHAOS: &[Chaos] = &[
     chaos("export --events", 1, Class::Read, NONE, Args("export --events --format jsonl")),
     chaos("report", 1, Class::Read, NONE, Args("report --by queue")),
     chaos("show", 2, Class::Read, NONE, Args("show {item} --json")),
+    chaos("similar", 1, Class::Read, NONE, Args("similar {item} --json")),
     chaos("history", 1, Class::Read, NONE, Args("history --user {worker}")),
 ];
 

@@ -9,7 +9,8 @@
 //! tick, park for a few seconds, wake, undo), while one supervisor runs the chaos loop
 //! (`chaos::CHAOS`: imports (some into fields, with --define-fields) and re-imports, adds
 //! (with a source, into a queue being renamed), reap, unlocks, assignments, reopen, edits,
-//! comments, wakes, queue settings and SLAs, queue rename and delete, fields, ready-made
+//! comments, wakes, merges and not-duplicate marks (the main queue's `note` is a duplicate
+//! key), queue settings and SLAs, queue rename and delete, fields, ready-made
 //! texts, roles and logins, backups checked, check, stats, search, export...), a killer
 //! SIGKILLs a running call every 1.5 s or so, one call in twenty runs
 //! under strace with an I/O error, a full disk or a SIGKILL injected at its Nth write or
@@ -247,9 +248,17 @@ fn setup(runner: &Runner, backend: &Backend, workers: &[String]) -> Result<()> {
         ]
         .map(String::from)
         .to_vec(),
-        ["field", "set", QUEUE, "note", "--type", "text"]
-            .map(String::from)
-            .to_vec(),
+        [
+            "field",
+            "set",
+            QUEUE,
+            "note",
+            "--type",
+            "text",
+            "--dedupe-key",
+        ]
+        .map(String::from)
+        .to_vec(),
         [
             "queue",
             "set",
