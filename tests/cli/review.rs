@@ -28,6 +28,17 @@ fn a_completion_waits_for_review_and_is_accepted_by_someone_else() {
         format!("Completed #{id} — waiting for review by someone else")
     );
     assert_eq!(env.show(id)["state"], "review");
+    let err = env.fails("alice", &["undo", &ids], 3);
+    assert!(
+        err.contains("it waits for review; its reviewer may reject it back to you"),
+        "{err}"
+    );
+    let stats = env.ok("viewer", &["stats"]);
+    assert!(
+        stats.contains("cancelled 0, waiting for review 1"),
+        "{stats}"
+    );
+    assert!(stats.contains("  review     1"), "{stats}");
     let listed: Vec<Value> =
         serde_json::from_str(&env.ok("viewer", &["list", "--state", "review", "--json"])).unwrap();
     assert_eq!(listed.len(), 1);

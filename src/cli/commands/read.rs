@@ -411,13 +411,17 @@ fn stats_counts(st: &crate::store::Stats, out: &mut dyn Write) -> CliResult {
     for q in &st.by_queue {
         writeln!(
             out,
-            "  {:<16} open {} (locked {}), done {}, failed {}, cancelled {}{}",
+            "  {:<16} open {} (locked {}), done {}, failed {}, cancelled {}{}{}",
             truncate(&sanitize::line(&q.queue), 16),
             q.open,
             q.locked,
             q.done,
             q.failed,
             q.cancelled,
+            match q.review {
+                0 => String::new(),
+                n => format!(", waiting for review {n}"),
+            },
             if q.paused { ", paused" } else { "" }
         )?;
     }

@@ -32,6 +32,7 @@ fn refused(item: &Item, why: String) -> StoreError {
         ItemState::Done | ItemState::Failed | ItemState::Cancelled => {
             format!("ask a supervisor to reopen #{id}")
         }
+        ItemState::Review => "it waits for review; its reviewer may reject it back to you".into(),
         _ => format!("take #{id} again if it is free"),
     };
     StoreError::UndoRefused(format!("#{id} cannot be undone: {why}; {instead}"))
