@@ -584,6 +584,10 @@ pub struct ExportArgs {
     /// oldest first; --since: comments written since then) instead of the items.
     #[arg(long)]
     pub comments: bool,
+    /// Write the judged pairs instead of the items (issue 27): low id, high id, same or
+    /// not_same, who, when — what dedupe tools train on. A merge is `same`.
+    #[arg(long, conflicts_with_all = ["events", "comments"])]
+    pub pairs: bool,
     /// CSV: write cells that begin with =, +, -, @, tab or CR as they are. By default they
     /// get a leading ' so that a spreadsheet shows them as text instead of running them
     /// as formulas (`caseload import` removes it again).

@@ -132,3 +132,23 @@ fn merge_by_the_holder_with_its_token_and_refusals() {
     let err = env.fails("sup", &["merge", &third, "--into", &dup], 1);
     assert!(err.contains(&format!("merge into #{keep}")), "{err}");
 }
+
+#[test]
+fn export_pairs_writes_what_people_judged() {
+    let (env, ids) = suppliers();
+    let (a, b, c) = (ids[0].to_string(), ids[1].to_string(), ids[2].to_string());
+    env.ok("alice", &["not-duplicate", &c, &a]);
+    env.ok("sup", &["merge", &b, "--into", &a]);
+    let csv = env.ok("viewer", &["export", "--pairs"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "a,b,verdict,by,time");
+    assert!(lines[1].starts_with(&format!("{a},{b},same,sup,")), "{csv}");
+    assert!(
+        lines[2].starts_with(&format!("{a},{c},not_same,alice,")),
+        "{csv}"
+    );
+    let jsonl = env.ok("viewer", &["export", "--pairs", "--format", "jsonl"]);
+    let first: serde_json::Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
+    assert_eq!(first["verdict"], "same");
+    env.fails("viewer", &["export", "--pairs", "--events"], 2);
+}

@@ -423,7 +423,11 @@ pub(super) fn written(
                 s.detail = Some(nd);
                 clamp_focus(s);
             }
-            vec![]
+            // A corrected key or name may match other records now (issue 27).
+            match &write {
+                FieldWrite::Value { .. } => vec![super::similar::request(s, id)],
+                FieldWrite::Tick { .. } => vec![],
+            }
         }
         Err(e) => {
             let lost = matches!(e, StoreError::LockLost { .. } | StoreError::NotFound(_));

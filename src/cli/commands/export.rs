@@ -63,6 +63,9 @@ pub(crate) fn export(s: &mut dyn Store, a: ExportArgs, out: &mut dyn Write) -> C
     if a.comments {
         return comments(s, &filter, a.format, &cell, out);
     }
+    if a.pairs {
+        return pairs(s, a.format, &cell, out);
+    }
     if a.events {
         return match a.kind {
             Some(EventKind::FieldChanged) => corrections(s, &filter, a.format, &cell, out),
@@ -275,6 +278,40 @@ fn comments(
                 ])
                 .map_err(std::io::Error::other)
             })?;
+            w.flush()?;
+        }
+    }
+    Ok(())
+}
+
+/// `export --pairs`: every judged pair (merged as the same, or marked not the same).
+fn pairs(
+    s: &mut dyn Store,
+    format: FormatArg,
+    cell: &dyn Fn(&str) -> String,
+    out: &mut dyn Write,
+) -> CliResult {
+    let all = s.all_pairs()?;
+    match format {
+        FormatArg::Jsonl => {
+            for p in &all {
+                let v = json!({"a": p.low, "b": p.high, "verdict": p.verdict.as_str(),
+                               "by": p.actor, "time": rfc3339(p.at)});
+                writeln!(out, "{}", escape_json_output(&v.to_string()))?;
+            }
+        }
+        FormatArg::Csv => {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record(["a", "b", "verdict", "by", "time"])?;
+            for p in &all {
+                w.write_record([
+                    p.low.to_string(),
+                    p.high.to_string(),
+                    p.verdict.as_str().to_string(),
+                    cell(&p.actor),
+                    rfc3339(p.at),
+                ])?;
+            }
             w.flush()?;
         }
     }
