@@ -72,6 +72,9 @@ pub struct Summary {
     pub broken: Vec<(String, u64)>,
     /// The text fields this import defined (`--define-fields`), in order.
     pub defined: Vec<String>,
+    /// Rows added whose duplicate key equals one of an item that was there before the
+    /// import (issue 27), by the first key field that matched: (field, rows).
+    pub look_alike: Vec<(String, u64)>,
 }
 
 /// Why an import stopped.
@@ -410,6 +413,67 @@ impl Summary {
     }
 }
 
+/// Counts the added rows whose duplicate keys match an item that was there before the
+/// import: one lookup per key, only in queues that have key fields.
+struct LookAlike {
+    /// The largest id before the import.
+    before: i64,
+    /// Each queue's fields, read once.
+    defs: std::collections::BTreeMap<String, Vec<crate::domain::queue_fields::FieldDef>>,
+}
+
+impl LookAlike {
+    fn new(store: &mut dyn Store) -> Result<LookAlike, ImportError> {
+        let before = store
+            .last_item_id()
+            .map_err(|error| ImportError::Store { error, written: 0 })?;
+        Ok(LookAlike {
+            before,
+            defs: Default::default(),
+        })
+    }
+
+    /// Counts the rows of one batch (`written`: rows written so far, for an error).
+    fn count(
+        &mut self,
+        store: &mut dyn Store,
+        items: &[NewItem],
+        added: &[Added],
+        out: &mut Vec<(String, u64)>,
+        written: u64,
+    ) -> Result<(), ImportError> {
+        self.count_in(store, items, added, out)
+            .map_err(|error| ImportError::Store { error, written })
+    }
+
+    fn count_in(
+        &mut self,
+        store: &mut dyn Store,
+        items: &[NewItem],
+        added: &[Added],
+        out: &mut Vec<(String, u64)>,
+    ) -> crate::store::Result<()> {
+        for (item, a) in items.iter().zip(added).filter(|(_, a)| a.created) {
+            if !self.defs.contains_key(&item.queue) {
+                let defs = store.fields(&item.queue)?;
+                self.defs.insert(item.queue.clone(), defs);
+            }
+            let defs = &self.defs[&item.queue];
+            for (field, key) in crate::domain::duplicates::keys_of(defs, &item.params) {
+                let first = store.key_matches(&item.queue, &field, &key, a.id, 1)?;
+                if first.first().is_some_and(|&id| id <= self.before) {
+                    match out.iter_mut().find(|(f, _)| *f == field) {
+                        Some((_, n)) => *n += 1,
+                        None => out.push((field, 1)),
+                    }
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// One batch of the second pass.
 #[derive(Default)]
 struct Batch {
@@ -513,6 +577,7 @@ fn write(
     };
     unchanged(file, 0)?;
     file.rewind().map_err(ImportError::Read)?;
+    let mut alike = LookAlike::new(store)?;
     let rows = Rows::new(file, opts.format, opts.default_queue, fields)
         .map_err(|_| changed("its header changed", 0))?
         .checked_before();
@@ -563,6 +628,8 @@ fn write(
             sizer.record(batch.items.len(), took);
             summary.longest_write = summary.longest_write.max(took);
             summary.tally(&added, &batch.derived);
+            let done = written + first + batch.rows;
+            alike.count(store, &batch.items, &added, &mut summary.look_alike, done)?;
         }
         written = upto;
         progress.writing(written, checked.rows);

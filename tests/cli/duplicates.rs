@@ -152,3 +152,19 @@ fn export_pairs_writes_what_people_judged() {
     assert_eq!(first["verdict"], "same");
     env.fails("viewer", &["export", "--pairs", "--events"], 2);
 }
+
+#[test]
+fn import_says_how_many_rows_look_like_existing_items() {
+    let (env, _) = suppliers();
+    let file = env.dir.path().join("more.csv");
+    std::fs::write(
+        &file,
+        "title,vat\nBrightwater again,GB-123-456-789\nNew supplier,FR111\nHarbour again,gb555\n",
+    )
+    .unwrap();
+    let out = env.ok("sup", &["import", file.to_str().unwrap(), "--queue", "v"]);
+    assert!(
+        out.contains("2 row(s) look like existing items (same vat): see caseload similar"),
+        "{out}"
+    );
+}

@@ -235,6 +235,16 @@ fn import_summary(shown: &str, s: &import::Summary) -> String {
             per.join(", ")
         ));
     }
+    if !s.look_alike.is_empty() {
+        let n: u64 = s.look_alike.iter().map(|(_, n)| n).sum();
+        let why: Vec<String> = (s.look_alike.iter())
+            .map(|(f, _)| format!("same {f}"))
+            .collect();
+        line.push_str(&format!(
+            "; {n} row(s) look like existing items ({}): see caseload similar",
+            why.join(", ")
+        ));
+    }
     line
 }
 
