@@ -920,3 +920,25 @@ CREATE TABLE item_pairs (
     CHECK (low < high)
 );
 CREATE INDEX item_pairs_high ON item_pairs (high, low);
+
+-- The change counter (schema 20): every write's COMMIT is followed by caseload_changed();
+-- clients poll caseload_changes() (no LISTEN through a pooler, one connection each).
+CREATE SEQUENCE caseload_change_seq;
+
+DO $migrate$
+DECLARE
+    pinned TEXT := format('SET search_path = %I, pg_catalog, pg_temp', current_schema());
+BEGIN
+    EXECUTE format($f$
+        CREATE FUNCTION caseload_changed() RETURNS bigint
+        LANGUAGE sql SECURITY DEFINER %s AS $$
+            SELECT nextval('caseload_change_seq')
+        $$ $f$, pinned);
+    EXECUTE format($f$
+        CREATE FUNCTION caseload_changes() RETURNS bigint
+        LANGUAGE sql SECURITY DEFINER %s AS $$
+            -- Before its first use, last_value is the first value to give.
+            SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM caseload_change_seq
+        $$ $f$, pinned);
+END
+$migrate$;

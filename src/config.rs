@@ -26,7 +26,24 @@ pub const KEYS: &[(&str, &str)] = &[
     ("db", "a database file path or postgres:// URL"),
     ("notify", "bell, desktop, both or off"),
     ("theme", "auto, dark or light"),
+    (
+        "pg_pool",
+        "transaction (PostgreSQL through a pooler in transaction mode) or direct",
+    ),
 ];
+
+/// How caseload reaches a PostgreSQL server (`pg_pool = ...`; `CASELOAD_PG_POOL` wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(try_from = "String")]
+pub struct PgPool(pub crate::store::postgres::Pooling);
+
+impl TryFrom<String> for PgPool {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<PgPool, String> {
+        crate::store::postgres::Pooling::parse(&s).map(PgPool)
+    }
+}
 
 /// How the TUI tells a user that work arrived in an empty view (`notify = ...`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -106,6 +123,8 @@ pub struct Config {
     pub notify: Notify,
     /// `theme`: the TUI's colours (default `auto`).
     pub theme: Palette,
+    /// `pg_pool`: direct (the default) or through a pooler in transaction mode.
+    pub pg_pool: PgPool,
 }
 
 /// A config file that cannot be used: which file, which line (when known), why, and
@@ -141,6 +160,7 @@ struct FileConfig {
     db: Option<Spanned<String>>,
     notify: Option<Spanned<Notify>>,
     theme: Option<Spanned<Palette>>,
+    pg_pool: Option<Spanned<PgPool>>,
 }
 
 impl Config {
@@ -193,6 +213,9 @@ impl Config {
         }
         if let Some(theme) = file.theme {
             self.theme = theme.into_inner();
+        }
+        if let Some(pool) = file.pg_pool {
+            self.pg_pool = pool.into_inner();
         }
         Ok(())
     }

@@ -94,6 +94,25 @@ pub(crate) fn context(cli: &Cli) -> Result<Invocation, Failure> {
 
 /// Opens the store for a subcommand.
 pub(crate) fn open_store(ctx: &Invocation, init: bool) -> Result<Box<dyn Store>, Failure> {
+    open_store_as(ctx, init, None)
+}
+
+/// Opens the store for a client that runs until stopped (the TUI, `claim --wait`): a
+/// server that refuses connections (full, starting) is tried again with a growing pause,
+/// each wait said on stderr, instead of failing at once.
+pub(crate) fn open_store_patiently(ctx: &Invocation) -> Result<Box<dyn Store>, Failure> {
+    open_store_as(ctx, false, Some(say_waiting))
+}
+
+fn say_waiting(line: &str) {
+    eprintln!("caseload: {}", crate::domain::sanitize::line(line));
+}
+
+fn open_store_as(
+    ctx: &Invocation,
+    init: bool,
+    waiting: Option<fn(&str)>,
+) -> Result<Box<dyn Store>, Failure> {
     match &ctx.location {
         Location::File(path) => Ok(Box::new(open_sqlite(ctx, path, init)?)),
         Location::Postgres(url) => {
@@ -101,12 +120,27 @@ pub(crate) fn open_store(ctx: &Invocation, init: bool) -> Result<Box<dyn Store>,
                 // As with a file: only init (and demo, migrate-to) or --create make the
                 // tables; elsewhere a URL without them is an error, not a new caseload.
                 must_exist: !init && !ctx.create,
-                ..Default::default()
+                waiting,
+                ..pg_options(ctx)?
             };
             let store = crate::store::postgres::PgStore::open(url, ctx.actor.clone(), &opts)?;
             Ok(Box::new(store))
         }
     }
+}
+
+/// The PostgreSQL options every command starts from: `CASELOAD_PG_POOL`, else the config
+/// files' `pg_pool`.
+pub(crate) fn pg_options(ctx: &Invocation) -> Result<crate::store::postgres::PgOptions, Failure> {
+    let pool = match std::env::var("CASELOAD_PG_POOL") {
+        Ok(v) => crate::store::postgres::Pooling::parse(&v)
+            .map_err(|m| anyhow!("CASELOAD_PG_POOL: {}", m.replace("pg_pool = ", "")))?,
+        Err(_) => ctx.config.pg_pool.0,
+    };
+    Ok(crate::store::postgres::PgOptions {
+        pool,
+        ..Default::default()
+    })
 }
 
 /// Opens the SQLite file at `path` for a subcommand.
@@ -148,6 +182,9 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::Import(a) => produce::import_file(&mut *store()?, a, out),
         Command::List(a) => read::list(&mut *store()?, a, out),
         Command::Show { id, json } => read::show(&mut *store()?, id, json, out),
+        Command::Claim { wait: true, .. } => {
+            holder_command(&mut *open_store_patiently(&ctx)?, command, out)
+        }
         Command::Claim { .. }
         | Command::Renew(_)
         | Command::Release { .. }

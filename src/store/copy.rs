@@ -477,7 +477,7 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
              coalesce((SELECT max(id) FROM audit), 0) + 1, false); \
          SELECT setval(pg_get_serial_sequence('comments', 'id'), \
              coalesce((SELECT max(id) FROM comments), 0) + 1, false); \
-         SELECT pg_notify('caseload', coalesce(current_schema(), ''))",
+         SELECT caseload_changed()",
     )
     .map_err(|e| at.failed(&e))?;
     tx.commit().map_err(|e| at.commit_lost(&e))?;

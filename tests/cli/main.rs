@@ -33,6 +33,7 @@ mod metrics;
 mod no_typos;
 mod open_path;
 mod park;
+mod pooled;
 mod records;
 mod report;
 mod review;

@@ -198,7 +198,7 @@ fn claim_wait_takes_an_item_of_a_queue_when_it_is_unpaused() {
     assert_eq!(v["id"], id);
 }
 
-/// `claim --wait` on PostgreSQL: woken through LISTEN/NOTIFY by another process's add.
+/// `claim --wait` on PostgreSQL: woken through the change counter by another process's add.
 #[test]
 fn claim_wait_on_postgres_is_woken_by_another_process_adding_work() {
     let Some(pg) = PgBackend::from_env() else {

@@ -16,6 +16,7 @@ use caseload::domain::{EventKind, ItemState, NewItem, QueueUpdate, Role, TakeOrd
 use caseload::store::{Applied, ListFilter, StateFilter, Store, StoreError, TakeNext, exit};
 
 conformance!(
+    pooled;
     add_is_idempotent_by_request_id,
     a_request_id_reused_for_other_content_is_refused,
     add_batch_skips_known_request_ids,

@@ -25,6 +25,7 @@ mod item_threads;
 mod metrics;
 mod migrate;
 mod park;
+mod pooled;
 mod postgres;
 mod postgres_lost;
 mod queue_fields;

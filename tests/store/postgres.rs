@@ -256,33 +256,46 @@ fn skewed_client_clocks_do_not_change_who_may_take_an_item() {
 }
 
 #[test]
-fn a_killed_listener_reconnects_and_sees_later_changes() {
+fn one_connection_per_store_and_changes_seen_after_it_was_lost() {
     let Some(b) = PgBackend::from_env() else {
         return;
     };
     let mut boss = b.open("boss", 0);
+    let app = format!("cl_one_{}_{}", std::process::id(), b.schema.len());
+    let url = format!("{}&application_name={app}", b.url);
     let mut watcher =
-        PgStore::open(&b.url, Actor::new("alice", "tester"), &PgOptions::default()).expect("open");
+        PgStore::open(&url, Actor::new("alice", "tester"), &PgOptions::default()).expect("open");
     watcher.change_marker().unwrap();
-    let pid = watcher.listener_pid().expect("listening");
     let mut admin = b.admin();
+    let connections = |admin: &mut postgres::Client| -> i64 {
+        admin
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+                &[&app],
+            )
+            .unwrap()
+            .get(0)
+    };
+    assert_eq!(
+        connections(&mut admin),
+        1,
+        "one server connection, change notices included (issue 32 §1)"
+    );
+    let pid = watcher.backend_pid().unwrap();
     let killed: bool = admin
         .query_one("SELECT pg_terminate_backend($1)", &[&pid])
         .unwrap()
         .get(0);
     assert!(killed);
-    // The watcher notices the loss and listens again on a new connection.
+    // The watcher notices the loss and reads the counter on a new connection.
     let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let _ = watcher.change_marker();
-        if watcher.listener_pid().is_some_and(|p| p != pid) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the listener never reconnected");
+    while watcher.backend_pid().map_or(true, |p| p == pid) {
+        assert!(Instant::now() < deadline, "the store never reconnected");
         std::thread::sleep(Duration::from_millis(20));
     }
+    std::thread::sleep(Duration::from_millis(300));
     let m1 = watcher.change_marker().unwrap();
-    std::thread::sleep(Duration::from_millis(50));
+    std::thread::sleep(Duration::from_millis(300));
     assert_eq!(
         watcher.change_marker().unwrap(),
         m1,
@@ -297,6 +310,7 @@ fn a_killed_listener_reconnects_and_sees_later_changes() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    assert_eq!(connections(&mut admin), 1, "still one connection");
 }
 
 #[test]

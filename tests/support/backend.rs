@@ -356,6 +356,20 @@ impl Backend for PgBackend {
 /// skipped (the binary's last line says so; see `skip`).
 #[macro_export]
 macro_rules! conformance {
+    (pooled; $($case:ident),* $(,)?) => {
+        conformance!($($case),*);
+        /// The same cases through a real PgBouncer in transaction mode (issue 32 §1).
+        mod pooled {
+            $(
+                #[test]
+                fn $case() {
+                    if let Some(b) = $crate::support::pooler::PooledBackend::from_env() {
+                        super::$case(&b);
+                    }
+                }
+            )*
+        }
+    };
     ($($case:ident),* $(,)?) => {
         mod sqlite {
             $(

@@ -123,6 +123,8 @@ fn the_tui_reconnects_and_keeps_the_users_typing() {
     s.step(support::tui::key('/'));
     support::tui::type_text(&mut s, "print");
     proxy.cut();
+    // The next read of the change counter (at most every 250 ms) meets the cut.
+    std::thread::sleep(Duration::from_millis(300));
     s.step(None);
     let screen = support::tui::screen(&s.state);
     assert!(s.state.offline, "the session knows it is offline");

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use crate::domain::time::local_full;
-use crate::store::{Store, TakeNext, exit};
+use crate::store::{Store, StoreError, TakeNext, exit};
 
 use crate::cli::args::{HolderArgs, ReasonArgs};
 use crate::cli::commands::read::write_item;
@@ -36,8 +36,9 @@ pub(crate) fn claim(
 }
 
 /// How often `claim --wait` looks at the change marker: `PRAGMA data_version` on SQLite
-/// (a read of the shared memory, no I/O), the LISTEN connection's queue on PostgreSQL (no
-/// round trip). Idle, that is a few microseconds of work every 100 ms.
+/// (a read of the shared memory, no I/O), on PostgreSQL the change counter, which the
+/// store reads at most every 250 ms (one small round trip). Idle, that is a few
+/// microseconds of work every 100 ms.
 const WAIT_POLL: Duration = Duration::from_millis(100);
 
 /// How often `claim --wait` counts what could be taken without any change: a lock
@@ -46,7 +47,8 @@ const WAIT_RECOUNT: Duration = Duration::from_secs(2);
 
 /// `caseload claim --wait`: takes the next item, waiting until there is one. Between
 /// attempts it only reads: it tries again when the database changed (another user's add,
-/// release, unpause…) or a lock expired.
+/// release, unpause…) or a lock expired. A lost or refused connection is waited out too
+/// (said on stderr; the store tries again after a growing pause, at most 30 s).
 pub(crate) fn claim_wait(
     s: &mut dyn Store,
     (queue, review): (Option<String>, bool),
@@ -59,9 +61,16 @@ pub(crate) fn claim_wait(
         queue,
         skip: vec![],
     };
+    let mut said = None;
     loop {
         // The marker first: a change between it and the attempt is seen by the wait below.
-        let marker = s.change_marker()?;
+        let marker = match s.change_marker() {
+            Err(e) if offline(&e, &mut said) => {
+                pause_until(deadline, timeout, "the server is not reachable")?;
+                continue;
+            }
+            m => m?,
+        };
         let taken = match review {
             true => s.take_review(next.queue.as_deref(), None),
             false => s.take_next(&next),
@@ -75,37 +84,68 @@ pub(crate) fn claim_wait(
                 }
                 return Ok(());
             }
-            Err(e) if e.exit_code() == exit::NOTHING => e,
+            Err(e) if e.exit_code() == exit::NOTHING => e.to_string(),
+            Err(e) if offline(&e, &mut said) => "the server is not reachable".to_string(),
             Err(e) => return Err(e.into()),
         };
         let mut counted = Instant::now();
         loop {
-            let left = match deadline {
-                Some(d) => d.saturating_duration_since(Instant::now()),
-                None => WAIT_POLL,
-            };
-            if left.is_zero() {
-                return Err(Failure {
-                    code: exit::NOTHING,
-                    error: anyhow::anyhow!(
-                        "still {why} after waiting {} s",
-                        timeout.unwrap_or_default()
-                    ),
-                });
-            }
-            std::thread::sleep(left.min(WAIT_POLL));
-            if s.change_marker()? != marker {
-                break;
+            pause_until(deadline, timeout, &why)?;
+            match s.change_marker() {
+                Ok(m) if m != marker => break,
+                Ok(_) => {}
+                Err(e) if offline(&e, &mut said) => continue,
+                Err(e) => return Err(e.into()),
             }
             if counted.elapsed() >= WAIT_RECOUNT {
                 counted = Instant::now();
                 // A review lock expiring is looked for by trying again.
-                if review || s.takeable(next.queue.as_deref(), 1)? > 0 {
+                if review {
                     break;
+                }
+                match s.takeable(next.queue.as_deref(), 1) {
+                    Ok(n) if n > 0 => break,
+                    Ok(_) => {}
+                    Err(e) if offline(&e, &mut said) => {}
+                    Err(e) => return Err(e.into()),
                 }
             }
         }
     }
+}
+
+/// Sleeps one poll, or fails with exit 4 when `--timeout` has run out (`why`: what was
+/// waited for).
+fn pause_until(deadline: Option<Instant>, timeout: Option<u64>, why: &str) -> CliResult {
+    let left = match deadline {
+        Some(d) => d.saturating_duration_since(Instant::now()),
+        None => WAIT_POLL,
+    };
+    if left.is_zero() {
+        return Err(Failure {
+            code: exit::NOTHING,
+            error: anyhow::anyhow!(
+                "still {why} after waiting {} s",
+                timeout.unwrap_or_default()
+            ),
+        });
+    }
+    std::thread::sleep(left.min(WAIT_POLL));
+    Ok(())
+}
+
+/// True when `e` is a lost or refused connection, which a waiting claim waits out; its
+/// line is said on stderr once (the store's next attempt says when it tries again).
+fn offline(e: &StoreError, said: &mut Option<String>) -> bool {
+    if !matches!(e, StoreError::Connection(_)) {
+        return false;
+    }
+    let line = e.to_string();
+    if said.as_ref() != Some(&line) {
+        eprintln!("caseload: {}", crate::domain::sanitize::line(&line));
+        *said = Some(line);
+    }
+    true
 }
 
 /// The token a holder command applies to: `--token`, else the item's current one. The

@@ -19,7 +19,7 @@ pub(crate) fn tui(ctx: &Invocation, no_notify: bool) -> CliResult {
             "the interactive view needs a terminal; use a subcommand (see `caseload --help`)",
         );
     }
-    let store = open_store(ctx, false)?;
+    let store = crate::cli::open_store_patiently(ctx)?;
     use crate::config::Notify;
     let notify = if no_notify {
         Notify::Off
@@ -101,7 +101,8 @@ pub(crate) fn init(ctx: &Invocation, out: &mut dyn Write) -> CliResult {
 /// owner may; what the server cannot do is said on stderr (the database works).
 fn init_postgres(ctx: &Invocation, url: &str, out: &mut dyn Write) -> CliResult {
     use crate::store::postgres::{PgOptions, PgStore};
-    let mut store = PgStore::open(url, ctx.actor.clone(), &PgOptions::default())?;
+    let opts: PgOptions = crate::cli::pg_options(ctx)?;
+    let mut store = PgStore::open(url, ctx.actor.clone(), &opts)?;
     let still = store.repair_fold().context(
         "search does not fold case here and could not be repaired (only the role that owns \
          caseload's tables can)",

@@ -1,8 +1,8 @@
 //! What wakes a follower (`caseload events --follow`): the store's change marker, as the
 //! TUI's worker and `claim --wait` are woken — `PRAGMA data_version` on SQLite (a read of
-//! shared memory, no I/O), the LISTEN connection's queue on PostgreSQL (no round trip).
-//! Kept behind [`Wake`] so that another way (a change counter polled through a pooler)
-//! replaces it in one place.
+//! shared memory, no I/O), the change counter on PostgreSQL (read at most every 250 ms, on
+//! the store's one connection, also through a pooler). Kept behind [`Wake`] so that
+//! another way replaces it in one place.
 
 use std::time::{Duration, Instant};
 

@@ -21,14 +21,19 @@ use crate::store::error::{Result, StoreError};
 /// Rows fetched from a portal at a time.
 const BATCH: i32 = 5_000;
 
+/// The check in one `REPEATABLE READ` transaction (with a pooled connection's settings).
 pub(super) fn check(c: &mut Conn, how: &CheckRun<'_>) -> TxResult<Vec<String>> {
     let mut found = Findings::default();
+    let pooled = c.pooled.clone();
     let mut tx = c
         .client
         .build_transaction()
         .isolation_level(IsolationLevel::RepeatableRead)
         .read_only(true)
         .start()?;
+    if let Some(settings) = &pooled {
+        tx.batch_execute(settings)?;
+    }
     // The pass's statements run as long as the history is long.
     tx.batch_execute("SET LOCAL statement_timeout = 0")?;
     let queues: HashSet<String> = tx

@@ -241,14 +241,13 @@ fn record_version(c: &mut Conn, version: i64, by: &Actor) -> TxResult<()> {
 /// `to_regclass`: a program that waited for the migration lock must see the tables the
 /// first program just committed.
 fn table_exists(c: &mut Conn, name: &str) -> TxResult<bool> {
-    Ok(c.client
-        .query_one(
-            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class k \
-             JOIN pg_catalog.pg_namespace n ON n.oid = k.relnamespace \
-             WHERE n.nspname = current_schema() AND k.relname = $1)",
-            &[&name],
-        )?
-        .get(0))
+    Ok(c.query_one(
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class k \
+         JOIN pg_catalog.pg_namespace n ON n.oid = k.relnamespace \
+         WHERE n.nspname = current_schema() AND k.relname = $1)",
+        &[&name],
+    )?
+    .get(0))
 }
 
 /// Refuses a connection whose search path does not lead to caseload's tables (the first
@@ -338,7 +337,6 @@ pub(super) fn schema_version(c: &mut Conn) -> TxResult<Option<i64>> {
         return Ok(None);
     }
     let v: Option<i64> = c
-        .client
         .query_one("SELECT max(version)::bigint FROM caseload_schema", &[])?
         .get(0);
     Ok(Some(v.unwrap_or(0)))

@@ -7,15 +7,18 @@
 //! All lock arithmetic uses the server's clock (the transaction's start, `now()`), read
 //! with each write transaction's `BEGIN`, so users on hosts with skewed clocks agree on
 //! expiry.
-//! Every committed write is followed by `pg_notify('caseload', <schema>)` (see
-//! `PgStore::notify` for why not inside it); `change_marker` counts those notifications on
-//! a second, listening connection, re-subscribing after a reconnect.
+//! Every committed write bumps the schema's change counter in its COMMIT's round trip
+//! (`caseload_changed()` after the COMMIT, see `txn`); `change_marker` reads the counter
+//! (`caseload_changes()`) at most every [`POLL_EVERY`]. So a store holds one connection,
+//! change notices included, and works the same through a pooler in transaction mode
+//! (`open`: no session state, unnamed statements), where LISTEN could not.
 //!
 //! Files: `txn` (the one transaction guard: every transaction here ends on every path,
-//! panics included), `open` (connection, session settings, error mapping), `tx` (the lock
-//! protocol's primitives), `reads`, `stats`, `check`, `migrate`, `pgpass`, and `sql` (the statements
-//! the benchmark shares).
+//! panics included), `open` (connection, settings, error mapping), `pooling` (what a pooler
+//! in transaction mode asks), `tx` (the lock protocol's primitives), `reads`, `stats`,
+//! `check`, `migrate`, `pgpass`, and `sql` (the statements the benchmark shares).
 
+mod backoff;
 mod check;
 mod dedupe;
 mod feed;
@@ -24,13 +27,13 @@ mod metrics;
 pub mod migrate;
 mod open;
 mod pgpass;
+mod pooling;
 mod reads;
 pub mod sql;
 mod stats;
 mod tx;
 mod txn;
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use postgres::Client;
@@ -38,9 +41,9 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 
 use self::open::{
-    Conn, TxError, TxResult, commit_lost, connect, lost_before_commit, name_server, one_line,
+    Conn, TxError, TxResult, commit_lost, connect_once, lost_before_commit, name_server, one_line,
 };
-pub use self::open::{PgOptions, connect_url, map_err};
+pub use self::open::{PgOptions, Pooling, connect_url, map_err};
 pub(crate) use self::open::{connection_reason, is_connection_error};
 use self::tx::PgTx;
 pub(crate) use self::tx::boxed;
@@ -63,19 +66,12 @@ use crate::store::{ExportFilter, ListFilter, LostLock, ReasonCount, Report, Repo
 
 pub use self::migrate::{FoldProblem, LATEST, SCHEMA, STEPS, fold_problem};
 
-/// The channel every write transaction notifies.
-pub(crate) const CHANNEL: &str = "caseload";
-
 /// How long a deadlocked or serialisation-failed write is retried.
 const RETRY_PATIENCE: Duration = Duration::from_secs(30);
 
-/// The listening connection behind `change_marker`.
-struct Listener {
-    client: Client,
-    pid: i32,
-    /// Notifications name the schema that changed; others' schemas are not ours.
-    schema: String,
-}
+/// How long a read of the change counter is trusted: other users' changes show within
+/// about this long (the screen asks every tick, `claim --wait` more often).
+const POLL_EVERY: Duration = Duration::from_millis(250);
 
 /// The PostgreSQL implementation of the [`crate::store::Store`].
 pub struct PgStore {
@@ -87,8 +83,10 @@ pub struct PgStore {
     /// The session's database role (`session_user`), learnt at open.
     real: RealIdentity,
     opts: PgOptions,
-    listener: Option<Listener>,
-    notifications: u64,
+    /// `SELECT <schema>.caseload_changes()`: the change counter, read by `change_marker`.
+    changes_sql: String,
+    /// The counter's last value read, and when.
+    changes: Option<(i64, Instant)>,
     own_commits: u64,
     /// The client host's clock: used only to report skew and to tell the time between
     /// round trips, never to decide expiry.
@@ -96,16 +94,53 @@ pub struct PgStore {
     /// The server's clock minus the client's, and when it was last measured: `now()`
     /// for a screen's countdowns needs no round trip (every write measures it anew).
     server_offset: Option<(i64, Instant)>,
-    /// After a failed reconnect, when to try again (a screen ticking while the server is
-    /// down must not stall on every tick).
-    retry_at: Option<Instant>,
+    /// After a failed reconnect, when to try again and what the failure said (a screen
+    /// ticking while the server is down must not stall on every tick).
+    retry_at: Option<(Instant, String)>,
+    backoff: backoff::Backoff,
     created: bool,
 }
 
 /// How long a measured server-clock offset is trusted.
 const OFFSET_TTL: Duration = Duration::from_secs(10);
-/// How long to wait after a failed reconnect before the next attempt.
-const RECONNECT_PAUSE: Duration = Duration::from_secs(1);
+
+/// What opening a store asks of the server: the schema is there (or is made, or brought
+/// up to date), who the session's role is, which role the actor's name is bound to, and
+/// the schema (quoted, with its dot) that names caseload's functions.
+fn opening(
+    conn: &mut Conn,
+    actor: &Actor,
+    opts: &PgOptions,
+    shown: &str,
+) -> TxResult<(bool, RealIdentity, Option<String>, String)> {
+    if opts.must_exist {
+        migrate::require_schema(conn, shown)?;
+    }
+    let created = migrate::migrate(conn, actor)?;
+    let real = reads::real_identity(conn)?;
+    if created && actor.name != real.login {
+        // The creator chose their name; the role that created the schema may use it.
+        conn.execute(
+            "UPDATE users SET login = $1 WHERE name = $2",
+            &[&real.login, &actor.name],
+        )?;
+    }
+    let bound = reads::login_of(conn, &actor.name)?;
+    let schema: Option<String> = conn.query_one("SELECT current_schema()::text", &[])?.get(0);
+    let schema = schema.map_or(String::new(), |s| {
+        format!("\"{}\".", s.replace('"', "\"\""))
+    });
+    Ok((created, real, bound, schema))
+}
+
+/// Runs a read's statements: through a pooler in one transaction (which carries the
+/// settings; one round trip more each side), else as they come.
+fn once<T>(c: &mut Conn, wrap: bool, f: &mut impl FnMut(&mut Conn) -> TxResult<T>) -> TxResult<T> {
+    if !wrap || c.pooled.is_none() || c.in_txn {
+        return f(c);
+    }
+    txn::run(c, Kind::Read, |c, _| f(c)).map_err(Failed::into_tx)
+}
 
 impl PgStore {
     /// Connects to `url` (creating or migrating the schema when needed).
@@ -123,32 +158,22 @@ impl PgStore {
         client_clock: Clock,
     ) -> Result<Self> {
         let (config, shown, client) = connect_url(url, opts)?;
-        let mut conn = Conn {
-            client,
-            cache: HashMap::new(),
-            now_sql: sql::now(opts.clock_offset_ms),
-            in_txn: false,
-        };
-        if opts.must_exist {
-            migrate::require_schema(&mut conn, &shown)
-                .map_err(|e| name_server(e.into_store(), &shown))?;
-        }
-        let created =
-            migrate::migrate(&mut conn, &actor).map_err(|e| name_server(e.into_store(), &shown))?;
+        let mut conn = Conn::new(client, opts, open::pooled_settings(url, opts)?);
         let named = |e: TxError| name_server(e.into_store(), &shown);
-        let real = reads::real_identity(&mut conn).map_err(named)?;
-        if created && actor.name != real.login {
-            // The creator chose their name; the role that created the schema may use it.
-            conn.client
-                .execute(
-                    "UPDATE users SET login = $1 WHERE name = $2",
-                    &[&real.login, &actor.name],
-                )
-                .map_err(|e| named(e.into()))?;
-        }
-        let bound = reads::login_of(&mut conn, &actor.name).map_err(named)?;
+        let (created, real, bound, schema) = if conn.pooled.is_some() {
+            // Through a pooler, in one transaction: its settings name the schema.
+            txn::run(&mut conn, Kind::Write, |c, _| {
+                opening(c, &actor, opts, &shown)
+            })
+            .map_err(|e| named(e.into_tx()))?
+        } else {
+            opening(&mut conn, &actor, opts, &shown).map_err(named)?
+        };
         crate::domain::user::may_act_as(&actor.name, &real, bound.as_deref())
             .map_err(StoreError::NotYou)?;
+        // Named with its schema: through a pooler the statement after COMMIT runs where
+        // no transaction's settings name it.
+        conn.after_commit = sql::changed(&schema);
         Ok(PgStore {
             conn,
             config,
@@ -156,12 +181,13 @@ impl PgStore {
             actor,
             real,
             opts: opts.clone(),
-            listener: None,
-            notifications: 0,
+            changes_sql: sql::changes(&schema),
+            changes: None,
             own_commits: 0,
             client_clock,
             server_offset: None,
             retry_at: None,
+            backoff: backoff::Backoff::default(),
             created,
         })
     }
@@ -177,6 +203,9 @@ impl PgStore {
     /// wait for the server's disk (`synchronous_commit = off`: never a damaged database,
     /// at worst the last commits lost to a crash, and the demo is simply made again).
     pub(crate) fn fill_without_waiting_for_the_disk(&mut self) -> Result<()> {
+        if self.conn.pooled.is_some() {
+            return Ok(()); // a session setting: none through a pooler
+        }
         self.conn
             .client
             .batch_execute("SET synchronous_commit = off")
@@ -189,7 +218,12 @@ impl PgStore {
     /// Returns what is still wrong.
     pub fn repair_fold(&mut self) -> Result<Option<FoldProblem>> {
         let shown = self.shown.clone();
-        migrate::repair_fold(&mut self.conn).map_err(|e| name_server(e.into_store(), &shown))
+        let out = match self.conn.pooled.is_some() {
+            true => txn::run(&mut self.conn, Kind::Write, |c, _| migrate::repair_fold(c))
+                .map_err(Failed::into_tx),
+            false => migrate::repair_fold(&mut self.conn),
+        };
+        out.map_err(|e| name_server(e.into_store(), &shown))
     }
 
     /// True when this program created the schema.
@@ -202,13 +236,6 @@ impl PgStore {
     pub fn clock_skew(&mut self) -> Result<i64> {
         let server = self.now()? - self.opts.clock_offset_ms;
         Ok(server - (self.client_clock)())
-    }
-
-    /// The backend process id of the listening connection, once `change_marker` started
-    /// it (tests kill it to check reconnection).
-    #[doc(hidden)] // a test and benchmark hook, not part of the library's face
-    pub fn listener_pid(&self) -> Option<i32> {
-        self.listener.as_ref().map(|l| l.pid)
     }
 
     /// The backend process id of the main connection.
@@ -231,25 +258,29 @@ impl PgStore {
         Ok(&mut self.conn.client)
     }
 
+    /// A new connection in place of a lost one. After a refusal the next attempt waits
+    /// for a growing pause with jitter ([`backoff`]); meanwhile every call fails at once
+    /// with the refusal's line, which says when it tries again.
     fn reconnect(&mut self) -> Result<()> {
-        if let Some(at) = self.retry_at
-            && Instant::now() < at
+        if let Some((at, why)) = &self.retry_at
+            && Instant::now() < *at
         {
-            return Err(StoreError::Connection(format!(
-                "cannot reach {}; trying again",
-                self.shown
-            )));
+            return Err(StoreError::Connection(why.clone()));
         }
-        match connect(&self.config, &self.shown, &self.opts) {
-            Ok(client) => {
+        match connect_once(&self.config, &self.shown, &self.opts) {
+            Ok(Ok(client)) => {
+                self.backoff.reset();
                 self.retry_at = None;
                 self.conn.client = client;
                 self.conn.cache.clear();
                 Ok(())
             }
-            Err(e) => {
-                self.retry_at = Some(Instant::now() + RECONNECT_PAUSE);
-                Err(e)
+            Ok(Err(e)) => Err(e),
+            Err((_, why)) => {
+                let pause = self.backoff.next();
+                let why = format!("{why}; trying again in {} s", pause.as_secs().max(1));
+                self.retry_at = Some((Instant::now() + pause, why.clone()));
+                Err(StoreError::Connection(why))
             }
         }
     }
@@ -261,7 +292,7 @@ impl PgStore {
 
     /// Runs a read, reconnecting once when the connection was lost.
     fn read<T>(&mut self, f: impl FnMut(&mut Conn) -> TxResult<T>) -> Result<T> {
-        let out = self.read_inner(f);
+        let out = self.read_inner(true, f);
         out.map_err(|e| self.named(e))
     }
 
@@ -270,19 +301,24 @@ impl PgStore {
         name_server(e, &self.shown)
     }
 
-    fn read_inner<T>(&mut self, mut f: impl FnMut(&mut Conn) -> TxResult<T>) -> Result<T> {
+    /// [`PgStore::read`]; `wrap`: through a pooler, in a transaction of its own.
+    fn read_inner<T>(
+        &mut self,
+        wrap: bool,
+        mut f: impl FnMut(&mut Conn) -> TxResult<T>,
+    ) -> Result<T> {
         // Inside a snapshot, a new connection would read outside it: the snapshot as a
         // whole is tried again instead.
         let in_snapshot = self.conn.in_txn;
         if self.conn.client.is_closed() && !in_snapshot {
             self.reconnect()?;
         }
-        match f(&mut self.conn) {
+        match once(&mut self.conn, wrap, &mut f) {
             Ok(v) => Ok(v),
             Err(TxError::Pg(e)) if is_connection_error(&e) && !in_snapshot => {
                 tracing::warn!(error = %one_line(&e), "connection lost; reconnecting");
                 self.reconnect()?;
-                f(&mut self.conn).map_err(TxError::into_store)
+                once(&mut self.conn, wrap, &mut f).map_err(TxError::into_store)
             }
             Err(e) => Err(e.into_store()),
         }
@@ -319,7 +355,6 @@ impl PgStore {
             let e = match out {
                 Ok(()) => {
                     self.own_commits += 1;
-                    self.notify();
                     return Ok(());
                 }
                 Err(Failed::Begin(TxError::Pg(e))) if is_connection_error(&e) && !reconnected => {
@@ -348,38 +383,6 @@ impl PgStore {
             return Err(e);
         }
     }
-
-    /// Tells listeners that something changed, right after a write committed.
-    ///
-    /// Not inside the write transaction: a transaction that notifies holds a database-wide
-    /// lock until its commit is flushed, so every write would wait for every other's disk
-    /// flush and parallel claims could not scale. A notification is only a hint, so it
-    /// goes in its own one-statement transaction without a synchronous flush, and a
-    /// failure to send it (say, a full notification queue) never turns a committed write
-    /// into an error.
-    fn notify(&mut self) {
-        if let Err(e) = self.conn.client.batch_execute(sql::NOTIFY) {
-            tracing::warn!(error = %one_line(&e), "change notification not sent");
-        }
-    }
-
-    fn listen(&self) -> Result<Listener> {
-        let mut client = connect(&self.config, &self.shown, &self.opts)?;
-        client
-            .batch_execute(&format!("LISTEN {CHANNEL}"))
-            .map_err(|e| self.named(map_err(&e)))?;
-        let row = client
-            .query_one(
-                "SELECT pg_backend_pid(), coalesce(current_schema(), '')",
-                &[],
-            )
-            .map_err(|e| self.named(map_err(&e)))?;
-        Ok(Listener {
-            client,
-            pid: row.get(0),
-            schema: row.get(1),
-        })
-    }
 }
 
 impl Reads for PgStore {
@@ -397,48 +400,24 @@ impl Reads for PgStore {
         {
             return Ok((self.client_clock)() + offset);
         }
-        let now = self.read(|c| Ok(c.now()?))?;
+        let now = self.read(|c| c.now())?;
         self.measured(now);
         Ok(now)
     }
 
     fn change_marker(&mut self) -> Result<u64> {
-        if self.listener.is_none() {
-            self.listener = Some(self.listen()?);
-            // A (re)started listener may have missed changes: make the marker move.
-            self.notifications += 1;
+        // Inside a snapshot the value read before it is kept: one read now could count a
+        // change committed after the snapshot began, which the screen would then miss.
+        let due = self
+            .changes
+            .is_none_or(|(_, at)| at.elapsed() >= POLL_EVERY);
+        if due && !self.conn.in_txn {
+            let sql = self.changes_sql.clone();
+            let n: i64 = self.read_inner(false, |c| Ok(c.query_one_qualified(&sql)?.get(0)))?;
+            self.changes = Some((n, Instant::now()));
         }
-        let mut lost = false;
-        if let Some(l) = self.listener.as_mut() {
-            {
-                let mut n = l.client.notifications();
-                // Not `iter()`: it never lets the client's runtime read the socket, so it
-                // would see nothing new. A short wait does.
-                let mut it = n.timeout_iter(Duration::from_millis(1));
-                loop {
-                    match it.next() {
-                        Ok(Some(n)) => {
-                            if n.payload() == l.schema {
-                                self.notifications += 1;
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(e) => {
-                            tracing::warn!(error = %one_line(&e), "listener lost; reconnecting");
-                            lost = true;
-                            break;
-                        }
-                    }
-                }
-            }
-            lost |= l.client.is_closed();
-        }
-        if lost {
-            self.listener = None;
-            self.listener = Some(self.listen()?);
-            self.notifications += 1;
-        }
-        Ok(self.notifications ^ (self.own_commits << 32))
+        let n = self.changes.map_or(0, |(n, _)| n as u64);
+        Ok(n ^ (self.own_commits << 32))
     }
 
     fn snapshot(&mut self, f: &mut dyn FnMut(&mut dyn Reads) -> Result<()>) -> Result<()> {
@@ -670,7 +649,9 @@ impl Reads for PgStore {
     }
 
     fn check_with(&mut self, how: &CheckRun<'_>) -> Result<Vec<String>> {
-        self.read(|c| check::check(c, how))
+        // The check runs its own transaction (for its portals): not inside another one.
+        let out = self.read_inner(false, |c| check::check(c, how));
+        out.map_err(|e| self.named(e))
     }
 
     fn export(
@@ -757,18 +738,23 @@ impl PgStore {
         }
         let state = f.state.map(|s| s.as_str());
         let params: [&(dyn ToSql + Sync); 3] = [&state, &f.queue, &f.since];
-        let shown = self.shown.clone();
-        let pg = |e: postgres::Error| name_server(map_err(&e), &shown);
-        let mut rows = self
-            .conn
-            .client
-            .query_raw(sql, params.iter().copied())
-            .map_err(pg)?;
-        let mut n = 0;
-        while let Some(r) = rows.next().map_err(pg)? {
-            each(&r)?;
-            n += 1;
-        }
-        Ok(n)
+        let pooled = self.conn.pooled.is_some();
+        let mut go = |c: &mut Conn| -> TxResult<u64> {
+            let mut rows = match pooled {
+                true => c.client.query_typed_raw(sql, pooling::typed(&params))?,
+                false => c.client.query_raw(sql, params.iter().copied())?,
+            };
+            let mut n = 0;
+            while let Some(r) = rows.next()? {
+                each(&r)?;
+                n += 1;
+            }
+            Ok(n)
+        };
+        let out = match pooled {
+            true => txn::run(&mut self.conn, Kind::Read, |c, _| go(c)).map_err(Failed::into_tx),
+            false => go(&mut self.conn),
+        };
+        out.map_err(|e| self.named(e.into_store()))
     }
 }

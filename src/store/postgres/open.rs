@@ -1,6 +1,15 @@
-//! Opening a PostgreSQL connection: options, session settings (lock, statement and
-//! idle-in-transaction timeouts, UTC), the connection with its prepared statements, and
-//! the mapping of the server's errors to the store's, one line each.
+//! Opening a PostgreSQL connection: options, settings (lock, statement and
+//! idle-in-transaction timeouts, UTC), the connection with its statements, and the mapping
+//! of the server's errors to the store's, one line each.
+//!
+//! Two ways to reach the server ([`Pooling`]). Direct: the settings are the session's
+//! (set once at connect, the URL's `options` sent at startup) and each statement is
+//! prepared once per connection. Through a pooler in transaction mode (PgBouncer
+//! `pool_mode = transaction`), a connection is the server's only for one transaction at a
+//! time, so nothing may outlive one: every statement runs inside a transaction whose
+//! first round trip sets its settings (`set_config(…, true)`, the URL's `options`
+//! included, which the pooler would refuse at startup), and statements are unnamed
+//! (`query_typed`: parse, bind and execute in one round trip, nothing left on the server).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -8,6 +17,9 @@ use std::time::Duration;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls, Row, SimpleQueryMessage, Statement};
 
+pub use super::pooling::Pooling;
+use super::pooling::typed;
+use super::txn::{self, Kind};
 use crate::domain::Millis;
 use crate::store::error::{Result, StoreError};
 use crate::store::location::redact_url;
@@ -29,6 +41,13 @@ pub struct PgOptions {
     /// `demo`, `migrate-to` and `--create` make them, so a URL that lacks the team's
     /// schema is an error, not a private empty caseload.
     pub must_exist: bool,
+    /// Direct, or through a pooler in transaction mode.
+    pub pool: Pooling,
+    /// For a client that runs until stopped (the TUI, `claim --wait`): a server that
+    /// refuses the connection (full, starting up, unreachable) is tried again after a
+    /// growing pause with jitter (at most [`super::backoff::MAX`]), and this is told each
+    /// wait in one line. `None`: fail at once.
+    pub waiting: Option<fn(&str)>,
 }
 
 impl Default for PgOptions {
@@ -40,22 +59,42 @@ impl Default for PgOptions {
             idle_in_transaction_timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
             must_exist: false,
+            pool: Pooling::Direct,
+            waiting: None,
         }
     }
 }
 
-/// One connection and its prepared statements.
+/// One connection and its statements.
 pub(super) struct Conn {
     pub client: Client,
+    /// Statements prepared on this connection (direct connections only).
     pub cache: HashMap<String, Statement>,
     /// `SELECT <server now in ms, plus the test offset>`.
     pub now_sql: String,
     /// True while a transaction runs on it (`txn`): a snapshot asked for inside joins it,
     /// and a lost connection is not silently replaced by a new one outside it.
     pub in_txn: bool,
+    /// Through a pooler in transaction mode: the settings every transaction starts with
+    /// (`SELECT set_config(…, true), …`). `None` on a direct connection.
+    pub pooled: Option<String>,
+    /// Sent with a write's COMMIT, in the same round trip, to run after it (the change
+    /// counter's bump); empty until the schema is known.
+    pub after_commit: String,
 }
 
 impl Conn {
+    pub(super) fn new(client: Client, opts: &PgOptions, pooled: Option<String>) -> Conn {
+        Conn {
+            client,
+            cache: HashMap::new(),
+            now_sql: super::sql::now(opts.clock_offset_ms),
+            in_txn: false,
+            pooled,
+            after_commit: String::new(),
+        }
+    }
+
     pub(super) fn prep(&mut self, sql: &str) -> Result<Statement, postgres::Error> {
         if let Some(s) = self.cache.get(sql) {
             return Ok(s.clone());
@@ -65,57 +104,98 @@ impl Conn {
         Ok(s)
     }
 
-    pub(super) fn prep_typed(
+    /// Runs one statement: on a direct connection prepared once (`direct`), through a
+    /// pooler unnamed (`pooled`) and inside a transaction (its own when none is open).
+    fn statement<T>(
         &mut self,
+        direct: impl FnOnce(&mut Client, &Statement) -> Result<T, postgres::Error>,
+        pooled: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
         sql: &str,
-        types: &[Type],
-    ) -> Result<Statement, postgres::Error> {
-        if let Some(s) = self.cache.get(sql) {
-            return Ok(s.clone());
+    ) -> TxResult<T> {
+        if self.pooled.is_none() {
+            let s = self.prep(sql)?;
+            return Ok(direct(&mut self.client, &s)?);
         }
-        let s = self.client.prepare_typed(sql, types)?;
-        self.cache.insert(sql.to_string(), s.clone());
-        Ok(s)
+        self.unnamed(pooled)
     }
 
-    pub(super) fn query(
+    /// Runs an unnamed statement inside a transaction: the one open, else its own.
+    fn unnamed<T>(
         &mut self,
-        sql: &str,
-        p: &[&(dyn ToSql + Sync)],
-    ) -> Result<Vec<Row>, postgres::Error> {
-        let s = self.prep(sql)?;
-        self.client.query(&s, p)
+        f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>,
+    ) -> TxResult<T> {
+        if self.in_txn {
+            return Ok(f(&mut self.client)?);
+        }
+        txn::run(self, Kind::Read, |c, _| Ok(f(&mut c.client)?)).map_err(txn::Failed::into_tx)
+    }
+
+    pub(super) fn query(&mut self, sql: &str, p: &[&(dyn ToSql + Sync)]) -> TxResult<Vec<Row>> {
+        self.statement(|c, s| c.query(s, p), |c| c.query_typed(sql, &typed(p)), sql)
     }
 
     pub(super) fn query_opt(
         &mut self,
         sql: &str,
         p: &[&(dyn ToSql + Sync)],
-    ) -> Result<Option<Row>, postgres::Error> {
-        let s = self.prep(sql)?;
-        self.client.query_opt(&s, p)
+    ) -> TxResult<Option<Row>> {
+        self.statement(
+            |c, s| c.query_opt(s, p),
+            |c| c.query_typed_opt(sql, &typed(p)),
+            sql,
+        )
     }
 
-    pub(super) fn query_one(
-        &mut self,
-        sql: &str,
-        p: &[&(dyn ToSql + Sync)],
-    ) -> Result<Row, postgres::Error> {
-        let s = self.prep(sql)?;
-        self.client.query_one(&s, p)
+    pub(super) fn query_one(&mut self, sql: &str, p: &[&(dyn ToSql + Sync)]) -> TxResult<Row> {
+        self.statement(
+            |c, s| c.query_one(s, p),
+            |c| c.query_typed_one(sql, &typed(p)),
+            sql,
+        )
     }
 
-    pub(super) fn execute(
+    pub(super) fn execute(&mut self, sql: &str, p: &[&(dyn ToSql + Sync)]) -> TxResult<u64> {
+        self.statement(
+            |c, s| c.execute(s, p),
+            |c| c.execute_typed(sql, &typed(p)),
+            sql,
+        )
+    }
+
+    /// [`Conn::query_one`] of a statement that names the schema of all it uses: through a
+    /// pooler it needs no transaction for the settings, so it is one round trip.
+    pub(super) fn query_one_qualified(&mut self, sql: &str) -> TxResult<Row> {
+        match self.pooled {
+            Some(_) => Ok(self.client.query_typed_one(sql, &[])?),
+            None => self.query_one(sql, &[]),
+        }
+    }
+
+    /// [`Conn::execute`] with the parameters' types given (a statement whose parameters
+    /// the server cannot all infer).
+    pub(super) fn execute_as(
         &mut self,
         sql: &str,
+        types: &[Type],
         p: &[&(dyn ToSql + Sync)],
-    ) -> Result<u64, postgres::Error> {
-        let s = self.prep(sql)?;
-        self.client.execute(&s, p)
+    ) -> TxResult<u64> {
+        if self.pooled.is_none() {
+            let s = match self.cache.get(sql) {
+                Some(s) => s.clone(),
+                None => {
+                    let s = self.client.prepare_typed(sql, types)?;
+                    self.cache.insert(sql.to_string(), s.clone());
+                    s
+                }
+            };
+            return Ok(self.client.execute(&s, p)?);
+        }
+        let params: Vec<_> = p.iter().copied().zip(types.iter().cloned()).collect();
+        self.unnamed(|c| c.execute_typed(sql, &params))
     }
 
     /// The server's now, in Unix ms (plus the test offset).
-    pub(super) fn now(&mut self) -> Result<Millis, postgres::Error> {
+    pub(super) fn now(&mut self) -> TxResult<Millis> {
         let sql = self.now_sql.clone();
         Ok(self.query_one(&sql, &[])?.get(0))
     }
@@ -262,9 +342,14 @@ pub(super) fn first_i64(msgs: &[SimpleQueryMessage]) -> Option<i64> {
 /// Connects to `url` as every caseload command does (password from `~/.pgpass` or
 /// `PGPASSWORD`, the session timeouts) without touching the schema; returns the config,
 /// the URL as shown to users (no password) and the client. `caseload doctor` inspects a
-/// server with it.
+/// server with it. Through a pooler, the URL's `options` are not sent (see
+/// [`pooled_settings`]).
 pub fn connect_url(url: &str, opts: &PgOptions) -> Result<(postgres::Config, String, Client)> {
     let shown = redact_url(url);
+    let url = match opts.pool {
+        Pooling::Direct => url.to_string(),
+        Pooling::Transaction => super::pooling::without_options(url)?.0,
+    };
     let mut config: postgres::Config = url
         .parse()
         .map_err(|e| StoreError::Unusable(format!("{shown} is not a valid PostgreSQL URL: {e}")))?;
@@ -279,18 +364,112 @@ pub fn connect_url(url: &str, opts: &PgOptions) -> Result<(postgres::Config, Str
     Ok((config, shown, client))
 }
 
-/// Connects and sets the session's timeouts.
+/// Through a pooler in transaction mode: the statement that gives each transaction the
+/// settings a direct connection gives its session (the URL's `options`, then the
+/// timeouts and UTC). `None` on a direct connection.
+pub(super) fn pooled_settings(url: &str, opts: &PgOptions) -> Result<Option<String>> {
+    if opts.pool == Pooling::Direct {
+        return Ok(None);
+    }
+    let (_, mut settings) = super::pooling::without_options(url)?;
+    for (name, ms) in [
+        ("lock_timeout", opts.lock_timeout),
+        ("statement_timeout", opts.statement_timeout),
+        (
+            "idle_in_transaction_session_timeout",
+            opts.idle_in_transaction_timeout,
+        ),
+    ] {
+        settings.push((name.to_string(), ms.as_millis().to_string()));
+    }
+    settings.push(("TimeZone".to_string(), "UTC".to_string()));
+    Ok(Some(super::pooling::settings_sql(&settings)))
+}
+
+/// Why a connection was refused, in one line naming the server; for a full server, where
+/// the README says how to size it.
+fn refused_why(e: &postgres::Error, shown: &str) -> String {
+    let why = match e.as_db_error() {
+        Some(db) if matches!(db.code().code(), "28P01" | "28000") => {
+            format!("authentication failed: {}", db.message())
+        }
+        Some(db) if db.message().contains("unsupported startup parameter") => format!(
+            "{} (a pooler in transaction mode: set CASELOAD_PG_POOL=transaction or \
+             pg_pool = \"transaction\"; see the README's \"A team of hundreds\")",
+            db.message()
+        ),
+        Some(db) if is_full(e) => format!(
+            "{} (the server has no connection to spare: see the README's \"A team of \
+             hundreds\" for connections per client and pool sizes)",
+            db.message()
+        ),
+        Some(db) => db.message().to_string(),
+        None => one_line(e),
+    };
+    format!("cannot connect to {shown}: {why}")
+}
+
+/// True when the server (or a pooler) turned the connection away for want of room:
+/// `too_many_connections`, or PgBouncer's "no more connections allowed".
+fn is_full(e: &postgres::Error) -> bool {
+    e.as_db_error().is_some_and(|db| {
+        db.code().code() == "53300" || db.message().contains("no more connections allowed")
+    })
+}
+
+/// True when trying again later may work: the server is full, starting up or shutting
+/// down, or was not reached at all; not a refusal of who we are or what we asked for.
+fn worth_waiting_for(e: &postgres::Error) -> bool {
+    match e.as_db_error() {
+        Some(db) => is_full(e) || matches!(db.code().code(), "57P03" | "57P01" | "08006"),
+        None => true,
+    }
+}
+
+/// Connects; for a client that waits ([`PgOptions::waiting`]), tries again after a
+/// refusal worth waiting for, saying so each time.
 pub(super) fn connect(config: &postgres::Config, shown: &str, opts: &PgOptions) -> Result<Client> {
-    let mut client = config.connect(NoTls).map_err(|e| {
-        let why = match e.as_db_error() {
-            Some(db) if matches!(db.code().code(), "28P01" | "28000") => {
-                format!("authentication failed: {}", db.message())
+    let mut backoff = super::backoff::Backoff::default();
+    loop {
+        match connect_once(config, shown, opts) {
+            Err((e, why)) if opts.waiting.is_some() && worth_waiting_for(&e) => {
+                let pause = backoff.next();
+                if let Some(say) = opts.waiting {
+                    say(&format!(
+                        "{why}; trying again in {} s",
+                        pause.as_secs().max(1)
+                    ));
+                }
+                std::thread::sleep(pause);
             }
-            Some(db) => db.message().to_string(),
-            None => one_line(&e),
-        };
-        StoreError::Connection(format!("cannot connect to {shown}: {why}"))
-    })?;
+            Err((_, why)) => return Err(StoreError::Connection(why)),
+            Ok(client) => return client,
+        }
+    }
+}
+
+/// Connects once and, on a direct connection, sets the session's timeouts; a refusal
+/// comes back with its one line.
+pub(super) fn connect_once(
+    config: &postgres::Config,
+    shown: &str,
+    opts: &PgOptions,
+) -> std::result::Result<Result<Client>, (postgres::Error, String)> {
+    let mut client = match config.connect(NoTls) {
+        Ok(c) => c,
+        Err(e) => {
+            let why = refused_why(&e, shown);
+            return Err((e, why));
+        }
+    };
+    Ok(session(&mut client, shown, opts).map(|()| client))
+}
+
+/// A direct connection's session settings (none through a pooler).
+fn session(client: &mut Client, shown: &str, opts: &PgOptions) -> Result<()> {
+    if opts.pool == Pooling::Transaction {
+        return Ok(());
+    }
     client
         .batch_execute(&format!(
             "SET lock_timeout = {}; SET statement_timeout = {}; \
@@ -299,6 +478,5 @@ pub(super) fn connect(config: &postgres::Config, shown: &str, opts: &PgOptions) 
             opts.statement_timeout.as_millis(),
             opts.idle_in_transaction_timeout.as_millis()
         ))
-        .map_err(|e| name_server(map_err(&e), shown))?;
-    Ok(client)
+        .map_err(|e| name_server(map_err(&e), shown))
 }

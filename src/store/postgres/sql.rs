@@ -57,7 +57,7 @@ pub(crate) fn now(offset_ms: i64) -> String {
 /// A write transaction's start: `BEGIN` and the server's clock in one simple query (as
 /// the store's transaction guard sends it).
 pub fn begin(offset_ms: i64) -> String {
-    super::txn::begin_sql(super::txn::Kind::Write, &now(offset_ms))
+    super::txn::begin_sql(super::txn::Kind::Write, &now(offset_ms), None)
 }
 
 /// The claim: for `$1` at `$2`, the conditional UPDATE of item `$3` (its token still `$7`,
@@ -178,11 +178,17 @@ pub const FENCED_UPDATE_TYPES: [postgres::types::Type; 9] = {
     ]
 };
 
-/// Sent after every committed write: a hint for listeners, in a transaction of its own
-/// (one statement: nothing can leave it open) whose commit does not wait for the disk
-/// (`set_config(..., true)` lasts until that commit; see `PgStore::notify`).
-pub const NOTIFY: &str = "SELECT set_config('synchronous_commit', 'off', true), \
-     pg_notify('caseload', coalesce(current_schema(), ''))";
+/// Sent with every write's COMMIT, in its round trip, to run after it: the change
+/// counter's bump. `schema` is the quoted schema with its dot (`"cl".`), or empty where
+/// the session's search path finds it.
+pub fn changed(schema: &str) -> String {
+    format!("SELECT {schema}caseload_changed()")
+}
+
+/// The change counter's value (see [`changed`]).
+pub fn changes(schema: &str) -> String {
+    format!("SELECT {schema}caseload_changes()")
+}
 
 #[cfg(test)]
 mod tests {

@@ -176,7 +176,7 @@ impl Tx for PgTx<'_> {
             "SELECT name FROM users WHERE role = 'supervisor' AND name <> $1 FOR UPDATE",
             &[&user],
         );
-        Ok(self.lift(r.map_err(TxError::from))?.len() as i64)
+        Ok(self.lift(r)?.len() as i64)
     }
 
     fn held_count(&mut self, queue: &str, except: i64) -> Result<i64> {
@@ -184,7 +184,7 @@ impl Tx for PgTx<'_> {
             "SELECT count(*) FROM items WHERE lock_user = $1 AND queue = $2 AND id <> $3",
             &[&self.ctx.actor.name, &queue, &except],
         );
-        Ok(self.lift(r.map_err(TxError::from))?.get(0))
+        Ok(self.lift(r)?.get(0))
     }
 
     fn has_takeable(&mut self, queue: &QueueSettings, skip: &[i64]) -> Result<bool> {
@@ -193,7 +193,7 @@ impl Tx for PgTx<'_> {
              AND (lock_user IS NULL OR lock_expires_at <= $2) AND NOT (id = ANY($3)))",
             &[&queue.name, &self.ctx.now, &skip],
         );
-        Ok(self.lift(r.map_err(TxError::from))?.get(0))
+        Ok(self.lift(r)?.get(0))
     }
 
     fn last_event(&mut self, id: i64, of: &[EventKind], by: Option<&str>) -> Result<Option<Event>> {
@@ -203,7 +203,7 @@ impl Tx for PgTx<'_> {
             kinds_sql(of)
         );
         let r = self.c.query_opt(&sql, &[&id, &by]);
-        self.lift(r.map_err(TxError::from))?
+        self.lift(r)?
             .map(|r| rows::event_from(&mut PgCells::new(&r)))
             .transpose()
     }
@@ -211,7 +211,7 @@ impl Tx for PgTx<'_> {
     fn events_at(&mut self, at: Millis) -> Result<Vec<Event>> {
         let sql = format!("SELECT {EVENT_COLS} {}", crate::store::sql::EVENTS_AT);
         let r = self.c.query(&sql, &[&self.ctx.actor.name, &at]);
-        let rows = self.lift(r.map_err(TxError::from))?;
+        let rows = self.lift(r)?;
         rows.iter()
             .map(|r| rows::event_from(&mut PgCells::new(r)))
             .collect()
@@ -220,7 +220,7 @@ impl Tx for PgTx<'_> {
     fn serialise_claims(&mut self, queue: &str) -> Result<()> {
         let key = format!("{}\u{1}{queue}", self.ctx.actor.name);
         let r = self.c.execute(WIP_LOCK, &[&WIP_LOCK_CLASS, &key]);
-        self.lift(r.map_err(TxError::from)).map(|_| ())
+        self.lift(r).map(|_| ())
     }
 
     fn candidate(
@@ -236,7 +236,7 @@ impl Tx for PgTx<'_> {
             Some(q) => self.c.query_opt(&sql, &[me, &now, &skip, &q]),
             None => self.c.query_opt(&sql, &[me, &now, &skip]),
         };
-        let Some(row) = self.lift(r.map_err(TxError::from))? else {
+        let Some(row) = self.lift(r)? else {
             return Ok(None);
         };
         let (id, holder, item_queue, limited): (i64, Option<String>, String, bool) =
@@ -273,32 +273,28 @@ impl Tx for PgTx<'_> {
                 &token,
             ],
         );
-        self.lift(r.map_err(TxError::from))?
+        self.lift(r)?
             .map(|r| rows::item_from(&mut PgCells::new(&r)))
             .transpose()
     }
 
     fn write_item(&mut self, id: i64, token: i64, w: &ItemWrite<'_>) -> Result<bool> {
         let detail = w.detail.to_string();
-        let r = (|| -> TxResult<u64> {
-            let stmt = self
-                .c
-                .prep_typed(&sql::fenced_update(w.set, w.fence), &FENCED_UPDATE_TYPES)?;
-            Ok(self.c.client.execute(
-                &stmt,
-                &[
-                    &id,
-                    &self.ctx.actor.name,
-                    &token,
-                    &self.ctx.now,
-                    &w.value,
-                    &self.ctx.actor.os_user,
-                    &w.kind.as_str(),
-                    &detail,
-                    &w.arg,
-                ],
-            )?)
-        })();
+        let r = self.c.execute_as(
+            &sql::fenced_update(w.set, w.fence),
+            &FENCED_UPDATE_TYPES,
+            &[
+                &id,
+                &self.ctx.actor.name,
+                &token,
+                &self.ctx.now,
+                &w.value,
+                &self.ctx.actor.os_user,
+                &w.kind.as_str(),
+                &detail,
+                &w.arg,
+            ],
+        );
         Ok(self.lift(r)? > 0)
     }
 
@@ -314,12 +310,12 @@ impl Tx for PgTx<'_> {
                 &text,
             ],
         );
-        Ok(self.lift(r.map_err(TxError::from))?.get(0))
+        Ok(self.lift(r)?.get(0))
     }
 
     fn user_names(&mut self) -> Result<Vec<String>> {
         let r = self.c.query("SELECT name FROM users ORDER BY name", &[]);
-        let rows = self.lift(r.map_err(TxError::from))?;
+        let rows = self.lift(r)?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
@@ -328,7 +324,7 @@ impl Tx for PgTx<'_> {
             "SELECT EXISTS (SELECT 1 FROM events WHERE actor = $1)",
             &[&user],
         );
-        Ok(self.lift(r.map_err(TxError::from))?.get(0))
+        Ok(self.lift(r)?.get(0))
     }
 
     fn insert_event(&mut self, id: i64, kind: EventKind, detail: &Value) -> Result<()> {
@@ -341,7 +337,7 @@ impl Tx for PgTx<'_> {
             "INSERT INTO queues (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
             &[&name],
         );
-        self.lift(r.map_err(TxError::from)).map(|_| ())
+        self.lift(r).map(|_| ())
     }
 
     fn insert_item(&mut self, item: &NewItem, keep: Option<Kept>) -> Result<Added> {
@@ -382,7 +378,7 @@ impl Tx for PgTx<'_> {
             "SELECT count(*) FROM items WHERE id > $1 AND id BETWEEN $2 AND $3",
             &[&above, &ids.0, &ids.1],
         );
-        let n: i64 = self.lift(r.map_err(TxError::from))?.get(0);
+        let n: i64 = self.lift(r)?.get(0);
         Ok(n.max(0) as u64)
     }
 
@@ -395,14 +391,14 @@ impl Tx for PgTx<'_> {
              AS s) q WHERE $1 > coalesce(pg_sequence_last_value(s), 0)",
             &[&max],
         );
-        self.lift(r.map_err(TxError::from)).map(|_| ())
+        self.lift(r).map(|_| ())
     }
 
     fn queue_items(&mut self, queue: &str) -> Result<u64> {
         let r = self
             .c
             .query_one("SELECT count(*) FROM items WHERE queue = $1", &[&queue]);
-        let n: i64 = self.lift(r.map_err(TxError::from))?.get(0);
+        let n: i64 = self.lift(r)?.get(0);
         Ok(n.max(0) as u64)
     }
 
@@ -436,7 +432,7 @@ impl Tx for PgTx<'_> {
             "SELECT caseload_delete_queue($1, $2, $3)",
             &[&self.ctx.actor.name, &queue, &renamed_to],
         );
-        self.lift(r.map_err(TxError::from)).map(|_| ())
+        self.lift(r).map(|_| ())
     }
 
     fn put_queue(&mut self, q: &QueueSettings, note: &AuditNote) -> Result<()> {
@@ -458,7 +454,7 @@ impl Tx for PgTx<'_> {
                 &q.review_new,
             ],
         );
-        self.lift(r.map_err(TxError::from)).map(|_| ())
+        self.lift(r).map(|_| ())
     }
 
     fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>> {
@@ -488,7 +484,7 @@ impl Tx for PgTx<'_> {
                 &order,
             ],
         );
-        self.lift(r.map_err(TxError::from)).map(|_| ())
+        self.lift(r).map(|_| ())
     }
 
     fn drop_field(&mut self, queue: &str, name: &str, _: &AuditNote) -> Result<()> {
@@ -496,7 +492,7 @@ impl Tx for PgTx<'_> {
             "SELECT caseload_delete_field($1, $2, $3)",
             &[&self.ctx.actor.name, &queue, &name],
         );
-        self.lift(r.map_err(TxError::from)).map(|_| ())
+        self.lift(r).map(|_| ())
     }
 
     fn sla(&mut self, queue: &str) -> Result<Option<Sla>> {
@@ -517,7 +513,7 @@ impl Tx for PgTx<'_> {
                 &s.as_ref().map(|s| s.holidays.join("\n")),
             ],
         );
-        self.lift(r.map_err(TxError::from)).map(|_| ())
+        self.lift(r).map(|_| ())
     }
 
     fn texts(&mut self, queue: &str) -> Result<Vec<CannedText>> {
@@ -536,7 +532,7 @@ impl Tx for PgTx<'_> {
                 &t.text,
             ],
         );
-        self.lift(r.map_err(TxError::from)).map(|_| ())
+        self.lift(r).map(|_| ())
     }
 
     fn drop_text(&mut self, queue: &str, code: &str, _: &AuditNote) -> Result<()> {
@@ -544,7 +540,7 @@ impl Tx for PgTx<'_> {
             "SELECT caseload_delete_text($1, $2, $3)",
             &[&self.ctx.actor.name, &queue, &code],
         );
-        self.lift(r.map_err(TxError::from)).map(|_| ())
+        self.lift(r).map(|_| ())
     }
 
     fn put_role(&mut self, user: &str, role: Role, _: &AuditNote) -> Result<()> {
@@ -552,7 +548,7 @@ impl Tx for PgTx<'_> {
             "SELECT caseload_set_role($1, $2, $3)",
             &[&self.ctx.actor.name, &user, &role.as_str()],
         );
-        self.lift(r.map_err(TxError::from)).map(|_| ())
+        self.lift(r).map(|_| ())
     }
 
     fn put_login(&mut self, user: &str, login: Option<&str>, _: &AuditNote) -> Result<()> {
@@ -560,7 +556,7 @@ impl Tx for PgTx<'_> {
             "SELECT caseload_set_login($1, $2, $3)",
             &[&self.ctx.actor.name, &user, &login],
         );
-        self.lift(r.map_err(TxError::from)).map(|_| ())
+        self.lift(r).map(|_| ())
     }
 
     fn swap_last_seen(&mut self) -> Result<Option<Millis>> {
@@ -581,14 +577,14 @@ impl Tx for PgTx<'_> {
     }
 
     fn rebuild_figures(&mut self) -> Result<u64> {
-        let r = (|| -> std::result::Result<u64, postgres::Error> {
+        let r = (|| -> TxResult<u64> {
             let mut n = 0;
             for sql in crate::store::sql::rebuild_figures() {
                 n = self.c.execute(sql.as_str(), &[])?;
             }
             Ok(n)
         })();
-        self.lift(r.map_err(TxError::from))
+        self.lift(r)
     }
 
     fn parked(
@@ -658,6 +654,6 @@ impl Tx for PgTx<'_> {
                 &(limit as i64),
             ],
         );
-        Ok(self.lift(r.map_err(TxError::from))? as usize)
+        Ok(self.lift(r)? as usize)
     }
 }

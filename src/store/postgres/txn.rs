@@ -17,8 +17,12 @@ use crate::store::error::StoreError;
 /// What a transaction is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kind {
-    /// A write (`READ COMMITTED`).
+    /// A write (`READ COMMITTED`); its commit is followed by the connection's
+    /// `after_commit` (the change counter's bump).
     Write,
+    /// Reads that need a transaction only to carry a pooled connection's settings
+    /// (`READ COMMITTED`, as without one).
+    Read,
     /// Reads from one snapshot (`REPEATABLE READ READ ONLY`). Inside a transaction
     /// already open, that one is joined: its snapshot is the one wanted, and its owner
     /// ends it.
@@ -73,14 +77,34 @@ impl<H: OnConn + ?Sized> Drop for Guard<'_, H> {
     }
 }
 
-/// A transaction's start: `BEGIN` (for a snapshot, `REPEATABLE READ READ ONLY`) and
-/// `now_sql`, the server's clock, in one simple query.
-pub(super) fn begin_sql(kind: Kind, now_sql: &str) -> String {
+/// A transaction's start: `BEGIN` (for a snapshot, `REPEATABLE READ READ ONLY`),
+/// `now_sql`, the server's clock, and on a pooled connection its settings, in one simple
+/// query.
+pub(super) fn begin_sql(kind: Kind, now_sql: &str, settings: Option<&str>) -> String {
     let mode = match kind {
-        Kind::Write => "",
+        Kind::Write | Kind::Read => "",
         Kind::Snapshot => " ISOLATION LEVEL REPEATABLE READ READ ONLY",
     };
-    format!("BEGIN{mode}; {now_sql}")
+    match settings {
+        Some(set) => format!("BEGIN{mode}; {now_sql}; {set}"),
+        None => format!("BEGIN{mode}; {now_sql}"),
+    }
+}
+
+/// A commit's one round trip: `COMMIT`, then for a write what runs after it.
+fn commit_sql(kind: Kind, after: &str) -> std::borrow::Cow<'static, str> {
+    match kind {
+        Kind::Write if !after.is_empty() => format!("COMMIT; {after}").into(),
+        _ => "COMMIT".into(),
+    }
+}
+
+/// True when the error of `COMMIT; <after>` is the second statement's: a name it uses is
+/// missing or not allowed (classes 42 and 3F), which a COMMIT never says; the commit
+/// itself went through.
+fn after_commit_failed(e: &postgres::Error) -> bool {
+    e.as_db_error()
+        .is_some_and(|d| matches!(&d.code().code()[..2], "42" | "3F"))
 }
 
 /// Runs `f` in one transaction of `kind` on `host`'s connection, given the server's now
@@ -93,10 +117,10 @@ pub(super) fn run<H: OnConn + ?Sized, T>(
 ) -> Result<T, Failed> {
     let c = host.conn();
     if c.in_txn {
-        let now = c.now().map_err(|e| Failed::Body(e.into()))?;
+        let now = c.now().map_err(Failed::Body)?;
         return f(host, now).map_err(Failed::Body);
     }
-    let begin = begin_sql(kind, &c.now_sql);
+    let begin = begin_sql(kind, &c.now_sql, c.pooled.as_deref());
     let msgs = c.client.simple_query(&begin);
     c.in_txn = true;
     let mut guard = Guard { host, open: true };
@@ -108,9 +132,15 @@ pub(super) fn run<H: OnConn + ?Sized, T>(
         Err(e) => return Err(Failed::Begin(e.into())),
     };
     let out = f(guard.host, now).map_err(Failed::Body)?;
-    match guard.host.conn().client.batch_execute("COMMIT") {
+    let c = guard.host.conn();
+    match c.client.batch_execute(&commit_sql(kind, &c.after_commit)) {
         Ok(()) => {
             guard.open = false;
+            Ok(out)
+        }
+        Err(e) if after_commit_failed(&e) => {
+            guard.open = false;
+            tracing::warn!(error = %super::open::one_line(&e), "change counter not bumped");
             Ok(out)
         }
         Err(e) => Err(Failed::Commit(e)),
