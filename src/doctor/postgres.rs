@@ -93,6 +93,7 @@ pub(super) fn checks(url: &str) -> Vec<Check> {
         }
     };
     let mut out = vec![Check::pass("server", format!("reachable: {shown}"))];
+    out.push(writable_check(&mut client));
     out.push(version_check(&mut client));
     let schema = schema_check(&mut client);
     let (current, has_tables) = (schema.ok, schema.ok || schema.detail.contains("version"));
@@ -105,6 +106,32 @@ pub(super) fn checks(url: &str) -> Vec<Check> {
     }
     out.push(clock_check(&mut client));
     out
+}
+
+/// A standby (or a session read-only by default) lists items but refuses every change.
+fn writable_check(client: &mut Client) -> Check {
+    let row = client.query_one(
+        "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only') = 'on'",
+        &[],
+    );
+    match row {
+        Ok(r) if r.get::<_, bool>(0) => Check::fail(
+            "writable",
+            "a standby in recovery: it refuses every change",
+            crate::store::postgres::READ_ONLY_FIX,
+        ),
+        Ok(r) if r.get::<_, bool>(1) => Check::fail(
+            "writable",
+            "default_transaction_read_only is on: every change is refused",
+            crate::store::postgres::READ_ONLY_FIX,
+        ),
+        Ok(_) => Check::pass("writable", "the primary: it takes changes"),
+        Err(e) => Check::fail(
+            "writable",
+            format!("cannot ask: {}", asked(&e)),
+            "check the server",
+        ),
+    }
 }
 
 fn version_check(client: &mut Client) -> Check {

@@ -261,7 +261,12 @@ fn postgres_reachability_schema_rights_and_clock() {
     let out = run(&pg.url);
     let all = lines(&out);
     let names: Vec<&str> = all.iter().map(|(_, n, _)| n.as_str()).collect();
-    assert_eq!(names, ["database", "server", "version", "schema", "clock"]);
+    assert_eq!(
+        names,
+        [
+            "database", "server", "writable", "version", "schema", "clock"
+        ]
+    );
     assert_eq!(failed(&out), ["schema"]);
     assert!(line(&all, "schema").contains("caseload init"));
     assert_eq!(out.status.code(), Some(1));
@@ -313,6 +318,43 @@ fn postgres_reachability_schema_rights_and_clock() {
     let out = run("postgres://nobody@127.0.0.1:1/none");
     assert_eq!(failed(&out), ["server"]);
     assert!(lines(&out)[1].2.contains("127.0.0.1:1"));
+}
+
+/// A server that takes no writes (a standby after a failover; here a session read-only by
+/// default, which refuses writes the same way): reads work, every change is refused in one
+/// line saying what to do, and doctor fails with the same fix (issue 32 §3).
+#[test]
+fn postgres_a_read_only_server_lists_but_refuses_changes_in_one_line() {
+    let Some(pg) = support::backend::PgBackend::from_env() else {
+        return;
+    };
+    let env = Env::new();
+    env.ok("boss", &["--db", &pg.url, "init"]);
+    env.ok(
+        "boss",
+        &["--db", &pg.url, "add", "--title", "Printer on fire"],
+    );
+    let ro = format!("{}%20-c%20default_transaction_read_only%3Don", pg.url);
+    assert!(
+        env.ok("boss", &["--db", &ro, "list"])
+            .contains("Printer on fire")
+    );
+    let out = env
+        .command("boss", &["--db", &ro, "claim"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("point caseload at the primary"), "{err}");
+    assert!(err.contains("target_session_attrs=read-write"), "{err}");
+    let doc = env
+        .command("doc", &["--db", &ro, "doctor"])
+        .output()
+        .unwrap();
+    assert_eq!(failed(&doc), ["writable"]);
+    assert!(line(&lines(&doc), "writable").contains("target_session_attrs=read-write"));
+    assert_eq!(doc.status.code(), Some(1));
 }
 
 /// A schema whose search folds ASCII only (restored from a database whose own lower()

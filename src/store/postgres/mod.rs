@@ -44,7 +44,7 @@ use self::open::{
     Conn, TxError, TxResult, commit_lost, connect_once, lost_before_commit, name_server, one_line,
 };
 pub use self::open::{PgOptions, Pooling, connect_url, map_err};
-pub(crate) use self::open::{connection_reason, is_connection_error};
+pub(crate) use self::open::{READ_ONLY_FIX, connection_reason, is_connection_error};
 use self::tx::PgTx;
 pub(crate) use self::tx::boxed;
 use self::txn::{Failed, Kind};

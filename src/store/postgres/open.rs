@@ -250,6 +250,11 @@ pub(super) fn is_retryable(e: &postgres::Error) -> bool {
     matches!(sqlstate(e), Some("40P01" | "40001"))
 }
 
+/// What to do about a server that takes no writes: a standby in recovery (the URL or its
+/// DNS name still points there after a failover), or a session read-only by default.
+pub(crate) const READ_ONLY_FIX: &str = "this server is a read-only standby (or read-only by \
+     default); point caseload at the primary or use target_session_attrs=read-write";
+
 /// Maps PostgreSQL's errors to the store's, one line each.
 pub fn map_err(e: &postgres::Error) -> StoreError {
     if let Some(db) = e.as_db_error() {
@@ -271,6 +276,7 @@ pub fn map_err(e: &postgres::Error) -> StoreError {
                  lists; `caseload doctor` checks them)"
             )),
             "53100" => StoreError::Database(format!("the server's disk is full: {msg}")),
+            "25006" => StoreError::ReadOnly(format!("{READ_ONLY_FIX} ({msg})")),
             c if c.starts_with("23") => StoreError::Invalid(format!("refused: {msg}")),
             c if c.starts_with("08") || matches!(c, "57P01" | "57P02" | "57P03") => {
                 StoreError::Connection(format!("connection to the server lost: {msg}"))
