@@ -921,7 +921,7 @@ CREATE TABLE item_pairs (
 );
 CREATE INDEX item_pairs_high ON item_pairs (high, low);
 
--- The change counter (schema 20): every write's COMMIT is followed by caseload_changed();
+-- The change counter (schema 21): every write's COMMIT is followed by caseload_changed();
 -- clients poll caseload_changes() (no LISTEN through a pooler, one connection each).
 CREATE SEQUENCE caseload_change_seq;
 

@@ -1,4 +1,4 @@
--- PostgreSQL schema version 20. Never edit: append a new step instead.
+-- PostgreSQL schema version 21. Never edit: append a new step instead.
 -- The change counter: how clients learn that another user changed something without
 -- LISTEN, which a pooler in transaction mode cannot carry, and with one connection each.
 -- Every write's COMMIT is followed, in the same round trip, by `caseload_changed()`
