@@ -174,7 +174,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
     let Some(command) = cli.command else {
         return setup::tui(&ctx, cli.no_notify);
     };
-    let store = || open_store(&ctx, false);
+    let patient = matches!(command, Command::Claim { wait: true, .. });
+    let store = || open_store_as(&ctx, false, patient.then_some(say_waiting as fn(&str)));
     match command {
         Command::Init => setup::init(&ctx, out),
         Command::Demo => setup::demo(&ctx, cli.no_notify, out),
@@ -182,9 +183,6 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::Import(a) => produce::import_file(&mut *store()?, a, out),
         Command::List(a) => read::list(&mut *store()?, a, out),
         Command::Show { id, json } => read::show(&mut *store()?, id, json, out),
-        Command::Claim { wait: true, .. } => {
-            holder_command(&mut *open_store_patiently(&ctx)?, command, out)
-        }
         Command::Claim { .. }
         | Command::Renew(_)
         | Command::Release { .. }
