@@ -126,6 +126,64 @@ pub fn unfolded_pattern(word: &str) -> String {
     out
 }
 
+/// The characters a `LIKE` pattern may not name as themselves: those that more than
+/// themselves and their ASCII other case fold to (`e`: `é`, `È`, …; `k`: the Kelvin sign;
+/// `å`: only the Angstrom sign, as `å` itself folds to `a`). Built once from
+/// [`fold_char`] over all of Unicode.
+fn unlikeable() -> &'static std::collections::HashSet<char> {
+    static SET: OnceLock<std::collections::HashSet<char>> = OnceLock::new();
+    SET.get_or_init(|| {
+        let mut set = std::collections::HashSet::new();
+        let mut buf = String::new();
+        for x in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            buf.clear();
+            fold_char(x, &mut buf);
+            let mut folded = buf.chars();
+            match (folded.next(), folded.next()) {
+                (Some(f), None) if x == f || (f.is_ascii() && x.eq_ignore_ascii_case(&f)) => {}
+                (Some(f), None) => {
+                    set.insert(f);
+                }
+                // Not one character (none today): nothing it folds to is named.
+                _ => set.extend(buf.chars()),
+            }
+        }
+        set
+    })
+}
+
+/// How many characters of a word its `LIKE` pattern looks at (SQLite refuses patterns
+/// over 50,000 bytes; a word's first characters are in every row the word is).
+const LIKE_CHARS: usize = 64;
+
+/// A `LIKE … ESCAPE '\'` pattern that every text whose fold contains the folded `word`
+/// matches, for SQLite to reject rows with before the fold decides: each character that
+/// only itself (or its ASCII other case, which `LIKE` ignores) folds to is named, every
+/// other one is `_` (one character: the fold maps one character to one). `None` when it
+/// would name no character. The leading and trailing `_` are dropped (any text around
+/// the rest would do).
+pub(crate) fn like_pattern(word: &str) -> Option<String> {
+    let odd = unlikeable();
+    let mut out = String::from("%");
+    let mut named = false;
+    let mut pending = 0;
+    for c in word.chars().take(LIKE_CHARS) {
+        if odd.contains(&c) {
+            pending += named as usize;
+            continue;
+        }
+        out.extend(std::iter::repeat_n('_', pending));
+        pending = 0;
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+        named = true;
+    }
+    out.push('%');
+    named.then_some(out)
+}
+
 /// A parsed search: its folded words (never empty).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Search {
@@ -357,6 +415,28 @@ mod tests {
             unfolded_pattern("-]\\"),
             "[\\U0000002D][\\U0000005D][\\U0000005C]"
         );
+    }
+
+    /// A character is named in a `LIKE` pattern only when nothing but itself and its
+    /// ASCII other case folds to it; the rest are `_`, and the pattern names at least one.
+    #[test]
+    fn a_like_pattern_names_only_what_folds_to_itself_alone() {
+        assert_eq!(like_pattern("69529").as_deref(), Some("%69529%"));
+        assert_eq!(like_pattern("#a-69529").as_deref(), Some("%#_-69529%"));
+        // Every letter of `jose` has accented forms (`ĵ`, `ó`, `š`, `é`).
+        assert_eq!(like_pattern("jose"), None);
+        assert_eq!(like_pattern("muller").as_deref(), Some("%m%"));
+        assert_eq!(like_pattern("zebra").as_deref(), Some("%b%"));
+        assert_eq!(like_pattern("bob").as_deref(), Some("%b_b%"));
+        assert_eq!(like_pattern("x%_\\y").as_deref(), Some("%x\\%\\_\\\\%"));
+        assert_eq!(like_pattern("東京").as_deref(), Some("%東京%"));
+        // `ß` is also the fold of `ẞ`, `k` of the Kelvin sign, `å` only of the Angstrom
+        // sign, `σ` of `Σ`: LIKE knows none of them.
+        for w in ["ß", "k", "å", "σ", "ж"] {
+            assert_eq!(like_pattern(w), None, "{w}");
+        }
+        let long = "1".repeat(1000);
+        assert_eq!(like_pattern(&long).unwrap().len(), LIKE_CHARS + 2);
     }
 
     #[test]

@@ -21,6 +21,7 @@ conformance!(
     a_rare_word_beside_a_common_one_finds_exactly_both,
     every_plan_of_a_search_gives_the_rule_s_answer,
     a_qualified_word_finds_its_field_only_indexed_or_not,
+    tricky_words_find_what_the_rule_finds_indexed_or_not,
 );
 
 fn search(state: StateFilter, text: &str) -> ListFilter {
@@ -355,4 +356,69 @@ fn every_plan_of_a_search_gives_the_rule_s_answer(b: &dyn Backend) {
         notes[i] = "Gizmo swapped".into();
     }
     check(&mut *boss, &notes, "notes saved after indexing");
+}
+
+/// Words whose scan is narrowed first by SQLite's `LIKE` on the text as written (digits,
+/// `b`, CJK, `%`, `_`, `\`), or not at all (accented letters, `ß`, Turkish `i`, the
+/// Kelvin sign, Greek), over texts in every case and with accents: the same items as the
+/// folding rule, scanned and then indexed.
+fn tricky_words_find_what_the_rule_finds_indexed_or_not(b: &dyn Backend) {
+    use caseload::domain::search::Search;
+    let mut boss = setup(b);
+    let texts = [
+        ("Order #A-69529 for José", "STRASSE 12, Łódź"),
+        ("Straße 12", "BOB's ẞ-Bau, 東京都"),
+        ("İSTANBUL office", "ıi dotless; 100% off_line a\\b"),
+        ("20 \u{212A}elvin", "ΣΊΣΥΦΟΣ and σίσυφος"),
+        ("bob", "Bb 1 2 東京"),
+        ("Ångström \u{212B}", "ǅemal Ĳssel ÿ"),
+    ];
+    let ids: Vec<i64> = texts
+        .iter()
+        .map(|(t, body)| add_full(&mut *boss, t, body, "{}"))
+        .collect();
+    let words = [
+        "69529",
+        "a-69529",
+        "b",
+        "bob",
+        "bb",
+        "東京",
+        "東京都",
+        "100%",
+        "off_line",
+        "a\\b",
+        "12",
+        "1",
+        "strasse",
+        "straße",
+        "ß",
+        "istanbul",
+        "i",
+        "ı",
+        "kelvin",
+        "k",
+        "σισυφος",
+        "lodz",
+        "jose 69529",
+        "ångström",
+        "å",
+        "angstrom",
+        "dz",
+        "ijssel",
+        "y",
+        "%",
+        "_",
+    ];
+    for stage in ["scanned", "indexed"] {
+        for w in words {
+            let s = Search::parse(w).unwrap();
+            let want: Vec<i64> = (texts.iter().zip(&ids))
+                .filter(|((t, body), _)| s.matches(&[t, body]))
+                .map(|(_, id)| *id)
+                .collect();
+            assert_eq!(open(&mut *boss, w), want, "{stage}: {w:?}");
+        }
+        while boss.index_search(100).unwrap() > 0 {}
+    }
 }

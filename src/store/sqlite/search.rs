@@ -22,7 +22,7 @@ use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use crate::domain::fields;
-use crate::domain::search::{Search, fold, fold_into};
+use crate::domain::search::{Search, fold, fold_into, like_pattern};
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{ListSql, Param};
 
@@ -143,10 +143,32 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
     })
 }
 
-/// The scanning condition of a search (the dialect's `search`).
+/// The scanning condition of a search (the dialect's `search`): see [`text_condition`].
 pub(super) fn scan_condition(q: &mut ListSql, s: &Search) -> String {
-    let w = q.push(Param::Text(s.joined()));
-    format!("{MATCHER}({w}, {})", text_cols())
+    text_condition(s, |v| q.push(Param::Text(v)))
+}
+
+/// The condition that a row's text holds every word of `s`, its parameters' values
+/// given to `param`, which names them. SQLite's own `LIKE` on the columns as written
+/// rejects rows first, for each word that has a pattern ([`like_pattern`]: every row
+/// whose fold holds the word matches it); the matcher decides on the rest. `LIKE` finds
+/// a pattern's first character with `strcspn` and stops at its first match, where the
+/// matcher folds every column of every row it is given (BENCHMARKS.md, "Search").
+pub(super) fn text_condition(s: &Search, mut param: impl FnMut(String) -> String) -> String {
+    let mut conds: Vec<String> = Vec::new();
+    for word in s.words() {
+        let Some(pattern) = like_pattern(word) else {
+            continue;
+        };
+        let p = param(pattern);
+        let any: Vec<String> = fields::searched()
+            .map(|f| format!("{} LIKE {p} ESCAPE '\\'", f.name))
+            .collect();
+        conds.push(format!("({})", any.join(" OR ")));
+    }
+    let w = param(s.joined());
+    conds.push(format!("{MATCHER}({w}, {})", text_cols()));
+    format!("({})", conds.join(" AND "))
 }
 
 /// A qualified word's condition (`vat:de123`): the row's value of the field, folded,
@@ -229,6 +251,57 @@ pub(super) fn index_some(c: &Connection, budget: usize) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scan's `LIKE` patterns keep every row the fold keeps, in SQLite's own `LIKE`:
+    /// every word of one to five characters cut from tricky texts (accents, `ß` and
+    /// `ẞ`, Turkish `İ` and `ı`, the Kelvin and Angstrom signs, Greek, Cyrillic, CJK,
+    /// `LIKE`'s own `%`, `_` and `\`) against every text; and they do reject rows.
+    #[test]
+    fn a_word_s_like_pattern_keeps_every_row_the_fold_keeps() {
+        let c = Connection::open_in_memory().unwrap();
+        let texts = [
+            "José MÜLLER, Łódź",
+            "Straße STRASSE ẞ",
+            "İstanbul ISTANBUL ıi",
+            "20 \u{212A}elvin, \u{212B}ngström Ångström",
+            "東京都 大阪",
+            "ΣΊΣΥΦΟΣ σίσυφος ς",
+            "Жук жук",
+            "order #A-69529: 100% off_line \\ done",
+            "Ǆemal ǅ ǆ Ĳssel",
+            "ÿ Ÿ ŉ ſ",
+        ];
+        let mut words: Vec<String> = Vec::new();
+        for t in texts {
+            let chars: Vec<char> = fold(t).chars().collect();
+            for i in 0..chars.len() {
+                for n in 1..=5.min(chars.len() - i) {
+                    let w: String = chars[i..i + n].iter().collect();
+                    if !w.contains(char::is_whitespace) {
+                        words.push(w);
+                    }
+                }
+            }
+        }
+        let mut like = c.prepare("SELECT ?1 LIKE ?2 ESCAPE '\\'").unwrap();
+        let (mut kept, mut rejected) = (0, 0);
+        for w in &words {
+            let Some(p) = like_pattern(w) else { continue };
+            for t in texts {
+                let hit: bool = like.query_row([t, p.as_str()], |r| r.get(0)).unwrap();
+                if fold(t).contains(w.as_str()) {
+                    assert!(hit, "{w:?} is in {t:?} folded, but {p:?} rejects it");
+                    kept += 1;
+                } else if !hit {
+                    rejected += 1;
+                }
+            }
+        }
+        assert!(
+            kept > 100 && rejected > 100,
+            "{kept} kept, {rejected} rejected"
+        );
+    }
 
     /// The latest migration that sets the index's version sets the field table's: a
     /// searched column added without a migration that rebuilds the index fails here. It

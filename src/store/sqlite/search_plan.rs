@@ -37,7 +37,7 @@ use crate::domain::search::{Search, fts_quote, trigram_range};
 use crate::store::error::Result;
 use crate::store::list::{ListSql, Param};
 
-use super::search::{MATCHER, text_cols};
+use super::search::text_condition;
 
 /// The SQL function that tests an id against a candidate set (`caseload_hit(id, set)`).
 pub(super) const HIT: &str = "caseload_hit";
@@ -212,14 +212,17 @@ fn candidates(c: &Connection, s: &Search, keys: &[Key], indexed: i64) -> Result<
         .query_map([], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     let mut ids = indexed_hits(c, keys, &dirty)?;
-    let cols = text_cols();
+    let mut values: Vec<rusqlite::types::Value> = vec![indexed.into()];
+    let has = text_condition(s, |v| {
+        values.push(v.into());
+        format!("?{}", values.len())
+    });
     let scanned = format!(
-        "SELECT id FROM items WHERE id > ?1 AND {MATCHER}(?2, {cols}) UNION ALL \
-         SELECT id FROM items WHERE id IN (SELECT id FROM search_dirty) \
-         AND {MATCHER}(?2, {cols})"
+        "SELECT id FROM items WHERE id > ?1 AND {has} UNION ALL \
+         SELECT id FROM items WHERE id IN (SELECT id FROM search_dirty) AND {has}"
     );
     let mut stmt = c.prepare_cached(&scanned)?;
-    let more = stmt.query_map(rusqlite::params![indexed, s.joined()], |r| r.get(0))?;
+    let more = stmt.query_map(rusqlite::params_from_iter(values), |r| r.get(0))?;
     for id in more {
         ids.push(id?);
     }
