@@ -553,6 +553,11 @@ pub struct ImportArgs {
     /// named like a field always goes into params under that name.
     #[arg(long)]
     pub define_fields: bool,
+    /// Leave the new rows out of the search index (default: indexed after they are
+    /// written, in short transactions of their own). Searches find them all the same, by
+    /// scanning them, until the next import or an idle TUI indexes them.
+    #[arg(long)]
+    pub no_index: bool,
 }
 
 #[derive(Debug, Args)]

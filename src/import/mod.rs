@@ -12,10 +12,12 @@
 //! again, or re-running an import that was killed half-way, adds every row exactly once,
 //! while a row of a different file is never taken for one seen before ([`derived_key`]).
 
+mod index;
 mod keep;
 mod read;
 mod run;
 
+pub use index::{INDEX_TARGET, index_new_rows};
 pub use read::{Parsed, Row, Rows};
 pub use run::{ImportError, Options, Progress, Summary, import};
 
@@ -235,6 +237,8 @@ fn broken_fields(item: &NewItem, defs: &[FieldDef]) -> Vec<usize> {
 #[derive(Debug, Clone)]
 pub struct BatchSizer {
     len: usize,
+    target: std::time::Duration,
+    max: usize,
 }
 
 /// How long one import transaction should hold the write lock.
@@ -245,11 +249,17 @@ const MAX_BATCH: usize = 5000;
 
 impl Default for BatchSizer {
     fn default() -> Self {
-        BatchSizer { len: 500 }
+        BatchSizer::aiming_at(BATCH_TARGET, 500, MAX_BATCH)
     }
 }
 
 impl BatchSizer {
+    /// Batches of `len` rows to begin with, then sized to take about `target` each, at
+    /// most `max` rows.
+    pub fn aiming_at(target: std::time::Duration, len: usize, max: usize) -> BatchSizer {
+        BatchSizer { len, target, max }
+    }
+
     /// How many rows the next batch should hold (a multiple of [`MIN_BATCH`]).
     pub fn next_len(&self) -> usize {
         self.len
@@ -260,11 +270,11 @@ impl BatchSizer {
     pub fn record(&mut self, rows: usize, took: std::time::Duration) {
         let per_row = took.as_secs_f64() / rows.max(1) as f64;
         let fit = if per_row > 0.0 {
-            (BATCH_TARGET.as_secs_f64() / per_row) as usize
+            (self.target.as_secs_f64() / per_row) as usize
         } else {
-            MAX_BATCH
+            self.max
         };
-        let len = fit.min(self.len * 2).clamp(MIN_BATCH, MAX_BATCH);
+        let len = fit.min(self.len * 2).clamp(MIN_BATCH, self.max);
         self.len = len / MIN_BATCH * MIN_BATCH;
     }
 }

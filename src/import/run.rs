@@ -40,6 +40,9 @@ pub trait Progress {
     fn checking(&mut self, bytes: u64, total: u64, rows: u64);
     /// Second pass: `rows` of `total` written.
     fn writing(&mut self, rows: u64, total: u64);
+    /// After the rows: `rows` of about `total` indexed for search
+    /// ([`super::index_new_rows`]).
+    fn indexing(&mut self, _rows: u64, _total: u64) {}
 }
 
 /// No progress shown.

@@ -152,6 +152,17 @@ pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write)
         Err(ImportError::Store { error, written }) => return Err(stopped(&shown, error, written)),
     };
     writeln!(out, "{}", import_summary(&shown, &summary))?;
+    if !a.no_index {
+        let indexed = import::index_new_rows(s, summary.created, &mut bars);
+        bars.clear();
+        if let Err((n, e)) = indexed {
+            // The rows are in: the index only makes finding them faster.
+            eprintln!(
+                "caseload: warning: the search index stopped after {n} row(s) ({e}); searches \
+                 scan the rest until the next import or an idle TUI indexes them"
+            );
+        }
+    }
     Ok(())
 }
 
@@ -253,11 +264,12 @@ fn import_summary(shown: &str, s: &import::Summary) -> String {
 struct Bars {
     check: Option<indicatif::ProgressBar>,
     write: Option<indicatif::ProgressBar>,
+    index: Option<indicatif::ProgressBar>,
 }
 
 impl Bars {
     fn clear(&self) {
-        for b in self.check.iter().chain(&self.write) {
+        for b in self.check.iter().chain(&self.write).chain(&self.index) {
             b.finish_and_clear();
         }
     }
@@ -285,6 +297,20 @@ impl import::Progress for Bars {
                 "writing  {bar:30} {pos}/{len} rows ({per_sec}, {eta} left)",
             )
         });
+        bar.set_position(rows);
+    }
+
+    fn indexing(&mut self, rows: u64, total: u64) {
+        if let Some(w) = self.write.take() {
+            w.finish_and_clear();
+        }
+        let bar = self.index.get_or_insert_with(|| {
+            styled(
+                total,
+                "indexing {bar:30} {pos}/{len} rows for search ({per_sec}, {eta} left)",
+            )
+        });
+        bar.set_length(total);
         bar.set_position(rows);
     }
 }

@@ -1,0 +1,47 @@
+//! After an import's rows: the search index brought up to date in write transactions of
+//! its own (issue 31 §1), so that a search right after an import reads the index instead
+//! of scanning every new row. Each batch is one short transaction (sized to take about
+//! [`INDEX_TARGET`]), so other writers and claims get the write lock between them, and
+//! holds no more than one batch's text in memory. An import cut short before or during
+//! this leaves its rows searchable all the same: a search scans what the index has not
+//! reached, and the next import, or a TUI left idle, indexes it.
+
+use std::time::{Duration, Instant};
+
+use super::{BatchSizer, Progress};
+use crate::store::{Store, StoreError};
+
+/// How long one indexing transaction should hold the write lock. Longer than a batch of
+/// rows ([`super::BATCH_TARGET`]): the index writes each transaction's rows as one new
+/// segment, which it merges later, so fewer and larger transactions cost less in all
+/// (BENCHMARKS.md, "Search").
+pub const INDEX_TARGET: Duration = Duration::from_millis(100);
+
+/// The most rows one indexing transaction takes, and the first batch's size.
+const MAX_ROWS: usize = 20_000;
+const FIRST_ROWS: usize = 1_000;
+
+/// Indexes every row the search index is behind on (the rows just imported, and any
+/// others: rows changed since they were indexed, a tail left by an earlier import), in
+/// batches; `expected` is how many the progress line counts on. Returns how many rows
+/// were indexed, or, when a batch fails, how many were before it and why (what the
+/// batches before it indexed stays indexed).
+pub fn index_new_rows(
+    store: &mut dyn Store,
+    expected: u64,
+    progress: &mut dyn Progress,
+) -> Result<u64, (u64, StoreError)> {
+    let mut sizer = BatchSizer::aiming_at(INDEX_TARGET, FIRST_ROWS, MAX_ROWS);
+    let mut done = 0u64;
+    progress.indexing(0, expected);
+    loop {
+        let started = Instant::now();
+        let n = (store.index_search(sizer.next_len())).map_err(|e| (done, e))?;
+        if n == 0 {
+            return Ok(done);
+        }
+        sizer.record(n, started.elapsed());
+        done += n as u64;
+        progress.indexing(done, expected.max(done));
+    }
+}
