@@ -236,12 +236,14 @@ END;
 -- The indexed text is the field table's searched columns, one line each
 -- (src/domain/fields.rs); `search_meta.version` names them, and caseload adds to the
 -- index only when that is its own version.
--- The indexed text ends with two line ends, so that every occurrence of a word of one or
--- two characters begins a trigram; such a word is looked up through the range of
--- trigrams that begin with it (`item_search_terms`). The text is folded already: the
--- tokenizer keeps case.
+-- The indexed text is the text's folded words, each once, one per line, and two line
+-- ends after the last, so that every occurrence of a word of one or two characters begins
+-- a trigram; such a word is looked up through the range of trigrams that begin with it
+-- (`item_search_terms`). The text is folded already: the tokenizer keeps case. Every
+-- lookup is of single trigrams: the index keeps no positions (detail = none).
 CREATE VIRTUAL TABLE item_search USING fts5(
-    doc, content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 1');
+    doc, content = '', contentless_delete = 1, detail = none,
+    tokenize = 'trigram case_sensitive 1');
 CREATE VIRTUAL TABLE item_search_terms USING fts5vocab(item_search, 'row');
 
 CREATE TABLE search_meta (

@@ -40,11 +40,15 @@ fn fold_pairs() -> &'static [(char, char)] {
 
 /// The folded form of one character, appended to `out`.
 fn fold_char(c: char, out: &mut String) {
+    fold_char_by(fold_pairs(), c, out);
+}
+
+/// [`fold_char`] with the table at hand.
+fn fold_char_by(pairs: &[(char, char)], c: char, out: &mut String) {
     if c.is_ascii() {
         out.push(c.to_ascii_lowercase());
         return;
     }
-    let pairs = fold_pairs();
     if let Ok(i) = pairs.binary_search_by_key(&c, |p| p.0) {
         out.push(pairs[i].1);
         return;
@@ -63,13 +67,23 @@ pub fn fold(text: &str) -> String {
 /// buffer is large enough, and ASCII text is copied and lower-cased in one pass.
 pub(crate) fn fold_into(text: &str, out: &mut String) {
     out.clear();
-    if text.is_ascii() {
-        out.push_str(text);
-        out.make_ascii_lowercase();
-        return;
-    }
-    for c in text.chars() {
-        fold_char(c, out);
+    let pairs = fold_pairs();
+    let mut rest = text;
+    // Runs of ASCII (most of most text) are copied and lower-cased at once.
+    while !rest.is_empty() {
+        let run = rest
+            .bytes()
+            .position(|b| !b.is_ascii())
+            .unwrap_or(rest.len());
+        let start = out.len();
+        out.push_str(&rest[..run]);
+        out[start..].make_ascii_lowercase();
+        rest = &rest[run..];
+        let mut chars = rest.chars();
+        if let Some(c) = chars.next() {
+            fold_char_by(pairs, c, out);
+            rest = chars.as_str();
+        }
     }
 }
 

@@ -36,20 +36,39 @@ pub(super) fn text_cols() -> &'static str {
     })
 }
 
-/// The text the index holds for a row of `items`: its text columns folded, one line
-/// each, and two line ends after the last. A word of one or two characters is found
-/// through the trigrams that begin with it; the terminators give every occurrence one,
-/// also at the very end of the text (`3b` in "… order 3b" begins `3b\n`, `b` begins
-/// `b\n\n`). The index is of [`fields::search_version`], kept in `search_meta.version`:
-/// [`index_some`] adds nothing to an index of another version.
+/// The text the index holds for a row of `items`: the words of its text columns, folded,
+/// each distinct word once, one per line ([`WORDS`]), and two line ends after the last. A
+/// search's word never holds whitespace, so the trigrams of every word it can match are
+/// there, as in the whole text, with fewer of them to index (a body repeats its words:
+/// the index is told each one once). A word of one or two characters is found through
+/// the trigrams that begin with it; a line end after every word and the terminators give
+/// every occurrence one, also at the very end of a word (`3b` in "… order 3b" begins
+/// `3b\n`, `b` begins `b\n…`). The index is of [`fields::search_version`], kept in
+/// `search_meta.version`: [`index_some`] adds nothing to an index of another version.
 pub(super) fn indexed_text() -> &'static str {
     static TEXT: OnceLock<String> = OnceLock::new();
     TEXT.get_or_init(|| {
         format!(
-            "{FOLD}(concat_ws(char(10), {})) || char(10) || char(10)",
+            "{WORDS}(concat_ws(char(10), {})) || char(10) || char(10)",
             text_cols()
         )
     })
+}
+
+/// The SQL function that gives a text's folded words, each once, one per line (in byte
+/// order; no line end after the last).
+pub(super) const WORDS: &str = "caseload_words";
+
+/// `caseload_words(text)`: see [`WORDS`].
+fn words_once(text: &str) -> String {
+    let folded = fold(text);
+    let mut words: Vec<&str> = folded
+        .split(char::is_whitespace)
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.sort_unstable();
+    words.dedup();
+    words.join("\n")
 }
 
 /// The index's one column (named anew by migration 10, so that a caseload of schema 9 or
@@ -86,37 +105,75 @@ fn words_of(v: ValueRef<'_>) -> std::result::Result<Vec<String>, std::convert::I
     })
 }
 
+/// How the matcher has read a column of the row so far.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Read {
+    /// Not yet.
+    No,
+    /// All ASCII: its fold is its ASCII lower case, compared as it is written.
+    Ascii,
+    /// Folded into its buffer.
+    Folded,
+}
+
+/// True when ASCII text `hay` holds `needle` (ASCII, lower case) in any ASCII case: the
+/// fold of ASCII text is its lower case, so this is the fold's answer without folding.
+/// Each place the first letter (in either case) is found by `memchr2` is compared.
+fn holds_ascii(hay: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    let mut from = 0;
+    while let Some(p) = memchr::memchr2(first, first.to_ascii_uppercase(), &hay[from..]) {
+        let at = from + p + 1;
+        match hay.get(at..at + rest.len()) {
+            Some(next) if next.eq_ignore_ascii_case(rest) => return true,
+            Some(_) => from = at,
+            None => return false,
+        }
+    }
+    false
+}
+
 fn matcher(ctx: &Context<'_>) -> rusqlite::Result<bool> {
     let words = ctx.get_or_create_aux(0, words_of)?;
     if words.is_empty() {
         return Ok(false);
     }
+    let mut raw: [Option<&[u8]>; TEXT_COL_COUNT] = [None; TEXT_COL_COUNT];
+    for (k, r) in raw.iter_mut().enumerate() {
+        if let ValueRef::Text(t) = ctx.get_raw(k + 1) {
+            *r = Some(t);
+        }
+    }
     FOLDED.with(|cell| {
         let mut folded = cell.borrow_mut();
-        // Each column is folded at most once, when a word first looks at it.
-        let mut ready = [false; TEXT_COL_COUNT];
-        let mut present = [true; TEXT_COL_COUNT];
+        // Each column is read at most once, when a word first looks at it.
+        let mut read = [Read::No; TEXT_COL_COUNT];
         for word in words.iter() {
+            let ascii = word.is_ascii();
             let mut found = false;
             for (k, buf) in folded.iter_mut().enumerate() {
-                if !present[k] {
+                let Some(t) = raw[k] else {
                     continue;
-                }
-                if !ready[k] {
-                    ready[k] = true;
-                    match ctx.get_raw(k + 1) {
-                        ValueRef::Text(t) => match std::str::from_utf8(t) {
+                };
+                if read[k] == Read::No {
+                    read[k] = if t.is_ascii() {
+                        Read::Ascii
+                    } else {
+                        match std::str::from_utf8(t) {
                             Ok(text) => fold_into(text, buf),
                             Err(_) => fold_into(&String::from_utf8_lossy(t), buf),
-                        },
-                        _ => {
-                            present[k] = false;
-                            continue;
                         }
-                    }
+                        Read::Folded
+                    };
                 }
-                if buf.contains(word.as_str()) {
-                    found = true;
+                found = match read[k] {
+                    // The fold of ASCII text is ASCII: it cannot hold another word.
+                    Read::Ascii => ascii && holds_ascii(t, word.as_bytes()),
+                    _ => buf.contains(word.as_str()),
+                };
+                if found {
                     break;
                 }
             }
@@ -130,7 +187,7 @@ fn matcher(ctx: &Context<'_>) -> rusqlite::Result<bool> {
 
 /// Makes `caseload_match(words, <the searched columns>)` known to this connection: true
 /// when every space-separated (folded) word appears in one of the texts, folded.
-/// And `caseload_fold(text)`.
+/// And `caseload_fold(text)`, `caseload_words(text)`.
 pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
     let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
     conn.create_scalar_function(MATCHER, 1 + TEXT_COL_COUNT as i32, flags, matcher)?;
@@ -138,6 +195,12 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
     conn.create_scalar_function(FOLD, 1, flags, |ctx| {
         Ok(match ctx.get_raw(0) {
             ValueRef::Text(t) => Some(fold(&String::from_utf8_lossy(t))),
+            _ => None,
+        })
+    })?;
+    conn.create_scalar_function(WORDS, 1, flags, |ctx| {
+        Ok(match ctx.get_raw(0) {
+            ValueRef::Text(t) => Some(words_once(&String::from_utf8_lossy(t))),
             _ => None,
         })
     })
@@ -303,6 +366,57 @@ mod tests {
         );
     }
 
+    /// The matcher (ASCII columns compared as written, others folded) gives the fold's
+    /// answer: every word of one to five characters cut from each text, against each.
+    #[test]
+    fn the_matcher_is_the_fold_s_answer() {
+        let c = Connection::open_in_memory().unwrap();
+        register(&c).unwrap();
+        let nulls = vec!["NULL"; TEXT_COL_COUNT - 1].join(", ");
+        let mut stmt = c
+            .prepare(&format!("SELECT {MATCHER}(?1, ?2, {nulls})"))
+            .unwrap();
+        let texts = [
+            "Order #A-69529 for JOSE",
+            "José MÜLLER ledger",
+            "aaab AAAB aAb",
+            "zebr",
+            "İstanbul \u{212A}elvin Straße",
+            "東京 x",
+            "",
+        ];
+        let mut seen = 0;
+        for t in texts {
+            for from in texts {
+                let chars: Vec<char> = fold(from).chars().collect();
+                for i in 0..chars.len() {
+                    for n in 1..=5.min(chars.len() - i) {
+                        let w: String = chars[i..i + n].iter().collect();
+                        if w.contains(' ') {
+                            continue;
+                        }
+                        let got: bool = stmt.query_row([&w, t], |r| r.get(0)).unwrap();
+                        assert_eq!(got, fold(t).contains(&w), "{w:?} in {t:?}");
+                        seen += got as usize;
+                    }
+                }
+            }
+        }
+        assert!(seen > 100);
+        assert!(holds_ascii(b"xxAaAB", b"aab") && !holds_ascii(b"xxAaA", b"aab"));
+    }
+
+    /// The index is told each folded word once, split where whitespace is (any, as a
+    /// search splits its words).
+    #[test]
+    fn the_index_is_told_each_word_once() {
+        assert_eq!(
+            words_once("Order 3b\tORDER\n\nMüller\u{3000}x order"),
+            "3b\nmuller\norder\nx"
+        );
+        assert_eq!(words_once(""), "");
+    }
+
     /// The latest migration that sets the index's version sets the field table's: a
     /// searched column added without a migration that rebuilds the index fails here. It
     /// also names the columns whose change marks a row for indexing again (the trigger),
@@ -328,6 +442,6 @@ mod tests {
             );
             assert!(sql.contains(&trigger), "{what} lacks `{trigger}`");
         }
-        assert!(indexed_text().contains(text_cols()) && indexed_text().starts_with(FOLD));
+        assert!(indexed_text().contains(text_cols()) && indexed_text().starts_with(WORDS));
     }
 }
