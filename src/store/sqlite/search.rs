@@ -372,7 +372,7 @@ mod tests {
     fn the_matcher_is_the_fold_s_answer() {
         let c = Connection::open_in_memory().unwrap();
         register(&c).unwrap();
-        let nulls = vec!["NULL"; TEXT_COL_COUNT - 1].join(", ");
+        let nulls = ["NULL"; TEXT_COL_COUNT - 1].join(", ");
         let mut stmt = c
             .prepare(&format!("SELECT {MATCHER}(?1, ?2, {nulls})"))
             .unwrap();
