@@ -675,6 +675,338 @@ fn sec_insert(dir: &Path) {
     );
 }
 
+// ---------------------------------------------------------------------------------------
+// Section `cli` (issue 31 §1): a file straight from `caseload import` (no TUI ever
+// opened), searched from the command line, against the LIKE scan of the same rows.
+
+const CASELOAD: &str = env!("CARGO_BIN_EXE_caseload");
+
+/// The CSV of `n` items (title, body: the big file's text), cached.
+fn import_csv(n: usize) -> PathBuf {
+    use std::io::Write;
+    let dir = cache_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("search-import-{n}-v1.csv"));
+    if !path.exists() {
+        let tmp = dir.join("search-import-building.csv");
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).unwrap());
+        writeln!(f, "title,body").unwrap();
+        for i in 1..=n {
+            let (t, b) = (title(i), body(i));
+            writeln!(
+                f,
+                "\"{}\",\"{}\"",
+                t.replace('"', "\"\""),
+                b.replace('"', "\"\"")
+            )
+            .unwrap();
+        }
+        f.flush().unwrap();
+        drop(f);
+        std::fs::rename(&tmp, &path).unwrap();
+    }
+    path
+}
+
+/// `caseload ARGS` on `db` as the release binary runs for a user; its wall time.
+fn caseload(db: &Path, args: &[&str]) -> Duration {
+    let home = db.parent().unwrap();
+    let t = Instant::now();
+    let out = std::process::Command::new(CASELOAD)
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env_remove("CASELOAD_DB")
+        .env("CASELOAD_USER", "bench")
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .output()
+        .unwrap();
+    let took = t.elapsed();
+    assert!(
+        out.status.success(),
+        "caseload {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    took
+}
+
+fn fresh_db(dir: &Path, name: &str) -> PathBuf {
+    let db = dir.join(name);
+    for ext in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
+    }
+    caseload(&db, &["init"]);
+    db
+}
+
+fn indexed_mark(db: &Path) -> (i64, i64) {
+    let c = Connection::open(db).unwrap();
+    c.query_row(
+        "SELECT indexed, (SELECT max(id) FROM items) FROM search_meta",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .unwrap()
+}
+
+fn sec_cli(dir: &Path) {
+    let n = env_num("CL_SEARCH_CLI_ITEMS", 100_000);
+    let reps = env_num("CL_SEARCH_REPS", 5);
+    let csv = import_csv(n);
+    println!(
+        "\n## cli: {n} items straight from `caseload import` (release binary, no TUI); \
+         searches `list --search W --limit 200` (the page and its count), {reps} runs each, p50 \
+         ms; LIKE: `LIKE '%w%'` over title and body, the same page and count, in process\n"
+    );
+    // Import: without indexing, then with (best of CL_SEARCH_CLI_ROUNDS, interleaved).
+    let rounds = env_num("CL_SEARCH_CLI_ROUNDS", 1);
+    let (mut without, mut with) = (Duration::MAX, Duration::MAX);
+    let (mut plain, mut indexed) = (PathBuf::new(), PathBuf::new());
+    for _ in 0..rounds {
+        plain = fresh_db(dir, "cli-plain.db");
+        let f = csv.to_str().unwrap();
+        without = without.min(caseload(&plain, &["import", "--no-index", f]));
+        indexed = fresh_db(dir, "cli-indexed.db");
+        with = with.min(caseload(&indexed, &["import", f]));
+    }
+    let rate = |d: Duration| n as f64 / d.as_secs_f64();
+    let (mark, top) = indexed_mark(&indexed);
+    assert_eq!(mark, top, "import indexed every row it added");
+    println!(
+        "import: without indexing {:.1} s ({:.0} rows/s), with {:.1} s ({:.0} rows/s): \
+         **{:.2}×** (target ≥ 0.7×); load average {}\n",
+        without.as_secs_f64(),
+        rate(without),
+        with.as_secs_f64(),
+        rate(with),
+        rate(with) / rate(without),
+        loadavg()
+    );
+    let floor = {
+        let mut t: Vec<Duration> = (0..reps)
+            .map(|_| caseload(&indexed, &["list", "--state", "all", "--limit", "200"]))
+            .collect();
+        t.sort();
+        pct(&t, 0.5)
+    };
+    println!(
+        "`list --state all --limit 200` without a search (the command's own cost): {} ms\n",
+        ms(floor)
+    );
+    println!(
+        "| search | state | CLI, indexed | CLI, {n} not indexed | in process, not indexed | \
+         LIKE, in process | ≤50 ms (CLI, indexed) | not indexed ≤ LIKE (in process) |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---|---|");
+    let raw = Connection::open(&plain).unwrap();
+    let mut store = open_store(&plain);
+    for (q, what) in [
+        ("69529", "rare"),
+        ("müller", "non-ASCII"),
+        ("refund müller", "two words"),
+        ("ledger", "common: first page"),
+        ("zebra", "no match"),
+        ("jose", "typed without its accent"),
+    ] {
+        for state in [StateFilter::All, StateFilter::Open] {
+            let cli = |db: &Path| {
+                let args = [
+                    "list",
+                    "--state",
+                    state.as_str(),
+                    "--search",
+                    q,
+                    "--limit",
+                    "200",
+                ];
+                let mut t: Vec<Duration> = (0..reps).map(|_| caseload(db, &args)).collect();
+                t.sort();
+                pct(&t, 0.5)
+            };
+            let (fast, tail) = (cli(&indexed), cli(&plain));
+            let timed = |f: &mut dyn FnMut()| {
+                let mut t: Vec<Duration> = (0..reps.min(3))
+                    .map(|_| {
+                        let t = Instant::now();
+                        f();
+                        t.elapsed()
+                    })
+                    .collect();
+                t.sort();
+                pct(&t, 0.5)
+            };
+            let other = if q == "zebra" { "69529" } else { "zebra" };
+            let mut st: Vec<Duration> = (0..reps.min(3))
+                .map(|_| {
+                    // Another search first: the plan kept for the last one must not answer.
+                    first_screen(&mut store, state, other);
+                    let t = Instant::now();
+                    first_screen(&mut store, state, q);
+                    t.elapsed()
+                })
+                .collect();
+            st.sort();
+            let scan = pct(&st, 0.5);
+            let like = timed(&mut || {
+                like_screen(&raw, state, q);
+            });
+            println!(
+                "| `{q}` ({what}) | {} | {} | {} | {} | {} | {} | {} |",
+                state.as_str(),
+                ms(fast),
+                ms(tail),
+                ms(scan),
+                ms(like),
+                if fast <= Duration::from_millis(50) {
+                    "yes"
+                } else {
+                    "**NO**"
+                },
+                if scan <= like { "yes" } else { "**NO**" },
+            );
+        }
+    }
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split(' ')
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+// ---------------------------------------------------------------------------------------
+// Section `fts`: where indexing time goes (issue 31 §1), on raw connections: the fold, and
+// FTS5 inserts of folded text with several table options and batch sizes.
+
+fn sec_fts(dir: &Path) {
+    use rusqlite::functions::FunctionFlags;
+    let n = env_num("CL_SEARCH_FTS_ITEMS", 50_000);
+    let path = dir.join("fts.db");
+    for ext in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{ext}", path.display()));
+    }
+    drop(open_store(&path));
+    fill(&path, n, 1);
+    let c = Connection::open(&path).unwrap();
+    c.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -32768",
+    )
+    .unwrap();
+    let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
+    c.create_scalar_function("fold", 1, flags, |ctx| {
+        Ok(ctx
+            .get::<Option<String>>(0)?
+            .map(|t| caseload::domain::search::fold(&t)))
+    })
+    .unwrap();
+    c.create_scalar_function("dedup", 1, flags, |ctx| {
+        Ok(ctx.get::<Option<String>>(0)?.map(|t| {
+            let mut seen = std::collections::HashSet::new();
+            let mut out = String::with_capacity(t.len());
+            for w in t.split(char::is_whitespace).filter(|w| !w.is_empty()) {
+                if seen.insert(w) {
+                    out.push_str(w);
+                    out.push('\n');
+                }
+            }
+            out
+        }))
+    })
+    .unwrap();
+    let cols = "concat_ws(char(10), title, body, params, notes, result, error, source)";
+    let folder = std::env::var("CL_FTS_FOLD").unwrap_or_else(|_| "fold".into());
+    let text = match folder.as_str() {
+        "dedup" => format!("dedup(fold({cols})) || char(10) || char(10)"),
+        f => format!("{f}({cols}) || char(10) || char(10)"),
+    };
+    println!("\n## fts: {n} items\n");
+    for (what, expr) in [("concat", cols.to_string()), ("fold", text.clone())] {
+        let t = Instant::now();
+        let len: i64 = c
+            .query_row(&format!("SELECT sum(length({expr})) FROM items"), [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        let rate = n as f64 / t.elapsed().as_secs_f64();
+        println!("- {what} only: {rate:.0} rows/s ({len} chars)");
+    }
+    let variants = std::env::var("CL_FTS_VARIANTS").unwrap_or_else(|_| "full,none".into());
+    let batches: Vec<usize> = std::env::var("CL_FTS_BATCHES")
+        .unwrap_or_else(|_| "250,2000,10000".into())
+        .split(',')
+        .map(|b| b.parse().unwrap())
+        .collect();
+    for variant in variants.split(',') {
+        let (detail, setup) = match variant {
+            "full" => ("", ""),
+            "none" => (", detail = none", ""),
+            "column" => (", detail = column", ""),
+            "none-am8" => (", detail = none", "('automerge', 8)"),
+            "none-am16" => (", detail = none", "('automerge', 16)"),
+            "none-am0" => (", detail = none", "('automerge', 0)"),
+            "none-pgsz" => (", detail = none", "('pgsz', 4000)"),
+            "none-hash16" => (", detail = none", "('hashsize', 16777216)"),
+            "none-hash64" => (", detail = none", "('hashsize', 67108864)"),
+            "none-am8-hash16" => (
+                ", detail = none",
+                "('automerge', 8), ('hashsize', 16777216)",
+            ),
+            _ => panic!("unknown variant {variant}"),
+        };
+        for &batch in &batches {
+            c.execute_batch(&format!(
+                "DROP TABLE IF EXISTS x; CREATE VIRTUAL TABLE x USING fts5(doc, content = '', \
+                 contentless_delete = 1, tokenize = 'trigram case_sensitive 1'{detail})"
+            ))
+            .unwrap();
+            if !setup.is_empty() {
+                c.execute_batch(&format!("INSERT INTO x (x, rank) VALUES {setup}"))
+                    .unwrap();
+            }
+            let t = Instant::now();
+            let mut lo = 0;
+            while lo < n {
+                c.execute_batch("BEGIN IMMEDIATE").unwrap();
+                c.execute(
+                    &format!(
+                        "INSERT INTO x (rowid, doc) SELECT id, {text} FROM items \
+                         WHERE id > ?1 AND id <= ?2"
+                    ),
+                    params![lo as i64, (lo + batch) as i64],
+                )
+                .unwrap();
+                c.execute_batch("COMMIT").unwrap();
+                lo += batch;
+            }
+            let rate = n as f64 / t.elapsed().as_secs_f64();
+            let (bytes, blocks): (i64, i64) = c
+                .query_row("SELECT sum(length(block)), count(*) FROM x_data", [], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .unwrap();
+            let t = Instant::now();
+            let hits: i64 = c
+                .query_row("SELECT count(*) FROM x WHERE x MATCH '\"zeb\"'", [], |r| {
+                    r.get(0)
+                })
+                .unwrap();
+            println!(
+                "- {variant}, batches of {batch}: {rate:.0} rows/s, {} bytes/row, {blocks} \
+                 blocks; a rare trigram ({hits} hits) {:.1} ms",
+                bytes / n as i64,
+                t.elapsed().as_secs_f64() * 1000.0
+            );
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -694,5 +1026,11 @@ fn main() {
     }
     if want("query") {
         sec_query(dir.path());
+    }
+    if want("fts") {
+        sec_fts(dir.path());
+    }
+    if want("cli") {
+        sec_cli(dir.path());
     }
 }
