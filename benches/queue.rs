@@ -9,8 +9,9 @@
 //! (complete-and-next against the two-transaction cycle, SQLite and PostgreSQL), `cli` (a
 //! process per call, see `queue/cli.rs`), `ceiling` (against `../shared/sqlite-limit`, see
 //! `queue/ceiling.rs`), `check` (`caseload check` on big histories, see `queue/check.rs`),
-//! `dup` (`caseload similar` at 1M items, see `queue/duplicates.rs`). Sizes
-//! come from environment variables (see `Config`).
+//! `dup` (`caseload similar` at 1M items, see `queue/duplicates.rs`), `metrics` and `follow`
+//! (see `queue/plumbing.rs`), `verify` (typed fields against the same work without, see
+//! `queue/verify.rs`). Sizes come from environment variables (see `Config`).
 //!
 //! Section `pg` runs the claim+complete cycles against the PostgreSQL server named by
 //! `CASELOAD_TEST_PG` (skipped when unset): caseload's `PgStore` against a raw
@@ -39,6 +40,8 @@ mod duplicates;
 mod figures;
 #[path = "queue/plumbing.rs"]
 mod plumbing;
+#[path = "queue/verify.rs"]
+mod verify;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -2228,7 +2231,7 @@ fn drop_db(db: &Path) {
 
 type Section = fn(&Config, &Path, &mut Report);
 
-const SECTIONS: [(&str, Section); 17] = [
+const SECTIONS: [(&str, Section); 18] = [
     ("cycles", sec_cycles),
     ("fairness", sec_fairness),
     ("claim", sec_claim),
@@ -2246,6 +2249,7 @@ const SECTIONS: [(&str, Section); 17] = [
     ("metrics", plumbing::sec_metrics),
     ("follow", plumbing::sec_follow),
     ("dup", duplicates::sec_duplicates),
+    ("verify", verify::sec_verify),
 ];
 
 fn main() {

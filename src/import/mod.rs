@@ -23,7 +23,7 @@ pub use run::{ImportError, Options, Progress, Summary, import};
 
 use crate::domain::fields::{self, Col, FIELDS, Field, FieldError, Input, Kind, Value, Who};
 use crate::domain::queue_fields::{
-    Checklist, FieldDef, FieldType, check_stored, check_typed, validate_name, value_text,
+    Checklist, FieldDef, FieldRules, FieldType, validate_name, value_text,
 };
 use crate::domain::time::parse_rfc3339;
 use crate::domain::{Cell, NewItem, sanitize};
@@ -82,6 +82,8 @@ pub struct ImportFields {
     pub queue: String,
     /// Its fields in their order, then those this import defines.
     pub defs: Vec<FieldDef>,
+    /// Their rules, ready (one per def).
+    rules: Vec<FieldRules<'static>>,
     /// Define a text field for each unknown column.
     pub define: bool,
     /// How many of `defs` the queue had before (the rest are new).
@@ -94,6 +96,7 @@ impl ImportFields {
         ImportFields {
             queue: queue.to_string(),
             had: defs.len(),
+            rules: defs.iter().cloned().map(FieldRules::owned).collect(),
             defs,
             define,
         }
@@ -120,7 +123,9 @@ impl ImportFields {
             return Ok(None);
         }
         validate_name(name).map_err(|e| format!("{what} '{}': {e}", sanitize::line(shown)))?;
-        self.defs.push(FieldDef::new(name, FieldType::Text));
+        let def = FieldDef::new(name, FieldType::Text);
+        self.rules.push(FieldRules::owned(def.clone()));
+        self.defs.push(def);
         Ok(Some(self.defs.len() - 1))
     }
 
@@ -171,64 +176,81 @@ fn other_queue(
 /// its canonical form (as `caseload set` stores it), or, when it breaks the field's rules,
 /// what the file gave as it is (fixing it is the work); `None` for an empty one.
 pub fn stored_value(def: &FieldDef, v: serde_json::Value) -> Option<serde_json::Value> {
+    stored(&FieldRules::of(def), v).map(|(v, _)| v)
+}
+
+/// [`stored_value`] with the field's rules ready, and whether the stored value keeps them
+/// (`Some(true)`: its canonical form, which keeps them as `caseload set` stored it;
+/// `Some(false)`: the file's value, which breaks them; `None`: not known without a check).
+fn stored(
+    rules: &FieldRules<'_>,
+    v: serde_json::Value,
+) -> Option<(serde_json::Value, Option<bool>)> {
     use serde_json::Value as J;
+    let def = &rules.def;
     match &v {
         J::Null => return None,
         J::String(s) if s.trim().is_empty() => return None,
         _ => {}
     }
     if def.kind == FieldType::Checklist {
-        return Some(Checklist::of(def, Some(&v)).map_or(v, |c| c.to_json()));
+        return Some((
+            Checklist::of(def, Some(&v)).map_or(v, |c| c.to_json()),
+            None,
+        ));
     }
     if matches!(v, J::Array(_) | J::Object(_)) {
-        return Some(v);
+        return Some((v, Some(false)));
     }
-    match check_typed(def, &value_text(&v)) {
+    match rules.check_typed(&value_text(&v)) {
         Ok(J::Null) => None,
-        Ok(c) => Some(c),
-        Err(_) => Some(v),
+        Ok(c) => Some((c, Some(true))),
+        Err(_) => Some((v, Some(false))),
     }
 }
 
-/// Puts the row's field values into the item's params (`given`: by index in `defs`).
+/// Puts the row's field values into the item's params (`given`: by index in the import's
+/// fields), each checked once. With `broken`, also finds the fields (by index) whose
+/// value in the params breaks their rules, as Complete would find them: a value this
+/// row gave is known from its one check (a canonical value keeps the rules it was just
+/// checked against: a type's canonical form is its own, see the queue fields' tests);
+/// any other is checked as stored.
 fn merge_fields(
     item: &mut NewItem,
     given: Vec<(usize, serde_json::Value)>,
-    defs: &[FieldDef],
+    fields: &ImportFields,
+    broken: Option<&mut Vec<usize>>,
 ) -> Result<(), String> {
     let mut params = match serde_json::from_str::<serde_json::Value>(&item.params) {
         Ok(serde_json::Value::Object(m)) => m,
         _ => return Err("params is not a JSON object, so field values cannot join it".into()),
     };
+    let mut known: Vec<Option<bool>> = vec![None; fields.rules.len()];
     for (i, v) in given {
-        let def = &defs[i];
-        let Some(v) = stored_value(def, v) else {
+        let rules = &fields.rules[i];
+        let Some((v, keeps)) = stored(rules, v) else {
             continue;
         };
-        if params.contains_key(&def.name) {
+        if params.contains_key(&rules.def.name) {
             return Err(format!(
                 "field {} is given twice (as its own column and in params)",
-                def.name
+                rules.def.name
             ));
         }
-        params.insert(def.name.clone(), v);
+        params.insert(rules.def.name.clone(), v);
+        known[i] = keeps;
+    }
+    if let Some(broken) = broken {
+        for (i, rules) in fields.rules.iter().enumerate() {
+            let keeps =
+                known[i].unwrap_or_else(|| rules.check_stored(params.get(&rules.def.name)).is_ok());
+            if !keeps {
+                broken.push(i);
+            }
+        }
     }
     item.params = serde_json::Value::Object(params).to_string();
     Ok(())
-}
-
-/// The fields (by index in `defs`) whose value in the item's params breaks their rules,
-/// as Complete would find them.
-fn broken_fields(item: &NewItem, defs: &[FieldDef]) -> Vec<usize> {
-    if defs.is_empty() {
-        return Vec::new();
-    }
-    let params: serde_json::Value =
-        serde_json::from_str(&item.params).unwrap_or(serde_json::Value::Null);
-    (defs.iter().enumerate())
-        .filter(|(_, d)| check_stored(d, params.get(&d.name)).is_err())
-        .map(|(i, _)| i)
-        .collect()
 }
 
 /// Sizes import batches so that each write transaction takes about [`BATCH_TARGET`]:
@@ -321,13 +343,13 @@ impl RawRow {
 
     /// The checked row: an item to add, or a finished row (state done/failed/cancelled)
     /// that an import leaves out. The item is validated (and its fields' rules checked)
-    /// when `validate`; `defs` are the import's fields.
+    /// when `validate`; `fields` are the import's fields.
     fn into_parsed(
         mut self,
         line: u64,
         default_queue: &str,
         validate: bool,
-        defs: &[FieldDef],
+        fields: &ImportFields,
     ) -> Result<Parsed, String> {
         let nonempty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
         match nonempty(self.take(Col::State)).as_deref().map(str::trim) {
@@ -362,16 +384,26 @@ impl RawRow {
             }
         }
         let given = std::mem::take(&mut self.fields);
+        let mut broken = Vec::new();
         if !given.is_empty() {
             if item.queue != default_queue {
-                return Err(other_queue(&item.queue, default_queue, &given, defs));
+                return Err(other_queue(
+                    &item.queue,
+                    default_queue,
+                    &given,
+                    &fields.defs,
+                ));
             }
-            merge_fields(&mut item, given, defs)?;
+            merge_fields(&mut item, given, fields, validate.then_some(&mut broken))?;
+        } else if validate && !fields.rules.is_empty() {
+            let params: serde_json::Value =
+                serde_json::from_str(&item.params).unwrap_or(serde_json::Value::Null);
+            (fields.rules.iter().enumerate())
+                .filter(|(_, r)| r.check_stored(params.get(&r.def.name)).is_err())
+                .for_each(|(i, _)| broken.push(i));
         }
-        let mut broken = Vec::new();
         if validate {
             item.validate().map_err(|e| in_file(&e))?;
-            broken = broken_fields(&item, defs);
         }
         Ok(Parsed::Item(Row {
             line,

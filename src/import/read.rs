@@ -286,13 +286,8 @@ fn skip_bom(r: &mut impl BufRead) -> std::io::Result<()> {
 }
 
 fn checked(raw: RawRow, line: u64, build: &Build) -> Parsed {
-    raw.into_parsed(
-        line,
-        &build.default_queue,
-        build.validate,
-        &build.fields.defs,
-    )
-    .unwrap_or_else(|message| Parsed::Bad(LineError { line, message }))
+    raw.into_parsed(line, &build.default_queue, build.validate, &build.fields)
+        .unwrap_or_else(|message| Parsed::Bad(LineError { line, message }))
 }
 
 fn header_columns(

@@ -8,6 +8,9 @@
 //! not know, or whose detail is not JSON, is corruption, reported naming the event and
 //! the column.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
 use super::LostLock;
 use super::error::{Result, StoreError};
 use crate::domain::fields::{FIELDS, Kind, Value};
@@ -227,10 +230,32 @@ pub(crate) fn field_from(c: &mut impl Cells) -> Result<(String, FieldDef)> {
     if !c.marks().is_empty() {
         return Err(named("a column is not valid UTF-8".into()));
     }
-    let v: serde_json::Value =
-        serde_json::from_str(&spec).map_err(|e| named(format!("its spec is not JSON ({e})")))?;
-    let def = FieldDef::from_spec(&name, &v).map_err(named)?;
+    let def = parsed_field(&name, &spec).map_err(named)?;
     Ok((queue, def))
+}
+
+/// Field `name` from its stored spec. The rows are read in each transaction that needs
+/// them (a Complete judges the record by the definitions its own transaction sees); only
+/// the parse of a spec is done once per process and spec text, since a Complete reads
+/// every field of its queue.
+fn parsed_field(name: &str, spec: &str) -> std::result::Result<FieldDef, String> {
+    type Parsed = HashMap<(String, String), FieldDef>;
+    static SEEN: OnceLock<Mutex<Parsed>> = OnceLock::new();
+    let seen = SEEN.get_or_init(Default::default);
+    let key = (name.to_string(), spec.to_string());
+    if let Some(d) = seen.lock().ok().and_then(|s| s.get(&key).cloned()) {
+        return Ok(d);
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(spec).map_err(|e| format!("its spec is not JSON ({e})"))?;
+    let def = FieldDef::from_spec(name, &v)?;
+    if let Ok(mut s) = seen.lock() {
+        if s.len() >= 1024 {
+            s.clear();
+        }
+        s.insert(key, def.clone());
+    }
+    Ok(def)
 }
 
 /// Refuses an item the lock rules cannot be applied to: one whose state, queue or lock

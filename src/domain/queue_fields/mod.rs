@@ -27,8 +27,8 @@ use serde_json::{Map, Value, json};
 pub use super::duplicates::Dedupe;
 pub use checklist::{Checklist, Line, LineState};
 pub use rules::{
-    FieldProblem, Problem, canonical_text, change_text, check_stored, check_typed, problems,
-    value_text,
+    FieldProblem, FieldRules, Problem, canonical_text, change_text, check_stored, check_typed,
+    problems, value_text,
 };
 
 /// Longest field name, in characters.

@@ -2,13 +2,14 @@
 //! value (or a record, at Complete) is refused, worded once: the CLI prefixes the field's
 //! name (`vat: "DE12" does not match ^[A-Z]{2}…$`), the TUI shows it beside the label.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
 use super::checklist::Checklist;
-use super::types::{date, decimal_value, integer};
+use super::types::{decimal_value, integer, naive_date};
 use super::{FieldDef, FieldType};
 
 /// Why a field's value is refused.
@@ -167,7 +168,7 @@ pub(super) fn bound(kind: FieldType, b: &str) -> Result<f64, String> {
 
 /// A date's day number.
 fn day(t: &str) -> Option<f64> {
-    let d = chrono::NaiveDate::parse_from_str(&date(t)?, "%Y-%m-%d").ok()?;
+    let d = naive_date(t)?;
     Some(f64::from(chrono::Datelike::num_days_from_ce(&d)))
 }
 
@@ -181,78 +182,130 @@ fn measure(kind: FieldType, v: &Value) -> Option<f64> {
     }
 }
 
-/// A canonical value against the field's pattern and bounds.
-fn rules(def: &FieldDef, v: &Value) -> Result<(), Problem> {
-    let text = value_text(v);
-    if let Some(p) = &def.pattern
-        && let Ok(re) = pattern(p)
-        && !re.is_match(&text)
-    {
-        return Err(Problem::Pattern {
-            value: text,
-            pattern: p.clone(),
-        });
+/// A field's rules made ready to check many values: its pattern compiled and its bounds
+/// read once (an import checks every row against the same fields, a Complete every field
+/// of the record). A pattern or bound that cannot be read (a definition written by
+/// another version) is no rule, as before.
+#[derive(Debug, Clone)]
+pub struct FieldRules<'a> {
+    pub def: Cow<'a, FieldDef>,
+    pattern: Option<Arc<regex::Regex>>,
+    min: Option<f64>,
+    max: Option<f64>,
+}
+
+impl FieldRules<'_> {
+    /// `def`'s rules, ready.
+    pub fn of(def: &FieldDef) -> FieldRules<'_> {
+        FieldRules::ready(Cow::Borrowed(def))
     }
-    let Some(m) = measure(def.kind, v) else {
-        return Ok(());
-    };
-    if let Some(min) = &def.min
-        && bound(def.kind, min).is_ok_and(|b| m < b)
-    {
-        return Err(Problem::Below {
-            value: text,
-            min: min.clone(),
-            kind: def.kind,
-        });
+
+    /// `def`'s rules, ready, holding the definition.
+    pub fn owned(def: FieldDef) -> FieldRules<'static> {
+        FieldRules::ready(Cow::Owned(def))
     }
-    if let Some(max) = &def.max
-        && bound(def.kind, max).is_ok_and(|b| m > b)
-    {
-        return Err(Problem::Above {
-            value: text,
-            max: max.clone(),
-            kind: def.kind,
-        });
+
+    fn ready(def: Cow<'_, FieldDef>) -> FieldRules<'_> {
+        let read = |b: &Option<String>| b.as_ref().and_then(|b| bound(def.kind, b).ok());
+        FieldRules {
+            pattern: def.pattern.as_ref().and_then(|p| pattern(p).ok()),
+            min: read(&def.min),
+            max: read(&def.max),
+            def,
+        }
     }
-    Ok(())
+
+    /// A canonical value against the field's pattern and bounds.
+    fn rules(&self, v: &Value) -> Result<(), Problem> {
+        let def = &self.def;
+        let text = value_text(v);
+        if let (Some(p), Some(re)) = (&def.pattern, &self.pattern)
+            && !re.is_match(&text)
+        {
+            return Err(Problem::Pattern {
+                value: text,
+                pattern: p.clone(),
+            });
+        }
+        if self.min.is_none() && self.max.is_none() {
+            return Ok(());
+        }
+        let Some(m) = measure(def.kind, v) else {
+            return Ok(());
+        };
+        if let (Some(min), Some(b)) = (&def.min, self.min)
+            && m < b
+        {
+            return Err(Problem::Below {
+                value: text,
+                min: min.clone(),
+                kind: def.kind,
+            });
+        }
+        if let (Some(max), Some(b)) = (&def.max, self.max)
+            && m > b
+        {
+            return Err(Problem::Above {
+                value: text,
+                max: max.clone(),
+                kind: def.kind,
+            });
+        }
+        Ok(())
+    }
+
+    /// What someone typed, checked against the field's type and rules: its canonical
+    /// value (`Null` for an empty value: the field is cleared), or why it is refused.
+    pub fn check_typed(&self, typed: &str) -> Result<Value, Problem> {
+        let def = &self.def;
+        if typed.trim().is_empty() {
+            return match def.required {
+                true => Err(Problem::Required),
+                false => Ok(Value::Null),
+            };
+        }
+        let v = def
+            .kind
+            .canonical(typed, def)
+            .map_err(|expected| Problem::NotType {
+                value: typed.trim().to_string(),
+                expected,
+            })?;
+        self.rules(&v)?;
+        Ok(v)
+    }
+
+    /// A stored value (none when `params` has no such key) against the field's type and
+    /// rules, as Complete checks it.
+    pub fn check_stored(&self, stored: Option<&Value>) -> Result<(), Problem> {
+        let def = &self.def;
+        if def.kind == FieldType::Checklist {
+            let list = Checklist::of(def, stored).ok_or(Problem::Shape {
+                expected: "a list of lines",
+            })?;
+            return list.check(def.required);
+        }
+        match stored {
+            None | Some(Value::Null) => self.check_typed("").map(|_| ()),
+            Some(Value::Array(_) | Value::Object(_)) => Err(Problem::Shape {
+                expected: "a single value",
+            }),
+            Some(v) => self.check_typed(&value_text(v)).map(|_| ()),
+        }
+    }
 }
 
 /// What someone typed for a field, checked against its type and rules: its canonical
-/// value (`Null` for an empty value: the field is cleared), or why it is refused.
+/// value (`Null` for an empty value: the field is cleared), or why it is refused. (Many
+/// values of one field: [`FieldRules`].)
 pub fn check_typed(def: &FieldDef, typed: &str) -> Result<Value, Problem> {
-    if typed.trim().is_empty() {
-        return match def.required {
-            true => Err(Problem::Required),
-            false => Ok(Value::Null),
-        };
-    }
-    let v = def
-        .kind
-        .canonical(typed, def)
-        .map_err(|expected| Problem::NotType {
-            value: typed.trim().to_string(),
-            expected,
-        })?;
-    rules(def, &v)?;
-    Ok(v)
+    FieldRules::of(def).check_typed(typed)
 }
 
 /// A stored value (none when `params` has no such key) against its field's type and
 /// rules, as Complete checks it.
 pub fn check_stored(def: &FieldDef, stored: Option<&Value>) -> Result<(), Problem> {
-    if def.kind == FieldType::Checklist {
-        let list = Checklist::of(def, stored).ok_or(Problem::Shape {
-            expected: "a list of lines",
-        })?;
-        return list.check(def.required);
-    }
-    match stored {
-        None | Some(Value::Null) => check_typed(def, "").map(|_| ()),
-        Some(Value::Array(_) | Value::Object(_)) => Err(Problem::Shape {
-            expected: "a single value",
-        }),
-        Some(v) => check_typed(def, &value_text(v)).map(|_| ()),
-    }
+    FieldRules::of(def).check_stored(stored)
 }
 
 /// Every field of a record that breaks its rules, in the fields' order: what Complete
@@ -260,7 +313,8 @@ pub fn check_stored(def: &FieldDef, stored: Option<&Value>) -> Result<(), Proble
 pub fn problems(defs: &[FieldDef], params: &Value) -> Vec<FieldProblem> {
     defs.iter()
         .filter_map(|d| {
-            check_stored(d, params.get(&d.name))
+            FieldRules::of(d)
+                .check_stored(params.get(&d.name))
                 .err()
                 .map(|problem| FieldProblem {
                     field: d.name.clone(),

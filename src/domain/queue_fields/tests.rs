@@ -213,3 +213,64 @@ fn fields_are_ordered_as_defined_and_moved_after_another() {
             .contains("no such field")
     );
 }
+
+/// An import checks a value once and trusts its canonical form to keep the rules it was
+/// checked against (`import::merge_fields`): so each type's canonical form must be its own
+/// canonical form, passing the same rules.
+#[test]
+fn a_canonical_form_is_its_own_and_keeps_its_rules() {
+    let mut phone = def(FieldType::Phone);
+    phone.country = Some("DE".into());
+    let mut size = def(FieldType::Choice);
+    size.choices = vec!["S".into(), "M".into()];
+    let mut since = def(FieldType::Date);
+    since.min = Some("2000-01-01".into());
+    let mut vat = def(FieldType::Text);
+    vat.pattern = Some("^[A-Z]{2}[0-9]{9}$".into());
+    vat.max = Some("11".into());
+    let cases: [(&FieldDef, &[&str]); 11] = [
+        (&vat, &["  DE123456789 "]),
+        (&def(FieldType::Integer), &["+42", "-7", "0"]),
+        (&def(FieldType::Decimal), &["12,50", "+3", "-0.5"]),
+        (&since, &["2026-02-03", "2026-2-3", "2000-01-01"]),
+        (&def(FieldType::Email), &[" Anna.Berg@Example.COM "]),
+        (&phone, &["030 901820", "+49 30 901820", "0049 30 901820"]),
+        (&size, &["m", "S"]),
+        (&def(FieldType::Bool), &["Yes", "0", "nein", "on"]),
+        (&def(FieldType::Iban), &["de89 3704 0044 0532 0130 00"]),
+        (
+            &def(FieldType::Url),
+            &["https://Example.com", "http://a.example/x y?q=1#f"],
+        ),
+        (&def(FieldType::Text), &["  Acme  ", "x"]),
+    ];
+    for (d, inputs) in cases {
+        let rules = FieldRules::of(d);
+        for typed in inputs {
+            let c = rules.check_typed(typed).unwrap();
+            let again = rules.check_typed(&value_text(&c));
+            assert_eq!(again, Ok(c.clone()), "{:?} {typed}", d.kind);
+            assert_eq!(rules.check_stored(Some(&c)), Ok(()), "{:?} {typed}", d.kind);
+        }
+    }
+}
+
+#[test]
+fn dates_read_the_same_with_and_without_the_fast_path() {
+    let d = def(FieldType::Date);
+    assert_eq!(ok(&d, "2024-02-29"), json!("2024-02-29"));
+    assert_eq!(ok(&d, "2024-2-9"), json!("2024-02-09"));
+    for bad in [
+        "2023-02-29",
+        "2024-13-01",
+        "2024-00-10",
+        "2024-01-32",
+        "20x4-01-01",
+    ] {
+        assert!(refused(&d, bad).contains("YYYY-MM-DD"), "{bad}");
+    }
+    let mut since = def(FieldType::Date);
+    since.min = Some("2024-1-31".into());
+    assert!(refused(&since, "2024-01-30").contains("before"));
+    assert_eq!(ok(&since, "2024-01-31"), json!("2024-01-31"));
+}

@@ -69,9 +69,39 @@ pub(super) fn decimal_value(t: &str) -> Option<f64> {
 
 /// A date, `YYYY-MM-DD`.
 pub(super) fn date(t: &str) -> Option<String> {
-    chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d")
-        .ok()
-        .map(|d| d.format("%Y-%m-%d").to_string())
+    match canonical_date(t) {
+        Some(d) => d.map(|_| t.to_string()),
+        None => naive_date(t).map(|d| d.format("%Y-%m-%d").to_string()),
+    }
+}
+
+/// A date's day (for bounds).
+pub(super) fn naive_date(t: &str) -> Option<chrono::NaiveDate> {
+    match canonical_date(t) {
+        Some(d) => d,
+        None => chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d").ok(),
+    }
+}
+
+/// A date written exactly as its canonical form (`2026-01-31`), read without chrono's
+/// format parser (an import reads one per row and field): `Some(None)` when it is no day
+/// of the calendar; `None` when it is written otherwise (chrono reads it then).
+fn canonical_date(t: &str) -> Option<Option<chrono::NaiveDate>> {
+    let b = t.as_bytes();
+    let digits = |r: std::ops::Range<usize>| {
+        b[r].iter().try_fold(0u32, |n, c| {
+            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+        })
+    };
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let (y, m, d) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+    Some(chrono::NaiveDate::from_ymd_opt(
+        i32::try_from(y).ok()?,
+        m,
+        d,
+    ))
 }
 
 /// An e-mail address with its domain in lower case.
