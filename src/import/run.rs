@@ -92,6 +92,13 @@ pub enum ImportError {
     Changed { what: String, written: u64 },
     /// The database refused or failed; `written` rows were added before.
     Store { error: StoreError, written: u64 },
+    /// As `Store`, after the fields `defined` (`--define-fields`) were defined: those
+    /// definitions are committed and kept.
+    StoreAfterDefining {
+        error: Box<StoreError>,
+        written: u64,
+        defined: Vec<String>,
+    },
     /// Rows name queues that do not exist (and creating them was not asked for): the first
     /// as an `UnknownQueue` (naming the closest known one), and how many more; nothing
     /// was written.
@@ -187,7 +194,16 @@ pub fn import(
     let defined = define_fields(store, opts, &checked.fields)?;
     // The second pass builds the rows as the first one did (the same definitions).
     let fields = ImportFields::new(opts.default_queue, checked.fields.defs.clone(), false);
-    let mut summary = write(store, &file, &stamp, &checked, opts, fields, progress)?;
+    let mut summary = match write(store, &file, &stamp, &checked, opts, fields, progress) {
+        Err(ImportError::Store { error, written }) if !defined.is_empty() => {
+            return Err(ImportError::StoreAfterDefining {
+                error: Box::new(error),
+                written,
+                defined,
+            });
+        }
+        written => written?,
+    };
     summary.defined = defined;
     summary.broken = (checked.fields.defs.iter())
         .zip(&checked.broken)

@@ -149,7 +149,14 @@ pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write)
             )
             .into());
         }
-        Err(ImportError::Store { error, written }) => return Err(stopped(&shown, error, written)),
+        Err(ImportError::Store { error, written }) => {
+            return Err(stopped(&shown, error, written, &[]));
+        }
+        Err(ImportError::StoreAfterDefining {
+            error,
+            written,
+            defined,
+        }) => return Err(stopped(&shown, *error, written, &defined)),
     };
     writeln!(out, "{}", import_summary(&shown, &summary))?;
     if !a.no_index {
@@ -169,8 +176,13 @@ pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write)
 /// Why an import stopped, saying what is in the database: the rows of earlier
 /// transactions (`written`, counted from the file's start, whether added now or by an
 /// earlier run) are, those of the one the connection broke in are not (or, lost while
-/// committing, may be).
-fn stopped(shown: &str, error: StoreError, written: u64) -> crate::cli::Failure {
+/// committing, may be). The fields it `defined` before its first rows are kept, and said.
+fn stopped(
+    shown: &str,
+    error: StoreError,
+    written: u64,
+    defined: &[String],
+) -> crate::cli::Failure {
     let again = "run it again to finish (rows already added are recognised)";
     let message = match (&error, written) {
         (StoreError::NotCommitted { server, reason }, 0) => format!(
@@ -200,6 +212,19 @@ fn stopped(shown: &str, error: StoreError, written: u64) -> crate::cli::Failure 
         ),
         (_, 0) => format!("{shown}: nothing imported: {error}"),
         (_, n) => format!("{shown}: import stopped part-way after {n} row(s); {again}: {error}"),
+    };
+    let message = match defined {
+        [] => message,
+        names => {
+            let rest = message
+                .strip_prefix(&format!("{shown}: "))
+                .unwrap_or(&message);
+            format!(
+                "{shown}: import stopped part-way: the text field(s) {} it defined first are \
+                 kept; {rest}",
+                names.join(", ")
+            )
+        }
     };
     crate::cli::Failure {
         code: error.exit_code(),
