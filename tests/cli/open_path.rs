@@ -34,7 +34,13 @@ fn adder_process() {
         .execute_batch("PRAGMA wal_autocheckpoint = 100")
         .unwrap();
     let body = "b".repeat(3000);
-    for i in 0..3000 {
+    // At least 3,000 adds, then on until the lister has met enough of them (its stop file),
+    // so that a slow machine's lists still run beside the checkpoints; at most 30,000.
+    let stop = std::path::PathBuf::from(format!("{db}.stop"));
+    for i in 0..30_000 {
+        if i >= 3000 && stop.exists() {
+            break;
+        }
         store
             .add(&NewItem {
                 body: body.clone(),
@@ -68,6 +74,9 @@ fn lists_during_checkpoints_are_never_refused() {
         let done = adder.try_wait().unwrap().is_some();
         let out = env.run("viewer", &["list", "--limit", "1"]);
         lists += 1;
+        if lists == 150 {
+            std::fs::write(format!("{}.stop", env.db.display()), "").unwrap();
+        }
         if !out.status.success() {
             refused.push(String::from_utf8_lossy(&out.stderr).into_owned());
         }
