@@ -787,7 +787,7 @@ CREATE TABLE queue_texts (
     queue    TEXT NOT NULL REFERENCES queues(name),
     code     TEXT NOT NULL CHECK (char_length(code) BETWEEN 1 AND 32),
     purpose  TEXT NOT NULL CHECK (purpose IN ('result', 'fail', 'skip', 'release', 'park',
-                                              'comment')),
+                                              'comment', 'reject')),
     text     TEXT NOT NULL CHECK (char_length(text) BETWEEN 1 AND 200),
     PRIMARY KEY (queue, code)
 );

@@ -365,13 +365,13 @@ CREATE TABLE queue_fields (
     PRIMARY KEY (queue, name)
 ) WITHOUT ROWID;
 
--- Ready-made texts per queue (results, fail/skip/release/park reasons, comments), each
+-- Ready-made texts per queue (results, fail/skip/release/park/reject reasons, comments), each
 -- under a code unique within its queue that the event keeps when a holder chooses it.
 CREATE TABLE queue_texts (
     queue    TEXT NOT NULL REFERENCES queues(name),
     code     TEXT NOT NULL CHECK (length(code) BETWEEN 1 AND 32),
     purpose  TEXT NOT NULL CHECK (purpose IN ('result', 'fail', 'skip', 'release', 'park',
-                                              'comment')),
+                                              'comment', 'reject')),
     text     TEXT NOT NULL CHECK (length(text) BETWEEN 1 AND 200),
     PRIMARY KEY (queue, code)
 ) WITHOUT ROWID;

@@ -357,7 +357,70 @@ fn fill(
     take_in(bob, "verification")?;
     demo_texts::sla(boss.store())?;
     define_verification_fields(boss.store())?;
-    Ok(total)
+    let reviewed = kyc_reviews(&mut boss, &mut people)?;
+    Ok(total + reviewed)
+}
+
+/// Identity checks a second person reviews (issue 29 §1): a small `kyc` queue that
+/// reviews every completion, with its reasons for rejecting, and three checks dave and
+/// erin completed this morning waiting for review — which the demo's own user (neither
+/// of them) may take: `5` in the TUI, then `n`, or `caseload claim --review`. Returns how
+/// many items it added.
+fn kyc_reviews(
+    boss: &mut Box<dyn Person>,
+    people: &mut BTreeMap<&str, Box<dyn Person>>,
+) -> anyhow::Result<usize> {
+    const CHECKS: [(&str, &str); 4] = [
+        (
+            "KYC: Mei Brandt, Vandelay Industries",
+            "Passport and utility bill uploaded",
+        ),
+        (
+            "KYC: Jon Ortega, Ortega Fresh Produce",
+            "ID card uploaded; address by phone",
+        ),
+        (
+            "KYC: Ana Sousa, Lisbon Ceramics",
+            "Residence permit and bank statement",
+        ),
+        (
+            "KYC: Lars Eklund, Nordvik Timber",
+            "Passport uploaded; address pending",
+        ),
+    ];
+    let items: Vec<NewItem> = CHECKS
+        .iter()
+        .enumerate()
+        .map(|(i, (title, body))| NewItem {
+            queue: "kyc".into(),
+            title: (*title).into(),
+            body: (*body).into(),
+            request_id: Some(format!("demo-kyc-{i}")),
+            ..NewItem::default()
+        })
+        .collect();
+    boss.travel(100 * MIN);
+    boss.store()
+        .add_items(&items, AddOptions::creating_queues())?;
+    let every = crate::domain::QueueUpdate {
+        review_percent: Some(100),
+        ..Default::default()
+    };
+    boss.store().set_queue("kyc", &every, false)?;
+    demo_texts::keep_review(boss.store())?;
+    for (i, name) in ["dave", "erin", "dave"].into_iter().enumerate() {
+        let p = people.get_mut(name).expect("dave and erin are staff");
+        let i = i as i64;
+        p.travel((90 - i * 20) * MIN);
+        let item = p.store().take_next(&TakeNext {
+            queue: Some("kyc".into()),
+            skip: vec![],
+        })?;
+        p.travel((80 - i * 20) * MIN);
+        let result = "Document and address match";
+        p.store().complete(item.id, item.lock_token, Some(result))?;
+    }
+    Ok(items.len())
 }
 
 /// A call-back: bob took a helpdesk item 25 minutes ago and parked it until the afternoon.

@@ -95,6 +95,42 @@ const TEXTS: &[(&str, Purpose, &str, &str)] = &[
     ),
 ];
 
+/// The reasons a reviewer of identity checks rejects with, and a result for them.
+const REVIEW_TEXTS: &[(&str, Purpose, &str, &str)] = &[
+    (
+        "kyc",
+        Purpose::Result,
+        "match",
+        "Document and address match",
+    ),
+    (
+        "kyc",
+        Purpose::Reject,
+        "expired",
+        "The document has expired",
+    ),
+    (
+        "kyc",
+        Purpose::Reject,
+        "name",
+        "The name does not match the document",
+    ),
+    (
+        "kyc",
+        Purpose::Reject,
+        "address",
+        "The address is not proven by a document",
+    ),
+];
+
+/// Keeps the reviewed queue's texts (once it exists).
+pub(super) fn keep_review(boss: &mut dyn Store) -> anyhow::Result<()> {
+    for (queue, purpose, code, text) in REVIEW_TEXTS {
+        boss.add_text(queue, *purpose, text, Some(code))?;
+    }
+    Ok(())
+}
+
 /// Gives the helpdesk an SLA of 4 working hours, Monday to Friday 08:00 to 17:00 UTC
 /// (the same demo on every machine): items added from now on without a due time get one,
 /// and the rows show the working time left.

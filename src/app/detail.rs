@@ -28,7 +28,7 @@ pub(super) fn rebuild_detail(s: &mut State) {
 /// Wraps text to `width` characters at spaces (hard-splitting longer words), once, when
 /// the detail is built: drawing then only handles a screenful of short lines, so a 1 MiB
 /// one-line body scrolls as fast as a short one.
-fn push_text(lines: &mut Vec<DetailLine>, width: usize, text: &str, kind: LineKind) {
+pub(super) fn push_text(lines: &mut Vec<DetailLine>, width: usize, text: &str, kind: LineKind) {
     let clean = sanitize::text(text);
     for l in clean.split('\n') {
         if l.len() <= width {
@@ -74,7 +74,7 @@ fn push_text(lines: &mut Vec<DetailLine>, width: usize, text: &str, kind: LineKi
     }
 }
 
-fn heading(lines: &mut Vec<DetailLine>, text: &str) {
+pub(super) fn heading(lines: &mut Vec<DetailLine>, text: &str) {
     if !lines.is_empty() {
         lines.push(DetailLine {
             kind: LineKind::Text,
@@ -102,6 +102,7 @@ pub(super) fn build_detail_with(
 ) -> Detail {
     let w = (s.width as usize).max(20);
     let mut lines = Vec::new();
+    super::review::push_banner(&mut lines, w, &item, &history);
     let when = |t| date_hm_in(t, s.zone);
     // The first line: who created it and when, then the table's `Meta` columns.
     let mut meta = format!("created {} by {}", when(item.created_at), item.created_by);
@@ -120,6 +121,7 @@ pub(super) fn build_detail_with(
     push_text(&mut lines, w, &sanitize::line(&meta), LineKind::Dim);
     let figures = ItemFigures::of(&item, &history, s.now).sentence();
     push_text(&mut lines, w, &sanitize::line(&figures), LineKind::Dim);
+    super::review::push_review(&mut lines, w, s, &item, &history);
     if let Some(why) = item.unreadable_summary() {
         let note = format!("unreadable: {why} (bad bytes shown as \u{FFFD})");
         push_text(&mut lines, w, &note, LineKind::Heading);

@@ -36,6 +36,16 @@ pub enum Pending {
         id: i64,
         token: i64,
     },
+    /// Accept the item under review (field: an optional comment).
+    Accept {
+        id: i64,
+        token: i64,
+    },
+    /// Reject the item under review back to its maker (field: the reason).
+    Reject {
+        id: i64,
+        token: i64,
+    },
     /// Add the kept notes of a lost item as a comment.
     Comment {
         id: i64,

@@ -99,6 +99,11 @@ pub(crate) fn list_filter(
             offset,
             ..locks_filter(&state.locks_filter)
         }),
+        View::Review => Some(ListFilter {
+            state: StateFilter::Review,
+            reviewer: Some(state.me.clone()),
+            ..base
+        }),
         View::Stats => None,
     }
 }
@@ -115,6 +120,7 @@ pub(crate) fn locks_filter(f: &Filter) -> ListFilter {
         queue: f.queue.clone(),
         holder: f.holder.clone(),
         text: f.text.clone(),
+        reviewer: None,
         limit: usize::MAX >> 1,
         offset: 0,
     }

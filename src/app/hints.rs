@@ -84,6 +84,10 @@ pub(crate) enum Hints {
     StatsReadOnly,
     Mine,
     Queue,
+    /// The Review view's list.
+    Review,
+    /// The detail pane of an item you took for review.
+    DetailReview,
 }
 
 impl Hints {
@@ -96,7 +100,9 @@ impl Hints {
     }
 
     #[cfg(test)]
-    pub(crate) const ALL: [Hints; 16] = [
+    pub(crate) const ALL: [Hints; 18] = [
+        Hints::Review,
+        Hints::DetailReview,
         Hints::Editor,
         Hints::FieldAdmin,
         Hints::DetailForm,
@@ -233,6 +239,29 @@ const HINTS: &[(Hints, &[Hint])] = &[
             VIEWS,
             HELP,
             QUIT,
+        ],
+    ),
+    (
+        Hints::Review,
+        &[
+            h(&[A::TakeNext], "review next"),
+            h(&[A::Open], "take/open"),
+            h(&[A::Preview], "look"),
+            VIEWS,
+            HELP,
+            QUIT,
+        ],
+    ),
+    (
+        Hints::DetailReview,
+        &[
+            h(&[A::Accept], "accept"),
+            h(&[A::Reject], "reject"),
+            h(&[A::Release], "release"),
+            h(&[A::EditNotes], "notes"),
+            h(SCROLL, "scroll"),
+            BACK,
+            HELP,
         ],
     ),
     (

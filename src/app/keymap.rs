@@ -12,6 +12,8 @@ pub enum Action {
     ViewMine,
     ViewLocks,
     ViewStats,
+    /// `5`: the Review view (items waiting for review that you may review).
+    ViewReview,
     NextView,
     PrevView,
     /// `q`: back out of an item or report; quit from a list.
@@ -91,6 +93,10 @@ pub enum Action {
     MergeInto,
     /// The selected candidate is not the same: never offered again.
     NotSame,
+    /// `A`: accept the item under review (done).
+    Accept,
+    /// `R`: reject the item under review back to its maker, for a reason.
+    Reject,
 }
 
 /// Where a binding applies.
@@ -117,6 +123,8 @@ pub enum Context {
     Fields,
     /// The detail's "Possibly the same" box (an item with candidates).
     Similar,
+    /// Reviewing an item you took for review (its detail pane, or its row in Review).
+    Review,
 }
 
 impl Context {
@@ -133,14 +141,16 @@ impl Context {
             Context::Form => "The fields form (an item whose queue defines fields)",
             Context::Fields => "A queue's fields (supervisors: F in the Stats view)",
             Context::Similar => "Possibly the same (the detail's box of likely duplicates)",
+            Context::Review => "Reviewing an item (5: Review view; n there takes the next)",
         }
     }
 
-    pub(crate) const ALL: [Context; 10] = [
+    pub(crate) const ALL: [Context; 11] = [
         Context::Global,
         Context::Moving,
         Context::Preview,
         Context::Item,
+        Context::Review,
         Context::Form,
         Context::Similar,
         Context::Supervisor,
@@ -260,6 +270,12 @@ pub const KEYMAP: &[Binding] = &[
         A::ViewStats,
         "Stats view: counts, completions, lock ages",
     ),
+    b(
+        &[ch('5')],
+        C::Global,
+        A::ViewReview,
+        "Review view: work waiting for review (never your own)",
+    ),
     b(&[k(K::Tab)], C::Global, A::NextView, "next view"),
     b(&[k(K::BackTab)], C::Global, A::PrevView, "previous view"),
     b(
@@ -268,7 +284,12 @@ pub const KEYMAP: &[Binding] = &[
         A::Filter,
         "filter: text, queue:Q, state:failed; Locks: holder:U",
     ),
-    b(&[ch('n')], C::Global, A::TakeNext, "take the next item"),
+    b(
+        &[ch('n')],
+        C::Global,
+        A::TakeNext,
+        "take the next item (in Review: the next to review)",
+    ),
     b(
         &[ch(':'), ch('#')],
         C::Global,
@@ -376,6 +397,18 @@ pub const KEYMAP: &[Binding] = &[
         C::Item,
         A::Park,
         "park until a time (a call-back; the lock is released)",
+    ),
+    b(
+        &[ch('A')],
+        C::Review,
+        A::Accept,
+        "accept: done (confirm, optional comment)",
+    ),
+    b(
+        &[ch('R')],
+        C::Review,
+        A::Reject,
+        "reject back to its maker (reason required; Tab: texts)",
     ),
     b(
         &[k(K::Tab), k(K::Down)],

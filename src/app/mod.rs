@@ -4,7 +4,8 @@
 //!
 //! Here: the [`State`] and what it is made of; `msg` (messages and effects), `dialog`
 //! (the one dialog mechanism), `filter` (the list filters), `keymap` (the one key table),
-//! `detail` (the detail pane's text), `layout`, `lost`, `textinput` (text entry over
+//! `detail` (the detail pane's text; `review` its lines for reviewing and the maker's
+//! rejection banner), `layout`, `lost`, `textinput` (text entry over
 //! ratatui-textarea); and `update/`, one short function per message (`keys`, `modes`,
 //! `results`, `supervise`, and `preview` and `assign` for looking before taking, comments
 //! and work given to people).
@@ -20,6 +21,7 @@ pub mod layout;
 pub mod lost;
 mod msg;
 pub(crate) mod notify;
+pub mod review;
 pub(crate) mod textinput;
 pub(crate) mod typing;
 mod update;
@@ -44,17 +46,25 @@ pub use update::update;
 /// How often the loop ticks when no key arrives (countdowns, live refresh).
 pub(crate) const TICK_MS: u64 = 500;
 
-/// The four views.
+/// The views: four always, and Review (`5`) where queues are reviewed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
     Queue,
     Mine,
     Locks,
     Stats,
+    /// Items waiting for review that the user may review (not their own work).
+    Review,
 }
 
 impl View {
-    pub(crate) const ALL: [View; 4] = [View::Queue, View::Mine, View::Locks, View::Stats];
+    pub(crate) const ALL: [View; 5] = [
+        View::Queue,
+        View::Mine,
+        View::Locks,
+        View::Stats,
+        View::Review,
+    ];
 
     pub(crate) fn title(self) -> &'static str {
         match self {
@@ -62,6 +72,7 @@ impl View {
             View::Mine => "Mine",
             View::Locks => "Locks",
             View::Stats => "Stats",
+            View::Review => "Review",
         }
     }
 }
@@ -72,6 +83,7 @@ pub struct Panes {
     pub queue: ListPane,
     pub mine: ListPane,
     pub locks: ListPane,
+    pub review: ListPane,
 }
 
 impl Panes {
@@ -81,6 +93,7 @@ impl Panes {
             View::Queue => Some(&self.queue),
             View::Mine => Some(&self.mine),
             View::Locks => Some(&self.locks),
+            View::Review => Some(&self.review),
             View::Stats => None,
         }
     }
@@ -90,6 +103,7 @@ impl Panes {
             View::Queue => Some(&mut self.queue),
             View::Mine => Some(&mut self.mine),
             View::Locks => Some(&mut self.locks),
+            View::Review => Some(&mut self.review),
             View::Stats => None,
         }
     }
@@ -536,6 +550,20 @@ impl State {
             finish_notes: None,
             typing: Typing::default(),
         }
+    }
+
+    /// The views the tab bar shows and Tab cycles through: Review only where a queue
+    /// is reviewed (`5` opens it anyway).
+    pub(crate) fn views(&self) -> Vec<View> {
+        let reviewed = self.view == View::Review
+            || self
+                .queues
+                .values()
+                .any(|q| q.review_percent > 0 || q.review_new > 0);
+        View::ALL
+            .into_iter()
+            .filter(|v| *v != View::Review || reviewed)
+            .collect()
     }
 
     /// The settings of `queue` (defaults until loaded).

@@ -333,6 +333,10 @@ pub enum Finish {
         until: Millis,
         reason: String,
     },
+    /// The reviewer accepts the item (done), with an optional comment.
+    Accept(Option<String>),
+    /// The reviewer rejects it back to its maker, for a reason.
+    Reject(Saying),
 }
 
 /// What the loop does for `update`.
@@ -346,6 +350,8 @@ pub enum Effect {
     Refresh(RefreshRequest),
     TakeNext(TakeNext),
     Take(i64),
+    /// Take an item for review: this one, or the next the user may review.
+    TakeReview(Option<i64>),
     /// Undo the user's last change to the item (it comes back as an opened item).
     Undo(i64),
     Open(i64),
@@ -413,6 +419,7 @@ impl Effect {
             self,
             Effect::TakeNext(_)
                 | Effect::Take(_)
+                | Effect::TakeReview(_)
                 | Effect::Undo(_)
                 | Effect::SaveNotes { .. }
                 | Effect::Finish { .. }
@@ -446,6 +453,8 @@ impl Effect {
             Effect::Refresh(_) => "refreshing the screen".into(),
             Effect::TakeNext(_) => "taking the next item".into(),
             Effect::Take(id) => format!("taking #{id}"),
+            Effect::TakeReview(None) => "taking the next item to review".into(),
+            Effect::TakeReview(Some(id)) => format!("taking #{id} for review"),
             Effect::Undo(id) => format!("undoing #{id}"),
             Effect::Open(id) => format!("opening #{id}"),
             Effect::Renew { id, .. } => format!("renewing your lock on #{id}"),
@@ -459,6 +468,8 @@ impl Effect {
                 Finish::Release(_) => format!("releasing #{id}"),
                 Finish::Skip(..) => format!("skipping #{id}"),
                 Finish::Park { .. } => format!("parking #{id}"),
+                Finish::Accept(_) => format!("accepting #{id}"),
+                Finish::Reject(_) => format!("rejecting #{id}"),
             },
             Effect::Comment { id, .. } => format!("adding your notes to #{id}"),
             Effect::AddComment { id, .. } => format!("adding your comment to #{id}"),
@@ -508,10 +519,12 @@ impl Effect {
                 ids.into_iter().map(|id| (id, Err(e.clone()))).collect(),
             )],
             Effect::CheckMarker | Effect::Refresh(_) => vec![snapshot(e)],
-            Effect::TakeNext(_) | Effect::Take(_) | Effect::Undo(_) => vec![Msg::Opened {
-                taken: true,
-                result: Err(e),
-            }],
+            Effect::TakeNext(_) | Effect::Take(_) | Effect::TakeReview(_) | Effect::Undo(_) => {
+                vec![Msg::Opened {
+                    taken: true,
+                    result: Err(e),
+                }]
+            }
             Effect::Open(_) => vec![Msg::Opened {
                 taken: false,
                 result: Err(e),

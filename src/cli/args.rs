@@ -762,7 +762,8 @@ pub enum TextCommand {
     Add {
         /// The queue (an existing one).
         queue: String,
-        /// The dialog it is for: result, fail, skip, release, park or comment.
+        /// The dialog it is for: result, fail, skip, release, park, comment or reject (a
+        /// reviewer's reason for rejecting).
         #[arg(long = "for", value_name = "KIND", value_parser = parse_purpose)]
         purpose: Purpose,
         /// The text (one line, at most 200 characters).

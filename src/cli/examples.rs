@@ -33,7 +33,7 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         &[
             (
                 "caseload demo",
-                "340 sample items in a fresh demo database, opened at once",
+                "344 sample items in a fresh demo database, opened at once",
             ),
             (
                 "caseload --db /tmp/demo.db demo",

@@ -27,17 +27,20 @@ pub enum Purpose {
     Park,
     /// A comment on the item's thread.
     Comment,
+    /// Why a reviewer rejected an item back to its maker.
+    Reject,
 }
 
 impl Purpose {
     /// Every purpose, in the order `text list` shows them.
-    pub const ALL: [Purpose; 6] = [
+    pub const ALL: [Purpose; 7] = [
         Purpose::Result,
         Purpose::Fail,
         Purpose::Skip,
         Purpose::Release,
         Purpose::Park,
         Purpose::Comment,
+        Purpose::Reject,
     ];
 
     /// Its name as stored and typed (`--for`).
@@ -49,6 +52,7 @@ impl Purpose {
             Purpose::Release => "release",
             Purpose::Park => "park",
             Purpose::Comment => "comment",
+            Purpose::Reject => "reject",
         }
     }
 

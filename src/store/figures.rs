@@ -97,20 +97,67 @@ pub struct ReasonCount {
 
 /// The review figures of a period (issue 29 §1): per person, the reviews they gave and
 /// the rejections of their own work; per queue, what waits for review now and since when.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ReviewFigures {
     pub people: Vec<PersonReviews>,
     pub queues: Vec<ReviewBacklog>,
 }
 
 /// One person's reviews in a period.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PersonReviews {
     pub person: String,
     /// Items they accepted or rejected.
     pub reviewed: u64,
     /// Items of theirs others rejected.
     pub rejected: u64,
+    /// Verdicts (accepts and rejects) on their work.
+    pub judged: u64,
+    /// The share of those verdicts that rejected it (0 to 1; none without verdicts).
+    pub rejection_rate: Option<f64>,
+    /// The median time their work waited from its submission to its verdict.
+    pub review_wait_median_ms: Option<i64>,
+}
+
+/// A verdict of the period: who gave it, whose work it judged (the actor of the item's
+/// last submission before it), whether it rejected, and how long after that submission.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Verdict {
+    pub reviewer: String,
+    pub maker: String,
+    pub rejected: bool,
+    pub wait_ms: i64,
+}
+
+/// Each person's review figures from the period's verdicts, by name.
+pub(crate) fn people_reviews(verdicts: &[Verdict]) -> Vec<PersonReviews> {
+    #[derive(Default)]
+    struct Acc {
+        reviewed: u64,
+        rejected: u64,
+        waits: Vec<i64>,
+    }
+    let mut by: std::collections::BTreeMap<&str, Acc> = Default::default();
+    for v in verdicts {
+        by.entry(&v.reviewer).or_default().reviewed += 1;
+        let maker = by.entry(&v.maker).or_default();
+        maker.rejected += u64::from(v.rejected);
+        maker.waits.push(v.wait_ms.max(0));
+    }
+    by.into_iter()
+        .map(|(person, mut a)| {
+            a.waits.sort_unstable();
+            let judged = a.waits.len() as u64;
+            PersonReviews {
+                person: person.to_string(),
+                reviewed: a.reviewed,
+                rejected: a.rejected,
+                judged,
+                rejection_rate: (judged > 0).then(|| a.rejected as f64 / judged as f64),
+                review_wait_median_ms: crate::domain::figures::percentile(&a.waits, 50),
+            }
+        })
+        .collect()
 }
 
 /// What waits for review in one queue now.
@@ -123,19 +170,15 @@ pub struct ReviewBacklog {
     pub oldest_at: Option<Millis>,
 }
 
-/// Reviews given (`accepted`, `rejected` by the person) and rejections of the person's
-/// work (a `rejected` event's `maker`) in `[$1, $2)`, in queue `$3` (every queue when
-/// null): person, reviewed, rejected.
-pub(crate) const REVIEWS_BY_PERSON: &str = "SELECT p, CAST(sum(r) AS BIGINT), \
-     CAST(sum(x) AS BIGINT) FROM (\
-     SELECT e.actor AS p, 1 AS r, 0 AS x FROM events e JOIN items i ON i.id = e.item_id \
+/// The verdicts (`accepted`, `rejected`) given in `[$1, $2)` on items of queue `$3` (every
+/// queue when null): kind, reviewer, maker (the actor of the item's last `submitted`
+/// before the verdict) and the time from that submission to the verdict.
+pub(crate) const REVIEW_VERDICTS: &str = "SELECT e.kind, e.actor, s.actor, e.at - s.at \
+     FROM events e JOIN items i ON i.id = e.item_id \
+     JOIN events s ON s.id = (SELECT max(s2.id) FROM events s2 WHERE s2.item_id = e.item_id \
+     AND s2.kind = 'submitted' AND s2.id < e.id) \
      WHERE e.kind IN ('accepted', 'rejected') AND e.at >= $1 AND e.at < $2 \
-     AND (CAST($3 AS TEXT) IS NULL OR i.queue = $3) \
-     UNION ALL \
-     SELECT e.detail ->> 'maker', 0, 1 FROM events e JOIN items i ON i.id = e.item_id \
-     WHERE e.kind = 'rejected' AND e.at >= $1 AND e.at < $2 \
-     AND (CAST($3 AS TEXT) IS NULL OR i.queue = $3)) t \
-     WHERE p IS NOT NULL GROUP BY p ORDER BY p";
+     AND (CAST($3 AS TEXT) IS NULL OR i.queue = $3) ORDER BY e.id";
 
 /// What waits for review now in queue `$1` (every queue when null), by queue: queue, how
 /// many, the oldest submission (the `items_review` index).
@@ -555,5 +598,34 @@ mod tests {
         assert_eq!(slot_ms(p(1)), 3_600_000);
         assert_eq!(slot_ms(p(30)), 86_400_000);
         assert!(3650 * 86_400_000 / slot_ms(p(3650)) <= MAX_SLOTS);
+    }
+
+    #[test]
+    fn review_figures_count_verdicts_given_and_on_ones_work() {
+        let v = |reviewer: &str, maker: &str, rejected, wait_ms| Verdict {
+            reviewer: reviewer.into(),
+            maker: maker.into(),
+            rejected,
+            wait_ms,
+        };
+        let people = people_reviews(&[
+            v("bob", "alice", true, 30),
+            v("bob", "alice", false, 10),
+            v("carol", "alice", false, 20),
+            v("alice", "dave", false, 5),
+        ]);
+        let row = |n: &str| people.iter().find(|p| p.person == n).unwrap().clone();
+        let alice = row("alice");
+        assert_eq!((alice.reviewed, alice.judged, alice.rejected), (1, 3, 1));
+        assert_eq!(alice.rejection_rate, Some(1.0 / 3.0));
+        assert_eq!(alice.review_wait_median_ms, Some(20));
+        let bob = row("bob");
+        assert_eq!((bob.reviewed, bob.judged, bob.rejected), (2, 0, 0));
+        assert_eq!(
+            (bob.rejection_rate, bob.review_wait_median_ms),
+            (None, None)
+        );
+        let names: Vec<&str> = people.iter().map(|p| p.person.as_str()).collect();
+        assert_eq!(names, ["alice", "bob", "carol", "dave"]);
     }
 }

@@ -6,7 +6,7 @@ use super::{ListFilter, StateFilter, StoreError};
 use crate::domain::queue_fields::FieldDef;
 use crate::domain::search::{COUNT_CAP, Search};
 use crate::domain::{Millis, TakeOrder};
-use crate::store::sql::{ORDER_DUE, ORDER_MIXED, ORDER_PRIORITY};
+use crate::store::sql::{ORDER_DUE, ORDER_MIXED, ORDER_PRIORITY, WORKED_ON};
 
 /// A query parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,6 +148,10 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: Ope
         };
         conds.push(format!("{col} = {p}"));
     }
+    if let Some(r) = &f.reviewer {
+        let p = q.push(Param::Text(r.clone()));
+        conds.push(format!("NOT {}", WORKED_ON.replace("{me}", &p)));
+    }
     q.base = conds.clone();
     if let Some(search) = f.text.as_deref().and_then(Search::parse) {
         let mut cond = (d.search)(&mut q, &search);
@@ -180,7 +184,7 @@ pub(crate) fn kept_count(f: &ListFilter) -> Option<Option<&'static str>> {
         StateFilter::All => None,
         StateFilter::Locked | StateFilter::Expired | StateFilter::Held => return None,
     };
-    (f.holder.is_none() && searched(f).is_none()).then_some(state)
+    (f.holder.is_none() && f.reviewer.is_none() && searched(f).is_none()).then_some(state)
 }
 
 /// The filter's search, if it has one.
@@ -241,7 +245,10 @@ const DEEP_OFFSET: usize = 2_000;
 impl Window {
     /// True when planning this filter's window needs the total.
     pub(crate) fn wants_total(f: &ListFilter) -> bool {
-        f.offset > DEEP_OFFSET && f.holder.is_none() && searched(f).is_none()
+        f.offset > DEEP_OFFSET
+            && f.holder.is_none()
+            && f.reviewer.is_none()
+            && searched(f).is_none()
     }
 
     /// The window to read; `None` when it lies past the end.

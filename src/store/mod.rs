@@ -117,6 +117,9 @@ pub struct ListFilter {
     /// part of a word, ignoring case and accents (`domain::search`). Counts of a search
     /// stop one past `domain::search::COUNT_CAP`.
     pub text: Option<String>,
+    /// Only items this person may review: none they completed or corrected a field of
+    /// (the review take's own condition; the Review view's list).
+    pub reviewer: Option<String>,
     pub limit: usize,
     pub offset: usize,
 }

@@ -302,6 +302,9 @@ macro_rules! worked_on {
         )
     };
 }
+/// [`worked_on!`] with the actor left as `{me}`, for a list to put its placeholder in
+/// (the Review view lists only what its user may review).
+pub(crate) const WORKED_ON: &str = worked_on!("{me}");
 /// The review take's fence: in review, its token still `:token`, free or expired, and not
 /// the caller's own work (in the same conditional write as the take).
 pub(crate) const FENCE_REVIEW_TAKE: &str = concat!(

@@ -188,22 +188,11 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
             }))],
         },
         Effect::Refresh(req) => vec![Msg::Refreshed(Box::new(refresh(st, req)))],
-        Effect::TakeNext(opts) => {
-            let msg = opened(st, true, |s| s.take_next(&opts));
-            with_thread(st, msg)
-        }
-        Effect::Take(id) => {
-            let msg = opened(st, true, |s| s.take(id));
-            with_thread(st, msg)
-        }
-        Effect::Open(id) => {
-            let msg = opened(st, false, |s| s.item(id));
-            with_thread(st, msg)
-        }
-        Effect::Undo(id) => {
-            let msg = opened(st, true, |s| s.undo(id));
-            with_thread(st, msg)
-        }
+        e @ (Effect::TakeNext(_)
+        | Effect::Take(_)
+        | Effect::TakeReview(_)
+        | Effect::Open(_)
+        | Effect::Undo(_)) => take(st, e),
         Effect::Renew { id, token } => vec![Msg::Renewed {
             id,
             result: st.renew(id, token),
@@ -255,6 +244,20 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
             duplicates(st, e)
         }
     }
+}
+
+/// A take (next, by id, for review, an undo) or an open: the item and its history, then
+/// its comment thread.
+fn take(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
+    let msg = match e {
+        Effect::TakeNext(opts) => opened(st, true, |s| s.take_next(&opts)),
+        Effect::Take(id) => opened(st, true, |s| s.take(id)),
+        Effect::TakeReview(id) => opened(st, true, |s| s.take_review(None, id)),
+        Effect::Undo(id) => opened(st, true, |s| s.undo(id)),
+        Effect::Open(id) => opened(st, false, |s| s.item(id)),
+        _ => return vec![],
+    };
+    with_thread(st, msg)
 }
 
 /// The "Possibly the same" box's read and writes (issue 27).
@@ -436,6 +439,14 @@ fn finish(
         Finish::Release(reason) => st.release_said(id, token, reason.said()),
         Finish::Skip(_, reason) => st.skip_said(id, token, reason.said()),
         Finish::Park { until, reason } => st.park(id, token, *until, reason),
+        Finish::Accept(comment) => st
+            .accept(id, token, comment.as_deref())
+            .map(|_| crate::store::Applied::Now),
+        Finish::Reject(reason) => {
+            let text = reason.text.as_deref().unwrap_or_default();
+            st.reject(id, token, text)
+                .map(|_| crate::store::Applied::Now)
+        }
     }
     .map(|_applied| ());
     let next = match (what, &result) {

@@ -80,7 +80,11 @@ pub(super) fn render(state: &State, d: &Detail, theme: &Theme, frame: &mut Frame
 fn lock_label(state: &State, item: &Item, theme: &Theme) -> (String, Style) {
     let held = state.held.get(&item.id);
     match (held, item.state) {
-        (_, s) if s != ItemState::Open => (s.as_str().to_uppercase(), theme.dim()),
+        (None, ItemState::Review) if item.lock_user.is_none() => ("IN REVIEW".into(), theme.dim()),
+        // An item in review carries its reviewer's lock: shown as any lock.
+        (_, s) if !matches!(s, ItemState::Open | ItemState::Review) => {
+            (s.as_str().to_uppercase(), theme.dim())
+        }
         (Some(h), _) => {
             let q = state.queue(&item.queue);
             let l = h.lock(&state.me);

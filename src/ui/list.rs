@@ -54,6 +54,7 @@ pub(super) fn render(state: &State, view: View, theme: &Theme, frame: &mut Frame
             View::Queue if !pane.filter.is_empty() => "Nothing matches the filter (Esc clears it).",
             View::Queue => "No open items.",
             View::Mine => "You hold no items. Press n to take the next one.",
+            View::Review => "Nothing waits for review that you may review.",
             _ => "Nobody holds a lock.",
         };
         frame.render_widget(
@@ -167,7 +168,8 @@ fn lock_cell(
     width: usize,
     theme: &Theme,
 ) -> (String, Style) {
-    if item.state != ItemState::Open {
+    // An item waiting for review carries its reviewer's lock as an open item its holder's.
+    if !matches!(item.state, ItemState::Open | ItemState::Review) {
         return (item.state.as_str().to_string(), theme.dim());
     }
     let dur = |ms| {

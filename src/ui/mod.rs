@@ -117,7 +117,7 @@ fn too_small(frame: &mut Frame, area: Rect) {
 
 fn tab_bar(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let mut spans = vec![Span::raw(" ")];
-    for (i, v) in View::ALL.iter().enumerate() {
+    for (i, v) in state.views().iter().enumerate() {
         let text = format!(" {} {} ", i + 1, v.title());
         if *v == state.view && state.detail.is_none() {
             spans.push(Span::styled(text, theme.tab_active()));
@@ -333,6 +333,10 @@ fn hints(state: &State) -> Hints {
         let form = !crate::app::form::defs(state, &d.item.queue).is_empty();
         if crate::app::form::form_of(state, d.item.id).is_some_and(|f| f.edit.is_some()) {
             Hints::FieldEdit
+        } else if d.item.state == crate::domain::ItemState::Review
+            && state.held.contains_key(&d.item.id)
+        {
+            Hints::DetailReview
         } else if form && state.held.contains_key(&d.item.id) {
             Hints::DetailForm
         } else if state.held.contains_key(&d.item.id) {
@@ -350,6 +354,7 @@ fn hints(state: &State) -> Hints {
             (View::Stats, false) => Hints::StatsReadOnly,
             (View::Mine, _) => Hints::Mine,
             (View::Queue, _) => Hints::Queue,
+            (View::Review, _) => Hints::Review,
         }
     }
 }

@@ -209,7 +209,7 @@ fn the_demo_works_for_an_ordinary_login() {
     assert_eq!(
         out.trim(),
         format!(
-            "Demo database {p} holds 340 items. Open it with: caseload --db {p}",
+            "Demo database {p} holds 344 items. Open it with: caseload --db {p}",
             p = path.display()
         )
     );
@@ -335,7 +335,7 @@ fn the_demo_works_on_postgres_with_a_plain_role() {
     let out = me.ok(&["--db", &url, "demo"]);
     let shown = url.replace(":s3cret@", ":***@");
     assert!(
-        out.contains("holds 340 items")
+        out.contains("holds 344 items")
             && out.contains(&format!("caseload --db '{shown}'"))
             && !out.contains("s3cret"),
         "{out}"
@@ -356,7 +356,7 @@ fn the_demo_works_on_postgres_with_a_plain_role() {
     drop(owner);
     let as_person = pg.url(&person);
     let out = me.ok(&["--db", &as_person, "--user", &person, "demo"]);
-    assert!(out.contains("holds 340 items"), "{out}");
+    assert!(out.contains("holds 344 items"), "{out}");
     let bob = me.ok(&["--db", &as_person, "--user", "bob", "list", "--mine"]);
     assert!(bob.contains("bob"), "{bob}");
 }

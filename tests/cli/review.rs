@@ -4,7 +4,7 @@
 //! input is one line, exit 1, the database unchanged.
 
 use crate::support::cli::Env;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn reviewed_queue() -> Env {
     let env = Env::init("boss");
@@ -90,14 +90,38 @@ fn a_completion_waits_for_review_and_is_accepted_by_someone_else() {
         1,
         "the maker's completion: {report}"
     );
+    // Bob gave one review; alice's work was judged once, not rejected, and waited as long
+    // as from her complete to bob's accept.
+    let people = v["reviews"]["people"].as_array().unwrap();
+    let of = |name: &str| people.iter().find(|p| p["person"] == name).unwrap().clone();
+    let (alice, bob) = (of("alice"), of("bob"));
     assert_eq!(
-        v["reviews"]["people"],
-        serde_json::json!([{"person": "bob", "reviewed": 1, "rejected": 0}]),
+        (&alice["reviewed"], &alice["judged"], &alice["rejected"]),
+        (&json!(0), &json!(1), &json!(0)),
+        "{report}"
+    );
+    assert_eq!(alice["rejection_rate"], json!(0.0), "{report}");
+    assert!(
+        alice["review_wait_median_ms"].as_i64().unwrap() >= 0,
+        "{report}"
+    );
+    assert_eq!(
+        (&bob["reviewed"], &bob["judged"], &bob["rejection_rate"]),
+        (&json!(1), &json!(0), &Value::Null),
         "{report}"
     );
     let table = env.ok("boss", &["report", "--by", "person"]);
     assert!(
-        table.contains("reviews          reviewed rejected"),
+        table.contains("reviews          reviewed judged rejected rej.rate review wait"),
+        "{table}"
+    );
+    let row = (table.lines())
+        .skip_while(|l| !l.starts_with("reviews "))
+        .find(|l| l.starts_with("alice "));
+    assert!(
+        row.is_some_and(
+            |l| l.split_whitespace().take(5).collect::<Vec<_>>() == ["alice", "0", "1", "0", "0%"]
+        ),
         "{table}"
     );
 }
@@ -129,10 +153,28 @@ fn reject_sends_it_back_to_the_maker() {
     // One rejection of alice's work, one review by bob; nothing waits for review.
     let report = env.ok("boss", &["report", "--by", "person", "--format", "json"]);
     let v: Value = serde_json::from_str(&report).unwrap();
+    let people: Vec<(String, i64, i64, i64, Value)> = v["reviews"]["people"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let n = |k: &str| p[k].as_i64().unwrap();
+            let name = p["person"].as_str().unwrap().to_string();
+            (
+                name,
+                n("reviewed"),
+                n("judged"),
+                n("rejected"),
+                p["rejection_rate"].clone(),
+            )
+        })
+        .collect();
     assert_eq!(
-        v["reviews"]["people"],
-        serde_json::json!([{"person": "alice", "reviewed": 0, "rejected": 1},
-                           {"person": "bob", "reviewed": 1, "rejected": 0}]),
+        people,
+        [
+            ("alice".to_string(), 0, 1, 1, json!(1.0)),
+            ("bob".to_string(), 1, 0, 0, Value::Null)
+        ],
         "{report}"
     );
     assert_eq!(v["reviews"]["queues"], serde_json::json!([]), "{report}");
@@ -143,6 +185,18 @@ fn reject_sends_it_back_to_the_maker() {
     assert!(
         table.contains("waiting for review in default: 1 (oldest "),
         "{table}"
+    );
+    let report = env.ok("boss", &["report", "--by", "queue", "--format", "json"]);
+    let v: Value = serde_json::from_str(&report).unwrap();
+    let q = &v["reviews"]["queues"][0];
+    assert_eq!(
+        (&q["queue"], &q["waiting"]),
+        (&json!("default"), &json!(1)),
+        "{report}"
+    );
+    assert!(
+        q["oldest_age_ms"].as_i64().is_some_and(|a| a >= 0),
+        "{report}"
     );
 }
 

@@ -369,7 +369,7 @@ fn the_demo_has_a_living_history_on_both_backends() {
     let path = dir.path().join("demo.db");
     let boss = caseload::domain::Actor::new("boss", "boss");
     let n = caseload::demo::create(&path, &boss, false).unwrap();
-    assert_eq!(n, 340);
+    assert_eq!(n, 344, "340 from the data set, 4 identity checks");
     let mut s = caseload::store::SqliteStore::open(
         &path,
         boss.clone(),
@@ -415,11 +415,25 @@ fn the_demo_has_a_living_history_on_both_backends() {
         today.locked >= 3 && today.expired >= 1,
         "work in progress today"
     );
+    // Three identity checks dave and erin completed wait for someone else's review: the
+    // demo's own user may take them, one of their makers may not take their own.
+    let review = caseload::store::ListFilter {
+        state: caseload::store::StateFilter::Review,
+        limit: 10,
+        ..Default::default()
+    };
+    let waiting = s.list(&review).unwrap();
+    assert_eq!(waiting.len(), 3, "{waiting:?}");
+    assert!(waiting.iter().all(|i| i.queue == "kyc"));
+    let makers: Vec<&str> = (waiting.iter())
+        .filter_map(|i| i.finished_by.as_deref())
+        .collect();
+    assert_eq!(makers, ["dave", "erin", "dave"]);
 
     let Some(pg) = crate::support::backend::PgBackend::from_env() else {
         return;
     };
-    assert_eq!(caseload::demo::create_pg(&pg.url, &boss).unwrap(), 340);
+    assert_eq!(caseload::demo::create_pg(&pg.url, &boss).unwrap(), 344);
     let mut p = pg.open("boss", 0);
     assert_eq!(p.check().unwrap(), Vec::<String>::new());
     let counts = |r: &Report| -> Vec<String> {

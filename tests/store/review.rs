@@ -8,6 +8,7 @@
 use crate::support::MIN;
 use crate::support::backend::{Backend, BoxStore, add, assert_code, kinds, setup};
 use caseload::domain::queue_fields::{FieldChange, FieldType};
+use caseload::domain::texts::Purpose;
 use caseload::domain::{ItemState, QueueUpdate};
 use caseload::store::{ListFilter, StateFilter, Store, TakeNext, exit};
 
@@ -20,6 +21,8 @@ conformance!(
     reject_returns_the_item_to_its_maker,
     accept_and_reject_are_fenced_by_the_reviewer_s_lock,
     a_review_lock_expires_and_is_taken_over_as_any_lock,
+    a_verdict_asked_again_answers_as_it_left_the_item,
+    a_queue_keeps_reasons_for_rejecting,
 );
 
 fn review(boss: &mut dyn Store, percent: i64, new: i64) {
@@ -52,6 +55,17 @@ fn submitted(b: &dyn Backend) -> (BoxStore, BoxStore, i64) {
 /// `n` items titled "item 0", "item 1", …
 fn many(boss: &mut dyn Store, n: usize) -> Vec<i64> {
     (0..n).map(|i| add(boss, &format!("item {i}"))).collect()
+}
+
+/// An item waiting for review whose maker nobody knows any more (made under another name).
+fn made_by_nobody_known(b: &dyn Backend, boss: &mut dyn Store) -> i64 {
+    let id = add(boss, "ghost's");
+    let mut ghost = b.open("ghost", 0);
+    complete(&mut *ghost, id);
+    b.spoil(&format!(
+        "UPDATE items SET finished_by = 'nobody-known' WHERE id = {id}"
+    ));
+    id
 }
 
 fn clean(boss: &mut dyn Store) {
@@ -284,12 +298,7 @@ fn reject_returns_the_item_to_its_maker(b: &dyn Backend) {
     clean(&mut *boss);
 
     // A maker nobody knows any more (an item made under another name): to the pool.
-    let id = add(&mut *boss, "ghost's");
-    let mut ghost = b.open("ghost", 0);
-    complete(&mut *ghost, id);
-    b.spoil(&format!(
-        "UPDATE items SET finished_by = 'nobody-known' WHERE id = {id}"
-    ));
+    let id = made_by_nobody_known(b, &mut *boss);
     let t = bob.take_review(None, Some(id)).unwrap().lock_token;
     let back = bob.reject(id, t, "wrong person").unwrap();
     assert_eq!((back.state, back.lock_user), (ItemState::Open, None));
@@ -342,5 +351,92 @@ fn a_review_lock_expires_and_is_taken_over_as_any_lock(b: &dyn Backend) {
     assert_eq!(later.reap().unwrap(), 1);
     let item = later.item(id).unwrap();
     assert_eq!((item.state, item.lock_user), (ItemState::Review, None));
+    clean(&mut *boss);
+}
+
+/// An accept or reject whose answer was lost (the call killed, the connection dropped) is
+/// asked again with the same token: it answers with the item as the verdict left it and
+/// writes nothing; once the item moved on, or from anyone else, it is refused.
+fn a_verdict_asked_again_answers_as_it_left_the_item(b: &dyn Backend) {
+    let (mut boss, mut alice, id) = submitted(b);
+    let mut bob = b.open("bob", MIN);
+    let t = bob.take_review(None, None).unwrap().lock_token;
+    bob.accept(id, t, Some("fine")).unwrap();
+    let events = kinds(&mut *boss, id).len();
+    let mut bob_later = b.open("bob", 10 * MIN);
+    let again = bob_later.accept(id, t, Some("fine")).unwrap();
+    assert_eq!((again.state, again.lock_token), (ItemState::Done, t));
+    assert_eq!(
+        kinds(&mut *boss, id).len(),
+        events,
+        "a retry writes nothing"
+    );
+    // Not a retry: another person's, another token, the other verdict.
+    let mut carol = b.open("carol", MIN);
+    assert_code(carol.accept(id, t, None), exit::CONFLICT);
+    assert_code(bob.accept(id, t + 1, None), exit::CONFLICT);
+    assert_code(bob.reject(id, t, "late"), exit::CONFLICT);
+
+    // A reject asked again: still assigned to its maker under the next token.
+    let id = add(&mut *boss, "second");
+    assert_eq!(complete(&mut *alice, id), ItemState::Review);
+    let t = bob.take_review(None, Some(id)).unwrap().lock_token;
+    let first = bob.reject(id, t, "passport expired").unwrap();
+    let events = kinds(&mut *boss, id).len();
+    let again = bob_later.reject(id, t, "passport expired").unwrap();
+    assert_eq!(again.lock_user.as_deref(), Some("alice"));
+    assert_eq!(
+        (again.state, again.lock_token),
+        (ItemState::Open, first.lock_token)
+    );
+    assert_eq!(
+        kinds(&mut *boss, id).len(),
+        events,
+        "a retry writes nothing"
+    );
+    assert_code(bob.accept(id, t, None), exit::CONFLICT);
+    // Once its maker completed it again, the old reject is no longer asked again.
+    assert_eq!(complete(&mut *alice, id), ItemState::Review);
+    assert_code(bob.reject(id, t, "passport expired"), exit::CONFLICT);
+    assert_eq!(alice.item(id).unwrap().state, ItemState::Review);
+
+    // Rejected to the pool (its maker unknown): free under the same token.
+    let id = made_by_nobody_known(b, &mut *boss);
+    let t = bob.take_review(None, Some(id)).unwrap().lock_token;
+    bob.reject(id, t, "wrong person").unwrap();
+    let again = bob_later.reject(id, t, "wrong person").unwrap();
+    assert_eq!(
+        (again.state, again.lock_user, again.lock_token),
+        (ItemState::Open, None, t)
+    );
+}
+
+/// Ready-made texts for rejecting (issue 29 §1: the reject dialog offers them): kept per
+/// queue as the other purposes are, read back under `reject`, and the reason chosen is the
+/// reject's.
+fn a_queue_keeps_reasons_for_rejecting(b: &dyn Backend) {
+    let (mut boss, _alice, id) = submitted(b);
+    let t = boss
+        .add_text("default", Purpose::Reject, "The document has expired", None)
+        .unwrap();
+    assert_eq!(
+        (t.purpose, t.code.as_str()),
+        (Purpose::Reject, "the-document-has-expired")
+    );
+    let mut bob = b.open("bob", MIN);
+    let texts = bob.texts(Some("default")).unwrap();
+    assert_eq!(
+        texts.iter().map(|t| t.purpose.as_str()).collect::<Vec<_>>(),
+        ["reject"]
+    );
+    let tok = bob.take_review(None, Some(id)).unwrap().lock_token;
+    bob.reject(id, tok, &texts[0].text).unwrap();
+    let h = bob.history(id).unwrap();
+    let rejected = h
+        .iter()
+        .rev()
+        .find(|e| e.kind.as_str() == "rejected")
+        .unwrap();
+    assert_eq!(rejected.detail["reason"], "The document has expired");
     clean(&mut *boss);
 }

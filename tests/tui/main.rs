@@ -30,6 +30,7 @@ mod park;
 mod park_tmux;
 mod readme;
 mod reconnect;
+mod review;
 mod screens;
 mod sla;
 mod supervisor;

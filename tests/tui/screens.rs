@@ -88,7 +88,7 @@ fn take_next_opens_the_detail_then_mine_shows_the_countdown() {
 fn help_is_generated_from_the_key_table() {
     let (db, clock) = world();
     let store = db.store("alice", &clock);
-    let mut s = start(store, &clock, 100, 100, true);
+    let mut s = start(store, &clock, 100, 110, true);
     s.step(key('?'));
     let text = screen(&s.state);
     for bd in caseload::app::keymap::KEYMAP {

@@ -8,7 +8,7 @@ use ratatui::crossterm::event::{
 
 use super::modes::{dialog_key, editor_key, notice_key, prompt_key};
 use super::park;
-use super::{edit, preview, supervise};
+use super::{edit, preview, review, supervise};
 use super::{refresh, refused, set_error, set_info};
 use crate::app::detail::rebuild_detail;
 use crate::app::keymap::{self, Action, Context};
@@ -245,9 +245,11 @@ fn on_key(s: &mut State, key: KeyEvent) -> Vec<Effect> {
         .detail
         .as_ref()
         .is_some_and(|d| !s.held.contains_key(&d.item.id));
+    // An item under the user's review: `A` and `R` are the reviewer's (else `R` requeues).
     let contexts = [Context::Global, Context::Moving]
         .into_iter()
         .chain(previewing.then_some(Context::Preview))
+        .chain(review::reviewing(s).then_some(Context::Review))
         .chain([Context::Item, Context::Supervisor]);
     for ctx in contexts {
         if let Some(a) = keymap::lookup(ctx, &key) {
@@ -290,6 +292,7 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         | Action::ViewMine
         | Action::ViewLocks
         | Action::ViewStats
+        | Action::ViewReview
         | Action::NextView
         | Action::PrevView => change_view(s, a),
         Action::FiguresPeriod => figures_period(s),
@@ -316,6 +319,10 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         | Action::Bottom => movement(s, a),
         Action::TakeNext if refused(s) => vec![],
         Action::TakeNext if double_take(s) => vec![],
+        Action::TakeNext if s.view == View::Review && s.detail.is_none() => {
+            s.last_take_next = Some(s.now);
+            review::take(s, None)
+        }
         Action::TakeNext => {
             s.last_take_next = Some(s.now);
             s.next_by_key = true;
@@ -327,6 +334,8 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         Action::Open => open(s),
         Action::Filter => open_filter(s),
         Action::Release | Action::Skip if refused(s) => vec![],
+        _ if review::not_a_reviewers(s, a) => vec![],
+        Action::Accept | Action::Reject => review::act(s, a),
         Action::Complete
         | Action::CompleteNext
         | Action::Fail
@@ -353,17 +362,19 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
     }
 }
 
-/// 1-4, Tab and Shift-Tab.
+/// 1-5, Tab and Shift-Tab (through the views the tab bar shows).
 fn change_view(s: &mut State, a: Action) -> Vec<Effect> {
-    let n = View::ALL.len();
-    let i = View::ALL.iter().position(|v| *v == s.view).unwrap_or(0);
+    let views = s.views();
+    let n = views.len();
+    let i = views.iter().position(|v| *v == s.view).unwrap_or(0);
     let v = match a {
         Action::ViewQueue => View::Queue,
         Action::ViewMine => View::Mine,
         Action::ViewLocks => View::Locks,
         Action::ViewStats => View::Stats,
-        Action::NextView => View::ALL[(i + 1) % n],
-        _ => View::ALL[(i + n - 1) % n],
+        Action::ViewReview => View::Review,
+        Action::NextView => views[(i + 1) % n],
+        _ => views[(i + n - 1) % n],
     };
     switch_view(s, v)
 }
@@ -470,6 +481,9 @@ fn open(s: &mut State) -> Vec<Effect> {
     let assigned = item.lock().is_some_and(|l| l.is_assignment());
     if item.is_held_by(&s.me) && !assigned {
         vec![Effect::Open(item.id)]
+    } else if s.view == View::Review {
+        let id = item.id;
+        review::take(s, Some(id))
     } else {
         let id = item.id;
         if refused(s) {
@@ -698,7 +712,7 @@ pub(super) fn on_mouse(s: &mut State, m: MouseEvent) -> Vec<Effect> {
             if m.row == 0 {
                 // The tab bar: " 1 Queue  2 Mine  3 Locks  4 Stats".
                 let mut x = 1u16;
-                for v in View::ALL {
+                for v in s.views() {
                     let w = v.title().len() as u16 + 4;
                     if m.column >= x && m.column < x + w {
                         return switch_view(s, v);

@@ -14,6 +14,7 @@ mod modes;
 mod park;
 mod preview;
 mod results;
+mod review;
 mod similar;
 mod sla;
 mod supervise;

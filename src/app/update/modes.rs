@@ -124,6 +124,7 @@ fn confirm(s: &mut State) -> Vec<Effect> {
             vec![]
         }
         Pending::Dismiss | Pending::Park { .. } => vec![],
+        Pending::Accept { .. } | Pending::Reject { .. } => super::review::confirmed(s, &d),
         Pending::NotDone { .. } | Pending::CompleteAnyway { .. } => super::form::confirmed(s, &d),
         Pending::Merge { .. } => super::similar::confirmed(&d),
         Pending::DefineField { .. } | Pending::DeleteField { .. } => {

@@ -77,6 +77,13 @@ pub(super) fn take_previewed(s: &mut State) -> Vec<Effect> {
     let Some(item) = s.detail.as_ref().map(|d| d.item.clone()) else {
         return vec![];
     };
+    if item.state == ItemState::Review && !item.is_held_by(&s.me) {
+        // Taken for review: the take itself refuses the user's own work.
+        if super::refused(s) {
+            return vec![];
+        }
+        return vec![Effect::TakeReview(Some(item.id))];
+    }
     if item.state != ItemState::Open {
         set_error(
             s,

@@ -71,7 +71,7 @@ pub(super) fn opened(
             return vec![refresh(s)];
         }
     };
-    if item.is_held_by(&s.me) && item.state == ItemState::Open {
+    if item.is_held_by(&s.me) && matches!(item.state, ItemState::Open | ItemState::Review) {
         s.held.insert(item.id, Held::of(&item));
     }
     if taken {
@@ -209,12 +209,24 @@ pub(super) fn finished(
         Finish::Release(_) => "Released",
         Finish::Skip(..) => "Skipped",
         Finish::Park { .. } => "Parked",
+        Finish::Accept(_) => "Accepted",
+        Finish::Reject(_) => "Rejected",
     };
     let notes = if saved_draft {
         "; your draft notes were saved first"
     } else {
         ""
     };
+    // A verdict is not undone: the item has left the reviewer (done, or back to its maker).
+    if matches!(what, Finish::Accept(_) | Finish::Reject(_)) {
+        s.undo = None;
+        let after = match what {
+            Finish::Accept(_) => ": done",
+            _ => ": back to its maker",
+        };
+        set_info(s, format!("{verb} #{id}{after}{notes}"));
+        return vec![refresh(s)];
+    }
     let window_ms = queue.map_or(crate::domain::park::UNDO_MS, |q| s.queue(&q).undo_ms());
     if window_ms == 0 {
         s.undo = None;
@@ -518,7 +530,8 @@ fn typed(what: &Finish) -> Option<(&'static str, String)> {
         Finish::Fail(r) => Some(("Reason for failing", r)),
         Finish::Release(r) => Some(("Reason for releasing", r)),
         Finish::Skip(_, r) => Some(("Reason for skipping", r)),
-        Finish::Park { .. } => None,
+        Finish::Reject(r) => Some(("Reason for rejecting", r)),
+        Finish::Park { .. } | Finish::Accept(_) => None,
     }
     .and_then(|(label, r)| Some((label, r.text.clone()?)))
     .filter(|(_, t)| !t.trim().is_empty())

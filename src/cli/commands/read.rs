@@ -26,6 +26,7 @@ pub(crate) fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliRe
         queue: a.queue,
         holder: a.mine.then(|| s.actor().name.clone()),
         text: a.search,
+        reviewer: None,
         // 0 means every item (i64::MAX: what both databases take as a LIMIT).
         limit: if a.limit == 0 {
             i64::MAX as usize

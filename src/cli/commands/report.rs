@@ -63,6 +63,12 @@ pub(crate) fn report(s: &mut dyn Store, ask: Ask, out: &mut dyn Write) -> CliRes
         ReportFormat::Json => {
             let mut v = as_json(&r, ask.by);
             v["reviews"] = serde_json::to_value(&reviews)?;
+            // The backlog's oldest age, as of the report's time.
+            if let Some(qs) = v["reviews"]["queues"].as_array_mut() {
+                for (j, q) in qs.iter_mut().zip(&reviews.queues) {
+                    j["oldest_age_ms"] = json!(q.oldest_at.map(|t| (r.at - t).max(0)));
+                }
+            }
             write_json(out, &v)?;
         }
         ReportFormat::Csv => csv(&r, ask.by, out)?,
@@ -93,14 +99,26 @@ fn review_lines(f: &ReviewFigures, by: ReportBy, now: i64, out: &mut dyn Write) 
     if f.people.is_empty() {
         return Ok(());
     }
-    writeln!(out, "{:<16} {:>8} {:>8}", "reviews", "reviewed", "rejected")?;
+    // Reviews given; and of each person's own work: verdicts, rejected, the share rejected
+    // and the median wait from submission to verdict.
+    writeln!(
+        out,
+        "{:<16} {:>8} {:>6} {:>8} {:>8} {:>11}",
+        "reviews", "reviewed", "judged", "rejected", "rej.rate", "review wait"
+    )?;
     for p in &f.people {
+        let share = p
+            .rejection_rate
+            .map_or_else(|| "-".into(), |r| format!("{:.0}%", r * 100.0));
         writeln!(
             out,
-            "{:<16} {:>8} {:>8}",
+            "{:<16} {:>8} {:>6} {:>8} {:>8} {:>11}",
             truncate(&sanitize::line(&p.person), 16),
             p.reviewed,
-            p.rejected
+            p.judged,
+            p.rejected,
+            share,
+            dur(p.review_wait_median_ms)
         )?;
     }
     Ok(())

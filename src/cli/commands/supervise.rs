@@ -177,6 +177,7 @@ pub(crate) fn unlock_many(
         queue,
         holder,
         text: None,
+        reviewer: None,
         limit: usize::MAX >> 1,
         offset: 0,
     };

@@ -5,13 +5,15 @@
 //! work (completed by them, or a field corrected by them before it went to review), so
 //! nobody reviews themselves whatever they ask. The reviewer accepts (`accepted`: done) or
 //! rejects with a reason (`rejected`: back to the maker as an assignment, or to the pool
-//! when the maker is no longer known); both fenced by the reviewer's token.
+//! when the maker is no longer known); both fenced by the reviewer's token. A verdict
+//! asked again after its answer was lost (same token, the item as it left it) answers
+//! with the item and writes nothing, as an undo's retry does.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{HolderOp, ItemWrite, Tx, found, known_queue};
 use crate::domain::review::why_review;
-use crate::domain::{EventKind, Item, ItemState};
+use crate::domain::{Event, EventKind, Item, ItemState};
 use crate::store::error::{Result, StoreError};
 use crate::store::sql::{
     FENCE_REVIEW_TAKE, FENCE_REVIEWER, SET_ACCEPT, SET_REJECT_TO_MAKER, SET_REJECT_TO_POOL,
@@ -184,7 +186,9 @@ pub(crate) fn reject(tx: &mut dyn Tx, id: i64, token: i64, reason: &str) -> Resu
         detail: json!({"token": token, "reason": reason, "to": maker,
                        "maker": cur.finished_by}),
     };
-    reviewer_write(tx, id, token, &w)?;
+    if !reviewer_write(tx, id, token, &w)? {
+        return Ok(cur);
+    }
     if let Some(to) = &maker {
         let me = tx.actor().name.clone();
         let detail = json!({"from": me, "to": to, "reason": reason, "token": token + 1,
@@ -194,13 +198,20 @@ pub(crate) fn reject(tx: &mut dyn Tx, id: i64, token: i64, reason: &str) -> Resu
     found(id, tx.item(id)?)
 }
 
-/// A fenced write of the reviewer; when the fence does not hold, why (not in review, or
-/// the lock lost as any lock is).
-fn reviewer_write(tx: &mut dyn Tx, id: i64, token: i64, w: &ItemWrite<'_>) -> Result<()> {
+/// A fenced write of the reviewer: true when written; false when this same verdict was
+/// written before under this same lock (a retry after its answer was lost: nothing is
+/// written again). When the fence does not hold otherwise, why (not in review, or the
+/// lock lost as any lock is).
+fn reviewer_write(tx: &mut dyn Tx, id: i64, token: i64, w: &ItemWrite<'_>) -> Result<bool> {
     if tx.write_item(id, token, w)? {
-        return Ok(());
+        return Ok(true);
     }
     let item = found(id, tx.item(id)?)?;
+    let me = tx.actor().name.clone();
+    let verdict = tx.last_event(id, &[EventKind::Accepted, EventKind::Rejected], None)?;
+    if verdict.is_some_and(|v| retried(&item, &v, w.kind, token, &me)) {
+        return Ok(false);
+    }
     if item.state != ItemState::Review {
         return Err(StoreError::NotInReview {
             id,
@@ -208,4 +219,26 @@ fn reviewer_write(tx: &mut dyn Tx, id: i64, token: i64, w: &ItemWrite<'_>) -> Re
         });
     }
     Err(super::holder::explain_loss(tx, id, token)?)
+}
+
+/// True when `verdict` (the item's last accept or reject) is this person's `kind` under
+/// `token` and the item is still as it left it: done under that token (accepted); open,
+/// assigned to its maker under the next token or free under the same one (rejected).
+fn retried(item: &Item, verdict: &Event, kind: EventKind, token: i64, me: &str) -> bool {
+    let of = |key: &str| verdict.detail.get(key);
+    if verdict.kind != kind
+        || verdict.actor != me
+        || of("token").and_then(Value::as_i64) != Some(token)
+    {
+        return false;
+    }
+    match kind {
+        EventKind::Accepted => item.state == ItemState::Done && item.lock_token == token,
+        _ => {
+            let to = of("to").and_then(Value::as_str);
+            item.state == ItemState::Open
+                && item.lock_user.as_deref() == to
+                && item.lock_token == token + i64::from(to.is_some())
+        }
+    }
 }

@@ -559,23 +559,25 @@ impl Reads for PgStore {
 
     fn reviews(&mut self, q: &ReportQuery) -> Result<crate::store::figures::ReviewFigures> {
         use crate::store::figures::{
-            PersonReviews, REVIEW_BACKLOG, REVIEWS_BY_PERSON, ReviewBacklog, ReviewFigures,
+            REVIEW_BACKLOG, REVIEW_VERDICTS, ReviewBacklog, ReviewFigures, Verdict, people_reviews,
         };
         q.check()?;
         self.read(|c| {
             let count = |r: &postgres::Row, i| r.get::<_, i64>(i).max(0) as u64;
-            let people = c
+            let verdicts: Vec<Verdict> = c
                 .query(
-                    REVIEWS_BY_PERSON,
+                    REVIEW_VERDICTS,
                     &[&q.period.since, &q.period.until, &q.queue],
                 )?
                 .iter()
-                .map(|r| PersonReviews {
-                    person: r.get(0),
-                    reviewed: count(r, 1),
-                    rejected: count(r, 2),
+                .map(|r| Verdict {
+                    rejected: r.get::<_, String>(0) == "rejected",
+                    reviewer: r.get(1),
+                    maker: r.get(2),
+                    wait_ms: r.get(3),
                 })
                 .collect();
+            let people = people_reviews(&verdicts);
             let queues = c
                 .query(REVIEW_BACKLOG, &[&q.queue])?
                 .iter()

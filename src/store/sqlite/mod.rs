@@ -447,23 +447,25 @@ impl Reads for SqliteStore {
 
     fn reviews(&mut self, q: &ReportQuery) -> Result<crate::store::figures::ReviewFigures> {
         use crate::store::figures::{
-            PersonReviews, REVIEW_BACKLOG, REVIEWS_BY_PERSON, ReviewBacklog, ReviewFigures,
+            REVIEW_BACKLOG, REVIEW_VERDICTS, ReviewBacklog, ReviewFigures, Verdict, people_reviews,
         };
         q.check()?;
         let count = |r: &rusqlite::Row<'_>, i| r.get::<_, i64>(i).map(|n| n.max(0) as u64);
-        let mut st = self.conn.prepare(REVIEWS_BY_PERSON)?;
-        let people = st
+        let mut st = self.conn.prepare(REVIEW_VERDICTS)?;
+        let verdicts: Vec<Verdict> = st
             .query_map(
                 rusqlite::params![q.period.since, q.period.until, q.queue],
                 |r| {
-                    Ok(PersonReviews {
-                        person: r.get(0)?,
-                        reviewed: count(r, 1)?,
-                        rejected: count(r, 2)?,
+                    Ok(Verdict {
+                        rejected: r.get::<_, String>(0)? == "rejected",
+                        reviewer: r.get(1)?,
+                        maker: r.get(2)?,
+                        wait_ms: r.get(3)?,
                     })
                 },
             )?
             .collect::<rusqlite::Result<_>>()?;
+        let people = people_reviews(&verdicts);
         let mut st = self.conn.prepare(REVIEW_BACKLOG)?;
         let queues = st
             .query_map([&q.queue], |r| {
