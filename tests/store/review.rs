@@ -146,6 +146,21 @@ fn nobody_reviews_their_own_work_by_take_next_or_by_id(b: &dyn Backend) {
     let mut bob = b.open("bob", 0);
     complete(&mut *alice, mine);
     complete(&mut *bob, theirs);
+    // The Review view's list: only what each may review, and its count.
+    let may_review = |s: &mut dyn Store, who: &str| {
+        let f = ListFilter {
+            state: StateFilter::Review,
+            reviewer: Some(who.into()),
+            limit: 100,
+            ..Default::default()
+        };
+        let ids: Vec<i64> = s.list(&f).unwrap().iter().map(|i| i.id).collect();
+        assert_eq!(s.count(&f).unwrap(), ids.len() as u64);
+        ids
+    };
+    assert_eq!(may_review(&mut *alice, "alice"), [theirs]);
+    assert_eq!(may_review(&mut *alice, "bob"), [mine]);
+    assert_eq!(may_review(&mut *alice, "carol"), [mine, theirs]);
     // Take-next passes over her own submission (the older one) to bob's.
     let got = alice.take_review(None, None).unwrap();
     assert_eq!(got.id, theirs);
