@@ -243,9 +243,14 @@ pub enum Command {
     Reject {
         #[command(flatten)]
         holder: HolderArgs,
-        /// Why (required; the maker sees it).
-        #[arg(long)]
-        reason: String,
+        /// Why (required unless --code gives a ready-made one; the maker sees it).
+        #[arg(long, required_unless_present = "code")]
+        reason: Option<String>,
+        /// The code of one of the queue's ready-made reject texts (`text list`): kept in
+        /// the event, counted by `report --by reason`; without --reason, its text is the
+        /// reason.
+        #[arg(long, value_name = "CODE")]
+        code: Option<String>,
     },
     /// End a park: its owner takes the item now; a supervisor returns it to the pool.
     Wake {

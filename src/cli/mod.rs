@@ -306,7 +306,14 @@ fn holder_command(store: &mut dyn Store, command: Command, out: &mut dyn Write) 
             reason,
         } => park::park(store, &h, &until, &reason, out),
         Command::Accept { holder: h, comment } => review::accept(store, &h, comment, out),
-        Command::Reject { holder: h, reason } => review::reject(store, &h, &reason, out),
+        Command::Reject {
+            holder: h,
+            reason,
+            code,
+        } => {
+            let said = Said::text(reason.as_deref()).coded(code.as_deref());
+            review::reject(store, &h, said, out)
+        }
         Command::Wake { id, json } => park::wake(store, id, json, out),
         Command::Undo { id, json } => undo::undo(store, id, json, out),
         // `run` sends only the commands above here.

@@ -191,6 +191,7 @@ pub(crate) const REASON_KINDS: &[crate::domain::EventKind] = &[
     crate::domain::EventKind::Failed,
     crate::domain::EventKind::Skipped,
     crate::domain::EventKind::Released,
+    crate::domain::EventKind::Rejected,
 ];
 
 /// The reasons given in `[$1, $2)`, in queue `$3` (every queue when null), counted by

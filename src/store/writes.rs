@@ -144,6 +144,10 @@ pub trait Writes {
     /// The reviewer rejects the item (fenced by `token`) for a reason: back to its maker
     /// as an assignment (to the pool when the maker is no longer known).
     fn reject(&mut self, id: i64, token: i64, reason: &str) -> Result<Item>;
+    /// Rejects as [`Writes::reject`] does, the reason as [`Writes::release_said`] takes
+    /// one (`reject` texts: the chosen text's code is kept in the event; a reason is
+    /// required, typed or ready-made).
+    fn reject_said(&mut self, id: i64, token: i64, said: Said<'_>) -> Result<Item>;
     /// Parks the item until `until` for `reason` (a call-back): the lock released, the
     /// item kept for the caller (see `store::ops::park`). A retry of the same park is
     /// `Applied::Already`.
@@ -397,7 +401,21 @@ impl<B: Backend> Writes for B {
 
     fn reject(&mut self, id: i64, token: i64, reason: &str) -> Result<Item> {
         let reason = ops::required_reason(reason)?;
-        write(self, |tx| ops::reject(tx, id, token, reason))
+        write(self, |tx| ops::reject(tx, id, token, reason, None))
+    }
+
+    fn reject_said(&mut self, id: i64, token: i64, said: Said<'_>) -> Result<Item> {
+        if said.code.is_none() {
+            return self.reject(id, token, said.text.unwrap_or_default());
+        }
+        if let Some(t) = said.text {
+            ops::required_reason(t)?;
+        }
+        write(self, |tx| {
+            let text = ops::said_text(tx, id, Purpose::Reject, said)?;
+            let reason = ops::required_reason(text.as_deref().unwrap_or_default())?;
+            ops::reject(tx, id, token, reason, said.code)
+        })
     }
 
     fn renew(&mut self, id: i64, token: i64) -> Result<Item> {

@@ -442,11 +442,9 @@ fn finish(
         Finish::Accept(comment) => st
             .accept(id, token, comment.as_deref())
             .map(|_| crate::store::Applied::Now),
-        Finish::Reject(reason) => {
-            let text = reason.text.as_deref().unwrap_or_default();
-            st.reject(id, token, text)
-                .map(|_| crate::store::Applied::Now)
-        }
+        Finish::Reject(reason) => st
+            .reject_said(id, token, reason.said())
+            .map(|_| crate::store::Applied::Now),
     }
     .map(|_applied| ());
     let next = match (what, &result) {

@@ -150,6 +150,13 @@ fn reject_sends_it_back_to_the_maker() {
     assert!(mine.contains(&format!("{id}")), "{mine}");
     let shown = env.ok("viewer", &["show", &ids]);
     assert!(shown.contains("passport expired"), "{shown}");
+    let reasons = env.ok("boss", &["report", "--by", "reason"]);
+    assert!(
+        reasons
+            .lines()
+            .any(|l| l.contains("rejected") && l.contains("other")),
+        "a reject's free reason counts as other: {reasons}"
+    );
     // One rejection of alice's work, one review by bob; nothing waits for review.
     let report = env.ok("boss", &["report", "--by", "person", "--format", "json"]);
     let v: Value = serde_json::from_str(&report).unwrap();
@@ -197,6 +204,34 @@ fn reject_sends_it_back_to_the_maker() {
     assert!(
         q["oldest_age_ms"].as_i64().is_some_and(|a| a >= 0),
         "{report}"
+    );
+    // Rejected again with a ready-made reason: its code counts in report --by reason.
+    env.ok(
+        "boss",
+        &[
+            "text",
+            "add",
+            "default",
+            "--for",
+            "reject",
+            "Photo unreadable",
+            "--code",
+            "photo",
+        ],
+    );
+    env.claim("bob", &["--review", "--id", &ids]);
+    let out = env.ok("bob", &["reject", &ids, "--code", "photo"]);
+    assert!(out.contains("back to alice"), "{out}");
+    assert!(
+        env.ok("viewer", &["show", &ids])
+            .contains("Photo unreadable")
+    );
+    let reasons = env.ok("boss", &["report", "--by", "reason"]);
+    assert!(
+        reasons
+            .lines()
+            .any(|l| l.contains("rejected") && l.contains("photo: Photo unreadable")),
+        "{reasons}"
     );
 }
 

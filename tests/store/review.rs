@@ -8,7 +8,7 @@
 use crate::support::MIN;
 use crate::support::backend::{Backend, BoxStore, add, assert_code, kinds, setup};
 use caseload::domain::queue_fields::{FieldChange, FieldType};
-use caseload::domain::texts::Purpose;
+use caseload::domain::texts::{Purpose, Said};
 use caseload::domain::{ItemState, QueueUpdate};
 use caseload::store::{ListFilter, StateFilter, Store, TakeNext, exit};
 
@@ -445,13 +445,23 @@ fn a_queue_keeps_reasons_for_rejecting(b: &dyn Backend) {
         ["reject"]
     );
     let tok = bob.take_review(None, Some(id)).unwrap().lock_token;
-    bob.reject(id, tok, &texts[0].text).unwrap();
+    // A code the queue has no reject text for: refused, nothing written.
+    let events = kinds(&mut *boss, id).len();
+    let nosuch = Said::NOTHING.coded(Some("nosuch"));
+    let e = assert_code(bob.reject_said(id, tok, nosuch), exit::ERROR);
+    assert!(
+        e.to_string().contains("no reject text with code 'nosuch'"),
+        "{e}"
+    );
+    assert_eq!(kinds(&mut *boss, id).len(), events);
+    // The code alone: its text is the reason, the code kept in the event.
+    let code = Said::NOTHING.coded(Some(texts[0].code.as_str()));
+    let back = bob.reject_said(id, tok, code).unwrap();
+    assert_eq!(back.lock_user.as_deref(), Some("alice"));
     let h = bob.history(id).unwrap();
-    let rejected = h
-        .iter()
-        .rev()
-        .find(|e| e.kind.as_str() == "rejected")
-        .unwrap();
+    let rejected = h.iter().rev().find(|e| e.kind.as_str() == "rejected");
+    let rejected = rejected.unwrap();
     assert_eq!(rejected.detail["reason"], "The document has expired");
+    assert_eq!(rejected.detail["code"], "the-document-has-expired");
     clean(&mut *boss);
 }

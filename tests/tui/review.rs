@@ -161,7 +161,9 @@ fn r_rejects_with_a_ready_made_reason_and_the_maker_reads_it_first() {
     );
     let h = db.store("boss", &clock).history(1).unwrap();
     let rejected = h.iter().rev().find(|e| e.kind.as_str() == "rejected");
-    assert_eq!(rejected.unwrap().detail["reason"], "VAT number wrong");
+    let rejected = rejected.unwrap();
+    assert_eq!(rejected.detail["reason"], "VAT number wrong");
+    assert_eq!(rejected.detail["code"], "vat", "the ready-made text's code");
 
     // Alice opens it from Mine: the reason comes first.
     clock.set(T0 + 5 * MIN);

@@ -1,5 +1,5 @@
-//! `caseload report --by reason`: why items were failed, skipped and released in a
-//! period, counted by the ready-made text's code (free texts as `other`, none given as
+//! `caseload report --by reason`: why items were failed, skipped, released and rejected
+//! in a period, counted by the ready-made text's code (free texts as `other`, none given as
 //! `(none)`), per queue and person, as a table, CSV or JSON.
 
 use std::collections::BTreeMap;
@@ -92,7 +92,10 @@ fn table(
         zone.label(period.until)
     )?;
     if rows.is_empty() {
-        writeln!(out, "no item was failed, skipped or released in the period")?;
+        writeln!(
+            out,
+            "no item was failed, skipped, released or rejected in the period"
+        )?;
         return Ok(());
     }
     let mut by: BTreeMap<(&str, &str, &str), Tally<'_>> = BTreeMap::new();

@@ -7,6 +7,7 @@ use crate::cli::CliResult;
 use crate::cli::args::HolderArgs;
 use crate::cli::commands::holder::token_for;
 use crate::cli::output::{item_json, write_json};
+use crate::domain::texts::Said;
 use crate::domain::{ItemState, sanitize};
 use crate::store::Store;
 
@@ -42,15 +43,15 @@ pub(crate) fn accept(
     Ok(())
 }
 
-/// `caseload reject ID --reason TEXT`.
+/// `caseload reject ID --reason TEXT [--code CODE]`.
 pub(crate) fn reject(
     s: &mut dyn Store,
     h: &HolderArgs,
-    reason: &str,
+    reason: Said<'_>,
     out: &mut dyn Write,
 ) -> CliResult {
     let token = token_for(s, h)?;
-    let item = s.reject(h.id, token, reason)?;
+    let item = s.reject_said(h.id, token, reason)?;
     if h.json {
         write_json(out, &item_json(&item)?)?;
         return Ok(());

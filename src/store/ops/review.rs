@@ -165,15 +165,27 @@ pub(crate) fn accept(tx: &mut dyn Tx, id: i64, token: i64, comment: Option<&str>
     found(id, tx.item(id)?)
 }
 
-/// The reviewer rejects item `id` (held under `token`) for `reason`: open again,
-/// assigned to its maker (their `reassigned` follows the `rejected`), or in the pool when
-/// the maker is no longer known.
-pub(crate) fn reject(tx: &mut dyn Tx, id: i64, token: i64, reason: &str) -> Result<Item> {
+/// The reviewer rejects item `id` (held under `token`) for `reason` (a ready-made text's
+/// `code`, when one was chosen, kept in the event): open again, assigned to its maker
+/// (their `reassigned` follows the `rejected`), or in the pool when the maker is no longer
+/// known.
+pub(crate) fn reject(
+    tx: &mut dyn Tx,
+    id: i64,
+    token: i64,
+    reason: &str,
+    code: Option<&str>,
+) -> Result<Item> {
     let cur = found(id, tx.item_for_update(id)?)?;
     let maker = match cur.finished_by.clone() {
         Some(m) if super::supervise::is_known(tx, &m)? => Some(m),
         _ => None,
     };
+    let mut detail = json!({"token": token, "reason": reason, "to": maker,
+                            "maker": cur.finished_by});
+    if let Some(c) = code {
+        detail["code"] = json!(c);
+    }
     let w = ItemWrite {
         set: match maker {
             Some(_) => SET_REJECT_TO_MAKER,
@@ -183,8 +195,7 @@ pub(crate) fn reject(tx: &mut dyn Tx, id: i64, token: i64, reason: &str) -> Resu
         value: maker.as_deref(),
         arg: None,
         kind: EventKind::Rejected,
-        detail: json!({"token": token, "reason": reason, "to": maker,
-                       "maker": cur.finished_by}),
+        detail,
     };
     if !reviewer_write(tx, id, token, &w)? {
         return Ok(cur);
