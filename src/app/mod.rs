@@ -395,6 +395,9 @@ pub struct State {
     pub renewing: Option<i64>,
     /// The database server cannot be reached; every tick tries again.
     pub offline: bool,
+    /// Why every change is refused (a standby in recovery, a read-only file): the screen
+    /// lists read-only under a banner. Learnt with every good refresh.
+    pub read_only: Option<String>,
     /// The change under way (one at a time).
     pub doing: Option<Doing>,
     /// The store call the loop's worker is running, if any.
@@ -541,6 +544,7 @@ impl State {
             marker: None,
             renewing: None,
             offline: false,
+            read_only: None,
             doing: None,
             call: None,
             alerting: Alerting::default(),

@@ -298,6 +298,8 @@ pub struct Snapshot {
     pub corrections: Option<(PeriodKind, crate::app::Corrections)>,
     /// Every lock the user holds now, however taken (another TUI, the CLI, a supervisor).
     pub own: Option<Vec<Item>>,
+    /// Why the store refuses every change (a standby, a read-only file), when it does.
+    pub read_only: Option<String>,
     /// The items the user parked (earliest wake first).
     pub parked: Option<Vec<Item>>,
     /// For each of `own` not among the checked locks: the event that gave it (locked,

@@ -301,11 +301,10 @@ pub enum Command {
     /// What a user did (default: you, today): item events, and role, binding and queue
     /// changes made by or about them.
     History {
-        /// Whose actions (default: you). Here --user names whose history, not who you
-        /// act as: you read it as yourself. A name nobody is known by (see `user list`)
-        /// is refused.
+        /// Whose actions (default: you), read as yourself. A name nobody is known by
+        /// (see `user list`) is refused. (The global --user still means whom you act as.)
         #[arg(long, value_name = "USER")]
-        user: Option<String>,
+        of: Option<String>,
         /// Start time: today, yesterday, a span back from now (90m, 7d), a date
         /// (2026-11-01, local midnight), a local date and time (2026-11-01 08:00) or RFC
         /// 3339 (default: midnight today, local time).

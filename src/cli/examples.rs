@@ -344,7 +344,7 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         &[
             ("caseload history", "what you did today"),
             (
-                "caseload history --user bob --since yesterday --json",
+                "caseload history --of bob --since yesterday --json",
                 "what bob did since yesterday's midnight (local time)",
             ),
         ],

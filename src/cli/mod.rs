@@ -64,14 +64,8 @@ pub(crate) struct Invocation {
 /// Resolves user and database from flags and environment.
 pub(crate) fn context(cli: &Cli) -> Result<Invocation, Failure> {
     let env_user = std::env::var("CASELOAD_USER").ok();
-    // `history --user NAME` names whose history, not who acts (clap gives the one value
-    // to the global flag too): you read it as yourself.
-    let flag_user = match &cli.command {
-        Some(Command::History { user: Some(_), .. }) => None,
-        _ => cli.user.as_deref(),
-    };
-    let actor =
-        crate::store::identity::resolve(flag_user, env_user.as_deref()).map_err(|m| anyhow!(m))?;
+    let actor = crate::store::identity::resolve(cli.user.as_deref(), env_user.as_deref())
+        .map_err(|m| anyhow!(m))?;
     // doctor reports a config file it cannot use (and reads the others) instead of
     // stopping at it.
     let config = match cli.command {
@@ -90,6 +84,30 @@ pub(crate) fn context(cli: &Cli) -> Result<Invocation, Failure> {
         allow_network_fs: cli.allow_network_fs,
         create: cli.create,
     })
+}
+
+/// `history --user NAME` once named whose history; it now acts as NAME, as everywhere
+/// else. A login NAME is not bound to is refused (exit 5) with the new spelling named.
+fn as_of(
+    opened: Result<Box<dyn Store>, Failure>,
+    user: Option<&str>,
+) -> Result<Box<dyn Store>, Failure> {
+    opened.map_err(|f| old_history_spelling(f, user))
+}
+
+fn old_history_spelling(mut f: Failure, user: Option<&str>) -> Failure {
+    let not_you = f
+        .error
+        .chain()
+        .any(|c| matches!(c.downcast_ref::<StoreError>(), Some(StoreError::NotYou(_))));
+    if let (true, Some(name)) = (not_you, user) {
+        let name = crate::domain::sanitize::line(name).into_owned();
+        f.error = f.error.context(format!(
+            "--user {name} acts as {name}; to read {name}'s history as yourself use \
+             `caseload history --of {name}`"
+        ));
+    }
+    f
 }
 
 /// Opens the store for a subcommand.
@@ -177,7 +195,6 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
     let patient = matches!(command, Command::Claim { wait: true, .. });
     let store = || open_store_as(&ctx, false, patient.then_some(say_waiting as fn(&str)));
     match command {
-        Command::Init => setup::init(&ctx, out),
         Command::Demo => setup::demo(&ctx, cli.no_notify, out),
         Command::Add(a) => produce::add(&mut *store()?, a, out),
         Command::Import(a) => produce::import_file(&mut *store()?, a, out),
@@ -194,8 +211,9 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         | Command::Reject { .. }
         | Command::Wake { .. }
         | Command::Undo { .. } => holder_command(&mut *store()?, command, out),
-        Command::History { user, since, json } => {
-            read::history(&mut *store()?, user, since, json, out)
+        Command::History { of, since, json } => {
+            let s = &mut *as_of(store(), cli.user.as_deref())?;
+            read::history(s, of, since, json, out)
         }
         Command::Comment { id, text, file } => read::comment(&mut *store()?, id, text, file, out),
         Command::Reap
@@ -236,15 +254,29 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         Command::Export(a) => export::export(&mut *store()?, a, out),
         Command::Events(a) => commands::events::events(&mut *store()?, &a, out),
         Command::Metrics(a) => commands::metrics::metrics(&mut *store()?, &a, out),
+        c @ (Command::Init
+        | Command::Check { .. }
+        | Command::MigrateTo { .. }
+        | Command::Doctor { .. }
+        | Command::Backup { .. }) => own_connection_command(&ctx, c, out),
+        // Answered above, before the config files are read.
+        Command::Completions { .. } | Command::Man { .. } => Ok(()),
+    }
+}
+
+/// The commands that open the database their own way (or several times).
+fn own_connection_command(ctx: &Invocation, command: Command, out: &mut dyn Write) -> CliResult {
+    match command {
+        Command::Init => setup::init(ctx, out),
         Command::Check {
             repair_figures,
             quick,
-        } => damage::check(&ctx, repair_figures, quick, out),
-        Command::MigrateTo { url } => setup::migrate_to(&ctx, &url, out),
-        Command::Doctor { json } => setup::doctor(&ctx, json, out),
-        Command::Backup { file } => setup::backup(&ctx, &file, out),
-        // Answered above, before the config files are read.
-        Command::Completions { .. } | Command::Man { .. } => Ok(()),
+        } => damage::check(ctx, repair_figures, quick, out),
+        Command::MigrateTo { url } => setup::migrate_to(ctx, &url, out),
+        Command::Doctor { json } => setup::doctor(ctx, json, out),
+        Command::Backup { file } => setup::backup(ctx, &file, out),
+        // `run` sends only the commands above here.
+        _ => bail_usage("not a command of this group"),
     }
 }
 

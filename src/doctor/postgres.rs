@@ -177,6 +177,13 @@ fn schema_check(client: &mut Client) -> Check {
         }
     };
     let schema = schema.unwrap_or_else(|| "(none: the search_path is empty)".into());
+    if !exists && let Ok(Some(fix)) = crate::store::postgres::migrate::grants_lost(client) {
+        return Check::fail(
+            "schema",
+            format!("no caseload tables in schema {schema}"),
+            fix,
+        );
+    }
     if !exists {
         return Check::fail(
             "schema",
@@ -204,6 +211,15 @@ fn schema_check(client: &mut Client) -> Check {
             ),
             "`caseload init` as the role that owns the tables (it migrates in place)",
         ),
+        // Tables without their grants (restored with --no-acl): the fix is the grants.
+        Err(e) if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
+            Check::fail(
+                "schema",
+                format!("{schema}: cannot read its version: {}", asked(&e)),
+                "as the tables' owner, re-apply the grants of the README's \"What the database \
+                 user needs\" (they are lost by pg_restore --no-acl); not `caseload init`",
+            )
+        }
         Err(e) => Check::fail(
             "schema",
             format!("cannot read it: {}", asked(&e)),

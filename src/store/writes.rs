@@ -18,9 +18,14 @@ use serde_json::Value;
 /// What a backend adds to its [`Reads`] to be a [`super::Store`]: write transactions
 /// over [`Tx`] (the primitives [`super::ops`] is written over).
 pub(crate) trait Backend: Reads {
-    /// False when every change is refused up front (a read-only SQLite file).
+    /// Why every change will be refused, when that is known up front (a read-only
+    /// SQLite file, a PostgreSQL standby); `None` when changes may go through.
+    fn refuses_writes(&self) -> Option<StoreError> {
+        None
+    }
+    /// False when every change is refused up front.
     fn writable(&self) -> bool {
-        true
+        self.refuses_writes().is_none()
     }
     /// Runs `f` in one write transaction: committed when it returns `Ok`, rolled back
     /// on every other path. A backend may run `f` again after a deadlock; `f` must not
@@ -37,6 +42,9 @@ pub(crate) trait Backend: Reads {
 /// one write transaction with its events. Written once, for every backend (see
 /// [`Backend`]).
 pub trait Writes {
+    /// Why every change will be refused, when known up front (a read-only file, a
+    /// standby in recovery found at connect): a screen says so instead of offering work.
+    fn read_only(&self) -> Option<StoreError>;
     /// Takes the next free (or expired) item in take order.
     fn take_next(&mut self, opts: &TakeNext) -> Result<Item>;
     /// Takes one chosen item; an item the caller already holds is returned (and its lock
@@ -359,6 +367,10 @@ fn completing<B: Backend, T>(
 }
 
 impl<B: Backend> Writes for B {
+    fn read_only(&self) -> Option<StoreError> {
+        self.refuses_writes()
+    }
+
     fn add_items(&mut self, items: &[NewItem], opts: AddOptions<'_>) -> Result<Vec<Added>> {
         for it in items {
             it.validate().map_err(StoreError::Field)?;

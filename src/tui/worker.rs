@@ -535,9 +535,12 @@ fn refresh(st: &mut dyn Store, req: RefreshRequest) -> Snapshot {
         };
         read_screen(r, &req, &mut snap)
     });
-    if let Err(e) = result {
-        snap.view = None;
-        snap.error = Some(e);
+    match result {
+        Err(e) => {
+            snap.view = None;
+            snap.error = Some(e);
+        }
+        Ok(()) => snap.read_only = st.read_only().map(|e| e.to_string()),
     }
     snap
 }

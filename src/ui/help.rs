@@ -48,6 +48,13 @@ pub(super) fn render(state: &State, top: u16, theme: &Theme, frame: &mut Frame, 
         ),
         theme.dim(),
     ));
+    if state.read_only.is_some() {
+        lines.push(Line::styled(
+            "READ-ONLY: this database takes no changes (a standby, a read-only file): \
+             browse only.",
+            theme.dim(),
+        ));
+    }
     let rect = centered(area, 78, lines.len() as u16 + 2);
     let fits = rect.height as usize >= lines.len() + 2;
     let top = if fits {

@@ -241,7 +241,7 @@ fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         frame.set_cursor_position((area.x + cursor_x.min(area.width - 1), area.y));
         return;
     }
-    let mut spans = Vec::new();
+    let mut spans = read_only_banner(state, theme, area);
     if let Some(a) = state.lock_alerts().first() {
         let text = if a.expired {
             format!(
@@ -284,6 +284,27 @@ fn status_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         ));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// A store that refuses every change (a standby): the list is there, read-only, and the
+/// status line says so first (why, when nothing else is said).
+fn read_only_banner(state: &State, theme: &Theme, area: Rect) -> Vec<Span<'static>> {
+    let Some(why) = &state.read_only else {
+        return Vec::new();
+    };
+    let mut spans = vec![
+        Span::styled(" READ-ONLY ", theme.alert(true)),
+        Span::raw(" "),
+    ];
+    if state.status.is_none() && state.waiting().is_none() {
+        let room = (area.width as usize).saturating_sub(12);
+        let why = why.strip_prefix("database is read-only: ").unwrap_or(why);
+        spans.push(Span::styled(
+            columns::fit(&sanitize::line(why), room),
+            theme.error(),
+        ));
+    }
+    spans
 }
 
 /// The key-hint line: what the screen shows picks the entries, the key table their keys.

@@ -102,19 +102,19 @@ fn history_of_a_name_nobody_is_known_by_says_so() {
     let env = Env::init("boss");
     env.add("one");
     env.claim("alice", &[]);
-    let err = env.fails("boss", &["history", "--user", "alcie"], 1);
+    let err = env.fails("boss", &["history", "--of", "alcie"], 1);
     assert!(
         err.contains("unknown user 'alcie'") && err.contains("did you mean alice?"),
         "{err}"
     );
     // Someone who only acted (alice is in no table of users) is known by that.
     assert!(
-        env.ok("boss", &["history", "--user", "alice"])
+        env.ok("boss", &["history", "--of", "alice"])
             .contains("locked")
     );
     // One's own empty history is no error.
     env.ok("newcomer", &["history"]);
-    env.ok("newcomer", &["history", "--user", "newcomer"]);
+    env.ok("newcomer", &["history", "--of", "newcomer"]);
 }
 
 #[test]

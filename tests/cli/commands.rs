@@ -891,7 +891,7 @@ fn history_of_a_user() {
     env.ok("alice", &["complete", &a.to_string()]);
     env.claim("bob", &[]);
     let v: Value =
-        serde_json::from_str(&env.ok("sup", &["history", "--user", "alice", "--json"])).unwrap();
+        serde_json::from_str(&env.ok("sup", &["history", "--of", "alice", "--json"])).unwrap();
     let kinds: Vec<&str> = v
         .as_array()
         .unwrap()

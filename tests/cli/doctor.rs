@@ -405,3 +405,42 @@ fn postgres_doctor_tells_when_search_folds_only_ascii_and_init_repairs_it() {
     let out = doctor();
     assert!(failed(&out).is_empty(), "{:#?}", lines(&out));
 }
+
+/// Tables restored without their grants (`pg_restore --no-acl`): a staff role cannot use
+/// the schema. doctor and every other command say to re-apply the grants, never to run
+/// `caseload init` (issue 32 §5).
+#[test]
+fn postgres_lost_grants_are_named_not_mistaken_for_a_missing_database() {
+    let Some(pg) = support::backend::PgBackend::from_env() else {
+        return;
+    };
+    let env = Env::new();
+    env.ok("boss", &["--db", &pg.url, "init"]);
+    let role = format!("{}_nogrants", pg.schema);
+    let mut admin = pg.admin();
+    admin
+        .batch_execute(&format!("CREATE ROLE {role} NOLOGIN"))
+        .unwrap();
+    let url = format!("{}%20-c%20role%3D{role}", pg.url);
+    let out = env
+        .command("doc", &["--db", &url, "doctor"])
+        .output()
+        .unwrap();
+    let all = lines(&out);
+    assert!(failed(&out).contains(&"schema".to_string()), "{all:#?}");
+    let schema = line(&all, "schema");
+    assert!(
+        schema.contains("re-apply the grants")
+            && schema.contains(&format!("GRANT USAGE ON SCHEMA {}", pg.schema))
+            && schema.contains("pg_restore --no-acl"),
+        "{schema}"
+    );
+    let err = env.fails("alice", &["--db", &url, "list"], 1);
+    assert!(
+        err.contains("re-apply the grants") && err.contains(&pg.schema),
+        "{err}"
+    );
+    admin
+        .batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE {role};"))
+        .unwrap();
+}

@@ -400,11 +400,19 @@ fn a_bot_bound_to_a_login_acts_as_its_name_only() {
         events.contains(&format!("\"os_user\":\"{}\"", bot.name)),
         "{events}"
     );
-    // `history --user NAME` reads NAME's history as oneself (it acted as NAME before:
-    // an ordinary login was refused).
-    let h = bot.ok(&["--db", &db, "history", "--user", "importer"]);
+    // `history --of NAME` reads NAME's history as oneself.
+    let h = bot.ok(&["--db", &db, "history", "--of", "importer"]);
     assert!(h.contains("locked"), "{h}");
-    bot.ok(&["--db", &db, "history", "--user", "boss"]);
+    bot.ok(&["--db", &db, "history", "--of", "boss"]);
+    // `history --user NAME` acts as NAME, as the global flag does everywhere: refused for a
+    // name the login is not bound to, in one line naming the spelling for whose history.
+    let err = bot.fails(&["--db", &db, "history", "--user", "boss"], 5);
+    assert!(
+        err.contains("caseload history --of boss") && err.trim_end().lines().count() == 1,
+        "{err}"
+    );
+    let h = bot.ok(&["--db", &db, "--user", "importer", "history"]);
+    assert!(h.contains("locked"), "{h}");
 }
 
 /// A database path in a directory shared by the group of `users` as the README sets it

@@ -185,3 +185,39 @@ fn the_cli_fails_with_one_line_when_the_server_is_gone() {
         "names the server: {err}"
     );
 }
+
+/// A server that takes no writes (a standby after a failover; here a session read-only by
+/// default, which PostgreSQL treats alike): the list is shown, under a READ-ONLY banner
+/// saying what to do, and taking an item is refused in the status line (issue 32 §3).
+#[test]
+fn the_tui_on_a_read_only_server_lists_under_a_banner() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let opts = PgOptions::default();
+    let mut feeder = PgStore::open(&b.url, Actor::new("feeder", "feeder"), &opts).unwrap();
+    feeder.add(&NewItem::titled("Printer on fire")).unwrap();
+    let ro = format!("{}%20-c%20default_transaction_read_only%3Don", b.url);
+    let alice = PgStore::open(&ro, Actor::new("alice", "alice"), &opts).unwrap();
+    let mut s = support::tui::live_session(alice, 120, 20, false);
+    s.step(None);
+    let screen = support::tui::screen(&s.state);
+    assert!(screen.contains("Printer on fire"), "{screen}");
+    assert!(
+        screen.contains("READ-ONLY") && screen.contains("point caseload at the primary"),
+        "{screen}"
+    );
+    s.step(support::tui::key('n'));
+    s.settle(Duration::from_secs(30));
+    let screen = support::tui::screen(&s.state);
+    assert!(screen.contains("READ-ONLY"), "{screen}");
+    assert!(screen.contains("read-only"), "{screen}");
+    assert!(s.state.held.is_empty(), "nothing taken");
+
+    // The same server writable again (a new connection, as after a failover to the
+    // primary): no banner.
+    let bob = PgStore::open(&b.url, Actor::new("bob", "bob"), &opts).unwrap();
+    let mut s = support::tui::live_session(bob, 120, 20, false);
+    s.step(None);
+    assert!(!support::tui::screen(&s.state).contains("READ-ONLY"));
+}

@@ -380,6 +380,9 @@ pub(super) fn refreshed(s: &mut State, snap: Snapshot) -> Vec<Effect> {
         }
         None => {}
     }
+    if snap.error.is_none() {
+        s.read_only = snap.read_only.clone();
+    }
     if snap.marker.is_some() {
         s.marker = snap.marker;
     }

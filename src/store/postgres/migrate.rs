@@ -269,6 +269,11 @@ pub(super) fn require_schema(c: &mut Conn, shown: &str) -> TxResult<()> {
     )?;
     let (path, schemas, first, found): (String, String, Option<String>, Option<String>) =
         (row.get(0), row.get(1), row.get(2), row.get(3));
+    if found.is_none()
+        && let Some(fix) = grants_lost(&mut c.client)?
+    {
+        return Err(StoreError::Unusable(format!("no caseload database at {shown}: {fix}")).into());
+    }
     let line = |t: &str| crate::domain::sanitize::line(t).into_owned();
     let set = |schema: &str| match shown.contains("search_path") {
         true => format!("set search_path={} in the URL's options", line(schema)),
@@ -309,6 +314,37 @@ pub(super) fn require_schema(c: &mut Conn, shown: &str) -> TxResult<()> {
         ),
     };
     Err(StoreError::Unusable(format!("no caseload database at {shown}: {looked}; {what}")).into())
+}
+
+/// Where caseload's tables are in a schema of the search path that this role may not use
+/// (no USAGE: the grants were lost, as `pg_restore --no-acl` loses them): says so and
+/// what to re-apply, rather than advise `init`, which would start an empty caseload
+/// elsewhere.
+pub(crate) fn grants_lost(c: &mut postgres::Client) -> Result<Option<String>, postgres::Error> {
+    let row = c.query_one(
+        "SELECT (SELECT string_agg(n.nspname::text, ', ' ORDER BY n.nspname) \
+          FROM pg_catalog.pg_class k JOIN pg_catalog.pg_namespace n ON n.oid = k.relnamespace \
+          WHERE k.relname = 'caseload_schema' AND k.relkind = 'r' \
+          AND NOT has_schema_privilege(n.oid, 'USAGE') \
+          AND n.nspname = ANY (SELECT btrim(replace(p, '$user', current_user), ' \"') \
+            FROM unnest(string_to_array(current_setting('search_path'), ',')) p)), \
+         current_user::text",
+        &[],
+    )?;
+    let (hidden, user): (Option<String>, String) = (row.get(0), row.get(1));
+    Ok(hidden.map(|schemas| {
+        let line = |t: &str| crate::domain::sanitize::line(t).into_owned();
+        let first = schemas.split(", ").next().unwrap_or_default().to_string();
+        format!(
+            "caseload's tables are in schema {}, which role {} may not use (no USAGE on it: \
+             its grants were lost, e.g. by pg_restore --no-acl); as the tables' owner, re-apply \
+             the grants of the README's \"What the database user needs\" (GRANT USAGE ON SCHEMA \
+             {} TO …, then the table grants); do not run `caseload init`",
+            line(&schemas),
+            line(&user),
+            line(&first)
+        )
+    }))
 }
 
 /// `init` where the search path names no schema that exists (PostgreSQL would say only

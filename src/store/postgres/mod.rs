@@ -99,6 +99,9 @@ pub struct PgStore {
     retry_at: Option<(Instant, String)>,
     backoff: backoff::Backoff,
     created: bool,
+    /// The server refused changes when this store connected (a standby in recovery, or
+    /// read-only by default): found at open and at every reconnect.
+    read_only: bool,
 }
 
 /// How long a measured server-clock offset is trusted.
@@ -106,13 +109,14 @@ const OFFSET_TTL: Duration = Duration::from_secs(10);
 
 /// What opening a store asks of the server: the schema is there (or is made, or brought
 /// up to date), who the session's role is, which role the actor's name is bound to, and
-/// the schema (quoted, with its dot) that names caseload's functions.
+/// the schema (quoted, with its dot) that names caseload's functions, and whether the
+/// server refuses every change (a standby in recovery, or read-only by default).
 fn opening(
     conn: &mut Conn,
     actor: &Actor,
     opts: &PgOptions,
     shown: &str,
-) -> TxResult<(bool, RealIdentity, Option<String>, String)> {
+) -> TxResult<(bool, RealIdentity, Option<String>, String, bool)> {
     if opts.must_exist {
         migrate::require_schema(conn, shown)?;
     }
@@ -126,11 +130,15 @@ fn opening(
         )?;
     }
     let bound = reads::login_of(conn, &actor.name)?;
-    let schema: Option<String> = conn.query_one("SELECT current_schema()::text", &[])?.get(0);
+    let row = conn.query_one(
+        &format!("SELECT current_schema()::text, ({})", sql::READ_ONLY_EXPR),
+        &[],
+    )?;
+    let (schema, read_only): (Option<String>, bool) = (row.get(0), row.get(1));
     let schema = schema.map_or(String::new(), |s| {
         format!("\"{}\".", s.replace('"', "\"\""))
     });
-    Ok((created, real, bound, schema))
+    Ok((created, real, bound, schema, read_only))
 }
 
 /// Runs a read's statements: through a pooler in one transaction (which carries the
@@ -160,7 +168,7 @@ impl PgStore {
         let (config, shown, client) = connect_url(url, opts)?;
         let mut conn = Conn::new(client, opts, open::pooled_settings(url, opts)?);
         let named = |e: TxError| name_server(e.into_store(), &shown);
-        let (created, real, bound, schema) = if conn.pooled.is_some() {
+        let (created, real, bound, schema, read_only) = if conn.pooled.is_some() {
             // Through a pooler, in one transaction: its settings name the schema.
             txn::run(&mut conn, Kind::Write, |c, _| {
                 opening(c, &actor, opts, &shown)
@@ -189,6 +197,7 @@ impl PgStore {
             retry_at: None,
             backoff: backoff::Backoff::default(),
             created,
+            read_only,
         })
     }
 
@@ -273,6 +282,13 @@ impl PgStore {
                 self.retry_at = None;
                 self.conn.client = client;
                 self.conn.cache.clear();
+                // A multi-host URL may land elsewhere now (a promoted standby).
+                let asked = once(&mut self.conn, true, &mut |c: &mut Conn| {
+                    Ok(c.query_one(sql::READ_ONLY, &[])?.get::<_, bool>(0))
+                });
+                if let Ok(r) = asked {
+                    self.read_only = r;
+                }
                 Ok(())
             }
             Ok(Err(e)) => Err(e),
@@ -721,6 +737,11 @@ impl txn::OnConn for PgStore {
 }
 
 impl Backend for PgStore {
+    fn refuses_writes(&self) -> Option<StoreError> {
+        self.read_only
+            .then(|| StoreError::ReadOnly(open::READ_ONLY_FIX.to_string()))
+    }
+
     fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()> {
         let out = self.write_inner(f);
         out.map_err(|e| self.named(e))

@@ -190,6 +190,14 @@ pub fn changes(schema: &str) -> String {
     format!("SELECT {schema}caseload_changes()")
 }
 
+/// True where the server refuses every change: a standby in recovery, or a session
+/// read-only by default (asked at connect, beside the schema).
+pub(super) const READ_ONLY_EXPR: &str =
+    "pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'";
+
+/// [`READ_ONLY_EXPR`] on its own (after a reconnect).
+pub(super) const READ_ONLY: &str = const_join!(&["SELECT ", READ_ONLY_EXPR], "");
+
 #[cfg(test)]
 mod tests {
     use super::*;

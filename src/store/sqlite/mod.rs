@@ -609,8 +609,8 @@ impl Backend for SqliteStore {
         self.immediate(|c, _| search::index_some(c, budget))
     }
 
-    fn writable(&self) -> bool {
-        !self.read_only
+    fn refuses_writes(&self) -> Option<StoreError> {
+        self.read_only.then(|| open::read_only_error(&self.path))
     }
 
     /// One write transaction ([`SqliteStore::immediate`]).
