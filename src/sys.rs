@@ -141,6 +141,13 @@ pub(crate) fn primary_gid(uid: u32) -> Option<u32> {
 }
 
 /// The real user id of this process.
+/// Sends `signal` to every process of the process group `pgid` (a child started in a
+/// group of its own); a group already gone is no error.
+pub(crate) fn signal_group(pgid: u32, signal: c_int) {
+    // SAFETY: kill(2) takes plain integers; no memory is shared.
+    unsafe { libc::kill(-(pgid as libc::pid_t), signal) };
+}
+
 pub(crate) fn uid() -> u32 {
     // SAFETY: getuid cannot fail.
     unsafe { libc::getuid() }

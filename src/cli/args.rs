@@ -428,6 +428,11 @@ pub enum Command {
     /// The audit trail as JSON Lines, oldest first, resumable by id with no event skipped
     /// or repeated; --follow keeps going, --exec runs a hook per event.
     Events(crate::cli::commands::events::EventsArgs),
+    /// A long-running worker: takes items one after another (waiting when there are
+    /// none) and runs CMD for each on one connection per slot; CMD's exit 0 completes
+    /// the item with its output as the result, any other fails it with its last line on
+    /// standard error. SIGINT or SIGTERM stops CMD and releases the lock.
+    Work(crate::cli::commands::work::WorkArgs),
     /// Each queue's figures for a monitoring system (OpenMetrics text by default): open
     /// items, locks, due dates, the oldest open item's age, completion and failure totals.
     Metrics(crate::cli::commands::metrics::MetricsArgs),

@@ -660,6 +660,23 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "work",
+        &[
+            (
+                "caseload work --queue geocode --exec /usr/local/bin/geocode",
+                "run geocode per item (its JSON on stdin); exit 0 completes with its output",
+            ),
+            (
+                "caseload work --concurrency 4 --idle-exit 60 --exec 'jq -r .title | ./check'",
+                "four items at once, each slot on its own connection; stop after a minute idle",
+            ),
+            (
+                "caseload work --review --max-items 10 --exec ./second-look",
+                "review ten items: exit 0 accepts, any other rejects with its last stderr line",
+            ),
+        ],
+    ),
+    (
         "metrics",
         &[
             (

@@ -258,7 +258,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
         | Command::Check { .. }
         | Command::MigrateTo { .. }
         | Command::Doctor { .. }
-        | Command::Backup { .. }) => own_connection_command(&ctx, c, out),
+        | Command::Backup { .. }
+        | Command::Work(_)) => own_connection_command(&ctx, c, out),
         // Answered above, before the config files are read.
         Command::Completions { .. } | Command::Man { .. } => Ok(()),
     }
@@ -275,6 +276,7 @@ fn own_connection_command(ctx: &Invocation, command: Command, out: &mut dyn Writ
         Command::MigrateTo { url } => setup::migrate_to(ctx, &url, out),
         Command::Doctor { json } => setup::doctor(ctx, json, out),
         Command::Backup { file } => setup::backup(ctx, &file, out),
+        Command::Work(a) => commands::work::work(ctx, &a, out),
         // `run` sends only the commands above here.
         _ => bail_usage("not a command of this group"),
     }

@@ -39,7 +39,7 @@ pub(crate) fn claim(
 /// (a read of the shared memory, no I/O), on PostgreSQL the change counter, which the
 /// store reads at most every 250 ms (one small round trip). Idle, that is a few
 /// microseconds of work every 100 ms.
-const WAIT_POLL: Duration = Duration::from_millis(100);
+pub(crate) const WAIT_POLL: Duration = Duration::from_millis(100);
 
 /// How often `claim --wait` counts what could be taken without any change: a lock
 /// expiring makes an item takeable without anybody writing.
@@ -61,36 +61,56 @@ pub(crate) fn claim_wait(
         queue,
         skip: vec![],
     };
+    let pause = &mut |why: &str| pause_until(deadline, timeout, why).map(|()| true);
+    let Some(item) = take_waiting(s, &next, review, pause)? else {
+        return Ok(());
+    };
+    if json {
+        write_json(out, &item_json(&item)?)?;
+    } else {
+        write_item(s, &item, out)?;
+    }
+    Ok(())
+}
+
+/// Takes the next item (or review), waiting until there is one: between attempts it only
+/// reads, trying again when the database changed or (every few seconds) something became
+/// takeable without a write (a lock expiring). `pause(why)` is called instead of each
+/// poll's sleep: it sleeps and returns true to go on waiting, false to give up (`None`),
+/// or fails. A lost or refused connection is waited out (said once on stderr).
+pub(crate) fn take_waiting(
+    s: &mut dyn Store,
+    next: &TakeNext,
+    review: bool,
+    pause: &mut dyn FnMut(&str) -> Result<bool, Failure>,
+) -> Result<Option<crate::domain::Item>, Failure> {
     let mut said = None;
     loop {
         // The marker first: a change between it and the attempt is seen by the wait below.
         let marker = match s.change_marker() {
             Err(e) if offline(&e, &mut said) => {
-                pause_until(deadline, timeout, "the server is not reachable")?;
+                if !pause("the server is not reachable")? {
+                    return Ok(None);
+                }
                 continue;
             }
             m => m?,
         };
         let taken = match review {
             true => s.take_review(next.queue.as_deref(), None),
-            false => s.take_next(&next),
+            false => s.take_next(next),
         };
         let why = match taken {
-            Ok(item) => {
-                if json {
-                    write_json(out, &item_json(&item)?)?;
-                } else {
-                    write_item(s, &item, out)?;
-                }
-                return Ok(());
-            }
+            Ok(item) => return Ok(Some(item)),
             Err(e) if e.exit_code() == exit::NOTHING => e.to_string(),
             Err(e) if offline(&e, &mut said) => "the server is not reachable".to_string(),
             Err(e) => return Err(e.into()),
         };
         let mut counted = Instant::now();
         loop {
-            pause_until(deadline, timeout, &why)?;
+            if !pause(&why)? {
+                return Ok(None);
+            }
             match s.change_marker() {
                 Ok(m) if m != marker => break,
                 Ok(_) => {}
@@ -136,7 +156,7 @@ fn pause_until(deadline: Option<Instant>, timeout: Option<u64>, why: &str) -> Cl
 
 /// True when `e` is a lost or refused connection, which a waiting claim waits out; its
 /// line is said on stderr once (the store's next attempt says when it tries again).
-fn offline(e: &StoreError, said: &mut Option<String>) -> bool {
+pub(crate) fn offline(e: &StoreError, said: &mut Option<String>) -> bool {
     if !matches!(e, StoreError::Connection(_)) {
         return false;
     }

@@ -20,6 +20,7 @@ pub(crate) mod supervise;
 pub(crate) mod texts;
 pub(crate) mod undo;
 mod wake;
+pub(crate) mod work;
 
 use crate::domain::Millis;
 use crate::domain::sanitize;
