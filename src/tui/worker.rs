@@ -178,7 +178,7 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
     match e {
         Effect::Resume => resume(st),
         Effect::Reacquire(ids) => vec![Msg::Reacquired(
-            ids.into_iter().map(|id| (id, st.take(id))).collect(),
+            ids.into_iter().map(|id| (id, reacquire(st, id))).collect(),
         )],
         Effect::CheckMarker => match st.change_marker() {
             Ok(m) => vec![Msg::Marker(m)],
@@ -243,6 +243,15 @@ fn run(st: &mut dyn Store, e: Effect) -> Vec<Msg> {
         e @ (Effect::Similar(_) | Effect::Merge { .. } | Effect::NotSame { .. }) => {
             duplicates(st, e)
         }
+    }
+}
+
+/// Takes back one of the user's own locks that expired unclaimed: a review lock as the
+/// reviewer's take does (it renews the reviewer's own lock), any other as a take.
+fn reacquire(st: &mut dyn Store, id: i64) -> crate::store::Result<crate::domain::Item> {
+    match st.item(id)?.state {
+        crate::domain::ItemState::Review => st.take_review(None, Some(id)),
+        _ => st.take(id),
     }
 }
 

@@ -211,3 +211,26 @@ fn n_in_review_with_nothing_to_review_says_so() {
     assert!(said.contains("nothing waits for review"), "{said}");
     assert!(s.state.detail.is_none());
 }
+
+#[test]
+fn a_review_lock_that_expired_unclaimed_is_taken_back_at_startup() {
+    let (db, clock) = world();
+    let mut bob = db.store("bob", &clock);
+    let token = bob.take_review(None, Some(1)).unwrap().lock_token;
+    // Thirty-five minutes later (the lock is 30): nobody took it over.
+    clock.set(T0 + 35 * MIN);
+    let s = start(db.store("bob", &clock), &clock, 100, 20, true);
+    let status = s.state.status.as_ref().map(|st| st.text.clone());
+    assert!(
+        s.state.notices.is_empty(),
+        "{:?} {status:?}",
+        s.state.notices
+    );
+    let item = state_of(&db, &clock, 1);
+    assert_eq!(
+        (item.state, item.lock_user.as_deref(), item.lock_token),
+        (ItemState::Review, Some("bob"), token)
+    );
+    assert!(item.lock_expires_at.unwrap() > T0 + 35 * MIN, "renewed");
+    assert!(s.state.held.contains_key(&1));
+}
