@@ -942,3 +942,43 @@ BEGIN
         $$ $f$, pinned);
 END
 $migrate$;
+
+-- Search with an index (schema 23): where pg_trgm is installed, items.search_text (the
+-- fold of the searched text, stored) and its GIN trigram index items_search.
+CREATE FUNCTION caseload_search_index(rebuild BOOLEAN DEFAULT false) RETURNS text
+LANGUAGE plpgsql
+AS $search$
+DECLARE
+    trgm NAME;
+    has_column BOOLEAN;
+BEGIN
+    SELECT n.nspname INTO trgm FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+        WHERE e.extname = 'pg_trgm';
+    SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute
+        WHERE attrelid = format('%I.items', current_schema())::regclass
+          AND attname = 'search_text' AND NOT attisdropped) INTO has_column;
+    IF has_column AND rebuild THEN
+        ALTER TABLE items DROP COLUMN search_text;
+        has_column := false;
+    END IF;
+    IF trgm IS NULL THEN
+        RETURN CASE WHEN has_column THEN 'column' ELSE 'scan' END;
+    END IF;
+    IF NOT has_column THEN
+        ALTER TABLE items ADD COLUMN search_text TEXT GENERATED ALWAYS AS (caseload_fold(
+            coalesce(title, '') || E'\n' || coalesce(body, '') || E'\n'
+            || coalesce(params::text, '') || E'\n' || coalesce(notes, '') || E'\n'
+            || coalesce(result, '') || E'\n' || coalesce(error, '') || E'\n'
+            || coalesce(source, ''))) STORED;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class
+        WHERE relname = 'items_search' AND relnamespace = current_schema()::regnamespace) THEN
+        EXECUTE format('CREATE INDEX items_search ON items USING gin (search_text %I.gin_trgm_ops)',
+            trgm);
+    END IF;
+    RETURN 'index';
+END
+$search$;
+
+SELECT caseload_search_index();

@@ -622,7 +622,8 @@ pub struct ListArgs {
     #[arg(long)]
     pub mine: bool,
     /// Print at most this many items; 0 prints every item. When more match, stderr says
-    /// how many ("100 of 3,412 shown").
+    /// how many ("100 of 3,412 shown"; a search counts to 1,000: "100 of more than 1,000
+    /// shown").
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub limit: usize,
     /// Only items whose title, body, params, notes, result, error or source contain every

@@ -5,7 +5,9 @@
 use postgres::Client;
 
 use super::Check;
-use crate::store::postgres::{FoldProblem, LATEST, PgOptions, connect_url, fold_problem};
+use crate::store::postgres::{
+    FoldProblem, LATEST, PgOptions, SearchIndex, connect_url, fold_problem, search_index,
+};
 
 /// Beyond this offset, times typed on this machine (`--since`, `--due`) and the server's
 /// lock times disagree visibly.
@@ -103,6 +105,7 @@ pub(super) fn checks(url: &str) -> Vec<Check> {
     }
     if current {
         out.push(fold_check(&mut client));
+        out.push(search_index_check(&mut client));
     }
     out.push(clock_check(&mut client));
     out
@@ -259,6 +262,40 @@ fn fold_check(client: &mut Client) -> Check {
         ),
         Err(e) => Check::fail(
             "search",
+            format!("cannot ask: {}", asked(&e)),
+            "check the server",
+        ),
+    }
+}
+
+/// Whether search uses the trigram index (pg_trgm, migration 23). Without the extension
+/// search scans every row and still works: that passes, saying how to get the index.
+fn search_index_check(client: &mut Client) -> Check {
+    match search_index(client) {
+        Ok(SearchIndex::Index) => {
+            Check::pass("search index", "searches use the trigram index (pg_trgm)")
+        }
+        Ok(SearchIndex::Missing) => Check::fail(
+            "search index",
+            "pg_trgm is installed but this schema has no search index: searches scan",
+            "run `caseload init` as the role that owns caseload's tables (it builds the \
+             index; at 1M items, minutes, during which items cannot be changed)",
+        ),
+        Ok(SearchIndex::NoExtension { available }) => Check::pass(
+            "search index",
+            format!(
+                "none: searches scan every item (fine for tens of thousands); for an index, \
+                 a superuser runs `CREATE EXTENSION pg_trgm;` in this database{}, then \
+                 `caseload init` (README, Search with an index)",
+                if available {
+                    ""
+                } else {
+                    " (the server lacks it: install the postgresql-contrib package)"
+                }
+            ),
+        ),
+        Err(e) => Check::fail(
+            "search index",
             format!("cannot ask: {}", asked(&e)),
             "check the server",
         ),

@@ -28,29 +28,36 @@ pub(super) fn render(state: &State, view: View, theme: &Theme, frame: &mut Frame
     };
     let plan = plan_columns(pane, rows_fit, area.width);
     let header = Row::new(plan.pick(headers().to_vec())).style(theme.header());
-    // Rows of an older filter while a newer one's are on their way: shown dim (the
-    // header says "searching…").
-    let older = state.filter_of(view).is_some_and(|(_, pending)| pending);
-    let rows: Vec<Row> = pane
-        .window(rows_fit)
-        .map(|(at, item)| {
-            let selected = at == pane.selected;
-            match item {
-                Some(item) if older && !selected => {
-                    row(state, item, selected, &plan, theme).style(theme.dim())
+    // A newer filter's rows on their way: the older rows answer another filter, so none
+    // are shown, and the list says what it waits for (the header says "searching…").
+    let asked = state
+        .filter_of(view)
+        .and_then(|(asked, pending)| pending.then_some(asked));
+    let rows: Vec<Row> = match asked {
+        Some(_) => Vec::new(),
+        None => pane
+            .window(rows_fit)
+            .map(|(at, item)| {
+                let selected = at == pane.selected;
+                match item {
+                    Some(item) => row(state, item, selected, &plan, theme),
+                    None => not_loaded(selected, theme),
                 }
-                Some(item) => row(state, item, selected, &plan, theme),
-                None => not_loaded(selected, theme),
-            }
-        })
-        .collect();
+            })
+            .collect(),
+    };
     let widths = plan.constraints();
     if rows.is_empty() {
         frame.render_widget(
             Table::new(Vec::<Row>::new(), widths).header(header),
             table_area,
         );
+        let waiting = asked.map(|f| match &f.text {
+            Some(t) => format!("Searching for “{}”…", sanitize::line(t)),
+            None => "Loading…".to_string(),
+        });
         let empty = match view {
+            _ if waiting.is_some() => waiting.as_deref().unwrap_or_default(),
             View::Queue if !pane.filter.is_empty() => "Nothing matches the filter (Esc clears it).",
             View::Queue => "No open items.",
             View::Mine => "You hold no items. Press n to take the next one.",

@@ -147,7 +147,9 @@ fn header_right(state: &State, room: usize) -> String {
     if state.offline && fits("reconnecting…", &parts) {
         parts.push("reconnecting…".into());
     }
-    if let (None, Some(p)) = (&state.detail, state.pane(state.view)) {
+    // The position answers the rows on screen: none while a newer filter's are coming.
+    let pending = state.filter_of(state.view).is_some_and(|(_, p)| p);
+    if let (None, Some(p), false) = (&state.detail, state.pane(state.view), pending) {
         let at = if p.total == 0 { 0 } else { p.selected + 1 };
         // A search counts up to a cap: past it the total reads "1,000+".
         let total = if p.filter.text.is_some() {

@@ -444,3 +444,51 @@ fn postgres_lost_grants_are_named_not_mistaken_for_a_missing_database() {
         .batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE {role};"))
         .unwrap();
 }
+
+/// Doctor says whether search uses pg_trgm's index; a schema without it where the
+/// extension is installed (made before it was) fails with the fix, `caseload init`
+/// builds the index, and doctor passes again (issue 32 §4).
+#[test]
+fn doctor_says_whether_search_uses_the_trigram_index() {
+    let Some(pg) = support::backend::PgBackend::from_env() else {
+        return;
+    };
+    let _ = pg
+        .admin()
+        .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public");
+    let env = Env::new();
+    let run = |url: &str| {
+        env.command("doc", &["--db", url, "doctor"])
+            .output()
+            .unwrap()
+    };
+    env.ok("boss", &["--db", &pg.url, "init"]);
+    let out = run(&pg.url);
+    let all = lines(&out);
+    assert!(failed(&out).is_empty(), "{all:#?}");
+    assert!(
+        line(&all, "search index").contains("trigram index"),
+        "{all:#?}"
+    );
+    pg.admin()
+        .batch_execute("ALTER TABLE items DROP COLUMN search_text")
+        .unwrap();
+    let out = run(&pg.url);
+    let all = lines(&out);
+    assert_eq!(failed(&out), ["search index"]);
+    assert!(
+        line(&all, "search index").contains("caseload init"),
+        "{all:#?}"
+    );
+    let init = env
+        .command("boss", &["--db", &pg.url, "init"])
+        .output()
+        .unwrap();
+    assert!(init.status.success());
+    assert!(
+        String::from_utf8_lossy(&init.stderr).contains("search index built"),
+        "{init:?}"
+    );
+    let out = run(&pg.url);
+    assert!(failed(&out).is_empty(), "{:#?}", lines(&out));
+}

@@ -225,3 +225,50 @@ fn an_import_killed_while_indexing_leaves_every_row_searchable() {
     assert!(out.contains("Imported 0 new item(s)"), "{out}");
     assert_eq!(mark(&env), (rows as i64, Some(rows as i64)));
 }
+
+/// A search counts no further than one past 1,000: `list` says "100 of more than 1,000
+/// shown", never a capped count as if exact, on both backends; an unsearched list's
+/// count is exact.
+#[test]
+fn a_capped_count_is_never_shown_as_exact() {
+    let pg = crate::support::backend::PgBackend::from_env();
+    let mut dbs: Vec<Env> = vec![Env::new()];
+    if let Some(pg) = &pg {
+        dbs.push(Env {
+            db: pg.url.clone().into(),
+            ..Env::new()
+        });
+    }
+    for env in dbs {
+        env.ok("boss", &["init"]);
+        let mut text = String::from("title\n");
+        for i in 0..1234 {
+            text.push_str(&format!("Refund {i}\n"));
+        }
+        let path = env.dir.path().join("many.csv");
+        std::fs::write(&path, text).unwrap();
+        env.ok("boss", &["import", path.to_str().unwrap()]);
+        let said = |args: &[&str]| {
+            let out = env.run("viewer", args);
+            assert!(out.status.success(), "{out:?}");
+            String::from_utf8_lossy(&out.stderr).trim().to_string()
+        };
+        assert_eq!(
+            said(&["list", "--search", "refund"]),
+            "100 of more than 1,000 shown (use --limit N for more, --limit 0 for all)"
+        );
+        assert_eq!(
+            said(&["list", "--search", "refund", "--limit", "1100"]),
+            "1,100 shown; more may match (use --limit 0 for all)"
+        );
+        assert_eq!(
+            said(&["list", "--search", "refund 2"]),
+            "100 of 343 shown (use --limit N for more, --limit 0 for all)"
+        );
+        assert_eq!(
+            said(&["list"]),
+            "100 of 1,234 shown (use --limit N for more, --limit 0 for all)"
+        );
+        assert_eq!(said(&["list", "--search", "refund", "--limit", "0"]), "");
+    }
+}

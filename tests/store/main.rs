@@ -33,6 +33,7 @@ mod refusals;
 mod review;
 mod rollback;
 mod search;
+mod search_index;
 mod security;
 mod short_words;
 mod sla;

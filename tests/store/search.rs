@@ -11,6 +11,7 @@ use caseload::domain::search::COUNT_CAP;
 use caseload::store::{ListFilter, StateFilter, Store, TakeNext};
 
 conformance!(
+    pooled;
     search_ignores_case_and_accents_and_finds_parts_of_words,
     every_word_must_match_in_any_order_and_field,
     finished_items_are_found_with_their_state,

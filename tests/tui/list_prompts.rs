@@ -1,5 +1,6 @@
 //! The list and the prompts: `/` searches as you type (off the UI thread, a moment after
-//! the last key, the older rows kept and marked until the new ones come), Enter keeps the
+//! the last key; the list says "Searching for …" until the new rows come, never showing
+//! the older filter's rows, and nothing acts on a row meanwhile), Enter keeps the
 //! filter and Esc puts back the one there was; a filter the store refuses is not shown
 //! over the old rows; at 80 columns a filter leaves room for who you are and what you
 //! hold; `s` on the last item not skipped yet takes one skipped before; a released item
@@ -56,11 +57,14 @@ fn the_filter_searches_as_you_type_and_esc_puts_back_the_one_there_was() {
         Some("prin")
     );
     assert!(s.filter_prompt.is_some(), "still typing");
-    // Until the answer comes, the older rows stay, marked as such.
+    // Until the answer comes, the older rows (of another filter) are not shown, nor
+    // their position: the list says what it waits for.
     let shown = screen(&s);
     let header = shown.lines().next().unwrap();
     assert!(header.contains("searching…"), "{header}");
-    assert!(shown.contains("Item 10"), "{shown}");
+    assert!(!header.contains("/10"), "{header}");
+    assert!(!shown.contains("Item "), "{shown}");
+    assert!(shown.contains("Searching for “prin”…"), "{shown}");
     update(
         &mut s,
         Msg::Refreshed(Box::new(Snapshot {
@@ -88,6 +92,10 @@ fn the_filter_searches_as_you_type_and_esc_puts_back_the_one_there_was() {
     assert_eq!(s.filter.text.as_deref(), Some("toner"));
     assert_eq!(refreshes(&fx).len(), 1);
     assert_eq!(s.filter_before, None);
+    // Enter again before the rows come takes nothing (the row selected is not on screen).
+    let fx = update(&mut s, code_at(KeyCode::Enter, T0 + 10_200));
+    assert!(fx.is_empty(), "{fx:?}");
+    assert!(screen(&s).contains("Searching…"), "{}", screen(&s));
 }
 
 /// A session over a real file: `queue:nosuch` is refused by the store, and the header

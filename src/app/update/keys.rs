@@ -317,6 +317,7 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         | Action::HalfPageUp
         | Action::Top
         | Action::Bottom => movement(s, a),
+        a if acts_on_a_row(a) && rows_on_their_way(s) => vec![],
         Action::TakeNext if refused(s) => vec![],
         Action::TakeNext if double_take(s) => vec![],
         Action::TakeNext if s.view == View::Review && s.detail.is_none() => {
@@ -360,6 +361,37 @@ fn act(s: &mut State, a: Action) -> Vec<Effect> {
         // Editor, dialog, form and field-list actions are handled in their own modes.
         _ => vec![],
     }
+}
+
+/// Actions on the selected row of a list.
+fn acts_on_a_row(a: Action) -> bool {
+    matches!(
+        a,
+        Action::Open
+            | Action::Preview
+            | Action::Complete
+            | Action::CompleteNext
+            | Action::Fail
+            | Action::Release
+            | Action::Park
+            | Action::EditNotes
+            | Action::Unlock
+            | Action::Reassign
+            | Action::Requeue
+            | Action::CancelItem
+            | Action::Comment
+            | Action::EditItem
+    )
+}
+
+/// True (and says so) while a new filter's rows are on their way: the list shows none
+/// (the older rows answer another filter), so nothing acts on a row not on screen.
+fn rows_on_their_way(s: &mut State) -> bool {
+    let pending = s.detail.is_none() && s.filter_of(s.view).is_some_and(|(_, p)| p);
+    if pending {
+        set_info(s, "Searching… (the list is on its way)".into());
+    }
+    pending
 }
 
 /// 1-5, Tab and Shift-Tab (through the views the tab bar shows).

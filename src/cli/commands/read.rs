@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::domain::fields::{Col, FIELDS, Field, Kind, Show};
 use crate::domain::figures::{ItemFigures, PeriodKind};
+use crate::domain::search::COUNT_CAP;
 use crate::domain::time::{date_hm, display_zone, local_full, rfc3339, start_of_day};
 use crate::domain::when::Span;
 use crate::domain::{Cell, Comment, Item, Millis, QueueSettings, sanitize};
@@ -38,13 +39,26 @@ pub(crate) fn list(s: &mut dyn Store, a: ListArgs, out: &mut dyn Write) -> CliRe
     let items = s.list(&filter)?;
     if a.limit != 0 && items.len() >= a.limit {
         let total = s.count(&filter)?;
-        if total > items.len() as u64 {
-            // On stderr, so that a script reading stdout (or the JSON) is not disturbed.
-            eprintln!(
-                "{} of {} shown (use --limit N for more, --limit 0 for all)",
-                thousands(items.len() as u64),
-                thousands(total)
-            );
+        // A search counts no further than one past the cap: never shown as exact.
+        let capped = filter.text.is_some() && total > COUNT_CAP;
+        let shown = items.len() as u64;
+        let of = match capped {
+            true if shown >= COUNT_CAP => None,
+            true => Some(format!("more than {}", thousands(COUNT_CAP))),
+            false if total > shown => Some(thousands(total)),
+            false => None,
+        };
+        // On stderr, so that a script reading stdout (or the JSON) is not disturbed.
+        match of {
+            Some(of) => eprintln!(
+                "{} of {of} shown (use --limit N for more, --limit 0 for all)",
+                thousands(shown)
+            ),
+            None if capped => eprintln!(
+                "{} shown; more may match (use --limit 0 for all)",
+                thousands(shown)
+            ),
+            None => {}
         }
     }
     if a.json {

@@ -107,6 +107,17 @@ fn init_postgres(ctx: &Invocation, url: &str, out: &mut dyn Write) -> CliResult 
         "search does not fold case here and could not be repaired (only the role that owns \
          caseload's tables can)",
     )?;
+    let started = std::time::Instant::now();
+    let (_, built) = store.add_search_index().context(
+        "pg_trgm is installed but this schema has no search index, and it could not be \
+         built (only the role that owns caseload's tables can)",
+    )?;
+    if built {
+        eprintln!(
+            "caseload: search index built ({:.1} s): searches use pg_trgm from now on",
+            started.elapsed().as_secs_f64()
+        );
+    }
     drop(store);
     if let Some(problem) = still {
         eprintln!(

@@ -3,6 +3,7 @@
 //! once migrate exactly once (the others wait for the lock and find it done).
 
 use super::open::{Conn, TxResult};
+use super::search::{SearchIndex, search_index};
 use super::txn::{self, Failed, Kind};
 use crate::domain::Actor;
 use crate::store::error::StoreError;
@@ -221,11 +222,44 @@ pub(super) fn repair_fold(c: &mut Conn) -> TxResult<Option<FoldProblem>> {
             // CREATE OR REPLACE of one function fails "tuple concurrently updated").
             under_schema_lock(c, |c| {
                 c.client.query_one("SELECT caseload_refold()", &[])?;
+                // The stored fold of the search index was folded the old way.
+                if has_search_text(c)? {
+                    c.client
+                        .query_one("SELECT caseload_search_index(true)", &[])?;
+                }
                 Ok(())
             })?;
         }
     }
     Ok(fold_problem(&mut c.client)?)
+}
+
+/// True when items keep the stored fold of the search index (`search_text`).
+fn has_search_text(c: &mut Conn) -> TxResult<bool> {
+    Ok(c.client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute \
+             WHERE attrelid = 'items'::regclass AND attname = 'search_text' \
+             AND NOT attisdropped)",
+            &[],
+        )?
+        .get(0))
+}
+
+/// Adds the search index where pg_trgm is installed and the schema has none yet (it
+/// was installed after the schema was made): `caseload_search_index()` under the
+/// migrator's lock (only the owner of items may). Returns what search uses afterwards
+/// and whether this call built the index.
+pub(super) fn add_search_index(c: &mut Conn) -> TxResult<(SearchIndex, bool)> {
+    let before = search_index(&mut c.client)?;
+    if before != SearchIndex::Missing {
+        return Ok((before, false));
+    }
+    under_schema_lock(c, |c| {
+        c.client.query_one("SELECT caseload_search_index()", &[])?;
+        Ok(())
+    })?;
+    Ok((search_index(&mut c.client)?, true))
 }
 
 fn record_version(c: &mut Conn, version: i64, by: &Actor) -> TxResult<()> {

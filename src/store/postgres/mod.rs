@@ -29,6 +29,7 @@ mod open;
 mod pgpass;
 mod pooling;
 mod reads;
+pub mod search;
 pub mod sql;
 mod stats;
 mod tx;
@@ -65,6 +66,7 @@ use crate::store::writes::Backend;
 use crate::store::{ExportFilter, ListFilter, LostLock, ReasonCount, Report, ReportQuery, Stats};
 
 pub use self::migrate::{FoldProblem, LATEST, SCHEMA, STEPS, fold_problem};
+pub use self::search::{SearchIndex, search_index};
 
 /// How long a deadlocked or serialisation-failed write is retried.
 const RETRY_PATIENCE: Duration = Duration::from_secs(30);
@@ -232,6 +234,22 @@ impl PgStore {
                 .map_err(Failed::into_tx),
             false => migrate::repair_fold(&mut self.conn),
         };
+        out.map_err(|e| name_server(e.into_store(), &shown))
+    }
+
+    /// Adds the search's trigram index where pg_trgm is installed and this schema has
+    /// none yet (`caseload init`; the owner of the tables only). Returns what search
+    /// uses afterwards, and whether this call built the index.
+    pub fn add_search_index(&mut self) -> Result<(SearchIndex, bool)> {
+        let shown = self.shown.clone();
+        let out = match self.conn.pooled.is_some() {
+            true => txn::run(&mut self.conn, Kind::Write, |c, _| {
+                migrate::add_search_index(c)
+            })
+            .map_err(Failed::into_tx),
+            false => migrate::add_search_index(&mut self.conn),
+        };
+        self.conn.search_indexed = None;
         out.map_err(|e| name_server(e.into_store(), &shown))
     }
 

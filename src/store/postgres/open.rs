@@ -81,6 +81,9 @@ pub(super) struct Conn {
     /// Sent with a write's COMMIT, in the same round trip, to run after it (the change
     /// counter's bump); empty until the schema is known.
     pub after_commit: String,
+    /// Whether the schema keeps the searched text folded for the trigram index
+    /// (`search::indexed`, asked at the first search).
+    pub search_indexed: Option<bool>,
 }
 
 impl Conn {
@@ -92,6 +95,7 @@ impl Conn {
             in_txn: false,
             pooled,
             after_commit: String::new(),
+            search_indexed: None,
         }
     }
 
@@ -132,6 +136,19 @@ impl Conn {
 
     pub(super) fn query(&mut self, sql: &str, p: &[&(dyn ToSql + Sync)]) -> TxResult<Vec<Row>> {
         self.statement(|c, s| c.query(s, p), |c| c.query_typed(sql, &typed(p)), sql)
+    }
+
+    /// [`Conn::query`] as an unnamed statement on a direct connection too: planned for
+    /// its parameters each time (a search's plan depends on its words) and not kept.
+    pub(super) fn query_unnamed(
+        &mut self,
+        sql: &str,
+        p: &[&(dyn ToSql + Sync)],
+    ) -> TxResult<Vec<Row>> {
+        if self.pooled.is_none() {
+            return Ok(self.client.query_typed(sql, &typed(p))?);
+        }
+        self.unnamed(|c| c.query_typed(sql, &typed(p)))
     }
 
     pub(super) fn query_opt(

@@ -239,6 +239,20 @@ const DIALECT: Dialect = Dialect {
     field: field_condition,
 };
 
+/// [`DIALECT`] where the schema keeps the folded text for the trigram index.
+const INDEXED: Dialect = Dialect {
+    search: super::search::condition,
+    ..DIALECT
+};
+
+/// Whether the filter searches through the trigram index, and the dialect that does.
+fn dialect(c: &mut Conn, filter: &ListFilter) -> TxResult<(bool, &'static Dialect)> {
+    if filter.text.is_none() || !super::search::indexed(c)? {
+        return Ok((false, &DIALECT));
+    }
+    Ok((true, &INDEXED))
+}
+
 /// A qualified word's condition (`vat:de123`): the row's value of the field, folded,
 /// contains the word (a number or a list as its JSON text; no value, nothing).
 fn field_condition(q: &mut ListSql, name: &str, word: &str) -> String {
@@ -312,7 +326,7 @@ fn first_pass(words: &[String]) -> Vec<String> {
 }
 
 /// The parameters as the `postgres` crate takes them.
-fn params(ps: &[Param]) -> Vec<Box<dyn ToSql + Sync>> {
+pub(super) fn params(ps: &[Param]) -> Vec<Box<dyn ToSql + Sync>> {
     ps.iter()
         .map(|p| -> Box<dyn ToSql + Sync> {
             match p {
@@ -324,7 +338,7 @@ fn params(ps: &[Param]) -> Vec<Box<dyn ToSql + Sync>> {
         .collect()
 }
 
-fn refs(ps: &[Box<dyn ToSql + Sync>]) -> Vec<&(dyn ToSql + Sync)> {
+pub(super) fn refs(ps: &[Box<dyn ToSql + Sync>]) -> Vec<&(dyn ToSql + Sync)> {
     ps.iter()
         .map(|b| b.as_ref() as &(dyn ToSql + Sync))
         .collect()
@@ -354,8 +368,17 @@ pub(super) fn list(
         [TakeOrder::Priority]
     };
     let open_order = OpenOrder::of(filter.queue.as_deref(), &orders);
-    let mut q: ListSql = list_sql(filter, now, &DIALECT, open_order);
+    let (indexed, d) = dialect(c, filter)?;
+    let mut q: ListSql = list_sql(filter, now, d, open_order);
     let (order, limit, offset) = q.window(window);
+    if let (true, Some((_, cond))) = (indexed, &q.search) {
+        let rows = super::search::list_window(c, &q, cond, window, &order, &limit, &offset)?;
+        let mut items = all(rows, |c| rows::item_from(c))?;
+        if window.reversed {
+            items.reverse();
+        }
+        return Ok(items);
+    }
     let sql = format!(
         "SELECT {ITEM_COLS} FROM items {} ORDER BY {order} LIMIT {limit} OFFSET {offset}",
         q.where_
@@ -382,7 +405,11 @@ pub(super) fn count(c: &mut Conn, filter: &ListFilter) -> TxResult<u64> {
     }
     check_qualifiers(filter, |q| fields(c, q))?;
     let now = c.now()?;
-    let q = list_sql(filter, now, &DIALECT, OpenOrder::Priority);
+    let (indexed, d) = dialect(c, filter)?;
+    let q = list_sql(filter, now, d, OpenOrder::Priority);
+    if let (true, Some(cap), Some((_, cond))) = (indexed, count_limit(filter), &q.search) {
+        return super::search::count(c, &q, cond, cap);
+    }
     let ps = params(&q.params);
     let sql = match count_limit(filter) {
         Some(cap) => format!(

@@ -1,0 +1,249 @@
+//! PostgreSQL search through the trigram index (issue 32 §4): where pg_trgm is installed,
+//! `items.search_text` holds the fold of each row's searched text and `items_search`
+//! indexes its trigrams (migration 23); a search is then a `LIKE` on that stored text,
+//! which the index answers for rare words. Without the column, search scans
+//! (`reads::search_condition`); the answers are the same (tests/store/search_index.rs).
+//!
+//! The planner has no statistics for a kilobyte-wide text (ANALYZE skips such values),
+//! so it takes every `LIKE` for a rare one and would gather all of a common word's rows
+//! through the index before sorting out the first screen. So the first screen is first
+//! looked for among the first rows in list order (a word in a fifth of the items fills
+//! it there), then, with the frequency seen, among more of them, and only then through
+//! the index; a count likewise stops once it is past the cap.
+
+use super::open::{Conn, TxResult};
+use super::sql::ITEM_COLS;
+use crate::domain::search::Search;
+use crate::store::list::{ListSql, Param, Window, contains_pattern};
+
+/// Whether the schema has `items.search_text` (asked once per connection): searches
+/// then read it instead of folding each row's text.
+pub(super) fn indexed(c: &mut Conn) -> TxResult<bool> {
+    if let Some(known) = c.search_indexed {
+        return Ok(known);
+    }
+    let has: bool = c
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute \
+             WHERE attrelid = 'items'::regclass AND attname = 'search_text' \
+             AND NOT attisdropped)",
+            &[],
+        )?
+        .get(0);
+    c.search_indexed = Some(has);
+    Ok(has)
+}
+
+/// True when pg_trgm finds a trigram in `word`'s `LIKE` pattern: a run of three letters
+/// or digits (ASCII ones: what is a letter beyond ASCII depends on the database's
+/// character type). A pattern without one would make the index read all of itself.
+fn has_trigram(word: &str) -> bool {
+    let mut run = 0;
+    for c in word.chars() {
+        run = if c.is_ascii_alphanumeric() {
+            run + 1
+        } else {
+            0
+        };
+        if run >= 3 {
+            return true;
+        }
+    }
+    false
+}
+
+/// A search on the stored fold: each word with a trigram as a `LIKE` the index
+/// answers, the others as a plain `strpos` on the rows found.
+pub(super) fn condition(q: &mut ListSql, s: &Search) -> String {
+    let conds: Vec<String> = s
+        .words()
+        .iter()
+        .map(|w| match has_trigram(w) {
+            true => format!(
+                "search_text LIKE {}::text",
+                q.push(Param::Text(contains_pattern(w)))
+            ),
+            false => format!(
+                "strpos(search_text, {}::text) > 0",
+                q.push(Param::Text(w.clone()))
+            ),
+        })
+        .collect();
+    format!("({})", conds.join(" AND "))
+}
+
+/// The WHERE clause of the conditions other than the search.
+fn base_where(q: &ListSql) -> String {
+    match q.base.is_empty() {
+        true => String::new(),
+        false => format!("WHERE {}", q.base.join(" AND ")),
+    }
+}
+
+/// How many rows in list order the first look reads: five times the rows wanted.
+const FIRST_LOOK: usize = 1000;
+/// How much further than the first look a second one may read.
+const SECOND_LOOK_FACTOR: usize = 20;
+
+/// A window of a searched list: from the first rows in list order when the search's
+/// words are common enough to fill it there, else through the index. `order`, `limit`
+/// and `offset` are the window's (their parameters already pushed onto `q`).
+pub(super) fn list_window(
+    c: &mut Conn,
+    q: &ListSql,
+    cond: &str,
+    window: Window,
+    order: &str,
+    limit: &str,
+    offset: &str,
+) -> TxResult<Vec<postgres::Row>> {
+    let wanted = window.offset.saturating_add(window.limit);
+    let params = super::reads::params(&q.params);
+    let refs = super::reads::refs(&params);
+    // A window that wants more than the looks read (`--limit 0`: all) goes to the index.
+    if !window.reversed && wanted <= SECOND_LOOK_FACTOR * FIRST_LOOK {
+        let look = |c: &mut Conn, rows: usize| -> TxResult<(Vec<postgres::Row>, usize)> {
+            let sql = format!(
+                "SELECT {ITEM_COLS}, seen FROM (SELECT *, count(*) OVER () AS seen FROM \
+                 (SELECT * FROM items {} ORDER BY {order} LIMIT {rows}) AS first) AS first \
+                 WHERE {cond} ORDER BY {order} LIMIT {limit} OFFSET {offset}",
+                base_where(q)
+            );
+            let got = c.query_unnamed(&sql, &refs)?;
+            let seen: i64 = got.first().map(|r| r.get("seen")).unwrap_or(0);
+            Ok((got, seen as usize))
+        };
+        let first = FIRST_LOOK.max(5 * wanted);
+        let (rows, seen) = look(c, first)?;
+        if rows.len() == window.limit {
+            return Ok(rows);
+        }
+        // A first look that found some but not enough: all its matches past the offset
+        // are here, so their frequency says how far a second look must read (none
+        // found: a rare word, for the index; a short list costs the index little).
+        if !rows.is_empty() {
+            if seen < first {
+                return Ok(rows); // It read every row there is.
+            }
+            let matches = window.offset + rows.len();
+            // Twice the rows the frequency seen says the window needs.
+            let second = (2 * wanted * first / matches).max(first);
+            if second <= SECOND_LOOK_FACTOR * first {
+                let (rows, seen) = look(c, second)?;
+                if rows.len() == window.limit || (!rows.is_empty() && seen < second) {
+                    return Ok(rows);
+                }
+            }
+        }
+    }
+    let sql = format!(
+        "SELECT {ITEM_COLS} FROM items {} ORDER BY {order} LIMIT {limit} OFFSET {offset}",
+        q.where_
+    );
+    c.query_unnamed(&sql, &refs)
+}
+
+/// What the first `rows` rows of the list (of its conditions other than the search, in no
+/// particular order) hold.
+struct Sample {
+    /// Rows read (fewer than asked: all there are).
+    seen: usize,
+    /// Of those, how many the search keeps.
+    matches: usize,
+}
+
+fn count_in_first(c: &mut Conn, q: &ListSql, cond: &str, rows: usize) -> TxResult<Sample> {
+    let params = super::reads::params(&q.params);
+    let refs = super::reads::refs(&params);
+    let sql = format!(
+        "SELECT count(*), count(*) FILTER (WHERE {cond}) FROM \
+         (SELECT * FROM items {} LIMIT {rows}) AS first",
+        base_where(q)
+    );
+    let row = c.query_unnamed(&sql, &refs)?;
+    let (seen, matches): (i64, i64) = row.first().map(|r| (r.get(0), r.get(1))).unwrap_or((0, 0));
+    Ok(Sample {
+        seen: seen as usize,
+        matches: matches as usize,
+    })
+}
+
+/// A searched count, stopped at `cap`: from a sample of rows when the words are common
+/// enough to reach the cap there (or the sample is every row), else through the index.
+pub(super) fn count(c: &mut Conn, q: &ListSql, cond: &str, cap: u64) -> TxResult<u64> {
+    let cap = cap as usize;
+    let first = 2 * cap;
+    let found = count_in_first(c, q, cond, first)?;
+    if found.matches >= cap || found.seen < first {
+        return Ok(found.matches.min(cap) as u64);
+    }
+    let params = super::reads::params(&q.params);
+    let refs = super::reads::refs(&params);
+    if let Some(second) = (2 * cap * first).checked_div(found.matches)
+        && second <= SECOND_LOOK_FACTOR * first
+    {
+        let sql = format!(
+            "SELECT count(*) FROM (SELECT 1 FROM (SELECT * FROM items {} LIMIT {second}) \
+             AS first WHERE {cond} LIMIT {cap}) AS hits",
+            base_where(q),
+        );
+        let n: i64 = c.query_unnamed(&sql, &refs)?[0].get(0);
+        if n as usize >= cap {
+            return Ok(cap as u64);
+        }
+    }
+    let sql = format!(
+        "SELECT count(*) FROM (SELECT 1 FROM items {} LIMIT {cap}) AS hits",
+        q.where_
+    );
+    let n: i64 = c.query_unnamed(&sql, &refs)?[0].get(0);
+    Ok(n as u64)
+}
+
+/// What search uses on a schema, for `doctor` and `init`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SearchIndex {
+    /// The stored fold and its trigram index: searches use the index.
+    Index,
+    /// pg_trgm is installed but the schema has no index yet (`caseload init` adds it).
+    Missing,
+    /// pg_trgm is not installed (a DBA runs `CREATE EXTENSION pg_trgm`): searches scan.
+    NoExtension {
+        /// The server has the extension's files (`pg_available_extensions`).
+        available: bool,
+    },
+}
+
+/// What search uses on the schema `client` uses (asked outside a transaction).
+pub fn search_index(client: &mut postgres::Client) -> Result<SearchIndex, postgres::Error> {
+    let row = client.query_one(
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'pg_trgm'), \
+         EXISTS (SELECT 1 FROM pg_catalog.pg_available_extensions WHERE name = 'pg_trgm'), \
+         EXISTS (SELECT 1 FROM pg_catalog.pg_index i \
+                 JOIN pg_catalog.pg_class k ON k.oid = i.indexrelid \
+                 WHERE k.relname = 'items_search' AND i.indisvalid \
+                 AND k.relnamespace = current_schema()::regnamespace)",
+        &[],
+    )?;
+    let (installed, available, index): (bool, bool, bool) = (row.get(0), row.get(1), row.get(2));
+    Ok(match (installed, index) {
+        (_, true) => SearchIndex::Index,
+        (true, false) => SearchIndex::Missing,
+        (false, false) => SearchIndex::NoExtension { available },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trigram_needs_three_ascii_letters_or_digits_in_a_row() {
+        for w in ["abc", "69529", "#a-69529", "muller", "x.abc"] {
+            assert!(has_trigram(w), "{w}");
+        }
+        for w in ["er", "3b", "a-b-c", "łódź", "σοφια", "ab.cd", "東京都"] {
+            assert!(!has_trigram(w), "{w}");
+        }
+    }
+}

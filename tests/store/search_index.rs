@@ -1,0 +1,260 @@
+//! PostgreSQL search through pg_trgm's index (issue 32 §4, migration 23) gives exactly
+//! the scan's answers: the same rows, windows and capped counts for random words, over
+//! items whose searched text is in every searched column, in any case, with accents;
+//! and `caseload_search_index()` adds the index to a schema made before the extension.
+
+use crate::support::backend::{Adds, Backend, PgBackend, setup};
+use caseload::domain::NewItem;
+use caseload::domain::search::COUNT_CAP;
+use caseload::store::{ListFilter, StateFilter, Store};
+
+/// The extension in the test database (CI installs it; a race with another test process
+/// creating it at the same moment is fine).
+fn with_trgm(b: &PgBackend) {
+    let _ = b
+        .admin()
+        .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public");
+}
+
+/// What search uses on `b`'s schema: whether items keep `search_text`, and whether the
+/// trigram index exists.
+fn shape(b: &PgBackend) -> (bool, bool) {
+    let row = b
+        .admin()
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = \
+             current_schema() AND table_name = 'items' AND column_name = 'search_text'), \
+             EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() \
+             AND indexname = 'items_search')",
+            &[],
+        )
+        .unwrap();
+    (row.get(0), row.get(1))
+}
+
+/// A small deterministic generator (no dependency for one test).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    fn pick<'a>(&mut self, of: &[&'a str]) -> &'a str {
+        of[self.next() as usize % of.len()]
+    }
+}
+
+/// Words of every frequency: `common` in half the items, `often` in a tenth, names in
+/// a sixteenth, numbers in one each.
+const WORDS: &[&str] = &[
+    "Müller",
+    "MÜLLER",
+    "José",
+    "jose",
+    "Łódź",
+    "Straße",
+    "ΣΟΦΙΑ",
+    "Kraków",
+    "café",
+    "Printer",
+    "toner",
+    "LEDGER",
+    "refund",
+    "Nordlicht",
+    "order#A-69529",
+    "x_y%z",
+    "back\\slash",
+    "東京",
+    "Zoë",
+    "Ørsted",
+];
+
+fn text(r: &mut Rng, i: usize, words: usize) -> String {
+    let mut out = Vec::new();
+    for _ in 0..words {
+        out.push(r.pick(WORDS).to_string());
+    }
+    if i.is_multiple_of(2) {
+        out.push("common".into());
+    }
+    if i.is_multiple_of(10) {
+        out.push("Often".into());
+    }
+    out.push(format!("n{i:05}"));
+    out.join(" ")
+}
+
+/// Everything a list and count of `text` over `state` show, through windows of 7 rows
+/// at a few offsets as the TUI reads them, and whole.
+fn answers(s: &mut dyn Store, state: StateFilter, text: &str) -> Vec<(Vec<i64>, u64)> {
+    let mut out = Vec::new();
+    for (offset, limit) in [(0, 7), (300, 7), (0, 5000)] {
+        let f = ListFilter {
+            state,
+            text: Some(text.to_string()),
+            offset,
+            limit,
+            ..ListFilter::default()
+        };
+        let ids = s.list(&f).unwrap().iter().map(|i| i.id).collect();
+        out.push((ids, s.count(&f).unwrap()));
+    }
+    out
+}
+
+#[test]
+fn the_index_answers_exactly_as_the_scan() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    with_trgm(&b);
+    let mut boss = setup(&b);
+    assert_eq!(shape(&b), (true, true), "a new schema has the index");
+    let mut r = Rng(32);
+    let n = 3000;
+    let items: Vec<NewItem> = (0..n)
+        .map(|i| NewItem {
+            body: text(&mut r, i, 6),
+            params: format!("{{\"ref\": \"{}\"}}", r.pick(WORDS).replace('\\', "\\\\")),
+            source: (i % 7 == 0).then(|| r.pick(WORDS).to_string()),
+            ..NewItem::titled(&text(&mut r, i + 1, 2))
+        })
+        .collect();
+    boss.add_batch(&items).unwrap();
+    // Notes, results and failure reasons are searched too.
+    for _ in 0..40 {
+        let it = boss.take_next(&Default::default()).unwrap();
+        let words = text(&mut r, 7, 3);
+        boss.save_notes(it.id, it.lock_token, &words).unwrap();
+        match it.id % 3 {
+            0 => {
+                boss.complete(it.id, it.lock_token, Some("Ørsted SÜD"))
+                    .unwrap();
+            }
+            1 => {
+                boss.fail(it.id, it.lock_token, "printer ΣΟΦΙΑ jammed")
+                    .unwrap();
+            }
+            _ => {}
+        }
+    }
+    // Whole words, parts of words, two words, words in no item, short words.
+    let mut searches: Vec<String> = [
+        "common",
+        "often",
+        "common often",
+        "n01234",
+        "69529",
+        "zzz",
+        "er",
+        "sofia",
+        "σοφια",
+        "straße",
+        "sud",
+        "ørsted",
+        "x_y",
+        "%z",
+        "lash",
+        "東京",
+        "n0",
+        "muller jose",
+        "jammed printer",
+    ]
+    .map(String::from)
+    .to_vec();
+    for _ in 0..25 {
+        let w = r.pick(WORDS).to_lowercase();
+        let chars: Vec<char> = w.chars().collect();
+        let from = r.next() as usize % chars.len();
+        let len = 1 + r.next() as usize % (chars.len() - from);
+        let part: String = chars[from..from + len].iter().collect();
+        searches.push(match r.next() % 3 {
+            0 => part,
+            1 => format!("{part} {}", r.pick(WORDS)),
+            _ => format!("n{:04}", r.next() % 3000 / 10),
+        });
+    }
+    let states = [StateFilter::Open, StateFilter::All, StateFilter::Done];
+    let indexed: Vec<_> = (searches.iter())
+        .flat_map(|t| states.map(|st| answers(&mut *boss, st, t)))
+        .collect();
+    // The same rows without the index: the scan of a schema without the column.
+    drop(boss);
+    b.admin()
+        .batch_execute("ALTER TABLE items DROP COLUMN search_text")
+        .unwrap();
+    assert_eq!(shape(&b), (false, false));
+    let mut scan = b.open("boss", 0);
+    let scanned: Vec<_> = (searches.iter())
+        .flat_map(|t| states.map(|st| answers(&mut *scan, st, t)))
+        .collect();
+    let mut i = 0;
+    for t in &searches {
+        for st in states {
+            assert_eq!(indexed[i], scanned[i], "{t:?} in {st:?}: index vs scan");
+            i += 1;
+        }
+    }
+    // Some searches found many, some few, some none; counts stopped at the cap.
+    let counts: Vec<u64> = scanned.iter().map(|a| a[2].1).collect();
+    assert!(counts.contains(&(COUNT_CAP + 1)), "{counts:?}");
+    assert!(counts.iter().any(|&c| c > 0 && c < 20), "{counts:?}");
+    assert!(counts.contains(&0), "{counts:?}");
+}
+
+/// A schema made before pg_trgm was installed searches by scanning; the extension's
+/// function adds the column and index later (as `caseload init` does), and the rows
+/// added meanwhile are found through it.
+#[test]
+fn an_index_added_later_finds_the_rows_added_before() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    with_trgm(&b);
+    let mut boss = setup(&b);
+    b.admin()
+        .batch_execute("ALTER TABLE items DROP COLUMN search_text")
+        .unwrap();
+    for t in ["Refund for Müller", "Printer jams", "Müller again"] {
+        boss.add(&NewItem::titled(t)).unwrap();
+    }
+    let f = ListFilter {
+        text: Some("MULLER".into()),
+        limit: 100,
+        ..ListFilter::default()
+    };
+    let before: Vec<String> = boss
+        .list(&f)
+        .unwrap()
+        .into_iter()
+        .map(|i| i.title)
+        .collect();
+    let built: String = b
+        .admin()
+        .query_one("SELECT caseload_search_index()", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(built, "index");
+    assert_eq!(shape(&b), (true, true));
+    let mut again = b.open("boss", 0);
+    let after: Vec<String> = again
+        .list(&f)
+        .unwrap()
+        .into_iter()
+        .map(|i| i.title)
+        .collect();
+    assert_eq!(before, ["Refund for Müller", "Müller again"]);
+    assert_eq!(after, before);
+    // A second call changes nothing.
+    let again_built: String = b
+        .admin()
+        .query_one("SELECT caseload_search_index()", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(again_built, "index");
+}
