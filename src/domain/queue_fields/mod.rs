@@ -18,6 +18,7 @@
 //! yes/no and checklists are a few lines each and need none.
 
 mod checklist;
+mod phone;
 mod rules;
 mod types;
 

@@ -131,7 +131,7 @@ fn phone(t: &str, country: Option<&str>) -> Option<String> {
         _ => t.to_string(),
     };
     let n = phonenumber::parse(region, &t).ok()?;
-    phonenumber::is_valid(&n).then(|| n.format().mode(phonenumber::Mode::E164).to_string())
+    super::phone::valid(&n).then(|| super::phone::e164(&n))
 }
 
 /// One of `choices`, ignoring case; the choice as the definition spells it.
