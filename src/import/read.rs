@@ -1,9 +1,8 @@
 //! Reading an import file one row at a time: CSV through the `csv` crate behind a guard
 //! that bounds a row's size and finds quotes that never close, JSON Lines line by line.
 
-use std::cell::Cell;
 use std::io::{BufRead, BufReader, Read};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use super::{Format, ImportFields, LineError, MAX_ROW_BYTES, RawRow, column};
 use crate::domain::fields::{Col, Field, Kind, Who};
@@ -62,7 +61,7 @@ enum Inner<R: Read> {
         reader: csv::Reader<Guard<BufReader<R>>>,
         columns: Vec<Column>,
         record: csv::StringRecord,
-        fault: Rc<Cell<Option<LineError>>>,
+        fault: Fault,
         done: bool,
     },
     Jsonl {
@@ -90,7 +89,7 @@ impl<R: Read> Rows<R> {
         })?;
         let inner = match format {
             Format::Csv => {
-                let fault = Rc::new(Cell::new(None));
+                let fault = Fault::default();
                 let mut reader = csv::ReaderBuilder::new()
                     .has_headers(true)
                     .flexible(false)
@@ -399,8 +398,12 @@ fn raw_from_json(
     Ok(raw)
 }
 
-fn csv_error(e: &csv::Error, fallback_line: u64, fault: &Cell<Option<LineError>>) -> LineError {
-    if let Some(f) = fault.take() {
+/// A fault the reader under the CSV parser found (a runaway row), for the parser's error
+/// to name; shared so that the second pass may read on a thread of its own.
+type Fault = Arc<Mutex<Option<LineError>>>;
+
+fn csv_error(e: &csv::Error, fallback_line: u64, fault: &Fault) -> LineError {
+    if let Some(f) = fault.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return f;
     }
     let line = e.position().map_or(fallback_line, |p| p.line());
@@ -419,7 +422,7 @@ fn csv_error(e: &csv::Error, fallback_line: u64, fault: &Cell<Option<LineError>>
 /// [`MAX_ROW_BYTES`] are faults, reported through `fault` with the line they start on.
 struct Guard<R> {
     inner: R,
-    fault: Rc<Cell<Option<LineError>>>,
+    fault: Fault,
     line: u64,
     in_quotes: bool,
     at_field_start: bool,
@@ -430,7 +433,7 @@ struct Guard<R> {
 }
 
 impl<R: Read> Guard<R> {
-    fn new(inner: R, fault: Rc<Cell<Option<LineError>>>) -> Self {
+    fn new(inner: R, fault: Fault) -> Self {
         Guard {
             inner,
             fault,
@@ -445,10 +448,10 @@ impl<R: Read> Guard<R> {
     }
 
     fn fail(&self, line: u64, message: String) -> std::io::Error {
-        self.fault.set(Some(LineError {
+        *self.fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(LineError {
             line,
             message: message.clone(),
-        }));
+        });
         std::io::Error::new(std::io::ErrorKind::InvalidData, message)
     }
 

@@ -547,6 +547,35 @@ impl<R: Read> Reader<'_, R> {
     }
 }
 
+/// A batch the reader built, or what differs from the first pass; with the hash of the
+/// rows read so far and the finished rows it passed over.
+struct Filled {
+    batch: Result<(Batch, u128), &'static str>,
+    finished: u64,
+}
+
+/// The second pass's reading thread: a batch of each asked length, until the rows end
+/// (an empty batch) or one differs from the first pass, or the writer stops asking.
+fn read_ahead<R: Read>(
+    mut reader: Reader<'_, R>,
+    asked: &std::sync::mpsc::Receiver<usize>,
+    give: &std::sync::mpsc::SyncSender<Filled>,
+) {
+    while let Ok(len) = asked.recv() {
+        let mut batch = Batch::default();
+        let mut finished = 0;
+        let read = reader.fill(&mut batch, len, &mut finished);
+        let end = read.is_err() || batch.rows == 0;
+        let filled = Filled {
+            batch: read.map(|()| (batch, reader.chain.value())),
+            finished,
+        };
+        if give.send(filled).is_err() || end {
+            return;
+        }
+    }
+}
+
 /// With `--keep-ids`, adds the row with the largest id first (see `super::keep`).
 /// Returns the time the import began, every kept item's `created_at`.
 fn keep_first(
@@ -606,53 +635,74 @@ fn write(
         began = keep_first(store, plan, &checked.file_id, &mut summary)?;
         first = 1;
     }
-    let mut reader = Reader {
+    let reader = Reader {
         rows,
         chain: Fnv128::default(),
         checked,
     };
     let mut sizer = BatchSizer::default();
-    let mut batch = Batch::default();
     let mut written = 0u64;
     progress.writing(0, checked.rows);
-    loop {
-        (reader.fill(&mut batch, sizer.next_len(), &mut summary.finished))
-            .map_err(|what| changed(what, written + first))?;
-        if batch.rows == 0 {
-            break;
+    std::thread::scope(|scope| -> Result<(), ImportError> {
+        // The next batch is read and built (its fields' checks, its params) on a thread
+        // of its own while this one writes the last: on two cores the checks cost no
+        // wall time as long as they take less than the writes (issue 26 §4). The writer
+        // asks for each batch by its length, one ahead, so batches keep the sizer's
+        // time target.
+        let (ask, asked) = std::sync::mpsc::sync_channel::<usize>(2);
+        let (give, given) = std::sync::mpsc::sync_channel::<Filled>(1);
+        scope.spawn(move || read_ahead(reader, &asked, &give));
+        for _ in 0..2 {
+            let _ = ask.send(sizer.next_len());
         }
-        // Every row about to be written is one the first pass checked.
-        let upto = written + batch.rows;
-        if checked.chain_at(upto) != Some(reader.chain.value()) {
-            return Err(changed(
-                "its rows differ from the ones checked",
-                written + first,
-            ));
-        }
-        unchanged(file, written + first)?;
-        if !batch.items.is_empty() {
-            let started = Instant::now();
-            let opts = match checked.kept {
-                Some(_) => AddOptions::keeping(&batch.ids, began),
-                None => AddOptions::creating_queues(),
+        loop {
+            let filled = match given.recv() {
+                Ok(f) => f,
+                Err(_) => return Err(changed("it could not be read again", written + first)),
             };
-            let added =
-                store
-                    .add_items(&batch.items, opts)
-                    .map_err(|error| ImportError::Store {
-                        error,
-                        written: written + first,
-                    })?;
-            let took = started.elapsed();
-            sizer.record(batch.items.len(), took);
-            summary.longest_write = summary.longest_write.max(took);
-            summary.tally(&added, &batch.derived);
-            let done = written + first + batch.rows;
-            alike.count(store, &batch.items, &added, &mut summary.look_alike, done)?;
+            let (batch, chain) = filled
+                .batch
+                .map_err(|what| changed(what, written + first))?;
+            summary.finished += filled.finished;
+            if batch.rows == 0 {
+                return Ok(());
+            }
+            // Every row about to be written is one the first pass checked.
+            let upto = written + batch.rows;
+            if checked.chain_at(upto) != Some(chain) {
+                return Err(changed(
+                    "its rows differ from the ones checked",
+                    written + first,
+                ));
+            }
+            unchanged(file, written + first)?;
+            if !batch.items.is_empty() {
+                let started = Instant::now();
+                let opts = match checked.kept {
+                    Some(_) => AddOptions::keeping(&batch.ids, began),
+                    None => AddOptions::creating_queues(),
+                };
+                let added =
+                    store
+                        .add_items(&batch.items, opts)
+                        .map_err(|error| ImportError::Store {
+                            error,
+                            written: written + first,
+                        })?;
+                let took = started.elapsed();
+                sizer.record(batch.items.len(), took);
+                summary.longest_write = summary.longest_write.max(took);
+                summary.tally(&added, &batch.derived);
+                let done = written + first + batch.rows;
+                alike.count(store, &batch.items, &added, &mut summary.look_alike, done)?;
+            }
+            written = upto;
+            progress.writing(written, checked.rows);
+            let _ = ask.send(sizer.next_len());
         }
-        written = upto;
-        progress.writing(written, checked.rows);
-    }
+        // Leaving drops `ask` and `given`: the reader's next send or receive fails and it
+        // ends, and the scope waits for it.
+    })?;
     if written != checked.rows || summary.finished != checked.finished {
         return Err(changed(
             "it holds other rows than were checked",
