@@ -153,6 +153,10 @@ impl SqliteStore {
             open::prepare_writer(conn);
         }
         conn.busy_handler(Some(busy_sleep)).map_err(map_err)?;
+        // Room for every statement a claim, a complete with its field checks, an import
+        // batch and the TUI's reads use (rusqlite keeps 16): a statement pushed out is
+        // parsed and planned again on its next use.
+        conn.set_prepared_statement_cache_capacity(128);
         search::register(conn).map_err(map_err)?;
         conn.execute_batch("PRAGMA foreign_keys = ON")
             .map_err(map_err)?;
