@@ -598,6 +598,41 @@ fn keep_first(
     Ok(began)
 }
 
+/// Where a batch goes: the rows written before it, and (with `--keep-ids`) when the
+/// import began.
+#[derive(Clone, Copy)]
+struct Written {
+    before: u64,
+    began: Millis,
+}
+
+/// Writes one batch of the second pass and counts what it added; returns how long the
+/// write transaction took.
+fn add_batch(
+    store: &mut dyn Store,
+    batch: &Batch,
+    checked: &Checked,
+    at: Written,
+    summary: &mut Summary,
+    alike: &mut LookAlike,
+) -> Result<std::time::Duration, ImportError> {
+    let started = Instant::now();
+    let opts = match checked.kept {
+        Some(_) => AddOptions::keeping(&batch.ids, at.began),
+        None => AddOptions::creating_queues(),
+    };
+    let added = (store.add_items(&batch.items, opts)).map_err(|error| ImportError::Store {
+        error,
+        written: at.before,
+    })?;
+    let took = started.elapsed();
+    summary.longest_write = summary.longest_write.max(took);
+    summary.tally(&added, &batch.derived);
+    let done = at.before + batch.rows;
+    alike.count(store, &batch.items, &added, &mut summary.look_alike, done)?;
+    Ok(took)
+}
+
 fn write(
     store: &mut dyn Store,
     mut file: &File,
@@ -644,11 +679,9 @@ fn write(
     let mut written = 0u64;
     progress.writing(0, checked.rows);
     std::thread::scope(|scope| -> Result<(), ImportError> {
-        // The next batch is read and built (its fields' checks, its params) on a thread
-        // of its own while this one writes the last: on two cores the checks cost no
-        // wall time as long as they take less than the writes (issue 26 §4). The writer
-        // asks for each batch by its length, one ahead, so batches keep the sizer's
-        // time target.
+        // The next batch is read and built (its fields' checks) on a thread of its own
+        // while this one writes the last (issue 26 §4), asked for by its length, one
+        // ahead, so batches keep the sizer's time target.
         let (ask, asked) = std::sync::mpsc::sync_channel::<usize>(2);
         let (give, given) = std::sync::mpsc::sync_channel::<Filled>(1);
         scope.spawn(move || read_ahead(reader, &asked, &give));
@@ -656,10 +689,8 @@ fn write(
             let _ = ask.send(sizer.next_len());
         }
         loop {
-            let filled = match given.recv() {
-                Ok(f) => f,
-                Err(_) => return Err(changed("it could not be read again", written + first)),
-            };
+            let filled = (given.recv())
+                .map_err(|_| changed("it could not be read again", written + first))?;
             let (batch, chain) = filled
                 .batch
                 .map_err(|what| changed(what, written + first))?;
@@ -677,24 +708,12 @@ fn write(
             }
             unchanged(file, written + first)?;
             if !batch.items.is_empty() {
-                let started = Instant::now();
-                let opts = match checked.kept {
-                    Some(_) => AddOptions::keeping(&batch.ids, began),
-                    None => AddOptions::creating_queues(),
+                let at = Written {
+                    before: written + first,
+                    began,
                 };
-                let added =
-                    store
-                        .add_items(&batch.items, opts)
-                        .map_err(|error| ImportError::Store {
-                            error,
-                            written: written + first,
-                        })?;
-                let took = started.elapsed();
+                let took = add_batch(store, &batch, checked, at, &mut summary, &mut alike)?;
                 sizer.record(batch.items.len(), took);
-                summary.longest_write = summary.longest_write.max(took);
-                summary.tally(&added, &batch.derived);
-                let done = written + first + batch.rows;
-                alike.count(store, &batch.items, &added, &mut summary.look_alike, done)?;
             }
             written = upto;
             progress.writing(written, checked.rows);
