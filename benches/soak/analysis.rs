@@ -33,7 +33,17 @@
 //!   skip or park, well within the undo window, with nothing since, is a false refusal;
 //! - every item's row must agree with its history: its state is the one its events lead
 //!   to (created open; completed done; failed; cancelled; parked; requeued, woke and undone
-//!   open). A row that does not is a lost write.
+//!   open; submitted review; accepted done; rejected open). A row that does not is a lost
+//!   write.
+//!
+//! Four eyes (the review stage, issue 29): a completion the queue samples is `completed`
+//! then `submitted`: the item waits in `review`, free for a review take (`claim --review`)
+//! by anyone but its maker and whoever corrected a field of it before it went to review —
+//! never free for a plain claim. Its reviewer's `accepted` (done) or `rejected` (open again,
+//! assigned to the maker, or free when the maker is gone) ends their lock. A review take
+//! refused (exit 3/4, or 5 "you worked on it" by id) while an item waited, free and not the
+//! caller's work, for the whole call is a false refusal; a review lock given to someone
+//! barred from it is counted with the duplicates (two hands on one piece of work).
 
 use std::collections::HashMap;
 
@@ -78,6 +88,8 @@ const ENDS: &[&str] = &[
     "cancelled",
     "parked",
     "undone",
+    "accepted",
+    "rejected",
 ];
 
 /// True for an event that leaves an open item free: a release and its like, or a park
@@ -173,6 +185,7 @@ pub(crate) fn analyse(calls: &[Call], facts: &Facts) -> Findings {
     imports(calls, facts, &mut f);
     false_refusals(&ix, calls, facts, &events_of, &mut f);
     undo_returns_next(facts, &events_of, &mut f);
+    own_reviews(&events_of, &mut f);
     rows_agree(facts, &events_of, &mut f);
     for c in calls.iter().filter(|c| c.exit == Exit::Hung) {
         f.lockouts.push(format!("hung for over 90 s: {}", c.line()));
@@ -366,7 +379,7 @@ fn duplicates(
     for (item, evs) in events_of {
         let mut finishes = 0;
         for e in evs {
-            if e.kind == "requeued" || reverses_finish(e) {
+            if e.kind == "requeued" || e.kind == "rejected" || reverses_finish(e) {
                 finishes = 0;
             } else if FINISHES.contains(&e.kind.as_str()) {
                 finishes += 1;
@@ -447,25 +460,7 @@ fn false_refusals(
 ) {
     // When a row became visible to others: when the call that wrote it ended.
     let visible = |actor: &str, at: i64| ix.call_at(actor, at).map_or(at + 1000, |c| c.end);
-    let mut free: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
-    for item in &facts.items {
-        let mut spans = Vec::new();
-        let mut since = Some(visible(&item.created_by, item.created_at));
-        for e in events_of.get(&item.id).map_or(&[][..], |v| v.as_slice()) {
-            let k = e.kind.as_str();
-            if TAKES.contains(&k) || FINISHES.contains(&k) {
-                if let Some(s) = since.take() {
-                    spans.push((s, e.at));
-                }
-            } else if frees(e) && since.is_none() {
-                since = Some(visible(&e.actor, e.at));
-            }
-        }
-        if let Some(s) = since {
-            spans.push((s, i64::MAX));
-        }
-        free.insert(item.id, spans);
-    }
+    let (free, review) = free_spans(facts, events_of, &visible);
     // Any item (of a queue, or of all) free over a span.
     let mut spans: HashMap<&str, Spans> = HashMap::new();
     for item in &facts.items {
@@ -480,10 +475,19 @@ fn false_refusals(
         retake_refused(c, &parks, events_of, f);
         let code = match c.exit {
             Exit::Code(code @ (3 | 4)) => code,
+            // "you worked on #N; someone else must review it"
+            Exit::Code(5) if c.op == "claim --review --id" => 5,
             _ => continue,
         };
         let claims = c.class == Class::Claim || (c.class == Class::CompleteNext && code == 4);
-        if claims {
+        if c.op.starts_with("claim --review") {
+            if review.iter().any(|s| s.free_for(c)) {
+                f.false_refusals.push(format!(
+                    "an item waited for review, free and not the caller's work, throughout: {}",
+                    c.line()
+                ));
+            }
+        } else if claims {
             let was_free = match c.item {
                 Some(item) => free
                     .get(&item)
@@ -517,6 +521,148 @@ fn false_refusals(
         {
             f.false_refusals
                 .push(format!("the lock stood throughout: {}", c.line()));
+        }
+    }
+}
+
+/// An item in review, free for a review take over a span, and who may not take it then:
+/// whoever completed or submitted it, and whoever corrected a field of it before it last
+/// went to review (the take's own condition, `worked_on` in the store's SQL).
+struct ReviewSpan<'a> {
+    item: i64,
+    queue: &'a str,
+    from: i64,
+    until: i64,
+    barred: Vec<&'a str>,
+}
+
+impl ReviewSpan<'_> {
+    /// True when the review take `c` could have taken this item throughout the call.
+    fn free_for(&self, c: &Call) -> bool {
+        let q = queue_of(c);
+        c.item.is_none_or(|i| i == self.item)
+            && (q.is_empty() || q == self.queue)
+            && self.from <= c.start
+            && self.until >= c.end
+            && !self.barred.contains(&c.actor.as_str())
+    }
+}
+
+/// Each item's spans `(from, until)` free for a plain claim.
+type FreeSpans = HashMap<i64, Vec<(i64, i64)>>;
+
+/// Each item's spans free for a plain claim, and the spans items waited in review free
+/// for a review take (a take or an end of review closes a span; a release, expiry or
+/// unlock while in review opens one; a rejection to nobody frees the item for all). A
+/// review lock given to someone barred from it is a violation (`own`).
+fn free_spans<'a>(
+    facts: &'a Facts,
+    events_of: &HashMap<i64, Vec<&'a Event>>,
+    visible: &dyn Fn(&str, i64) -> i64,
+) -> (FreeSpans, Vec<ReviewSpan<'a>>) {
+    let mut free = HashMap::new();
+    let mut review = Vec::new();
+    for item in &facts.items {
+        let mut spans = Vec::new();
+        let mut since = Some(visible(&item.created_by, item.created_at));
+        // Who worked on it (completed or submitted it), and who corrected a field when.
+        let mut makers: Vec<&str> = Vec::new();
+        let mut fields: Vec<&str> = Vec::new();
+        // Who may not review it now (set at its last `submitted`), and the open review span.
+        let mut barred: Option<Vec<&str>> = None;
+        let mut rsince: Option<i64> = None;
+        for e in events_of.get(&item.id).map_or(&[][..], |v| v.as_slice()) {
+            let k = e.kind.as_str();
+            match k {
+                "completed" | "submitted" => makers.push(&e.actor),
+                "field_changed" => fields.push(&e.actor),
+                _ => {}
+            }
+            let ends_review = TAKES.contains(&k)
+                || FINISHES.contains(&k)
+                || matches!(k, "accepted" | "rejected" | "requeued");
+            if ends_review && let Some(s) = rsince.take() {
+                review.push(ReviewSpan {
+                    item: item.id,
+                    queue: &item.queue,
+                    from: s,
+                    until: e.at,
+                    barred: barred.clone().unwrap_or_default(),
+                });
+            }
+            if k == "submitted" {
+                let mut b = makers.clone();
+                b.extend(&fields);
+                barred = Some(b);
+                rsince = Some(visible(&e.actor, e.at));
+                continue;
+            }
+            if matches!(k, "accepted" | "rejected" | "requeued") || FINISHES.contains(&k) {
+                barred = None;
+            }
+            if TAKES.contains(&k) || FINISHES.contains(&k) {
+                if let Some(s) = since.take() {
+                    spans.push((s, e.at));
+                }
+            } else if barred.is_some() {
+                // In review: a lock ended frees it for reviewers only.
+                if frees(e) && rsince.is_none() {
+                    rsince = Some(visible(&e.actor, e.at));
+                }
+            } else if (frees(e) || (k == "rejected" && e.detail["to"].is_null())) && since.is_none()
+            {
+                since = Some(visible(&e.actor, e.at));
+            }
+        }
+        if let Some(s) = since {
+            spans.push((s, i64::MAX));
+        }
+        if let Some(s) = rsince {
+            review.push(ReviewSpan {
+                item: item.id,
+                queue: &item.queue,
+                from: s,
+                until: i64::MAX,
+                barred: barred.unwrap_or_default(),
+            });
+        }
+        free.insert(item.id, spans);
+    }
+    (free, review)
+}
+
+/// A review lock given to someone who may not review the item (its maker, or a field's
+/// corrector before it went to review), by a review take or by a supervisor's
+/// (re)assignment while it waited in review.
+fn own_reviews(events_of: &HashMap<i64, Vec<&Event>>, f: &mut Findings) {
+    for (item, evs) in events_of {
+        let mut makers: Vec<&str> = Vec::new();
+        let mut fields: Vec<&str> = Vec::new();
+        let mut barred: Option<Vec<&str>> = None;
+        for e in evs {
+            let k = e.kind.as_str();
+            match k {
+                "completed" | "submitted" => makers.push(&e.actor),
+                "field_changed" => fields.push(&e.actor),
+                _ => {}
+            }
+            if k == "submitted" {
+                let mut b = makers.clone();
+                b.extend(&fields);
+                barred = Some(b);
+            } else if matches!(k, "accepted" | "rejected" | "requeued") || FINISHES.contains(&k) {
+                barred = None;
+            } else if TAKES.contains(&k)
+                && let Some(b) = &barred
+            {
+                let to = e.detail["to"].as_str().unwrap_or(&e.actor);
+                if b.contains(&to) {
+                    f.duplicates.push(format!(
+                        "#{item}: {to} got the review lock (event {} {}) of their own work",
+                        e.id, e.kind
+                    ));
+                }
+            }
         }
     }
 }
@@ -677,7 +823,9 @@ fn rows_agree(facts: &Facts, events_of: &HashMap<i64, Vec<&Event>>, f: &mut Find
                 "failed" => "failed",
                 "cancelled" => "cancelled",
                 "parked" => "parked",
-                "requeued" | "woke" | "undone" => "open",
+                "requeued" | "woke" | "undone" | "rejected" => "open",
+                "submitted" => "review",
+                "accepted" => "done",
                 _ => continue,
             };
             state.1 = Some(e.id);

@@ -244,14 +244,23 @@ fn text_delete(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
     one(&["text", "delete", QUEUE, &t])
 }
 
-/// A queue setting: the warning, the take order, an SLA on business hours (or none), the
+/// A queue setting: the warning, the take order, the share reviewed by a second person
+/// and each person's first completions reviewed, an SLA on business hours (or none), the
 /// lock age as it is (the locks stay 30 s, so a killed call's lock expires in the run),
 /// the park grace (the least, 60 s, so that parks not taken back return to the pool in
 /// the run, or an hour) with the undo window as it is (30 s: the analysis judges by it).
 fn queue_set(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
     let warn = c.rng.range(3, 9).to_string();
     let grace = ["60", "3600"][c.rng.below(2) as usize];
-    match c.rng.below(6) {
+    match c.rng.below(8) {
+        6 => {
+            let share = ["none", "30%", "all", "30%"][c.rng.below(4) as usize];
+            one(&["queue", "set", QUEUE, "--review", share])
+        }
+        7 => {
+            let n = c.rng.below(3).to_string();
+            one(&["queue", "set", QUEUE, "--review-new", &n])
+        }
         5 => one(&[
             "queue",
             "set",

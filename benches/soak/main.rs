@@ -6,17 +6,19 @@
 //!
 //! For the given minutes, N workers claim and complete through the real binary (claim,
 //! claim --id, claim --wait, complete, complete --next, fail, release, skip, renew, set,
-//! tick, park for a few seconds, wake, undo), while one supervisor runs the chaos loop
+//! tick, park for a few seconds, wake, undo; and review: claim --review, accept, reject
+//! in the main queue, which reviews a share of its items), while one supervisor runs the chaos loop
 //! (`chaos::CHAOS`: imports (some into fields, with --define-fields) and re-imports, adds
 //! (with a source, into a queue being renamed), reap, unlocks, assignments, reopen, edits,
 //! comments, wakes, merges and not-duplicate marks (the main queue's `note` is a duplicate
 //! key), queue settings and SLAs, queue rename and delete, fields, ready-made
-//! texts, roles and logins, backups checked, check, stats, search, export...), a killer
+//! texts, review shares, roles and logins, backups checked, check, stats, search, export...), a killer
 //! SIGKILLs a running call every 1.5 s or so, one call in twenty runs
 //! under strace with an I/O error, a full disk or a SIGKILL injected at its Nth write or
 //! fsync (PostgreSQL: its Nth message), and on PostgreSQL the run's server processes are
-//! terminated at random. Then parked items are woken by a supervisor and the queue is
-//! drained (a lock nobody can take, a park left, is a lockout),
+//! terminated at random. Then parked items are woken by a supervisor, the queue is
+//! drained and what waits for review is reviewed (a lock nobody can take, a park or a
+//! review left, is a lockout),
 //! `caseload check` runs, and every call's exit code is judged against the database (see
 //! `analysis`). One table is printed; the exit code is 1 on any violation.
 //!
@@ -189,7 +191,7 @@ fn run() -> Result<bool> {
             eprintln!("soak: --tamper: forgetting event {:?}", facts.events[i]);
             facts.events.remove(i);
         }
-        for kind in ["locked", "completed", "parked"] {
+        for kind in ["locked", "completed", "parked", "submitted"] {
             if let Some(i) = facts
                 .events
                 .iter()
@@ -206,7 +208,7 @@ fn run() -> Result<bool> {
         for i in facts
             .items
             .iter()
-            .filter(|i| i.state == "open" || i.state == "parked")
+            .filter(|i| matches!(i.state.as_str(), "open" | "parked" | "review"))
         {
             found.lockouts.push(format!(
                 "#{} is {} (held by {:?}) but the drain could not take it",
@@ -248,6 +250,9 @@ fn setup(runner: &Runner, backend: &Backend, workers: &[String]) -> Result<()> {
         ]
         .map(String::from)
         .to_vec(),
+        ["queue", "set", QUEUE, "--review", "30%"]
+            .map(String::from)
+            .to_vec(),
         [
             "field",
             "set",
@@ -442,6 +447,24 @@ fn drain(runner: &Runner, workers: &[String]) -> Result<String> {
             return Ok(format!("the bulk unlock failed: {}", c.line()));
         }
     }
+    // The drain's own completions go straight to done; what waits for review is reviewed
+    // after.
+    let c = run(
+        "drain: review none",
+        Class::Write,
+        &[
+            "queue",
+            "set",
+            QUEUE,
+            "--review",
+            "none",
+            "--review-new",
+            "0",
+        ],
+    );
+    if c.exit != Exit::Code(0) && c.exit != Exit::Code(1) {
+        return Ok(format!("the review setting failed: {}", c.line()));
+    }
     let until = Instant::now() + Duration::from_secs(180);
     let mut held = None;
     while Instant::now() < until {
@@ -474,11 +497,40 @@ fn drain(runner: &Runner, workers: &[String]) -> Result<String> {
         };
         match c.exit {
             Exit::Code(0) => held = c.claimed,
-            Exit::Code(4) => return Ok(String::new()),
+            Exit::Code(4) => return Ok(review_drain(runner, until)),
             _ => return Ok(format!("the drain stopped: {}", c.line())),
         }
     }
     Ok("the drain ran out of time (180 s)".into())
+}
+
+/// Takes and accepts everything waiting for review (the drain worked on none of it).
+/// Returns why it stopped short, or "" when nothing waits.
+fn review_drain(runner: &Runner, until: Instant) -> String {
+    let run = |op, class, args: Vec<String>, lock: Option<(i64, i64)>| {
+        let mut req = Request::new("drain", op, class, args);
+        req.refusals = &[3, 4];
+        req.item = lock.map(|l| l.0);
+        req.token = lock.map(|l| l.1);
+        runner.run(runner.next_id(), req)
+    };
+    while Instant::now() < until {
+        let args = ["claim", "--review", "--json"].map(String::from).to_vec();
+        let c = run("claim --review", Class::Claim, args, None);
+        let (item, token) = match (c.exit, c.claimed) {
+            (Exit::Code(0), Some(lock)) => lock,
+            (Exit::Code(4), _) => return String::new(),
+            _ => return format!("the review drain stopped: {}", c.line()),
+        };
+        let args = ["accept", &item.to_string(), "--token", &token.to_string()]
+            .map(String::from)
+            .to_vec();
+        let c = run("accept", Class::Holder, args, Some((item, token)));
+        if c.exit != Exit::Code(0) {
+            return format!("the review drain stopped: {}", c.line());
+        }
+    }
+    "the review drain ran out of time".into()
 }
 
 fn write_log(dir: &std::path::Path, calls: &[Call]) -> Result<()> {

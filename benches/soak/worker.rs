@@ -6,7 +6,9 @@
 //! offers them first, or it takes one back with `wake` or `claim --id`), and now and then
 //! undoes what it just did (a complete, complete --next, fail, release, skip or park),
 //! within the undo window; an undo whose answer was lost is not repeated: the worker
-//! looks (`list --mine`), as the README says to after exit 6.
+//! looks (`list --mine`), as the README says to after exit 6. It also reviews others'
+//! work (`claim --review`, by id or take-next): with a review lock it accepts, rejects,
+//! corrects a field or renews; its own rejected work comes back to it as an assignment.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -82,6 +84,17 @@ pub(crate) const HOLDER: &[HolderWrite] = &[
     holder("tick --not-done", Some(LISTS), 2, false, false, "tick {item} steps b --not-done {marker} --token {token}"),
 ];
 
+/// The reviewer's writes on an item in review (taken with `claim --review`).
+#[rustfmt::skip]
+pub(crate) const REVIEWER: &[HolderWrite] = &[
+    holder("accept", None, 12, true, true, "accept {item} --token {token} --comment {marker}"),
+    holder("accept", None, 4, true, true, "accept {item} --token {token}"),
+    holder("reject", None, 8, true, true, "reject {item} --token {token} --reason {marker}"),
+    holder("release", None, 2, true, true, "release {item} --token {token}"),
+    holder("renew", None, 3, false, true, "renew {item} --token {token}"),
+    holder("set", Some(QUEUE), 3, false, true, "set {item} note={marker} --token {token}"),
+];
+
 /// The event kind a holder write with a token leaves (checked by token, so a retry's
 /// "already done" finds the first try's row).
 pub(crate) fn token_kind(op: &str) -> Option<&'static str> {
@@ -92,6 +105,8 @@ pub(crate) fn token_kind(op: &str) -> Option<&'static str> {
         "skip" => Some("skipped"),
         "renew" => Some("renewed"),
         "park" => Some("parked"),
+        "accept" => Some("accepted"),
+        "reject" => Some("rejected"),
         _ => None,
     }
 }
@@ -116,7 +131,11 @@ pub(crate) struct Worker<'a> {
     parked: Vec<i64>,
     /// The held item's queue.
     queue: String,
+    /// The held lock is a review lock (the item waits in review).
+    review: bool,
     candidates: Vec<i64>,
+    /// Items seen waiting for review, free (for `claim --review --id`).
+    reviews: Vec<i64>,
     since_sync: u32,
 }
 
@@ -145,7 +164,9 @@ impl<'a> Worker<'a> {
             held: None,
             parked: Vec::new(),
             queue: String::new(),
+            review: false,
             candidates: Vec::new(),
+            reviews: Vec::new(),
             since_sync: 0,
         }
     }
@@ -184,6 +205,8 @@ impl<'a> Worker<'a> {
     ) -> Call {
         let mut req = Request::new(&self.name, op, class, args);
         req.refusals = match class {
+            // "you worked on #N; someone else must review it"
+            Class::Claim if op == "claim --review --id" => &[3, 4, 5],
             Class::Claim | Class::CompleteNext => &[3, 4],
             // "#N is not parked" (a supervisor woke it, a take gave it back already), or
             // "may not wake #N, which w2 parked" (then someone else took and parked it)
@@ -250,6 +273,17 @@ impl<'a> Worker<'a> {
         } else if pick < 40 {
             self.look();
             return;
+        } else if pick < 48 && !self.reviews.is_empty() {
+            let i = self.rng.below(self.reviews.len() as u64) as usize;
+            let id = self.reviews.swap_remove(i);
+            let args = v(&["claim", "--review", "--id", &id.to_string(), "--json"]);
+            self.call("claim --review --id", Class::Claim, args, Some((id, 0)))
+        } else if pick < 55 {
+            let mut args = v(&["claim", "--review", "--json"]);
+            if self.rng.chance(0.5) {
+                args.extend(v(&["--queue", QUEUE]));
+            }
+            self.call("claim --review", Class::Claim, args, None)
         } else if pick < 70 {
             self.call(
                 "claim",
@@ -313,22 +347,31 @@ impl<'a> Worker<'a> {
         }
         let item: serde_json::Value = serde_json::from_str(call.stdout.trim()).unwrap_or_default();
         self.queue = item["queue"].as_str().unwrap_or_default().to_string();
+        self.review = item["state"] == "review";
     }
 
     /// Looks at the queue as the TUI's list does, to pick an item by id later.
     fn look(&mut self) {
-        let args = if self.rng.chance(0.3) {
+        let pick = self.rng.below(10);
+        let args = if pick < 3 {
             v(&["list", "--state", "parked", "--limit", "30", "--json"])
+        } else if pick < 5 {
+            v(&["list", "--state", "review", "--limit", "30", "--json"])
         } else {
             v(&["list", "--limit", "30", "--json"])
         };
         let call = self.call("list", Class::Read, args, None);
         if let Ok(serde_json::Value::Array(items)) = serde_json::from_str(&call.stdout) {
-            self.candidates = items
+            let ids = items
                 .iter()
                 .filter(|i| i["lock_user"].is_null())
                 .filter_map(|i| i["id"].as_i64())
                 .collect();
+            if (3..5).contains(&pick) {
+                self.reviews = ids;
+            } else {
+                self.candidates = ids;
+            }
         }
     }
 
@@ -353,6 +396,7 @@ impl<'a> Worker<'a> {
                 .and_then(|i| i["queue"].as_str())
                 .unwrap_or_default()
                 .to_string();
+            self.review = mine.is_some_and(|i| i["state"] == "review");
         }
     }
 
@@ -361,7 +405,7 @@ impl<'a> Worker<'a> {
             return;
         };
         let (i, t) = (item.to_string(), token.to_string());
-        if self.rng.below(100) < 20 {
+        if !self.review && self.rng.below(100) < 20 {
             let id = self.runner.next_id();
             let m = format!("soak-{id}");
             let mut args = v(&[
@@ -395,7 +439,8 @@ impl<'a> Worker<'a> {
             return;
         }
         let queue = self.queue.clone();
-        let w = self.rng.weighted(HOLDER, |h| {
+        let table = if self.review { REVIEWER } else { HOLDER };
+        let w = self.rng.weighted(table, |h| {
             if h.queue.is_none_or(|q| q == queue) {
                 h.weight
             } else {
@@ -425,7 +470,7 @@ impl<'a> Worker<'a> {
             self.parked.push(item);
             self.parks.add(item);
         }
-        if w.ends_lock && call.exit == Exit::Code(0) && self.rng.chance(UNDO_RATE) {
+        if w.ends_lock && !self.review && call.exit == Exit::Code(0) && self.rng.chance(UNDO_RATE) {
             self.undo(item);
         }
     }
