@@ -196,6 +196,16 @@ fn lock_cell(
         fit(&name, width.saturating_sub(Span::raw(rest).width()).max(1))
     };
     match state.lock_status(item) {
+        // Waiting for review: whose work it is (the reviewer's first question).
+        LockStatus::Free if item.state == ItemState::Review => {
+            let by = sanitize::line(item.finished_by.as_deref().unwrap_or("?")).into_owned();
+            let text = if compact {
+                format!("by {by}")
+            } else {
+                format!("free, by {by}")
+            };
+            (fit(&text, width.max(1)), theme.dim())
+        }
         LockStatus::Free => ("free".to_string(), theme.dim()),
         LockStatus::Held { user, remaining } => {
             let warn = user == state.me

@@ -84,6 +84,7 @@ fn the_review_view_lists_only_what_the_user_may_review_and_n_takes_the_oldest() 
     );
     assert!(!text.contains("KYC: Ana Sousa"), "bob's own work: {text}");
     assert!(!text.contains("KYC: Lars Eklund"), "not in review: {text}");
+    assert!(text.contains("free, by alice"), "whose work it is: {text}");
     insta::assert_snapshot!("review_view", text);
 
     // n: the oldest submission bob may review, locked to him, its review shown first.
