@@ -119,10 +119,26 @@ END;
 
 CREATE TABLE users (
     name       TEXT PRIMARY KEY NOT NULL,
-    role       TEXT NOT NULL DEFAULT 'staff' CHECK (role IN ('staff', 'supervisor')),
+    -- A lead is a supervisor for the queues they may take from only.
+    role       TEXT NOT NULL DEFAULT 'staff' CHECK (role IN ('staff', 'supervisor', 'lead')),
     last_seen  INTEGER NULL,
     -- The OS login this name is bound to (NULL: only the login of the same name uses it).
-    login      TEXT NULL
+    login      TEXT NULL,
+    -- Set: they take (review) only in the queues `user_queues` lists for them; else in all.
+    take_limited    INTEGER NOT NULL DEFAULT 0 CHECK (take_limited IN (0, 1)),
+    review_limited  INTEGER NOT NULL DEFAULT 0 CHECK (review_limited IN (0, 1)),
+    -- Marked as leaving (when, why): takes no work, is assigned none.
+    left_at         INTEGER NULL,
+    left_reason     TEXT NULL
+) WITHOUT ROWID;
+
+-- The queues a limited person may take from ('take') or review in ('review'); the claim's
+-- conditional write probes it by its key (store::sql::eligible!).
+CREATE TABLE user_queues (
+    name   TEXT NOT NULL,
+    kind   TEXT NOT NULL CHECK (kind IN ('take', 'review')),
+    queue  TEXT NOT NULL,
+    PRIMARY KEY (name, kind, queue)
 ) WITHOUT ROWID;
 
 -- Changes that are not about one item (roles, login bindings, queue settings, fields): who (the
@@ -403,11 +419,11 @@ WHEN NEW.kind NOT IN ('created', 'locked', 'renewed', 'released',
     SELECT RAISE(ABORT, 'unknown event kind');
 END;
 CREATE TRIGGER audit_kind_known BEFORE INSERT ON audit
-WHEN NEW.kind NOT IN ('role', 'login', 'queue', 'field', 'text') BEGIN
+WHEN NEW.kind NOT IN ('role', 'login', 'queue', 'field', 'text', 'access', 'leaving') BEGIN
     SELECT RAISE(ABORT, 'unknown audit kind');
 END;
 CREATE TRIGGER audit_kind_kept BEFORE UPDATE OF kind ON audit
-WHEN NEW.kind NOT IN ('role', 'login', 'queue', 'field', 'text') BEGIN
+WHEN NEW.kind NOT IN ('role', 'login', 'queue', 'field', 'text', 'access', 'leaving') BEGIN
     SELECT RAISE(ABORT, 'unknown audit kind');
 END;
 

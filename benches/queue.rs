@@ -36,6 +36,8 @@ mod cli;
 pub mod common;
 #[path = "queue/duplicates.rs"]
 mod duplicates;
+#[path = "queue/eligible.rs"]
+mod eligible;
 #[path = "queue/figures.rs"]
 mod figures;
 #[path = "queue/plumbing.rs"]
@@ -2231,11 +2233,12 @@ fn drop_db(db: &Path) {
 
 type Section = fn(&Config, &Path, &mut Report);
 
-const SECTIONS: [(&str, Section); 18] = [
+const SECTIONS: [(&str, Section); 19] = [
     ("cycles", sec_cycles),
     ("fairness", sec_fairness),
     ("claim", sec_claim),
     ("due", sec_due),
+    ("eligible", eligible::sec_eligible),
     ("enqueue", sec_enqueue),
     ("import", sec_import),
     ("import-bin", sec_import_bin),

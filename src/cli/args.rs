@@ -884,21 +884,45 @@ pub struct FieldSetArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
-    /// List the known users: role, login binding and when last seen.
+    /// List the known users: role, login binding, queues and when last seen (people who
+    /// left only with --all).
     List {
         /// Print one JSON array.
         #[arg(long)]
         json: bool,
+        /// Also list the people who left.
+        #[arg(long)]
+        all: bool,
     },
-    /// Set a user's role, or which login may use the name (supervisors; audited).
+    /// Set a user's role, which login may use the name, which queues they may take from
+    /// and review in, or mark them as leaving (supervisors; audited).
     #[command(group(clap::ArgGroup::new("change").required(true).multiple(true)
-        .args(["role", "login", "no_login"])))]
+        .args(["role", "login", "no_login", "queues", "reviews", "leaving", "back"])))]
     Set {
         /// The user's name (as given by --user, CASELOAD_USER or the OS login).
         name: String,
-        /// staff (the default for unknown users) or supervisor.
+        /// staff (the default for unknown users), supervisor, or lead: a supervisor for
+        /// the queues they may take from only (give them --queues).
         #[arg(long, value_parser = parse_role)]
         role: Option<Role>,
+        /// The queues they may take from (a lead: the queues they lead): a,b or all
+        /// [new users: all]. Take-next offers only these; others are refused (exit 5).
+        #[arg(long, value_name = "a,b|all")]
+        queues: Option<String>,
+        /// The queues they may review in: a,b, all or none [new users: all].
+        #[arg(long, value_name = "a,b|all|none")]
+        reviews: Option<String>,
+        /// Mark them as leaving (needs --reason): their locks, assignments and parked
+        /// items go back to the pool, their login binding is removed, they take no more
+        /// work and are hidden from `user list`.
+        #[arg(long, requires = "reason", conflicts_with = "back")]
+        leaving: bool,
+        /// Why they are leaving (kept in the audit and on each item's event).
+        #[arg(long, value_name = "TEXT", requires = "leaving")]
+        reason: Option<String>,
+        /// Undo the leaving mark (the login binding is not restored: use --login).
+        #[arg(long)]
+        back: bool,
         /// Let this login use the name: an OS login on SQLite, a database role on
         /// PostgreSQL (e.g. a service account acting as a bot's name). Without a binding
         /// only the login of the same name may use it.
@@ -972,7 +996,7 @@ fn parse_field_type(s: &str) -> Result<FieldType, String> {
 }
 
 fn parse_role(s: &str) -> Result<Role, String> {
-    Role::parse(s).ok_or_else(|| "expected staff or supervisor".to_string())
+    Role::parse(s).ok_or_else(|| "expected staff, supervisor or lead".to_string())
 }
 
 fn parse_order(s: &str) -> Result<TakeOrder, String> {

@@ -402,19 +402,40 @@ fn supervisor_command(store: &mut dyn Store, command: Command, out: &mut dyn Wri
 /// `caseload user ...`.
 fn user_command(store: &mut dyn Store, command: UserCommand, out: &mut dyn Write) -> CliResult {
     match command {
-        UserCommand::List { json } => read::users(store, json, out),
+        UserCommand::List { json, all } => read::users(store, json, all, out),
         UserCommand::Set {
             name,
             role,
             login,
             no_login,
+            queues,
+            reviews,
+            leaving,
+            reason,
+            back,
         } => {
-            let login = match (login.as_deref(), no_login) {
+            let login = match (login, no_login) {
                 (Some(l), _) => Some(Some(l)),
                 (None, true) => Some(None),
                 (None, false) => None,
             };
-            supervise::set_user(store, &name, role, login, out)
+            let list = |flag: &str, v: Option<String>| -> std::result::Result<_, Failure> {
+                v.map(|v| crate::domain::Queues::parse(&v))
+                    .transpose()
+                    .map_err(|e| Failure {
+                        code: exit::ERROR,
+                        error: anyhow!("--{flag}: {e}"),
+                    })
+            };
+            let change = crate::store::UserChange {
+                role,
+                login,
+                queues: list("queues", queues)?,
+                reviews: list("reviews", reviews)?,
+                leaving: if leaving { reason } else { None },
+                back,
+            };
+            supervise::set_user(store, &name, &change, out)
         }
     }
 }

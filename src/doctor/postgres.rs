@@ -17,7 +17,7 @@ const CLOCK_TOLERANCE_MS: i64 = 10_000;
 /// What everyday work needs (the README's least-privilege grants): `(table, column or
 /// "" for the whole table, rights)`. Roles, bindings and queue settings change through
 /// caseload's SECURITY DEFINER functions, so no role needs UPDATE on users or queues.
-const RIGHTS: [(&str, &str, &str); 18] = [
+const RIGHTS: [(&str, &str, &str); 19] = [
     ("items", "", "SELECT, INSERT, UPDATE"),
     ("item_counts", "", "SELECT, INSERT, UPDATE"),
     ("events", "", "SELECT, INSERT"),
@@ -34,13 +34,14 @@ const RIGHTS: [(&str, &str, &str); 18] = [
     ("queue_fields", "", "SELECT"),
     ("queue_texts", "", "SELECT"),
     ("queue_sla", "", "SELECT"),
+    ("user_queues", "", "SELECT"),
     ("item_keys", "", "SELECT, INSERT, DELETE"),
     ("item_pairs", "", "SELECT, INSERT, UPDATE"),
 ];
 
 /// Rights an everyday role must not have: they would let it rewrite the audit trail or
 /// the figures directly (the server writes holds and the audit itself).
-const NEVER: [(&str, &str); 7] = [
+const NEVER: [(&str, &str); 8] = [
     ("events", "UPDATE, DELETE"),
     ("comments", "UPDATE, DELETE"),
     ("holds", "INSERT, UPDATE, DELETE"),
@@ -48,6 +49,7 @@ const NEVER: [(&str, &str); 7] = [
     ("queue_fields", "INSERT, UPDATE, DELETE"),
     ("queue_texts", "INSERT, UPDATE, DELETE"),
     ("queue_sla", "INSERT, UPDATE, DELETE"),
+    ("user_queues", "INSERT, UPDATE, DELETE"),
 ];
 
 /// The rights of [`NEVER`] the session's role holds, unless it may change the tables

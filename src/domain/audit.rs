@@ -23,16 +23,23 @@ pub enum AuditKind {
     /// A queue's ready-made texts (`caseload text add|delete`); the subject is
     /// `QUEUE.CODE`.
     Text,
+    /// Which queues a person may take from and review in (`user set --queues
+    /// --reviews`).
+    Access,
+    /// A person marked as leaving, or back (`user set --leaving|--back`).
+    Leaving,
 }
 
 impl AuditKind {
     /// Every kind (the schemas' kind checks list the same names: a test compares them).
-    pub(crate) const ALL: [AuditKind; 5] = [
+    pub(crate) const ALL: [AuditKind; 7] = [
         AuditKind::Role,
         AuditKind::Login,
         AuditKind::Queue,
         AuditKind::Field,
         AuditKind::Text,
+        AuditKind::Access,
+        AuditKind::Leaving,
     ];
 
     /// The kind's name as stored.
@@ -43,6 +50,8 @@ impl AuditKind {
             AuditKind::Queue => "queue",
             AuditKind::Field => "field",
             AuditKind::Text => "text",
+            AuditKind::Access => "access",
+            AuditKind::Leaving => "leaving",
         }
     }
 

@@ -31,4 +31,4 @@ pub use item::{Cell, Item, ItemState, NewItem, Unreadable};
 pub use lock::{Lock, LockLoss, LockStatus, NoLock, SeenLock};
 pub use queue::{QueueSettings, QueueUpdate, Setting, SettingError, TakeOrder};
 pub(crate) use time::Millis;
-pub use user::{Actor, RealIdentity, Role, UserInfo};
+pub use user::{Access, Actor, Queues, RealIdentity, Role, UserInfo, Work};

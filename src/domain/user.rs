@@ -8,6 +8,8 @@ use serde::Serialize;
 pub enum Role {
     Staff,
     Supervisor,
+    /// A supervisor for the queues they may take from only (issue 29 §3).
+    Lead,
 }
 
 impl Role {
@@ -16,7 +18,13 @@ impl Role {
         match self {
             Role::Staff => "staff",
             Role::Supervisor => "supervisor",
+            Role::Lead => "lead",
         }
+    }
+
+    /// True for a role with supervisor rights somewhere (a lead's in their queues).
+    pub fn supervises(self) -> bool {
+        self != Role::Staff
     }
 
     /// Parses a stored or typed role name.
@@ -24,6 +32,7 @@ impl Role {
         match s {
             "staff" => Some(Role::Staff),
             "supervisor" => Some(Role::Supervisor),
+            "lead" => Some(Role::Lead),
             _ => None,
         }
     }
@@ -54,6 +63,179 @@ pub struct UserInfo {
     pub login: Option<String>,
     /// When they last opened caseload's screen.
     pub last_seen: Option<super::time::Millis>,
+    /// The queues they may take from and review in, and whether they left.
+    pub access: Access,
+}
+
+/// Some queues by name, or all of them (as JSON: `"all"`, or an array of names).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Queues {
+    /// Every queue, those made later included.
+    All,
+    /// These only (none when empty), sorted.
+    Only(Vec<String>),
+}
+
+impl Serialize for Queues {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Queues::All => s.serialize_str("all"),
+            Queues::Only(names) => names.serialize(s),
+        }
+    }
+}
+
+impl Queues {
+    /// Parses `all`, `none` or a comma-separated list of queue names (`a,b`).
+    pub fn parse(s: &str) -> Result<Queues, String> {
+        match s.trim() {
+            "all" => return Ok(Queues::All),
+            "none" => return Ok(Queues::Only(Vec::new())),
+            _ => {}
+        }
+        let mut names = Vec::new();
+        for part in s.split(',').map(str::trim) {
+            super::queue::validate_queue_name(part).map_err(|e| format!("queue '{part}': {e}"))?;
+            names.push(part.to_string());
+        }
+        names.sort();
+        names.dedup();
+        Ok(Queues::Only(names))
+    }
+
+    /// True when `queue` is among them.
+    pub fn has(&self, queue: &str) -> bool {
+        match self {
+            Queues::All => true,
+            Queues::Only(names) => names.iter().any(|n| n == queue),
+        }
+    }
+
+    /// `all`, `none` or `a, b` (names as stored: sanitize before showing).
+    pub fn words(&self) -> String {
+        match self {
+            Queues::All => "all".into(),
+            Queues::Only(names) if names.is_empty() => "none".into(),
+            Queues::Only(names) => names.join(", "),
+        }
+    }
+}
+
+/// Why someone may not work an item of a queue (issue 29 §2, §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// Take it (take-next, by id, an assignment given to them).
+    Take,
+    /// Review it.
+    Review,
+}
+
+impl Work {
+    /// The name stored in `user_queues.kind`.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Work::Take => "take",
+            Work::Review => "review",
+        }
+    }
+}
+
+/// What a person may do and where: their role, the queues they may take from and review
+/// in, and when they left (a leaver takes no work and is assigned none).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Access {
+    pub role: Role,
+    pub takes: Queues,
+    pub reviews: Queues,
+    /// When they were marked as leaving, and why.
+    pub left: Option<(super::time::Millis, String)>,
+}
+
+impl Default for Access {
+    fn default() -> Self {
+        Access {
+            role: Role::Staff,
+            takes: Queues::All,
+            reviews: Queues::All,
+            left: None,
+        }
+    }
+}
+
+impl Access {
+    /// Builds it from the stored facts: the `users` row's role, whether each list applies
+    /// (`take_limited`, `review_limited`), when and why they left, and the `user_queues`
+    /// rows (kind, queue).
+    pub(crate) fn from_rows(
+        role: Option<&str>,
+        limited: (bool, bool),
+        left: Option<(super::time::Millis, String)>,
+        rows: &[(String, String)],
+    ) -> Access {
+        let list = |kind: Work, on: bool| match on {
+            false => Queues::All,
+            true => {
+                let mut v: Vec<String> = (rows.iter())
+                    .filter(|(k, _)| k == kind.as_str())
+                    .map(|(_, q)| q.clone())
+                    .collect();
+                v.sort();
+                Queues::Only(v)
+            }
+        };
+        Access {
+            role: role.and_then(Role::parse).unwrap_or(Role::Staff),
+            takes: list(Work::Take, limited.0),
+            reviews: list(Work::Review, limited.1),
+            left,
+        }
+    }
+
+    /// The queues of one kind of work.
+    pub fn queues(&self, work: Work) -> &Queues {
+        match work {
+            Work::Take => &self.takes,
+            Work::Review => &self.reviews,
+        }
+    }
+
+    /// `Err` says why `name` may not do `work` in `queue`: they left, or the queue is not
+    /// one of theirs (naming those that are).
+    pub fn may(&self, name: &str, work: Work, queue: &str) -> Result<(), String> {
+        if let Some((_, why)) = &self.left {
+            return Err(format!("{name} has left ({why}) and takes no work"));
+        }
+        let qs = self.queues(work);
+        if qs.has(queue) {
+            return Ok(());
+        }
+        let verb = match work {
+            Work::Take => "take from",
+            Work::Review => "review in",
+        };
+        Err(format!(
+            "{name} may not {verb} queue '{queue}' (theirs: {}; a supervisor changes it \
+             with `caseload user set {name} --{}`)",
+            qs.words(),
+            match work {
+                Work::Take => "queues",
+                Work::Review => "reviews",
+            }
+        ))
+    }
+
+    /// True when they have supervisor rights in `queue`: a supervisor, or a lead of it
+    /// (a lead leads the queues they may take from), and still here.
+    pub fn supervises(&self, queue: Option<&str>) -> bool {
+        if self.left.is_some() {
+            return false;
+        }
+        match (self.role, queue) {
+            (Role::Supervisor, _) => true,
+            (Role::Lead, Some(q)) => self.takes.has(q) && self.takes != Queues::All,
+            _ => false,
+        }
+    }
 }
 
 /// Who is really at the keyboard, as the backend knows it (never taken from a flag or

@@ -104,6 +104,9 @@ pub enum StoreError {
     /// The real identity (OS login, database role) may not use the caseload name given.
     #[error("not permitted: {0}")]
     NotYou(String),
+    /// The person may not take (review) work of that queue, or has left (issue 29 §2).
+    #[error("not permitted: {0}")]
+    NotEligible(String),
     #[error("database is read-only: {0}")]
     ReadOnly(String),
     #[error("database is busy: {0}")]
@@ -236,9 +239,10 @@ impl StoreError {
             StoreError::NothingToClaim(_)
             | StoreError::Paused { .. }
             | StoreError::WipLimit { .. } => exit::NOTHING,
-            StoreError::SupervisorOnly(_) | StoreError::NotYou(_) | StoreError::OwnWork(_) => {
-                exit::SUPERVISOR_ONLY
-            }
+            StoreError::SupervisorOnly(_)
+            | StoreError::NotYou(_)
+            | StoreError::OwnWork(_)
+            | StoreError::NotEligible(_) => exit::SUPERVISOR_ONLY,
             StoreError::OutcomeUnknown(_) | StoreError::CommitLost { .. } => exit::UNKNOWN,
             _ => exit::ERROR,
         }

@@ -43,6 +43,7 @@ pub use check::CheckRun;
 pub use error::{Result, StoreError, exit};
 pub use figures::{Figures, QueueFigures, ReasonCount, Report, ReportQuery};
 pub use ops::Merged;
+pub use ops::{UserChange, UserChanged};
 pub use reads::Reads;
 pub use sqlite::SqliteStore;
 pub(crate) use stats::{Bucket, OldestItem, Stats};
@@ -229,4 +230,31 @@ pub struct ExportFilter {
     pub queue: Option<String>,
     /// Only items created (events: written) at or after this time.
     pub since: Option<Millis>,
+}
+
+/// The (kind, queue) rows of `name` among everyone's (name, kind, queue) rows.
+pub(crate) fn list_of(rows: &[(String, String, String)], name: &str) -> Vec<(String, String)> {
+    (rows.iter())
+        .filter(|(n, ..)| n == name)
+        .map(|(_, k, q)| (k.clone(), q.clone()))
+        .collect()
+}
+
+/// `users` with each one's access from `accesses` (by name; the role is the user's own).
+pub(crate) fn with_access(
+    mut users: Vec<crate::domain::UserInfo>,
+    accesses: Vec<(String, crate::domain::Access)>,
+) -> Vec<crate::domain::UserInfo> {
+    for (name, access) in accesses {
+        if let Some(u) = users.iter_mut().find(|u| u.name == name) {
+            u.access = crate::domain::Access {
+                role: u.role,
+                ..access
+            };
+        }
+    }
+    for u in &mut users {
+        u.access.role = u.role;
+    }
+    users
 }

@@ -31,6 +31,35 @@ pub(crate) const USERS_AND_ACTORS: &str = "\
     WHERE a.actor IS NOT NULL AND NOT EXISTS (SELECT 1 FROM users u WHERE u.name = a.actor) \
     ORDER BY 1";
 
+/// A person's `users` row as [`crate::domain::Access::from_rows`] takes it (`$1` the
+/// name): role, whether each list applies (0 or 1 in both dialects), when and why they
+/// left.
+pub(crate) const ACCESS_ROW: &str = "SELECT role, \
+     CASE WHEN take_limited THEN 1 ELSE 0 END, CASE WHEN review_limited THEN 1 ELSE 0 END, \
+     left_at, left_reason FROM users WHERE name = $1";
+/// A person's queues (`$1` the name): kind, queue.
+pub(crate) const ACCESS_QUEUES: &str =
+    "SELECT kind, queue FROM user_queues WHERE name = $1 ORDER BY kind, queue";
+/// Everyone's limits, for `user list`: name, whether each list applies, when and why they
+/// left, from the `users` rows that limit anything.
+pub(crate) const ACCESS_ALL: &str = "SELECT name, \
+     CASE WHEN take_limited THEN 1 ELSE 0 END, CASE WHEN review_limited THEN 1 ELSE 0 END, \
+     left_at, left_reason FROM users \
+     WHERE take_limited OR review_limited OR left_at IS NOT NULL";
+/// Every person's queues: name, kind, queue.
+pub(crate) const ACCESS_QUEUES_ALL: &str =
+    "SELECT name, kind, queue FROM user_queues ORDER BY name, kind, queue";
+/// The items `$1` holds a lock on (open ones, assignments included, and reviews), by id
+/// (the `lock_user` index).
+pub(crate) const HELD_BY: &str = const_join!(
+    &[
+        "SELECT ",
+        ITEM_COLS,
+        " FROM items WHERE lock_user = $1 ORDER BY id"
+    ],
+    ""
+);
+
 /// Who created an item, when and from which login: the INSERT's columns besides the
 /// table's, one value shared by every row of the statement.
 pub(crate) const CREATED: [&str; 3] = ["created_at", "created_by", "created_os"];
@@ -288,6 +317,30 @@ pub(crate) const FENCE_HOLDER_OR_REVIEWER: &str =
 /// `review` (the maker is `finished_by`).
 pub(crate) const SET_SUBMIT: &str = "state = 'review', result = :value, lock_user = NULL, \
      lock_time = NULL, lock_expires_at = NULL, finished_at = :now, finished_by = :me";
+/// True when the actor (`$me`) may do `$kind` work (`'take'` or `'review'`) on the item
+/// `$item` (`items` or its alias): they have not left, and either their list of that kind
+/// does not apply or it holds the item's queue (issue 29 §2). One probe of the `users`
+/// row by its key and, for a limited person, one of `user_queues` by its key: the same
+/// condition in every claim's conditional write and every candidate search.
+macro_rules! eligible {
+    ($me:literal, $kind:literal, $item:literal) => {
+        concat!(
+            "NOT EXISTS (SELECT 1 FROM users eu WHERE eu.name = ",
+            $me,
+            " AND (eu.left_at IS NOT NULL OR (eu.",
+            $kind,
+            "_limited AND NOT EXISTS (SELECT 1 FROM user_queues eq WHERE eq.name = ",
+            $me,
+            " AND eq.kind = '",
+            $kind,
+            "' AND eq.queue = ",
+            $item,
+            ".queue))))"
+        )
+    };
+}
+pub(crate) use eligible;
+
 /// True when the actor (`{me}`) worked on the item (`items` in the statement): completed
 /// it (submitted or not), or corrected a field of it before it last went to review (a
 /// reviewer's own corrections do not keep them from taking it back after a release).
@@ -310,7 +363,9 @@ pub(crate) const WORKED_ON: &str = worked_on!("{me}");
 pub(crate) const FENCE_REVIEW_TAKE: &str = concat!(
     "state = 'review' AND lock_token = :token \
      AND (lock_user IS NULL OR lock_expires_at <= :now) AND NOT ",
-    worked_on!(":me")
+    worked_on!(":me"),
+    " AND ",
+    eligible!(":me", "review", "items")
 );
 /// The review take: a new acquisition by the caller (a new token).
 pub(crate) const SET_REVIEW_TAKE: &str = const_join!(
@@ -331,6 +386,8 @@ pub(crate) const REVIEWABLE: &str = const_join!(
          AND (lock_user IS NULL OR lock_expires_at <= $2) AND NOT EXISTS (SELECT 1 FROM \
          queues qp WHERE qp.name = items.queue AND qp.paused) AND NOT ",
         worked_on!("$3"),
+        " AND ",
+        eligible!("$3", "review", "items"),
         " ORDER BY finished_at, id LIMIT 1"
     ],
     ""
@@ -626,8 +683,8 @@ mod tests {
             assert!(lists_all(step, &events), "event kinds in {step:.60}");
         }
         for step in [
-            include_str!("sqlite/migrations/0013_queue_texts.sql"),
-            include_str!("postgres/migrations/0013_queue_texts.sql"),
+            include_str!("sqlite/migrations/0023_teams.sql"),
+            include_str!("postgres/migrations/0024_teams.sql"),
         ] {
             assert!(lists_all(step, &audit), "audit kinds in {step:.60}");
         }

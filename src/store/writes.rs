@@ -268,6 +268,12 @@ pub trait Writes {
     /// Supervisor: binds the user name `user` to a login (OS login on SQLite, database
     /// role on PostgreSQL) that may then use it, or unbinds it (`None`); audited.
     fn set_login(&mut self, user: &str, login: Option<&str>) -> Result<()>;
+    /// Supervisor: changes a person in one transaction (issue 29 §2–§4): which queues they
+    /// may take from and review in, their role (a lead needs a list of queues), their
+    /// login binding, leaving (their locks, assignments and parked items back to the pool,
+    /// each with an event; the binding removed; marked as left) or back. Each part
+    /// audited.
+    fn change_user(&mut self, user: &str, change: &ops::UserChange) -> Result<ops::UserChanged>;
     /// Records that the caller is here now; returns when they were last seen.
     fn touch_last_seen(&mut self) -> Result<Option<Millis>>;
     /// Rebuilds the figures' tables (`holds`, the day summary) from the events, in one
@@ -738,6 +744,17 @@ impl<B: Backend> Writes for B {
     fn set_role(&mut self, user: &str, role: Role) -> Result<()> {
         validate_user_name(user).map_err(|m| StoreError::Invalid(format!("user {m}")))?;
         write(self, |tx| ops::set_role(tx, user, role))
+    }
+
+    fn change_user(&mut self, user: &str, c: &ops::UserChange) -> Result<ops::UserChanged> {
+        validate_user_name(user).map_err(|m| StoreError::Invalid(format!("user {m}")))?;
+        if let Some(Some(l)) = &c.login {
+            validate_user_name(l).map_err(|m| field_error(Input::Login, m))?;
+        }
+        if let Some(why) = &c.leaving {
+            ops::required_reason(why)?;
+        }
+        write(self, |tx| ops::change_user(tx, user, c))
     }
 
     fn set_login(&mut self, user: &str, login: Option<&str>) -> Result<()> {

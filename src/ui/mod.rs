@@ -176,8 +176,11 @@ fn header_right(state: &State, room: usize) -> String {
         parts.push(note.to_string());
     }
     // The role shows when there is room left (a filter cut short takes it first).
-    let role = " (supervisor)";
-    if state.role == Role::Supervisor && used(&parts) + role.len() <= room {
+    let role = match state.role {
+        Role::Lead => " (lead)",
+        _ => " (supervisor)",
+    };
+    if state.role.supervises() && used(&parts) + role.len() <= room {
         parts[1].push_str(role);
     }
     parts.reverse();
@@ -338,7 +341,7 @@ fn key_line(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
 
 /// Which hint line fits what the screen shows.
 fn hints(state: &State) -> Hints {
-    let sup = state.role == Role::Supervisor;
+    let sup = state.role.supervises();
     if state.editor.is_some() {
         Hints::Editor
     } else if let Some(d) = &state.dialog {

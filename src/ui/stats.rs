@@ -10,9 +10,9 @@ use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Borders, Paragraph, Spark
 
 use super::Theme;
 use crate::app::State;
+use crate::domain::ItemState;
 use crate::domain::sanitize;
 use crate::domain::time::short_duration;
-use crate::domain::{ItemState, Role};
 use crate::store::{Bucket, Stats};
 
 pub(super) fn render(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
@@ -177,7 +177,7 @@ fn queue_table(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let Some(st) = &state.stats else {
         return;
     };
-    let sup = state.role == Role::Supervisor;
+    let sup = state.role.supervises();
     let mut lines = vec![Line::styled(
         format!(
             "  {:<14} {:>8} {:>6} {:>8} {:>6} {:>6} {:>5} {:>4}  {}",

@@ -43,6 +43,7 @@ mod security;
 mod shared_files;
 mod sla;
 mod storage_faults;
+mod teams;
 mod texts;
 mod units;
 mod verification;

@@ -401,7 +401,7 @@ pub(crate) fn least_privilege_sql(schema: &str, staff: &str) -> String {
          GRANT SELECT, INSERT, UPDATE ON {schema}.item_pairs TO {staff};
          GRANT SELECT ON {schema}.queues, {schema}.users, {schema}.audit, {schema}.holds,
                          {schema}.figure_days, {schema}.queue_totals, {schema}.queue_fields, {schema}.queue_texts, {schema}.queue_sla,
-                         {schema}.caseload_schema TO {staff};
+                         {schema}.user_queues, {schema}.caseload_schema TO {staff};
          GRANT INSERT (name) ON {schema}.queues TO {staff};
          GRANT INSERT (name, last_seen), UPDATE (last_seen) ON {schema}.users TO {staff};"
     )

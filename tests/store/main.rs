@@ -39,6 +39,7 @@ mod short_words;
 mod sla;
 mod snapshot;
 mod supervisor;
+mod teams;
 mod texts;
 mod wal;
 mod working_day;

@@ -573,7 +573,7 @@ fn broken_dialog(s: &mut State, id: i64, token: i64, broken: &[FieldProblem]) ->
             focus_on(s, at);
         }
     }
-    let supervisor = s.role == crate::domain::Role::Supervisor;
+    let supervisor = s.role.supervises();
     s.dialog = Some(if supervisor {
         Dialog::new(
             format!("Complete #{id} anyway?"),

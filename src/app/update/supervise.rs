@@ -10,12 +10,13 @@ use crate::domain::fields::{FieldError, Input};
 use crate::domain::sanitize;
 use crate::domain::time::{short_duration, start_of_day};
 use crate::domain::user::validate_user_name;
-use crate::domain::{Item, ItemState, LockStatus, QueueUpdate, Role, SeenLock, Setting, TakeOrder};
+use crate::domain::{Item, ItemState, LockStatus, QueueUpdate, SeenLock, Setting, TakeOrder};
 
-/// True for a supervisor; else says why `what` is refused (staff, or a role the database
-/// has not told yet) and nothing reaches the store.
+/// True for a supervisor or a lead (the store refuses a lead outside their queues);
+/// else says why `what` is refused (staff, or a role the database has not told yet) and
+/// nothing reaches the store.
 pub(super) fn supervisor(s: &mut State, what: &str) -> bool {
-    if s.role == Role::Supervisor {
+    if s.role.supervises() {
         return true;
     }
     let why = match s.role_known {

@@ -162,8 +162,10 @@ pub(crate) fn comment(
 }
 
 /// `caseload user list [--json]`.
-pub(crate) fn users(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliResult {
-    let users = s.users()?;
+pub(crate) fn users(s: &mut dyn Store, json: bool, all: bool, out: &mut dyn Write) -> CliResult {
+    let users: Vec<_> = (s.users()?.into_iter())
+        .filter(|u| all || u.access.left.is_none())
+        .collect();
     if json {
         let arr: Vec<Value> = users
             .iter()
@@ -173,6 +175,10 @@ pub(crate) fn users(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliRe
                     "role": u.role.as_str(),
                     "login": u.login,
                     "last_seen": u.last_seen.map(rfc3339),
+                    "queues": u.access.takes,
+                    "reviews": u.access.reviews,
+                    "left_at": u.access.left.as_ref().map(|(at, _)| rfc3339(*at)),
+                    "left_reason": u.access.left.as_ref().map(|(_, why)| why),
                 })
             })
             .collect();
@@ -181,16 +187,22 @@ pub(crate) fn users(s: &mut dyn Store, json: bool, out: &mut dyn Write) -> CliRe
     }
     writeln!(
         out,
-        "{:<24}  {:<10}  {:<16}  LAST SEEN",
-        "NAME", "ROLE", "LOGIN"
+        "{:<24}  {:<10}  {:<16}  {:<20}  {:<20}  LAST SEEN",
+        "NAME", "ROLE", "LOGIN", "QUEUES", "REVIEWS"
     )?;
     for u in &users {
+        let role = match &u.access.left {
+            Some(_) => "left",
+            None => u.role.as_str(),
+        };
         writeln!(
             out,
-            "{:<24}  {:<10}  {:<16}  {}",
+            "{:<24}  {:<10}  {:<16}  {:<20}  {:<20}  {}",
             truncate(&sanitize::line(&u.name), 24),
-            u.role.as_str(),
+            role,
             truncate(&sanitize::line(u.login.as_deref().unwrap_or("-")), 16),
+            truncate(&sanitize::line(&u.access.takes.words()), 20),
+            truncate(&sanitize::line(&u.access.reviews.words()), 20),
             u.last_seen.map_or_else(|| "never".to_string(), local_full)
         )?;
     }

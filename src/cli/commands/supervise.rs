@@ -5,7 +5,7 @@ use std::io::Write;
 use crate::domain::fields::{Col, Value};
 use crate::domain::time::{local_full, short_duration};
 use crate::domain::when::Span;
-use crate::domain::{ItemEdit, QueueUpdate, Role, SeenLock, sanitize};
+use crate::domain::{ItemEdit, QueueUpdate, SeenLock, sanitize};
 use crate::store::{ListFilter, StateFilter, Store};
 
 use crate::cli::args::QueueCommand;
@@ -287,25 +287,50 @@ pub(crate) fn cancel(s: &mut dyn Store, id: i64, reason: &str, out: &mut dyn Wri
 pub(crate) fn set_user(
     s: &mut dyn Store,
     name: &str,
-    role: Option<Role>,
-    login: Option<Option<&str>>,
+    change: &crate::store::UserChange,
     out: &mut dyn Write,
 ) -> CliResult {
     let shown = sanitize::line(name);
-    if let Some(role) = role {
-        s.set_role(name, role)?;
+    let done = s.change_user(name, change)?;
+    if change.back {
+        writeln!(
+            out,
+            "{shown} is back (bind a login again with --login if needed)"
+        )?;
+    }
+    let words = |q: &crate::domain::Queues| sanitize::line(&q.words()).to_string();
+    if let Some(q) = &change.queues {
+        writeln!(out, "{shown} may take from: {}", words(q))?;
+    }
+    if let Some(q) = &change.reviews {
+        writeln!(out, "{shown} may review in: {}", words(q))?;
+    }
+    if let Some(role) = change.role {
         writeln!(out, "{shown} is now {}", role.as_str())?;
     }
-    match login {
-        Some(Some(l)) => {
-            s.set_login(name, Some(l))?;
-            writeln!(out, "{shown} may be used by login {}", sanitize::line(l))?;
-        }
-        Some(None) => {
-            s.set_login(name, None)?;
-            writeln!(out, "{shown} is bound to no login")?;
-        }
+    match &change.login {
+        Some(Some(l)) => writeln!(out, "{shown} may be used by login {}", sanitize::line(l))?,
+        Some(None) => writeln!(out, "{shown} is bound to no login")?,
         None => {}
+    }
+    if change.leaving.is_some() {
+        let ids = |v: &[i64]| match v {
+            [] => "none".to_string(),
+            v => v
+                .iter()
+                .map(|i| format!("#{i}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        writeln!(
+            out,
+            "{shown} has left: {} lock(s) and assignment(s) returned ({}), {} parked item(s) \
+             returned ({}); login binding removed",
+            done.released.len(),
+            ids(&done.released),
+            done.unparked.len(),
+            ids(&done.unparked)
+        )?;
     }
     Ok(())
 }

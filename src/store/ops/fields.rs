@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::dedupe;
 use super::holder::explain_loss;
-use super::{ItemWrite, Tx, found, known_queue, require_supervisor};
+use super::{ItemWrite, Tx, found, known_queue, require_supervisor, require_supervisor_of};
 use crate::domain::duplicates::has_keys;
 use crate::domain::item::check_text;
 use crate::domain::queue_fields::{
@@ -39,7 +39,7 @@ pub(crate) fn define_field(
     name: &str,
     change: &FieldChange,
 ) -> Result<FieldDef> {
-    require_supervisor(tx, "define fields")?;
+    require_supervisor_of(tx, Some(queue), "define fields")?;
     known_queue(tx, queue)?;
     let defs = tx.fields(queue)?;
     let names: Vec<String> = defs.iter().map(|d| d.name.clone()).collect();
@@ -71,7 +71,7 @@ pub(crate) fn define_field(
 
 /// Deletes field `name` of `queue`; the items keep their values in params.
 pub(crate) fn delete_field(tx: &mut dyn Tx, queue: &str, name: &str) -> Result<()> {
-    require_supervisor(tx, "delete fields")?;
+    require_supervisor_of(tx, Some(queue), "delete fields")?;
     known_queue(tx, queue)?;
     let defs = tx.fields(queue)?;
     let Some(i) = defs.iter().position(|d| d.name == name) else {

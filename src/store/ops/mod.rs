@@ -12,6 +12,7 @@ mod review;
 mod sla;
 mod supervise;
 mod take;
+mod teams;
 mod texts;
 mod undo;
 
@@ -29,6 +30,8 @@ pub(crate) use supervise::{
 };
 pub(crate) use take::PassedOver;
 pub(crate) use take::{finish_and_next, take, take_next};
+pub use teams::{UserChange, UserChanged};
+pub(crate) use teams::{change_user, require_eligible, require_supervisor_of};
 pub(crate) use texts::{add_text, delete_text, said_text};
 pub(crate) use undo::undo;
 
@@ -43,8 +46,8 @@ use crate::domain::sla::Sla;
 use crate::domain::texts::CannedText;
 use crate::domain::user::may_act_as;
 use crate::domain::{
-    Actor, AuditNote, Event, EventKind, Item, ItemState, Millis, NewItem, QueueSettings,
-    RealIdentity, Role, TakeOrder,
+    Access, Actor, AuditNote, Event, EventKind, Item, ItemState, Millis, NewItem, QueueSettings,
+    Queues, RealIdentity, Role, TakeOrder,
 };
 
 /// The id an imported item keeps, and its creation time: the time the import began, for
@@ -116,6 +119,24 @@ pub(crate) trait Tx {
     fn queues(&mut self) -> Result<Vec<QueueSettings>>;
     /// A user's role (staff when unknown).
     fn role_of(&mut self, user: &str) -> Result<Role>;
+    /// What a user may do and where (staff taking from every queue when unknown).
+    fn access(&mut self, user: &str) -> Result<Access>;
+    /// Writes which queues `user` may take from and review in (creating the row), with its
+    /// audit record. PostgreSQL writes both through a function that checks the session's
+    /// role again.
+    fn put_access(
+        &mut self,
+        user: &str,
+        takes: &Queues,
+        reviews: &Queues,
+        note: &AuditNote,
+    ) -> Result<()>;
+    /// Marks `user` as leaving for `reason` (their login binding removed), or back (`None`),
+    /// with one audit record (`note.new` says what was done to their work).
+    fn put_leaving(&mut self, user: &str, reason: Option<&str>, note: &AuditNote) -> Result<()>;
+    /// The items `user` holds a lock on (open, assignments included, or in review), by id;
+    /// PostgreSQL holds their rows.
+    fn held_by(&mut self, user: &str) -> Result<Vec<Item>>;
     /// The login (OS login or database role) a user name is bound to, if any.
     fn login_of(&mut self, user: &str) -> Result<Option<String>>;
     /// How many supervisors there are besides `user`; on PostgreSQL their rows are held,
@@ -310,14 +331,23 @@ pub(crate) fn known_queue(tx: &mut dyn Tx, name: &str) -> Result<QueueSettings> 
     }
 }
 
-/// Refuses staff, and a supervisor's name used by a login it is not bound to: a
+/// Refuses staff, leads (see [`teams::require_supervisor_of`] for their queues' actions),
+/// people who left, and a supervisor's name used by a login it is not bound to: a
 /// supervisor action needs the real identity to hold the role.
 pub(crate) fn require_supervisor(tx: &mut dyn Tx, action: &str) -> Result<()> {
     let me = tx.actor().name.clone();
-    if tx.role_of(&me)? == Role::Staff {
-        return Err(StoreError::SupervisorOnly(format!(
-            "{me} is staff and may not {action}"
-        )));
+    let access = tx.access(&me)?;
+    if !access.supervises(None) {
+        return Err(StoreError::SupervisorOnly(
+            match (access.role, &access.left) {
+                (_, Some(_)) => format!("{me} has left and may not {action}"),
+                (Role::Lead, None) => format!(
+                    "{me} is a lead (of {}) and may not {action}: a supervisor's alone",
+                    access.takes.words()
+                ),
+                _ => format!("{me} is staff and may not {action}"),
+            },
+        ));
     }
     let real = tx.ctx().real.clone();
     let bound = tx.login_of(&me)?;

@@ -17,7 +17,7 @@
 
 use serde_json::{Value, json};
 
-use super::{ItemWrite, Tx, found, require_supervisor};
+use super::{ItemWrite, Tx, found};
 use crate::domain::fields::{FieldError, Input};
 use crate::domain::park::{GRACE_MS, Park, ParkStatus};
 use crate::domain::{EventKind, Item, ItemState};
@@ -31,6 +31,8 @@ pub(crate) enum WokeBy {
     Owner,
     Grace,
     Supervisor,
+    /// Its owner left (`user set NAME --leaving`).
+    Leaving,
 }
 
 impl WokeBy {
@@ -39,6 +41,7 @@ impl WokeBy {
             WokeBy::Owner => "owner",
             WokeBy::Grace => "grace",
             WokeBy::Supervisor => "supervisor",
+            WokeBy::Leaving => "leaving",
         }
     }
 }
@@ -163,7 +166,11 @@ pub(crate) fn wake(tx: &mut dyn Tx, id: i64) -> Result<Item> {
     if park.by == me {
         return wake_for_owner(tx, &cur);
     }
-    require_supervisor(tx, &format!("wake #{id}, which {} parked", park.by))?;
+    super::require_supervisor_of(
+        tx,
+        Some(&cur.queue),
+        &format!("wake #{id}, which {} parked", park.by),
+    )?;
     if !return_to_pool(tx, &cur, WokeBy::Supervisor)? {
         return Err(changed(id));
     }
@@ -205,6 +212,12 @@ pub(crate) fn take_woken(tx: &mut dyn Tx, next: &TakeNext) -> Result<Option<Item
         },
         None => Ok(None),
     }
+}
+
+/// Returns the parked item `cur`, whose owner is leaving, to the pool (`woke {by:
+/// leaving}`); false when it changed since it was read.
+pub(crate) fn return_for_leaver(tx: &mut dyn Tx, cur: &Item) -> Result<bool> {
+    return_to_pool(tx, cur, WokeBy::Leaving)
 }
 
 /// Returns up to `limit` parks whose grace has passed to the pool (`woke {by: grace}`);

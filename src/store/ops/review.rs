@@ -5,15 +5,15 @@
 //! work (completed by them, or a field corrected by them before it went to review), so
 //! nobody reviews themselves whatever they ask. The reviewer accepts (`accepted`: done) or
 //! rejects with a reason (`rejected`: back to the maker as an assignment, or to the pool
-//! when the maker is no longer known); both fenced by the reviewer's token. A verdict
-//! asked again after its answer was lost (same token, the item as it left it) answers
-//! with the item and writes nothing, as an undo's retry does.
+//! when the maker is no longer known or has left); both fenced by the reviewer's token.
+//! A verdict asked again after its answer was lost (same token, the item as it left it)
+//! answers with the item and writes nothing, as an undo's retry does.
 
 use serde_json::{Value, json};
 
 use super::{HolderOp, ItemWrite, Tx, found, known_queue};
 use crate::domain::review::why_review;
-use crate::domain::{Event, EventKind, Item, ItemState};
+use crate::domain::{Event, EventKind, Item, ItemState, Work};
 use crate::store::error::{Result, StoreError};
 use crate::store::sql::{
     FENCE_REVIEW_TAKE, FENCE_REVIEWER, SET_ACCEPT, SET_REJECT_TO_MAKER, SET_REJECT_TO_POOL,
@@ -62,6 +62,7 @@ pub(crate) fn take_review(tx: &mut dyn Tx, queue: Option<&str>, id: Option<i64>)
     }
     if let Some(name) = queue {
         let q = known_queue(tx, name)?;
+        super::require_eligible(tx, Work::Review, &q.name)?;
         if q.paused {
             return Err(StoreError::Paused {
                 queues: vec![q.name],
@@ -113,6 +114,7 @@ fn take_one(tx: &mut dyn Tx, id: i64) -> Result<Item> {
         });
     }
     let q = known_queue(tx, &cur.queue)?;
+    super::require_eligible(tx, Work::Review, &q.name)?;
     if q.paused {
         return Err(StoreError::Paused {
             queues: vec![q.name],
@@ -177,8 +179,9 @@ pub(crate) fn reject(
     code: Option<&str>,
 ) -> Result<Item> {
     let cur = found(id, tx.item_for_update(id)?)?;
+    // A maker who left (issue 29 §4) gets nothing back: the pool does.
     let maker = match cur.finished_by.clone() {
-        Some(m) if super::supervise::is_known(tx, &m)? => Some(m),
+        Some(m) if super::supervise::is_known(tx, &m)? && tx.access(&m)?.left.is_none() => Some(m),
         _ => None,
     };
     let mut detail = json!({"token": token, "reason": reason, "to": maker,

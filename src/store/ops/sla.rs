@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use serde_json::{Value, json};
 
-use super::{Tx, known_queue, require_supervisor};
+use super::{Tx, known_queue, require_supervisor_of};
 use crate::domain::sla::{Sla, SlaUpdate};
 use crate::domain::{AuditKind, AuditNote, NewItem};
 use crate::store::error::{Result, StoreError};
@@ -37,7 +37,7 @@ fn sla_write(
     update: &SlaUpdate,
     refuse_same: bool,
 ) -> Result<Option<Sla>> {
-    require_supervisor(tx, "change queue settings")?;
+    require_supervisor_of(tx, Some(queue), "change queue settings")?;
     if queue == crate::domain::queue::DEFAULT_QUEUE {
         // There from its first use, as for items and texts.
         tx.ensure_queue(queue)?;

@@ -5,7 +5,10 @@
 
 use serde_json::{Value, json};
 
-use super::{ItemWrite, Tx, found, known_queue, open_item_for_update, require_supervisor};
+use super::{
+    ItemWrite, Tx, found, known_queue, open_item_for_update, require_supervisor,
+    require_supervisor_of,
+};
 use crate::domain::fields::{Col, Field, Value as FieldValue, Who, field};
 use crate::domain::{
     AuditKind, AuditNote, EventKind, Item, ItemEdit, ItemState, QueueSettings, QueueUpdate, Role,
@@ -45,8 +48,9 @@ fn check_expected(item: &Item, expected: Option<i64>) -> Result<()> {
 /// Returns a held item to the pool; with `seen`, only if it still holds that very lock
 /// (not renewed since: a holder at work keeps their lock).
 pub(crate) fn unlock(tx: &mut dyn Tx, id: i64, seen: Option<SeenLock>, reason: &str) -> Result<()> {
-    require_supervisor(tx, "unlock items")?;
+    require_supervisor_of(tx, None, "unlock items")?;
     let cur = found(id, tx.item_for_update(id)?)?;
+    require_supervisor_of(tx, Some(&cur.queue), "unlock items")?;
     if let Some(seen) = seen
         && !seen.still_held(&cur)
     {
@@ -80,12 +84,13 @@ fn unlock_write<'a>(holder: &str, reason: &str, token: i64, bulk: bool) -> ItemW
 /// Returns many held items to the pool, each lock as the supervisor saw it. A lock that
 /// changed since (renewed, taken over, finished, released) is left alone.
 pub(crate) fn unlock_many(tx: &mut dyn Tx, locks: &[SeenLock], reason: &str) -> Result<usize> {
-    require_supervisor(tx, "unlock items")?;
+    require_supervisor_of(tx, None, "unlock items")?;
     let mut n = 0;
     for seen in locks {
         let Some(cur) = tx.item_for_update(seen.id)? else {
             continue;
         };
+        require_supervisor_of(tx, Some(&cur.queue), "unlock items")?;
         let Some(holder) = cur.lock_user.as_deref().filter(|_| seen.still_held(&cur)) else {
             continue;
         };
@@ -135,9 +140,11 @@ fn give(
     } else {
         "reassign items"
     };
-    require_supervisor(tx, verb)?;
+    require_supervisor_of(tx, None, verb)?;
     let cur = open_item_for_update(tx, id)?;
+    require_supervisor_of(tx, Some(&cur.queue), verb)?;
     known_user(tx, to)?;
+    super::teams::require_assignable(tx, to, &cur.queue)?;
     check_expected(&cur, expected)?;
     let mut detail = json!({"from": cur.lock_user, "to": to, "reason": reason,
                             "token": cur.lock_token + 1});
@@ -177,8 +184,9 @@ pub(super) fn is_known(tx: &mut dyn Tx, name: &str) -> Result<bool> {
 /// Reopens a finished item (done, failed or cancelled) with a reason; its `requeued`
 /// event keeps the reason and the former result or error.
 pub(crate) fn reopen(tx: &mut dyn Tx, id: i64, reason: &str) -> Result<()> {
-    require_supervisor(tx, "reopen items")?;
+    require_supervisor_of(tx, None, "reopen items")?;
     let cur = found(id, tx.item_for_update(id)?)?;
+    require_supervisor_of(tx, Some(&cur.queue), "reopen items")?;
     if cur.state == ItemState::Open {
         return Err(StoreError::Invalid(format!("#{id} is open already")));
     }
@@ -204,10 +212,12 @@ pub(crate) fn reopen(tx: &mut dyn Tx, id: i64, reason: &str) -> Result<()> {
 /// `noted` event per column that changes, naming it (`field`) with its old and new value
 /// (`from`, `to`; times as RFC 3339). Returns the item as it is now.
 pub(crate) fn edit(tx: &mut dyn Tx, id: i64, e: &ItemEdit) -> Result<Item> {
-    require_supervisor(tx, "edit items")?;
+    require_supervisor_of(tx, None, "edit items")?;
     let cur = open_item_for_update(tx, id)?;
+    require_supervisor_of(tx, Some(&cur.queue), "edit items")?;
     if let Some(FieldValue::Text(Some(q))) = e.value(Col::Queue) {
         known_queue(tx, q)?;
+        require_supervisor_of(tx, Some(q), "move items")?;
     }
     // (column, SET clause, value as text, the event's detail)
     let mut changes: Vec<(&Field, String, Option<String>, serde_json::Value)> = Vec::new();
@@ -270,8 +280,9 @@ fn shown(v: &FieldValue) -> serde_json::Value {
 
 /// Reopens a failed or cancelled item.
 pub(crate) fn requeue(tx: &mut dyn Tx, id: i64) -> Result<()> {
-    require_supervisor(tx, "requeue items")?;
+    require_supervisor_of(tx, None, "requeue items")?;
     let cur = found(id, tx.item_for_update(id)?)?;
+    require_supervisor_of(tx, Some(&cur.queue), "requeue items")?;
     if !matches!(cur.state, ItemState::Failed | ItemState::Cancelled) {
         return Err(StoreError::Invalid(format!(
             "#{id} is {}; only failed or cancelled items can be requeued",
@@ -291,8 +302,9 @@ pub(crate) fn requeue(tx: &mut dyn Tx, id: i64) -> Result<()> {
 
 /// Cancels an open item (held or not).
 pub(crate) fn cancel(tx: &mut dyn Tx, id: i64, reason: &str) -> Result<()> {
-    require_supervisor(tx, "cancel items")?;
+    require_supervisor_of(tx, None, "cancel items")?;
     let cur = open_item_for_update(tx, id)?;
+    require_supervisor_of(tx, Some(&cur.queue), "cancel items")?;
     let w = ItemWrite {
         set: SET_CANCEL,
         fence: FENCE_TOKEN,
@@ -311,7 +323,7 @@ pub(crate) fn set_queue(
     update: &QueueUpdate,
     create: bool,
 ) -> Result<QueueSettings> {
-    require_supervisor(tx, "change queue settings")?;
+    require_supervisor_of(tx, Some(name), "change queue settings")?;
     let cur = match tx.queue(name)? {
         Some(q) => q,
         None if create => QueueSettings::new(name),
@@ -397,7 +409,10 @@ pub(crate) fn delete_queue(tx: &mut dyn Tx, name: &str) -> Result<()> {
 /// Sets a user's role; the last supervisor cannot step down.
 pub(crate) fn set_role(tx: &mut dyn Tx, user: &str, role: Role) -> Result<()> {
     require_supervisor(tx, "change roles")?;
-    if role == Role::Staff && user == tx.actor().name && tx.supervisors_besides(user)? == 0 {
+    if role == Role::Lead {
+        super::teams::check_lead(tx, user)?;
+    }
+    if role != Role::Supervisor && user == tx.actor().name && tx.supervisors_besides(user)? == 0 {
         return Err(StoreError::Invalid(
             "you are the last supervisor; make someone else supervisor first".into(),
         ));

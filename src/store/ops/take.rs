@@ -9,21 +9,25 @@
 //! 2. done, failed or cancelled: `NotOpen`, naming who finished it (exit 3);
 //! 3. the caller's own lock, live or expired but not taken over: renewed and returned;
 //! 4. someone else's live lock: `HeldByOther` (exit 3);
-//! 5. its queue paused: `Paused` (exit 4);
-//! 6. the caller's limit per user in that queue reached: `WipLimit` (exit 4);
-//! 7. otherwise it is claimed (an expired lock is taken over, naming the old holder).
+//! 5. a queue the caller may not take from, or the caller has left: `NotEligible` (exit 5);
+//! 6. its queue paused: `Paused` (exit 4);
+//! 7. the caller's limit per user in that queue reached: `WipLimit` (exit 4);
+//! 8. otherwise it is claimed (an expired lock is taken over, naming the old holder).
 //!
 //! `take_next` (queue filter `Q` or none):
 //! 0. the caller's own woken parked item (within `Q`), taken for them; parks past their
 //!    grace return to the pool;
-//! 1. `Q` unknown: `UnknownQueue`; `Q` paused: `Paused`;
+//! 1. `Q` unknown: `UnknownQueue`; `Q` not one the caller may take from (or the caller
+//!    has left): `NotEligible`; `Q` paused: `Paused`;
 //! 2. the first takeable item in take order is claimed (`Q`'s own order; without `Q`,
 //!    priority order, or when some queue orders by due time the mixed order of
 //!    [`TakeOrder::key`] over each queue's first item);
 //! 3. else, when a running queue in scope has takeable items but the caller's limit
 //!    there is reached: `WipLimit`;
 //! 4. else, when paused queues in scope have takeable items: `Paused`, naming them;
-//! 5. else `NothingToClaim`: "no free items in queue 'Q'" or "… in any open queue".
+//! 5. else, when the caller has left: `NotEligible`; else `NothingToClaim`: "no free
+//!    items in queue 'Q'" or "… in any open queue" (only the caller's queues count in
+//!    3–5: the candidate search and the claim pass over the others).
 //!
 //! `finish_and_next` (complete-and-next): the fenced complete, then `take_next`, in the
 //! same transaction; when take-next answers with one of its "nothing to claim" refusals
@@ -33,7 +37,7 @@
 use super::{Claimable, HolderOp, ItemWrite, Tx, found, holder_write, known_queue, not_open};
 use serde_json::json;
 
-use crate::domain::{EventKind, Item, ItemState, QueueSettings, TakeOrder};
+use crate::domain::{EventKind, Item, ItemState, QueueSettings, TakeOrder, Work};
 use crate::store::error::{Result, StoreError};
 use crate::store::{AndNext, Applied, TakeNext};
 
@@ -70,6 +74,7 @@ pub(crate) fn take(tx: &mut dyn Tx, id: i64) -> Result<Item> {
                 since: lock.time,
             });
         }
+        super::require_eligible(tx, Work::Take, &q.name)?;
         if q.paused {
             return Err(StoreError::Paused {
                 queues: vec![q.name],
@@ -119,6 +124,7 @@ pub(crate) fn take_next(tx: &mut dyn Tx, opts: &TakeNext) -> Result<Item> {
     let scope = match &opts.queue {
         Some(name) => {
             let q = known_queue(tx, name)?;
+            super::require_eligible(tx, Work::Take, &q.name)?;
             if q.paused {
                 return Err(StoreError::Paused {
                     queues: vec![q.name],
@@ -237,20 +243,28 @@ fn explain_nothing(
     scope: Option<&QueueSettings>,
     skip: &[i64],
 ) -> Result<StoreError> {
+    let me = tx.actor().name.clone();
+    let access = tx.access(&me)?;
+    if let Some((_, why)) = &access.left {
+        return Ok(StoreError::NotEligible(format!(
+            "{me} has left ({why}) and takes no work"
+        )));
+    }
     let queues = match scope {
         Some(q) => vec![q.clone()],
         None => tx.queues()?,
     };
+    let queues = queues.into_iter().filter(|q| access.takes.has(&q.name));
     let mut paused = Vec::new();
-    for q in &queues {
+    for q in queues {
         // A running queue without a limit would have given a candidate.
         if q.paused {
-            if tx.has_takeable(q, skip)? {
+            if tx.has_takeable(&q, skip)? {
                 paused.push(q.name.clone());
             }
         } else if let Some(max) = q.max_per_user {
             let held = tx.held_count(&q.name, 0)?;
-            if held >= max && tx.has_takeable(q, skip)? {
+            if held >= max && tx.has_takeable(&q, skip)? {
                 return Ok(StoreError::WipLimit {
                     queue: q.name.clone(),
                     held,
@@ -281,8 +295,10 @@ pub(crate) fn finish_and_next(
     next: &TakeNext,
 ) -> Result<AndNext> {
     if let Some(name) = &next.queue {
-        // A mistyped queue is refused before anything is written.
+        // A mistyped queue, or one the caller may not take from, is refused before
+        // anything is written.
         known_queue(tx, name)?;
+        super::require_eligible(tx, Work::Take, name)?;
     }
     let finished = holder_write(tx, id, token, op, w)?;
     if finished == Applied::Already {

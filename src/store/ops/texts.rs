@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Tx, found, known_queue, require_supervisor};
+use super::{Tx, found, known_queue, require_supervisor_of};
 use crate::domain::queue::DEFAULT_QUEUE;
 use crate::domain::texts::{CannedText, Purpose, Said, check_canned, code_for, validate_code};
 use crate::domain::{AuditKind, AuditNote};
@@ -27,7 +27,7 @@ pub(crate) fn add_text(
     text: &str,
     code: Option<&str>,
 ) -> Result<CannedText> {
-    require_supervisor(tx, "keep ready-made texts")?;
+    require_supervisor_of(tx, Some(queue), "keep ready-made texts")?;
     if queue == DEFAULT_QUEUE {
         tx.ensure_queue(queue)?;
     }
@@ -102,7 +102,7 @@ fn free_code(base: &str, have: &[CannedText]) -> String {
 /// (ignoring case; refused when several purposes share it, naming their codes). Events
 /// that kept its code keep it. Returns what was deleted.
 pub(crate) fn delete_text(tx: &mut dyn Tx, queue: &str, key: &str) -> Result<CannedText> {
-    require_supervisor(tx, "keep ready-made texts")?;
+    require_supervisor_of(tx, Some(queue), "keep ready-made texts")?;
     known_queue(tx, queue)?;
     let have = tx.texts(queue)?;
     let key = key.trim();

@@ -12,7 +12,7 @@ use crate::domain::search::{Search, unfolded_pattern};
 use crate::domain::sla::Sla;
 use crate::domain::texts::CannedText;
 use crate::domain::{
-    AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, RealIdentity, Role,
+    Access, AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, RealIdentity, Role,
     TakeOrder, Unreadable, UserInfo,
 };
 use crate::store::error::{Result, StoreError};
@@ -219,7 +219,7 @@ pub(super) fn comment_from(r: &postgres::Row) -> Comment {
 /// Everyone `assign` and `reassign` accept (`sql::USERS_AND_ACTORS`), by name.
 pub(super) fn users(c: &mut Conn) -> TxResult<Vec<UserInfo>> {
     let rows = c.query(crate::store::sql::USERS_AND_ACTORS, &[])?;
-    Ok(rows
+    let users = rows
         .iter()
         .map(|r| UserInfo {
             name: r.get(0),
@@ -229,8 +229,10 @@ pub(super) fn users(c: &mut Conn) -> TxResult<Vec<UserInfo>> {
                 .unwrap_or(Role::Staff),
             login: r.get(3),
             last_seen: r.get(2),
+            access: Access::default(),
         })
-        .collect())
+        .collect();
+    Ok(crate::store::with_access(users, accesses(c)?))
 }
 
 const DIALECT: Dialect = Dialect {
@@ -474,6 +476,49 @@ pub(super) fn lost_locks(c: &mut Conn, user: &str, since: Millis) -> TxResult<Ve
 }
 
 /// The login (database role) a user name is bound to, if any.
+/// What a user may do and where.
+pub(super) fn access(c: &mut Conn, user: &str) -> TxResult<Access> {
+    let Some(row) = c.query_opt(crate::store::sql::ACCESS_ROW, &[&user])? else {
+        return Ok(Access::default());
+    };
+    let role: Option<String> = row.get(0);
+    let left = (row.get::<_, Option<i64>>(3)).map(|at| {
+        let why: Option<String> = row.get(4);
+        (at, why.unwrap_or_default())
+    });
+    let limited = (row.get::<_, i32>(1) != 0, row.get::<_, i32>(2) != 0);
+    let rows: Vec<(String, String)> = c
+        .query(crate::store::sql::ACCESS_QUEUES, &[&user])?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    Ok(Access::from_rows(role.as_deref(), limited, left, &rows))
+}
+
+/// Every limited or departed person's access, by name (the others may do anything their
+/// role allows).
+pub(super) fn accesses(c: &mut Conn) -> TxResult<Vec<(String, Access)>> {
+    let queues: Vec<(String, String, String)> = c
+        .query(crate::store::sql::ACCESS_QUEUES_ALL, &[])?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let rows = c.query(crate::store::sql::ACCESS_ALL, &[])?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let name: String = r.get(0);
+            let left = (r.get::<_, Option<i64>>(3)).map(|at| {
+                let why: Option<String> = r.get(4);
+                (at, why.unwrap_or_default())
+            });
+            let limited = (r.get::<_, i32>(1) != 0, r.get::<_, i32>(2) != 0);
+            let mine = crate::store::list_of(&queues, &name);
+            (name.clone(), Access::from_rows(None, limited, left, &mine))
+        })
+        .collect())
+}
+
 pub(super) fn login_of(c: &mut Conn, user: &str) -> TxResult<Option<String>> {
     Ok(
         c.query_opt("SELECT login FROM users WHERE name = $1", &[&user])?

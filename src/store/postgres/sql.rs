@@ -4,7 +4,7 @@
 
 use crate::domain::TakeOrder;
 pub(crate) use crate::store::sql::ITEM_COLS;
-use crate::store::sql::const_join;
+use crate::store::sql::{const_join, eligible};
 
 /// A statement written with named placeholders (`:queue`, as `store::sql`'s INSERTs
 /// are) in PostgreSQL's numbered form: `$1`, `$2`, … and the names in that order (a name
@@ -61,7 +61,8 @@ pub fn begin(offset_ms: i64) -> String {
 }
 
 /// The claim: for `$1` at `$2`, the conditional UPDATE of item `$3` (its token still `$7`,
-/// open, free or expired, queue not paused, within the WIP limit) and its event (`$4` the
+/// open, free or expired, queue not paused, within the WIP limit, a queue `$1` may take
+/// from) and its event (`$4` the
 /// OS user, `$5` the kind and `$6` the detail the lock protocol decided) in one
 /// statement, returning the item. The row is already held by the caller's transaction.
 /// (`queues` shares no column name with `items`, so the item's columns need no prefix.)
@@ -75,8 +76,9 @@ pub const CLAIM: &str = const_join!(
          AND (items.lock_user IS NULL OR items.lock_expires_at <= $2) \
          AND NOT q.paused \
          AND (q.max_per_user IS NULL OR q.max_per_user > (SELECT count(*) FROM items h \
-              WHERE h.lock_user = $1 AND h.queue = items.queue AND h.id <> items.id)) \
-         RETURNING ",
+              WHERE h.lock_user = $1 AND h.queue = items.queue AND h.id <> items.id)) AND ",
+        eligible!("$1", "take", "items"),
+        " RETURNING ",
         ITEM_COLS,
         "), e AS (INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
          SELECT u.id, $2, $1, $4, $5::text, $6::text::json FROM u) \
@@ -105,9 +107,11 @@ pub(crate) fn candidate_in(one_queue: bool, order: TakeOrder) -> String {
          AND NOT q.paused \
          AND (q.max_per_user IS NULL OR q.max_per_user > (SELECT count(*) FROM items h \
               WHERE h.lock_user = $1 AND h.queue = i.queue AND h.id <> i.id)) \
+         AND {} \
          ORDER BY {} LIMIT 1 \
          FOR UPDATE OF i SKIP LOCKED",
         if one_queue { "AND i.queue = $4" } else { "" },
+        eligible!("$1", "take", "i"),
         match order {
             TakeOrder::Priority => "i.priority DESC, i.created_at, i.id",
             TakeOrder::Due => {

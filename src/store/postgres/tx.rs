@@ -13,7 +13,8 @@ use crate::domain::queue_fields::FieldDef;
 use crate::domain::sla::Sla;
 use crate::domain::texts::CannedText;
 use crate::domain::{
-    Actor, AuditNote, Cell, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
+    Access, Actor, AuditNote, Cell, Event, EventKind, Item, Millis, NewItem, QueueSettings, Queues,
+    Role, TakeOrder,
 };
 use crate::store::Added;
 use crate::store::TakeNext;
@@ -171,9 +172,53 @@ impl Tx for PgTx<'_> {
         self.lift(r)
     }
 
+    fn access(&mut self, user: &str) -> Result<Access> {
+        let r = super::reads::access(self.c, user);
+        self.lift(r)
+    }
+
+    fn put_access(
+        &mut self,
+        user: &str,
+        takes: &Queues,
+        reviews: &Queues,
+        _: &AuditNote,
+    ) -> Result<()> {
+        let list = |q: &Queues| match q {
+            Queues::All => None,
+            Queues::Only(names) => Some(names.clone()),
+        };
+        let r = self.c.execute(
+            "SELECT caseload_set_access($1, $2, $3, $4)",
+            &[&self.ctx.actor.name, &user, &list(takes), &list(reviews)],
+        );
+        self.lift(r).map(|_| ())
+    }
+
+    fn put_leaving(&mut self, user: &str, reason: Option<&str>, note: &AuditNote) -> Result<()> {
+        // The server writes who, when, the old value and the reason; of the note it takes
+        // only what it cannot know: what was done to the work in this transaction.
+        let detail = note.new.to_string();
+        let r = self.c.execute(
+            "SELECT caseload_set_leaving($1, $2, $3, $4)",
+            &[&self.ctx.actor.name, &user, &reason, &detail],
+        );
+        self.lift(r).map(|_| ())
+    }
+
+    fn held_by(&mut self, user: &str) -> Result<Vec<Item>> {
+        let sql = format!("{} FOR UPDATE", crate::store::sql::HELD_BY);
+        let r = (|| -> TxResult<Vec<Item>> {
+            let rows = self.c.query(&sql, &[&user])?;
+            super::reads::all(rows, |c| rows::item_from(c))
+        })();
+        self.lift(r)
+    }
+
     fn supervisors_besides(&mut self, user: &str) -> Result<i64> {
         let r = self.c.query(
-            "SELECT name FROM users WHERE role = 'supervisor' AND name <> $1 FOR UPDATE",
+            "SELECT name FROM users WHERE role = 'supervisor' AND left_at IS NULL \
+             AND name <> $1 FOR UPDATE",
             &[&user],
         );
         Ok(self.lift(r)?.len() as i64)

@@ -10,7 +10,8 @@ use crate::domain::queue_fields::FieldDef;
 use crate::domain::sla::Sla;
 use crate::domain::texts::CannedText;
 use crate::domain::{
-    AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, Role, TakeOrder, UserInfo,
+    Access, AuditEntry, Comment, Event, EventKind, Item, Millis, QueueSettings, Role, TakeOrder,
+    UserInfo,
 };
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{
@@ -166,7 +167,7 @@ pub(super) fn comments(c: &Connection, id: i64) -> Result<Vec<Comment>> {
 
 /// Everyone `assign` and `reassign` accept (`sql::USERS_AND_ACTORS`), by name.
 pub(super) fn users(c: &Connection) -> Result<Vec<UserInfo>> {
-    collect(c, crate::store::sql::USERS_AND_ACTORS, [], |r| {
+    let users = collect(c, crate::store::sql::USERS_AND_ACTORS, [], |r| {
         Ok(UserInfo {
             name: lossy_text(r, 0)?,
             role: lossy_opt_text(r, 1)?
@@ -175,8 +176,28 @@ pub(super) fn users(c: &Connection) -> Result<Vec<UserInfo>> {
                 .unwrap_or(Role::Staff),
             login: lossy_opt_text(r, 3)?,
             last_seen: r.get(2)?,
+            access: Access::default(),
         })
-    })
+    })?;
+    let queues = collect(c, crate::store::sql::ACCESS_QUEUES_ALL, [], |r| {
+        Ok((lossy_text(r, 0)?, lossy_text(r, 1)?, lossy_text(r, 2)?))
+    })?;
+    let accesses = collect(c, crate::store::sql::ACCESS_ALL, [], |r| {
+        let name = lossy_text(r, 0)?;
+        let left = match r.get::<_, Option<i64>>(3)? {
+            Some(at) => Some((at, lossy_opt_text(r, 4)?.unwrap_or_default())),
+            None => None,
+        };
+        let limited = (r.get::<_, i64>(1)? != 0, r.get::<_, i64>(2)? != 0);
+        Ok((name, limited, left))
+    })?;
+    let accesses = (accesses.into_iter())
+        .map(|(name, limited, left)| {
+            let mine = crate::store::list_of(&queues, &name);
+            (name, Access::from_rows(None, limited, left, &mine))
+        })
+        .collect();
+    Ok(crate::store::with_access(users, accesses))
 }
 
 const DIALECT: Dialect = Dialect {

@@ -4,7 +4,7 @@
 
 use crate::domain::TakeOrder;
 pub use crate::store::sql::ITEM_COLS;
-use crate::store::sql::{ORDER_DUE, ORDER_PRIORITY, const_join};
+use crate::store::sql::{ORDER_DUE, ORDER_PRIORITY, const_join, eligible};
 
 /// The event columns, in the order the row reader expects.
 pub(crate) const EVENT_COLS: &str = "id, item_id, at, actor, os_user, kind, detail";
@@ -18,9 +18,12 @@ const QUEUE_ADMITS: &str = "NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = it
      (q.paused = 1 OR (q.max_per_user IS NOT NULL AND q.max_per_user <= (SELECT count(*) \
      FROM items h WHERE h.lock_user = :me AND h.queue = items.queue AND h.id <> items.id))))";
 
+/// Condition: `:me` may take from the row's queue (see [`eligible!`]).
+const ELIGIBLE: &str = eligible!(":me", "take", "items");
+
 /// The claim: the conditional write that takes item `:id` for `:me` at `:now` — its
 /// token still `:token`, open, free or expired, its queue not paused, within the WIP
-/// limit — returning the item.
+/// limit, a queue `:me` may take from — returning the item.
 pub const CLAIM: &str = const_join!(
     &[
         "UPDATE items SET lock_user = :me, lock_time = :now, \
@@ -31,8 +34,9 @@ pub const CLAIM: &str = const_join!(
          AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.name = items.queue AND (q.paused = 1 \
               OR (q.max_per_user IS NOT NULL AND q.max_per_user <= (SELECT count(*) FROM \
               items h WHERE h.lock_user = :me AND h.queue = items.queue AND h.id <> \
-              items.id)))) \
-         RETURNING ",
+              items.id)))) AND ",
+        eligible!(":me", "take", "items"),
+        " RETURNING ",
         ITEM_COLS
     ],
     ""
@@ -53,7 +57,7 @@ pub fn candidate_in(one_queue: bool, order: TakeOrder) -> String {
          WHERE state = 'open' {} \
          AND (lock_user IS NULL OR {EXPIRED}) \
          AND id NOT IN (SELECT value FROM json_each(:skip)) \
-         AND {QUEUE_ADMITS} \
+         AND {QUEUE_ADMITS} AND {ELIGIBLE} \
          ORDER BY {}",
         if one_queue { "AND queue = :queue" } else { "" },
         match order {

@@ -14,7 +14,8 @@ use crate::domain::queue_fields::FieldDef;
 use crate::domain::sla::Sla;
 use crate::domain::texts::CannedText;
 use crate::domain::{
-    AuditNote, Event, EventKind, Item, Millis, NewItem, QueueSettings, Role, TakeOrder,
+    Access, AuditNote, Event, EventKind, Item, Millis, NewItem, QueueSettings, Queues, Role,
+    TakeOrder,
 };
 use crate::store::Added;
 use crate::store::TakeNext;
@@ -51,6 +52,38 @@ pub(super) fn role_of(c: &Connection, user: &str) -> Result<Role> {
         .optional()?
         .flatten();
     Ok(role.as_deref().and_then(Role::parse).unwrap_or(Role::Staff))
+}
+
+/// What a user may do and where.
+pub(super) fn access(c: &Connection, user: &str) -> Result<Access> {
+    let row = c
+        .prepare_cached(crate::store::sql::ACCESS_ROW)?
+        .query_row([user], |r| {
+            let left = match (r.get::<_, Option<i64>>(3)?, lossy_opt_text(r, 4)?) {
+                (Some(at), why) => Some((at, why.unwrap_or_default())),
+                (None, _) => None,
+            };
+            Ok((
+                lossy_opt_text(r, 0)?,
+                r.get::<_, i64>(1)? != 0,
+                r.get::<_, i64>(2)? != 0,
+                left,
+            ))
+        })
+        .optional()?;
+    let Some((role, takes, reviews, left)) = row else {
+        return Ok(Access::default());
+    };
+    let mut stmt = c.prepare_cached(crate::store::sql::ACCESS_QUEUES)?;
+    let rows = stmt
+        .query_map([user], |r| Ok((lossy_text(r, 0)?, lossy_text(r, 1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Access::from_rows(
+        role.as_deref(),
+        (takes, reviews),
+        left,
+        &rows,
+    ))
 }
 
 /// The login a user name is bound to, if any.
@@ -127,10 +160,79 @@ impl Tx for SqliteTx<'_> {
         login_of(self.c, user)
     }
 
+    fn access(&mut self, user: &str) -> Result<Access> {
+        access(self.c, user)
+    }
+
+    fn put_access(
+        &mut self,
+        user: &str,
+        takes: &Queues,
+        reviews: &Queues,
+        note: &AuditNote,
+    ) -> Result<()> {
+        let limited = |q: &Queues| i64::from(matches!(q, Queues::Only(_)));
+        self.c
+            .prepare_cached(
+                "INSERT INTO users (name, take_limited, review_limited) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (name) DO UPDATE SET take_limited = excluded.take_limited, \
+                 review_limited = excluded.review_limited",
+            )?
+            .execute(params![user, limited(takes), limited(reviews)])?;
+        self.c
+            .prepare_cached("DELETE FROM user_queues WHERE name = ?1")?
+            .execute([user])?;
+        let mut add = self
+            .c
+            .prepare_cached("INSERT INTO user_queues (name, kind, queue) VALUES (?1, ?2, ?3)")?;
+        for (kind, qs) in [("take", takes), ("review", reviews)] {
+            if let Queues::Only(names) = qs {
+                for q in names {
+                    add.execute(params![user, kind, q])?;
+                }
+            }
+        }
+        insert_audit(self, note)
+    }
+
+    fn put_leaving(&mut self, user: &str, reason: Option<&str>, note: &AuditNote) -> Result<()> {
+        match reason {
+            Some(why) => self
+                .c
+                .prepare_cached(
+                    "INSERT INTO users (name, left_at, left_reason, login) \
+                     VALUES (?1, ?2, ?3, NULL) ON CONFLICT (name) DO UPDATE SET \
+                     left_at = excluded.left_at, left_reason = excluded.left_reason, \
+                     login = NULL",
+                )?
+                .execute(params![user, self.ctx.now, why])?,
+            None => self
+                .c
+                .prepare_cached(
+                    "UPDATE users SET left_at = NULL, left_reason = NULL WHERE name = ?1",
+                )?
+                .execute([user])?,
+        };
+        insert_audit(self, note)
+    }
+
+    fn held_by(&mut self, user: &str) -> Result<Vec<Item>> {
+        let mut stmt = self.c.prepare_cached(crate::store::sql::HELD_BY)?;
+        let mut rows = stmt.query([user])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(item_from_row(r)?);
+        }
+        Ok(out)
+    }
+
     fn supervisors_besides(&mut self, user: &str) -> Result<i64> {
         Ok(self
             .c
-            .prepare_cached("SELECT count(*) FROM users WHERE role = 'supervisor' AND name <> ?1")?
+            .prepare_cached(
+                "SELECT count(*) FROM users WHERE role = 'supervisor' AND left_at IS NULL \
+                 AND name <> ?1",
+            )?
             .query_row([user], |r| r.get(0))?)
     }
 
@@ -410,7 +512,7 @@ impl Tx for SqliteTx<'_> {
 
     fn drop_queue(&mut self, queue: &str, note: &AuditNote) -> Result<()> {
         // A queue's fields, texts and SLA go to the queue it was renamed to, or with it.
-        for table in ["queue_fields", "queue_texts", "queue_sla"] {
+        for table in ["queue_fields", "queue_texts", "queue_sla", "user_queues"] {
             match note.new.get("renamed_to").and_then(|v| v.as_str()) {
                 Some(to) => self
                     .c
