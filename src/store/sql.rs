@@ -206,6 +206,30 @@ pub(crate) fn kinds_sql(kinds: &[EventKind]) -> String {
         .join(", ")
 }
 
+/// True when the actor (`$me`) may do `$kind` work (`'take'` or `'review'`) on the item
+/// `$item` (`items` or its alias): they have not left, and either their list of that kind
+/// does not apply or it holds the item's queue (issue 29 §2). One probe of the `users`
+/// row by its key and, for a limited person, one of `user_queues` by its key: the same
+/// condition in every claim's conditional write and every candidate search.
+macro_rules! eligible {
+    ($me:literal, $kind:literal, $item:literal) => {
+        concat!(
+            "NOT EXISTS (SELECT 1 FROM users eu WHERE eu.name = ",
+            $me,
+            " AND (eu.left_at IS NOT NULL OR (eu.",
+            $kind,
+            "_limited AND NOT EXISTS (SELECT 1 FROM user_queues eq WHERE eq.name = ",
+            $me,
+            " AND eq.kind = '",
+            $kind,
+            "' AND eq.queue = ",
+            $item,
+            ".queue))))"
+        )
+    };
+}
+pub(crate) use eligible;
+
 /// The take order by priority (higher first), then age.
 pub(crate) const ORDER_PRIORITY: &str = "priority DESC, created_at, id";
 /// The take order by due time (items without one last), then priority, then age; the
@@ -220,14 +244,18 @@ pub(crate) const ORDER_MIXED: &str = "(CASE WHEN due_at IS NOT NULL AND queue IN
      priority DESC, created_at, id";
 
 /// A holder's fence: the caller's own lock under the token it gives, on an open item.
-/// How many items could be taken now (open; free or expired; queue running), within one
-/// queue (`:queue` NULL: every queue), counting at most `:cap`: the TUI's "work arrived"
-/// and title count, and what `claim --wait` looks for. Walks the take-order index.
-pub(crate) const COUNT_TAKEABLE: &str = "SELECT count(*) FROM (SELECT 1 FROM items i \
+/// How many items `:me` could take now (open; free or expired; queue running; a queue
+/// they may take from), within one queue (`:queue` NULL: every queue), counting at most
+/// `:cap`: the TUI's "work arrived" and title count, and what `claim --wait` looks for.
+/// Walks the take-order index.
+pub(crate) const COUNT_TAKEABLE: &str = concat!(
+    "SELECT count(*) FROM (SELECT 1 FROM items i \
      JOIN queues q ON q.name = i.queue \
      WHERE i.state = 'open' AND NOT q.paused AND (:queue IS NULL OR i.queue = :queue) \
-     AND (i.lock_user IS NULL OR i.lock_expires_at <= :now) \
-     LIMIT :cap) t";
+     AND (i.lock_user IS NULL OR i.lock_expires_at <= :now) AND ",
+    eligible!(":me", "take", "i"),
+    " LIMIT :cap) t"
+);
 
 pub const FENCE_HOLDER: &str = "lock_user = :me AND lock_token = :token AND state = 'open'";
 /// A supervisor's fence: the lock token read under the write lock (or the one the
@@ -317,30 +345,6 @@ pub(crate) const FENCE_HOLDER_OR_REVIEWER: &str =
 /// `review` (the maker is `finished_by`).
 pub(crate) const SET_SUBMIT: &str = "state = 'review', result = :value, lock_user = NULL, \
      lock_time = NULL, lock_expires_at = NULL, finished_at = :now, finished_by = :me";
-/// True when the actor (`$me`) may do `$kind` work (`'take'` or `'review'`) on the item
-/// `$item` (`items` or its alias): they have not left, and either their list of that kind
-/// does not apply or it holds the item's queue (issue 29 §2). One probe of the `users`
-/// row by its key and, for a limited person, one of `user_queues` by its key: the same
-/// condition in every claim's conditional write and every candidate search.
-macro_rules! eligible {
-    ($me:literal, $kind:literal, $item:literal) => {
-        concat!(
-            "NOT EXISTS (SELECT 1 FROM users eu WHERE eu.name = ",
-            $me,
-            " AND (eu.left_at IS NOT NULL OR (eu.",
-            $kind,
-            "_limited AND NOT EXISTS (SELECT 1 FROM user_queues eq WHERE eq.name = ",
-            $me,
-            " AND eq.kind = '",
-            $kind,
-            "' AND eq.queue = ",
-            $item,
-            ".queue))))"
-        )
-    };
-}
-pub(crate) use eligible;
-
 /// True when the actor (`{me}`) worked on the item (`items` in the statement): completed
 /// it (submitted or not), or corrected a field of it before it last went to review (a
 /// reviewer's own corrections do not keep them from taking it back after a release).

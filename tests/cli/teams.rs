@@ -96,6 +96,20 @@ fn a_lead_supervises_their_queues_only() {
         5,
     );
     env.fails("carol", &["user", "set", "bob", "--role", "supervisor"], 5);
+    // Reports: of her queue, not of others.
+    let report = env.ok("carol", &["report", "--by", "queue"]);
+    assert!(
+        report.contains("kyc") && !report.contains("support"),
+        "{report}"
+    );
+    let err = env.fails(
+        "carol",
+        &["report", "--by", "queue", "--queue", "support"],
+        5,
+    );
+    assert!(err.contains("carol leads kyc only"), "{err}");
+    let all = env.ok("boss", &["report", "--by", "queue"]);
+    assert!(all.contains("support"), "{all}");
     let err = env.fails("boss", &["user", "set", "dave", "--role", "lead"], 1);
     assert!(err.contains("--queues"), "{err}");
 }

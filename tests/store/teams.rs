@@ -54,6 +54,9 @@ fn take_next_offers_only_the_queues_one_may_take(b: &dyn Backend) {
     let (mut boss, kyc, support) = two_queues(b);
     set_queues(&mut *boss, "alice", only(&["support"]));
     let mut alice = b.open("alice", 0);
+    // What `claim --wait` and the TUI's "work arrived" count: hers only.
+    assert_eq!(alice.takeable(None, 10).unwrap(), 1);
+    assert_eq!(boss.takeable(None, 10).unwrap(), 2);
     // The kyc item is first in take order; alice's take passes over it.
     let got = alice.take_next(&TakeNext::default()).unwrap();
     assert_eq!(got.id, support);

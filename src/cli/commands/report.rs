@@ -5,13 +5,14 @@ use std::io::{IsTerminal, Write};
 
 use serde_json::{Value, json};
 
-use crate::cli::CliResult;
 use crate::cli::args::{ReportBy, ReportFormat};
 use crate::cli::output::{truncate, write_json};
+use crate::cli::{CliResult, Failure};
 use crate::domain::figures::Period;
 use crate::domain::sanitize;
 use crate::domain::time::{date_hm, display_zone, rfc3339, short_duration};
 use crate::domain::when::Span;
+use crate::domain::{Queues, Role};
 use crate::store::figures::ReviewFigures;
 use crate::store::{Figures, QueueFigures, Report, ReportQuery, Store};
 
@@ -32,7 +33,37 @@ fn when(flag: &str, v: Option<&str>, default: i64, now: i64) -> anyhow::Result<i
     }
 }
 
-pub(crate) fn report(s: &mut dyn Store, ask: Ask, out: &mut dyn Write) -> CliResult {
+/// A lead's report is of their queues (issue 29 §3): `--queue` must be one of them, and
+/// without it a lead of one queue gets that queue's; a lead of several names one. Others
+/// get what they asked.
+fn lead_queue(s: &mut dyn Store, asked: Option<String>) -> Result<Option<String>, Failure> {
+    let me = s.actor().name.clone();
+    let Some(u) = s.users()?.into_iter().find(|u| u.name == me) else {
+        return Ok(asked);
+    };
+    let (Role::Lead, Queues::Only(mine)) = (u.role, &u.access.takes) else {
+        return Ok(asked);
+    };
+    let refuse = |why: String| Failure {
+        code: crate::store::exit::SUPERVISOR_ONLY,
+        error: anyhow::anyhow!("not permitted: {}", sanitize::line(&why)),
+    };
+    match (asked, mine.as_slice()) {
+        (Some(q), _) if mine.contains(&q) => Ok(Some(q)),
+        (Some(q), _) => Err(refuse(format!(
+            "{me} leads {} only; the report of queue '{q}' is a supervisor's",
+            mine.join(", ")
+        ))),
+        (None, [one]) => Ok(Some(one.clone())),
+        (None, _) => Err(refuse(format!(
+            "{me} leads several queues: name one with --queue ({})",
+            mine.join(", ")
+        ))),
+    }
+}
+
+pub(crate) fn report(s: &mut dyn Store, mut ask: Ask, out: &mut dyn Write) -> CliResult {
+    ask.queue = lead_queue(s, ask.queue)?;
     let now = s.now()?;
     let zone = display_zone();
     let period = Period {

@@ -499,7 +499,8 @@ impl Reads for PgStore {
     }
 
     fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64> {
-        self.read(|c| reads::takeable(c, queue, cap))
+        let me = self.actor.name.clone();
+        self.read(|c| reads::takeable(c, &me, queue, cap))
     }
 
     fn queues(&mut self) -> Result<Vec<QueueSettings>> {

@@ -424,13 +424,16 @@ pub(super) fn count(c: &mut Conn, filter: &ListFilter) -> TxResult<u64> {
     Ok(n as u64)
 }
 
-pub(super) fn takeable(c: &mut Conn, queue: Option<&str>, cap: u64) -> TxResult<u64> {
+pub(super) fn takeable(c: &mut Conn, me: &str, queue: Option<&str>, cap: u64) -> TxResult<u64> {
     let now = c.now()?;
     let sql = crate::store::sql::COUNT_TAKEABLE
         .replace(":queue", "$1::text")
         .replace(":now", "$2::bigint")
-        .replace(":cap", "$3::bigint");
-    let n: i64 = c.query_one(&sql, &[&queue, &now, &(cap as i64)])?.get(0);
+        .replace(":cap", "$3::bigint")
+        .replace(":me", "$4::text");
+    let n: i64 = c
+        .query_one(&sql, &[&queue, &now, &(cap as i64), &me])?
+        .get(0);
     Ok(n.max(0) as u64)
 }
 

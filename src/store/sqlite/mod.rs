@@ -352,7 +352,7 @@ impl Reads for SqliteStore {
     }
 
     fn takeable(&mut self, queue: Option<&str>, cap: u64) -> Result<u64> {
-        reads::takeable(&self.conn, queue, cap, (self.clock)())
+        reads::takeable(&self.conn, &self.actor.name, queue, cap, (self.clock)())
     }
 
     fn queues(&mut self) -> Result<Vec<QueueSettings>> {

@@ -331,14 +331,21 @@ pub(super) fn count(
     Ok(n as u64)
 }
 
-pub(super) fn takeable(c: &Connection, queue: Option<&str>, cap: u64, now: Millis) -> Result<u64> {
+pub(super) fn takeable(
+    c: &Connection,
+    me: &str,
+    queue: Option<&str>,
+    cap: u64,
+    now: Millis,
+) -> Result<u64> {
     let sql = crate::store::sql::COUNT_TAKEABLE
         .replace(":queue", "?1")
         .replace(":now", "?2")
-        .replace(":cap", "?3");
+        .replace(":cap", "?3")
+        .replace(":me", "?4");
     let n: i64 = c
         .prepare_cached(&sql)?
-        .query_row(params![queue, now, cap as i64], |r| r.get(0))?;
+        .query_row(params![queue, now, cap as i64, me], |r| r.get(0))?;
     Ok(n.max(0) as u64)
 }
 
