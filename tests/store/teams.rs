@@ -342,16 +342,24 @@ fn a_rejected_review_whose_maker_left_goes_to_the_pool(b: &dyn Backend) {
     };
     boss.set_queue("default", &all, false).unwrap();
     let id = add(&mut *boss, "verify");
+    let carols = add(&mut *boss, "carol's");
     let mut bob = b.open("bob", 0);
     let t = bob.take(id).unwrap().lock_token;
     bob.complete(id, t, Some("ok")).unwrap();
+    let mut carol = b.open("carol", 0);
+    let t = carol.take(carols).unwrap().lock_token;
+    carol.complete(carols, t, Some("ok")).unwrap();
+    // bob is reviewing carol's item when he leaves.
+    assert_eq!(bob.take_review(None, None).unwrap().id, carols);
     let c = UserChange {
         leaving: Some("left the company".into()),
         ..Default::default()
     };
     let done = boss.change_user("bob", &c).unwrap();
-    // His pending review stays for someone else.
-    assert!(done.released.is_empty());
+    // The review he held waits for someone else; the pending review of his work stays.
+    assert_eq!(done.released, [carols]);
+    let waiting = boss.item(carols).unwrap();
+    assert_eq!((waiting.state, waiting.lock_user), (ItemState::Review, None));
     assert_eq!(boss.item(id).unwrap().state, ItemState::Review);
     let mut alice = b.open("alice", 0);
     let t = alice.take_review(None, None).unwrap().lock_token;
