@@ -6,7 +6,7 @@ use super::{ListFilter, StateFilter, StoreError};
 use crate::domain::queue_fields::FieldDef;
 use crate::domain::search::{COUNT_CAP, Search};
 use crate::domain::{Millis, TakeOrder};
-use crate::store::sql::{ORDER_DUE, ORDER_MIXED, ORDER_PRIORITY, WORKED_ON};
+use crate::store::sql::{MAY_REVIEW, ORDER_DUE, ORDER_MIXED, ORDER_PRIORITY, WORKED_ON};
 
 /// A query parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,6 +151,7 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: Ope
     if let Some(r) = &f.reviewer {
         let p = q.push(Param::Text(r.clone()));
         conds.push(format!("NOT {}", WORKED_ON.replace("{me}", &p)));
+        conds.push(MAY_REVIEW.replace("{me}", &p));
     }
     q.base = conds.clone();
     if let Some(search) = f.text.as_deref().and_then(Search::parse) {

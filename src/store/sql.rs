@@ -362,6 +362,9 @@ macro_rules! worked_on {
 /// [`worked_on!`] with the actor left as `{me}`, for a list to put its placeholder in
 /// (the Review view lists only what its user may review).
 pub(crate) const WORKED_ON: &str = worked_on!("{me}");
+/// [`eligible!`] for reviews with the actor left as `{me}` (the Review view lists only the
+/// queues its user may review in).
+pub(crate) const MAY_REVIEW: &str = eligible!("{me}", "review", "items");
 /// The review take's fence: in review, its token still `:token`, free or expired, and not
 /// the caller's own work (in the same conditional write as the take).
 pub(crate) const FENCE_REVIEW_TAKE: &str = concat!(

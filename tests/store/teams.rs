@@ -8,7 +8,7 @@
 use crate::support::MIN;
 use crate::support::backend::{Adds, Backend, BoxStore, add, assert_code, kinds, setup};
 use caseload::domain::{AuditKind, ItemState, NewItem, QueueUpdate, Queues, Role};
-use caseload::store::{Store, StoreError, TakeNext, UserChange, exit};
+use caseload::store::{ListFilter, StateFilter, Store, StoreError, TakeNext, UserChange, exit};
 
 conformance!(
     take_next_offers_only_the_queues_one_may_take,
@@ -152,6 +152,19 @@ fn reviews_follow_their_own_list(b: &dyn Backend) {
     };
     boss.change_user("bob", &c).unwrap();
     let mut bob = b.open("bob", 0);
+    let review_list = |s: &mut dyn Store, who: &str| -> Vec<i64> {
+        let f = ListFilter {
+            state: StateFilter::Review,
+            reviewer: Some(who.into()),
+            limit: 100,
+            ..Default::default()
+        };
+        s.list(&f).unwrap().iter().map(|i| i.id).collect()
+    };
+    assert!(
+        review_list(&mut *bob, "bob").is_empty(),
+        "the Review view lists none"
+    );
     assert_code(bob.take_review(None, None), exit::NOTHING);
     let e = assert_code(bob.take_review(None, Some(kyc)), exit::SUPERVISOR_ONLY);
     assert!(
@@ -166,6 +179,7 @@ fn reviews_follow_their_own_list(b: &dyn Backend) {
     };
     boss.change_user("carol", &c).unwrap();
     let mut carol = b.open("carol", 0);
+    assert_eq!(review_list(&mut *carol, "carol"), [kyc]);
     assert_eq!(carol.take_review(None, None).unwrap().id, kyc);
     clean(&mut *boss);
 }
@@ -359,7 +373,10 @@ fn a_rejected_review_whose_maker_left_goes_to_the_pool(b: &dyn Backend) {
     // The review he held waits for someone else; the pending review of his work stays.
     assert_eq!(done.released, [carols]);
     let waiting = boss.item(carols).unwrap();
-    assert_eq!((waiting.state, waiting.lock_user), (ItemState::Review, None));
+    assert_eq!(
+        (waiting.state, waiting.lock_user),
+        (ItemState::Review, None)
+    );
     assert_eq!(boss.item(id).unwrap().state, ItemState::Review);
     let mut alice = b.open("alice", 0);
     let t = alice.take_review(None, None).unwrap().lock_token;
