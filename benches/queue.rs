@@ -11,7 +11,8 @@
 //! `queue/ceiling.rs`), `check` (`caseload check` on big histories, see `queue/check.rs`),
 //! `dup` (`caseload similar` at 1M items, see `queue/duplicates.rs`), `metrics` and `follow`
 //! (see `queue/plumbing.rs`), `verify` (typed fields against the same work without, see
-//! `queue/verify.rs`). Sizes come from environment variables (see `Config`).
+//! `queue/verify.rs`), `work` (`caseload work` against the raw claim loop, see
+//! `queue/work.rs`). Sizes come from environment variables (see `Config`).
 //!
 //! Section `pg` runs the claim+complete cycles against the PostgreSQL server named by
 //! `CASELOAD_TEST_PG` (skipped when unset): caseload's `PgStore` against a raw
@@ -44,6 +45,8 @@ mod figures;
 mod plumbing;
 #[path = "queue/verify.rs"]
 mod verify;
+#[path = "queue/work.rs"]
+mod work;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -2233,7 +2236,7 @@ fn drop_db(db: &Path) {
 
 type Section = fn(&Config, &Path, &mut Report);
 
-const SECTIONS: [(&str, Section); 19] = [
+const SECTIONS: [(&str, Section); 20] = [
     ("cycles", sec_cycles),
     ("fairness", sec_fairness),
     ("claim", sec_claim),
@@ -2253,6 +2256,7 @@ const SECTIONS: [(&str, Section); 19] = [
     ("follow", plumbing::sec_follow),
     ("dup", duplicates::sec_duplicates),
     ("verify", verify::sec_verify),
+    ("work", work::sec_work),
 ];
 
 fn main() {
