@@ -25,7 +25,7 @@ pub(crate) const CONFLICT: &[i32] = &[3];
 const STATE: &[i32] = &[1, 3];
 const NONE: &[i32] = &[];
 /// Exit 1: "has no field 'extra'", "has no ready-made text", "already has that SLA",
-/// "already marked not the same", "the same item as itself".
+/// "already marked not the same", "the same item as itself", "has left already".
 const ABSENT: &[i32] = &[1];
 
 /// What a chaos entry needs to build its arguments.
@@ -196,7 +196,7 @@ pub(crate) const CHAOS: &[Chaos] = &[
     chaos("field set", 1, Class::Write, NONE, Args("field set q extra --type text --label {marker}")),
     chaos("field delete", 1, Class::Write, ABSENT, Args("field delete q extra")),
     chaos("queue set", 2, Class::Write, ABSENT, With(queue_set)),
-    chaos("user set", 1, Class::Write, NONE, With(user_set)),
+    chaos("user set", 2, Class::Write, ABSENT, With(user_set)),
     chaos("queue rename", 1, Class::Write, ABSENT, With(queue_rename)),
     chaos("queue delete", 1, Class::Write, NONE, With(queue_delete)),
     // reads beside them
@@ -286,13 +286,27 @@ fn queue_set(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
     }
 }
 
-/// A role change, or a login binding made or removed, of a name nobody uses in the run.
+/// A role change, a login binding made or removed, who may take and review what, a team
+/// lead's queues, or a leave and a return, of a name nobody uses in the run (exit 1: "has
+/// left already", "has not left", a lead given all queues).
 fn user_set(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
-    match c.rng.below(4) {
+    let m = c.marker();
+    match c.rng.below(9) {
         0 => one(&["user", "set", "spare", "--role", "staff"]),
         1 => one(&["user", "set", "spare", "--role", "supervisor"]),
         2 => one(&["user", "set", "spare", "--login", "nobody"]),
-        _ => one(&["user", "set", "spare", "--no-login"]),
+        3 => one(&["user", "set", "spare", "--no-login"]),
+        4 => {
+            let queues = ["q", "q,lists", "all"][c.rng.below(3) as usize];
+            one(&["user", "set", "spare", "--queues", queues])
+        }
+        5 => {
+            let reviews = ["none", "all", "q"][c.rng.below(3) as usize];
+            one(&["user", "set", "spare", "--reviews", reviews])
+        }
+        6 => one(&["user", "set", "spare", "--role", "lead", "--queues", "q"]),
+        7 => one(&["user", "set", "spare", "--leaving", "--reason", &m]),
+        _ => one(&["user", "set", "spare", "--back"]),
     }
 }
 

@@ -12,7 +12,7 @@
 //! (with a source, into a queue being renamed), reap, unlocks, assignments, reopen, edits,
 //! comments, wakes, merges and not-duplicate marks (the main queue's `note` is a duplicate
 //! key), queue settings and SLAs, queue rename and delete, fields, ready-made
-//! texts, review shares, roles and logins, backups checked, check, stats, search, export...), a killer
+//! texts, review shares, roles, logins, eligibility, leads and leavers, backups checked, check, stats, search, export...), a killer
 //! SIGKILLs a running call every 1.5 s or so, one call in twenty runs
 //! under strace with an I/O error, a full disk or a SIGKILL injected at its Nth write or
 //! fsync (PostgreSQL: its Nth message), and on PostgreSQL the run's server processes are
