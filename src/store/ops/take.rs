@@ -37,7 +37,7 @@
 use super::{Claimable, HolderOp, ItemWrite, Tx, found, holder_write, known_queue, not_open};
 use serde_json::json;
 
-use crate::domain::{EventKind, Item, ItemState, QueueSettings, TakeOrder, Work};
+use crate::domain::{EventKind, Item, ItemState, QueueSettings, Queues, TakeOrder, Work};
 use crate::store::error::{Result, StoreError};
 use crate::store::{AndNext, Applied, TakeNext};
 
@@ -158,8 +158,9 @@ pub(crate) fn take_next(tx: &mut dyn Tx, opts: &TakeNext) -> Result<Item> {
 }
 
 /// The first takeable item in take order: within one queue by its own order; across
-/// queues by priority, unless some queue orders by due time: then each running queue's
-/// first item (one index walk each) and the smallest of their [`TakeOrder::key`]s.
+/// queues by priority, unless some queue orders by due time or the caller may take from
+/// some queues only: then each running queue's (each of theirs) first item (one index walk
+/// each) and the smallest of their [`TakeOrder::key`]s.
 fn next_candidate(
     tx: &mut dyn Tx,
     next: &TakeNext,
@@ -170,11 +171,16 @@ fn next_candidate(
         return tx.candidate(next, q.order, passed);
     }
     let queues = tx.queues()?;
-    if queues.iter().all(|q| q.order == TakeOrder::Priority) {
+    // A person limited to some queues walks each of theirs (one index walk each): one walk
+    // across all queues would pass over every row of the others first, on every take.
+    let me = tx.actor().name.clone();
+    let takes = tx.access(&me)?.takes;
+    let limited = takes != Queues::All;
+    if !limited && queues.iter().all(|q| q.order == TakeOrder::Priority) {
         return tx.candidate(next, TakeOrder::Priority, passed);
     }
     let mut best: Option<(crate::domain::queue::TakeKey, Claimable)> = None;
-    for q in queues.iter().filter(|q| !q.paused) {
+    for q in (queues.iter()).filter(|q| !q.paused && takes.has(&q.name)) {
         let one = TakeNext {
             queue: Some(q.name.clone()),
             ..next.clone()
