@@ -6,6 +6,7 @@
 //! cargo bench --bench search                 # everything, default sizes
 //! cargo bench --bench search -- query        # only the query section
 //! cargo bench --bench search -- insert
+//! cargo bench --bench search -- pg           # PostgreSQL with and without pg_trgm (benches/search/pg.rs)
 //! ```
 //!
 //! Sizes: `CL_SEARCH_ITEMS` [1000000] items in the big file, `CL_SEARCH_TAIL` [1000] items
@@ -18,6 +19,8 @@
 #![allow(clippy::unwrap_used, clippy::too_many_lines, unsafe_code)]
 
 pub mod common;
+#[path = "search/pg.rs"]
+mod pg;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -1032,5 +1035,8 @@ fn main() {
     }
     if want("cli") {
         sec_cli(dir.path());
+    }
+    if want("pg") {
+        pg::sec_pg();
     }
 }
