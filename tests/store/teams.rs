@@ -12,6 +12,7 @@ use caseload::store::{ListFilter, StateFilter, Store, StoreError, TakeNext, User
 
 conformance!(
     take_next_offers_only_the_queues_one_may_take,
+    a_limited_take_next_keeps_priority_order_across_one_s_queues,
     by_id_and_by_queue_a_queue_not_one_s_own_is_refused,
     assign_to_someone_not_eligible_names_who_is,
     reviews_follow_their_own_list,
@@ -472,4 +473,25 @@ fn postgres_a_lead_s_rights_hold_in_the_server_s_functions() {
     admin
         .batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE {role}"))
         .unwrap();
+}
+
+fn a_limited_take_next_keeps_priority_order_across_one_s_queues(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let mut add_p = |q: &str, title: &str, priority: i64| -> i64 {
+        let mut it = NewItem::titled(title);
+        it.queue = q.to_string();
+        it.priority = priority;
+        boss.add(&it).unwrap().id
+    };
+    let old_low = add_p("support", "old, low", 0);
+    let urgent_other = add_p("billing", "urgent, not hers", 9);
+    let high = add_p("kyc", "high", 5);
+    set_queues(&mut *boss, "alice", only(&["kyc", "support"]));
+    let mut alice = b.open("alice", 0);
+    let first = alice.take_next(&TakeNext::default()).unwrap().id;
+    let second = alice.take_next(&TakeNext::default()).unwrap().id;
+    assert_eq!([first, second], [high, old_low]);
+    assert_code(alice.take_next(&TakeNext::default()), exit::NOTHING);
+    assert_eq!(boss.item(urgent_other).unwrap().lock_user, None);
+    clean(&mut *boss);
 }
