@@ -1146,3 +1146,9 @@ BEGIN
     END LOOP;
 END
 $migrate$;
+
+-- A merged duplicate names the item it went into (schema 25; added after the search
+-- column, as the migration adds it).
+ALTER TABLE items ADD COLUMN duplicate_of BIGINT NULL;
+-- The items merged in a period, per queue (`report --by queue`: merged as duplicate).
+CREATE INDEX items_merged ON items (finished_at) WHERE duplicate_of IS NOT NULL;

@@ -56,6 +56,8 @@ CREATE TABLE items (
     -- When the lock expires: its take or last renewal plus the queue's lock age then, so a
     -- lock keeps the age it was given (lock_time is when it was taken).
     lock_expires_at INTEGER NULL,
+    -- The item this one was merged into as a duplicate (`caseload merge`); NULL otherwise.
+    duplicate_of INTEGER NULL,
     CHECK ((lock_user IS NULL) = (lock_time IS NULL)),
     CHECK ((lock_user IS NULL) = (lock_expires_at IS NULL)),
     CHECK (state IN ('open', 'review') OR lock_user IS NULL)
@@ -446,3 +448,6 @@ CREATE TABLE item_pairs (
     CHECK (low < high)
 ) WITHOUT ROWID;
 CREATE INDEX item_pairs_high ON item_pairs (high, low);
+
+-- The items merged in a period, per queue (`report --by queue`: merged as duplicate).
+CREATE INDEX items_merged ON items (finished_at) WHERE duplicate_of IS NOT NULL;

@@ -1669,6 +1669,7 @@ fn sec_import(cfg: &Config, dir: &Path, rep: &mut Report) {
                     create_queues: true,
                     keep_ids: false,
                     define_fields: false,
+                    skip_duplicates: false,
                 };
                 let sum = caseload::import::import(s.as_mut(), &csv, &opts, &mut clock)
                     .unwrap_or_else(|e| panic!("import: {e:?}"));

@@ -115,7 +115,8 @@ pub(super) fn build_detail_with(
                 meta.push_str(&format!(" · {word} {t}"));
             }
             Cell::Text(Some(t)) => meta.push_str(&format!(" · {word} {t}")),
-            Cell::Text(None) => {}
+            Cell::Id(Some(id)) => meta.push_str(&format!(" · {word} #{id}")),
+            Cell::Text(None) | Cell::Id(None) => {}
         }
     }
     push_text(&mut lines, w, &sanitize::line(&meta), LineKind::Dim);
@@ -163,6 +164,7 @@ fn push_sections(lines: &mut Vec<DetailLine>, w: usize, s: &State, item: &Item) 
             Cell::Text(Some(t)) if !t.is_empty() => Some(t.to_string()),
             Cell::Number(n) => Some(n.to_string()),
             Cell::Time(Some(t)) => Some(date_hm_in(t, s.zone)),
+            Cell::Id(Some(id)) => Some(format!("#{id}")),
             _ => None,
         };
         match (text, empty) {

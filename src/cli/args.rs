@@ -443,8 +443,9 @@ pub enum Command {
     /// cut. Shows its progress on a terminal; Ctrl-C stops it at once, changing nothing
     /// (exit 130).
     Check {
-        /// First rebuild the figures' tables (holds and the day summary) from the history,
-        /// the repair for what check finds wrong in them (supervisors).
+        /// First rebuild the figures' tables (holds and the day summary) from the history
+        /// and the duplicate keys from the items' fields, the repair for what check finds
+        /// wrong in them (supervisors).
         #[arg(long)]
         repair_figures: bool,
         /// Only the checks that stay quick at any size: SQLite's quick_check (every page,
@@ -562,6 +563,10 @@ pub struct ImportArgs {
     /// named like a field always goes into params under that name.
     #[arg(long)]
     pub define_fields: bool,
+    /// Leave out rows whose duplicate key (a field marked `--dedupe-key`) equals one of an
+    /// open item of their queue: they are counted and named (line and item), not imported.
+    #[arg(long, conflicts_with = "keep_ids")]
+    pub skip_duplicates: bool,
     /// Leave the new rows out of the search index (default: indexed after they are
     /// written, in short transactions of their own). Searches find them all the same, by
     /// scanning them, until the next import or an idle TUI indexes them.

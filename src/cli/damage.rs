@@ -64,7 +64,10 @@ pub(crate) fn check(
     let mut opened = open_store(ctx, false);
     if repair_figures && let Ok(s) = &mut opened {
         let n = s.rebuild_figures()?;
-        writeln!(out, "rebuilt the figures from the history: {n} holds")?;
+        writeln!(
+            out,
+            "rebuilt the figures from the history: {n} holds; and the duplicate keys"
+        )?;
     }
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [SIGINT, SIGTERM] {

@@ -41,8 +41,8 @@
 //! detail pane and the edit dialog follow the row. A column the lists show also needs its
 //! place in `ui/list.rs`; one with rules of its own (like `title`'s length) gets them in
 //! `NewItem::validate`. The columns the next issues need are rows of the same kinds:
-//! parked until and by (`OptTime`, `OptText`; `lock_expires_at` came so), the review state (`OptText`), `duplicate_of`
-//! (an item's id or NULL, set by a supervisor's merge).
+//! parked until and by (`OptTime`, `OptText`; `lock_expires_at` came so), the review state
+//! (`OptText`); `duplicate_of` (`OptId`: an item's id or NULL, set by a merge) came so.
 
 use super::time::Millis;
 
@@ -74,6 +74,7 @@ pub enum Col {
     ParkedBy,
     ParkReason,
     LockExpiresAt,
+    DuplicateOf,
 }
 
 /// What a column holds, and so how it is stored, read, bound, parsed and shown.
@@ -91,13 +92,15 @@ pub enum Kind {
     Time,
     /// A time or NULL.
     OptTime,
+    /// Another item's id or NULL.
+    OptId,
 }
 
 impl Kind {
     /// The column's type on SQLite and on PostgreSQL (as their catalogues name it).
     pub const fn sql_type(self) -> (&'static str, &'static str) {
         match self {
-            Kind::Int | Kind::Time | Kind::OptTime => ("INTEGER", "bigint"),
+            Kind::Int | Kind::Time | Kind::OptTime | Kind::OptId => ("INTEGER", "bigint"),
             Kind::Text | Kind::OptText => ("TEXT", "text"),
             Kind::Json => ("TEXT", "json"),
         }
@@ -105,7 +108,7 @@ impl Kind {
 
     /// True when the column may be NULL.
     pub const fn nullable(self) -> bool {
-        matches!(self, Kind::OptText | Kind::OptTime)
+        matches!(self, Kind::OptText | Kind::OptTime | Kind::OptId)
     }
 }
 
@@ -235,7 +238,7 @@ const fn stored(col: Col, name: &'static str, kind: Kind, label: &'static str) -
 use Who::{Add, Holder, Import, Supervisor};
 
 /// Every built-in column of `items`, in schema order (new ones at the end).
-pub const FIELDS: [Field; 24] = [
+pub const FIELDS: [Field; 25] = [
     Field {
         show: Show::Heading,
         pane: Pane::Header,
@@ -417,6 +420,15 @@ pub const FIELDS: [Field; 24] = [
             "Lock expires",
         )
     },
+    Field {
+        pane: Pane::Meta("duplicate of"),
+        ..stored(
+            Col::DuplicateOf,
+            "duplicate_of",
+            Kind::OptId,
+            "Duplicate of",
+        )
+    },
 ];
 
 /// How many built-in columns there are.
@@ -555,6 +567,8 @@ pub enum Value {
     Number(i64),
     Text(Option<String>),
     Time(Option<Millis>),
+    /// Another item's id, if any.
+    Id(Option<i64>),
 }
 
 impl Value {
@@ -583,6 +597,14 @@ impl Value {
     pub(crate) fn time(self) -> Option<Millis> {
         match self {
             Value::Time(t) => t,
+            _ => None,
+        }
+    }
+
+    /// The item id, if any.
+    pub(crate) fn id(self) -> Option<i64> {
+        match self {
+            Value::Id(t) => t,
             _ => None,
         }
     }

@@ -98,6 +98,9 @@ pub struct Item {
     /// [`super::lock::ASSIGNED`]). NULL exactly when nobody holds the item.
     #[serde(serialize_with = "ser_opt_rfc3339")]
     pub lock_expires_at: Option<Millis>,
+    /// The item this one was merged into as a duplicate (`caseload merge`): set with its
+    /// cancellation, cleared when it is reopened.
+    pub duplicate_of: Option<i64>,
     /// Columns whose stored value could not be read (text that is not valid UTF-8,
     /// written by another program or damaged on disk). Their fields hold a lossy
     /// rendering, bad bytes shown as U+FFFD. Empty for every healthy row (and then left
@@ -121,6 +124,8 @@ pub enum Cell<'a> {
     Number(i64),
     Text(Option<&'a str>),
     Time(Option<Millis>),
+    /// Another item's id, if any (`duplicate_of`).
+    Id(Option<i64>),
 }
 
 impl Cell<'_> {
@@ -130,6 +135,7 @@ impl Cell<'_> {
             Cell::Number(n) => Value::Number(n),
             Cell::Text(t) => Value::Text(t.map(str::to_owned)),
             Cell::Time(t) => Value::Time(t),
+            Cell::Id(t) => Value::Id(t),
         }
     }
 }
@@ -157,7 +163,7 @@ impl Item {
 
     /// The stored value of `col`.
     pub(crate) fn cell(&self, col: Col) -> Cell<'_> {
-        use Cell::{Number, Text, Time};
+        use Cell::{Id, Number, Text, Time};
         match col {
             Col::Id => Number(self.id),
             Col::Queue => Text(Some(&self.queue)),
@@ -183,6 +189,7 @@ impl Item {
             Col::ParkedBy => Text(self.parked_by.as_deref()),
             Col::ParkReason => Text(self.park_reason.as_deref()),
             Col::LockExpiresAt => Time(self.lock_expires_at),
+            Col::DuplicateOf => Id(self.duplicate_of),
         }
     }
 
@@ -215,6 +222,7 @@ impl Item {
             Col::ParkedBy => self.parked_by = v.opt_text(),
             Col::ParkReason => self.park_reason = v.opt_text(),
             Col::LockExpiresAt => self.lock_expires_at = v.time(),
+            Col::DuplicateOf => self.duplicate_of = v.id(),
         }
         Ok(())
     }
@@ -225,7 +233,7 @@ impl Item {
         fields::searched()
             .map(|f| match self.cell(f.col) {
                 Cell::Text(t) => t.unwrap_or(""),
-                Cell::Number(_) | Cell::Time(_) => "",
+                Cell::Number(_) | Cell::Time(_) | Cell::Id(_) => "",
             })
             .collect()
     }
@@ -357,7 +365,8 @@ impl NewItem {
             | Col::ParkedUntil
             | Col::ParkedBy
             | Col::ParkReason
-            | Col::LockExpiresAt => return None,
+            | Col::LockExpiresAt
+            | Col::DuplicateOf => return None,
         })
     }
 

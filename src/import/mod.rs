@@ -442,6 +442,9 @@ fn parsed(f: &Field, text: Option<String>) -> Result<Option<Value>, String> {
                 sanitize::line(&t)
             )
         })?)),
+        Kind::OptId => Value::Id(Some(t.trim().parse::<i64>().map_err(|_| {
+            format!("{} '{}' is not an item's id", f.key(), sanitize::line(&t))
+        })?)),
         Kind::Text | Kind::OptText | Kind::Json => Value::Text(Some(t)),
     }))
 }
@@ -498,8 +501,10 @@ impl Fnv128 {
                     self.field(t.as_bytes());
                 }
                 Some(Cell::Text(Some(t))) => self.field(t.as_bytes()),
-                Some(Cell::Time(Some(t))) => self.field(&t.to_le_bytes()),
-                Some(Cell::Text(None) | Cell::Time(None)) | None => self.field(b""),
+                Some(Cell::Time(Some(t)) | Cell::Id(Some(t))) => self.field(&t.to_le_bytes()),
+                Some(Cell::Text(None) | Cell::Time(None) | Cell::Id(None)) | None => {
+                    self.field(b"")
+                }
             }
         }
         match row.id {

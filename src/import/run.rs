@@ -32,6 +32,9 @@ pub struct Options<'a> {
     /// Define a `text` field of the default queue for each column that names neither a
     /// column of the item nor one of its fields (a supervisor's action).
     pub define_fields: bool,
+    /// Leave out rows whose duplicate key equals one of an open item of their queue
+    /// (issue 27): counted and named in the summary, not imported.
+    pub skip_duplicates: bool,
 }
 
 /// How an import is going, for a progress bar.
@@ -78,6 +81,10 @@ pub struct Summary {
     /// Rows added whose duplicate key equals one of an item that was there before the
     /// import (issue 27), by the first key field that matched: (field, rows).
     pub look_alike: Vec<(String, u64)>,
+    /// Rows left out by `--skip-duplicates`: how many, and the first [`MAX_REPORTED`] as
+    /// (line, the open item they duplicate).
+    pub skipped: u64,
+    pub skipped_rows: Vec<(u64, i64)>,
 }
 
 /// Why an import stopped.
@@ -419,11 +426,18 @@ impl Checked {
 }
 
 impl Summary {
-    /// Counts what a batch's adds did: created, or already there (from this file or by
-    /// the row's own request id).
-    fn tally(&mut self, added: &[Added], derived: &[bool]) {
-        for (a, derived) in added.iter().zip(derived) {
+    /// Counts what a batch's adds did: created, left out as a duplicate (`lines`: each
+    /// row's line, to name it), or already there (from this file or by the row's own
+    /// request id).
+    fn tally(&mut self, added: &[Added], derived: &[bool], lines: &[u64]) {
+        for ((a, derived), line) in added.iter().zip(derived).zip(lines) {
             match (a.created, derived) {
+                _ if a.skipped => {
+                    self.skipped += 1;
+                    if self.skipped_rows.len() < MAX_REPORTED {
+                        self.skipped_rows.push((*line, a.id));
+                    }
+                }
                 (true, _) => self.created += 1,
                 (false, true) => self.same_file += 1,
                 (false, false) => self.known_request_id += 1,
@@ -501,6 +515,8 @@ struct Batch {
     derived: Vec<bool>,
     /// With `--keep-ids`: each item's id.
     ids: Vec<i64>,
+    /// Each item's line in the file.
+    lines: Vec<u64>,
     /// The rows read for it, the one added first with `--keep-ids` included.
     rows: u64,
 }
@@ -518,6 +534,7 @@ impl<R: Read> Reader<'_, R> {
         b.items.clear();
         b.derived.clear();
         b.ids.clear();
+        b.lines.clear();
         b.rows = 0;
         let first = self.checked.kept.as_ref().map(|k| k.last.line);
         while b.rows < len as u64 {
@@ -532,6 +549,7 @@ impl<R: Read> Reader<'_, R> {
                         b.ids.push(r.id.ok_or("a row lost its id")?);
                     }
                     let mut item = r.item;
+                    b.lines.push(r.line);
                     b.derived.push(item.request_id.is_none());
                     if item.request_id.is_none() {
                         item.request_id = Some(derived_key(&self.checked.file_id, r.line));
@@ -594,7 +612,7 @@ fn keep_first(
         .keep_ids(&last, plan.ids, plan.seen)
         .map_err(|error| ImportError::Store { error, written: 0 })?;
     summary.longest_write = started.elapsed();
-    summary.tally(&[added], &[derived]);
+    summary.tally(&[added], &[derived], &[plan.last.line]);
     Ok(began)
 }
 
@@ -604,6 +622,8 @@ fn keep_first(
 struct Written {
     before: u64,
     began: Millis,
+    /// `--skip-duplicates`.
+    skip: bool,
 }
 
 /// Writes one batch of the second pass and counts what it added; returns how long the
@@ -617,9 +637,14 @@ fn add_batch(
     alike: &mut LookAlike,
 ) -> Result<std::time::Duration, ImportError> {
     let started = Instant::now();
+    // With `--keep-ids` each item keeps its id; else queues are created and, when asked,
+    // duplicates of open items left out.
     let opts = match checked.kept {
         Some(_) => AddOptions::keeping(&batch.ids, at.began),
-        None => AddOptions::creating_queues(),
+        None => AddOptions {
+            skip_duplicates: at.skip,
+            ..AddOptions::creating_queues()
+        },
     };
     let added = (store.add_items(&batch.items, opts)).map_err(|error| ImportError::Store {
         error,
@@ -627,7 +652,7 @@ fn add_batch(
     })?;
     let took = started.elapsed();
     summary.longest_write = summary.longest_write.max(took);
-    summary.tally(&added, &batch.derived);
+    summary.tally(&added, &batch.derived, &batch.lines);
     let done = at.before + batch.rows;
     alike.count(store, &batch.items, &added, &mut summary.look_alike, done)?;
     Ok(took)
@@ -711,6 +736,7 @@ fn write(
                 let at = Written {
                     before: written + first,
                     began,
+                    skip: opts.skip_duplicates,
                 };
                 let took = add_batch(store, &batch, checked, at, &mut summary, &mut alike)?;
                 sizer.record(batch.items.len(), took);

@@ -293,6 +293,8 @@ pub struct QueueFigures {
     pub on_time_share: Option<f64>,
     /// Completions per slot of `slot_ms`, oldest first.
     pub completed_series: Vec<u64>,
+    /// Items merged as duplicates in the period (`caseload merge`).
+    pub merged: u64,
 }
 
 /// One `holds` row, as a backend reads it.
@@ -341,7 +343,14 @@ pub(crate) struct ReportFacts {
     pub cells: Vec<DayCell>,
     /// Per queue: open items overdue now, and due within the next hour.
     pub due: Vec<(String, i64, i64)>,
+    /// Per queue: items merged as duplicates in the period ([`MERGED`]).
+    pub merged: Vec<(String, i64)>,
 }
+
+/// Items merged as duplicates (`duplicate_of` set) with their cancellation in
+/// `[$1, $2)`, per queue: one range of the `items_merged` index.
+pub(crate) const MERGED: &str = "SELECT queue, count(*) FROM items \
+     WHERE duplicate_of IS NOT NULL AND finished_at >= $1 AND finished_at < $2 GROUP BY queue";
 
 /// The most entries a series has.
 const MAX_SLOTS: i64 = 120;
@@ -500,6 +509,9 @@ pub(crate) fn assemble(q: &ReportQuery, f: ReportFacts) -> Result<Report> {
                 v.sort_unstable();
             }
             let (overdue, soon) = due.get(figures.name.as_str()).copied().unwrap_or((0, 0));
+            let merged = (f.merged.iter())
+                .find(|(q, _)| *q == figures.name)
+                .map_or(0, |(_, n)| (*n).max(0) as u64);
             let on_time = a.with_due - a.late.len() as u64;
             QueueFigures {
                 wait_median_ms: percentile(&a.wait, 50),
@@ -507,6 +519,7 @@ pub(crate) fn assemble(q: &ReportQuery, f: ReportFacts) -> Result<Report> {
                 overdue: overdue.max(0) as u64,
                 due_next_hour: soon.max(0) as u64,
                 late_median_ms: percentile(&a.late, 50),
+                merged,
                 on_time_share: (a.with_due > 0).then(|| on_time as f64 / a.with_due as f64),
                 completed_series: if a.series.is_empty() {
                     vec![0; slots]
@@ -572,6 +585,7 @@ mod tests {
                 early,
             ],
             due: vec![("b".into(), 2, 1)],
+            merged: vec![("b".into(), 4)],
             cells: vec![],
         };
         let r = assemble(&q, facts).unwrap();
@@ -587,6 +601,7 @@ mod tests {
         assert_eq!(a.late_median_ms, Some(500));
         assert_eq!(a.completed_series, vec![3]);
         assert_eq!((r.queues[1].overdue, r.queues[1].due_next_hour), (2, 1));
+        assert_eq!((r.queues[0].merged, r.queues[1].merged), (0, 4));
         assert_eq!(r.queues[1].figures.completed_per_hour, None);
     }
 

@@ -147,6 +147,9 @@ pub struct AddOptions<'a> {
     /// same (a retry); other content is refused (`RequestIdReused`, exit 3). `add` asks
     /// for it; an import counts a known request id as already there.
     pub same_content: bool,
+    /// Leave out each item whose duplicate key equals one of an open item of its queue
+    /// (`import --skip-duplicates`): its [`Added`] names that item, `skipped` set.
+    pub skip_duplicates: bool,
 }
 
 impl<'a> AddOptions<'a> {
@@ -156,6 +159,7 @@ impl<'a> AddOptions<'a> {
             create_queues: true,
             kept: None,
             same_content: false,
+            skip_duplicates: false,
         }
     }
 
@@ -165,6 +169,7 @@ impl<'a> AddOptions<'a> {
             create_queues: true,
             kept: Some(Keeping { ids, at }),
             same_content: false,
+            skip_duplicates: false,
         }
     }
 }
@@ -182,6 +187,9 @@ pub struct Added {
     pub id: i64,
     /// False when the request id was already known and the existing item is returned.
     pub created: bool,
+    /// Left out as a duplicate ([`AddOptions::skip_duplicates`]): `id` is the open item
+    /// it duplicates.
+    pub skipped: bool,
 }
 
 /// Whether a holder's write was applied now, or had been applied before: a retry of the

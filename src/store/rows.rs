@@ -74,6 +74,7 @@ pub(crate) fn item_from(c: &mut impl Cells) -> Result<Item> {
             Kind::Int => Value::Number(c.int(i, f.name)?),
             Kind::Time => Value::Time(Some(c.int(i, f.name)?)),
             Kind::OptTime => Value::Time(c.opt_int(i, f.name)?),
+            Kind::OptId => Value::Id(c.opt_int(i, f.name)?),
             Kind::Text | Kind::Json => Value::Text(Some(c.text(i, f.name)?)),
             Kind::OptText => Value::Text(c.opt_text(i, f.name)?),
         };
@@ -286,7 +287,7 @@ pub(crate) fn sample_item_row(set: &[(&str, Option<&str>)]) -> Vec<Option<String
                 Kind::Time => Some("1".into()),
                 Kind::Text => Some(String::new()),
                 Kind::Json => Some("{}".into()),
-                Kind::OptText | Kind::OptTime => None,
+                Kind::OptText | Kind::OptTime | Kind::OptId => None,
             },
         })
         .collect()

@@ -52,31 +52,35 @@ pub fn similar(r: &mut dyn Reads, id: i64, limit: usize) -> Result<Similar> {
     }
     let texts = texts_of(&defs, &item.title, &item.params);
     let mut found: BTreeMap<i64, Item> = BTreeMap::new();
-    let mut words: Vec<String> = texts
-        .iter()
-        .flat_map(|(_, t)| telling_words(t, WORDS))
-        .collect();
-    words.dedup();
-    for word in words {
-        let filter = ListFilter {
-            state: StateFilter::All,
-            queue: Some(item.queue.clone()),
-            text: Some(word),
-            limit: PREFILTER,
-            ..ListFilter::default()
-        };
-        for other in r.list(&filter)? {
-            found.insert(other.id, other);
-        }
-    }
     for other in keys.keys() {
-        if !found.contains_key(other) {
-            found.insert(*other, r.item(*other)?);
+        found.insert(*other, r.item(*other)?);
+    }
+    let offered =
+        |o: &Item| o.id != id && o.state != ItemState::Cancelled && !judged.contains(&o.id);
+    // Key matches rank before any match by text alone: when they fill the limit, no text
+    // match could be shown, and the text step (the costly half) is left out.
+    if found.values().filter(|o| offered(o)).count() < limit {
+        let mut words: Vec<String> = texts
+            .iter()
+            .flat_map(|(_, t)| telling_words(t, WORDS))
+            .collect();
+        words.dedup();
+        for word in words {
+            let filter = ListFilter {
+                state: StateFilter::All,
+                queue: Some(item.queue.clone()),
+                text: Some(word),
+                limit: PREFILTER,
+                ..ListFilter::default()
+            };
+            for other in r.list(&filter)? {
+                found.entry(other.id).or_insert(other);
+            }
         }
     }
     let candidates = found
         .into_values()
-        .filter(|o| o.id != id && o.state != ItemState::Cancelled && !judged.contains(&o.id))
+        .filter(|o| offered(o))
         .map(|o| Candidate {
             keys: keys.remove(&o.id).unwrap_or_default(),
             text: best_text(&texts, &texts_of(&defs, &o.title, &o.params)),

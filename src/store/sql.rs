@@ -439,9 +439,13 @@ pub(crate) const SET_FAIL: &str = "state = 'failed', error = :value, lock_user =
 /// Cancel with a reason.
 pub(crate) const SET_CANCEL: &str = "state = 'cancelled', error = :value, lock_user = NULL, \
      lock_time = NULL, lock_expires_at = NULL, finished_at = :now, finished_by = :me";
-/// Reopen a failed or cancelled item.
-pub(crate) const SET_REQUEUE: &str =
-    "state = 'open', error = NULL, result = NULL, finished_at = NULL, finished_by = NULL";
+/// Merge as a duplicate of item `:arg`: cancelled, naming it (`caseload merge`).
+pub(crate) const SET_MERGE: &str = "state = 'cancelled', error = :value, lock_user = NULL, \
+     lock_time = NULL, lock_expires_at = NULL, finished_at = :now, finished_by = :me, \
+     duplicate_of = :arg";
+/// Reopen a failed or cancelled item (a merged one is no longer a duplicate).
+pub(crate) const SET_REQUEUE: &str = "state = 'open', error = NULL, result = NULL, \
+     finished_at = NULL, finished_by = NULL, duplicate_of = NULL";
 /// Give the lock to `:value`: a new acquisition, so a new token.
 pub(crate) const SET_REASSIGN: &str = const_join!(
     &[
@@ -462,7 +466,9 @@ pub(crate) const SET_REOPEN: &str = SET_REQUEUE;
 /// column's kind).
 pub(crate) fn set_column(f: &Field) -> String {
     match f.kind {
-        Kind::Int | Kind::Time | Kind::OptTime => format!("{} = CAST(:value AS BIGINT)", f.name),
+        Kind::Int | Kind::Time | Kind::OptTime | Kind::OptId => {
+            format!("{} = CAST(:value AS BIGINT)", f.name)
+        }
         Kind::Json => format!("{} = :json", f.name),
         Kind::Text | Kind::OptText => format!("{} = :value", f.name),
     }

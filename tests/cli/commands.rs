@@ -572,7 +572,10 @@ fn check_repairs_the_figures_for_a_supervisor() {
     let out = env.ok("producer", &["check", "--repair-figures"]);
     assert_eq!(
         out.lines().collect::<Vec<_>>(),
-        ["rebuilt the figures from the history: 1 holds", "ok"]
+        [
+            "rebuilt the figures from the history: 1 holds; and the duplicate keys",
+            "ok"
+        ]
     );
 }
 

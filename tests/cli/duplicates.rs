@@ -122,6 +122,25 @@ fn merge_by_the_holder_with_its_token_and_refusals() {
     );
     let shown = env.show(ids[1]);
     assert_eq!(shown["state"], "cancelled");
+    assert_eq!(shown["duplicate_of"], ids[0]);
+    assert_eq!(env.show(ids[0])["duplicate_of"], serde_json::Value::Null);
+    let text = env.ok("viewer", &["show", &dup]);
+    assert!(text.contains(&format!("duplicate_of: #{keep}")), "{text}");
+    // Export names it too (CSV column, JSON Lines key).
+    let csv = env.ok("viewer", &["export", "--state", "cancelled"]);
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = head
+        .iter()
+        .position(|h| *h == "duplicate_of")
+        .expect("a duplicate_of column");
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(row[col], keep, "{csv}");
+    let jsonl = env.ok(
+        "viewer",
+        &["export", "--state", "cancelled", "--format", "jsonl"],
+    );
+    let first: serde_json::Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
+    assert_eq!(first["duplicate_of"], ids[0]);
     let shown = env.ok("viewer", &["show", &keep]);
     assert!(
         shown.contains(&format!("#{dup} was merged into this item")),
@@ -166,5 +185,52 @@ fn import_says_how_many_rows_look_like_existing_items() {
     assert!(
         out.contains("2 row(s) look like existing items (same vat): see caseload similar"),
         "{out}"
+    );
+}
+
+#[test]
+fn import_skips_rows_that_duplicate_open_items_and_names_them() {
+    let (env, ids) = suppliers();
+    // One supplier is finished: a row like it is imported all the same.
+    let harbour = ids[3].to_string();
+    let (_, token) = env.claim("alice", &["--queue", "v", "--id", &harbour]);
+    env.ok(
+        "alice",
+        &["complete", &harbour, "--token", &token.to_string()],
+    );
+    let file = env.dir.path().join("more.csv");
+    std::fs::write(
+        &file,
+        "title,vat\nBrightwater again,GB-123-456-789\nNew supplier,FR111\nHarbour again,gb555\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let out = env.ok("sup", &["import", f, "--queue", "v", "--skip-duplicates"]);
+    assert!(out.starts_with("Imported 2 new item(s)"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "left out 1 row(s) whose duplicate key equals an open item's \
+             (--skip-duplicates): line 2 like #{}",
+            ids[0]
+        )),
+        "{out}"
+    );
+    let listed = env.ok(
+        "viewer",
+        &["list", "--queue", "v", "--state", "all", "--json"],
+    );
+    assert!(!listed.contains("Brightwater again"), "{listed}");
+    assert!(listed.contains("Harbour again"), "{listed}");
+    env.fails(
+        "sup",
+        &[
+            "import",
+            f,
+            "--queue",
+            "v",
+            "--skip-duplicates",
+            "--keep-ids",
+        ],
+        2,
     );
 }

@@ -190,6 +190,7 @@ fn import_while_changing(change: fn(&std::path::Path)) -> (ImportError, i64) {
         create_queues: true,
         keep_ids: false,
         define_fields: false,
+        skip_duplicates: false,
     };
     let err = import::import(&mut *store, &path, &opts, &mut progress)
         .expect_err("the change is noticed");

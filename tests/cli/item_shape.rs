@@ -53,9 +53,9 @@ fn env() -> Env {
     env
 }
 
-const ITEM_1: &str = r#"{"body":"line 1\nline 2","created_at":"2025-12-01T10:00:00.001Z","created_by":"producer","due_at":"2026-12-01T10:00:00.000Z","error":null,"finished_at":null,"finished_by":null,"id":1,"lock_expires_at":"2025-12-01T10:31:00.000Z","lock_time":"2025-12-01T10:01:00.000Z","lock_token":1,"lock_user":"alice","notes":"called, no answer","params":{"a":[2,"x"],"b":1},"park_reason":null,"parked_by":null,"parked_until":null,"priority":3,"queue":"desk","request_id":"r-1","result":null,"source":"crm","state":"open","title":"Reset password"}"#;
-const ITEM_2: &str = r#"{"body":"","created_at":"2025-12-01T10:00:00.002Z","created_by":"producer","due_at":null,"error":null,"finished_at":"2025-12-01T10:02:00.002Z","finished_by":"bob","id":2,"lock_expires_at":null,"lock_time":null,"lock_token":1,"lock_user":null,"notes":"","params":{},"park_reason":null,"parked_by":null,"parked_until":null,"priority":0,"queue":"default","request_id":null,"result":"done, \"quoted\"","source":null,"state":"done","title":"=SUM(A1)"}"#;
-const ITEM_3: &str = r#"{"body":"","created_at":"2025-12-01T10:00:00.003Z","created_by":"producer","due_at":null,"error":"no toner","finished_at":"2025-12-01T10:02:00.003Z","finished_by":"bob","id":3,"lock_expires_at":null,"lock_time":null,"lock_token":1,"lock_user":null,"notes":"","params":"not an object","park_reason":null,"parked_by":null,"parked_until":null,"priority":0,"queue":"default","request_id":null,"result":null,"source":null,"state":"failed","title":"Broken printer"}"#;
+const ITEM_1: &str = r#"{"body":"line 1\nline 2","created_at":"2025-12-01T10:00:00.001Z","created_by":"producer","due_at":"2026-12-01T10:00:00.000Z","duplicate_of":null,"error":null,"finished_at":null,"finished_by":null,"id":1,"lock_expires_at":"2025-12-01T10:31:00.000Z","lock_time":"2025-12-01T10:01:00.000Z","lock_token":1,"lock_user":"alice","notes":"called, no answer","params":{"a":[2,"x"],"b":1},"park_reason":null,"parked_by":null,"parked_until":null,"priority":3,"queue":"desk","request_id":"r-1","result":null,"source":"crm","state":"open","title":"Reset password"}"#;
+const ITEM_2: &str = r#"{"body":"","created_at":"2025-12-01T10:00:00.002Z","created_by":"producer","due_at":null,"duplicate_of":null,"error":null,"finished_at":"2025-12-01T10:02:00.002Z","finished_by":"bob","id":2,"lock_expires_at":null,"lock_time":null,"lock_token":1,"lock_user":null,"notes":"","params":{},"park_reason":null,"parked_by":null,"parked_until":null,"priority":0,"queue":"default","request_id":null,"result":"done, \"quoted\"","source":null,"state":"done","title":"=SUM(A1)"}"#;
+const ITEM_3: &str = r#"{"body":"","created_at":"2025-12-01T10:00:00.003Z","created_by":"producer","due_at":null,"duplicate_of":null,"error":"no toner","finished_at":"2025-12-01T10:02:00.003Z","finished_by":"bob","id":3,"lock_expires_at":null,"lock_time":null,"lock_token":1,"lock_user":null,"notes":"","params":"not an object","park_reason":null,"parked_by":null,"parked_until":null,"priority":0,"queue":"default","request_id":null,"result":null,"source":null,"state":"failed","title":"Broken printer"}"#;
 
 #[test]
 fn list_json_prints_each_item_with_schema_names_and_rfc3339_times() {
@@ -76,10 +76,10 @@ fn export_csv_prints_the_columns_in_schema_order_with_formulas_neutralized() {
     let env = env();
     let out = env.ok("viewer", &["export", "--format", "csv"]);
     let expected = "\
-id,queue,request_id,title,body,params,priority,due_at,state,lock_user,lock_time,lock_token,notes,result,error,created_at,created_by,finished_at,finished_by,source,parked_until,parked_by,park_reason,lock_expires_at
-1,desk,r-1,Reset password,\"line 1\nline 2\",\"{\"\"b\"\": 1, \"\"a\"\": [2, \"\"x\"\"]}\",3,2026-12-01T10:00:00.000Z,open,alice,2025-12-01T10:01:00.000Z,1,\"called, no answer\",,,2025-12-01T10:00:00.001Z,producer,,,crm,,,,2025-12-01T10:31:00.000Z
-2,default,,'=SUM(A1),,{},0,,done,,,1,,\"done, \"\"quoted\"\"\",,2025-12-01T10:00:00.002Z,producer,2025-12-01T10:02:00.002Z,bob,,,,,
-3,default,,Broken printer,,\"\"\"not an object\"\"\",0,,failed,,,1,,,no toner,2025-12-01T10:00:00.003Z,producer,2025-12-01T10:02:00.003Z,bob,,,,,
+id,queue,request_id,title,body,params,priority,due_at,state,lock_user,lock_time,lock_token,notes,result,error,created_at,created_by,finished_at,finished_by,source,parked_until,parked_by,park_reason,lock_expires_at,duplicate_of
+1,desk,r-1,Reset password,\"line 1\nline 2\",\"{\"\"b\"\": 1, \"\"a\"\": [2, \"\"x\"\"]}\",3,2026-12-01T10:00:00.000Z,open,alice,2025-12-01T10:01:00.000Z,1,\"called, no answer\",,,2025-12-01T10:00:00.001Z,producer,,,crm,,,,2025-12-01T10:31:00.000Z,
+2,default,,'=SUM(A1),,{},0,,done,,,1,,\"done, \"\"quoted\"\"\",,2025-12-01T10:00:00.002Z,producer,2025-12-01T10:02:00.002Z,bob,,,,,,
+3,default,,Broken printer,,\"\"\"not an object\"\"\",0,,failed,,,1,,,no toner,2025-12-01T10:00:00.003Z,producer,2025-12-01T10:02:00.003Z,bob,,,,,,
 ";
     assert_eq!(out, expected);
 }
@@ -109,7 +109,7 @@ fn claim_json_prints_the_taken_item_in_the_same_shape() {
         out,
         format!(
             "{{\"body\":\"\",\"created_at\":\"2025-12-01T10:00:00.001Z\",\"created_by\":\"producer\",\
-             \"due_at\":null,\"error\":null,\"finished_at\":null,\"finished_by\":null,\"id\":1,\
+             \"due_at\":null,\"duplicate_of\":null,\"error\":null,\"finished_at\":null,\"finished_by\":null,\"id\":1,\
              \"lock_expires_at\":\"{expires}\",\"lock_time\":\"{lock_time}\",\"lock_token\":1,\"lock_user\":\"alice\",\"notes\":\"\",\
              \"params\":{{}},\"park_reason\":null,\"parked_by\":null,\"parked_until\":null,\"priority\":0,\"queue\":\"default\",\"request_id\":null,\
              \"result\":null,\"source\":null,\"state\":\"open\",\"title\":\"One\"}}\n"

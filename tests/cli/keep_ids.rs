@@ -216,6 +216,7 @@ fn keep(store: &mut dyn Store, path: &std::path::Path, progress: &mut dyn Progre
         create_queues: true,
         keep_ids: true,
         define_fields: false,
+        skip_duplicates: false,
     };
     import::import(store, path, &opts, progress).unwrap_or_else(|e| panic!("import: {e:?}"))
 }
@@ -279,6 +280,7 @@ fn an_import_cut_short_and_run_again_keeps_every_id_once() {
         create_queues: true,
         keep_ids: true,
         define_fields: false,
+        skip_duplicates: false,
     };
     let mut stop = StopAfterFirstBatch {
         path: path.clone(),
@@ -347,6 +349,7 @@ fn an_item_added_into_the_kept_range_during_the_check_refuses_the_import() {
         create_queues: true,
         keep_ids: true,
         define_fields: false,
+        skip_duplicates: false,
     };
     let mut meanwhile = AddWhileChecking {
         other: backend.open("q", 0),

@@ -77,7 +77,7 @@ fn report_by_queue_shows_due_health() {
     let csv = env.ok("boss", &["report", "--by", "queue", "--format", "csv"]);
     let rows: Vec<&str> = csv.lines().collect();
     assert!(
-        rows[0].ends_with("overdue,due_next_hour,late_median_s,on_time_share"),
+        rows[0].ends_with("overdue,due_next_hour,late_median_s,on_time_share,merged"),
         "{csv}"
     );
     assert!(rows[1].starts_with("default,1,1,0,1,0,"), "{csv}");

@@ -19,6 +19,11 @@ conformance!(
     not_the_same_is_never_offered_again,
     a_merge_is_fenced_and_audited_on_both_items,
     refused_merges_change_nothing,
+    a_merged_item_names_its_survivor_until_reopened,
+    adding_skips_rows_that_duplicate_open_items,
+    the_report_counts_merges_per_queue,
+    check_finds_wrong_keys_and_the_repair_rebuilds_them,
+    merging_across_queues_is_for_supervisors,
 );
 
 fn key_field(s: &mut dyn Store, name: &str, kind: FieldType) {
@@ -200,4 +205,161 @@ fn refused_merges_change_nothing(b: &dyn Backend) {
     assert_eq!(after.0, before.0 + 2, "only the take and the complete");
     assert!(boss.pairs(a).unwrap().is_empty());
     assert!(boss.comments(c).unwrap().is_empty());
+}
+
+fn a_merged_item_names_its_survivor_until_reopened(b: &dyn Backend) {
+    let mut boss = setup(b);
+    let keep = add(&mut *boss, "Brightwater Tools Ltd", "{}");
+    let dup = add(&mut *boss, "Brightwater Tools Ltd", "{}");
+    assert_eq!(boss.item(dup).unwrap().duplicate_of, None);
+    boss.merge(dup, keep, None, Some("same")).unwrap();
+    assert_eq!(boss.item(dup).unwrap().duplicate_of, Some(keep));
+    assert_eq!(boss.item(keep).unwrap().duplicate_of, None);
+    // Reopened, it is no longer anybody's duplicate (and may be merged again).
+    boss.requeue(dup).unwrap();
+    let d = boss.item(dup).unwrap();
+    assert_eq!((d.state, d.duplicate_of), (ItemState::Open, None));
+    // A plain cancel names nobody.
+    let other = add(&mut *boss, "Other", "{}");
+    boss.cancel(other, "not needed").unwrap();
+    assert_eq!(boss.item(other).unwrap().duplicate_of, None);
+    assert!(boss.check().unwrap().is_empty());
+}
+
+fn adding_skips_rows_that_duplicate_open_items(b: &dyn Backend) {
+    use caseload::store::AddOptions;
+    let mut boss = setup(b);
+    key_field(&mut *boss, "vat", FieldType::Text);
+    let open = add(&mut *boss, "Acme", r#"{"vat": "DE 1"}"#);
+    let done = add(&mut *boss, "Zeta", r#"{"vat": "DE 2"}"#);
+    let mut alice = b.open("alice", 0);
+    let t = alice.take(done).unwrap().lock_token;
+    alice.complete(done, t, None).unwrap();
+    let row = |title: &str, vat: &str, rid: &str| NewItem {
+        params: format!(r#"{{"vat": "{vat}"}}"#),
+        request_id: Some(rid.to_string()),
+        ..NewItem::titled(title)
+    };
+    let rows = [
+        row("Acme again", "de-1", "r1"),
+        row("Zeta again", "DE2", "r2"),
+        row("New", "DE 3", "r3"),
+    ];
+    let skipping = AddOptions {
+        skip_duplicates: true,
+        ..AddOptions::creating_queues()
+    };
+    let before = boss.count(&Default::default()).unwrap();
+    let added = boss.add_items(&rows, skipping).unwrap();
+    // Like an open item: left out, naming it. Like a finished one only: added.
+    assert!(added[0].skipped && !added[0].created, "{added:?}");
+    assert_eq!(added[0].id, open);
+    assert!(added[1].created && !added[1].skipped, "{added:?}");
+    assert!(added[2].created && !added[2].skipped, "{added:?}");
+    assert_eq!(boss.count(&Default::default()).unwrap(), before + 2);
+    // The same rows again: already there by request id, not "duplicates" of themselves.
+    let again = boss.add_items(&rows[1..], skipping).unwrap();
+    assert!(again.iter().all(|a| !a.created && !a.skipped), "{again:?}");
+    assert_eq!((again[0].id, again[1].id), (added[1].id, added[2].id));
+    assert!(boss.check().unwrap().is_empty());
+}
+
+fn the_report_counts_merges_per_queue(b: &dyn Backend) {
+    use caseload::domain::figures::Period;
+    use caseload::store::ReportQuery;
+    let mut boss = setup(b);
+    let keep = add(&mut *boss, "Acme", "{}");
+    let dup = add(&mut *boss, "Acme", "{}");
+    let dup2 = add(&mut *boss, "Acme", "{}");
+    let other = add(&mut *boss, "Other", "{}");
+    boss.merge(dup, keep, None, None).unwrap();
+    boss.merge(dup2, keep, None, None).unwrap();
+    boss.cancel(other, "no").unwrap();
+    let now = boss.now().unwrap();
+    let report = |s: &mut dyn Store, since, until| {
+        s.report(&ReportQuery {
+            period: Period { since, until },
+            queue: None,
+            rows_only: false,
+        })
+        .unwrap()
+    };
+    let r = report(&mut *boss, now - 3_600_000, now + 60_000);
+    let q = r
+        .queues
+        .iter()
+        .find(|q| q.figures.name == "default")
+        .unwrap();
+    assert_eq!(q.merged, 2);
+    let r = report(&mut *boss, now - 7_200_000, now - 3_600_000);
+    let q = r
+        .queues
+        .iter()
+        .find(|q| q.figures.name == "default")
+        .unwrap();
+    assert_eq!(q.merged, 0, "merged outside the period");
+}
+
+fn check_finds_wrong_keys_and_the_repair_rebuilds_them(b: &dyn Backend) {
+    let mut boss = setup(b);
+    key_field(&mut *boss, "vat", FieldType::Text);
+    let a = add(&mut *boss, "Acme", r#"{"vat": "DE 1"}"#);
+    let c = add(&mut *boss, "Zeta", r#"{"vat": "DE 2"}"#);
+    add(&mut *boss, "Omega", r#"{"vat": "DE 3"}"#);
+    assert!(boss.check().unwrap().is_empty());
+    b.spoil(&format!(
+        "UPDATE item_keys SET key = 'de9' WHERE item_id = {a}; \
+         DELETE FROM item_keys WHERE item_id = {c}"
+    ));
+    let found = boss.check().unwrap().join("\n");
+    assert!(
+        found.contains(&format!(
+            "item #{a} (queue 'default') keeps other keys of 'vat'"
+        )),
+        "{found}"
+    );
+    assert!(
+        found.contains(&format!(
+            "item #{c} (queue 'default') lacks its key of 'vat'"
+        )),
+        "{found}"
+    );
+    assert!(found.contains("--repair-figures"), "{found}");
+    // Staff may not repair; a supervisor's repair rebuilds the keys.
+    assert_code(b.open("alice", 0).rebuild_figures(), exit::SUPERVISOR_ONLY);
+    boss.rebuild_figures().unwrap();
+    assert!(boss.check().unwrap().is_empty());
+    let d = add(&mut *boss, "Quux", r#"{"vat": "de1"}"#);
+    assert_eq!(offered(&mut *boss, d)[0], (a, "same vat".to_string()));
+}
+
+fn merging_across_queues_is_for_supervisors(b: &dyn Backend) {
+    use caseload::domain::QueueUpdate;
+    let mut boss = setup(b);
+    boss.set_queue("other", &QueueUpdate::default(), true)
+        .unwrap();
+    let here = add(&mut *boss, "Acme", "{}");
+    let there = boss
+        .add(&NewItem {
+            queue: "other".into(),
+            ..NewItem::titled("Acme")
+        })
+        .unwrap()
+        .id;
+    let mut alice = b.open("alice", 0);
+    let t = alice.take(here).unwrap().lock_token;
+    let e = assert_code(
+        alice.merge(here, there, Some(t), None),
+        exit::SUPERVISOR_ONLY,
+    );
+    assert!(
+        e.to_string().contains("another queue") || e.to_string().contains("queue 'other'"),
+        "{e}"
+    );
+    assert_eq!(boss.item(here).unwrap().state, ItemState::Open);
+    assert!(boss.comments(there).unwrap().is_empty());
+    alice.release(here, t).unwrap();
+    boss.merge(here, there, None, Some("same customer"))
+        .unwrap();
+    assert_eq!(boss.item(here).unwrap().duplicate_of, Some(there));
 }

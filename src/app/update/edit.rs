@@ -21,6 +21,7 @@ fn as_text(v: &Value) -> String {
         Value::Number(n) => n.to_string(),
         Value::Time(t) => t.map(rfc3339).unwrap_or_default(),
         Value::Text(t) => t.clone().unwrap_or_default(),
+        Value::Id(t) => t.map(|id| id.to_string()).unwrap_or_default(),
     }
 }
 
@@ -109,6 +110,12 @@ fn read(f: &Field, t: &str, now: Millis, zone: Zone) -> Result<Option<Value>, St
         Kind::Time | Kind::OptTime => Value::Time(Some(
             parse_time(t, now, zone, Span::Ahead)
                 .map_err(|m| format!("{}: {}", f.label, sanitize::line(&m)))?,
+        )),
+        Kind::OptId if t.is_empty() => Value::Id(None),
+        Kind::OptId => Value::Id(Some(
+            t.trim_start_matches('#')
+                .parse::<i64>()
+                .map_err(|_| bad("an item's id"))?,
         )),
         Kind::Text | Kind::OptText | Kind::Json if t.is_empty() => return Ok(None),
         Kind::Text | Kind::OptText | Kind::Json => Value::Text(Some(t.to_string())),

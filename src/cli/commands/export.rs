@@ -143,6 +143,7 @@ fn csv_row(item: &Item, cell: &dyn Fn(&str) -> String) -> Vec<String> {
             Cell::Number(n) => n.to_string(),
             Cell::Text(t) => t.map(cell).unwrap_or_default(),
             Cell::Time(t) => t.map(rfc3339).unwrap_or_default(),
+            Cell::Id(t) => t.map(|id| id.to_string()).unwrap_or_default(),
         })
         .to_vec()
 }

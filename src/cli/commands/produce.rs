@@ -39,6 +39,7 @@ pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResu
                 create_queues: a.create_queue,
                 kept: None,
                 same_content: true,
+                skip_duplicates: false,
             },
         )
         .map_err(create_hint)?;
@@ -108,6 +109,7 @@ pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write)
         create_queues: a.create_queue,
         keep_ids: a.keep_ids,
         define_fields: a.define_fields,
+        skip_duplicates: a.skip_duplicates,
     };
     let result = import::import(s, &a.file, &opts, &mut bars);
     bars.clear();
@@ -269,6 +271,18 @@ fn import_summary(shown: &str, s: &import::Summary) -> String {
         line.push_str(&format!(
             "; rows whose value breaks a field's rules (imported as they are): {}",
             per.join(", ")
+        ));
+    }
+    if s.skipped > 0 {
+        let named: Vec<String> = (s.skipped_rows.iter())
+            .map(|(line, id)| format!("line {line} like #{id}"))
+            .collect();
+        let more = s.skipped - s.skipped_rows.len() as u64;
+        line.push_str(&format!(
+            "; left out {} row(s) whose duplicate key equals an open item's (--skip-duplicates): {}{}",
+            s.skipped,
+            named.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
         ));
     }
     if !s.look_alike.is_empty() {

@@ -250,7 +250,7 @@ pub(crate) fn write_item(s: &mut dyn Store, item: &Item, out: &mut dyn Write) ->
             Show::Heading | Show::With(_) | Show::Block => None,
         };
         if let Some((name, value)) = line {
-            writeln!(out, "{:<12}{value}", format!("{name}:"))?;
+            writeln!(out, "{:<11} {value}", format!("{name}:"))?;
         }
     }
     for f in FIELDS.iter().filter(|f| f.show == Show::Block) {
@@ -271,7 +271,8 @@ fn line_value(item: &Item, f: &Field) -> Option<String> {
         Cell::Text(Some(t)) if f.kind == Kind::Json => pretty_json(t),
         Cell::Text(Some(t)) => sanitize::line(t).into_owned(),
         Cell::Time(Some(t)) => local_full(t),
-        Cell::Text(None) | Cell::Time(None) => return None,
+        Cell::Id(Some(id)) => format!("#{id}"),
+        Cell::Text(None) | Cell::Time(None) | Cell::Id(None) => return None,
     })
 }
 

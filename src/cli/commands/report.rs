@@ -200,13 +200,14 @@ const PERSON_COLS: [&str; 10] = [
     "held_s",
 ];
 
-const QUEUE_EXTRA: [&str; 6] = [
+const QUEUE_EXTRA: [&str; 7] = [
     "wait_median_s",
     "cycle_median_s",
     "overdue",
     "due_next_hour",
     "late_median_s",
     "on_time_share",
+    "merged",
 ];
 
 fn csv_cells(f: &Figures, name: String) -> Vec<String> {
@@ -260,6 +261,7 @@ fn csv(r: &Report, by: ReportBy, out: &mut dyn Write) -> CliResult {
                     q.on_time_share
                         .map(|s| format!("{s:.3}"))
                         .unwrap_or_default(),
+                    q.merged.to_string(),
                 ]);
                 w.write_record(cells)?;
             }
@@ -319,14 +321,15 @@ fn table(r: &Report, by: ReportBy, out: &mut dyn Write) -> CliResult {
         ReportBy::Queue => {
             writeln!(
                 out,
-                "{} {:>7} {:>7} {:>7} {:>6} {:>7} {:>7}",
+                "{} {:>7} {:>7} {:>7} {:>6} {:>7} {:>7} {:>6}",
                 head("queue"),
                 "wait",
                 "cycle",
                 "overdue",
                 "due<1h",
                 "late",
-                "on time"
+                "on time",
+                "merged"
             )?;
             for q in &r.queues {
                 writeln!(out, "{} {}", cells(&q.figures), due_cells(q))?;
@@ -338,13 +341,14 @@ fn table(r: &Report, by: ReportBy, out: &mut dyn Write) -> CliResult {
 
 fn due_cells(q: &QueueFigures) -> String {
     format!(
-        "{:>7} {:>7} {:>7} {:>6} {:>7} {:>7}",
+        "{:>7} {:>7} {:>7} {:>6} {:>7} {:>7} {:>6}",
         dur(q.wait_median_ms),
         dur(q.cycle_median_ms),
         q.overdue,
         q.due_next_hour,
         dur(q.late_median_ms),
         q.on_time_share
-            .map_or_else(|| "-".into(), |s| format!("{:.0}%", s * 100.0))
+            .map_or_else(|| "-".into(), |s| format!("{:.0}%", s * 100.0)),
+        q.merged
     )
 }

@@ -2,6 +2,7 @@
 //! their history ([`pass`]), the day summary and the queues' totals against the holds,
 //! and the findings' limits.
 
+pub(crate) mod keys;
 pub(crate) mod pass;
 
 use std::collections::BTreeMap;

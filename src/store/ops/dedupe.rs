@@ -3,17 +3,17 @@
 //! cancelled with `duplicate_of`, its lock released, events on both items, a line in the
 //! survivor's thread) and "not the same" (a pair never offered again).
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::holder::explain_loss;
 use super::{ItemWrite, Tx, found, require_supervisor};
 use crate::domain::duplicates::{Pair, Verdict, has_keys, keys_of, ordered};
 use crate::domain::item::check_text;
 use crate::domain::queue_fields::FieldDef;
-use crate::domain::{EventKind, Item, ItemState, NewItem, Role};
+use crate::domain::{EventKind, ItemState, NewItem, Role};
 use crate::store::Added;
 use crate::store::error::{Result, StoreError};
-use crate::store::sql::{FENCE_HOLDER, FENCE_TOKEN, SET_CANCEL};
+use crate::store::sql::{FENCE_HOLDER, FENCE_TOKEN, SET_MERGE};
 
 /// How many items a queue's keys are rebuilt for per read.
 const REKEY_PAGE: usize = 1000;
@@ -52,6 +52,62 @@ pub(crate) fn keys_of_added(tx: &mut dyn Tx, items: &[NewItem], added: &[Added])
     }
     Ok(())
 }
+
+/// Adds `items` but those whose duplicate key equals one of an open item of their queue
+/// (`import --skip-duplicates`), in the caller's transaction: for those, the [`Added`]
+/// names the open item, `skipped` set. A row whose request id that item already has is a
+/// retry (a re-import), not a duplicate: it is added as usual (and found already there).
+pub(crate) fn add_skipping_duplicates(tx: &mut dyn Tx, items: &[NewItem]) -> Result<Vec<Added>> {
+    let mut defs_of: Vec<(String, Vec<FieldDef>)> = Vec::new();
+    let mut open_twin: Vec<Option<i64>> = Vec::with_capacity(items.len());
+    for item in items {
+        let i = match defs_of.iter().position(|(q, _)| *q == item.queue) {
+            Some(i) => i,
+            None => {
+                defs_of.push((item.queue.clone(), tx.fields(&item.queue)?));
+                defs_of.len() - 1
+            }
+        };
+        let mut twin = None;
+        'keys: for (field, key) in keys_of(&defs_of[i].1, &item.params) {
+            for other in tx.key_matches(&item.queue, &field, &key, 0, SKIP_LOOKS)? {
+                let Some(o) = tx.item(other)? else { continue };
+                if o.request_id.is_some() && o.request_id == item.request_id {
+                    break 'keys;
+                }
+                if o.state == ItemState::Open {
+                    twin = Some(other);
+                    break 'keys;
+                }
+            }
+        }
+        open_twin.push(twin);
+    }
+    let kept: Vec<NewItem> = (items.iter().zip(&open_twin))
+        .filter(|(_, t)| t.is_none())
+        .map(|(i, _)| i.clone())
+        .collect();
+    let added = tx.insert_items(&kept)?;
+    keys_of_added(tx, &kept, &added)?;
+    let mut added = added.into_iter();
+    let mut out = Vec::with_capacity(items.len());
+    for twin in open_twin {
+        out.push(match twin {
+            Some(id) => Added {
+                id,
+                created: false,
+                skipped: true,
+            },
+            None => added
+                .next()
+                .ok_or_else(|| StoreError::Database("an item of the batch was not added".into()))?,
+        });
+    }
+    Ok(out)
+}
+
+/// How many items with an equal key are looked at for an open one, per key.
+const SKIP_LOOKS: usize = 50;
 
 /// Rebuilds the keys of every item of `queue` (its key fields changed): in pages by id,
 /// all in the caller's transaction.
@@ -94,18 +150,9 @@ pub struct Merged {
     pub into: i64,
 }
 
-/// The item `id` was merged into, when it was merged: its `cancelled` event names it.
-fn merged_into(tx: &mut dyn Tx, item: &Item) -> Result<Option<i64>> {
-    if item.state != ItemState::Cancelled {
-        return Ok(None);
-    }
-    let e = tx.last_event(item.id, &[EventKind::Cancelled], None)?;
-    Ok(e.and_then(|e| e.detail.get("duplicate_of").and_then(Value::as_i64)))
-}
-
 /// Merges open item `id` into `into` (the holder of `id`, fenced by `token`; or a
 /// supervisor, whoever holds it): in one transaction `id` becomes cancelled with
-/// `duplicate_of` in its `cancelled` event (its lock released, its hold ended), `into`'s
+/// `duplicate_of` set (and in its `cancelled` event) (its lock released, its hold ended), `into`'s
 /// thread gets a line naming it with a `noted` event `{merged_in, comment_id}`, and the
 /// pair is remembered as the same. Refused: itself, an item that was itself merged (its
 /// survivor named), another queue (supervisors only), a finished `id`, a non-holder.
@@ -127,7 +174,7 @@ pub(crate) fn merge(
     }
     let item = found(id, tx.item_for_update(id)?)?;
     let other = found(into, tx.item_for_update(into)?)?;
-    if let Some(next) = merged_into(tx, &other)? {
+    if let Some(next) = other.duplicate_of {
         return Err(StoreError::Invalid(format!(
             "#{into} was itself merged into #{next}: merge into #{next} instead \
              (caseload merge {id} --into {next})"
@@ -162,14 +209,14 @@ pub(crate) fn merge(
         None => format!("duplicate of #{into}"),
     };
     let w = ItemWrite {
-        set: SET_CANCEL,
+        set: SET_MERGE,
         fence: if holder.is_some() {
             FENCE_HOLDER
         } else {
             FENCE_TOKEN
         },
         value: Some(&error),
-        arg: None,
+        arg: Some(into),
         kind: EventKind::Cancelled,
         detail: json!({"from": item.lock_user, "reason": reason, "duplicate_of": into,
                        "token": holder}),

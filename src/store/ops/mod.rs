@@ -279,6 +279,16 @@ pub(crate) trait Tx {
     fn reap(&mut self, limit: usize) -> Result<usize>;
     /// Replaces item `id`'s duplicate keys with `keys` (field, key).
     fn put_keys(&mut self, id: i64, keys: &[(String, String)]) -> Result<()>;
+    /// Items of `queue` other than `except` whose key of `field` is `key`, at most
+    /// `limit`, by id.
+    fn key_matches(
+        &mut self,
+        queue: &str,
+        field: &str,
+        key: &str,
+        except: i64,
+        limit: usize,
+    ) -> Result<Vec<i64>>;
     /// Items of `queue` with an id above `after`, at most `limit`, by id: (id, params).
     fn queue_params(&mut self, queue: &str, after: i64, limit: usize)
     -> Result<Vec<(i64, String)>>;
@@ -376,6 +386,9 @@ pub(crate) fn add_items(
     let items = sla::with_due(tx, items)?;
     let items = items.as_ref();
     let Some(kept) = opts.kept else {
+        if opts.skip_duplicates {
+            return dedupe::add_skipping_duplicates(tx, items);
+        }
         let added = tx.insert_items(items)?;
         if opts.same_content {
             same_content(tx, items, &added)?;

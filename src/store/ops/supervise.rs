@@ -235,7 +235,7 @@ pub(crate) fn edit(tx: &mut dyn Tx, id: i64, e: &ItemEdit) -> Result<Item> {
         }
         let text = match new.clone() {
             FieldValue::Number(n) => Some(n.to_string()),
-            FieldValue::Time(t) => t.map(|t| t.to_string()),
+            FieldValue::Time(t) | FieldValue::Id(t) => t.map(|t| t.to_string()),
             FieldValue::Text(t) => t,
         };
         let mut detail = json!({"field": f.name, "from": shown(&old), "to": shown(new)});
@@ -275,6 +275,7 @@ fn shown(v: &FieldValue) -> serde_json::Value {
         FieldValue::Number(n) => json!(n),
         FieldValue::Time(t) => json!(t.map(crate::domain::time::rfc3339)),
         FieldValue::Text(t) => json!(t),
+        FieldValue::Id(t) => json!(t),
     }
 }
 
@@ -458,9 +459,14 @@ fn settings_json(q: &QueueSettings) -> Value {
     })
 }
 
-/// Rebuilds the figures' tables (`holds` and the day summary) from the events: the repair
-/// for what `caseload check` finds wrong in them. Supervisors only.
+/// Rebuilds the figures' tables (`holds` and the day summary) from the events, and the
+/// duplicate keys from the items' params: the repair for what `caseload check` finds wrong
+/// in them (derived tables only). Supervisors only. Returns how many holds.
 pub(crate) fn rebuild_figures(tx: &mut dyn Tx) -> Result<u64> {
     require_supervisor(tx, "rebuild the figures")?;
-    tx.rebuild_figures()
+    let holds = tx.rebuild_figures()?;
+    for q in tx.queues()? {
+        super::dedupe::rekey_queue(tx, &q.name)?;
+    }
+    Ok(holds)
 }

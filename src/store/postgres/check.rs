@@ -10,10 +10,11 @@ use postgres::{IsolationLevel, Portal, Row, Transaction};
 
 use super::migrate::{LATEST, schema_version};
 use super::open::{Conn, TxError, TxResult};
+use crate::domain::queue_fields::FieldDef;
 use crate::domain::{Event, EventKind};
 use crate::store::check::pass::{self, CommentRow, EventRow, ItemRow, KeptHold, Source};
 use crate::store::check::{
-    CheckRun, Findings, counts, figure_day_finding, figure_days_sql, queue_total_finding,
+    CheckRun, Findings, counts, figure_day_finding, figure_days_sql, keys, queue_total_finding,
     queue_totals_sql,
 };
 use crate::store::error::{Result, StoreError};
@@ -77,6 +78,10 @@ pub(super) fn check(c: &mut Conn, how: &CheckRun<'_>) -> TxResult<Vec<String>> {
         (how.progress)("the queues' totals", 0, 0);
         for r in tx.query(&queue_totals_sql(), &[])? {
             found.push(queue_total_finding(&r.get::<_, String>(0)));
+        }
+        (how.progress)("the duplicate keys", 0, 0);
+        if let Err(e) = keys::check(&mut KeyRowsOf(&mut tx), &mut found) {
+            found.push(format!("the duplicate keys could not be checked: {e}"));
         }
     }
     tx.commit()?;
@@ -224,5 +229,41 @@ impl Source for PgRows<'_, '_> {
             item_id: got(r.try_get(1))?,
             at: got(r.try_get(2))?,
         }))
+    }
+}
+
+/// The rows of the duplicate keys' check, in the check's snapshot.
+struct KeyRowsOf<'t, 'c>(&'t mut Transaction<'c>);
+
+impl keys::KeyRows for KeyRowsOf<'_, '_> {
+    fn fields(&mut self) -> Result<Vec<(String, FieldDef)>> {
+        let rows = got(self.0.query(
+            "SELECT queue, name, spec::text FROM queue_fields ORDER BY queue, position, name",
+            &[],
+        ))?;
+        rows.iter()
+            .map(|r| crate::store::rows::field_from(&mut super::reads::PgCells::new(r)))
+            .collect()
+    }
+
+    fn queues(&mut self) -> Result<Vec<String>> {
+        let rows = got(self.0.query("SELECT name FROM queues ORDER BY name", &[]))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn page(&mut self, queue: &str, after: i64, limit: usize) -> Result<Vec<(i64, String)>> {
+        let rows = got(self.0.query(
+            "SELECT id, params::text FROM items WHERE queue = $1 AND id > $2 ORDER BY id LIMIT $3",
+            &[&queue, &after, &(limit as i64)],
+        ))?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    fn kept(&mut self, queue: &str, first: i64, last: i64) -> Result<Vec<(i64, String, String)>> {
+        let rows = got(self.0.query(keys::KEPT, &[&queue, &first, &last]))?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect())
     }
 }

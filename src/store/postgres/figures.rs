@@ -7,7 +7,7 @@ use super::reads::queues;
 use super::txn::{self, Failed, Kind};
 use crate::domain::Millis;
 use crate::store::figure_days::{DayCell, split};
-use crate::store::figures::{HoldRow, ReportFacts, ReportQuery};
+use crate::store::figures::{HoldRow, MERGED, ReportFacts, ReportQuery};
 
 /// The facts, from one snapshot, at the server's now.
 pub(super) fn facts(c: &mut Conn, q: &ReportQuery) -> TxResult<ReportFacts> {
@@ -38,12 +38,18 @@ fn in_snapshot(c: &mut Conn, now: Millis, q: &ReportQuery) -> TxResult<ReportFac
         .iter()
         .map(|r| (r.get(0), r.get(1), r.get(2)))
         .collect();
+    let merged = c
+        .query(MERGED, &[&q.period.since, &q.period.until])?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
     Ok(ReportFacts {
         now,
         queues,
         rows,
         cells,
         due,
+        merged,
     })
 }
 

@@ -45,7 +45,7 @@ pub(crate) fn boxed(c: Cell<'_>) -> Box<dyn ToSql + Sync> {
     match c {
         Cell::Number(n) => Box::new(n),
         Cell::Text(t) => Box::new(t.map(str::to_owned)),
-        Cell::Time(t) => Box::new(t),
+        Cell::Time(t) | Cell::Id(t) => Box::new(t),
     }
 }
 
@@ -125,6 +125,18 @@ impl Tx for PgTx<'_> {
 
     fn queue_params(&mut self, q: &str, after: i64, limit: usize) -> Result<Vec<(i64, String)>> {
         let r = super::dedupe::queue_params(self.c, q, after, limit);
+        self.lift(r)
+    }
+
+    fn key_matches(
+        &mut self,
+        q: &str,
+        field: &str,
+        key: &str,
+        except: i64,
+        limit: usize,
+    ) -> Result<Vec<i64>> {
+        let r = super::dedupe::key_matches(self.c, q, field, key, except, limit);
         self.lift(r)
     }
 
@@ -406,13 +418,18 @@ impl Tx for PgTx<'_> {
                         &[&item.request_id],
                     )?
                     .get(0);
-                return Ok(Added { id, created: false });
+                return Ok(Added {
+                    id,
+                    created: false,
+                    skipped: false,
+                });
             };
             // No `created` event: the row's created_at and created_by are the record
             // (history shows them as its first event).
             Ok(Added {
                 id: row.get(0),
                 created: true,
+                skipped: false,
             })
         })();
         self.lift(r)

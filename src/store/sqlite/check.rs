@@ -24,9 +24,10 @@ use super::migrate;
 use super::txn::{Kind, Stage};
 use rusqlite::functions::FunctionFlags;
 
+use crate::domain::queue_fields::FieldDef;
 use crate::store::check::{
-    CheckRun, Findings, counts, figure_day_finding, figure_days_sql, pass, queue_total_finding,
-    queue_totals_sql,
+    CheckRun, Findings, counts, figure_day_finding, figure_days_sql, keys, pass,
+    queue_total_finding, queue_totals_sql,
 };
 use crate::store::figure_days::sorted_entries;
 
@@ -83,12 +84,13 @@ pub(crate) fn run(c: &Connection, path: Option<&Path>, how: &CheckRun<'_>) -> Ve
 /// The checks of this connection, in one read transaction (every one sees the same state
 /// of the file).
 fn checks(c: &Connection, how: &CheckRun<'_>, found: &mut Findings) {
-    let checks: [(&str, Check); 6] = [
+    let checks: [(&str, Check); 7] = [
         ("reading the items and their history", history),
         ("the other tables' references", foreign_keys),
         ("reading every comment, queue and user", unreadable_text),
         ("the figures summary", figure_days),
         ("the queues' totals", queue_totals),
+        ("the duplicate keys", duplicate_keys),
         ("the schema version", schema_version),
     ];
     let mut run_all = |c: &Connection| {
@@ -494,6 +496,70 @@ fn queue_totals(c: &Connection, how: &CheckRun<'_>, found: &mut Findings) -> rus
             &row.first().cloned().unwrap_or_default(),
         ));
     })
+}
+
+/// The duplicate keys against the items' params (`store::check::keys`); not in a quick
+/// check.
+fn duplicate_keys(
+    c: &Connection,
+    how: &CheckRun<'_>,
+    found: &mut Findings,
+) -> rusqlite::Result<()> {
+    if how.quick {
+        return Ok(());
+    }
+    let mut has = false;
+    each_row(
+        c,
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'item_keys'",
+        |_| has = true,
+    )?;
+    if !has {
+        return Ok(());
+    }
+    (how.progress)("the duplicate keys", 0, 0);
+    if let Err(e) = keys::check(&mut KeyRowsOf(c), found) {
+        found.push(format!("the duplicate keys could not be checked: {e}"));
+    }
+    Ok(())
+}
+
+struct KeyRowsOf<'a>(&'a Connection);
+
+impl keys::KeyRows for KeyRowsOf<'_> {
+    fn fields(&mut self) -> crate::store::error::Result<Vec<(String, FieldDef)>> {
+        super::reads::fields(self.0, None)
+    }
+
+    fn queues(&mut self) -> crate::store::error::Result<Vec<String>> {
+        let mut stmt = self
+            .0
+            .prepare_cached("SELECT name FROM queues ORDER BY name")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn page(
+        &mut self,
+        queue: &str,
+        after: i64,
+        limit: usize,
+    ) -> crate::store::error::Result<Vec<(i64, String)>> {
+        super::dedupe::queue_params(self.0, queue, after, limit)
+    }
+
+    fn kept(
+        &mut self,
+        queue: &str,
+        first: i64,
+        last: i64,
+    ) -> crate::store::error::Result<Vec<(i64, String, String)>> {
+        let mut stmt = self.0.prepare_cached(keys::KEPT)?;
+        let rows = stmt.query_map(rusqlite::params![queue, first, last], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
 }
 
 fn schema_version(c: &Connection, _: &CheckRun<'_>, found: &mut Findings) -> rusqlite::Result<()> {

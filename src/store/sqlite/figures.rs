@@ -11,7 +11,7 @@ use super::txn::{self, Kind};
 use crate::domain::Millis;
 use crate::store::error::Result;
 use crate::store::figure_days::{DayCell, split};
-use crate::store::figures::{HoldRow, Report, ReportFacts, ReportQuery, assemble};
+use crate::store::figures::{HoldRow, MERGED, Report, ReportFacts, ReportQuery, assemble};
 
 /// The report at `now`, from one snapshot.
 pub(super) fn report(c: &Connection, now: Millis, q: &ReportQuery) -> Result<Report> {
@@ -40,12 +40,19 @@ fn facts(c: &Connection, now: Millis, q: &ReportQuery) -> Result<ReportFacts> {
         let soon: i64 = count.query_row(params![s.name, now, now + 3_600_000], |r| r.get(0))?;
         due.push((s.name.clone(), overdue, soon));
     }
+    let merged = c
+        .prepare_cached(MERGED)?
+        .query_map(params![q.period.since, q.period.until], |r| {
+            Ok((lossy_text(r, 0)?, r.get(1)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
     Ok(ReportFacts {
         now,
         queues,
         rows,
         cells,
         due,
+        merged,
     })
 }
 

@@ -164,8 +164,8 @@ fn cell_value(c: Cell<'_>) -> ToSqlOutput<'_> {
     match c {
         Cell::Number(n) => n.into(),
         Cell::Text(Some(t)) => t.into(),
-        Cell::Time(Some(t)) => t.into(),
-        Cell::Text(None) | Cell::Time(None) => ToSqlOutput::Owned(Value::Null),
+        Cell::Time(Some(t)) | Cell::Id(Some(t)) => t.into(),
+        Cell::Text(None) | Cell::Time(None) | Cell::Id(None) => ToSqlOutput::Owned(Value::Null),
     }
 }
 
@@ -223,7 +223,11 @@ pub(super) fn insert_chunk(tx: &SqliteTx<'_>, items: &[NewItem]) -> Result<Vec<A
     let mut added = Vec::with_capacity(items.len());
     for (it, id) in items.iter().zip(ids) {
         added.push(match id {
-            Some(id) => Added { id, created: true },
+            Some(id) => Added {
+                id,
+                created: true,
+                skipped: false,
+            },
             None => {
                 // A known request id: the producer's retry gets the existing item.
                 let known: i64 =
@@ -232,6 +236,7 @@ pub(super) fn insert_chunk(tx: &SqliteTx<'_>, items: &[NewItem]) -> Result<Vec<A
                 Added {
                     id: known,
                     created: false,
+                    skipped: false,
                 }
             }
         });

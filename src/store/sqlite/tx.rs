@@ -124,6 +124,17 @@ impl Tx for SqliteTx<'_> {
         super::dedupe::queue_params(self.c, q, after, limit)
     }
 
+    fn key_matches(
+        &mut self,
+        q: &str,
+        field: &str,
+        key: &str,
+        except: i64,
+        limit: usize,
+    ) -> Result<Vec<i64>> {
+        super::dedupe::key_matches(self.c, q, field, key, except, limit)
+    }
+
     fn pair(&mut self, low: i64, high: i64) -> Result<Option<Pair>> {
         super::dedupe::pair(self.c, low, high)
     }
@@ -431,6 +442,7 @@ impl Tx for SqliteTx<'_> {
             return Ok(Added {
                 id: known,
                 created: false,
+                skipped: false,
             });
         };
         if keep.is_some() {
@@ -445,7 +457,11 @@ impl Tx for SqliteTx<'_> {
         }
         // No `created` event: the row's created_at and created_by are the record (history
         // shows them as its first event).
-        Ok(Added { id, created: true })
+        Ok(Added {
+            id,
+            created: true,
+            skipped: false,
+        })
     }
 
     fn insert_items(&mut self, items: &[NewItem]) -> Result<Vec<Added>> {
