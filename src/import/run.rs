@@ -626,6 +626,16 @@ struct Written {
     skip: bool,
 }
 
+impl Written {
+    fn new(before: u64, began: Millis, skip: bool) -> Written {
+        Written {
+            before,
+            began,
+            skip,
+        }
+    }
+}
+
 /// Writes one batch of the second pass and counts what it added; returns how long the
 /// write transaction took.
 fn add_batch(
@@ -733,11 +743,7 @@ fn write(
             }
             unchanged(file, written + first)?;
             if !batch.items.is_empty() {
-                let at = Written {
-                    before: written + first,
-                    began,
-                    skip: opts.skip_duplicates,
-                };
+                let at = Written::new(written + first, began, opts.skip_duplicates);
                 let took = add_batch(store, &batch, checked, at, &mut summary, &mut alike)?;
                 sizer.record(batch.items.len(), took);
             }
