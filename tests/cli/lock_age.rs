@@ -41,6 +41,10 @@ fn a_shorter_lock_age_applies_to_new_locks_and_renewals_only() {
     // Setting the same age again changes no age: nothing to say about locks.
     let again = env.ok("sup", &["queue", "set", "default", "--lock-seconds", "1"]);
     assert!(!again.contains("current lock"), "{again}");
+    assert!(
+        again.contains("nothing changed: queue 'default' had these settings already"),
+        "{again}"
+    );
 
     let (id, _) = env.claim("alice", &["--id", &second.to_string()]);
     assert_eq!(id, second);

@@ -955,6 +955,21 @@ fn supervisor_queue_settings(b: &dyn Backend) {
         .unwrap();
     assert_eq!(unlimited.max_per_user, None);
     assert_eq!(boss.queue("urgent").unwrap().max_per_user, None);
+    // Setting what is already set writes nothing: no audit row claims a change.
+    let audited = boss.audit(None, 0).unwrap().len();
+    let same = boss
+        .set_queue(
+            "urgent",
+            &QueueUpdate {
+                lock_seconds: Some(300),
+                max_per_user: Some(None),
+                ..Default::default()
+            },
+            false,
+        )
+        .unwrap();
+    assert_eq!(same, unlimited);
+    assert_eq!(boss.audit(None, 0).unwrap().len(), audited);
 }
 
 fn unlock_racing_complete_has_one_winner(b: &dyn Backend) {

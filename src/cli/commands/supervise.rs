@@ -95,6 +95,7 @@ fn set_queue(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Write) -> CliResu
     } else {
         None
     };
+    let sla_given = sla_update.is_some();
     let q = match sla_update {
         Some(u) if !update.is_empty() || create => {
             let (q, now) = s.set_queue_and_sla(&name, &update, create, &u)?;
@@ -109,6 +110,13 @@ fn set_queue(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Write) -> CliResu
             q
         }
     };
+    if !sla_given && before.as_ref() == Some(&q) {
+        writeln!(
+            out,
+            "nothing changed: queue '{}' had these settings already",
+            sanitize::line(&name)
+        )?;
+    }
     if let Some(old) = before.filter(|b| b.lock_seconds != q.lock_seconds) {
         kept_ages(s, &old, &q, out)?;
     }

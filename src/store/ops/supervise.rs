@@ -332,6 +332,10 @@ pub(crate) fn set_queue(
     };
     let existed = tx.queue(name)?.is_some();
     let next = update.apply(&cur).map_err(|e| StoreError::Invalid(e.msg))?;
+    if existed && next == cur {
+        // Nothing changes: no write, no audit row claiming a change that did not happen.
+        return Ok(cur);
+    }
     let note = AuditNote {
         kind: AuditKind::Queue,
         subject: name.to_string(),
