@@ -84,6 +84,8 @@ pub(super) struct Conn {
     /// Whether the schema keeps the searched text folded for the trigram index
     /// (`search::indexed`, asked at the first search).
     pub search_indexed: Option<bool>,
+    /// How many the last searched list matched, when its first window held them all.
+    pub search_total: Option<super::search::KnownTotal>,
 }
 
 impl Conn {
@@ -96,6 +98,7 @@ impl Conn {
             pooled,
             after_commit: String::new(),
             search_indexed: None,
+            search_total: None,
         }
     }
 

@@ -374,7 +374,8 @@ pub(super) fn list(
     let mut q: ListSql = list_sql(filter, now, d, open_order);
     let (order, limit, offset) = q.window(window);
     if let (true, Some((_, cond))) = (indexed, &q.search) {
-        let rows = super::search::list_window(c, &q, cond, window, &order, &limit, &offset)?;
+        let rows =
+            super::search::list_first(c, filter, &q, cond, window, &order, &limit, &offset)?;
         let mut items = all(rows, |c| rows::item_from(c))?;
         if window.reversed {
             items.reverse();
@@ -410,6 +411,9 @@ pub(super) fn count(c: &mut Conn, filter: &ListFilter) -> TxResult<u64> {
     let (indexed, d) = dialect(c, filter)?;
     let q = list_sql(filter, now, d, OpenOrder::Priority);
     if let (true, Some(cap), Some((_, cond))) = (indexed, count_limit(filter), &q.search) {
+        if let Some(n) = super::search::known_count(c, filter, cap)? {
+            return Ok(n);
+        }
         return super::search::count(c, &q, cond, cap);
     }
     let ps = params(&q.params);
