@@ -258,3 +258,40 @@ fn an_index_added_later_finds_the_rows_added_before() {
         .get(0);
     assert_eq!(again_built, "index");
 }
+
+/// A count that follows a list whose first window held every match is answered from that
+/// list, but never after a change: another user's new item, this user's own note, or a
+/// different search.
+#[test]
+fn a_count_after_a_short_list_follows_every_change() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    with_trgm(&b);
+    let mut boss = setup(&b);
+    let mut other = b.open("boss", 0);
+    boss.add(&NewItem::titled("Quokka sighting")).unwrap();
+    let f = |text: &str| ListFilter {
+        text: Some(text.into()),
+        limit: 7,
+        ..ListFilter::default()
+    };
+    let ids = |s: &mut dyn Store, t: &str| -> Vec<i64> {
+        s.list(&f(t)).unwrap().iter().map(|i| i.id).collect()
+    };
+    assert_eq!(ids(&mut *boss, "quokka").len(), 1);
+    assert_eq!(boss.count(&f("quokka")).unwrap(), 1);
+    // Another connection adds a match between the list and the count.
+    assert_eq!(ids(&mut *boss, "quokka").len(), 1);
+    other.add(&NewItem::titled("Second quokka")).unwrap();
+    assert_eq!(boss.count(&f("quokka")).unwrap(), 2);
+    // This connection's own write (a note that matches).
+    let it = boss.take_next(&Default::default()).unwrap();
+    assert_eq!(ids(&mut *boss, "wombat"), Vec::<i64>::new());
+    boss.save_notes(it.id, it.lock_token, "a wombat too").unwrap();
+    assert_eq!(boss.count(&f("wombat")).unwrap(), 1);
+    // Another search's count is its own.
+    assert_eq!(ids(&mut *boss, "quokka").len(), 2);
+    assert_eq!(boss.count(&f("sighting")).unwrap(), 1);
+    assert_eq!(boss.count(&f("quokka")).unwrap(), 2);
+}
