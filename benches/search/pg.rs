@@ -301,7 +301,10 @@ fn sec_pg_import(url: &str) {
             (true, None) => "with the index".to_string(),
             (true, Some(kb)) => format!("with the index, pending list {kb} kB"),
         };
-        println!("| {what} | {took:.1} | {:.0} | {cps:.0} |", rows as f64 / took);
+        println!(
+            "| {what} | {took:.1} | {:.0} | {cps:.0} |",
+            rows as f64 / took
+        );
         drop(s);
         admin(url)
             .batch_execute(&format!("DROP SCHEMA {name} CASCADE"))

@@ -288,7 +288,8 @@ fn a_count_after_a_short_list_follows_every_change() {
     // This connection's own write (a note that matches).
     let it = boss.take_next(&Default::default()).unwrap();
     assert_eq!(ids(&mut *boss, "wombat"), Vec::<i64>::new());
-    boss.save_notes(it.id, it.lock_token, "a wombat too").unwrap();
+    boss.save_notes(it.id, it.lock_token, "a wombat too")
+        .unwrap();
     assert_eq!(boss.count(&f("wombat")).unwrap(), 1);
     // Another search's count is its own.
     assert_eq!(ids(&mut *boss, "quokka").len(), 2);

@@ -374,8 +374,7 @@ pub(super) fn list(
     let mut q: ListSql = list_sql(filter, now, d, open_order);
     let (order, limit, offset) = q.window(window);
     if let (true, Some((_, cond))) = (indexed, &q.search) {
-        let rows =
-            super::search::list_first(c, filter, &q, cond, window, &order, &limit, &offset)?;
+        let rows = super::search::list_first(c, filter, &q, cond, window, &order, &limit, &offset)?;
         let mut items = all(rows, |c| rows::item_from(c))?;
         if window.reversed {
             items.reverse();

@@ -14,8 +14,8 @@
 use super::open::{Conn, TxResult};
 use super::sql::ITEM_COLS;
 use crate::domain::search::Search;
-use crate::store::{ListFilter, StateFilter};
 use crate::store::list::{ListSql, Param, Window, contains_pattern};
+use crate::store::{ListFilter, StateFilter};
 
 /// Whether the schema has `items.search_text` (asked once per connection): searches
 /// then read it instead of folding each row's text.
@@ -143,7 +143,8 @@ pub(super) fn list_window(
         true => through_the_index(q, cond),
         false => format!("items {}", q.where_),
     };
-    let sql = format!("SELECT {ITEM_COLS} FROM {from} ORDER BY {order} LIMIT {limit} OFFSET {offset}");
+    let sql =
+        format!("SELECT {ITEM_COLS} FROM {from} ORDER BY {order} LIMIT {limit} OFFSET {offset}");
     c.query_unnamed(&sql, &refs)
 }
 
