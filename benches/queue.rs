@@ -45,6 +45,9 @@ mod figures;
 mod plumbing;
 #[path = "queue/verify.rs"]
 mod verify;
+#[allow(dead_code, unreachable_pub)] // the tests' proxy; the bench counts round trips only
+#[path = "../tests/support/wire.rs"]
+mod wire;
 #[path = "queue/work.rs"]
 mod work;
 

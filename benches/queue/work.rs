@@ -10,23 +10,21 @@
 //! table after the run, so process start and connecting count on neither side.
 //!
 //! Then, on PostgreSQL, the round trips of one claim (`take_next`) and one complete
-//! through `PgStore`, counted by a proxy in front of the server: each burst the client
-//! sends before it waits for an answer is one round trip.
+//! through `PgStore`, counted by a proxy in front of the server that reads the protocol
+//! (`tests/support/wire.rs`, as `tests/store/round_trips.rs` does): one round trip per
+//! `ReadyForQuery` the server sends.
 //!
 //! `CL_BENCH_WORK_ITEMS` [600] items per run, `CL_BENCH_WORK_WORKERS` [1,8,32],
 //! `CL_BENCH_WORK_RUNS` [2] runs per worker count (alternating sides, median reported).
 
-use std::io::{Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use caseload::domain::Actor;
 use caseload::store::postgres::{PgOptions, PgStore};
 use caseload::store::{TakeNext, Writes};
 
+use super::wire::{Wire, host_port};
 use super::{
     Config, Report, env_num, filled_copy, loadavg, pg_drop_schema, pg_fresh_schema, run_workers,
     yes,
@@ -187,112 +185,32 @@ pub(super) fn sec_work(cfg: &Config, dir: &Path, rep: &mut Report) {
     }
 }
 
-/// A TCP proxy to `upstream` that counts the client's bursts: each read of what the client
-/// sent, after the server answered, is one round trip.
-struct Counter {
-    port: u16,
-    bursts: Arc<AtomicU64>,
-}
-
-impl Counter {
-    fn start(upstream: String) -> Counter {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let bursts = Arc::new(AtomicU64::new(0));
-        let b = Arc::clone(&bursts);
-        std::thread::spawn(move || {
-            for client in listener.incoming() {
-                let Ok(client) = client else { continue };
-                let server = TcpStream::connect(&upstream).unwrap();
-                let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-                let b = Arc::clone(&b);
-                std::thread::spawn(move || pipe(c2, s2, Some(b)));
-                std::thread::spawn(move || pipe(server, client, None));
-            }
-        });
-        Counter { port, bursts }
-    }
-
-    fn take(&self) -> u64 {
-        self.bursts.swap(0, Ordering::SeqCst)
-    }
-}
-
-fn pipe(mut from: TcpStream, mut to: TcpStream, count: Option<Arc<AtomicU64>>) {
-    let _ = from.set_nodelay(true);
-    let _ = to.set_nodelay(true);
-    let mut buf = [0u8; 64 * 1024];
-    loop {
-        match from.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if let Some(c) = &count {
-                    c.fetch_add(1, Ordering::SeqCst);
-                }
-                if to.write_all(&buf[..n]).is_err() {
-                    break;
-                }
-            }
-        }
-    }
-    let _ = to.shutdown(Shutdown::Both);
-}
-
-/// The URL's `host:port` (PostgreSQL's default port when none is given).
-fn upstream(url: &str) -> (String, String) {
-    let rest = url.split_once("://").unwrap().1;
-    let at = rest.find('/').unwrap_or(rest.len());
-    let (auth, tail) = rest.split_at(at);
-    let (user, host) = auth.rsplit_once('@').map_or(("", auth), |(u, h)| (u, h));
-    let host = if host.contains(':') {
-        host.to_string()
-    } else {
-        format!("{host}:5432")
-    };
-    (
-        host,
-        format!(
-            "{}{tail}",
-            if user.is_empty() {
-                String::new()
-            } else {
-                format!("{user}@")
-            }
-        ),
-    )
-}
-
 /// Round trips of one `take_next` and one `complete` through `PgStore`, direct, warm (the
 /// fifth of each, so statements prepared once are prepared).
 fn round_trips(base: &str, rep: &mut Report) {
     let (schema, url) = pg_fresh_schema(base, 20);
-    let (host, rest) = upstream(&url);
-    let proxy = Counter::start(host);
-    let through = format!(
-        "postgres://{}",
-        rest.replacen('/', &format!("127.0.0.1:{}/", proxy.port), 1)
-    );
+    let wire = Wire::start(&host_port(&url));
     let mut s = PgStore::open(
-        &through,
+        &wire.url(&url),
         Actor::new("bench", "bench"),
         &PgOptions::default(),
     )
     .unwrap();
     let (mut claim, mut complete, mut next) = (0, 0, 0);
     for _ in 0..5 {
-        proxy.take();
+        wire.take();
         let item = s.take_next(&TakeNext::default()).unwrap();
-        claim = proxy.take();
+        claim = wire.take().round_trips;
         s.complete(item.id, item.lock_token, Some("ok")).unwrap();
-        complete = proxy.take();
+        complete = wire.take().round_trips;
     }
     let mut held = s.take_next(&TakeNext::default()).unwrap();
     for _ in 0..3 {
-        proxy.take();
+        wire.take();
         let done = s
             .complete_and_next(held.id, held.lock_token, Some("ok"), &TakeNext::default())
             .unwrap();
-        next = proxy.take();
+        next = wire.take().round_trips;
         held = done.next.unwrap();
     }
     drop(s);

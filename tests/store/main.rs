@@ -32,6 +32,7 @@ mod queue_fields;
 mod refusals;
 mod review;
 mod rollback;
+mod round_trips;
 mod search;
 mod search_index;
 mod security;

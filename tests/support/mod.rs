@@ -1,6 +1,6 @@
 //! What the three test binaries share: the store backends the conformance suite runs on
 //! (`backend`), the real binary in a temp dir (`cli`), real filesystems and OS users for
-//! fault tests (`fault`), a real PgBouncer (`pooler`), skips that say so (`skip`), sessions, clocks and screens for the TUI tests (`tui`), and a private tmux for the real
+//! fault tests (`fault`), a real PgBouncer (`pooler`), a protocol-reading proxy that counts round trips (`wire`), skips that say so (`skip`), sessions, clocks and screens for the TUI tests (`tui`), and a private tmux for the real
 //! terminal (`tmux`).
 //!
 //! Each binary declares `pub mod support;` so that what one binary does not use is not
@@ -14,6 +14,7 @@ pub mod pooler;
 pub mod skip;
 pub mod tmux;
 pub mod tui;
+pub mod wire;
 
 /// One minute in milliseconds (clock offsets and countdowns).
 pub const MIN: i64 = 60_000;
