@@ -34,9 +34,11 @@ pub(crate) const USERS_AND_ACTORS: &str = "\
 /// A person's `users` row as [`crate::domain::Access::from_rows`] takes it (`$1` the
 /// name): role, whether each list applies (0 or 1 in both dialects), when and why they
 /// left.
-pub(crate) const ACCESS_ROW: &str = "SELECT role, \
+pub(crate) const ACCESS_ROW: &str = const_join!(&[ACCESS_COLS, " FROM users WHERE name = $1"], "");
+/// [`ACCESS_ROW`]'s select list.
+pub(crate) const ACCESS_COLS: &str = "SELECT role, \
      CASE WHEN take_limited THEN 1 ELSE 0 END, CASE WHEN review_limited THEN 1 ELSE 0 END, \
-     left_at, left_reason FROM users WHERE name = $1";
+     left_at, left_reason";
 /// A person's queues (`$1` the name): kind, queue.
 pub(crate) const ACCESS_QUEUES: &str =
     "SELECT kind, queue FROM user_queues WHERE name = $1 ORDER BY kind, queue";
@@ -405,10 +407,17 @@ pub(crate) const COMPLETIONS_IN: &str = "SELECT count(*) FROM (SELECT 1 FROM eve
      JOIN items i ON i.id = e.item_id WHERE e.actor = $1 AND e.kind = 'completed' \
      AND i.queue = $2 LIMIT $3) t";
 /// The settings of item `$1`'s queue (the columns `rows::queue_from` reads).
-pub(crate) const QUEUE_OF: &str = "SELECT q.name, q.lock_seconds, q.warn_seconds, \
+pub(crate) const QUEUE_OF: &str = const_join!(
+    &[
+        QUEUE_OF_COLS,
+        " FROM items i JOIN queues q ON q.name = i.queue WHERE i.id = $1"
+    ],
+    ""
+);
+/// [`QUEUE_OF`]'s select list (of queue `q`).
+pub(crate) const QUEUE_OF_COLS: &str = "SELECT q.name, q.lock_seconds, q.warn_seconds, \
      q.max_per_user, q.paused, q.take_order, q.park_grace_seconds, q.undo_seconds, \
-     q.review_percent, q.review_new FROM items i JOIN queues q ON q.name = i.queue \
-     WHERE i.id = $1";
+     q.review_percent, q.review_new";
 /// The reviewer's fence: their own lock under the token, on an item in review.
 pub(crate) const FENCE_REVIEWER: &str =
     "lock_user = :me AND lock_token = :token AND state = 'review'";

@@ -366,8 +366,9 @@ fn completing<B: Backend, T>(
             code: result.code,
         });
         let w = op.plan(token)?;
-        let w = ops::check_complete(tx, id, token, &w, over)?;
-        let (op, w) = ops::route(tx, id, op, w)?;
+        let (defs, queue) = tx.finishing(id)?;
+        let w = ops::check_complete(tx, id, token, &w, over, defs)?;
+        let (op, w) = ops::route(tx, id, op, w, queue)?;
         then(tx, op, &w)
     })
 }

@@ -258,19 +258,20 @@ pub(crate) fn tick(
 /// (`BrokenRules`, each field named) when one breaks them, unless a supervisor
 /// completes anyway (`over`, the reason: recorded in the event with the fields it
 /// broke). An item not held under `token` is left to the fenced write to explain.
+/// `defs`: the fields of the item's queue, as [`Tx::finishing`] read them.
 pub(crate) fn check_complete<'a>(
     tx: &mut dyn Tx,
     id: i64,
     token: i64,
     w: &ItemWrite<'a>,
     over: Option<&str>,
+    defs: Vec<FieldDef>,
 ) -> Result<ItemWrite<'a>> {
     let mut w = w.clone();
     if let Some(reason) = over {
         // Recorded either way, so a retry after a lost answer is the same write.
         w.detail["override"] = json!(reason);
     }
-    let defs = tx.item_fields(id)?;
     if defs.is_empty() {
         return Ok(w);
     }

@@ -165,6 +165,17 @@ pub(crate) trait Tx {
         order: TakeOrder,
         passed: &mut PassedOver,
     ) -> Result<Option<Claimable>>;
+    /// [`Tx::candidate`] for `next` in one lookup when the take needs nothing else done
+    /// first: no park of the actor's has woken, no park's grace has passed, and the take
+    /// order is one walk by priority (`next`'s queue orders so; without one, every queue
+    /// does and the actor may take from all). `None` otherwise, or when nothing is
+    /// takeable: [`take::take_next`] then goes the long way, which decides and explains.
+    /// For a backend where every lookup is a round trip to a server (PostgreSQL); the
+    /// default always answers `None`.
+    fn first_takeable(&mut self, next: &TakeNext) -> Result<Option<Claimable>> {
+        let _ = next;
+        Ok(None)
+    }
     /// The claim: one conditional UPDATE (open, free or expired, its token still `token`,
     /// queue not paused, within the WIP limit) that gives it the token `token + 1`, and
     /// the event [`take`] decided (`kind`, `detail`). `None` when the condition does not
@@ -265,6 +276,11 @@ pub(crate) trait Tx {
     ) -> Result<Vec<Item>>;
     /// The settings of item `id`'s queue (`None`: no such item), in one lookup.
     fn queue_of(&mut self, id: i64) -> Result<Option<QueueSettings>>;
+    /// What a complete of item `id` is judged and routed by: [`Tx::item_fields`] and
+    /// [`Tx::queue_of`] (PostgreSQL: both in one lookup).
+    fn finishing(&mut self, id: i64) -> Result<(Vec<FieldDef>, Option<QueueSettings>)> {
+        Ok((self.item_fields(id)?, self.queue_of(id)?))
+    }
     /// The first item in review (within `queue`, all when `None`) the actor may take:
     /// free or expired, in a running queue, not their own work, oldest submission first
     /// ([`crate::store::sql::REVIEWABLE`]). PostgreSQL holds the row and skips rows others

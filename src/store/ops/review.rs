@@ -13,26 +13,28 @@ use serde_json::{Value, json};
 
 use super::{HolderOp, ItemWrite, Tx, found, known_queue};
 use crate::domain::review::why_review;
-use crate::domain::{Event, EventKind, Item, ItemState, Work};
+use crate::domain::{Event, EventKind, Item, ItemState, QueueSettings, Work};
 use crate::store::error::{Result, StoreError};
 use crate::store::sql::{
     FENCE_REVIEW_TAKE, FENCE_REVIEWER, SET_ACCEPT, SET_REJECT_TO_MAKER, SET_REJECT_TO_POOL,
     SET_REVIEW_TAKE, SET_SUBMIT,
 };
 
-/// Where a complete (`op`, planned as `w`) goes: to review when item `id`'s queue chooses
-/// it; else unchanged. One lookup for a queue that reviews nothing.
+/// Where a complete (`op`, planned as `w`) goes: to review when item `id`'s queue
+/// (`queue`, as [`Tx::finishing`] read it) chooses it; else unchanged. No lookup for a
+/// queue that reviews nothing.
 pub(crate) fn route<'a>(
     tx: &mut dyn Tx,
     id: i64,
     op: HolderOp<'a>,
     w: ItemWrite<'a>,
+    queue: Option<QueueSettings>,
 ) -> Result<(HolderOp<'a>, ItemWrite<'a>)> {
     let HolderOp::Complete(said) = op else {
         return Ok((op, w));
     };
     // No such item: the fenced write explains.
-    let Some(q) = tx.queue_of(id)? else {
+    let Some(q) = queue else {
         return Ok((op, w));
     };
     if q.review_percent == 0 && q.review_new == 0 {

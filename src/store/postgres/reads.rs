@@ -21,26 +21,34 @@ use crate::store::list::{
     kept_count, list_sql,
 };
 use crate::store::rows::{self, Cells};
-use crate::store::sql::kinds_sql;
+use crate::store::sql::{QUEUE_OF_COLS, const_join, kinds_sql};
 use crate::store::{ListFilter, LostLock};
 
 /// The cells of one PostgreSQL row. The server checks every text against the database
 /// encoding, so only a value of an unexpected type can be unreadable here.
 pub(super) struct PgCells<'r> {
     row: &'r Row,
+    /// The row's column that is the reader's column 0.
+    from: usize,
     bad: Vec<Unreadable>,
 }
 
 impl<'r> PgCells<'r> {
     pub(super) fn new(row: &'r Row) -> Self {
+        PgCells::at(row, 0)
+    }
+
+    /// The cells of `row` from its column `from` on (a row that carries two records).
+    pub(super) fn at(row: &'r Row, from: usize) -> Self {
         PgCells {
             row,
+            from,
             bad: Vec::new(),
         }
     }
 
     fn get<'a, T: postgres::types::FromSql<'a>>(&'a self, i: usize) -> Result<T> {
-        self.row.try_get(i).map_err(|e| super::open::map_err(&e))
+        (self.row.try_get(self.from + i)).map_err(|e| super::open::map_err(&e))
     }
 }
 
@@ -163,6 +171,33 @@ pub(super) fn item_fields(c: &mut Conn, id: i64) -> TxResult<Vec<FieldDef>> {
         .into_iter()
         .map(|(_, d)| d)
         .collect())
+}
+
+/// What a complete of item `id` is judged and routed by, in one round trip: the fields of
+/// its queue in order, and the queue's settings (none: no such item).
+pub(super) fn finishing(c: &mut Conn, id: i64) -> TxResult<(Vec<FieldDef>, Option<QueueSettings>)> {
+    const SQL: &str = const_join!(
+        &[
+            QUEUE_OF_COLS,
+            ", f.queue, f.name, f.spec::text FROM items i JOIN queues q ON q.name = i.queue \
+             LEFT JOIN queue_fields f ON f.queue = i.queue WHERE i.id = $1 \
+             ORDER BY f.position, f.name"
+        ],
+        ""
+    );
+    let rows = c.query(SQL, &[&id])?;
+    let Some(first) = rows.first() else {
+        return Ok((vec![], None));
+    };
+    let queue = rows::queue_from(&mut PgCells::new(first))?;
+    let mut defs = Vec::new();
+    for r in rows
+        .iter()
+        .filter(|r| r.get::<_, Option<String>>(11).is_some())
+    {
+        defs.push(rows::field_from(&mut PgCells::at(r, 10))?.1);
+    }
+    Ok((defs, Some(queue)))
 }
 
 /// A queue's settings, or `UnknownQueue` naming the known ones.
@@ -484,7 +519,17 @@ pub(super) fn lost_locks(c: &mut Conn, user: &str, since: Millis) -> TxResult<Ve
 /// The login (database role) a user name is bound to, if any.
 /// What a user may do and where.
 pub(super) fn access(c: &mut Conn, user: &str) -> TxResult<Access> {
-    let Some(row) = c.query_opt(crate::store::sql::ACCESS_ROW, &[&user])? else {
+    // ACCESS_ROW with the person's queues (ACCESS_QUEUES) as two arrays: one round trip.
+    const SQL: &str = const_join!(
+        &[
+            crate::store::sql::ACCESS_COLS,
+            ", ARRAY(SELECT kind FROM user_queues q WHERE q.name = $1 ORDER BY kind, queue), \
+             ARRAY(SELECT queue FROM user_queues q WHERE q.name = $1 ORDER BY kind, queue) \
+             FROM users WHERE name = $1"
+        ],
+        ""
+    );
+    let Some(row) = c.query_opt(SQL, &[&user])? else {
         return Ok(Access::default());
     };
     let role: Option<String> = row.get(0);
@@ -493,11 +538,8 @@ pub(super) fn access(c: &mut Conn, user: &str) -> TxResult<Access> {
         (at, why.unwrap_or_default())
     });
     let limited = (row.get::<_, i32>(1) != 0, row.get::<_, i32>(2) != 0);
-    let rows: Vec<(String, String)> = c
-        .query(crate::store::sql::ACCESS_QUEUES, &[&user])?
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect();
+    let (kinds, queues): (Vec<String>, Vec<String>) = (row.get(5), row.get(6));
+    let rows: Vec<(String, String)> = kinds.into_iter().zip(queues).collect();
     Ok(Access::from_rows(role.as_deref(), limited, left, &rows))
 }
 

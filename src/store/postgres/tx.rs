@@ -117,6 +117,34 @@ fn insert_event(
     Ok(())
 }
 
+impl PgTx<'_> {
+    /// The candidate `sql` (see [`sql::candidate_in`]) finds for `next`; a WIP-limited
+    /// queue's claims by the actor are serialised from here on.
+    fn candidate_by(&mut self, sql: &str, next: &TakeNext) -> Result<Option<Claimable>> {
+        let (me, now, skip) = (&self.ctx.actor.name, self.ctx.now, &next.skip);
+        let r = match &next.queue {
+            Some(q) => self.c.query_opt(sql, &[me, &now, &skip, &q]),
+            None => self.c.query_opt(sql, &[me, &now, &skip]),
+        };
+        let Some(row) = self.lift(r)? else {
+            return Ok(None);
+        };
+        let (id, holder, item_queue, limited): (i64, Option<String>, String, bool) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
+        if limited {
+            self.serialise_claims(&item_queue)?;
+        }
+        Ok(Some(Claimable {
+            id,
+            holder,
+            due_at: row.get(4),
+            priority: row.get(5),
+            created_at: row.get(6),
+            token: row.get(7),
+        }))
+    }
+}
+
 impl Tx for PgTx<'_> {
     fn put_keys(&mut self, id: i64, keys: &[(String, String)]) -> Result<()> {
         let r = super::dedupe::put_keys(self.c, id, keys);
@@ -287,28 +315,15 @@ impl Tx for PgTx<'_> {
         _: &mut PassedOver,
     ) -> Result<Option<Claimable>> {
         // The server checks every text against the database encoding: nothing to pass over.
-        let sql = sql::candidate_in(next.queue.is_some(), order);
-        let (me, now, skip) = (&self.ctx.actor.name, self.ctx.now, &next.skip);
-        let r = match &next.queue {
-            Some(q) => self.c.query_opt(&sql, &[me, &now, &skip, &q]),
-            None => self.c.query_opt(&sql, &[me, &now, &skip]),
-        };
-        let Some(row) = self.lift(r)? else {
-            return Ok(None);
-        };
-        let (id, holder, item_queue, limited): (i64, Option<String>, String, bool) =
-            (row.get(0), row.get(1), row.get(2), row.get(3));
-        if limited {
-            self.serialise_claims(&item_queue)?;
-        }
-        Ok(Some(Claimable {
-            id,
-            holder,
-            due_at: row.get(4),
-            priority: row.get(5),
-            created_at: row.get(6),
-            token: row.get(7),
-        }))
+        self.candidate_by(&sql::candidate_in(next.queue.is_some(), order), next)
+    }
+
+    fn first_takeable(&mut self, next: &TakeNext) -> Result<Option<Claimable>> {
+        static SQL: [std::sync::OnceLock<String>; 2] =
+            [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+        let one = next.queue.is_some();
+        let sql = SQL[usize::from(one)].get_or_init(|| sql::first_takeable(one));
+        self.candidate_by(sql, next)
     }
 
     fn claim(
@@ -663,6 +678,11 @@ impl Tx for PgTx<'_> {
             )?;
             super::reads::all(rows, |c| rows::item_from(c))
         })();
+        self.lift(r)
+    }
+
+    fn finishing(&mut self, id: i64) -> Result<(Vec<FieldDef>, Option<QueueSettings>)> {
+        let r = super::reads::finishing(self.c, id);
         self.lift(r)
     }
 
