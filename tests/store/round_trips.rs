@@ -24,14 +24,15 @@ fn shown(what: &str, t: &Trips) -> String {
     )
 }
 
-/// Claims and completes through `store` (items in queue `default` and `other`), the last of
-/// `rounds` counted: (claim, claim within a queue, complete, complete-and-next).
-fn count(wire: &Wire, store: &mut PgStore, rounds: usize) -> [Trips; 4] {
-    let items: Vec<NewItem> = (0..rounds * 4)
+/// Claims and completes through `store` (items in queue `default`), the last of `rounds`
+/// counted: claim, claim within a queue, complete, complete-and-next within a queue, and
+/// complete-and-next across all queues (what `caseload work` runs per item).
+fn count(wire: &Wire, store: &mut PgStore, rounds: usize) -> [Trips; 5] {
+    let items: Vec<NewItem> = (0..rounds * 6)
         .map(|i| NewItem::titled(&format!("item {i}")))
         .collect();
     store.add_batch(&items).unwrap();
-    let mut out: [Trips; 4] = Default::default();
+    let mut out: [Trips; 5] = Default::default();
     let in_queue = TakeNext {
         queue: Some("default".into()),
         skip: vec![],
@@ -51,16 +52,27 @@ fn count(wire: &Wire, store: &mut PgStore, rounds: usize) -> [Trips; 4] {
             .unwrap();
         out[3] = wire.take();
         let held = next.next.unwrap();
+        let next = store
+            .complete_and_next(held.id, held.lock_token, None, &TakeNext::default())
+            .unwrap();
+        out[4] = wire.take();
+        let held = next.next.unwrap();
         store.complete(held.id, held.lock_token, None).unwrap();
     }
     out
 }
 
-fn check(mode: &str, t: &[Trips; 4]) {
+fn check(mode: &str, t: &[Trips; 5]) {
     if std::env::var_os("CL_SHOW_WIRE").is_some() {
-        for (what, trips) in ["take_next", "in a queue", "complete", "complete-and-next"]
-            .iter()
-            .zip(t)
+        for (what, trips) in [
+            "take_next",
+            "in a queue",
+            "complete",
+            "complete-and-next in a queue",
+            "complete-and-next",
+        ]
+        .iter()
+        .zip(t)
         {
             eprintln!("{mode}: {}", shown(what, trips));
         }
@@ -91,8 +103,9 @@ fn check(mode: &str, t: &[Trips; 4]) {
         );
     }
     eprintln!(
-        "{mode}: take_next {}, in a queue {}, complete {}, complete-and-next {} round trips",
-        t[0].round_trips, t[1].round_trips, t[2].round_trips, t[3].round_trips
+        "{mode}: take_next {}, in a queue {}, complete {}, complete-and-next in a queue {}, \
+         across queues {} round trips",
+        t[0].round_trips, t[1].round_trips, t[2].round_trips, t[3].round_trips, t[4].round_trips
     );
 }
 
