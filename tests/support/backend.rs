@@ -125,6 +125,9 @@ pub trait Backend {
     /// Runs SQL on the test database directly, with the schema's CHECK constraints off:
     /// how another program (or a damaged disk) could leave a row caseload cannot read.
     fn spoil(&self, sql: &str);
+    /// The first column of `sql`'s rows as text, read directly from the test database
+    /// (what a table holds, beside what caseload shows of it).
+    fn texts(&self, sql: &str) -> Vec<String>;
 }
 
 /// A fresh SQLite file in its own temporary directory.
@@ -194,6 +197,15 @@ impl Backend for SqliteBackend {
         for (_, sql) in &checks {
             c.execute_batch(sql).unwrap();
         }
+    }
+
+    fn texts(&self, sql: &str) -> Vec<String> {
+        let c = rusqlite::Connection::open(&self.path).expect("open the test file");
+        let mut stmt = c.prepare(sql).expect("prepare");
+        stmt.query_map([], |r| r.get(0))
+            .expect("query")
+            .map(Result::unwrap)
+            .collect()
     }
 }
 
@@ -348,6 +360,11 @@ impl Backend for PgBackend {
                  ALTER TABLE events DROP CONSTRAINT IF EXISTS events_kind_check; {sql}"
             ))
             .expect("spoil");
+    }
+
+    fn texts(&self, sql: &str) -> Vec<String> {
+        let rows = self.admin().query(sql, &[]).expect("query");
+        rows.iter().map(|r| r.get(0)).collect()
     }
 }
 

@@ -221,4 +221,8 @@ impl super::backend::Backend for PooledBackend {
     fn spoil(&self, sql: &str) {
         self.direct.spoil(sql);
     }
+
+    fn texts(&self, sql: &str) -> Vec<String> {
+        self.direct.texts(sql)
+    }
 }

@@ -16,7 +16,7 @@ use crate::store::error::{Result, StoreError};
 use crate::store::sql::{FENCE_HOLDER, FENCE_TOKEN, SET_MERGE};
 
 /// How many items a queue's keys are rebuilt for per read.
-const REKEY_PAGE: usize = 1000;
+const REKEY_PAGE: usize = 5000;
 
 /// Writes item `id`'s keys from its params (`defs`: its queue's fields).
 pub(crate) fn put_keys_of(tx: &mut dyn Tx, id: i64, defs: &[FieldDef], params: &str) -> Result<()> {
@@ -110,7 +110,8 @@ pub(crate) fn add_skipping_duplicates(tx: &mut dyn Tx, items: &[NewItem]) -> Res
 const SKIP_LOOKS: usize = 50;
 
 /// Rebuilds the keys of every item of `queue` (its key fields changed): in pages by id,
-/// all in the caller's transaction.
+/// each page's keys replaced in one go ([`Tx::replace_keys`]), all in the caller's
+/// transaction. Returns how many items were rekeyed.
 pub(crate) fn rekey_queue(tx: &mut dyn Tx, queue: &str) -> Result<u64> {
     let defs = tx.fields(queue)?;
     let (mut after, mut n) = (0, 0u64);
@@ -120,10 +121,15 @@ pub(crate) fn rekey_queue(tx: &mut dyn Tx, queue: &str) -> Result<u64> {
             return Ok(n);
         };
         after = last.0;
-        for (id, params) in &page {
-            put_keys_of(tx, *id, &defs, params)?;
-            n += 1;
-        }
+        let ids: Vec<i64> = page.iter().map(|(id, _)| *id).collect();
+        let keys: Vec<(i64, String, String)> = (page.iter())
+            .flat_map(|(id, params)| {
+                let keys = keys_of(&defs, params);
+                keys.into_iter().map(move |(field, key)| (*id, field, key))
+            })
+            .collect();
+        tx.replace_keys(&ids, &keys)?;
+        n += page.len() as u64;
     }
 }
 

@@ -295,6 +295,10 @@ pub(crate) trait Tx {
     fn reap(&mut self, limit: usize) -> Result<usize>;
     /// Replaces item `id`'s duplicate keys with `keys` (field, key).
     fn put_keys(&mut self, id: i64, keys: &[(String, String)]) -> Result<()>;
+    /// Replaces the duplicate keys of the items `ids` with `keys` (item id, field, key;
+    /// each of an item of `ids`), as [`Tx::put_keys`] for each of them would: a few
+    /// statements for the lot (a queue's keys rebuilt a page at a time).
+    fn replace_keys(&mut self, ids: &[i64], keys: &[(i64, String, String)]) -> Result<()>;
     /// Items of `queue` other than `except` whose key of `field` is `key`, at most
     /// `limit`, by id.
     fn key_matches(

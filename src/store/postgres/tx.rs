@@ -151,6 +151,11 @@ impl Tx for PgTx<'_> {
         self.lift(r)
     }
 
+    fn replace_keys(&mut self, ids: &[i64], keys: &[(i64, String, String)]) -> Result<()> {
+        let r = super::dedupe::replace_keys(self.c, ids, keys);
+        self.lift(r)
+    }
+
     fn queue_params(&mut self, q: &str, after: i64, limit: usize) -> Result<Vec<(i64, String)>> {
         let r = super::dedupe::queue_params(self.c, q, after, limit);
         self.lift(r)

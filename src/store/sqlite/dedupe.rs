@@ -19,6 +19,24 @@ pub(super) fn put_keys(c: &Connection, id: i64, keys: &[(String, String)]) -> Re
     Ok(())
 }
 
+/// Replaces the keys of items `ids` with `keys` (item id, field, key).
+pub(super) fn replace_keys(
+    c: &Connection,
+    ids: &[i64],
+    keys: &[(i64, String, String)],
+) -> Result<()> {
+    let mut del = c.prepare_cached("DELETE FROM item_keys WHERE item_id = ?1")?;
+    for id in ids {
+        del.execute([id])?;
+    }
+    let mut ins =
+        c.prepare_cached("INSERT INTO item_keys (item_id, field, key) VALUES (?1, ?2, ?3)")?;
+    for (id, field, key) in keys {
+        ins.execute(params![id, field, key])?;
+    }
+    Ok(())
+}
+
 /// Items of `queue` with id above `after` (at most `limit`, by id): id and params.
 pub(super) fn queue_params(
     c: &Connection,

@@ -120,6 +120,10 @@ impl Tx for SqliteTx<'_> {
         super::dedupe::put_keys(self.c, id, keys)
     }
 
+    fn replace_keys(&mut self, ids: &[i64], keys: &[(i64, String, String)]) -> Result<()> {
+        super::dedupe::replace_keys(self.c, ids, keys)
+    }
+
     fn queue_params(&mut self, q: &str, after: i64, limit: usize) -> Result<Vec<(i64, String)>> {
         super::dedupe::queue_params(self.c, q, after, limit)
     }
