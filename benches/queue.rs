@@ -9,7 +9,8 @@
 //! (complete-and-next against the two-transaction cycle, SQLite and PostgreSQL), `cli` (a
 //! process per call, see `queue/cli.rs`), `ceiling` (against `../shared/sqlite-limit`, see
 //! `queue/ceiling.rs`), `check` (`caseload check` on big histories, see `queue/check.rs`),
-//! `dup` (`caseload similar` at 1M items, see `queue/duplicates.rs`), `metrics` and `follow`
+//! `dup` (`caseload similar` at 1M items, see `queue/duplicates.rs`; `dup-sqlite` and `dup-pg`
+//! run one backend's half), `metrics` and `follow`
 //! (see `queue/plumbing.rs`), `verify` (typed fields against the same work without, see
 //! `queue/verify.rs`), `work` (`caseload work` against the raw claim loop, see
 //! `queue/work.rs`). Sizes come from environment variables (see `Config`).
@@ -1978,11 +1979,17 @@ fn pg_schema_url(url: &str, schema: &str) -> String {
 /// their `created` events), created by `PgStore::open`; returns its name and URL.
 fn pg_fresh_schema(base: &str, n: usize) -> (String, String) {
     let schema = format!("bench_{}_{}", std::process::id(), epoch_us());
+    let url = pg_filled_schema(base, &schema, n);
+    (schema, url)
+}
+
+/// Schema `schema` (new) with `n` open items, as [`pg_fresh_schema`] makes it; its URL.
+fn pg_filled_schema(base: &str, schema: &str, n: usize) -> String {
     let mut admin = postgres::Client::connect(base, postgres::NoTls).expect("connect");
     admin
         .batch_execute(&format!("CREATE SCHEMA {schema}"))
         .unwrap();
-    let url = pg_schema_url(base, &schema);
+    let url = pg_schema_url(base, schema);
     drop(PgStore::open(&url, actor("bench"), &PgOptions::default()).expect("create schema"));
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     let base_ms = now_ms() - 86_400_000;
@@ -2013,7 +2020,7 @@ fn pg_fresh_schema(base: &str, n: usize) -> (String, String) {
     .unwrap();
     // Fresh statistics and visibility map for both sides alike (no autovacuum mid-run).
     c.batch_execute("VACUUM ANALYZE").unwrap();
-    (schema, url)
+    url
 }
 
 fn pg_drop_schema(base: &str, schema: &str) {
@@ -2240,7 +2247,7 @@ fn drop_db(db: &Path) {
 
 type Section = fn(&Config, &Path, &mut Report);
 
-const SECTIONS: [(&str, Section); 20] = [
+const SECTIONS: [(&str, Section); 22] = [
     ("cycles", sec_cycles),
     ("fairness", sec_fairness),
     ("claim", sec_claim),
@@ -2259,6 +2266,8 @@ const SECTIONS: [(&str, Section); 20] = [
     ("metrics", plumbing::sec_metrics),
     ("follow", plumbing::sec_follow),
     ("dup", duplicates::sec_duplicates),
+    ("dup-sqlite", duplicates::sec_dup_sqlite),
+    ("dup-pg", duplicates::sec_dup_pg),
     ("verify", verify::sec_verify),
     ("work", work::sec_work),
 ];
