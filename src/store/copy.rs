@@ -156,7 +156,7 @@ const COMMENTS: Table = Table {
 const FIELDS: Table = Table {
     select: Cow::Borrowed("SELECT queue, name, position, spec FROM queue_fields"),
     insert: Cow::Borrowed(
-        "INSERT INTO queue_fields (queue, name, position, spec) VALUES ($1, $2, $3, $4::json)",
+        "INSERT INTO queue_fields (queue, name, position, spec) VALUES ($1, $2, $3, $4::text::json)",
     ),
 };
 

@@ -467,6 +467,93 @@ fn migrate_to_copies_items_locks_and_history() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("empty"));
 }
 
+/// A file with every table of this round filled — a field (a duplicate key) with values,
+/// a checklist, ready-made texts, an SLA, a not-duplicate pair — moves whole. The soak
+/// run's migrate-to found it refused: the field definitions' JSON was sent as text to a
+/// `json` parameter ("cannot convert between the Rust type String and the Postgres type
+/// json"), so no database with a field could move at all.
+#[test]
+fn migrate_to_copies_fields_texts_slas_and_pairs() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("move.db").display().to_string();
+    let steps: &[&[&str]] = &[
+        &["init"],
+        &[
+            "queue", "set", "q", "--create", "--sla", "4h", "--hours", "always",
+        ],
+        &[
+            "field",
+            "set",
+            "q",
+            "note",
+            "--type",
+            "text",
+            "--dedupe-key",
+        ],
+        &[
+            "field",
+            "set",
+            "q",
+            "steps",
+            "--type",
+            "checklist",
+            "--choices",
+            "a,b",
+        ],
+        &[
+            "text",
+            "add",
+            "q",
+            "--for",
+            "reject",
+            "do it again",
+            "--code",
+            "redo",
+        ],
+        &[
+            "add",
+            "--queue",
+            "q",
+            "--title",
+            "one",
+            "--params",
+            r#"{"note":"same"}"#,
+        ],
+        &[
+            "add",
+            "--queue",
+            "q",
+            "--title",
+            "two",
+            "--params",
+            r#"{"note":"same"}"#,
+        ],
+        &["not-duplicate", "1", "2"],
+    ];
+    for args in steps {
+        expect_code(&caseload(&path, "boss", args), 0, &args.join(" "));
+    }
+    let out = caseload(&path, "boss", &["migrate-to", &b.url]);
+    expect_code(&out, 0, "migrate-to");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("Copied 2 items"), "{said}");
+    assert!(!said.contains("check:"), "{said}");
+    let mut pg = b.open("boss", 0);
+    assert!(pg.check().unwrap().is_empty());
+    let out = caseload(&b.url, "boss", &["field", "list", "q", "--json"]);
+    expect_code(&out, 0, "field list on the copy");
+    let fields = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        fields.contains("note") && fields.contains("steps"),
+        "{fields}"
+    );
+    let out = caseload(&b.url, "boss", &["text", "list", "q"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("redo"));
+}
+
 /// Claim+complete cycles per second with 1, 2, 4 and 8 parallel sessions, beside a raw
 /// `postgres`-crate baseline doing the same SKIP LOCKED statements. Figures, not a check:
 /// `cargo test --release --test postgres throughput -- --ignored --nocapture`.
