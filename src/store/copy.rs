@@ -467,6 +467,13 @@ pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied>
 
     copy_audit(src, &mut tx, &at)?;
 
+    // The holds the events' trigger made as each was inserted measured every finish
+    // against the item row as it is at the end (a due time moved later by a park or an
+    // edit, say); the figures are the history's, as `check` defines them: made again.
+    for sql in super::sql::rebuild_figures() {
+        tx.execute(sql.as_str(), &[]).map_err(|e| at.failed(&e))?;
+    }
+
     // New ids continue after the copied ones.
     tx.batch_execute(
         "SELECT setval(pg_get_serial_sequence('items', 'id'), \
