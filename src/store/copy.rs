@@ -413,9 +413,13 @@ fn copy_audit(
     Ok(())
 }
 
-/// Copies everything in `src` into `dst`, whose schema must hold no items yet. All or
-/// nothing: one PostgreSQL transaction.
+/// Copies everything in `src` (one moment of it) into `dst`, whose schema must hold no
+/// items yet. All or nothing: one PostgreSQL transaction.
 pub fn sqlite_to_postgres(src: &Connection, dst: &mut PgStore) -> Result<Copied> {
+    // One moment of the file, though others may go on writing to it: every table is read
+    // in one read transaction (its snapshot is taken by the first read, below), else the
+    // keys of an item added meanwhile arrive without their item.
+    let _snapshot = src.unchecked_transaction().map_err(sq)?;
     let items_total: i64 = src
         .query_row("SELECT count(*) FROM items", [], |r| r.get(0))
         .map_err(sq)?;

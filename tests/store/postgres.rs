@@ -592,6 +592,64 @@ fn migrate_to_keeps_the_figures_of_a_finish_whose_due_time_moved_later() {
     assert_eq!(b.open("boss", 0).check().unwrap(), Vec::<String>::new());
 }
 
+/// migrate-to copies one moment of a file that others go on writing to (the README says
+/// a forgotten open lock is copied too, so people may still be at work): every table is
+/// read in one read transaction. The soak run found the copy's `check` failing ("item #55
+/// keeps other keys of 'note' than its params give"): each table was read at a moment of
+/// its own, the items before a field was corrected and the duplicate keys after. Here a
+/// second writer adds an item with its key every few hundred steps of the copy's reads.
+#[test]
+fn migrate_to_copies_one_moment_while_others_write() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let sqlite = support::backend::SqliteBackend::new();
+    let path = sqlite.path.display().to_string();
+    for args in [
+        "init",
+        "queue set default --create",
+        "field set default note --type text --dedupe-key",
+    ] {
+        let args: Vec<&str> = args.split(' ').collect();
+        expect_code(&caseload(&path, "boss", &args), 0, &args.join(" "));
+    }
+    let item = |i: usize| NewItem {
+        params: format!(r#"{{"note":"n{i}"}}"#),
+        ..NewItem::titled(&format!("item {i}"))
+    };
+    let mut boss = sqlite.open("boss", 0);
+    for i in 0..100 {
+        boss.add(&item(i)).unwrap();
+    }
+    let opts = caseload::store::sqlite::OpenOptions {
+        allow_network_fs: true,
+        ..Default::default()
+    };
+    let src = caseload::store::SqliteStore::open(&sqlite.path, Actor::new("boss", "tester"), &opts)
+        .unwrap();
+    let added = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (mut steps, n) = (0, std::sync::Arc::clone(&added));
+    src.connection().progress_handler(
+        200,
+        Some(move || {
+            steps += 1;
+            if steps % 5 == 0 {
+                let i = 1000 + n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                boss.add(&item(i)).unwrap();
+            }
+            false
+        }),
+    );
+    let mut dst =
+        PgStore::open(&b.url, Actor::new("boss", "tester"), &PgOptions::default()).unwrap();
+    let copied = caseload::store::copy::sqlite_to_postgres(src.connection(), &mut dst);
+    src.connection().progress_handler(0, None::<fn() -> bool>);
+    let copied = copied.expect("the copy");
+    assert!(added.load(std::sync::atomic::Ordering::SeqCst) > 0);
+    assert_eq!(dst.check().unwrap(), Vec::<String>::new());
+    assert_eq!(copied.keys, copied.items, "{copied:?}");
+}
+
 /// Claim+complete cycles per second with 1, 2, 4 and 8 parallel sessions, beside a raw
 /// `postgres`-crate baseline doing the same SKIP LOCKED statements. Figures, not a check:
 /// `cargo test --release --test postgres throughput -- --ignored --nocapture`.
