@@ -183,6 +183,8 @@ pub(crate) fn analyse(calls: &[Call], facts: &Facts) -> Findings {
     judge_calls(&ix, calls, &events_of, &of_call, &of_chain, &mut f);
     duplicates(calls, facts, &events_of, &mut f);
     imports(calls, facts, &mut f);
+    codes_kept(calls, &events_of, &mut f);
+    feeds(calls, facts, &mut f);
     false_refusals(&ix, calls, facts, &events_of, &mut f);
     undo_returns_next(facts, &events_of, &mut f);
     own_reviews(&events_of, &mut f);
@@ -250,6 +252,10 @@ fn judge_calls(
     for c in calls.iter().filter(|c| c.class != Class::Setup) {
         let mine = of_call.get(&c.id).map_or(&[][..], |v| v.as_slice());
         let chain = of_chain.get(&ix.root(c)).copied().unwrap_or(0);
+        if c.class == Class::Work {
+            judge_work(c, events_of, mine, f);
+            continue;
+        }
         let code = match c.exit {
             Exit::Code(6) | Exit::Killed | Exit::Hung | Exit::Signal(_) => continue,
             Exit::Code(code) => code,
@@ -337,6 +343,7 @@ fn judge_calls(
                     && c.fault.is_none()
                     && !terminated(c)
                     && !fields_refused(c)
+                    && !code_refused(c)
                 {
                     f.errors.push(c.line());
                 }
@@ -345,9 +352,198 @@ fn judge_calls(
     }
 }
 
+/// Kinds a `work` process finishes an item with.
+const WORK_ENDS: &[&str] = &["completed", "failed", "released", "accepted", "rejected"];
+
+/// `caseload work --exec`: every item it said it finished ("#N done", "#N failed: …",
+/// "#N released (stopped)") has that finish by it (lines printed before a kill count:
+/// each was printed after its commit), its summary agrees with its lines, and a process
+/// that ended with a definite answer wrote no finish it did not name.
+fn judge_work(c: &Call, events_of: &HashMap<i64, Vec<&Event>>, mine: &[&Effect], f: &mut Findings) {
+    let review = c.args.iter().any(|a| a == "--review");
+    let mut named: Vec<i64> = Vec::new();
+    let mut counts = [0usize; 3];
+    for line in c.stdout.lines() {
+        let Some((id, what)) = line.strip_prefix('#').and_then(|l| l.split_once(' ')) else {
+            continue;
+        };
+        let Ok(id) = id.parse::<i64>() else { continue };
+        named.push(id);
+        let kind = match what {
+            "done" => {
+                counts[0] += 1;
+                if review { "accepted" } else { "completed" }
+            }
+            w if w.starts_with("failed: ") => {
+                counts[1] += 1;
+                if review { "rejected" } else { "failed" }
+            }
+            "released (stopped)" => {
+                counts[2] += 1;
+                "released"
+            }
+            _ => continue, // "not finished: …", "lock lost while CMD ran: …"
+        };
+        let there = events_of.get(&id).is_some_and(|evs| {
+            evs.iter().any(|e| {
+                e.kind == kind
+                    && e.actor == c.actor
+                    && e.at + SLACK >= c.start
+                    && e.at <= c.end + SLACK
+            })
+        });
+        if !there {
+            f.lost.push(format!(
+                "said '#{id} {what}' but #{id} has no {kind} by it: {}",
+                c.line()
+            ));
+        }
+    }
+    if c.exit == Exit::Code(0) {
+        let summary = format!(
+            "work: {} done, {} failed, {} released",
+            counts[0], counts[1], counts[2]
+        );
+        if !c.stdout.lines().any(|l| l == summary) {
+            f.errors.push(format!(
+                "its summary is not its lines ({summary}): {}",
+                c.line()
+            ));
+        }
+    }
+    if matches!(c.exit, Exit::Code(code) if code != 6) {
+        for e in mine
+            .iter()
+            .filter(|e| WORK_ENDS.contains(&e.what.as_str()) && !named.contains(&e.item))
+        {
+            f.failed_applied.push(format!(
+                "wrote {} on #{} but did not say so: {}",
+                e.what,
+                e.item,
+                c.line()
+            ));
+        }
+    }
+    if let Exit::Code(code) = c.exit
+        && code != 0
+        && code != 6
+        && c.fault.is_none()
+        && !terminated(c)
+        && !fields_refused(c)
+    {
+        f.errors.push(c.line());
+    }
+}
+
+/// A reject with a ready-made reason's code (exit 0) keeps the code in its event.
+fn codes_kept(calls: &[Call], events_of: &HashMap<i64, Vec<&Event>>, f: &mut Findings) {
+    for c in calls
+        .iter()
+        .filter(|c| c.op == "reject --code" && c.exit == Exit::Code(0))
+    {
+        let code = c
+            .args
+            .iter()
+            .position(|a| a == "--code")
+            .and_then(|i| c.args.get(i + 1));
+        let (Some(item), Some(code)) = (c.item, code) else {
+            continue;
+        };
+        let kept = events_of.get(&item).is_some_and(|evs| {
+            evs.iter().any(|e| {
+                e.kind == "rejected" && e.token == c.token && e.detail["code"] == code.as_str()
+            })
+        });
+        if !kept {
+            f.lost.push(format!(
+                "its rejected event lacks code '{code}': {}",
+                c.line()
+            ));
+        }
+    }
+}
+
+/// `caseload events --checkpoint FILE`, run again and again (and killed) on one file:
+/// what its calls printed, in order, is the events table (of the kinds asked for) up to
+/// the last id printed — none skipped, and none repeated but the lines a killed call
+/// printed after it last stored its checkpoint.
+fn feeds(calls: &[Call], facts: &Facts, f: &mut Findings) {
+    let mut by_file: HashMap<&str, Vec<&Call>> = HashMap::new();
+    for c in calls.iter().filter(|c| c.op.starts_with("events")) {
+        if let Some(i) = c.args.iter().position(|a| a == "--checkpoint")
+            && let Some(file) = c.args.get(i + 1)
+        {
+            by_file.entry(file.as_str()).or_default().push(c);
+        }
+    }
+    for (file, mut cs) in by_file {
+        cs.sort_by_key(|c| c.id);
+        let kinds: Option<Vec<&str>> = cs[0]
+            .args
+            .iter()
+            .position(|a| a == "--kind")
+            .and_then(|i| cs[0].args.get(i + 1))
+            .map(|k| k.split(',').collect());
+        let wanted = |e: &Event| kinds.as_ref().is_none_or(|k| k.contains(&e.kind.as_str()));
+        let mut printed = std::collections::HashSet::new();
+        let mut last = 0;
+        let mut clean = true;
+        for c in cs {
+            for w in c.ids.windows(2).filter(|w| w[1] <= w[0]) {
+                f.duplicates.push(format!(
+                    "the feed printed event {} after {}: {}",
+                    w[1],
+                    w[0],
+                    c.line()
+                ));
+            }
+            if let Some(&first) = c.ids.first()
+                && first <= last
+                && clean
+            {
+                f.duplicates.push(format!(
+                    "the feed repeated event {first} (the call before it, which ended \
+                     cleanly, printed up to {last}): {}",
+                    c.line()
+                ));
+            }
+            for &id in &c.ids {
+                printed.insert(id);
+                last = last.max(id);
+            }
+            clean = c.exit == Exit::Code(0);
+        }
+        let missed: Vec<i64> = facts
+            .events
+            .iter()
+            .filter(|e| e.id <= last && wanted(e) && !printed.contains(&e.id))
+            .map(|e| e.id)
+            .collect();
+        if !missed.is_empty() {
+            f.lost.push(format!(
+                "the feed on {file} skipped {} event(s) below {last} it printed, first {:?}",
+                missed.len(),
+                &missed[..missed.len().min(5)]
+            ));
+        }
+        let known: std::collections::HashSet<i64> = facts.events.iter().map(|e| e.id).collect();
+        if let Some(id) = printed.iter().find(|id| !known.contains(id)) {
+            f.errors.push(format!(
+                "the feed on {file} printed event {id}, which is not in the table"
+            ));
+        }
+    }
+}
+
 /// A complete refused because the item's fields break their rules (exit 1, documented).
 fn fields_refused(c: &Call) -> bool {
     c.exit == Exit::Code(1) && c.stderr.contains("cannot be completed")
+}
+
+/// A finish refused for its ready-made text's code, which the item's queue does not
+/// have for that purpose (exit 1, documented; nothing written).
+pub(crate) fn code_refused(c: &Call) -> bool {
+    c.exit == Exit::Code(1) && c.stderr.contains("text with code")
 }
 
 /// A PostgreSQL call whose server process was terminated under it (the run does that).
@@ -421,7 +617,9 @@ fn duplicates(
     }
 }
 
-/// Every row of a file an import said it imported (exit 0) is there.
+/// Every row of a file an import said it imported (exit 0) is there, but the rows it said
+/// it left out as duplicates (`--skip-duplicates`, counted from its summary); a row it
+/// said it left out must not have been written by it, and the item it was like exists.
 fn imports(calls: &[Call], facts: &Facts, f: &mut Findings) {
     for c in calls
         .iter()
@@ -433,21 +631,77 @@ fn imports(calls: &[Call], facts: &Facts, f: &mut Findings) {
         let Some((n, rows)) = name
             .trim_start_matches('f')
             .trim_end_matches(".csv")
+            .trim_end_matches(".skip")
             .split_once('-')
         else {
             continue;
         };
+        let rows: usize = rows.parse().unwrap_or(0);
         let prefix = format!("soak-f{n}-r");
         let there = facts
             .items
             .iter()
             .filter(|i| i.title.starts_with(&prefix))
             .count();
-        if rows.parse::<usize>().ok() != Some(there) && there < rows.parse().unwrap_or(0) {
-            f.lost
-                .push(format!("{there} of {rows} rows are there: {}", c.line()));
+        let (skipped, named) = skipped_rows(&c.stdout);
+        if there + skipped < rows {
+            f.lost.push(format!(
+                "{there} of {rows} rows are there ({skipped} left out as duplicates): {}",
+                c.line()
+            ));
+        }
+        for (line, like) in named {
+            let title = format!("soak-f{n}-r{}", line - 1);
+            if facts.items.iter().any(|i| {
+                i.title == title
+                    && i.created_by == c.actor
+                    && i.created_at + SLACK >= c.start
+                    && i.created_at <= c.end + SLACK
+            }) {
+                f.failed_applied.push(format!(
+                    "said it left out line {line} ({title}) but wrote it: {}",
+                    c.line()
+                ));
+            }
+            if !facts.items.iter().any(|i| i.id == like) {
+                f.errors.push(format!(
+                    "left out line {line} as like #{like}, which does not exist: {}",
+                    c.line()
+                ));
+            }
         }
     }
+}
+
+/// How many rows an import's summary says `--skip-duplicates` left out, and the ones it
+/// names (line, the open item it was like).
+pub(crate) fn skipped_rows(stdout: &str) -> (usize, Vec<(usize, i64)>) {
+    const SAID: &str = " row(s) whose duplicate key equals an open item's (--skip-duplicates): ";
+    let Some(at) = stdout.find(SAID) else {
+        return (0, Vec::new());
+    };
+    let count = stdout[..at]
+        .rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let rest = &stdout[at + SAID.len()..];
+    let rest = rest
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .lines()
+        .next()
+        .unwrap_or("");
+    let named = rest
+        .split(", ")
+        .filter_map(|part| {
+            let part = part.split(" and ").next()?;
+            let (line, like) = part.strip_prefix("line ")?.split_once(" like #")?;
+            Some((line.parse().ok()?, like.trim().parse().ok()?))
+        })
+        .collect();
+    (count, named)
 }
 
 /// Refusals while the item was free (claims) or the lock stood (holders), for the whole call.

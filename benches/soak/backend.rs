@@ -256,6 +256,40 @@ impl Backend {
     }
 }
 
+/// A new, empty PostgreSQL database `dbname` made through `admin_url`; returns its URL.
+pub(crate) fn create_database(admin_url: &str, dbname: &str) -> Result<String> {
+    let mut admin = postgres::Client::connect(admin_url, postgres::NoTls)
+        .with_context(|| format!("connecting to {admin_url}"))?;
+    admin.batch_execute(&format!("CREATE DATABASE {dbname}"))?;
+    with_database(admin_url, dbname)
+}
+
+/// Drops the PostgreSQL database `dbname` (made by [`create_database`]).
+pub(crate) fn drop_database(admin_url: &str, dbname: &str) -> Result<()> {
+    let mut c = postgres::Client::connect(admin_url, postgres::NoTls)?;
+    c.batch_execute(&format!("DROP DATABASE IF EXISTS {dbname} WITH (FORCE)"))?;
+    Ok(())
+}
+
+/// How many items the database `db` (an SQLite path or a postgres:// URL) holds now; 0
+/// when it has no items table (yet).
+pub(crate) fn count_items(db: &str) -> Result<i64> {
+    const SQL: &str = "SELECT CAST(count(*) AS BIGINT) FROM items";
+    if db.starts_with("postgres") {
+        let mut c = postgres::Client::connect(db, postgres::NoTls)?;
+        let exists: bool = c
+            .query_one("SELECT to_regclass('items') IS NOT NULL", &[])?
+            .get(0);
+        if !exists {
+            return Ok(0);
+        }
+        return Ok(c.query_one(SQL, &[])?.get(0));
+    }
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+    let c = rusqlite::Connection::open_with_flags(db, flags)?;
+    Ok(c.query_row(SQL, [], |r| r.get(0))?)
+}
+
 /// `url` with its database name replaced by `dbname`.
 fn with_database(url: &str, dbname: &str) -> Result<String> {
     let Some(scheme_end) = url.find("://") else {

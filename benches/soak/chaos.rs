@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use crate::backend::Kind;
-use crate::process::Class;
+use crate::process::{Class, Exit, Request, Runner};
 use crate::rng::Rng;
 
 /// The run's main queue (a text field `note` for `set`).
@@ -47,6 +47,12 @@ pub(crate) struct Ctx<'a> {
     pub(crate) call: usize,
     /// Import files written so far.
     pub(crate) files: Vec<PathBuf>,
+    /// Where `migrate-to` makes its target databases (SQLite runs; None: no server).
+    pub(crate) pg_admin: Option<String>,
+    /// The run's tag (names the targets).
+    pub(crate) tag: String,
+    /// What a chaos entry that judges on the spot found (`migrate-to`'s target).
+    pub(crate) found: &'a Mutex<crate::analysis::Findings>,
 }
 
 impl Ctx<'_> {
@@ -114,6 +120,9 @@ pub(crate) enum Build {
     Args(&'static str),
     /// Calls made by a function (None: not on this backend).
     With(fn(&mut Ctx<'_>) -> Option<Vec<Step>>),
+    /// A function that runs its own calls and judges them on the spot (its findings go
+    /// to `Ctx::found`).
+    Run(fn(&Runner, &mut Ctx<'_>, f64)),
 }
 
 /// One entry of the chaos loop.
@@ -130,6 +139,7 @@ impl Chaos {
     pub(crate) fn steps(&self, c: &mut Ctx<'_>) -> Option<Vec<Step>> {
         match self.build {
             Build::With(f) => f(c),
+            Build::Run(_) => None,
             Build::Args(words) => {
                 let args = words
                     .split(' ')
@@ -164,7 +174,7 @@ const fn chaos(
     }
 }
 
-use Build::{Args, With};
+use Build::{Args, Run, With};
 
 /// The chaos loop: one line per write path (and the reads that run beside them). A new
 /// write path is one more line: its name, how often, its class (what the analysis expects
@@ -174,6 +184,7 @@ pub(crate) const CHAOS: &[Chaos] = &[
     // producers
     chaos("import", 6, Class::Write, NONE, With(import_new)),
     chaos("re-import", 2, Class::MayWrite, NONE, With(import_again)),
+    chaos("import --skip-duplicates", 3, Class::MayWrite, NONE, With(import_dups)),
     chaos("add", 3, Class::Write, NONE, Args("add --queue q --title {marker} --request-id {marker} --source soak")),
     chaos("add spare", 1, Class::Write, ABSENT, With(add_spare)),
     // supervisors
@@ -193,6 +204,9 @@ pub(crate) const CHAOS: &[Chaos] = &[
     chaos("not-duplicate", 1, Class::Write, ABSENT, Args("not-duplicate {item} {item}")),
     chaos("text add", 1, Class::Write, NONE, With(text_add)),
     chaos("text delete", 1, Class::Write, ABSENT, With(text_delete)),
+    chaos("reject text", 2, Class::Write, ABSENT, With(reject_text)),
+    chaos("check --repair-figures", 1, Class::MayWrite, NONE, Args("check --repair-figures")),
+    chaos("migrate-to", 2, Class::Read, NONE, Run(migrate)),
     chaos("field set", 1, Class::Write, NONE, Args("field set q extra --type text --label {marker}")),
     chaos("field delete", 1, Class::Write, ABSENT, Args("field delete q extra")),
     chaos("queue set", 2, Class::Write, ABSENT, With(queue_set)),
@@ -210,7 +224,9 @@ pub(crate) const CHAOS: &[Chaos] = &[
     chaos("report", 1, Class::Read, NONE, Args("report --by queue")),
     chaos("show", 2, Class::Read, NONE, Args("show {item} --json")),
     chaos("similar", 1, Class::Read, NONE, Args("similar {item} --json")),
-    chaos("history", 1, Class::Read, NONE, Args("history --user {worker}")),
+    chaos("history", 1, Class::Read, NONE, Args("history --of {worker}")),
+    chaos("metrics", 1, Class::Read, NONE, Args("metrics")),
+    chaos("metrics --format json", 1, Class::Read, NONE, Args("metrics --format json")),
 ];
 
 /// One call on the run's database.
@@ -417,6 +433,9 @@ fn import_again(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
     if header.contains(",extra") {
         args.push("--define-fields");
     }
+    if path.ends_with(".skip.csv") {
+        args.push("--skip-duplicates");
+    }
     one(&args)
 }
 
@@ -437,4 +456,197 @@ fn backup_and_check(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
             db: Some(p),
         },
     ])
+}
+
+/// The main queue's ready-made reject reason `maybe` added or deleted: a reviewer's
+/// `reject --code maybe` is refused (exit 1, nothing written) while it is gone.
+fn reject_text(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
+    match c.rng.chance(0.5) {
+        true => one(&[
+            "text",
+            "add",
+            QUEUE,
+            "--for",
+            "reject",
+            "look again",
+            "--code",
+            "maybe",
+        ]),
+        false => one(&["text", "delete", QUEUE, "maybe"]),
+    }
+}
+
+/// A new file for the main queue whose `note` (a duplicate key) repeats, in most rows, the
+/// note of a row of an earlier file (`import --skip-duplicates` leaves out the rows like an
+/// open item, and says which); named `fN-ROWS.skip.csv` (the analysis counts what it left
+/// out from its summary).
+fn import_dups(c: &mut Ctx<'_>) -> Option<Vec<Step>> {
+    if c.backlog.load(Ordering::Relaxed) > BACKLOG {
+        return None;
+    }
+    let with_notes: Vec<&PathBuf> = c
+        .files
+        .iter()
+        .filter(|f| {
+            std::fs::read_to_string(f)
+                .ok()
+                .and_then(|t| t.lines().next().map(|h| h.contains(",note")))
+                .unwrap_or(false)
+        })
+        .collect();
+    if with_notes.is_empty() {
+        return None;
+    }
+    let from = with_notes[c.rng.below(with_notes.len() as u64) as usize].clone();
+    let earlier = std::fs::read_to_string(&from).ok()?;
+    let col = earlier
+        .lines()
+        .next()?
+        .split(',')
+        .position(|h| h == "note")?;
+    let notes: Vec<String> = earlier
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').nth(col).map(str::to_string))
+        .collect();
+    let n = c.files.len() + 1;
+    let rows = c.rng.range(5, 40);
+    c.backlog.fetch_add(rows, Ordering::Relaxed);
+    let path = c.dir.join(format!("f{n}-{rows}.skip.csv"));
+    let mut text = "title,queue,priority,note\n".to_string();
+    let start = c.rng.below(notes.len() as u64) as usize;
+    for r in 1..=rows {
+        let i = start + r as usize;
+        let note = match (c.rng.chance(0.7), notes.get(i % notes.len().max(1))) {
+            (true, Some(n)) if i < start + notes.len() => n.clone(),
+            _ => format!("v-f{n}-r{r}"),
+        };
+        let p = c.rng.range(0, 3);
+        text.push_str(&format!("soak-f{n}-r{r},{QUEUE},{p},{note}\n"));
+    }
+    let mut f = std::fs::File::create(&path).ok()?;
+    f.write_all(text.as_bytes()).ok()?;
+    c.files.push(path.clone());
+    let p = path.display().to_string();
+    one(&["import", &p, "--queue", QUEUE, "--skip-duplicates"])
+}
+
+/// `migrate-to` (SQLite runs, with a server to copy to): the live file, while the workers
+/// go on, into a fresh PostgreSQL database; half the time the first try is killed at a
+/// random message to the server (strace), and a try that did not finish is run again.
+/// Judged here: the target holds nothing or a whole copy (as many items as the file held
+/// at some moment of the copy, the number the command printed) and its `check` passes;
+/// a try killed before its commit leaves nothing and a rerun completes.
+fn migrate(runner: &Runner, c: &mut Ctx<'_>, _fault_rate: f64) {
+    let (Kind::Sqlite, Some(admin)) = (c.kind, c.pg_admin.clone()) else {
+        return;
+    };
+    let name = format!("soak_{}_m{}", c.tag, c.call);
+    let url = match crate::backend::create_database(&admin, &name) {
+        Ok(url) => url,
+        Err(e) => {
+            eprintln!("soak: migrate-to: no target database ({e:#}); not run this time");
+            return;
+        }
+    };
+    let source = c.dir.join("soak.db").display().to_string();
+    let mut problems: Vec<(bool, String)> = Vec::new();
+    let mut copied = false;
+    for attempt in 0..4 {
+        let before = crate::backend::count_items(&source).unwrap_or(0);
+        let args = vec!["migrate-to".to_string(), url.clone()];
+        let mut req = Request::new("boss", "migrate-to", Class::Read, args);
+        if attempt == 0 && c.rng.chance(0.5) {
+            let n = c.rng.range(3, 600);
+            req.fault = Some(format!("inject=sendto:signal=KILL:when={n}"));
+        }
+        // The first try may be killed (by strace or the killer); a rerun must finish.
+        req.spared = attempt > 0;
+        let id = if attempt == 0 {
+            c.call
+        } else {
+            runner.next_id()
+        };
+        let call = runner.run(id, req);
+        let after = crate::backend::count_items(&source).unwrap_or(i64::MAX);
+        let there = match crate::backend::count_items(&url) {
+            Ok(n) => n,
+            Err(e) => {
+                problems.push((false, format!("cannot count the target's items: {e}")));
+                break;
+            }
+        };
+        let said: Option<i64> = call
+            .stdout
+            .strip_prefix("Copied ")
+            .and_then(|s| s.split(' ').next())
+            .and_then(|n| n.parse().ok());
+        for l in call.stdout.lines().filter(|l| l.starts_with("check:")) {
+            problems.push((false, format!("the copy's own check: {l}: {}", call.line())));
+        }
+        let whole = (before..=after).contains(&there);
+        match call.exit {
+            Exit::Code(0) => {
+                if said != Some(there) || !whole {
+                    problems.push((
+                        true,
+                        format!(
+                            "said {said:?} items copied; the target holds {there} (the file held \
+                             {before}..{after} during the copy): {}",
+                            call.line()
+                        ),
+                    ));
+                }
+                copied = true;
+                break;
+            }
+            _ if there == 0 => continue,
+            _ => {
+                // Committed, the answer lost: it must be whole.
+                if !whole {
+                    problems.push((
+                        true,
+                        format!(
+                            "a try that did not finish left {there} items in the target (the \
+                             file held {before}..{after}): {}",
+                            call.line()
+                        ),
+                    ));
+                }
+                copied = true;
+                break;
+            }
+        }
+    }
+    if !copied && problems.is_empty() {
+        problems.push((false, "a rerun of migrate-to did not finish".into()));
+    }
+    if copied {
+        let mut req = Request::new(
+            "boss",
+            "migrate-to: check",
+            Class::Read,
+            vec!["check".into()],
+        );
+        req.db = Some(url.clone());
+        let call = runner.run(runner.next_id(), req);
+        if call.exit != Exit::Code(0) && !call.exit.unknown() {
+            let out: String = call.stdout.lines().take(5).collect::<Vec<_>>().join(" / ");
+            problems.push((false, format!("check of the target: {} {out}", call.line())));
+        }
+    }
+    let mut found = c.found.lock().expect("found");
+    for (lost, p) in &problems {
+        let p = format!("migrate-to {name}: {p}");
+        match lost {
+            true => found.lost.push(p),
+            false => found.errors.push(p),
+        }
+    }
+    drop(found);
+    if problems.is_empty() {
+        let _ = crate::backend::drop_database(&admin, &name);
+    } else {
+        eprintln!("soak: migrate-to: kept the target database {name}");
+    }
 }

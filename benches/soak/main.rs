@@ -7,12 +7,18 @@
 //! For the given minutes, N workers claim and complete through the real binary (claim,
 //! claim --id, claim --wait, complete, complete --next, fail, release, skip, renew, set,
 //! tick, park for a few seconds, wake, undo; and review: claim --review, accept, reject
-//! in the main queue, which reviews a share of its items), while one supervisor runs the chaos loop
+//! in the main queue, which reviews a share of its items; reject with a ready-made reason's
+//! code), a long-running `caseload work --exec CMD` (`loops`: claims, runs CMD, completes or
+//! fails, now and then on review work, stopped by SIGTERM or killed), a feed reader
+//! (`caseload events --checkpoint`, sometimes `--follow`, killed), while one supervisor runs the chaos loop
 //! (`chaos::CHAOS`: imports (some into fields, with --define-fields) and re-imports, adds
 //! (with a source, into a queue being renamed), reap, unlocks, assignments, reopen, edits,
 //! comments, wakes, merges and not-duplicate marks (the main queue's `note` is a duplicate
 //! key), queue settings and SLAs, queue rename and delete, fields, ready-made
-//! texts, review shares, roles, logins, eligibility, leads and leavers, backups checked, check, stats, search, export...), a killer
+//! texts, review shares, roles, logins, eligibility, leads and leavers, import
+//! --skip-duplicates, check --repair-figures, migrate-to (SQLite runs: the live file into a
+//! fresh PostgreSQL database, killed mid-copy half the time, judged on the spot), backups
+//! checked, check, stats, metrics, search, export...), a killer
 //! SIGKILLs a running call every 1.5 s or so, one call in twenty runs
 //! under strace with an I/O error, a full disk or a SIGKILL injected at its Nth write or
 //! fsync (PostgreSQL: its Nth message), and on PostgreSQL the run's server processes are
@@ -35,6 +41,7 @@
 mod analysis;
 mod backend;
 mod chaos;
+mod loops;
 mod process;
 mod rng;
 mod worker;
@@ -83,8 +90,9 @@ struct Args {
     keep: bool,
     /// Self-check: forget one take, one complete and one park of the database before
     /// judging, which must show up as lost writes, and one undo of a complete that was
-    /// followed by another finish, which must show up as a duplicate (proves the analysis
-    /// can fail)
+    /// followed by another finish, which must show up as a duplicate; also a finish
+    /// `work` printed and a line the feed printed (lost writes) (proves the analysis can
+    /// fail)
     #[arg(long)]
     tamper: bool,
     /// (passed by `cargo bench`)
@@ -135,6 +143,18 @@ fn run() -> Result<bool> {
     let parks = Seen::new(std::iter::empty());
     let backlog = AtomicI64::new(50);
     let counts = Counts::default();
+    let found = std::sync::Mutex::new(analysis::Findings::default());
+    // migrate-to (SQLite runs) copies into fresh databases on the server of --pg.
+    let pg_admin = (args.backend == Kind::Sqlite)
+        .then(|| {
+            postgres::Client::connect(&args.pg, postgres::NoTls)
+                .ok()
+                .map(|_| args.pg.clone())
+        })
+        .flatten();
+    if args.backend == Kind::Sqlite && pg_admin.is_none() {
+        eprintln!("soak: no PostgreSQL at --pg: migrate-to is left out of the chaos loop");
+    }
     let deadline = Instant::now() + Duration::from_secs_f64(args.minutes * 60.0);
     std::thread::scope(|s| {
         for name in &workers {
@@ -162,14 +182,23 @@ fn run() -> Result<bool> {
             texts: Vec::new(),
             call: 0,
             files: Vec::new(),
+            pg_admin,
+            tag: tag.clone(),
+            found: &found,
         };
         let (runner, fault_rate) = (&runner, args.fault_rate);
         s.spawn(move || chaos_loop(runner, ctx, fault_rate, deadline));
+        let (wrng, frng, kind) = (rng.fork(), rng.fork(), args.backend);
+        s.spawn(move || loops::work_loop(runner, wrng, kind, fault_rate, deadline));
+        let feed_dir = dir.path().to_path_buf();
+        s.spawn(move || loops::feed_loop(runner, frng, &feed_dir, deadline));
         let (counts, backend, mut krng) = (&counts, &backend, rng.fork());
         s.spawn(move || killer(runner, backend, counts, &mut krng, deadline));
     });
 
-    let drain_note = drain(&runner, &workers)?;
+    let mut holders = workers.clone();
+    holders.push(loops::WORK.to_string());
+    let drain_note = drain(&runner, &holders)?;
     let check = runner.run(
         runner.next_id(),
         Request::new(&backend.login, "check", Class::Setup, vec!["check".into()]),
@@ -202,8 +231,31 @@ fn run() -> Result<bool> {
             }
         }
     }
-    let calls = runner.calls();
-    let mut found = analysis::analyse(&calls, &facts);
+    let mut calls = runner.calls();
+    if args.tamper {
+        // The new paths' judges too: a finish `work` printed, a line of the feed.
+        if let Some(i) = facts.events.iter().position(|e| {
+            e.actor == loops::WORK && ["completed", "failed"].contains(&e.kind.as_str())
+        }) {
+            eprintln!("soak: --tamper: forgetting event {:?}", facts.events[i]);
+            facts.events.remove(i);
+        }
+        if let Some(c) = calls.iter_mut().find(|c| c.ids.len() > 2) {
+            let id = c.ids.remove(1);
+            eprintln!(
+                "soak: --tamper: forgetting that call {} printed event {id}",
+                c.id
+            );
+        }
+    }
+    let mut found = {
+        let mut f = analysis::analyse(&calls, &facts);
+        let on_the_spot = found.into_inner().unwrap();
+        f.lost.extend(on_the_spot.lost);
+        f.errors.extend(on_the_spot.errors);
+        f.failed_applied.extend(on_the_spot.failed_applied);
+        f
+    };
     if drain_note.is_empty() {
         for i in facts
             .items
@@ -323,7 +375,25 @@ fn setup(runner: &Runner, backend: &Backend, workers: &[String]) -> Result<()> {
         .map(String::from)
         .to_vec(),
     ];
-    for w in workers {
+    steps.push(
+        [
+            "text",
+            "add",
+            QUEUE,
+            "--for",
+            "reject",
+            "do it again",
+            "--code",
+            "redo",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    for w in workers
+        .iter()
+        .map(String::as_str)
+        .chain([loops::WORK, loops::FEED])
+    {
         steps.push(
             ["user", "set", w, "--login", login]
                 .map(String::from)
@@ -354,6 +424,10 @@ fn chaos_loop(runner: &Runner, mut ctx: Ctx<'_>, fault_rate: f64, deadline: Inst
     while Instant::now() < deadline {
         let entry = ctx.rng.weighted(CHAOS, |c| c.weight);
         ctx.call = runner.next_id();
+        if let chaos::Build::Run(f) = entry.build {
+            f(runner, &mut ctx, fault_rate);
+            continue;
+        }
         let Some(steps) = entry.steps(&mut ctx) else {
             continue;
         };
@@ -614,6 +688,45 @@ fn report(
         judged(&|c| c.exit == Exit::Code(4)),
         judged(&|c| c.exit == Exit::Code(3)),
         judged(&|c| c.exit.unknown()),
+    );
+    let of = |op: &'static str| calls.iter().filter(move |c| c.op == op);
+    let lines = |what: &str| {
+        calls
+            .iter()
+            .filter(|c| c.class == Class::Work)
+            .flat_map(|c| c.stdout.lines())
+            .filter(|l| l.starts_with('#') && l.contains(what))
+            .count()
+    };
+    println!(
+        "new paths: work --exec {} runs ({} killed, {} stopped by SIGTERM) saying {} done, {} failed, {} released; \
+         import --skip-duplicates left out {} rows; reject --code {} ok, {} refused for a missing code; \
+         events --checkpoint {} calls, {} lines; migrate-to {} tries ({} killed or faulted)",
+        of("work").count(),
+        of("work").filter(|c| c.exit.unknown()).count(),
+        of("work")
+            .filter(|c| c.stdout.contains("released (stopped)"))
+            .count(),
+        lines(" done"),
+        lines(" failed: "),
+        lines(" released (stopped)"),
+        calls
+            .iter()
+            .filter(|c| c.op.contains("import") && c.exit == Exit::Code(0))
+            .map(|c| analysis::skipped_rows(&c.stdout).0)
+            .sum::<usize>(),
+        of("reject --code")
+            .filter(|c| c.exit == Exit::Code(0))
+            .count(),
+        of("reject --code")
+            .filter(|c| analysis::code_refused(c))
+            .count(),
+        calls.iter().filter(|c| c.op.starts_with("events")).count(),
+        calls.iter().map(|c| c.ids.len()).sum::<usize>(),
+        of("migrate-to").count(),
+        of("migrate-to")
+            .filter(|c| c.exit.unknown() || c.fault.is_some())
+            .count(),
     );
     println!(
         "seed {seed}: scripts/soak --minutes {} --backend {backend} --workers {} --seed {seed}",

@@ -62,6 +62,11 @@ pub(crate) enum Class {
     Write,
     /// A write that may find nothing to do (reap, unlock --expired, a re-import).
     MayWrite,
+    /// `caseload work --exec`: a long-running worker under its own name. Each line it
+    /// printed ("#N done", "#N failed: …", "#N released (stopped)") is an acknowledged
+    /// write, whatever became of the process later; a finish it did not print is a
+    /// failed-but-applied write when the process ended with a definite answer.
+    Work,
 }
 
 /// One call of the binary, as it ran.
@@ -88,6 +93,9 @@ pub(crate) struct Call {
     pub(crate) claimed: Option<(i64, i64)>,
     /// The call this one repeats after an unknown outcome.
     pub(crate) retry_of: Option<usize>,
+    /// `events`: the ids of the whole lines it printed, in order (read before the kept
+    /// output is cut short).
+    pub(crate) ids: Vec<i64>,
 }
 
 impl Call {
@@ -123,6 +131,8 @@ pub(crate) struct Request {
     pub(crate) fault: Option<String>,
     pub(crate) db: Option<String>,
     pub(crate) retry_of: Option<usize>,
+    /// Not for the killer (a rerun that must finish).
+    pub(crate) spared: bool,
 }
 
 impl Request {
@@ -138,6 +148,7 @@ impl Request {
             fault: None,
             db: None,
             retry_of: None,
+            spared: false,
         }
     }
 }
@@ -208,7 +219,7 @@ impl Runner {
             .stderr(Stdio::piped());
         let start = now_ms();
         let (exit, stdout, stderr) = match cmd.spawn() {
-            Ok(child) => self.wait(id, child, req.fault.is_none(), start),
+            Ok(child) => self.wait(id, child, req.fault.is_none() && !req.spared, start),
             Err(e) => (
                 Exit::Code(127),
                 String::new(),
@@ -217,6 +228,11 @@ impl Runner {
         };
         let end = now_ms();
         let claimed = claimed(&req, exit, &stdout);
+        let ids = if req.op.starts_with("events") {
+            feed_ids(&stdout)
+        } else {
+            Vec::new()
+        };
         let call = Call {
             id,
             actor: req.actor,
@@ -234,9 +250,14 @@ impl Runner {
             token: req.token,
             claimed,
             retry_of: req.retry_of,
+            ids,
         };
         let mut kept = call.clone();
-        kept.stdout.truncate(floor_char(&kept.stdout, 400));
+        // `work` prints a line per item it finished, `import` the rows it left out: kept
+        // whole for the analysis.
+        if req.class != Class::Work && !req.op.contains("import") {
+            kept.stdout.truncate(floor_char(&kept.stdout, 400));
+        }
         self.log.lock().expect("log").push(kept);
         call
     }
@@ -300,6 +321,29 @@ impl Runner {
         false
     }
 
+    /// Sends `signal` (a name for kill(1): TERM, KILL) to call `id` if it is still running
+    /// (not to strace's tracee: only calls without a fault are signalled); true if it did.
+    pub(crate) fn signal(&self, id: usize, signal: &str) -> bool {
+        let Some(r) = self.running.lock().expect("running").get(&id).cloned() else {
+            return false;
+        };
+        if !r.killable {
+            return false;
+        }
+        let mut child = r.child.lock().expect("child");
+        if !matches!(child.try_wait(), Ok(None)) {
+            return false;
+        }
+        if signal == "KILL" {
+            r.killed.store(true, Ordering::Relaxed);
+        }
+        let pid = child.id().to_string();
+        Command::new("kill")
+            .args([format!("-{signal}").as_str(), "--", pid.as_str()])
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
     /// Kills every call running past the hang limit (strace and its tracee included).
     pub(crate) fn kill_hung(&self) {
         let now = now_ms();
@@ -346,6 +390,19 @@ fn floor_char(s: &str, max: usize) -> usize {
         .rev()
         .find(|&i| s.is_char_boundary(i))
         .unwrap_or(0)
+}
+
+/// The `id` of each whole JSON line `caseload events` printed (a line cut by a kill is
+/// not one it wrote).
+fn feed_ids(stdout: &str) -> Vec<i64> {
+    let whole = match stdout.rfind('\n') {
+        Some(i) => &stdout[..i],
+        None => "",
+    };
+    whole
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()?["id"].as_i64())
+        .collect()
 }
 
 /// The item and token a successful claim (complete --next, undo, wake) printed as JSON.

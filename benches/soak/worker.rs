@@ -89,7 +89,12 @@ pub(crate) const HOLDER: &[HolderWrite] = &[
 pub(crate) const REVIEWER: &[HolderWrite] = &[
     holder("accept", None, 12, true, true, "accept {item} --token {token} --comment {marker}"),
     holder("accept", None, 4, true, true, "accept {item} --token {token}"),
-    holder("reject", None, 8, true, true, "reject {item} --token {token} --reason {marker}"),
+    holder("reject", None, 6, true, true, "reject {item} --token {token} --reason {marker}"),
+    // A ready-made reason by its code (issue 29 §1): `redo` is the queue's from the start;
+    // `maybe` comes and goes with the chaos loop's `reject text` (exit 1 while it is gone,
+    // nothing written).
+    holder("reject --code", None, 3, true, true, "reject {item} --token {token} --code redo"),
+    holder("reject --code", None, 2, true, true, "reject {item} --token {token} --code maybe --reason {marker}"),
     holder("release", None, 2, true, true, "release {item} --token {token}"),
     holder("renew", None, 3, false, true, "renew {item} --token {token}"),
     holder("set", Some(QUEUE), 3, false, true, "set {item} note={marker} --token {token}"),
@@ -106,7 +111,7 @@ pub(crate) fn token_kind(op: &str) -> Option<&'static str> {
         "renew" => Some("renewed"),
         "park" => Some("parked"),
         "accept" => Some("accepted"),
-        "reject" => Some("rejected"),
+        "reject" | "reject --code" => Some("rejected"),
         _ => None,
     }
 }
@@ -463,7 +468,8 @@ impl<'a> Worker<'a> {
         if self.tick_all_if_refused(&call) {
             return;
         }
-        if w.ends_lock || call.exit == Exit::Code(3) || lost_answer(&call) {
+        let kept = crate::analysis::code_refused(&call);
+        if (w.ends_lock && !kept) || call.exit == Exit::Code(3) || lost_answer(&call) {
             self.held = None;
         }
         if w.name == "park" && call.exit == Exit::Code(0) {

@@ -1,0 +1,123 @@
+//! Two more callers beside the workers and the chaos loop, each its own caseload name
+//! running one call at a time:
+//! - `x1` runs `caseload work --exec CMD` (issue 32 §2), a long-running worker that
+//!   claims, runs CMD, and completes (CMD's exit 0) or fails (non-zero) each item, taking
+//!   the next in the complete's transaction; now and then on review work (`--review`:
+//!   accept or reject), with two slots, or stopped by SIGTERM (it releases what it holds).
+//!   The killer SIGKILLs it too: its items end completed, failed or released, or their
+//!   locks expire and others take them.
+//! - `feed` reads the audit trail with `caseload events --checkpoint FILE` (issue 33 §1)
+//!   again and again, on two checkpoint files (every event; completions and failures
+//!   only), sometimes as `--follow` killed after a few seconds: the analysis puts its
+//!   output together and compares it with the events table.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::backend::Kind;
+use crate::process::{Class, Request, Runner};
+use crate::rng::Rng;
+
+/// The name `caseload work` runs under.
+pub(crate) const WORK: &str = "x1";
+/// The name the feed reads under.
+pub(crate) const FEED: &str = "feed";
+
+/// CMD for `work --exec`: reads the item, takes 0-0.3 s, and fails one item in five
+/// (its last line on stderr the reason), else prints a result.
+const CMD: &str = "cat >/dev/null; sleep 0.$((CASELOAD_ITEM_ID % 4)); \
+    if [ $((CASELOAD_ITEM_ID % 5)) -eq 0 ]; then echo \"no luck with $CASELOAD_ITEM_ID\" >&2; exit 3; fi; \
+    echo \"done by cmd: $CASELOAD_ITEM_ID\"";
+
+/// `x1`'s loop: one `work` process at a time until the deadline.
+pub(crate) fn work_loop(
+    runner: &Runner,
+    mut rng: Rng,
+    kind: Kind,
+    fault_rate: f64,
+    deadline: Instant,
+) {
+    while Instant::now() < deadline {
+        let max = rng.range(1, 8).to_string();
+        let mut args: Vec<String> = [
+            "work",
+            "--exec",
+            CMD,
+            "--max-items",
+            &max,
+            "--idle-exit",
+            "2",
+        ]
+        .map(String::from)
+        .to_vec();
+        if rng.chance(0.3) {
+            args.extend(["--concurrency", "2"].map(String::from));
+        }
+        // The checklist queue's items cannot be completed untouched: a `work` on every
+        // queue stops at one (exit 1 "cannot be completed", an answer) now and then.
+        match rng.below(10) {
+            0..=1 => args.push("--review".into()),
+            2 => {}
+            _ => args.extend(["--queue", crate::chaos::QUEUE].map(String::from)),
+        }
+        let mut req = Request::new(WORK, "work", Class::Work, args);
+        if rng.chance(fault_rate) {
+            req.fault = Some(crate::worker::fault(&mut rng, kind));
+        }
+        let id = runner.next_id();
+        // One in four is stopped with SIGTERM after 0.3-3 s (it releases what it holds).
+        let term = rng
+            .chance(0.25)
+            .then(|| Duration::from_millis(300 + rng.below(2700)));
+        std::thread::scope(|s| {
+            if let Some(after) = term {
+                s.spawn(move || {
+                    std::thread::sleep(after);
+                    runner.signal(id, "TERM");
+                });
+            }
+            runner.run(id, req);
+        });
+        std::thread::sleep(Duration::from_millis(100 + rng.below(900)));
+    }
+}
+
+/// `feed`'s loop: `events --checkpoint` on one of two files, until the deadline.
+pub(crate) fn feed_loop(runner: &Runner, mut rng: Rng, dir: &std::path::Path, deadline: Instant) {
+    let all = dir.join("feed-all.checkpoint").display().to_string();
+    let ends = dir.join("feed-ends.checkpoint").display().to_string();
+    while Instant::now() < deadline {
+        let mut args: Vec<String> = vec!["events".into(), "--checkpoint".into()];
+        if rng.chance(0.5) {
+            args.push(all.clone());
+        } else {
+            args.push(ends.clone());
+            args.extend(["--kind", "completed,failed"].map(String::from));
+        }
+        let follow = rng.chance(0.3);
+        if follow {
+            args.push("--follow".into());
+        }
+        let op = if follow { "events --follow" } else { "events" };
+        let id = runner.next_id();
+        let req = Request::new(FEED, op, Class::Read, args);
+        // A follower runs until it is killed, 1-5 s on.
+        let kill = Duration::from_millis(1000 + rng.below(4000));
+        let done = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            if follow {
+                let done = &done;
+                s.spawn(move || {
+                    std::thread::sleep(kill);
+                    // (Until it is signalled: it may have started late.)
+                    while !done.load(Ordering::Relaxed) && !runner.signal(id, "KILL") {
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                });
+            }
+            runner.run(id, req);
+            done.store(true, Ordering::Relaxed);
+        });
+        std::thread::sleep(Duration::from_millis(200 + rng.below(1500)));
+    }
+}
