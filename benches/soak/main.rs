@@ -701,7 +701,8 @@ fn report(
     println!(
         "new paths: work --exec {} runs ({} killed, {} stopped by SIGTERM) saying {} done, {} failed, {} released; \
          import --skip-duplicates left out {} rows; reject --code {} ok, {} refused for a missing code; \
-         events --checkpoint {} calls, {} lines; migrate-to {} tries ({} killed or faulted)",
+         events --checkpoint {} calls, {} lines; migrate-to {} tries ({} killed or faulted); \
+         a holder's merge {} ok, {} refused",
         of("work").count(),
         of("work").filter(|c| c.exit.unknown()).count(),
         of("work")
@@ -726,6 +727,10 @@ fn report(
         of("migrate-to").count(),
         of("migrate-to")
             .filter(|c| c.exit.unknown() || c.fault.is_some())
+            .count(),
+        of("merge").filter(|c| c.exit == Exit::Code(0)).count(),
+        of("merge")
+            .filter(|c| matches!(c.exit, Exit::Code(1 | 3 | 5)))
             .count(),
     );
     println!(

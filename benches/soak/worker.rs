@@ -52,9 +52,10 @@ const fn holder(
 }
 
 impl HolderWrite {
-    fn args(&self, item: i64, token: i64, marker: &str, until: &str) -> Vec<String> {
+    fn args(&self, item: i64, token: i64, marker: &str, until: &str, other: i64) -> Vec<String> {
         let fill = |w: &str| {
             w.replace("{item}", &item.to_string())
+                .replace("{other}", &other.to_string())
                 .replace("{token}", &token.to_string())
                 .replace("{marker}", marker)
                 .replace("{until}", until)
@@ -82,6 +83,9 @@ pub(crate) const HOLDER: &[HolderWrite] = &[
     holder("tick", Some(LISTS), 4, false, false, "tick {item} steps a --token {token}"),
     holder("tick --undo", Some(LISTS), 3, false, false, "tick {item} steps a --undo --token {token}"),
     holder("tick --not-done", Some(LISTS), 2, false, false, "tick {item} steps b --not-done {marker} --token {token}"),
+    // The holder merges its item into another it has seen (issue 27): exit 1 into itself
+    // or into an item merged already, 5 into another queue's (a supervisor's call).
+    holder("merge", Some(QUEUE), 1, true, true, "merge {item} --into {other} --token {token} --reason {marker}"),
 ];
 
 /// The reviewer's writes on an item in review (taken with `claim --review`).
@@ -112,6 +116,7 @@ pub(crate) fn token_kind(op: &str) -> Option<&'static str> {
         "park" => Some("parked"),
         "accept" => Some("accepted"),
         "reject" | "reject --code" => Some("rejected"),
+        "merge" => Some("cancelled"),
         _ => None,
     }
 }
@@ -216,6 +221,7 @@ impl<'a> Worker<'a> {
             // "#N is not parked" (a supervisor woke it, a take gave it back already), or
             // "may not wake #N, which w2 parked" (then someone else took and parked it)
             Class::Retake if op == "wake" => &[1, 5],
+            _ if op == "merge" => &[1, 3, 5],
             _ if target.is_some() => CONFLICT,
             _ => &[],
         };
@@ -457,7 +463,8 @@ impl<'a> Worker<'a> {
         let until = chrono::DateTime::from_timestamp_millis(wakes)
             .unwrap_or_default()
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        let args = w.args(item, token, &format!("soak-{id}"), &until);
+        let other = self.seen.pick(self.rng.next_u64()).max(1);
+        let args = w.args(item, token, &format!("soak-{id}"), &until, other);
         let class = if w.must_write {
             Class::Holder
         } else {
@@ -468,7 +475,8 @@ impl<'a> Worker<'a> {
         if self.tick_all_if_refused(&call) {
             return;
         }
-        let kept = crate::analysis::code_refused(&call);
+        let kept = crate::analysis::code_refused(&call)
+            || (w.name == "merge" && matches!(call.exit, Exit::Code(1 | 5)));
         if (w.ends_lock && !kept) || call.exit == Exit::Code(3) || lost_answer(&call) {
             self.held = None;
         }
