@@ -11,7 +11,7 @@
 //!   only), sometimes as `--follow` killed after a few seconds: the analysis puts its
 //!   output together and compares it with the events table.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::backend::Kind;
@@ -36,6 +36,7 @@ pub(crate) fn work_loop(
     kind: Kind,
     fault_rate: f64,
     deadline: Instant,
+    backlog: &AtomicI64,
 ) {
     while Instant::now() < deadline {
         let max = rng.range(1, 8).to_string();
@@ -76,7 +77,14 @@ pub(crate) fn work_loop(
                     runner.signal(id, "TERM");
                 });
             }
-            runner.run(id, req);
+            let call = runner.run(id, req);
+            // What it finished leaves the backlog (imports wait while it is high).
+            let finished = call
+                .stdout
+                .lines()
+                .filter(|l| l.starts_with('#') && (l.ends_with(" done") || l.contains(" failed: ")))
+                .count();
+            backlog.fetch_sub(finished as i64, Ordering::Relaxed);
         });
         std::thread::sleep(Duration::from_millis(100 + rng.below(900)));
     }

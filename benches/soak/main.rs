@@ -189,7 +189,8 @@ fn run() -> Result<bool> {
         let (runner, fault_rate) = (&runner, args.fault_rate);
         s.spawn(move || chaos_loop(runner, ctx, fault_rate, deadline));
         let (wrng, frng, kind) = (rng.fork(), rng.fork(), args.backend);
-        s.spawn(move || loops::work_loop(runner, wrng, kind, fault_rate, deadline));
+        let backlog = &backlog;
+        s.spawn(move || loops::work_loop(runner, wrng, kind, fault_rate, deadline, backlog));
         let feed_dir = dir.path().to_path_buf();
         s.spawn(move || loops::feed_loop(runner, frng, &feed_dir, deadline));
         let (counts, backend, mut krng) = (&counts, &backend, rng.fork());
