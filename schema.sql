@@ -262,6 +262,9 @@ END;
 CREATE VIRTUAL TABLE item_search USING fts5(
     doc, content = '', contentless_delete = 1, detail = none,
     tokenize = 'trigram case_sensitive 1');
+-- Fewer merges, larger segments: migration 25 says why.
+INSERT INTO item_search (item_search, rank) VALUES ('automerge', 16);
+INSERT INTO item_search (item_search, rank) VALUES ('hashsize', 16777216);
 CREATE VIRTUAL TABLE item_search_terms USING fts5vocab(item_search, 'row');
 
 CREATE TABLE search_meta (
