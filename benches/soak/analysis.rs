@@ -413,7 +413,9 @@ fn judge_work(c: &Call, events_of: &HashMap<i64, Vec<&Event>>, mine: &[&Effect],
             ));
         }
     }
-    if matches!(c.exit, Exit::Code(code) if code != 6) {
+    // (130: a stop signal while it was stopping already — its slot's error, or a second
+    // signal — ends it at once, mid-write: like a kill.)
+    if matches!(c.exit, Exit::Code(code) if code != 6 && code != 130) {
         for e in mine
             .iter()
             .filter(|e| WORK_ENDS.contains(&e.what.as_str()) && !named.contains(&e.item))
@@ -429,6 +431,7 @@ fn judge_work(c: &Call, events_of: &HashMap<i64, Vec<&Event>>, mine: &[&Effect],
     if let Exit::Code(code) = c.exit
         && code != 0
         && code != 6
+        && code != 130
         && c.fault.is_none()
         && !terminated(c)
         && !fields_refused(c)
