@@ -142,11 +142,21 @@ fn candidate_where(one_queue: bool, order: TakeOrder, extra: &str) -> String {
          AND {} {extra} \
          ORDER BY {} LIMIT 1 \
          FOR UPDATE OF i SKIP LOCKED",
-        if one_queue { "AND i.queue = $4" } else { "" },
+        // Within one queue by priority, the queue is a range of one value and the first
+        // sort key: a plain `i.queue = $4` lets the planner take the order from
+        // `items_take_all` (no queue) and filter, walking past every row of other queues
+        // ranked higher (1.2 s for one take at 1M items, measured); as a range it must
+        // read `items_take` from the queue's first row (0.1 ms).
+        match (one_queue, order) {
+            (true, TakeOrder::Priority) => "AND i.queue >= $4 AND i.queue <= $4",
+            (true, TakeOrder::Due) => "AND i.queue = $4",
+            (false, _) => "",
+        },
         eligible!("$1", "take", "i"),
-        match order {
-            TakeOrder::Priority => "i.priority DESC, i.created_at, i.id",
-            TakeOrder::Due => {
+        match (one_queue, order) {
+            (true, TakeOrder::Priority) => "i.queue, i.priority DESC, i.created_at, i.id",
+            (false, TakeOrder::Priority) => "i.priority DESC, i.created_at, i.id",
+            (_, TakeOrder::Due) => {
                 "(CASE WHEN i.due_at IS NULL THEN 9223372036854775807 ELSE i.due_at END), \
                  i.priority DESC, i.created_at, i.id"
             }
