@@ -1987,7 +1987,9 @@ fn pg_fresh_schema(base: &str, n: usize) -> (String, String) {
 fn pg_filled_schema(base: &str, schema: &str, n: usize) -> String {
     let mut admin = postgres::Client::connect(base, postgres::NoTls).expect("connect");
     admin
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+        ))
         .unwrap();
     let url = pg_schema_url(base, schema);
     drop(PgStore::open(&url, actor("bench"), &PgOptions::default()).expect("create schema"));

@@ -17,7 +17,7 @@ const CLOCK_TOLERANCE_MS: i64 = 10_000;
 /// What everyday work needs (the README's least-privilege grants): `(table, column or
 /// "" for the whole table, rights)`. Roles, bindings and queue settings change through
 /// caseload's SECURITY DEFINER functions, so no role needs UPDATE on users or queues.
-const RIGHTS: [(&str, &str, &str); 19] = [
+const RIGHTS: [(&str, &str, &str); 20] = [
     ("items", "", "SELECT, INSERT, UPDATE"),
     ("item_counts", "", "SELECT, INSERT, UPDATE"),
     ("events", "", "SELECT, INSERT"),
@@ -31,6 +31,7 @@ const RIGHTS: [(&str, &str, &str); 19] = [
     ("audit", "", "SELECT"),
     ("figure_days", "", "SELECT"),
     ("queue_totals", "", "SELECT"),
+    ("due_hours", "", "SELECT"),
     ("queue_fields", "", "SELECT"),
     ("queue_texts", "", "SELECT"),
     ("queue_sla", "", "SELECT"),
@@ -41,7 +42,7 @@ const RIGHTS: [(&str, &str, &str); 19] = [
 
 /// Rights an everyday role must not have: they would let it rewrite the audit trail or
 /// the figures directly (the server writes holds and the audit itself).
-const NEVER: [(&str, &str); 8] = [
+const NEVER: [(&str, &str); 9] = [
     ("events", "UPDATE, DELETE"),
     ("comments", "UPDATE, DELETE"),
     ("holds", "INSERT, UPDATE, DELETE"),
@@ -50,6 +51,7 @@ const NEVER: [(&str, &str); 8] = [
     ("queue_texts", "INSERT, UPDATE, DELETE"),
     ("queue_sla", "INSERT, UPDATE, DELETE"),
     ("user_queues", "INSERT, UPDATE, DELETE"),
+    ("due_hours", "INSERT, UPDATE, DELETE"),
 ];
 
 /// The rights of [`NEVER`] the session's role holds, unless it may change the tables

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 
 use postgres::{IsolationLevel, Portal, Row, Transaction};
 
+use super::metrics::{due_hours_check_sql, due_hours_finding};
 use super::migrate::{LATEST, schema_version};
 use super::open::{Conn, TxError, TxResult};
 use crate::domain::queue_fields::FieldDef;
@@ -67,6 +68,10 @@ pub(super) fn check(c: &mut Conn, how: &CheckRun<'_>) -> TxResult<Vec<String>> {
         kept.insert((r.get(0), r.get(1)), r.get(2));
     }
     counts(&tally.counts, &kept, &mut found);
+    (how.progress)("the due counts", 0, 0);
+    for r in tx.query(&due_hours_check_sql(), &[])? {
+        found.push(due_hours_finding(&r.get::<_, String>(0)));
+    }
     if !how.quick {
         (how.progress)("the figures summary", 0, 0);
         let sorted = "(SELECT coalesce(string_agg(x, ';' ORDER BY x COLLATE \"C\"), '') \

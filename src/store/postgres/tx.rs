@@ -660,6 +660,9 @@ impl Tx for PgTx<'_> {
 
     fn rebuild_figures(&mut self) -> Result<u64> {
         let r = (|| -> TxResult<u64> {
+            for sql in super::metrics::rebuild_due_hours() {
+                self.c.execute(sql.as_str(), &[])?;
+            }
             let mut n = 0;
             for sql in crate::store::sql::rebuild_figures() {
                 n = self.c.execute(sql.as_str(), &[])?;
