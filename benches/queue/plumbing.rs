@@ -2,8 +2,10 @@
 //! shop costs.
 //!
 //! `metrics`: `Reads::metrics` (what `caseload metrics` prints) at 1,000,000 items, on
-//! SQLite (a copy of the benchmarks' 1M-item file) and PostgreSQL (a fresh schema of 1M
-//! items, when `CASELOAD_TEST_PG` is set); each with 10% of the items due, 2,000 held
+//! SQLite (a copy of the benchmarks' 1M-item file) and PostgreSQL (a schema of 1M items,
+//! `bench_metrics_1m`, built once and kept for re-runs, when `CASELOAD_TEST_PG` is set;
+//! the figures also check its due counts against a direct count); each with 10% of the
+//! items due, 2,000 held
 //! locks, and a year of figures (365 days × 3 queues × 20 people × 2 chunks of the day
 //! summary, the size a million finishes make, and the queues' kept totals: one row per
 //! queue on SQLite, all 64 shards of each queue on PostgreSQL). Against a raw baseline in

@@ -1,5 +1,6 @@
 //! `caseload check` on PostgreSQL: the one pass over the items and their history
-//! ([`crate::store::check::pass`]), the kept counts, the day summary and the schema version
+//! ([`crate::store::check::pass`]), the kept counts (by state, and the due counts per hour
+//! of `caseload metrics`), the day summary and the schema version
 //! (the server itself keeps the pages and the JSON sound). The pass reads four portals of
 //! one read-only snapshot side by side, a batch at a time, so the client holds only a
 //! batch of each.
