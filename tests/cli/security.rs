@@ -400,7 +400,7 @@ pub(crate) fn least_privilege_sql(schema: &str, staff: &str) -> String {
          GRANT SELECT, INSERT, DELETE ON {schema}.item_keys TO {staff};
          GRANT SELECT, INSERT, UPDATE ON {schema}.item_pairs TO {staff};
          GRANT SELECT ON {schema}.queues, {schema}.users, {schema}.audit, {schema}.holds,
-                         {schema}.figure_days, {schema}.queue_totals, {schema}.queue_fields, {schema}.queue_texts, {schema}.queue_sla,
+                         {schema}.figure_days, {schema}.queue_totals, {schema}.due_hours, {schema}.queue_fields, {schema}.queue_texts, {schema}.queue_sla,
                          {schema}.user_queues, {schema}.caseload_schema TO {staff};
          GRANT INSERT (name) ON {schema}.queues TO {staff};
          GRANT INSERT (name, last_seen), UPDATE (last_seen) ON {schema}.users TO {staff};"
