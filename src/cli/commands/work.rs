@@ -116,10 +116,14 @@ const RELEASED: usize = 2;
 /// `caseload work`.
 pub(crate) fn work(ctx: &Invocation, a: &WorkArgs, out: &mut dyn Write) -> CliResult {
     let stop = Arc::new(AtomicBool::new(false));
+    // Set by signals only: a slot's error also sets `stop` (the others stop too), and a
+    // first signal after that must still release what the other slots hold.
+    let signalled = Arc::new(AtomicBool::new(false));
     for sig in [SIGINT, SIGTERM] {
         // The first signal stops the worker (CMD ended, lock released); a second ends the
         // process at once (the lock then expires as usual).
-        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop));
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&signalled));
+        let _ = signal_hook::flag::register(sig, Arc::clone(&signalled));
         let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
     }
     let mut stores = Vec::new();
