@@ -660,6 +660,12 @@ impl Tx for PgTx<'_> {
 
     fn rebuild_figures(&mut self) -> Result<u64> {
         let r = (|| -> TxResult<u64> {
+            // Writers keep the figures from their events' triggers: a take or complete
+            // committing between the deletes below and the insert would be counted by
+            // both (a duplicate hold) or by neither. Every such writer inserts its event
+            // first, so holding off event inserts (readers go on) until this transaction
+            // ends makes the rebuild one moment; the writers already inside are waited for.
+            self.c.execute("LOCK TABLE events IN EXCLUSIVE MODE", &[])?;
             for sql in super::metrics::rebuild_due_hours() {
                 self.c.execute(sql.as_str(), &[])?;
             }
