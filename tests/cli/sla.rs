@@ -125,6 +125,15 @@ fn queue_settings_and_their_sla_are_one_change() {
     assert!(out.contains("no SLA"), "{out}");
     let queues = env.ok("sup", &["queue", "list"]);
     assert!(queues.contains("lock 600s"), "{queues}");
+    // The same again writes nothing and says so (scripts/soak judges a silent exit 0
+    // that wrote nothing a lost write).
+    let set_again = env.fingerprint();
+    let out = env.ok("sup", &set(&["--sla", "none"]));
+    assert!(
+        out.contains("nothing changed: queue 'helpdesk' had these settings already"),
+        "{out}"
+    );
+    assert_eq!(env.fingerprint(), set_again, "nothing written");
     let err = env.fails("sup", &["queue", "set", "helpdesk", "--sla", "none"], 1);
     assert!(
         err.contains("already has that SLA; nothing changed"),

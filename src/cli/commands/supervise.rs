@@ -95,12 +95,14 @@ fn set_queue(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Write) -> CliResu
     } else {
         None
     };
-    let sla_given = sla_update.is_some();
+    let mut unchanged_sla = sla_update.is_none();
     let q = match sla_update {
         Some(u) if !update.is_empty() || create => {
+            let sla_before = s.slas()?.into_iter().find(|x| x.queue == name);
             let (q, now) = s.set_queue_and_sla(&name, &update, create, &u)?;
             writeln!(out, "{}", queue_line(&q))?;
             writeln!(out, "{}", super::sla::sla_line(&name, now.as_ref()))?;
+            unchanged_sla = sla_before == now;
             q
         }
         Some(u) => return super::sla::set(s, &name, &u, out),
@@ -110,7 +112,7 @@ fn set_queue(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Write) -> CliResu
             q
         }
     };
-    if !sla_given && before.as_ref() == Some(&q) {
+    if unchanged_sla && before.as_ref() == Some(&q) {
         writeln!(
             out,
             "nothing changed: queue '{}' had these settings already",
