@@ -81,10 +81,15 @@ fn base_where(q: &ListSql) -> String {
     }
 }
 
-/// How many rows in list order the first look reads: five times the rows wanted.
-const FIRST_LOOK: usize = 1000;
-/// How much further than the first look a second one may read.
+/// How many rows in list order the first look reads at least: twice the rows of a first
+/// screen (200), and twice the rows wanted. A word in half the rows or more fills the
+/// window there; a rare word, found nowhere in it, goes to the index after it, so its size
+/// is most of a rare word's time (reading each row's stored fold means decompressing it:
+/// 1,000 rows were ~35 ms of a rare word's ~44 at 1M items).
+const FIRST_LOOK: usize = 400;
+/// How far a look may read, as a multiple of [`LOOK_UNIT`] or five times the rows wanted.
 const SECOND_LOOK_FACTOR: usize = 20;
+const LOOK_UNIT: usize = 1000;
 
 /// A window of a searched list: from the first rows in list order when the search's
 /// words are common enough to fill it there, else through the index. `order`, `limit`
@@ -103,7 +108,7 @@ pub(super) fn list_window(
     let refs = super::reads::refs(&params);
     // A window that wants more than the looks read (`--limit 0`: all), or read from the
     // end, goes to the planner as it is.
-    let looked = !window.reversed && wanted <= SECOND_LOOK_FACTOR * FIRST_LOOK;
+    let looked = !window.reversed && wanted <= SECOND_LOOK_FACTOR * LOOK_UNIT;
     if looked {
         let look = |c: &mut Conn, rows: usize| -> TxResult<(Vec<postgres::Row>, usize)> {
             let sql = format!(
@@ -116,7 +121,7 @@ pub(super) fn list_window(
             let seen: i64 = got.first().map(|r| r.get("seen")).unwrap_or(0);
             Ok((got, seen as usize))
         };
-        let first = FIRST_LOOK.max(5 * wanted);
+        let first = FIRST_LOOK.max(2 * wanted);
         let (rows, seen) = look(c, first)?;
         if rows.len() == window.limit {
             return Ok(rows);
@@ -131,7 +136,7 @@ pub(super) fn list_window(
             let matches = window.offset + rows.len();
             // Twice the rows the frequency seen says the window needs.
             let second = (2 * wanted * first / matches).max(first);
-            if second <= SECOND_LOOK_FACTOR * first {
+            if second <= SECOND_LOOK_FACTOR * LOOK_UNIT.max(5 * wanted) {
                 let (rows, seen) = look(c, second)?;
                 if rows.len() == window.limit || (!rows.is_empty() && seen < second) {
                     return Ok(rows);
