@@ -277,7 +277,8 @@ pub trait Writes {
     /// Records that the caller is here now; returns when they were last seen.
     fn touch_last_seen(&mut self) -> Result<Option<Millis>>;
     /// Rebuilds the figures' tables (`holds`, the day summary) from the events, in one
-    /// transaction; returns how many holds. Supervisors only.
+    /// transaction, then the duplicate keys from the items' params, in another; returns
+    /// how many holds. Supervisors only.
     fn rebuild_figures(&mut self) -> Result<u64>;
     /// Brings the search index closer to date: indexes up to `budget` items added or
     /// changed since it was last brought up to date, in one short write transaction;
@@ -658,7 +659,12 @@ impl<B: Backend> Writes for B {
     }
 
     fn rebuild_figures(&mut self) -> Result<u64> {
-        write(self, ops::rebuild_figures)
+        // Two transactions: on PostgreSQL the figures' holds off event inserts until it
+        // commits, and writers held off that way may hold their items' rows, which the
+        // keys' inserts lock (their foreign key): one transaction was a deadlock.
+        let holds = write(self, ops::rebuild_figures)?;
+        write(self, ops::rebuild_keys)?;
+        Ok(holds)
     }
 
     fn cancel(&mut self, id: i64, reason: &str) -> Result<()> {

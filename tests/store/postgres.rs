@@ -796,6 +796,52 @@ fn a_stuck_transaction_is_skipped_or_times_out() {
     );
 }
 
+/// `check --repair-figures` beside a writer that holds an item's row and then writes its
+/// event (found by the soak, seed 12: writers refused as busy after lock_timeout while the
+/// repair deadlocked with them again and again): the repair held off event inserts, then
+/// rebuilt the duplicate keys in the same transaction, whose insert locks the item's row
+/// (the foreign key) — a deadlock. The keys are now rebuilt after the figures commit.
+#[test]
+fn postgres_a_repair_beside_a_writer_holding_an_item_is_no_deadlock() {
+    use caseload::domain::queue_fields::{Dedupe, FieldChange, FieldType};
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let mut boss = crate::support::backend::setup(&b);
+    let key = FieldChange {
+        kind: Some(FieldType::Text),
+        dedupe: Some(Some(Dedupe::Key)),
+        ..FieldChange::default()
+    };
+    boss.define_field("default", "vat", &key).unwrap();
+    let it = NewItem {
+        params: r#"{"vat": "V1"}"#.into(),
+        ..NewItem::titled("held")
+    };
+    let id = boss.add(&it).unwrap().id;
+    let mut writer = b.admin();
+    // The writer's wait is the one checked for a deadlock first.
+    writer
+        .batch_execute("SET deadlock_timeout = '100ms'")
+        .unwrap();
+    let mut tx = writer.transaction().unwrap();
+    tx.execute("SELECT 1 FROM items WHERE id = $1 FOR UPDATE", &[&id])
+        .unwrap();
+    std::thread::scope(|s| {
+        let repair = s.spawn(|| boss.rebuild_figures());
+        // The repair takes its lock on the events (and before the fix waits for the row).
+        std::thread::sleep(Duration::from_millis(1500));
+        let event = tx.execute(
+            "INSERT INTO events (item_id, at, actor, os_user, kind, detail) \
+             VALUES ($1, 0, 'w', 'w', 'noted', '{}')",
+            &[&id],
+        );
+        assert!(event.is_ok(), "the writer's event: {event:?}");
+        tx.rollback().unwrap();
+        assert_eq!(repair.join().unwrap().unwrap(), 0);
+    });
+}
+
 /// Where PostgreSQL's `caseload_fold` and SQLite's (Rust's) fold disagree, over every
 /// character.
 fn fold_differences(c: &mut postgres::Client) -> Vec<(char, String)> {

@@ -25,8 +25,8 @@ pub(crate) use park::{check_until, return_parked, wake};
 pub(crate) use review::{accept, reject, route, take_review};
 pub(crate) use sla::{change_sla, set_sla};
 pub(crate) use supervise::{
-    assign, cancel, delete_queue, edit, reassign, rebuild_figures, rename_queue, reopen, requeue,
-    set_login, set_queue, set_role, unlock, unlock_many,
+    assign, cancel, delete_queue, edit, reassign, rebuild_figures, rebuild_keys, rename_queue,
+    reopen, requeue, set_login, set_queue, set_role, unlock, unlock_many,
 };
 pub(crate) use take::PassedOver;
 pub(crate) use take::{finish_and_next, take, take_next};

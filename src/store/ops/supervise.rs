@@ -463,14 +463,22 @@ fn settings_json(q: &QueueSettings) -> Value {
     })
 }
 
-/// Rebuilds the figures' tables (`holds` and the day summary) from the events, and the
-/// duplicate keys from the items' params: the repair for what `caseload check` finds wrong
-/// in them (derived tables only). Supervisors only. Returns how many holds.
+/// Rebuilds the figures' tables (`holds` and the day summary) from the events: the repair
+/// for what `caseload check` finds wrong in them (derived tables only). Supervisors only.
+/// Returns how many holds. (The keys are [`rebuild_keys`], in a transaction of their own:
+/// on PostgreSQL this one holds off event inserts until it commits, and a writer held off
+/// that way may hold the item rows the keys' inserts lock.)
 pub(crate) fn rebuild_figures(tx: &mut dyn Tx) -> Result<u64> {
     require_supervisor(tx, "rebuild the figures")?;
-    let holds = tx.rebuild_figures()?;
+    tx.rebuild_figures()
+}
+
+/// Rebuilds the duplicate keys from the items' params, queue by queue (the repair for
+/// what `caseload check` finds wrong in them). Supervisors only.
+pub(crate) fn rebuild_keys(tx: &mut dyn Tx) -> Result<()> {
+    require_supervisor(tx, "rebuild the duplicate keys")?;
     for q in tx.queues()? {
         super::dedupe::rekey_queue(tx, &q.name)?;
     }
-    Ok(holds)
+    Ok(())
 }
