@@ -17,6 +17,13 @@
 //! - **errors**: any other exit code that is not the op's documented answer, with no fault
 //!   injected (a BUSY, a usage error, a crash); a read that wrote.
 //!
+//! Also: a finish with a ready-made text's `--code` keeps the code in its event and, with
+//! nothing typed, the text as its result or reason (else lost); `complete --override
+//! REASON` keeps the reason (else lost), completes a record breaking its rules only for a
+//! supervisor (else an error), and is refused to staff (exit 5) only on a record with
+//! rules to break (else a false refusal); `events --exec HOOK` ran the hook at least once
+//! and in order (see `hooks`).
+//!
 //! Parks, wakes and undos (the states between held and free):
 //! - a parked item is held by nobody but belongs to its owner: nobody else may take it, so
 //!   it is not free for others (their refusals are answers), but its owner's `claim --id`
@@ -160,7 +167,7 @@ impl<'a> Index<'a> {
 }
 
 /// Judges the calls against the database.
-pub(crate) fn analyse(calls: &[Call], facts: &Facts) -> Findings {
+pub(crate) fn analyse(calls: &[Call], facts: &Facts, hooked: &Hooked) -> Findings {
     let ix = Index::new(calls);
     let mut f = Findings::default();
     let effects = effects(facts);
@@ -184,7 +191,9 @@ pub(crate) fn analyse(calls: &[Call], facts: &Facts) -> Findings {
     duplicates(calls, facts, &events_of, &mut f);
     imports(calls, facts, &mut f);
     codes_kept(calls, &events_of, &mut f);
+    overrides(calls, facts, &events_of, &mut f);
     feeds(calls, facts, &mut f);
+    hooks(calls, facts, hooked, &mut f);
     false_refusals(&ix, calls, facts, &events_of, &mut f);
     undo_returns_next(facts, &events_of, &mut f);
     own_reviews(&events_of, &mut f);
@@ -440,31 +449,222 @@ fn judge_work(c: &Call, events_of: &HashMap<i64, Vec<&Event>>, mine: &[&Effect],
     }
 }
 
-/// A reject with a ready-made reason's code (exit 0) keeps the code in its event.
-fn codes_kept(calls: &[Call], events_of: &HashMap<i64, Vec<&Event>>, f: &mut Findings) {
-    for c in calls
+/// The value after `flag` in a call's arguments.
+pub(crate) fn arg<'c>(c: &'c Call, flag: &str) -> Option<&'c str> {
+    let i = c.args.iter().position(|a| a == flag)?;
+    c.args.get(i + 1).map(String::as_str)
+}
+
+/// The text of a ready-made text the run keeps from the start, by its code.
+fn ready_text(code: &str) -> Option<&'static str> {
+    crate::chaos::READY
         .iter()
-        .filter(|c| c.op == "reject --code" && c.exit == Exit::Code(0))
-    {
-        let code = c
-            .args
-            .iter()
-            .position(|a| a == "--code")
-            .and_then(|i| c.args.get(i + 1));
-        let (Some(item), Some(code)) = (c.item, code) else {
+        .find(|(_, _, c)| *c == code)
+        .map(|(_, t, _)| *t)
+        .or((code == "redo").then_some("do it again"))
+}
+
+/// The finish a holder's write (exit 0; complete --next also 4) left under its token, if
+/// it left one (its absence is judged with the call).
+fn finish_of<'e>(c: &Call, events_of: &HashMap<i64, Vec<&'e Event>>) -> Option<&'e Event> {
+    let ok = c.exit == Exit::Code(0) || (c.class == Class::CompleteNext && c.exit == Exit::Code(4));
+    let (Some(kind), Some(item), true) = (token_kind(c.op), c.item, ok) else {
+        return None;
+    };
+    events_of
+        .get(&item)?
+        .iter()
+        .find(|e| e.kind == kind && e.token == c.token && e.actor == c.actor)
+        .copied()
+}
+
+/// A finish with a ready-made text's code (complete, fail, release, skip, reject) keeps the
+/// code in its event, and the text as its result or reason when none was typed.
+fn codes_kept(calls: &[Call], events_of: &HashMap<i64, Vec<&Event>>, f: &mut Findings) {
+    for c in calls.iter().filter(|c| c.class != Class::Setup) {
+        let (Some(code), Some(e)) = (arg(c, "--code"), finish_of(c, events_of)) else {
             continue;
         };
-        let kept = events_of.get(&item).is_some_and(|evs| {
-            evs.iter().any(|e| {
-                e.kind == "rejected" && e.token == c.token && e.detail["code"] == code.as_str()
-            })
-        });
-        if !kept {
+        if e.detail["code"] != code {
             f.lost.push(format!(
-                "its rejected event lacks code '{code}': {}",
+                "its {} event {} lacks code '{code}': {}",
+                e.kind,
+                e.id,
                 c.line()
             ));
         }
+        let key = if e.kind == "completed" {
+            "result"
+        } else {
+            "reason"
+        };
+        let typed = arg(c, "--result").or(arg(c, "--reason"));
+        if let Some(text) = typed.or(ready_text(code))
+            && e.detail[key] != text
+        {
+            f.lost.push(format!(
+                "its {} event {} has {key} {}, not '{text}': {}",
+                e.kind,
+                e.id,
+                e.detail[key],
+                c.line()
+            ));
+        }
+    }
+}
+
+/// The names with a supervisor's role throughout the run.
+const SUPERVISORS: &[&str] = &["boss", "drain"];
+
+/// `complete --override REASON`: exit 0 keeps the reason in the completed event, and a
+/// record that broke its rules (the event names them) was a supervisor's to complete;
+/// refused as staff's (exit 5) only on a record that breaks a rule, and in this run only
+/// the checklist queue's records have rules (its lines to tick).
+fn overrides(
+    calls: &[Call],
+    facts: &Facts,
+    events_of: &HashMap<i64, Vec<&Event>>,
+    f: &mut Findings,
+) {
+    let queue: HashMap<i64, &str> = facts
+        .items
+        .iter()
+        .map(|i| (i.id, i.queue.as_str()))
+        .collect();
+    for c in calls.iter().filter(|c| c.class != Class::Setup) {
+        let Some(reason) = arg(c, "--override") else {
+            continue;
+        };
+        if let Some(e) = finish_of(c, events_of) {
+            if e.detail["override"] != reason {
+                f.lost.push(format!(
+                    "its completed event {} lacks the override's reason: {}",
+                    e.id,
+                    c.line()
+                ));
+            }
+            if !e.detail["broken"].is_null() && !SUPERVISORS.contains(&c.actor.as_str()) {
+                f.errors.push(format!(
+                    "staff completed a record breaking {} (event {}): {}",
+                    e.detail["broken"],
+                    e.id,
+                    c.line()
+                ));
+            }
+        }
+        if c.exit == Exit::Code(5)
+            && let Some(item) = c.item
+            && queue.get(&item).is_some_and(|q| *q != crate::chaos::LISTS)
+        {
+            f.false_refusals.push(format!(
+                "refused an override, but #{item} has no rules to break: {}",
+                c.line()
+            ));
+        }
+    }
+}
+
+/// What the feed's hook left (`events --exec`): the log's lines, and the id the hook's
+/// checkpoint file held at the end (0: none).
+#[derive(Default)]
+pub(crate) struct Hooked {
+    pub(crate) log: String,
+    pub(crate) checkpoint: i64,
+}
+
+/// `caseload events --exec CMD --checkpoint FILE`, run again and again (and killed), one
+/// call at a time: at least once, in order. Each call ran the hook for increasing event ids
+/// (a failed run is retried, and appends nothing); a call runs an event an earlier call
+/// ran only when it is the last one the call before it ran and that call did not end
+/// cleanly (killed between the hook and the checkpoint); every event of the hook's kinds
+/// up to the checkpoint's id ran; the hook ran only for events of its kinds, each given
+/// its own line on standard input.
+fn hooks(calls: &[Call], facts: &Facts, hooked: &Hooked, f: &mut Findings) {
+    let mut cs: Vec<&Call> = calls
+        .iter()
+        .filter(|c| c.op.starts_with("events --exec"))
+        .collect();
+    if cs.is_empty() {
+        return;
+    }
+    cs.sort_by_key(|c| c.id);
+    let kinds: Vec<&str> = arg(cs[0], "--kind").unwrap_or("").split(',').collect();
+    // (A call killed before it wrote the line to its hook leaves the hook an empty input.)
+    let killed: std::collections::HashSet<String> = cs
+        .iter()
+        .filter(|c| c.exit.unknown())
+        .map(|c| c.id.to_string())
+        .collect();
+    let mut ran: HashMap<usize, Vec<i64>> = HashMap::new();
+    for line in hooked.log.lines() {
+        let parts: Vec<&str> = line.split(' ').collect();
+        match parts.as_slice() {
+            [call, "BAD", _] if killed.contains(*call) => {}
+            [call, "BAD", id] => f.errors.push(format!(
+                "call {call}'s hook for event {id} was not given that event's line"
+            )),
+            [call, id, _] => match (call.parse(), id.parse()) {
+                (Ok(call), Ok(id)) => ran.entry(call).or_default().push(id),
+                _ => f.errors.push(format!("the hook log has '{line}'")),
+            },
+            _ => f.errors.push(format!("the hook log has '{line}'")),
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut before: Option<(&Call, i64)> = None;
+    for c in cs {
+        let ids = ran.get(&c.id).map_or(&[][..], |v| v.as_slice());
+        for w in ids.windows(2).filter(|w| w[1] <= w[0]) {
+            f.duplicates.push(format!(
+                "the hook ran event {} after {} in one call: {}",
+                w[1],
+                w[0],
+                c.line()
+            ));
+        }
+        for &id in ids {
+            let again = before.is_some_and(|(b, last)| id == last && b.exit != Exit::Code(0));
+            if !seen.insert(id) && !again {
+                f.duplicates.push(format!(
+                    "the hook ran event {id} again (the call before ended {:?}, its last run {:?}): {}",
+                    before.map(|b| b.0.exit),
+                    before.map(|b| b.1),
+                    c.line()
+                ));
+            }
+        }
+        if let Some(&last) = ids.last() {
+            before = Some((c, last));
+        } else if c.exit == Exit::Code(0) {
+            // A clean call that ran nothing stored the checkpoint it had.
+            before = before.map(|(_, last)| (c, last));
+        }
+    }
+    let missed: Vec<i64> = facts
+        .events
+        .iter()
+        .filter(|e| e.id <= hooked.checkpoint && kinds.contains(&e.kind.as_str()))
+        .filter(|e| !seen.contains(&e.id))
+        .map(|e| e.id)
+        .collect();
+    if !missed.is_empty() {
+        f.lost.push(format!(
+            "the hook never ran for {} event(s) up to its checkpoint {}, first {:?}",
+            missed.len(),
+            hooked.checkpoint,
+            &missed[..missed.len().min(5)]
+        ));
+    }
+    let wanted: std::collections::HashSet<i64> = facts
+        .events
+        .iter()
+        .filter(|e| kinds.contains(&e.kind.as_str()))
+        .map(|e| e.id)
+        .collect();
+    if let Some(id) = seen.iter().find(|id| !wanted.contains(id)) {
+        f.errors.push(format!(
+            "the hook ran for event {id}, which is not one of {kinds:?} in the table"
+        ));
     }
 }
 
@@ -474,7 +674,10 @@ fn codes_kept(calls: &[Call], events_of: &HashMap<i64, Vec<&Event>>, f: &mut Fin
 /// printed after it last stored its checkpoint.
 fn feeds(calls: &[Call], facts: &Facts, f: &mut Findings) {
     let mut by_file: HashMap<&str, Vec<&Call>> = HashMap::new();
-    for c in calls.iter().filter(|c| c.op.starts_with("events")) {
+    for c in calls
+        .iter()
+        .filter(|c| c.op.starts_with("events") && !c.op.starts_with("events --exec"))
+    {
         if let Some(i) = c.args.iter().position(|a| a == "--checkpoint")
             && let Some(file) = c.args.get(i + 1)
         {
@@ -636,6 +839,7 @@ fn imports(calls: &[Call], facts: &Facts, f: &mut Findings) {
         let Some((n, rows)) = name
             .trim_start_matches('f')
             .trim_end_matches(".csv")
+            .trim_end_matches(".jsonl")
             .trim_end_matches(".skip")
             .split_once('-')
         else {

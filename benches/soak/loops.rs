@@ -90,14 +90,43 @@ pub(crate) fn work_loop(
     }
 }
 
-/// `feed`'s loop: `events --checkpoint` on one of two files, until the deadline.
+/// The file the feed's hook appends to (in the run's directory): `CALL EVENT KIND` per run
+/// that succeeded, `CALL BAD EVENT` when its standard input was not that event's line.
+pub(crate) const HOOK_LOG: &str = "hook.log";
+/// The kinds the hook runs for.
+pub(crate) const HOOK_KINDS: &str = "failed,cancelled,parked,rejected";
+
+/// The hook of `events --exec` for call `call`: checks that its standard input is the
+/// event's line (else says so and fails: a call killed before it wrote the line leaves
+/// the hook an empty input), fails once (exit 1) for one event in 40 (caseload retries it after a
+/// second), and appends `CALL EVENT KIND` to the log. At least once: a call killed after a
+/// run and before it stored the checkpoint runs that event again in the next call.
+fn hook(call: usize, dir: &str, log: &str) -> String {
+    format!(
+        "if ! grep -q \"\\\"id\\\":$CASELOAD_EVENT_ID,\"; then echo \"{call} BAD $CASELOAD_EVENT_ID\" >> {log}; exit 1; fi; \
+         if [ $((CASELOAD_EVENT_ID % 40)) -eq 7 ] && mkdir {dir}/hookfail-$CASELOAD_EVENT_ID 2>/dev/null; then exit 1; fi; \
+         echo \"{call} $CASELOAD_EVENT_ID $CASELOAD_EVENT_KIND\" >> {log}"
+    )
+}
+
+/// `feed`'s loop: `events --checkpoint` on one of three files (every event; completions
+/// and failures; and with `--exec`, a hook per event of [`HOOK_KINDS`]), until the
+/// deadline.
 pub(crate) fn feed_loop(runner: &Runner, mut rng: Rng, dir: &std::path::Path, deadline: Instant) {
     let all = dir.join("feed-all.checkpoint").display().to_string();
     let ends = dir.join("feed-ends.checkpoint").display().to_string();
+    let hooked = dir.join("feed-hook.checkpoint").display().to_string();
+    let log = dir.join(HOOK_LOG).display().to_string();
     while Instant::now() < deadline {
+        let id = runner.next_id();
         let mut args: Vec<String> = vec!["events".into(), "--checkpoint".into()];
-        if rng.chance(0.5) {
+        let pick = rng.below(3);
+        if pick == 0 {
             args.push(all.clone());
+        } else if pick == 1 {
+            args.push(hooked.clone());
+            args.extend(["--kind", HOOK_KINDS, "--exec"].map(String::from));
+            args.push(hook(id, &dir.display().to_string(), &log));
         } else {
             args.push(ends.clone());
             args.extend(["--kind", "completed,failed"].map(String::from));
@@ -106,8 +135,12 @@ pub(crate) fn feed_loop(runner: &Runner, mut rng: Rng, dir: &std::path::Path, de
         if follow {
             args.push("--follow".into());
         }
-        let op = if follow { "events --follow" } else { "events" };
-        let id = runner.next_id();
+        let op = match (follow, pick == 1) {
+            (true, true) => "events --exec --follow",
+            (false, true) => "events --exec",
+            (true, false) => "events --follow",
+            (false, false) => "events",
+        };
         let req = Request::new(FEED, op, Class::Read, args);
         // A follower runs until it is killed, 1-5 s on.
         let kill = Duration::from_millis(1000 + rng.below(4000));

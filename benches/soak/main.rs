@@ -6,17 +6,23 @@
 //!
 //! For the given minutes, N workers claim and complete through the real binary (claim,
 //! claim --id, claim --wait, complete, complete --next, fail, release, skip, renew, set,
-//! tick, park for a few seconds, wake, undo; and review: claim --review, accept, reject
-//! in the main queue, which reviews a share of its items; reject with a ready-made reason's
-//! code), a long-running `caseload work --exec CMD` (`loops`: claims, runs CMD, completes or
-//! fails, now and then on review work, stopped by SIGTERM or killed), a feed reader
-//! (`caseload events --checkpoint`, sometimes `--follow`, killed), while one supervisor runs the chaos loop
+//! tick, park for a few seconds, wake, undo; complete, fail, release and skip with a
+//! ready-made text's --code, complete --override as staff; and review: claim --review,
+//! accept, reject in the main queue, which reviews a share of its items; reject with a
+//! ready-made reason's code), a long-running `caseload work --exec CMD` (`loops`: claims,
+//! runs CMD, completes or fails, now and then on review work, stopped by SIGTERM or
+//! killed), a feed reader (`caseload events --checkpoint`, sometimes `--follow`, killed;
+//! and `--exec HOOK`, a hook per event, judged at least once and in order), while one
+//! supervisor runs the chaos loop
 //! (`chaos::CHAOS`: imports (some into fields, with --define-fields) and re-imports, adds
 //! (with a source, into a queue being renamed), reap, unlocks, assignments, reopen, edits,
 //! comments, wakes, merges and not-duplicate marks (the main queue's `note` is a duplicate
 //! key), queue settings and SLAs, queue rename and delete, fields, ready-made
-//! texts, review shares, roles, logins, eligibility, leads and leavers, import
-//! --skip-duplicates, check --repair-figures, migrate-to (SQLite runs: the live file into a
+//! texts (and the holders' codes coming and going), review shares, roles, logins,
+//! eligibility, leads and leavers, import --skip-duplicates (JSON Lines and --no-index
+//! too), bulk unlocks by holder and queue, a supervisor's complete --override of a record
+//! whose checklist is not ticked, init on the live database, check --repair-figures,
+//! migrate-to (SQLite runs: the live file into a
 //! fresh PostgreSQL database, killed mid-copy half the time, judged on the spot), backups
 //! checked, check, stats, metrics, search, export...), a killer
 //! SIGKILLs a running call every 1.5 s or so, one call in twenty runs
@@ -91,8 +97,9 @@ struct Args {
     /// Self-check: forget one take, one complete and one park of the database before
     /// judging, which must show up as lost writes, and one undo of a complete that was
     /// followed by another finish, which must show up as a duplicate; also a finish
-    /// `work` printed and a line the feed printed (lost writes) (proves the analysis can
-    /// fail)
+    /// `work` printed, a line the feed printed, a run of the feed's hook, and a
+    /// ready-made code and an override's reason of a finish (lost writes) (proves the
+    /// analysis can fail)
     #[arg(long)]
     tamper: bool,
     /// (passed by `cargo bench`)
@@ -199,6 +206,8 @@ fn run() -> Result<bool> {
 
     let mut holders = workers.clone();
     holders.push(loops::WORK.to_string());
+    // (The chaos loop's supervisor holds a checklist item for its override.)
+    holders.push("boss".to_string());
     let drain_note = drain(&runner, &holders)?;
     let check = runner.run(
         runner.next_id(),
@@ -232,6 +241,21 @@ fn run() -> Result<bool> {
             }
         }
     }
+    if args.tamper {
+        // The judges of ready-made codes and overrides: a code and a reason forgotten.
+        for key in ["code", "override"] {
+            if let Some(e) = facts.events.iter_mut().find(|e| {
+                e.actor.starts_with('w')
+                    && ["completed", "failed", "released", "skipped"].contains(&e.kind.as_str())
+                    && !e.detail[key].is_null()
+            }) {
+                eprintln!("soak: --tamper: forgetting the {key} of event {e:?}");
+                if let Some(d) = e.detail.as_object_mut() {
+                    d.remove(key);
+                }
+            }
+        }
+    }
     let mut calls = runner.calls();
     if args.tamper {
         // The new paths' judges too: a finish `work` printed, a line of the feed.
@@ -249,8 +273,30 @@ fn run() -> Result<bool> {
             );
         }
     }
+    let mut hooked = analysis::Hooked {
+        log: std::fs::read_to_string(dir.path().join(loops::HOOK_LOG)).unwrap_or_default(),
+        checkpoint: std::fs::read_to_string(dir.path().join("feed-hook.checkpoint"))
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(0),
+    };
+    if args.tamper {
+        // The hook's judge too: a run of the hook below its checkpoint.
+        let lines: Vec<&str> = hooked.log.lines().collect();
+        let ran = |l: &str| l.split(' ').nth(1).and_then(|id| id.parse::<i64>().ok());
+        let once = |id: i64| lines.iter().filter(|l| ran(l) == Some(id)).count() == 1;
+        if let Some(i) = lines
+            .iter()
+            .position(|l| ran(l).is_some_and(|id| id <= hooked.checkpoint && once(id)))
+        {
+            eprintln!("soak: --tamper: forgetting the hook's run '{}'", lines[i]);
+            let mut kept: Vec<&str> = lines.clone();
+            kept.remove(i);
+            hooked.log = kept.join("\n");
+        }
+    }
     let mut found = {
-        let mut f = analysis::analyse(&calls, &facts);
+        let mut f = analysis::analyse(&calls, &facts, &hooked);
         let on_the_spot = found.into_inner().unwrap();
         f.lost.extend(on_the_spot.lost);
         f.errors.extend(on_the_spot.errors);
@@ -270,7 +316,17 @@ fn run() -> Result<bool> {
         }
     }
     write_log(dir.path(), &calls)?;
-    let clean = report(&args, seed, &calls, &counts, &found, &check, &drain_note);
+    let hook_runs = hooked.log.lines().count();
+    let clean = report(
+        &args,
+        seed,
+        &calls,
+        &counts,
+        &found,
+        &check,
+        &drain_note,
+        hook_runs,
+    );
     if clean && !args.keep {
         backend.drop_database()?;
     } else {
@@ -390,6 +446,17 @@ fn setup(runner: &Runner, backend: &Backend, workers: &[String]) -> Result<()> {
         .map(String::from)
         .to_vec(),
     );
+    // The holders' ready-made texts (worker::HOLDER uses them by code), in the main and
+    // the checklist queue; the spare queue has none (a code there: exit 1).
+    for q in [QUEUE, LISTS] {
+        for (purpose, text, code) in chaos::READY {
+            steps.push(
+                ["text", "add", q, "--for", purpose, text, "--code", code]
+                    .map(String::from)
+                    .to_vec(),
+            );
+        }
+    }
     for w in workers
         .iter()
         .map(String::as_str)
@@ -625,6 +692,7 @@ fn report(
     f: &analysis::Findings,
     check: &Call,
     drain_note: &str,
+    hook_runs: usize,
 ) -> bool {
     let faults = calls.iter().filter(|c| c.fault.is_some()).count();
     let check_ok = check.exit == Exit::Code(0);
@@ -733,6 +801,34 @@ fn report(
         of("merge")
             .filter(|c| matches!(c.exit, Exit::Code(1 | 3 | 5)))
             .count(),
+    );
+    let coded = |op: &'static str| {
+        let ok = of(op).filter(|c| c.exit == Exit::Code(0)).count();
+        let refused = of(op).filter(|c| analysis::code_refused(c)).count();
+        format!("{ok}/{refused}")
+    };
+    println!(
+        "ready-made codes (ok/refused for a code gone): complete {} fail {} release {} skip {}; \
+         complete --override: staff {} ok, {} refused (rules broken), a supervisor's {} ok; \
+         events --exec {} calls, {} hook runs",
+        coded("complete --code"),
+        coded("fail --code"),
+        coded("release --code"),
+        coded("skip --code"),
+        of("complete --override")
+            .filter(|c| c.actor != "boss" && c.exit == Exit::Code(0))
+            .count(),
+        of("complete --override")
+            .filter(|c| c.exit == Exit::Code(5))
+            .count(),
+        of("complete --override")
+            .filter(|c| c.actor == "boss" && c.exit == Exit::Code(0))
+            .count(),
+        calls
+            .iter()
+            .filter(|c| c.op.starts_with("events --exec"))
+            .count(),
+        hook_runs,
     );
     println!(
         "seed {seed}: scripts/soak --minutes {} --backend {backend} --workers {} --seed {seed}",

@@ -9,6 +9,9 @@
 //! looks (`list --mine`), as the README says to after exit 6. It also reviews others'
 //! work (`claim --review`, by id or take-next): with a review lock it accepts, rejects,
 //! corrects a field or renews; its own rejected work comes back to it as an assignment.
+//! Its finishes sometimes name a ready-made text by its code (one that the chaos loop
+//! deletes now and then: refused, the lock kept), and sometimes complete with
+//! `--override` (staff: refused where the record breaks a rule).
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -86,6 +89,21 @@ pub(crate) const HOLDER: &[HolderWrite] = &[
     // The holder merges its item into another it has seen (issue 27): exit 1 into itself
     // or into an item merged already, 5 into another queue's (a supervisor's call).
     holder("merge", Some(QUEUE), 1, true, true, "merge {item} --into {other} --token {token} --reason {marker}"),
+    // Ready-made texts by their codes (`ok`, `nodata`, `later`, `notmine`: the main and
+    // the checklist queue's from the start, their text the result or reason when none is
+    // typed); `gone-*` come and go with the chaos loop's `code text` in the main queue
+    // only (exit 1 while gone, nothing written, the lock kept).
+    holder("complete --code", None, 4, true, true, "complete {item} --token {token} --code ok"),
+    holder("complete --code", None, 2, true, true, "complete {item} --token {token} --code gone-result --result {marker}"),
+    holder("fail --code", None, 2, true, true, "fail {item} --token {token} --code nodata"),
+    holder("fail --code", None, 1, true, true, "fail {item} --token {token} --code gone-fail --reason {marker}"),
+    holder("release --code", None, 2, true, true, "release {item} --token {token} --code later"),
+    holder("release --code", None, 1, true, true, "release {item} --token {token} --code gone-release"),
+    holder("skip --code", None, 2, true, true, "skip {item} --token {token} --code notmine --reason {marker}"),
+    holder("skip --code", None, 1, true, true, "skip {item} --token {token} --code gone-skip"),
+    // A staff member's override: kept in the event when nothing is broken; refused (exit
+    // 5, the lock kept) when a rule is (the checklist's lines not ticked).
+    holder("complete --override", None, 3, true, true, "complete {item} --token {token} --override {marker}"),
 ];
 
 /// The reviewer's writes on an item in review (taken with `claim --review`).
@@ -108,10 +126,12 @@ pub(crate) const REVIEWER: &[HolderWrite] = &[
 /// "already done" finds the first try's row).
 pub(crate) fn token_kind(op: &str) -> Option<&'static str> {
     match op {
-        "complete" | "complete --next" => Some("completed"),
-        "fail" => Some("failed"),
-        "release" => Some("released"),
-        "skip" => Some("skipped"),
+        "complete" | "complete --next" | "complete --code" | "complete --override" => {
+            Some("completed")
+        }
+        "fail" | "fail --code" => Some("failed"),
+        "release" | "release --code" => Some("released"),
+        "skip" | "skip --code" => Some("skipped"),
         "renew" => Some("renewed"),
         "park" => Some("parked"),
         "accept" => Some("accepted"),
@@ -222,6 +242,8 @@ impl<'a> Worker<'a> {
             // "may not wake #N, which w2 parked" (then someone else took and parked it)
             Class::Retake if op == "wake" => &[1, 5],
             _ if op == "merge" => &[1, 3, 5],
+            // "w1 is staff and may not complete a record that breaks its fields' rules"
+            _ if op == "complete --override" => &[3, 5],
             _ if target.is_some() => CONFLICT,
             _ => &[],
         };
@@ -425,6 +447,9 @@ impl<'a> Worker<'a> {
             if self.rng.chance(0.5) {
                 args.extend(v(&["--queue", QUEUE]));
             }
+            if self.rng.chance(0.25) {
+                args.extend(v(&["--code", "ok"]));
+            }
             let call = self.call_with(
                 id,
                 "complete --next",
@@ -434,7 +459,7 @@ impl<'a> Worker<'a> {
                 None,
             );
             let call = self.until_known(call);
-            if self.tick_all_if_refused(&call) {
+            if self.tick_all_if_refused(&call) || crate::analysis::code_refused(&call) {
                 return;
             }
             self.held = None;
@@ -476,7 +501,8 @@ impl<'a> Worker<'a> {
             return;
         }
         let kept = crate::analysis::code_refused(&call)
-            || (w.name == "merge" && matches!(call.exit, Exit::Code(1 | 5)));
+            || (w.name == "merge" && matches!(call.exit, Exit::Code(1 | 5)))
+            || (w.name == "complete --override" && call.exit == Exit::Code(5));
         if (w.ends_lock && !kept) || call.exit == Exit::Code(3) || lost_answer(&call) {
             self.held = None;
         }
@@ -520,7 +546,7 @@ impl<'a> Worker<'a> {
 
 /// True when the caller does not know what happened: killed, exit 6, or an injected fault
 /// that made it fail.
-fn lost_answer(call: &Call) -> bool {
+pub(crate) fn lost_answer(call: &Call) -> bool {
     call.exit.unknown()
         || (call.fault.is_some()
             && call.exit != Exit::Code(0)
