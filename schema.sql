@@ -58,6 +58,9 @@ CREATE TABLE items (
     lock_expires_at INTEGER NULL,
     -- The item this one was merged into as a duplicate (`caseload merge`); NULL otherwise.
     duplicate_of INTEGER NULL,
+    -- Digest of the field definitions' version, the queue and the params when every field
+    -- of the record was last found to keep its rules (src/store/ops/fields.rs); NULL: never.
+    fields_checked BLOB NULL,
     CHECK ((lock_user IS NULL) = (lock_time IS NULL)),
     CHECK ((lock_user IS NULL) = (lock_expires_at IS NULL)),
     CHECK (state IN ('open', 'review') OR lock_user IS NULL)
@@ -385,6 +388,24 @@ CREATE TABLE queue_fields (
     spec      TEXT NOT NULL CHECK (json_valid(spec)),
     PRIMARY KEY (queue, name)
 ) WITHOUT ROWID;
+
+-- Changes with every change to any queue's fields (a random number: never the same twice);
+-- what a record's `fields_checked` digest and a process's copy of the definitions are
+-- valid for.
+CREATE TABLE fields_version (
+    one  INTEGER PRIMARY KEY CHECK (one = 1),
+    n    INTEGER NOT NULL
+);
+INSERT INTO fields_version (one, n) VALUES (1, random());
+CREATE TRIGGER queue_fields_version_insert AFTER INSERT ON queue_fields BEGIN
+    UPDATE fields_version SET n = random();
+END;
+CREATE TRIGGER queue_fields_version_update AFTER UPDATE ON queue_fields BEGIN
+    UPDATE fields_version SET n = random();
+END;
+CREATE TRIGGER queue_fields_version_delete AFTER DELETE ON queue_fields BEGIN
+    UPDATE fields_version SET n = random();
+END;
 
 -- Ready-made texts per queue (results, fail/skip/release/park/reject reasons, comments), each
 -- under a code unique within its queue that the event keeps when a holder chooses it.

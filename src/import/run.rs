@@ -653,6 +653,7 @@ fn add_batch(
         Some(_) => AddOptions::keeping(&batch.ids, at.began),
         None => AddOptions {
             skip_duplicates: at.skip,
+            unchecked: true,
             ..AddOptions::creating_queues()
         },
     };

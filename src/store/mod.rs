@@ -150,6 +150,11 @@ pub struct AddOptions<'a> {
     /// Leave out each item whose duplicate key equals one of an open item of its queue
     /// (`import --skip-duplicates`): its [`Added`] names that item, `skipped` set.
     pub skip_duplicates: bool,
+    /// Leave the records' fields unchecked (an import: it counts broken values in its own
+    /// pass, and each record's Complete checks its fields). Otherwise each added record in
+    /// a queue with fields is checked, and one that keeps every rule is marked so (on
+    /// SQLite: its digest), so that its Complete need not check it again.
+    pub unchecked: bool,
 }
 
 impl<'a> AddOptions<'a> {
@@ -160,6 +165,7 @@ impl<'a> AddOptions<'a> {
             kept: None,
             same_content: false,
             skip_duplicates: false,
+            unchecked: false,
         }
     }
 
@@ -170,6 +176,7 @@ impl<'a> AddOptions<'a> {
             kept: Some(Keeping { ids, at }),
             same_content: false,
             skip_duplicates: false,
+            unchecked: false,
         }
     }
 }

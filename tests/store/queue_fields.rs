@@ -19,6 +19,7 @@ conformance!(
     complete_is_refused_on_broken_rules_and_overridden_by_supervisors_only,
     fail_release_and_skip_are_never_blocked_by_rules,
     completed_records_come_with_their_corrections,
+    complete_checks_again_whatever_changed_since_the_record_was_checked,
 );
 
 fn typed(kind: FieldType) -> FieldChange {
@@ -430,4 +431,164 @@ fn completed_records_come_with_their_corrections(b: &dyn Backend) {
             .unwrap()
             .is_empty()
     );
+}
+
+/// Refused at Complete, naming `fields`.
+fn refused(s: &mut dyn Store, id: i64, token: i64, fields: &[&str]) {
+    match s.complete(id, token, None) {
+        Err(StoreError::BrokenRules { problems, .. }) => {
+            let names: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
+            assert_eq!(names, fields, "#{id}");
+        }
+        other => panic!("#{id}: expected broken rules, got {other:?}"),
+    }
+}
+
+/// Adds a record to `queue` that alice takes: (id, her token, whether it carries a digest
+/// of its checked fields: SQLite only).
+fn add_taken(
+    b: &dyn Backend,
+    boss: &mut dyn Store,
+    alice: &mut dyn Store,
+    queue: &str,
+    p: Value,
+) -> (i64, i64, bool) {
+    let item = NewItem {
+        queue: queue.into(),
+        params: p.to_string(),
+        ..NewItem::titled("Supplier")
+    };
+    let id = boss.add(&item).unwrap().id;
+    let marked = b.name() == "sqlite"
+        && b.texts(&format!(
+            "SELECT CASE WHEN fields_checked IS NULL THEN 'none' ELSE hex(fields_checked) END FROM items WHERE id = {id}"
+        ))[0]
+            != "none";
+    (id, alice.take(id).unwrap().lock_token, marked)
+}
+
+/// A record found to keep every rule when it was added or set (on SQLite it then carries
+/// a digest, and its Complete checks nothing again) is checked again at Complete after
+/// anything its check depends on changed: its params (raw SQL, a supervisor's edit), its
+/// queue, its queue's fields (through caseload or raw SQL). Each case completes a record
+/// that broke no rule when it was checked and breaks one now: it fails if a digest were
+/// trusted across that change.
+fn complete_checks_again_whatever_changed_since_the_record_was_checked(b: &dyn Backend) {
+    use caseload::domain::ItemEdit;
+    use caseload::domain::fields::{Col, Value as Cell};
+    let mut boss = setup(b);
+    boss.define_field("default", "vat", &typed(FieldType::Text))
+        .unwrap();
+    boss.define_field("default", "email", &typed(FieldType::Email))
+        .unwrap();
+    for q in ["loose", "strict"] {
+        boss.set_queue(q, &QueueUpdate::default(), true).unwrap();
+    }
+    boss.define_field("loose", "vat", &typed(FieldType::Text))
+        .unwrap();
+    let strict_vat = FieldChange {
+        pattern: Some(Some("^[A-Z]{2}[0-9]{9}$".into())),
+        ..typed(FieldType::Text)
+    };
+    boss.define_field("strict", "vat", &strict_vat).unwrap();
+    let mut alice = b.open("alice", 0);
+    let (boss, alice) = (&mut *boss, &mut *alice);
+    let sqlite = b.name() == "sqlite";
+    let good = json!({"vat": "DE12", "email": "a@b.example"});
+    let recs: Vec<(i64, i64, bool)> = (0..3)
+        .map(|_| add_taken(b, boss, alice, "default", good.clone()))
+        .collect();
+    let moved = add_taken(b, boss, alice, "loose", json!({"vat": "DE12"}));
+    let broken = add_taken(
+        b,
+        boss,
+        alice,
+        "default",
+        json!({"vat": "DE12", "email": "no"}),
+    );
+    // What makes the cases below mean anything: on SQLite the good records carry a digest.
+    assert_eq!(recs.iter().all(|r| r.2) && moved.2, sqlite);
+    assert!(!broken.2, "a broken record is not marked checked");
+
+    // Params changed by another program (raw SQL) to a broken value.
+    b.spoil(&format!(
+        "UPDATE items SET params = '{{\"vat\": \"DE12\", \"email\": \"x@\"}}' WHERE id = {}",
+        recs[0].0
+    ));
+    refused(alice, recs[0].0, recs[0].1, &["email"]);
+    // … after a valid set (which marks it checked anew), one value changed inside the
+    // JSON by the database's own JSON functions.
+    alice
+        .set_fields(recs[1].0, recs[1].1, &pairs(&[("vat", "DE14")]))
+        .unwrap();
+    b.spoil(&match sqlite {
+        true => format!(
+            "UPDATE items SET params = json_set(params, '$.email', 'no') WHERE id = {}",
+            recs[1].0
+        ),
+        false => format!(
+            "UPDATE items SET params = jsonb_set(params::jsonb, '{{email}}', '\"no\"')::json \
+             WHERE id = {}",
+            recs[1].0
+        ),
+    });
+    refused(alice, recs[1].0, recs[1].1, &["email"]);
+    // A set on a record that breaks a rule elsewhere does not mark it checked.
+    alice
+        .set_fields(broken.0, broken.1, &pairs(&[("vat", "DE13")]))
+        .unwrap();
+    refused(alice, broken.0, broken.1, &["email"]);
+    // Moved to a queue whose field of the same name has a rule the value breaks (no
+    // field changed since the record was checked: the queue alone must count).
+    let to_strict = ItemEdit::default().with(Col::Queue, Cell::Text(Some("strict".into())));
+    boss.edit(moved.0, &to_strict).unwrap();
+    refused(alice, moved.0, moved.1, &["vat"]);
+    // The queue's field given a rule the value breaks, through caseload.
+    boss.define_field("default", "vat", &strict_vat).unwrap();
+    refused(alice, recs[2].0, recs[2].1, &["vat"]);
+    // … through raw SQL (another program: the version changes by trigger) …
+    let good = json!({"vat": "DE123456789", "email": "a@b.example"});
+    let raw = add_taken(b, boss, alice, "default", good.clone());
+    assert_eq!(raw.2, sqlite);
+    b.spoil(
+        "UPDATE queue_fields SET spec = '{\"type\": \"text\", \"pattern\": \"^AT\"}' \
+         WHERE queue = 'default' AND name = 'vat'",
+    );
+    refused(alice, raw.0, raw.1, &["vat"]);
+    // … and a new required field the record lacks.
+    boss.delete_field("default", "vat").unwrap();
+    let lacking = add_taken(b, boss, alice, "default", good);
+    assert_eq!(lacking.2, sqlite);
+    let iban = FieldChange {
+        required: Some(true),
+        ..typed(FieldType::Iban)
+    };
+    boss.define_field("default", "iban", &iban).unwrap();
+    refused(alice, lacking.0, lacking.1, &["iban"]);
+    // A record checked as it is completes; a valid set keeps it so.
+    let ok = add_taken(
+        b,
+        boss,
+        alice,
+        "default",
+        json!({"email": "a@b.example", "iban": "DE89370400440532013000"}),
+    );
+    assert_eq!(ok.2, sqlite);
+    let digest = || {
+        b.texts(&format!(
+            "SELECT CASE WHEN fields_checked IS NULL THEN 'none' ELSE hex(fields_checked) END FROM items WHERE id = {}",
+            ok.0
+        ))
+    };
+    let before = if sqlite { digest() } else { Vec::new() };
+    alice
+        .set_fields(ok.0, ok.1, &pairs(&[("email", "c@d.example")]))
+        .unwrap();
+    if sqlite {
+        assert!(
+            digest()[0] != "none" && digest() != before,
+            "the set marks it anew"
+        );
+    }
+    alice.complete(ok.0, ok.1, None).unwrap();
 }

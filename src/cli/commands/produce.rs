@@ -40,6 +40,7 @@ pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResu
                 kept: None,
                 same_content: true,
                 skip_duplicates: false,
+                unchecked: false,
             },
         )
         .map_err(create_hint)?;

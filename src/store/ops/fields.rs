@@ -5,6 +5,7 @@
 //! record's fields first.
 
 use serde_json::{Map, Value, json};
+use siphasher::sip128::{Hasher128, SipHasher13};
 
 use super::dedupe;
 use super::holder::explain_loss;
@@ -15,7 +16,8 @@ use crate::domain::queue_fields::{
     Checklist, FieldChange, FieldDef, FieldProblem, FieldType, LineState, check_typed, problems,
     reorder, value_text,
 };
-use crate::domain::{AuditKind, AuditNote, EventKind, Item};
+use crate::domain::{AuditKind, AuditNote, EventKind, Item, NewItem};
+use crate::store::Added;
 use crate::store::error::{Result, StoreError};
 use crate::store::sql::{FENCE_HOLDER_OR_REVIEWER, SET_PARAMS};
 
@@ -103,6 +105,82 @@ pub(crate) fn unknown_field(queue: &str, name: &str, defs: &[FieldDef]) -> Store
     ))
 }
 
+/// The digest of a record whose every field keeps its rules: a keyed 128-bit SipHash of
+/// the field definitions' `version` (see [`Tx::fields_version`]), the record's `queue`
+/// and its `params` text as stored. Written when a record was found to keep every rule
+/// (add, set), compared by Complete, which checks the fields only when it differs. It
+/// is a function of what the check depends on and nothing else, so nothing ever has to
+/// clear it: other params (any writer, raw SQL included), another queue, any change to
+/// any queue's fields (a new version), or another caseload (whose checks may differ: its
+/// version is in the key) give another digest. SQLite only: whoever can write the file
+/// can as well complete a record with raw SQL; on PostgreSQL, where staff roles may write
+/// `items` but must not get past the check, a digest their own client computes would
+/// prove nothing, and Complete checks every field there.
+pub(crate) fn digest(version: i64, queue: &str, params: &str) -> [u8; 16] {
+    const KEY: (u64, u64) = (0x6361_7365_6c6f_6164, 0x6669_656c_6473_2131);
+    let mut h = SipHasher13::new_with_keys(KEY.0, KEY.1);
+    let mut field = |b: &[u8]| {
+        std::hash::Hasher::write(&mut h, &(b.len() as u64).to_le_bytes());
+        std::hash::Hasher::write(&mut h, b);
+    };
+    field(env!("CARGO_PKG_VERSION").as_bytes());
+    field(&version.to_le_bytes());
+    field(queue.as_bytes());
+    field(params.as_bytes());
+    h.finish128().as_bytes()
+}
+
+/// What a backend that keeps digests knows of a record before its Complete (in one
+/// lookup): whether its queue has fields, the definitions' version, its digest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Checked {
+    pub has_fields: bool,
+    pub version: i64,
+    pub digest: Option<[u8; 16]>,
+}
+
+impl Checked {
+    /// True when the digest says the record, as `queue` and `params` are now, keeps every
+    /// rule of its fields.
+    fn holds(&self, queue: &str, params: &str) -> bool {
+        self.digest == Some(digest(self.version, queue, params))
+    }
+}
+
+/// What a Complete judges the record's fields by: the definitions (read with the
+/// queue's settings), or what [`Tx::fields_checked`] read.
+pub(crate) enum Judge {
+    Defs(Vec<FieldDef>),
+    Checked(Checked),
+}
+
+/// After an add: each new record of a queue with fields is checked against them, and
+/// one that keeps every rule gets its digest (on a backend that keeps them).
+pub(crate) fn seal_added(tx: &mut dyn Tx, items: &[NewItem], added: &[Added]) -> Result<()> {
+    let Some(version) = tx.fields_version()? else {
+        return Ok(());
+    };
+    let mut defs: Vec<(&str, Vec<FieldDef>)> = Vec::new();
+    for (item, a) in items.iter().zip(added).filter(|(_, a)| a.created) {
+        let at = match defs.iter().position(|(q, _)| *q == item.queue) {
+            Some(i) => i,
+            None => {
+                defs.push((item.queue.as_str(), tx.fields(&item.queue)?));
+                defs.len() - 1
+            }
+        };
+        let fields = &defs[at].1;
+        if fields.is_empty() {
+            continue;
+        }
+        let params = serde_json::from_str::<Value>(&item.params).unwrap_or(Value::Null);
+        if problems(fields, &params).is_empty() {
+            tx.put_fields_checked(a.id, &digest(version, &item.queue, &item.params))?;
+        }
+    }
+    Ok(())
+}
+
 /// The item held under `token` by the actor (for update), its params as a JSON object,
 /// and its queue's fields; a lock that is gone is explained as for any holder write.
 fn held_record(
@@ -129,15 +207,8 @@ fn held_record(
 
 /// Writes the changed params under the holder's lock, one `field_changed` event per
 /// detail (the first with the write itself).
-fn write_params(
-    tx: &mut dyn Tx,
-    id: i64,
-    token: i64,
-    params: Map<String, Value>,
-    details: &[Value],
-) -> Result<()> {
-    let text = Value::Object(params).to_string();
-    check_text("params", &text).map_err(StoreError::Invalid)?;
+fn write_params(tx: &mut dyn Tx, id: i64, token: i64, text: &str, details: &[Value]) -> Result<()> {
+    check_text("params", text).map_err(StoreError::Invalid)?;
     let Some((first, rest)) = details.split_first() else {
         return Ok(());
     };
@@ -145,7 +216,7 @@ fn write_params(
         set: SET_PARAMS,
         // A reviewer may correct fields before accepting (audited as theirs).
         fence: FENCE_HOLDER_OR_REVIEWER,
-        value: Some(&text),
+        value: Some(text),
         arg: None,
         kind: EventKind::FieldChanged,
         detail: first.clone(),
@@ -171,6 +242,10 @@ pub(crate) fn set_fields(
     values: &[(String, String)],
 ) -> Result<Vec<Value>> {
     let (item, mut params, defs) = held_record(tx, id, token)?;
+    // Whether the record kept every rule before (its digest, read before the write): then
+    // it still does after values that were each checked, and needs no other check.
+    let checked = tx.fields_checked(id)?;
+    let kept_before = checked.is_some_and(|c| c.holds(&item.queue, &item.params));
     let mut details = Vec::new();
     for (name, typed) in values {
         let Some(def) = defs.iter().find(|d| d.name == *name) else {
@@ -201,11 +276,19 @@ pub(crate) fn set_fields(
         };
         details.push(d);
     }
-    let keyed = !details.is_empty() && has_keys(&defs);
-    let text = Value::Object(params.clone()).to_string();
-    write_params(tx, id, token, params, &details)?;
-    if keyed {
+    if details.is_empty() {
+        return Ok(details);
+    }
+    let params = Value::Object(params);
+    let text = params.to_string();
+    write_params(tx, id, token, &text, &details)?;
+    if has_keys(&defs) {
         dedupe::put_keys_of(tx, id, &defs, &text)?;
+    }
+    if let Some(c) = checked
+        && (kept_before || problems(&defs, &params).is_empty())
+    {
+        tx.put_fields_checked(id, &digest(c.version, &item.queue, &text))?;
     }
     Ok(details)
 }
@@ -249,7 +332,8 @@ pub(crate) fn tick(
     let detail = json!({"field": field, "line": list.lines[i].line, "from": from.as_text(),
                         "to": state.as_text(), "token": token});
     params.insert(field.to_string(), list.to_json());
-    write_params(tx, id, token, params, std::slice::from_ref(&detail))?;
+    let text = Value::Object(params).to_string();
+    write_params(tx, id, token, &text, std::slice::from_ref(&detail))?;
     Ok(Some(detail))
 }
 
@@ -258,22 +342,26 @@ pub(crate) fn tick(
 /// (`BrokenRules`, each field named) when one breaks them, unless a supervisor
 /// completes anyway (`over`, the reason: recorded in the event with the fields it
 /// broke). An item not held under `token` is left to the fenced write to explain.
-/// `defs`: the fields of the item's queue, as [`Tx::finishing`] read them.
+/// `judge`: the fields of the item's queue as [`Tx::finishing`] read them, or what
+/// [`Tx::fields_checked`] read: then a record whose digest still holds is not checked
+/// again, and the definitions are read only when it does not.
 pub(crate) fn check_complete<'a>(
     tx: &mut dyn Tx,
     id: i64,
     token: i64,
     w: &ItemWrite<'a>,
     over: Option<&str>,
-    defs: Vec<FieldDef>,
+    judge: Judge,
 ) -> Result<ItemWrite<'a>> {
     let mut w = w.clone();
     if let Some(reason) = over {
         // Recorded either way, so a retry after a lost answer is the same write.
         w.detail["override"] = json!(reason);
     }
-    if defs.is_empty() {
-        return Ok(w);
+    match &judge {
+        Judge::Defs(defs) if defs.is_empty() => return Ok(w),
+        Judge::Checked(c) if !c.has_fields => return Ok(w),
+        _ => {}
     }
     let me = tx.actor().name.clone();
     let Some(item) = tx.item_for_update(id)? else {
@@ -282,6 +370,11 @@ pub(crate) fn check_complete<'a>(
     if !item.held_with(&me, token) {
         return Ok(w);
     }
+    let defs = match judge {
+        Judge::Defs(defs) => defs,
+        Judge::Checked(c) if c.holds(&item.queue, &item.params) => return Ok(w),
+        Judge::Checked(_) => tx.item_fields(id)?,
+    };
     let params = serde_json::from_str::<Value>(&item.params).unwrap_or(Value::Null);
     let broken = problems(&defs, &params);
     if broken.is_empty() {

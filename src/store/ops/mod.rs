@@ -18,7 +18,9 @@ mod undo;
 
 pub use dedupe::Merged;
 pub(crate) use dedupe::{merge, not_duplicate};
-pub(crate) use fields::{check_complete, define_field, delete_field, set_fields, tick};
+pub(crate) use fields::{
+    Checked, Judge, check_complete, define_field, delete_field, seal_added, set_fields, tick,
+};
 pub(crate) use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
 pub(crate) use park::{check_until, return_parked, wake};
@@ -276,6 +278,25 @@ pub(crate) trait Tx {
     ) -> Result<Vec<Item>>;
     /// The settings of item `id`'s queue (`None`: no such item), in one lookup.
     fn queue_of(&mut self, id: i64) -> Result<Option<QueueSettings>>;
+    /// The version of every queue's field definitions now (it changes with each change to
+    /// any of them), or `None` when the backend keeps no digests of checked records
+    /// (PostgreSQL: a Complete checks every field; see [`fields::digest`]).
+    fn fields_version(&mut self) -> Result<Option<i64>> {
+        Ok(None)
+    }
+    /// What item `id`'s Complete is judged by on a backend that keeps digests: whether its
+    /// queue has fields, the definitions' version and the item's digest, in one lookup
+    /// (`None`: the backend keeps none, [`Tx::finishing`] reads the definitions).
+    fn fields_checked(&mut self, id: i64) -> Result<Option<Checked>> {
+        let _ = id;
+        Ok(None)
+    }
+    /// Writes item `id`'s digest of its checked fields (a backend that keeps none ignores
+    /// it).
+    fn put_fields_checked(&mut self, id: i64, digest: &[u8; 16]) -> Result<()> {
+        let _ = (id, digest);
+        Ok(())
+    }
     /// What a complete of item `id` is judged and routed by: [`Tx::item_fields`] and
     /// [`Tx::queue_of`] (PostgreSQL: both in one lookup).
     fn finishing(&mut self, id: i64) -> Result<(Vec<FieldDef>, Option<QueueSettings>)> {
@@ -414,6 +435,9 @@ pub(crate) fn add_items(
             same_content(tx, items, &added)?;
         }
         dedupe::keys_of_added(tx, items, &added)?;
+        if !opts.unchecked {
+            seal_added(tx, items, &added)?;
+        }
         return Ok(added);
     };
     if items.len() != kept.ids.len() {

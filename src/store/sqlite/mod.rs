@@ -92,6 +92,8 @@ pub struct SqliteStore {
     own_commits: u64,
     /// The last search's plan (a list and then a count of it share one).
     plans: search_plan::PlanCache,
+    /// The field definitions write transactions read, per queue and version.
+    defs: tx::DefsCache,
 }
 
 impl SqliteStore {
@@ -137,6 +139,7 @@ impl SqliteStore {
             read_only,
             own_commits: 0,
             plans: search_plan::PlanCache::default(),
+            defs: tx::DefsCache::default(),
         })
     }
 
@@ -619,7 +622,14 @@ impl Backend for SqliteStore {
 
     /// One write transaction ([`SqliteStore::immediate`]).
     fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()> {
-        self.immediate(|c, ctx| f(&mut SqliteTx { c, ctx }))
+        let defs = self.defs.clone();
+        self.immediate(|c, ctx| {
+            f(&mut SqliteTx {
+                c,
+                ctx,
+                defs: &defs,
+            })
+        })
     }
 }
 

@@ -2,6 +2,9 @@
 //! the write lock is held from the start, so every read here already sees what the write
 //! will change, and nothing needs locking row by row.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
@@ -20,13 +23,30 @@ use crate::domain::{
 use crate::store::Added;
 use crate::store::TakeNext;
 use crate::store::error::Result;
-use crate::store::ops::{Claimable, ItemWrite, Kept, PassedOver, Tx, TxCtx};
+use crate::store::ops::{Checked, Claimable, ItemWrite, Kept, PassedOver, Tx, TxCtx};
 use crate::store::sql::{FENCE_TOKEN, SET_RELEASE, kinds_sql};
 
 /// One write transaction on SQLite.
 pub(super) struct SqliteTx<'c> {
     pub c: &'c Connection,
     pub ctx: TxCtx<'c>,
+    pub defs: &'c DefsCache,
+}
+
+/// The field definitions a store's write transactions read, per queue, with the version
+/// of the definitions they were read at (`fields_version`, which every change to any
+/// queue's fields replaces by a new random number, raw SQL included): a `set` or an add
+/// reads one number instead of every field's row while nothing changed.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DefsCache(Arc<Mutex<HashMap<String, Versioned>>>);
+
+/// A queue's field definitions and the version they were read at.
+type Versioned = (i64, Vec<FieldDef>);
+
+/// The version of every queue's field definitions.
+fn fields_version(c: &Connection) -> Result<i64> {
+    Ok(c.prepare_cached("SELECT n FROM fields_version")?
+        .query_row([], |r| r.get(0))?)
 }
 
 /// Executes `sql` binding only those of the named parameters it uses.
@@ -582,7 +602,62 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>> {
-        super::reads::fields(self.c, Some(queue)).map(|f| f.into_iter().map(|(_, d)| d).collect())
+        let version = fields_version(self.c)?;
+        let cache = &self.defs.0;
+        if let Some((v, defs)) = cache.lock().ok().and_then(|c| c.get(queue).cloned())
+            && v == version
+        {
+            return Ok(defs);
+        }
+        let defs: Vec<FieldDef> = super::reads::fields(self.c, Some(queue))?
+            .into_iter()
+            .map(|(_, d)| d)
+            .collect();
+        if let Ok(mut c) = cache.lock() {
+            if c.len() >= 256 {
+                c.clear();
+            }
+            c.insert(queue.to_string(), (version, defs.clone()));
+        }
+        Ok(defs)
+    }
+
+    fn fields_version(&mut self) -> Result<Option<i64>> {
+        fields_version(self.c).map(Some)
+    }
+
+    fn fields_checked(&mut self, id: i64) -> Result<Option<Checked>> {
+        let row = self
+            .c
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM queue_fields f WHERE f.queue = i.queue), \
+                 (SELECT n FROM fields_version), i.fields_checked FROM items i WHERE i.id = ?1",
+            )?
+            .query_row([id], |r| {
+                let digest = match r.get_ref(2)? {
+                    rusqlite::types::ValueRef::Blob(b) => <[u8; 16]>::try_from(b).ok(),
+                    _ => None,
+                };
+                Ok(Checked {
+                    has_fields: r.get(0)?,
+                    version: r.get(1)?,
+                    digest,
+                })
+            })
+            .optional()?;
+        // No such item: nothing to check (the fenced write explains).
+        Ok(Some(row.unwrap_or(Checked {
+            has_fields: false,
+            version: 0,
+            digest: None,
+        })))
+    }
+
+    fn put_fields_checked(&mut self, id: i64, digest: &[u8; 16]) -> Result<()> {
+        self.c
+            .prepare_cached("UPDATE items SET fields_checked = ?2 WHERE id = ?1")?
+            .execute(params![id, &digest[..]])?;
+        Ok(())
     }
 
     fn item_fields(&mut self, id: i64) -> Result<Vec<FieldDef>> {
