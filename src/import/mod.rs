@@ -394,8 +394,10 @@ impl RawRow {
                     &fields.defs,
                 ));
             }
-            merge_fields(&mut item, given, fields, validate.then_some(&mut broken))?;
-        } else if validate && !fields.rules.is_empty() {
+            merge_fields(&mut item, given, fields, Some(&mut broken))?;
+        } else if !fields.rules.is_empty() {
+            // (Both passes: the first counts them, the second marks the rows that keep
+            // every rule checked, see `run::add_batch`.)
             let params: serde_json::Value =
                 serde_json::from_str(&item.params).unwrap_or(serde_json::Value::Null);
             (fields.rules.iter().enumerate())

@@ -17,7 +17,7 @@ use crate::domain::fields::Col;
 use crate::domain::queue::{DEFAULT_QUEUE, QueueUpdate};
 use crate::domain::queue_fields::{FieldChange, FieldType};
 use crate::domain::{Millis, NewItem, Role};
-use crate::store::{AddOptions, Added, Store, StoreError};
+use crate::store::{AddOptions, Added, FieldsChecked, Store, StoreError};
 
 /// How to import a file.
 #[derive(Debug, Clone, Copy)]
@@ -174,7 +174,7 @@ pub fn import(
     let defs = store.fields(opts.default_queue).map_err(store_err)?;
     let fields = ImportFields::new(opts.default_queue, defs, opts.define_fields);
     let stamp = Stamp::of(&file).map_err(ImportError::Read)?;
-    let checked = check(store, &file, stamp.len, opts, fields, progress)?;
+    let mut checked = check(store, &file, stamp.len, opts, fields, progress)?;
     if !opts.create_queues {
         // All rows or none: every queue named is known before the first batch is written.
         let known: Vec<String> = store
@@ -199,6 +199,14 @@ pub fn import(
         }
     }
     let defined = define_fields(store, opts, &checked.fields)?;
+    // Read before the definitions it is compared with: a change between the two reads
+    // leaves a version the writes will not find (a new one is random, never the same).
+    checked.version = match store.fields_version().map_err(store_err)? {
+        Some(v) if store.fields(opts.default_queue).map_err(store_err)? == checked.fields.defs => {
+            Some(v)
+        }
+        _ => None,
+    };
     // The second pass builds the rows as the first one did (the same definitions).
     let fields = ImportFields::new(opts.default_queue, checked.fields.defs.clone(), false);
     let mut summary = match write(store, &file, &stamp, &checked, opts, fields, progress) {
@@ -275,6 +283,10 @@ struct Checked {
     fields: ImportFields,
     /// Per field (by index): rows whose value breaks its rules.
     broken: Vec<u64>,
+    /// The version of the field definitions the second pass checks against (`fields`,
+    /// as the store holds them when it begins), when the store keeps digests: rows that
+    /// keep every rule are marked checked while it is still the version.
+    version: Option<i64>,
 }
 
 /// The bad lines found so far: the first [`MAX_REPORTED`], and how many.
@@ -406,6 +418,7 @@ fn check(
         kept,
         fields,
         broken,
+        version: None,
     })
 }
 
@@ -517,6 +530,8 @@ struct Batch {
     ids: Vec<i64>,
     /// Each item's line in the file.
     lines: Vec<u64>,
+    /// Whether each item keeps every rule of the import's fields.
+    ok: Vec<bool>,
     /// The rows read for it, the one added first with `--keep-ids` included.
     rows: u64,
 }
@@ -535,6 +550,7 @@ impl<R: Read> Reader<'_, R> {
         b.derived.clear();
         b.ids.clear();
         b.lines.clear();
+        b.ok.clear();
         b.rows = 0;
         let first = self.checked.kept.as_ref().map(|k| k.last.line);
         while b.rows < len as u64 {
@@ -550,6 +566,7 @@ impl<R: Read> Reader<'_, R> {
                     }
                     let mut item = r.item;
                     b.lines.push(r.line);
+                    b.ok.push(r.broken.is_empty());
                     b.derived.push(item.request_id.is_none());
                     if item.request_id.is_none() {
                         item.request_id = Some(derived_key(&self.checked.file_id, r.line));
@@ -649,13 +666,24 @@ fn add_batch(
     let started = Instant::now();
     // With `--keep-ids` each item keeps its id; else queues are created and, when asked,
     // duplicates of open items left out.
+    // The rows' fields were checked as they were built: those that keep every rule are
+    // marked so (see `Checked::version`), without a check again.
+    let fields_checked = checked.version.map(|version| FieldsChecked {
+        version,
+        queue: &checked.fields.queue,
+        ok: &batch.ok,
+    });
     let opts = match checked.kept {
         Some(_) => AddOptions::keeping(&batch.ids, at.began),
         None => AddOptions {
             skip_duplicates: at.skip,
-            unchecked: true,
             ..AddOptions::creating_queues()
         },
+    };
+    let opts = AddOptions {
+        unchecked: true,
+        checked: fields_checked,
+        ..opts
     };
     let added = (store.add_items(&batch.items, opts)).map_err(|error| ImportError::Store {
         error,

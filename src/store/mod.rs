@@ -155,6 +155,20 @@ pub struct AddOptions<'a> {
     /// a queue with fields is checked, and one that keeps every rule is marked so (on
     /// SQLite: its digest), so that its Complete need not check it again.
     pub unchecked: bool,
+    /// With `unchecked`: the records the caller checked itself (an import's rows), to be
+    /// marked checked as the caller found them.
+    pub checked: Option<FieldsChecked<'a>>,
+}
+
+/// Which of a batch's records in `queue` keep every rule of its fields (`ok`, one per
+/// record), as found against the definitions of `version` (read by
+/// [`Reads::fields_version`] before them); marked checked only while that is still the
+/// version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldsChecked<'a> {
+    pub version: i64,
+    pub queue: &'a str,
+    pub ok: &'a [bool],
 }
 
 impl<'a> AddOptions<'a> {
@@ -166,6 +180,7 @@ impl<'a> AddOptions<'a> {
             same_content: false,
             skip_duplicates: false,
             unchecked: false,
+            checked: None,
         }
     }
 
@@ -177,6 +192,7 @@ impl<'a> AddOptions<'a> {
             same_content: false,
             skip_duplicates: false,
             unchecked: false,
+            checked: None,
         }
     }
 }

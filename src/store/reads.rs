@@ -49,6 +49,13 @@ pub trait Reads: Send {
     /// A queue's field definitions in their order on screen (none for a queue without
     /// fields, or an unknown one).
     fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>>;
+    /// The version of every queue's field definitions now (a new one with each change to
+    /// any of them), or `None` when the backend keeps no digests of checked records. Read
+    /// it before the definitions a check uses: a record checked against them may be
+    /// marked checked at that version only (see [`crate::store::FieldsChecked`]).
+    fn fields_version(&mut self) -> Result<Option<i64>> {
+        Ok(None)
+    }
     /// Every queue's field definitions: (queue, field), by queue, each queue's in order.
     fn all_fields(&mut self) -> Result<Vec<(String, FieldDef)>>;
     /// Every queue's SLA, by queue (only queues that have one).

@@ -504,3 +504,53 @@ fn a_qualified_word_searches_its_field_only_and_an_unknown_qualifier_is_refused(
         assert!(err.contains("no queue searched has fields"), "{err}");
     });
 }
+
+/// An import marks the rows that keep every rule as checked (on SQLite: their digest, so
+/// that their Complete checks nothing again), and only those; with `--define-fields` too
+/// (the rows are checked against the fields as defined). A marked row changed afterwards
+/// by another program is checked again at Complete.
+#[test]
+fn import_marks_the_rows_that_keep_every_rule_checked() {
+    let env = Env::init("sup");
+    supplier_queue(&env, "verify");
+    let csv = write(
+        &env,
+        "suppliers.csv",
+        "title,vat,email,note\n\
+         Good GmbH,DE123456789,a@example.com,first\n\
+         Typo Kft,HU1181,b@example.com,second\n",
+    );
+    let out = env.ok(
+        "sup",
+        &["import", &csv, "--queue", "verify", "--define-fields"],
+    );
+    assert!(out.contains("Imported 2 new item(s)"), "{out}");
+    let db = rusqlite::Connection::open(&env.db).unwrap();
+    let marked: Vec<(String, bool)> = db
+        .prepare("SELECT title, fields_checked IS NOT NULL FROM items ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        marked,
+        [
+            ("Good GmbH".to_string(), true),
+            ("Typo Kft".to_string(), false)
+        ]
+    );
+    // Another program breaks the marked one's e-mail: its Complete finds it.
+    db.execute(
+        "UPDATE items SET params = json_set(params, '$.email', 'nope') WHERE title = 'Good GmbH'",
+        [],
+    )
+    .unwrap();
+    let (id, token) = env.claim("alice", &["--queue", "verify"]);
+    let err = env.fails(
+        "alice",
+        &["complete", &id.to_string(), "--token", &token.to_string()],
+        1,
+    );
+    assert!(err.contains("email"), "{err}");
+}

@@ -41,6 +41,7 @@ pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResu
                 same_content: true,
                 skip_duplicates: false,
                 unchecked: false,
+                checked: None,
             },
         )
         .map_err(create_hint)?;

@@ -17,9 +17,9 @@ use crate::domain::queue_fields::{
     reorder, value_text,
 };
 use crate::domain::{AuditKind, AuditNote, EventKind, Item, NewItem};
-use crate::store::Added;
 use crate::store::error::{Result, StoreError};
 use crate::store::sql::{FENCE_HOLDER_OR_REVIEWER, SET_PARAMS};
+use crate::store::{AddOptions, Added};
 
 /// A definition as its audit records show it: its spec and its position (1 first).
 pub(crate) fn field_json(def: &FieldDef, position: usize) -> Value {
@@ -154,14 +154,33 @@ pub(crate) enum Judge {
     Checked(Checked),
 }
 
-/// After an add: each new record of a queue with fields is checked against them, and
-/// one that keeps every rule gets its digest (on a backend that keeps them).
-pub(crate) fn seal_added(tx: &mut dyn Tx, items: &[NewItem], added: &[Added]) -> Result<()> {
+/// After an add: each new record of a queue with fields gets its digest (on a backend
+/// that keeps them) when it keeps every rule: checked here, or, for an import
+/// (`opts.unchecked`), as the import found it (`opts.checked`) while the definitions
+/// are still those it checked against.
+pub(crate) fn seal_added(
+    tx: &mut dyn Tx,
+    items: &[NewItem],
+    added: &[Added],
+    opts: &AddOptions<'_>,
+) -> Result<()> {
     let Some(version) = tx.fields_version()? else {
         return Ok(());
     };
+    let created = items.iter().zip(added).enumerate();
+    if opts.unchecked {
+        let Some(c) = opts.checked.filter(|c| c.version == version) else {
+            return Ok(());
+        };
+        for (i, (item, a)) in created.filter(|(_, (_, a))| a.created && !a.skipped) {
+            if item.queue == c.queue && c.ok.get(i) == Some(&true) {
+                tx.put_fields_checked(a.id, &digest(version, &item.queue, &item.params))?;
+            }
+        }
+        return Ok(());
+    }
     let mut defs: Vec<(&str, Vec<FieldDef>)> = Vec::new();
-    for (item, a) in items.iter().zip(added).filter(|(_, a)| a.created) {
+    for (_, (item, a)) in created.filter(|(_, (_, a))| a.created && !a.skipped) {
         let at = match defs.iter().position(|(q, _)| *q == item.queue) {
             Some(i) => i,
             None => {

@@ -427,17 +427,17 @@ pub(crate) fn add_items(
     let items = sla::with_due(tx, items)?;
     let items = items.as_ref();
     let Some(kept) = opts.kept else {
-        if opts.skip_duplicates {
-            return dedupe::add_skipping_duplicates(tx, items);
-        }
-        let added = tx.insert_items(items)?;
-        if opts.same_content {
-            same_content(tx, items, &added)?;
-        }
-        dedupe::keys_of_added(tx, items, &added)?;
-        if !opts.unchecked {
-            seal_added(tx, items, &added)?;
-        }
+        let added = if opts.skip_duplicates {
+            dedupe::add_skipping_duplicates(tx, items)?
+        } else {
+            let added = tx.insert_items(items)?;
+            if opts.same_content {
+                same_content(tx, items, &added)?;
+            }
+            dedupe::keys_of_added(tx, items, &added)?;
+            added
+        };
+        seal_added(tx, items, &added, &opts)?;
         return Ok(added);
     };
     if items.len() != kept.ids.len() {
@@ -451,6 +451,7 @@ pub(crate) fn add_items(
         .map(|(it, id)| tx.insert_item(it, Some(keep(id))))
         .collect::<Result<Vec<_>>>()?;
     dedupe::keys_of_added(tx, items, &added)?;
+    seal_added(tx, items, &added, &opts)?;
     Ok(added)
 }
 

@@ -362,6 +362,14 @@ impl Reads for SqliteStore {
         reads::queues(&self.conn)
     }
 
+    fn fields_version(&mut self) -> Result<Option<i64>> {
+        let n = self
+            .conn
+            .query_row("SELECT n FROM fields_version", [], |r| r.get(0))
+            .map_err(map_err)?;
+        Ok(Some(n))
+    }
+
     fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>> {
         Ok(reads::fields(&self.conn, Some(queue))?
             .into_iter()
