@@ -206,6 +206,7 @@ fn held_record(
     tx: &mut dyn Tx,
     id: i64,
     token: i64,
+    checked: Option<Checked>,
 ) -> Result<(Item, Map<String, Value>, Vec<FieldDef>)> {
     let me = tx.actor().name.clone();
     let item = found(id, tx.item_for_update(id)?)?;
@@ -220,7 +221,7 @@ fn held_record(
             )));
         }
     };
-    let defs = tx.fields(&item.queue)?;
+    let defs = tx.fields_at(&item.queue, checked.map(|c| c.version))?;
     Ok((item, params, defs))
 }
 
@@ -260,10 +261,10 @@ pub(crate) fn set_fields(
     token: i64,
     values: &[(String, String)],
 ) -> Result<Vec<Value>> {
-    let (item, mut params, defs) = held_record(tx, id, token)?;
     // Whether the record kept every rule before (its digest, read before the write): then
     // it still does after values that were each checked, and needs no other check.
     let checked = tx.fields_checked(id)?;
+    let (item, mut params, defs) = held_record(tx, id, token, checked)?;
     let kept_before = checked.is_some_and(|c| c.holds(&item.queue, &item.params));
     let mut details = Vec::new();
     for (name, typed) in values {
@@ -323,7 +324,7 @@ pub(crate) fn tick(
     line: &str,
     state: &LineState,
 ) -> Result<Option<Value>> {
-    let (item, mut params, defs) = held_record(tx, id, token)?;
+    let (item, mut params, defs) = held_record(tx, id, token, None)?;
     let Some(def) = defs.iter().find(|d| d.name == field) else {
         return Err(unknown_field(&item.queue, field, &defs));
     };

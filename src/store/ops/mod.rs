@@ -222,6 +222,12 @@ pub(crate) trait Tx {
     fn put_queue(&mut self, q: &QueueSettings, note: &AuditNote) -> Result<()>;
     /// A queue's field definitions, in their order on screen.
     fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>>;
+    /// [`Tx::fields`], `version` being the definitions' version this transaction read
+    /// ([`Tx::fields_checked`]), if it read it.
+    fn fields_at(&mut self, queue: &str, version: Option<i64>) -> Result<Vec<FieldDef>> {
+        let _ = version;
+        self.fields(queue)
+    }
     /// The field definitions of item `id`'s queue, in order (none when it has none, or
     /// there is no such item): one lookup, so that completing an item of a queue without
     /// fields costs one query and no more.

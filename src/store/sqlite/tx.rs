@@ -602,7 +602,14 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>> {
-        let version = fields_version(self.c)?;
+        self.fields_at(queue, None)
+    }
+
+    fn fields_at(&mut self, queue: &str, version: Option<i64>) -> Result<Vec<FieldDef>> {
+        let version = match version {
+            Some(v) => v,
+            None => fields_version(self.c)?,
+        };
         let cache = &self.defs.0;
         if let Some((v, defs)) = cache.lock().ok().and_then(|c| c.get(queue).cloned())
             && v == version
