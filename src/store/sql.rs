@@ -470,7 +470,11 @@ pub(crate) const SET_REASSIGN: &str = const_join!(
 pub(crate) const SET_ASSIGN: &str = "lock_user = :value, lock_time = 253402300799999, \
      lock_expires_at = 253402300799999, lock_token = lock_token + 1";
 /// Reopen a finished item (done, failed or cancelled).
-pub(crate) const SET_REOPEN: &str = SET_REQUEUE;
+/// A reopen also ends a reviewer's lock on an item in review: the item is open for anyone
+/// at once, and the reviewer's verdict, fenced by that lock, finds it gone.
+pub(crate) const SET_REOPEN: &str = "state = 'open', error = NULL, result = NULL, \
+     finished_at = NULL, finished_by = NULL, duplicate_of = NULL, lock_user = NULL, \
+     lock_time = NULL, lock_expires_at = NULL";
 /// A supervisor's edit of one column of an open item (`:value` as text, cast to the
 /// column's kind).
 pub(crate) fn set_column(f: &Field) -> String {

@@ -21,6 +21,7 @@ conformance!(
     reject_returns_the_item_to_its_maker,
     accept_and_reject_are_fenced_by_the_reviewer_s_lock,
     a_review_lock_expires_and_is_taken_over_as_any_lock,
+    a_reopen_during_a_review_frees_the_item_and_fences_the_reviewer,
     a_verdict_asked_again_answers_as_it_left_the_item,
     a_queue_keeps_reasons_for_rejecting,
 );
@@ -343,6 +344,37 @@ fn accept_and_reject_are_fenced_by_the_reviewer_s_lock(b: &dyn Backend) {
     // Accepted: a second verdict is refused.
     let e = assert_code(bob.reject(id, t, "late"), exit::CONFLICT);
     assert!(e.to_string().contains("not waiting for review"), "{e}");
+    clean(&mut *boss);
+}
+
+/// A supervisor's reopen of an item a reviewer holds (found by the soak: the item went
+/// back to open with the reviewer's lock still on it, so nobody could take it until the
+/// lock expired, and every claim meanwhile said "nothing to claim").
+fn a_reopen_during_a_review_frees_the_item_and_fences_the_reviewer(b: &dyn Backend) {
+    let (mut boss, _alice, id) = submitted(b);
+    let mut bob = b.open("bob", 0);
+    let t = bob.take_review(None, None).unwrap().lock_token;
+    boss.reopen(id, "look again").unwrap();
+    let item = boss.item(id).unwrap();
+    assert_eq!(
+        (item.state, item.lock_user.as_deref()),
+        (ItemState::Open, None)
+    );
+    // Free for anyone at once, and bob's verdict finds his lock gone.
+    let mut carol = b.open("carol", 0);
+    let got = carol.take_next(&TakeNext::default()).unwrap();
+    assert_eq!(got.id, id);
+    assert_code(bob.accept(id, t, None), exit::CONFLICT);
+    assert_eq!(
+        boss.history(id)
+            .unwrap()
+            .iter()
+            .rev()
+            .nth(1)
+            .unwrap()
+            .detail["holder"],
+        "bob"
+    );
     clean(&mut *boss);
 }
 

@@ -181,8 +181,9 @@ pub(super) fn is_known(tx: &mut dyn Tx, name: &str) -> Result<bool> {
     Ok(tx.user_names()?.iter().any(|k| k == name) || tx.has_acted(name)?)
 }
 
-/// Reopens a finished item (done, failed or cancelled) with a reason; its `requeued`
-/// event keeps the reason and the former result or error.
+/// Reopens a finished item (done, failed or cancelled) or one waiting for review with a
+/// reason; its `requeued` event keeps the reason and the former result or error, and the
+/// reviewer whose lock it ends (`holder`).
 pub(crate) fn reopen(tx: &mut dyn Tx, id: i64, reason: &str) -> Result<()> {
     require_supervisor_of(tx, None, "reopen items")?;
     let cur = found(id, tx.item_for_update(id)?)?;
@@ -195,7 +196,7 @@ pub(crate) fn reopen(tx: &mut dyn Tx, id: i64, reason: &str) -> Result<()> {
             "#{id} is parked, not finished (end the park with `caseload wake {id}`)"
         )));
     }
-    let w = ItemWrite {
+    let mut w = ItemWrite {
         set: SET_REOPEN,
         fence: FENCE_TOKEN,
         value: None,
@@ -204,6 +205,10 @@ pub(crate) fn reopen(tx: &mut dyn Tx, id: i64, reason: &str) -> Result<()> {
         detail: json!({"was": cur.state.as_str(), "reason": reason, "result": cur.result,
                        "error": cur.error, "finished_by": cur.finished_by}),
     };
+    // A reviewer holding it loses the lock (SET_REOPEN): the event names them.
+    if let Some(holder) = &cur.lock_user {
+        w.detail["holder"] = json!(holder);
+    }
     write_under_lock(tx, &cur, &w)
 }
 
