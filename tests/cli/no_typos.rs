@@ -89,6 +89,35 @@ fn an_unknown_queue_is_refused_with_the_one_meant() {
 }
 
 #[test]
+fn a_queue_that_does_not_exist_yet_names_how_to_create_it() {
+    let env = Env::init("boss");
+    let before = env.fingerprint();
+    let err = env.fails(
+        "boss",
+        &["queue", "set", "checks", "--lock-seconds", "60"],
+        1,
+    );
+    assert!(
+        err.contains(
+            "unknown queue 'checks' (there are no queues yet); give --create to create it"
+        ),
+        "{err}"
+    );
+    let err = env.fails(
+        "boss",
+        &["field", "set", "checks", "vat", "--type", "text"],
+        1,
+    );
+    assert!(
+        err.contains("unknown queue 'checks' (there are no queues yet); a supervisor creates it with: caseload queue set checks --create"),
+        "{err}"
+    );
+    assert_eq!(env.fingerprint(), before, "refused: nothing changed");
+    env.ok("boss", &["queue", "set", "checks", "--create"]);
+    env.ok("boss", &["field", "set", "checks", "vat", "--type", "text"]);
+}
+
+#[test]
 fn supervisors_rename_and_delete_queues() {
     let env = Env::init("boss");
     env.ok("boss", &["queue", "set", "spare", "--create"]);

@@ -20,7 +20,15 @@ pub(crate) fn field_command(s: &mut dyn Store, f: FieldCommand, out: &mut dyn Wr
     match f {
         FieldCommand::Set(a) => {
             let (queue, name) = (a.queue.clone(), a.name.clone());
-            let def = s.define_field(&queue, &name, &change_of(a))?;
+            let def = s
+                .define_field(&queue, &name, &change_of(a))
+                .map_err(|e| match e {
+                    crate::store::StoreError::UnknownQueue { .. } => anyhow::anyhow!(
+                        "{e}; a supervisor creates it with: caseload queue set {} --create",
+                        sanitize::line(&queue)
+                    ),
+                    e => e.into(),
+                })?;
             let list = s.fields(&queue)?;
             let pos = list.iter().position(|d| d.name == def.name).unwrap_or(0) + 1;
             writeln!(

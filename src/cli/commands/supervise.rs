@@ -107,7 +107,12 @@ fn set_queue(s: &mut dyn Store, q: QueueCommand, out: &mut dyn Write) -> CliResu
         }
         Some(u) => return super::sla::set(s, &name, &u, out),
         None => {
-            let q = s.set_queue(&name, &update, create)?;
+            let q = s.set_queue(&name, &update, create).map_err(|e| match e {
+                crate::store::StoreError::UnknownQueue { .. } => {
+                    anyhow::anyhow!("{e}; give --create to create it")
+                }
+                e => e.into(),
+            })?;
             writeln!(out, "{}", queue_line(&q))?;
             q
         }
