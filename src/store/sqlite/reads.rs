@@ -260,22 +260,38 @@ pub(super) fn list(
     let Some(window) = Window::plan(filter, total) else {
         return Ok(Vec::new());
     };
-    let mut q: ListSql = list_sql(filter, now, &DIALECT, open_order(c, filter)?);
-    let (from, where_) = super::search_plan::source(c, plans, &mut q, list_rows(c, filter)?)?;
-    let (order, limit, offset) = q.window(window);
-    // The inner query reads only the index (id is its rowid): skipping `offset` rows
-    // never touches the table.
-    let sql = format!(
-        "SELECT {ITEM_COLS} FROM items WHERE id IN (SELECT id FROM {from} {where_} \
-         ORDER BY {order} LIMIT {limit} OFFSET {offset}) ORDER BY {order}"
-    );
-    let mut stmt = c.prepare_cached(&sql)?;
-    bind(&mut stmt, &q.params)?;
-    let mut rows = stmt.raw_query();
-    let mut out = Vec::new();
-    while let Some(r) = rows.next()? {
-        out.push(item_from_row(r)?);
-    }
+    let order_of_open = open_order(c, filter)?;
+    let rows = list_rows(c, filter)?;
+    let need = (window.offset as u64).saturating_add(window.limit as u64);
+    // A window read from the far end is not the first candidates': all are passed.
+    let mut take = match window.reversed {
+        false => super::search_plan::first_take(Some(need)),
+        true => usize::MAX,
+    };
+    let mut out = loop {
+        let mut q: ListSql = list_sql(filter, now, &DIALECT, order_of_open);
+        let (from, where_, cut) =
+            super::search_plan::source(c, plans, &mut q, rows, Some(need), take)?;
+        let (order, limit, offset) = q.window(window);
+        // The inner query reads only the index (id is its rowid): skipping `offset` rows
+        // never touches the table.
+        let sql = format!(
+            "SELECT {ITEM_COLS} FROM items WHERE id IN (SELECT id FROM {from} {where_} \
+             ORDER BY {order} LIMIT {limit} OFFSET {offset}) ORDER BY {order}"
+        );
+        let mut stmt = c.prepare_cached(&sql)?;
+        bind(&mut stmt, &q.params)?;
+        let mut found = stmt.raw_query();
+        let mut out = Vec::new();
+        while let Some(r) = found.next()? {
+            out.push(item_from_row(r)?);
+        }
+        // Candidates left out and the window not filled: it may lie past those passed.
+        if !cut || out.len() >= window.limit {
+            break out;
+        }
+        take = take.saturating_mul(super::search_plan::MORE_CANDIDATES);
+    };
     if window.reversed {
         out.reverse();
     }
@@ -315,20 +331,32 @@ pub(super) fn count(
         return Ok(n.max(0) as u64);
     }
     check_qualifiers(filter, |q| fields(c, q))?;
-    let mut q = list_sql(filter, now, &DIALECT, OpenOrder::Priority);
-    let (from, where_) = super::search_plan::source(c, plans, &mut q, list_rows(c, filter)?)?;
-    let sql = match count_limit(filter) {
-        Some(cap) => format!("SELECT count(*) FROM (SELECT 1 FROM {from} {where_} LIMIT {cap})"),
-        None => format!("SELECT count(*) FROM {from} {where_}"),
-    };
-    let mut stmt = c.prepare_cached(&sql)?;
-    bind(&mut stmt, &q.params)?;
-    let mut rows = stmt.raw_query();
-    let n: i64 = match rows.next()? {
-        Some(r) => r.get(0)?,
-        None => 0,
-    };
-    Ok(n as u64)
+    let need = count_limit(filter);
+    let rows = list_rows(c, filter)?;
+    let mut take = super::search_plan::first_take(need);
+    loop {
+        let mut q = list_sql(filter, now, &DIALECT, OpenOrder::Priority);
+        let (from, where_, cut) = super::search_plan::source(c, plans, &mut q, rows, need, take)?;
+        let sql = match need {
+            Some(cap) => {
+                format!("SELECT count(*) FROM (SELECT 1 FROM {from} {where_} LIMIT {cap})")
+            }
+            None => format!("SELECT count(*) FROM {from} {where_}"),
+        };
+        let mut stmt = c.prepare_cached(&sql)?;
+        bind(&mut stmt, &q.params)?;
+        let mut found = stmt.raw_query();
+        let n: i64 = match found.next()? {
+            Some(r) => r.get(0)?,
+            None => 0,
+        };
+        let n = n.max(0) as u64;
+        // Candidates left out and the cap not reached: more may match past those passed.
+        if !cut || need.is_some_and(|cap| n >= cap) {
+            return Ok(n);
+        }
+        take = take.saturating_mul(super::search_plan::MORE_CANDIDATES);
+    }
 }
 
 pub(super) fn takeable(

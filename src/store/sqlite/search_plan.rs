@@ -14,11 +14,14 @@
 //!
 //! - **candidates**: each candidate is looked up (`id IN json_each(…)`) and checked against
 //!   the list's conditions; cheap when there are few, and for lists in id order (all,
-//!   done, …) it stops at the first page because the candidates come in that order;
+//!   done, …) it stops at the first page because the candidates come in that order (and
+//!   only the first ones are passed, more when they do not fill the page);
 //! - **walk with a membership test**: the list is walked in its own order through its
 //!   index and each row's id is tested against the candidates (`caseload_hit`, a bitmap
-//!   passed as one blob), never reading a row that is not a candidate; for open items,
-//!   whose list is a small part of the file, when there are many candidates;
+//!   passed as one blob), never reading a row that is not a candidate, and stopping once
+//!   the page (or the capped count) is full; for lists in another order than the ids'
+//!   (open items) when the walk to the page's last match is shorter than looking every
+//!   candidate up (a lookup must read them all to sort them);
 //! - **scan**: the list is walked in its own order and the matcher runs on each row; for
 //!   words in a large part of the items (a dense match fills the first page at once, and
 //!   reading a huge hit list is what would be slow) and while more than 20,000 items are
@@ -165,42 +168,46 @@ fn rarest(c: &Connection, s: &Search, indexed: i64) -> Result<Option<Vec<Key>>> 
 }
 
 /// The indexed items (but those changed since indexing) that have every one of the rare
-/// keys: the rarest one's hits, narrowed by each next one while reading its list
-/// costs less than checking the candidates it would remove (a row read is worth about
-/// [`NARROW_RATIO`] list entries).
+/// keys: the rarest one's hits, narrowed by each next one whose list is at most
+/// [`NARROW_RATIO`] times as long (a row read is worth about that many list entries),
+/// all in one FTS5 query (`k1 AND k2 …`): FTS5 intersects the lists itself, skipping
+/// through the longer ones, where reading each list out row by row cost a step of
+/// SQLite's VM and one of rusqlite per entry (a word's trigrams have about the same
+/// hits: `müller`'s three rare ones 25,000 each at 1M items, 75,000 rows read to keep
+/// 25,000).
 fn indexed_hits(c: &Connection, keys: &[Key], dirty: &[i64]) -> Result<Vec<i64>> {
-    let mut stmt = c.prepare_cached(
-        "SELECT rowid FROM item_search WHERE item_search MATCH ?1 ORDER BY rowid",
-    )?;
-    let mut ids: Option<Vec<i64>> = None;
+    let mut terms: Vec<String> = Vec::new();
+    let mut rarest: Option<i64> = None;
     for (est, fts) in keys {
-        if let Some(ids) = &ids
-            && (ids.is_empty() || *est > (ids.len() as i64).saturating_mul(NARROW_RATIO))
-        {
-            break;
-        }
         let Some(fts) = fts else {
             if *est == 0 {
                 // A short word no indexed item holds.
-                ids = Some(Vec::new());
+                return Ok(Vec::new());
             }
             continue;
         };
-        let mut next = Vec::new();
-        let mut rows = stmt.query([fts])?;
-        while let Some(r) = rows.next()? {
-            let id: i64 = r.get(0)?;
-            let keep = match &ids {
-                Some(ids) => ids.binary_search(&id).is_ok(),
-                None => dirty.binary_search(&id).is_err(),
-            };
-            if keep {
-                next.push(id);
-            }
+        match rarest {
+            None => rarest = Some(*est),
+            Some(r) if *est > r.saturating_mul(NARROW_RATIO) => break,
+            Some(_) => {}
         }
-        ids = Some(next);
+        terms.push(format!("({fts})"));
     }
-    Ok(ids.unwrap_or_default())
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut stmt = c.prepare_cached(
+        "SELECT rowid FROM item_search WHERE item_search MATCH ?1 ORDER BY rowid",
+    )?;
+    let mut ids = Vec::new();
+    let mut rows = stmt.query([terms.join(" AND ")])?;
+    while let Some(r) = rows.next()? {
+        let id: i64 = r.get(0)?;
+        if dirty.binary_search(&id).is_err() {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
 }
 
 /// The candidates of a search: the index's hits of its rare trigrams (except rows changed
@@ -306,7 +313,9 @@ pub(super) fn hit(ctx: &Context<'_>) -> rusqlite::Result<bool> {
 #[derive(Debug, Clone)]
 enum Plan {
     Scan,
-    Candidates(Arc<[i64]>),
+    /// The candidates, and the highest id in the file when they were found (how many
+    /// items they are among, for the walk's estimate).
+    Candidates(Arc<[i64]>, i64),
 }
 
 /// What a cached plan is valid for: the same words, nobody's commit since (this
@@ -375,6 +384,7 @@ fn plan_afresh(c: &Connection, search: &Search, indexed: i64, top: i64) -> Resul
     };
     Ok(Plan::Candidates(
         candidates(c, search, &keys, indexed)?.into(),
+        top,
     ))
 }
 
@@ -382,30 +392,76 @@ fn plan_afresh(c: &Connection, search: &Search, indexed: i64, top: i64) -> Resul
 /// not counted, such as held locks, which is short).
 pub(super) type ListRows = Option<u64>;
 
-/// Where a list's rows come from (always `items`) and its WHERE clause, for a search
-/// planned as above; `rows` is the length of the list without the search.
+/// How many of the list's matches a query reads before it stops: a page's offset and
+/// limit, a capped count's cap (`None`: all of them, an uncapped count or list).
+pub(super) type Need = Option<u64>;
+
+/// True when looking each candidate up (and sorting them into the list's order) costs
+/// less than walking the list (`rows` long, in an order other than the ids') with the
+/// membership test until `need` matches are found. A lookup reads every candidate: in
+/// another order than the list's, the first page is known only once all are sorted. The
+/// walk stops at the `need`th match: the candidates taken as spread evenly over the
+/// `items` ids, it meets one in every `items / candidates` rows of the list (never more
+/// than the list). A middle-band word straight after an import (25,000 of 1M open items)
+/// walks ~8,000 index entries for a page of 200 where the lookup read and checked all
+/// 25,000 rows (BENCHMARKS.md, "Search straight after an import").
+fn lookup_is_cheaper(candidates: u64, rows: u64, need: Need, items: u64) -> bool {
+    let lookup = candidates.saturating_mul(LOOKUP_COST);
+    let walk = match need {
+        Some(need) => (need.saturating_mul(items.max(1)) / candidates.max(1)).min(rows),
+        None => rows,
+    };
+    lookup < walk
+}
+
+/// Where a list's rows come from (always `items`), its WHERE clause, and whether
+/// candidates were left out (below), for a search planned as above; `rows` is the length
+/// of the list without the search.
+///
+/// A list in id order (all items, done, …) looks its candidates up in that order, so its
+/// first `need` matches are among the first candidates: at most `take` of them are passed
+/// (each one passed costs SQLite a step of building the `IN` list, ~0.2 µs, however few
+/// are read: 25,000 for `müller` at 1M items). The third value is true when some were left
+/// out: a query that found fewer than it needed among those must be asked again with a
+/// larger `take` (every match lies among the candidates, in the same order, so one that
+/// found what it needed has its answer).
 pub(super) fn source(
     c: &Connection,
     plans: &mut PlanCache,
     q: &mut ListSql,
     rows: ListRows,
-) -> Result<(String, String)> {
-    let scan = ("items".to_string(), q.where_.clone());
+    need: Need,
+    take: usize,
+) -> Result<(String, String, bool)> {
+    let scan = ("items".to_string(), q.where_.clone(), false);
     let Some((search, cond)) = q.search.clone() else {
         return Ok(scan);
     };
-    let ids = match plans.plan(c, &search)? {
+    let (ids, items) = match plans.plan(c, &search)? {
         Plan::Scan => return Ok(scan),
-        Plan::Candidates(ids) => ids,
+        Plan::Candidates(ids, top) => (ids, top.max(0) as u64),
     };
     if ids.is_empty() {
         return Ok(scan_nothing());
     }
     let mut conds: Vec<String> = q.base.clone();
     let by_id = matches!(q.order, "id" | "id DESC");
-    let lookup = rows.is_some_and(|n| by_id || (ids.len() as u64) * LOOKUP_COST < n);
+    let lookup = rows.is_some_and(|n| by_id || lookup_is_cheaper(ids.len() as u64, n, need, items));
+    let mut cut = false;
     if lookup {
-        let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        let mut passed: &[i64] = &ids;
+        if by_id && passed.len() > take {
+            cut = true;
+            passed = match q.order {
+                "id" => &passed[..take],
+                _ => &passed[passed.len() - take..],
+            };
+        }
+        let list = passed
+            .iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
         let p = q.push(Param::Text(format!("[{list}]")));
         conds.insert(0, format!("id IN (SELECT value FROM json_each({p}))"));
     } else {
@@ -418,12 +474,25 @@ pub(super) fn source(
     Ok((
         "items".to_string(),
         format!("WHERE {}", conds.join(" AND ")),
+        cut,
     ))
 }
 
+/// How many candidates a list in id order is first given for `need` matches: twice as
+/// many and a few more (most of a search's candidates match); each retry gives
+/// [`MORE_CANDIDATES`] times as many.
+pub(super) fn first_take(need: Need) -> usize {
+    need.map_or(usize::MAX, |n| {
+        usize::try_from(n.saturating_mul(2).saturating_add(64)).unwrap_or(usize::MAX)
+    })
+}
+
+/// How much more a retry of a list in id order takes (see [`source`]).
+pub(super) const MORE_CANDIDATES: usize = 8;
+
 /// A search with no candidates at all finds nothing.
-fn scan_nothing() -> (String, String) {
-    ("items".to_string(), "WHERE 0".to_string())
+fn scan_nothing() -> (String, String, bool) {
+    ("items".to_string(), "WHERE 0".to_string(), false)
 }
 
 #[cfg(test)]
