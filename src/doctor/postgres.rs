@@ -17,7 +17,7 @@ const CLOCK_TOLERANCE_MS: i64 = 10_000;
 /// What everyday work needs (the README's least-privilege grants): `(table, column or
 /// "" for the whole table, rights)`. Roles, bindings and queue settings change through
 /// caseload's SECURITY DEFINER functions, so no role needs UPDATE on users or queues.
-const RIGHTS: [(&str, &str, &str); 20] = [
+const RIGHTS: [(&str, &str, &str); 21] = [
     ("items", "", "SELECT, INSERT, UPDATE"),
     ("item_counts", "", "SELECT, INSERT, UPDATE"),
     ("events", "", "SELECT, INSERT"),
@@ -33,6 +33,7 @@ const RIGHTS: [(&str, &str, &str); 20] = [
     ("queue_totals", "", "SELECT"),
     ("due_hours", "", "SELECT"),
     ("queue_fields", "", "SELECT"),
+    ("fields_version", "", "SELECT"),
     ("queue_texts", "", "SELECT"),
     ("queue_sla", "", "SELECT"),
     ("user_queues", "", "SELECT"),
@@ -42,7 +43,7 @@ const RIGHTS: [(&str, &str, &str); 20] = [
 
 /// Rights an everyday role must not have: they would let it rewrite the audit trail or
 /// the figures directly (the server writes holds and the audit itself).
-const NEVER: [(&str, &str); 9] = [
+const NEVER: [(&str, &str); 10] = [
     ("events", "UPDATE, DELETE"),
     ("comments", "UPDATE, DELETE"),
     ("holds", "INSERT, UPDATE, DELETE"),
@@ -52,6 +53,7 @@ const NEVER: [(&str, &str); 9] = [
     ("queue_sla", "INSERT, UPDATE, DELETE"),
     ("user_queues", "INSERT, UPDATE, DELETE"),
     ("due_hours", "INSERT, UPDATE, DELETE"),
+    ("fields_version", "INSERT, UPDATE, DELETE"),
 ];
 
 /// The rights of [`NEVER`] the session's role holds, unless it may change the tables

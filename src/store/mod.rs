@@ -43,6 +43,15 @@ pub use check::CheckRun;
 pub use error::{Result, StoreError, exit};
 pub use figures::{Figures, QueueFigures, ReasonCount, Report, ReportQuery};
 pub use ops::Merged;
+
+/// The digest a record's fields were found keeping every rule under (see
+/// `store::ops::fields::digest`). Public because the key is no secret — caseload's source
+/// names it — so that a test can forge one as a hostile client would (the PostgreSQL
+/// server stamps who wrote it, and a digest counts only for its writer).
+#[doc(hidden)]
+pub fn fields_digest(version: i64, queue: &str, params: &str) -> [u8; 16] {
+    ops::digest(version, queue, params)
+}
 pub use ops::{UserChange, UserChanged};
 pub use reads::Reads;
 pub use sqlite::SqliteStore;

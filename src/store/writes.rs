@@ -367,13 +367,7 @@ fn completing<B: Backend, T>(
             code: result.code,
         });
         let w = op.plan(token)?;
-        let (judge, queue) = match tx.fields_checked(id)? {
-            Some(checked) => (ops::Judge::Checked(checked), tx.queue_of(id)?),
-            None => {
-                let (defs, queue) = tx.finishing(id)?;
-                (ops::Judge::Defs(defs), queue)
-            }
-        };
+        let (judge, queue) = tx.judging(id)?;
         let w = ops::check_complete(tx, id, token, &w, over, judge)?;
         let (op, w) = ops::route(tx, id, op, w, queue)?;
         then(tx, op, &w)

@@ -400,7 +400,7 @@ pub(crate) fn least_privilege_sql(schema: &str, staff: &str) -> String {
          GRANT SELECT, INSERT, DELETE ON {schema}.item_keys TO {staff};
          GRANT SELECT, INSERT, UPDATE ON {schema}.item_pairs TO {staff};
          GRANT SELECT ON {schema}.queues, {schema}.users, {schema}.audit, {schema}.holds,
-                         {schema}.figure_days, {schema}.queue_totals, {schema}.due_hours, {schema}.queue_fields, {schema}.queue_texts, {schema}.queue_sla,
+                         {schema}.figure_days, {schema}.queue_totals, {schema}.due_hours, {schema}.queue_fields, {schema}.fields_version, {schema}.queue_texts, {schema}.queue_sla,
                          {schema}.user_queues, {schema}.caseload_schema TO {staff};
          GRANT INSERT (name) ON {schema}.queues TO {staff};
          GRANT INSERT (name, last_seen), UPDATE (last_seen) ON {schema}.users TO {staff};"
@@ -792,4 +792,168 @@ fn postgres_a_url_without_the_teams_schema_is_refused_not_a_new_caseload() {
     assert!(tables_in(&mut admin, &own) > 0);
     drop(admin);
     drop(roles);
+}
+
+/// On PostgreSQL a record's digest of checked fields (which lets a Complete skip the
+/// check) counts only for the database role that wrote it, which the server stamps: a
+/// staff role that forges one in raw SQL — over params it broke, in another's name — does
+/// not get a colleague's Complete past the check. What the digest cannot stop, and the
+/// check at Complete never stopped either: the grants every staff role holds let it finish
+/// a broken record in raw SQL outright.
+#[test]
+fn postgres_a_digest_forged_by_one_staff_role_passes_no_other_roles_complete() {
+    let Some(b) = support::backend::PgBackend::from_env() else {
+        return;
+    };
+    let tag = std::process::id();
+    let (staff, alice, mallory) = (
+        format!("cl_fd_staff_{tag}"),
+        format!("cl_fd_alice_{tag}"),
+        format!("cl_fd_mallory_{tag}"),
+    );
+    let mut admin = b.admin();
+    let _roles = PgRoles {
+        admin_url: b.base_url.clone(),
+        names: vec![alice.clone(), mallory.clone(), staff.clone()],
+    };
+    let _ = admin.batch_execute(&format!(
+        "DROP OWNED BY {alice}, {mallory}, {staff}; \
+         DROP ROLE IF EXISTS {alice}, {mallory}, {staff}"
+    ));
+    admin
+        .batch_execute(&format!(
+            "CREATE ROLE {staff} NOLOGIN; CREATE ROLE {alice} LOGIN IN ROLE {staff}; \
+             CREATE ROLE {mallory} LOGIN IN ROLE {staff};"
+        ))
+        .unwrap();
+    let env = Env::new();
+    let owner = b.url.clone();
+    env.ok("boss", &["--db", &owner, "init"]);
+    env.ok(
+        "boss",
+        &["--db", &owner, "queue", "set", "default", "--create"],
+    );
+    env.ok(
+        "boss",
+        &[
+            "--db", &owner, "field", "set", "default", "email", "--type", "email",
+        ],
+    );
+    admin
+        .batch_execute(&least_privilege_sql(&b.schema, &staff))
+        .unwrap();
+    let as_role = |role: &str| b.url.replacen("://postgres@", &format!("://{role}@"), 1);
+    let (alice_db, mallory_db) = (as_role(&alice), as_role(&mallory));
+    let add = |params: &str| -> i64 {
+        env.ok(
+            &alice,
+            &[
+                "--db", &alice_db, "add", "--title", "Supplier", "--params", params,
+            ],
+        )
+        .trim()
+        .parse()
+        .unwrap()
+    };
+    let claim = |id: i64| {
+        env.ok(
+            &alice,
+            &["--db", &alice_db, "claim", "--id", &id.to_string()],
+        );
+    };
+    let stamp = |admin: &mut postgres::Client, id: i64| -> Option<String> {
+        admin
+            .query_one(
+                &format!(
+                    "SELECT fields_checked_by FROM {}.items WHERE id = $1",
+                    b.schema
+                ),
+                &[&id],
+            )
+            .unwrap()
+            .get(0)
+    };
+
+    // alice's own records: added valid (marked by her role), one corrected by her `set`
+    // (marked anew); both complete without a check, as before.
+    let own = add(r#"{"email": "a@b.example"}"#);
+    assert_eq!(stamp(&mut admin, own), Some(alice.clone()));
+    claim(own);
+    env.ok(
+        &alice,
+        &[
+            "--db",
+            &alice_db,
+            "set",
+            &own.to_string(),
+            "email=c@d.example",
+        ],
+    );
+    assert_eq!(stamp(&mut admin, own), Some(alice.clone()));
+    env.ok(&alice, &["--db", &alice_db, "complete", &own.to_string()]);
+
+    // mallory, in psql, breaks the e-mail of a record alice holds and writes the digest of
+    // the broken params (the key is in caseload's source), naming alice as its writer.
+    let held = add(r#"{"email": "a@b.example"}"#);
+    claim(held);
+    let mut psql = postgres::Client::connect(&mallory_db, postgres::NoTls).unwrap();
+    let version: i64 = psql
+        .query_one("SELECT n FROM fields_version", &[])
+        .unwrap()
+        .get(0);
+    let broken = r#"{"email": "not an address"}"#;
+    let forged = caseload::store::fields_digest(version, "default", broken).to_vec();
+    let n = psql
+        .execute(
+            "UPDATE items SET params = $2::text::json, fields_checked = $3, \
+             fields_checked_by = $4 WHERE id = $1",
+            &[&held, &broken, &forged, &alice],
+        )
+        .unwrap();
+    assert_eq!(n, 1, "staff roles may write items");
+    assert_eq!(
+        stamp(&mut admin, held),
+        Some(mallory.clone()),
+        "the server names who wrote the digest, whatever the statement said"
+    );
+    // … and again, the stamp alone.
+    psql.execute(
+        "UPDATE items SET fields_checked_by = $2 WHERE id = $1",
+        &[&held, &alice],
+    )
+    .unwrap();
+    assert_eq!(stamp(&mut admin, held), Some(mallory.clone()));
+    let err = env.fails(
+        &alice,
+        &["--db", &alice_db, "complete", &held.to_string()],
+        1,
+    );
+    assert!(
+        err.contains("email"),
+        "alice's Complete checks the record: {err}"
+    );
+    let state = item_state(&mut admin, &b.schema, held);
+    assert_eq!(state, "open", "not completed");
+
+    // What no check at Complete could stop: mallory's grants let her finish a broken
+    // record herself, in raw SQL.
+    let free = add(r#"{"email": "a@b.example"}"#);
+    let n = psql
+        .execute(
+            "UPDATE items SET params = '{\"email\": \"no\"}', state = 'done' WHERE id = $1",
+            &[&free],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+}
+
+/// Item `id`'s state as stored.
+fn item_state(admin: &mut postgres::Client, schema: &str, id: i64) -> String {
+    admin
+        .query_one(
+            &format!("SELECT state FROM {schema}.items WHERE id = $1"),
+            &[&id],
+        )
+        .unwrap()
+        .get(0)
 }

@@ -20,6 +20,7 @@
 mod checklist;
 mod phone;
 mod rules;
+pub(crate) mod splice;
 mod types;
 
 use serde::Serialize;

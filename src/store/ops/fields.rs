@@ -4,6 +4,9 @@
 //! write of the params, one `field_changed` event per change); Complete checks the
 //! record's fields first.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use serde_json::{Map, Value, json};
 use siphasher::sip128::{Hasher128, SipHasher13};
 
@@ -14,11 +17,10 @@ use crate::domain::duplicates::has_keys;
 use crate::domain::item::check_text;
 use crate::domain::queue_fields::{
     Checklist, FieldChange, FieldDef, FieldProblem, FieldType, LineState, check_typed, problems,
-    reorder, value_text,
+    reorder, splice, value_text,
 };
 use crate::domain::{AuditKind, AuditNote, EventKind, Item, NewItem};
 use crate::store::error::{Result, StoreError};
-use crate::store::sql::{FENCE_HOLDER_OR_REVIEWER, SET_PARAMS};
 use crate::store::{AddOptions, Added};
 
 /// A definition as its audit records show it: its spec and its position (1 first).
@@ -112,10 +114,11 @@ pub(crate) fn unknown_field(queue: &str, name: &str, defs: &[FieldDef]) -> Store
 /// is a function of what the check depends on and nothing else, so nothing ever has to
 /// clear it: other params (any writer, raw SQL included), another queue, any change to
 /// any queue's fields (a new version), or another caseload (whose checks may differ: its
-/// version is in the key) give another digest. SQLite only: whoever can write the file
-/// can as well complete a record with raw SQL; on PostgreSQL, where staff roles may write
-/// `items` but must not get past the check, a digest their own client computes would
-/// prove nothing, and Complete checks every field there.
+/// version is in the key) give another digest. The key is no secret: on SQLite whoever
+/// can write the file can as well complete a record with raw SQL; on PostgreSQL, where a
+/// staff role may write `items` (state `done` included) but must not get a colleague's
+/// Complete past the check, the server stamps each digest with the session's role and a
+/// Complete trusts only its own role's (PostgreSQL step 28).
 pub(crate) fn digest(version: i64, queue: &str, params: &str) -> [u8; 16] {
     const KEY: (u64, u64) = (0x6361_7365_6c6f_6164, 0x6669_656c_6473_2131);
     let mut h = SipHasher13::new_with_keys(KEY.0, KEY.1);
@@ -128,6 +131,34 @@ pub(crate) fn digest(version: i64, queue: &str, params: &str) -> [u8; 16] {
     field(queue.as_bytes());
     field(params.as_bytes());
     h.finish128().as_bytes()
+}
+
+/// The field definitions a store's write transactions read, per queue, with the version
+/// of the definitions they were read at (`fields_version`, which every change to any
+/// queue's fields replaces by a new random number, raw SQL included): a `set` or an add
+/// reads one number instead of every field's row while nothing changed, and the
+/// definitions are handed out shared, not copied.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DefsCache(Arc<Mutex<HashMap<String, (i64, Arc<[FieldDef]>)>>>);
+
+impl DefsCache {
+    /// `queue`'s definitions as read at `version`, if kept.
+    pub(crate) fn get(&self, queue: &str, version: i64) -> Option<Arc<[FieldDef]>> {
+        let c = self.0.lock().ok()?;
+        c.get(queue)
+            .filter(|(v, _)| *v == version)
+            .map(|(_, d)| Arc::clone(d))
+    }
+
+    /// Keeps `queue`'s definitions as read at `version`.
+    pub(crate) fn put(&self, queue: &str, version: i64, defs: &Arc<[FieldDef]>) {
+        if let Ok(mut c) = self.0.lock() {
+            if c.len() >= 256 {
+                c.clear();
+            }
+            c.insert(queue.to_string(), (version, Arc::clone(defs)));
+        }
+    }
 }
 
 /// What a backend that keeps digests knows of a record before its Complete (in one
@@ -172,19 +203,24 @@ pub(crate) fn seal_added(
         let Some(c) = opts.checked.filter(|c| c.version == version) else {
             return Ok(());
         };
-        for (i, (item, a)) in created.filter(|(_, (_, a))| a.created && !a.skipped) {
-            if item.queue == c.queue && c.ok.get(i) == Some(&true) {
-                tx.put_fields_checked(a.id, &digest(version, &item.queue, &item.params))?;
-            }
-        }
-        return Ok(());
+        let marks: Vec<(i64, [u8; 16])> = created
+            .filter(|(i, (item, a))| {
+                a.created && !a.skipped && item.queue == c.queue && c.ok.get(*i) == Some(&true)
+            })
+            .map(|(_, (item, a))| (a.id, digest(version, &item.queue, &item.params)))
+            .collect();
+        return tx.put_fields_checked_many(&marks);
     }
-    let mut defs: Vec<(&str, Vec<FieldDef>)> = Vec::new();
+    let mut defs: Vec<(&str, Arc<[FieldDef]>)> = Vec::new();
+    let mut marks = Vec::new();
     for (_, (item, a)) in created.filter(|(_, (_, a))| a.created && !a.skipped) {
         let at = match defs.iter().position(|(q, _)| *q == item.queue) {
             Some(i) => i,
             None => {
-                defs.push((item.queue.as_str(), tx.fields(&item.queue)?));
+                defs.push((
+                    item.queue.as_str(),
+                    tx.fields_at(&item.queue, Some(version))?,
+                ));
                 defs.len() - 1
             }
         };
@@ -194,10 +230,10 @@ pub(crate) fn seal_added(
         }
         let params = serde_json::from_str::<Value>(&item.params).unwrap_or(Value::Null);
         if problems(fields, &params).is_empty() {
-            tx.put_fields_checked(a.id, &digest(version, &item.queue, &item.params))?;
+            marks.push((a.id, digest(version, &item.queue, &item.params)));
         }
     }
-    Ok(())
+    tx.put_fields_checked_many(&marks)
 }
 
 /// The item held under `token` by the actor (for update), its params as a JSON object,
@@ -206,48 +242,103 @@ fn held_record(
     tx: &mut dyn Tx,
     id: i64,
     token: i64,
-    checked: Option<Checked>,
-) -> Result<(Item, Map<String, Value>, Vec<FieldDef>)> {
+) -> Result<(Item, Map<String, Value>, Arc<[FieldDef]>)> {
     let me = tx.actor().name.clone();
     let item = found(id, tx.item_for_update(id)?)?;
     if !item.held_with(&me, token) {
         return Err(explain_loss(tx, id, token)?);
     }
-    let params = match serde_json::from_str::<Value>(&item.params) {
-        Ok(Value::Object(m)) => m,
-        _ => {
-            return Err(StoreError::Invalid(format!(
-                "#{id}'s params are not a JSON object; a supervisor must correct them first"
-            )));
-        }
-    };
-    let defs = tx.fields_at(&item.queue, checked.map(|c| c.version))?;
+    let params = params_object(id, &item.params)?;
+    let defs = tx.fields_at(&item.queue, None)?;
     Ok((item, params, defs))
 }
 
+/// Item `id`'s params as a JSON object (refused when they are not one).
+fn params_object(id: i64, text: &str) -> Result<Map<String, Value>> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => Ok(m),
+        _ => Err(StoreError::Invalid(format!(
+            "#{id}'s params are not a JSON object; a supervisor must correct them first"
+        ))),
+    }
+}
+
 /// Writes the changed params under the holder's lock, one `field_changed` event per
-/// detail (the first with the write itself).
-fn write_params(tx: &mut dyn Tx, id: i64, token: i64, text: &str, details: &[Value]) -> Result<()> {
+/// detail (the first with the write itself), and the record's digest when it is known to
+/// keep every rule (`digest`).
+fn write_params(
+    tx: &mut dyn Tx,
+    id: i64,
+    token: i64,
+    text: &str,
+    digest: Option<&[u8; 16]>,
+    details: &[Value],
+) -> Result<()> {
     check_text("params", text).map_err(StoreError::Invalid)?;
     let Some((first, rest)) = details.split_first() else {
         return Ok(());
     };
-    let w = ItemWrite {
-        set: SET_PARAMS,
-        // A reviewer may correct fields before accepting (audited as theirs).
-        fence: FENCE_HOLDER_OR_REVIEWER,
-        value: Some(text),
-        arg: None,
-        kind: EventKind::FieldChanged,
-        detail: first.clone(),
-    };
-    if !tx.write_item(id, token, &w)? {
+    // A reviewer may correct fields before accepting (audited as theirs).
+    if !tx.write_params(id, token, text, digest, first)? {
         return Err(explain_loss(tx, id, token)?);
     }
     for d in rest {
         tx.insert_event(id, EventKind::FieldChanged, d)?;
     }
     Ok(())
+}
+
+/// A record's params while a save changes them: their text, each key changed in place
+/// ([`splice`]), or — when the text cannot be spliced (the key given twice, a value
+/// removed) — the object parsed once and written back whole.
+enum Edit {
+    Text(String),
+    Map(Map<String, Value>),
+}
+
+impl Edit {
+    /// Sets `name` to `to` (`Null` removes it) unless `same(from, to)`; returns the value
+    /// it had when it changed.
+    fn set(
+        &mut self,
+        id: i64,
+        name: &str,
+        to: Value,
+        same: impl Fn(&Value, &Value) -> bool,
+    ) -> Result<Option<Value>> {
+        if let Edit::Text(text) = self {
+            if let Some(slot) = splice::locate(text, name) {
+                let from = splice::value_at(text, &slot);
+                if same(&from, &to) {
+                    return Ok(None);
+                }
+                if !to.is_null() {
+                    *text = splice::put(text, name, &slot, &to);
+                    return Ok(Some(from));
+                }
+            }
+            *self = Edit::Map(params_object(id, text)?);
+        }
+        let Edit::Map(m) = self else {
+            unreachable!("a text edit became a map above")
+        };
+        let from = m.get(name).cloned().unwrap_or(Value::Null);
+        if same(&from, &to) {
+            return Ok(None);
+        }
+        match to {
+            Value::Null => m.remove(name),
+            v => m.insert(name.to_string(), v),
+        };
+        Ok(Some(from))
+    }
+
+    fn into_text(self) -> String {
+        match self {
+            Edit::Text(t) => t,
+            Edit::Map(m) => Value::Object(m).to_string(),
+        }
+    }
 }
 
 /// The holder sets fields of item `id` (`name`, what was typed), each checked against
@@ -261,15 +352,22 @@ pub(crate) fn set_fields(
     token: i64,
     values: &[(String, String)],
 ) -> Result<Vec<Value>> {
-    // Whether the record kept every rule before (its digest, read before the write): then
-    // it still does after values that were each checked, and needs no other check.
-    let checked = tx.fields_checked(id)?;
-    let (item, mut params, defs) = held_record(tx, id, token, checked)?;
-    let kept_before = checked.is_some_and(|c| c.holds(&item.queue, &item.params));
+    // The record and whether it kept every rule before (its digest, read with it, before
+    // the write): then it still does after values that were each checked, and needs no
+    // other check.
+    let (record, checked) = tx
+        .field_record(id, token)?
+        .ok_or(StoreError::NotFound(id))?;
+    if !record.held {
+        return Err(explain_loss(tx, id, token)?);
+    }
+    let defs = tx.fields_at(&record.queue, checked.map(|c| c.version))?;
+    let kept_before = checked.is_some_and(|c| c.holds(&record.queue, &record.params));
+    let mut params = Edit::Text(record.params);
     let mut details = Vec::new();
     for (name, typed) in values {
         let Some(def) = defs.iter().find(|d| d.name == *name) else {
-            return Err(unknown_field(&item.queue, name, &defs));
+            return Err(unknown_field(&record.queue, name, &defs));
         };
         if def.kind == FieldType::Checklist {
             return Err(StoreError::Invalid(format!(
@@ -282,33 +380,31 @@ pub(crate) fn set_fields(
                 problem,
             })
         })?;
-        let from = params.get(name).cloned().unwrap_or(Value::Null);
-        if from == to || (value_text(&from).is_empty() && to.is_null()) {
+        let same =
+            |from: &Value, to: &Value| from == to || (value_text(from).is_empty() && to.is_null());
+        let Some(from) = params.set(id, name, to.clone(), same)? else {
             continue;
-        }
+        };
         let mut d = json!({"field": name, "from": from, "to": to, "token": token});
         if value_text(&to) != typed.trim() {
             d["typed"] = json!(typed);
         }
-        match to {
-            Value::Null => params.remove(name),
-            v => params.insert(name.clone(), v),
-        };
         details.push(d);
     }
     if details.is_empty() {
         return Ok(details);
     }
-    let params = Value::Object(params);
-    let text = params.to_string();
-    write_params(tx, id, token, &text, &details)?;
+    let text = params.into_text();
+    let keeps = |text: &str| {
+        let params = serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
+        problems(&defs, &params).is_empty()
+    };
+    let digest = checked
+        .filter(|_| kept_before || keeps(&text))
+        .map(|c| digest(c.version, &record.queue, &text));
+    write_params(tx, id, token, &text, digest.as_ref(), &details)?;
     if has_keys(&defs) {
         dedupe::put_keys_of(tx, id, &defs, &text)?;
-    }
-    if let Some(c) = checked
-        && (kept_before || problems(&defs, &params).is_empty())
-    {
-        tx.put_fields_checked(id, &digest(c.version, &item.queue, &text))?;
     }
     Ok(details)
 }
@@ -324,7 +420,7 @@ pub(crate) fn tick(
     line: &str,
     state: &LineState,
 ) -> Result<Option<Value>> {
-    let (item, mut params, defs) = held_record(tx, id, token, None)?;
+    let (item, mut params, defs) = held_record(tx, id, token)?;
     let Some(def) = defs.iter().find(|d| d.name == field) else {
         return Err(unknown_field(&item.queue, field, &defs));
     };
@@ -353,7 +449,7 @@ pub(crate) fn tick(
                         "to": state.as_text(), "token": token});
     params.insert(field.to_string(), list.to_json());
     let text = Value::Object(params).to_string();
-    write_params(tx, id, token, &text, std::slice::from_ref(&detail))?;
+    write_params(tx, id, token, &text, None, std::slice::from_ref(&detail))?;
     Ok(Some(detail))
 }
 
@@ -364,7 +460,8 @@ pub(crate) fn tick(
 /// broke). An item not held under `token` is left to the fenced write to explain.
 /// `judge`: the fields of the item's queue as [`Tx::finishing`] read them, or what
 /// [`Tx::fields_checked`] read: then a record whose digest still holds is not checked
-/// again, and the definitions are read only when it does not.
+/// again, and the definitions are needed (the store's, at the version read) only when it
+/// does not.
 pub(crate) fn check_complete<'a>(
     tx: &mut dyn Tx,
     id: i64,
@@ -390,10 +487,11 @@ pub(crate) fn check_complete<'a>(
     if !item.held_with(&me, token) {
         return Ok(w);
     }
-    let defs = match judge {
-        Judge::Defs(defs) => defs,
+    let defs: Arc<[FieldDef]> = match judge {
+        Judge::Defs(defs) => defs.into(),
         Judge::Checked(c) if c.holds(&item.queue, &item.params) => return Ok(w),
-        Judge::Checked(_) => tx.item_fields(id)?,
+        // The definitions at the version read with the digest: kept by the store.
+        Judge::Checked(c) => tx.fields_at(&item.queue, Some(c.version))?,
     };
     let params = serde_json::from_str::<Value>(&item.params).unwrap_or(Value::Null);
     let broken = problems(&defs, &params);

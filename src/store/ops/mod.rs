@@ -19,7 +19,8 @@ mod undo;
 pub use dedupe::Merged;
 pub(crate) use dedupe::{merge, not_duplicate};
 pub(crate) use fields::{
-    Checked, Judge, check_complete, define_field, delete_field, seal_added, set_fields, tick,
+    Checked, DefsCache, Judge, check_complete, define_field, delete_field, digest, seal_added,
+    set_fields, tick,
 };
 pub(crate) use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
@@ -36,6 +37,8 @@ pub use teams::{UserChange, UserChanged};
 pub(crate) use teams::{change_user, require_eligible, require_supervisor_of};
 pub(crate) use texts::{add_text, delete_text, said_text};
 pub(crate) use undo::undo;
+
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -72,6 +75,16 @@ pub(crate) struct ItemWrite<'a> {
     pub arg: Option<i64>,
     pub kind: EventKind,
     pub detail: Value,
+}
+
+/// What a holder's field save works on (see [`Tx::field_record`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FieldRecord {
+    pub queue: String,
+    pub params: String,
+    /// True while the actor holds the item under the token asked about (open or in their
+    /// review): the fence of [`crate::store::sql::FENCE_HOLDER_OR_REVIEWER`].
+    pub held: bool,
 }
 
 /// What every write transaction knows: its time, read once after the write lock is held
@@ -223,10 +236,11 @@ pub(crate) trait Tx {
     /// A queue's field definitions, in their order on screen.
     fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>>;
     /// [`Tx::fields`], `version` being the definitions' version this transaction read
-    /// ([`Tx::fields_checked`]), if it read it.
-    fn fields_at(&mut self, queue: &str, version: Option<i64>) -> Result<Vec<FieldDef>> {
+    /// ([`Tx::fields_checked`]), if it read it; shared, so that a backend that keeps them
+    /// (SQLite) hands them out without copying twenty definitions per save.
+    fn fields_at(&mut self, queue: &str, version: Option<i64>) -> Result<Arc<[FieldDef]>> {
         let _ = version;
-        self.fields(queue)
+        Ok(self.fields(queue)?.into())
     }
     /// The field definitions of item `id`'s queue, in order (none when it has none, or
     /// there is no such item): one lookup, so that completing an item of a queue without
@@ -285,23 +299,96 @@ pub(crate) trait Tx {
     /// The settings of item `id`'s queue (`None`: no such item), in one lookup.
     fn queue_of(&mut self, id: i64) -> Result<Option<QueueSettings>>;
     /// The version of every queue's field definitions now (it changes with each change to
-    /// any of them), or `None` when the backend keeps no digests of checked records
-    /// (PostgreSQL: a Complete checks every field; see [`fields::digest`]).
+    /// any of them), or `None` when the backend keeps no digests of checked records (see
+    /// [`fields::digest`]).
     fn fields_version(&mut self) -> Result<Option<i64>> {
         Ok(None)
     }
     /// What item `id`'s Complete is judged by on a backend that keeps digests: whether its
-    /// queue has fields, the definitions' version and the item's digest, in one lookup
-    /// (`None`: the backend keeps none, [`Tx::finishing`] reads the definitions).
+    /// queue has fields, the definitions' version and the item's digest (on PostgreSQL only
+    /// one this session's role wrote), in one lookup (`None`: the backend keeps none,
+    /// [`Tx::finishing`] reads the definitions).
     fn fields_checked(&mut self, id: i64) -> Result<Option<Checked>> {
         let _ = id;
         Ok(None)
+    }
+    /// What a holder's field save of item `id` under `token` works on, and what
+    /// [`Tx::fields_checked`] reads, in one lookup where the backend can (SQLite); the item
+    /// is held for the transaction as by [`Tx::item_for_update`]. `None`: no such item.
+    fn field_record(
+        &mut self,
+        id: i64,
+        token: i64,
+    ) -> Result<Option<(FieldRecord, Option<Checked>)>> {
+        let checked = self.fields_checked(id)?;
+        let me = self.actor().name.clone();
+        let Some(item) = self.item_for_update(id)? else {
+            return Ok(None);
+        };
+        let item = found(id, Some(item))?;
+        let held = item.held_with(&me, token);
+        let record = FieldRecord {
+            queue: item.queue,
+            params: item.params,
+            held,
+        };
+        Ok(Some((record, checked)))
+    }
+    /// Writes item `id`'s params `text` under the holder's fence
+    /// ([`crate::store::sql::FENCE_HOLDER_OR_REVIEWER`], token `token`) with a
+    /// `field_changed` event (`detail`), and its digest of checked fields (`None`: not
+    /// known to keep every rule) on a backend that keeps them; false when the fence did not
+    /// hold (nothing written). SQLite writes params and digest in one statement.
+    fn write_params(
+        &mut self,
+        id: i64,
+        token: i64,
+        text: &str,
+        digest: Option<&[u8; 16]>,
+        detail: &Value,
+    ) -> Result<bool> {
+        let w = ItemWrite {
+            set: crate::store::sql::SET_PARAMS,
+            fence: crate::store::sql::FENCE_HOLDER_OR_REVIEWER,
+            value: Some(text),
+            arg: None,
+            kind: EventKind::FieldChanged,
+            detail: detail.clone(),
+        };
+        if !self.write_item(id, token, &w)? {
+            return Ok(false);
+        }
+        if let Some(d) = digest {
+            self.put_fields_checked(id, d)?;
+        }
+        Ok(true)
     }
     /// Writes item `id`'s digest of its checked fields (a backend that keeps none ignores
     /// it).
     fn put_fields_checked(&mut self, id: i64, digest: &[u8; 16]) -> Result<()> {
         let _ = (id, digest);
         Ok(())
+    }
+    /// Writes the digests of many items at once ([`Tx::put_fields_checked`] for each; a
+    /// backend may do it in one statement: PostgreSQL does).
+    fn put_fields_checked_many(&mut self, marks: &[(i64, [u8; 16])]) -> Result<()> {
+        for (id, digest) in marks {
+            self.put_fields_checked(*id, digest)?;
+        }
+        Ok(())
+    }
+    /// What a complete of item `id` is judged and routed by: what [`Tx::fields_checked`]
+    /// reads on a backend that keeps digests, else its queue's definitions
+    /// ([`Tx::finishing`]); and its queue's settings. PostgreSQL reads either in one
+    /// lookup.
+    fn judging(&mut self, id: i64) -> Result<(Judge, Option<QueueSettings>)> {
+        match self.fields_checked(id)? {
+            Some(c) => Ok((Judge::Checked(c), self.queue_of(id)?)),
+            None => {
+                let (defs, queue) = self.finishing(id)?;
+                Ok((Judge::Defs(defs), queue))
+            }
+        }
     }
     /// What a complete of item `id` is judged and routed by: [`Tx::item_fields`] and
     /// [`Tx::queue_of`] (PostgreSQL: both in one lookup).

@@ -20,6 +20,7 @@
 
 mod backoff;
 mod check;
+mod checked;
 mod dedupe;
 mod feed;
 mod figures;
@@ -85,6 +86,8 @@ pub struct PgStore {
     /// The session's database role (`session_user`), learnt at open.
     real: RealIdentity,
     opts: PgOptions,
+    /// The field definitions write transactions read, per queue and version.
+    defs: crate::store::ops::DefsCache,
     /// `SELECT <schema>.caseload_changes()`: the change counter, read by `change_marker`.
     changes_sql: String,
     /// The counter's last value read, and when.
@@ -191,6 +194,7 @@ impl PgStore {
             actor,
             real,
             opts: opts.clone(),
+            defs: Default::default(),
             changes_sql: sql::changes(&schema),
             changes: None,
             own_commits: 0,
@@ -369,13 +373,14 @@ impl PgStore {
             if self.conn.client.is_closed() {
                 self.reconnect()?;
             }
-            let (actor, real) = (&self.actor, &self.real);
+            let (actor, real, defs) = (&self.actor, &self.real, &self.defs);
             let (mut began, mut retry, mut lost) = (None, false, None);
             let out = txn::run(&mut self.conn, Kind::Write, |c, now| {
                 began = Some(now);
                 let mut tx = PgTx {
                     c,
                     ctx: TxCtx { now, actor, real },
+                    defs,
                     retry: false,
                     lost: None,
                 };
@@ -510,6 +515,10 @@ impl Reads for PgStore {
     fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>> {
         let all = self.read(|c| reads::fields(c, Some(queue)))?;
         Ok(all.into_iter().map(|(_, d)| d).collect())
+    }
+
+    fn fields_version(&mut self) -> Result<Option<i64>> {
+        self.read(checked::fields_version).map(Some)
     }
 
     fn all_fields(&mut self) -> Result<Vec<(String, FieldDef)>> {

@@ -2,6 +2,8 @@
 //! rules read before writing are held `FOR UPDATE`, a claim's candidate is picked with
 //! `SKIP LOCKED`, and a claim or an item write is one statement with its event.
 
+use std::sync::Arc;
+
 use postgres::types::ToSql;
 use serde_json::Value;
 
@@ -19,7 +21,9 @@ use crate::domain::{
 use crate::store::Added;
 use crate::store::TakeNext;
 use crate::store::error::Result;
-use crate::store::ops::{Claimable, ItemWrite, Kept, PassedOver, Tx, TxCtx};
+use crate::store::ops::{
+    Checked, Claimable, DefsCache, FieldRecord, ItemWrite, Judge, Kept, PassedOver, Tx, TxCtx,
+};
 use crate::store::rows;
 use crate::store::sql::{InsertParam, insert_param, kinds_sql};
 
@@ -60,6 +64,8 @@ fn unbound(names: &[String]) -> crate::store::StoreError {
 pub(super) struct PgTx<'c> {
     pub c: &'c mut Conn,
     pub ctx: TxCtx<'c>,
+    /// The store's field definitions per queue and version.
+    pub defs: &'c DefsCache,
     /// Set when a statement failed in a way that makes running the transaction again
     /// right (a deadlock, a serialisation failure).
     pub retry: bool,
@@ -542,6 +548,87 @@ impl Tx for PgTx<'_> {
     fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>> {
         let r = super::reads::fields(self.c, Some(queue));
         Ok(self.lift(r)?.into_iter().map(|(_, d)| d).collect())
+    }
+
+    fn fields_at(&mut self, queue: &str, version: Option<i64>) -> Result<Arc<[FieldDef]>> {
+        let Some(version) = version else {
+            return Ok(self.fields(queue)?.into());
+        };
+        if let Some(defs) = self.defs.get(queue, version) {
+            return Ok(defs);
+        }
+        // Read after the version (in this transaction): the same definitions or newer
+        // ones, and a newer version is never read as this one again.
+        let defs: Arc<[FieldDef]> = self.fields(queue)?.into();
+        self.defs.put(queue, version, &defs);
+        Ok(defs)
+    }
+
+    fn fields_version(&mut self) -> Result<Option<i64>> {
+        let r = super::checked::fields_version(self.c);
+        self.lift(r).map(Some)
+    }
+
+    fn fields_checked(&mut self, id: i64) -> Result<Option<Checked>> {
+        let r = super::checked::fields_checked(self.c, id);
+        self.lift(r).map(Some)
+    }
+
+    fn put_fields_checked(&mut self, id: i64, digest: &[u8; 16]) -> Result<()> {
+        self.put_fields_checked_many(&[(id, *digest)])
+    }
+
+    fn put_fields_checked_many(&mut self, marks: &[(i64, [u8; 16])]) -> Result<()> {
+        if marks.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<i64> = marks.iter().map(|m| m.0).collect();
+        let digests: Vec<Vec<u8>> = marks.iter().map(|m| m.1.to_vec()).collect();
+        let r = super::checked::put_many(self.c, &ids, &digests);
+        self.lift(r)
+    }
+
+    fn judging(&mut self, id: i64) -> Result<(Judge, Option<QueueSettings>)> {
+        let r = super::checked::judging(self.c, id);
+        let (checked, queue) = self.lift(r)?;
+        Ok((Judge::Checked(checked), queue))
+    }
+
+    fn field_record(
+        &mut self,
+        id: i64,
+        token: i64,
+    ) -> Result<Option<(FieldRecord, Option<Checked>)>> {
+        let r = super::checked::field_record(self.c, id, &self.ctx.actor.name, token);
+        Ok(self.lift(r)?.map(|(record, c)| (record, Some(c))))
+    }
+
+    fn write_params(
+        &mut self,
+        id: i64,
+        token: i64,
+        text: &str,
+        digest: Option<&[u8; 16]>,
+        detail: &Value,
+    ) -> Result<bool> {
+        let detail = detail.to_string();
+        let digest = digest.map(|d| d.to_vec());
+        let r = self.c.execute_as(
+            &super::checked::WRITE_PARAMS,
+            &super::checked::write_params_types(),
+            &[
+                &id,
+                &self.ctx.actor.name,
+                &token,
+                &self.ctx.now,
+                &Some(text),
+                &self.ctx.actor.os_user,
+                &EventKind::FieldChanged.as_str(),
+                &detail,
+                &digest,
+            ],
+        );
+        Ok(self.lift(r)? > 0)
     }
 
     fn item_fields(&mut self, id: i64) -> Result<Vec<FieldDef>> {

@@ -93,7 +93,7 @@ pub struct SqliteStore {
     /// The last search's plan (a list and then a count of it share one).
     plans: search_plan::PlanCache,
     /// The field definitions write transactions read, per queue and version.
-    defs: tx::DefsCache,
+    defs: crate::store::ops::DefsCache,
 }
 
 impl SqliteStore {
@@ -139,7 +139,7 @@ impl SqliteStore {
             read_only,
             own_commits: 0,
             plans: search_plan::PlanCache::default(),
-            defs: tx::DefsCache::default(),
+            defs: crate::store::ops::DefsCache::default(),
         })
     }
 

@@ -2,10 +2,9 @@
 //! the write lock is held from the start, so every read here already sees what the write
 //! will change, and nothing needs locking row by row.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, named_params, params};
 use serde_json::{Value, json};
 
 use super::insert;
@@ -23,8 +22,12 @@ use crate::domain::{
 use crate::store::Added;
 use crate::store::TakeNext;
 use crate::store::error::Result;
-use crate::store::ops::{Checked, Claimable, ItemWrite, Kept, PassedOver, Tx, TxCtx};
-use crate::store::sql::{FENCE_TOKEN, SET_RELEASE, kinds_sql};
+use crate::store::ops::{
+    Checked, Claimable, DefsCache, FieldRecord, ItemWrite, Kept, PassedOver, Tx, TxCtx,
+};
+use crate::store::sql::{
+    FENCE_HOLDER_OR_REVIEWER, FENCE_TOKEN, SET_PARAMS, SET_RELEASE, kinds_sql,
+};
 
 /// One write transaction on SQLite.
 pub(super) struct SqliteTx<'c> {
@@ -32,16 +35,6 @@ pub(super) struct SqliteTx<'c> {
     pub ctx: TxCtx<'c>,
     pub defs: &'c DefsCache,
 }
-
-/// The field definitions a store's write transactions read, per queue, with the version
-/// of the definitions they were read at (`fields_version`, which every change to any
-/// queue's fields replaces by a new random number, raw SQL included): a `set` or an add
-/// reads one number instead of every field's row while nothing changed.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct DefsCache(Arc<Mutex<HashMap<String, Versioned>>>);
-
-/// A queue's field definitions and the version they were read at.
-type Versioned = (i64, Vec<FieldDef>);
 
 /// The version of every queue's field definitions.
 fn fields_version(c: &Connection) -> Result<i64> {
@@ -602,30 +595,22 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn fields(&mut self, queue: &str) -> Result<Vec<FieldDef>> {
-        self.fields_at(queue, None)
+        Ok(self.fields_at(queue, None)?.to_vec())
     }
 
-    fn fields_at(&mut self, queue: &str, version: Option<i64>) -> Result<Vec<FieldDef>> {
+    fn fields_at(&mut self, queue: &str, version: Option<i64>) -> Result<Arc<[FieldDef]>> {
         let version = match version {
             Some(v) => v,
             None => fields_version(self.c)?,
         };
-        let cache = &self.defs.0;
-        if let Some((v, defs)) = cache.lock().ok().and_then(|c| c.get(queue).cloned())
-            && v == version
-        {
+        if let Some(defs) = self.defs.get(queue, version) {
             return Ok(defs);
         }
-        let defs: Vec<FieldDef> = super::reads::fields(self.c, Some(queue))?
+        let defs: Arc<[FieldDef]> = super::reads::fields(self.c, Some(queue))?
             .into_iter()
             .map(|(_, d)| d)
             .collect();
-        if let Ok(mut c) = cache.lock() {
-            if c.len() >= 256 {
-                c.clear();
-            }
-            c.insert(queue.to_string(), (version, defs.clone()));
-        }
+        self.defs.put(queue, version, &defs);
         Ok(defs)
     }
 
@@ -658,6 +643,80 @@ impl Tx for SqliteTx<'_> {
             version: 0,
             digest: None,
         })))
+    }
+
+    fn field_record(
+        &mut self,
+        id: i64,
+        token: i64,
+    ) -> Result<Option<(FieldRecord, Option<Checked>)>> {
+        // One statement for what a save needs (a notes save reads the whole item): the
+        // holder's fence as a test, the queue, the params, and the digest lookup.
+        static SQL: LazyLock<String> = LazyLock::new(|| {
+            format!(
+                "SELECT i.queue, i.params, coalesce({}, 0), \
+                 EXISTS (SELECT 1 FROM queue_fields f WHERE f.queue = i.queue), \
+                 (SELECT n FROM fields_version), i.fields_checked FROM items i WHERE i.id = :id",
+                FENCE_HOLDER_OR_REVIEWER
+                    .replace("lock_", "i.lock_")
+                    .replace("state", "i.state")
+            )
+        });
+        let row = self
+            .c
+            .prepare_cached(&SQL)?
+            .query_row(
+                named_params! {":id": id, ":me": self.ctx.actor.name, ":token": token},
+                |r| {
+                    let digest = match r.get_ref(5)? {
+                        rusqlite::types::ValueRef::Blob(b) => <[u8; 16]>::try_from(b).ok(),
+                        _ => None,
+                    };
+                    let record = FieldRecord {
+                        queue: lossy_text(r, 0)?,
+                        params: lossy_text(r, 1)?,
+                        held: r.get(2)?,
+                    };
+                    let checked = Checked {
+                        has_fields: r.get(3)?,
+                        version: r.get(4)?,
+                        digest,
+                    };
+                    Ok((record, Some(checked)))
+                },
+            )
+            .optional()?;
+        Ok(row)
+    }
+
+    fn write_params(
+        &mut self,
+        id: i64,
+        token: i64,
+        text: &str,
+        digest: Option<&[u8; 16]>,
+        detail: &Value,
+    ) -> Result<bool> {
+        // The params and the digest in one statement (a stale digest is cleared: the
+        // params it was of are gone).
+        static SQL: LazyLock<String> = LazyLock::new(|| {
+            sql::fenced_update(
+                &format!("{SET_PARAMS}, fields_checked = :digest"),
+                FENCE_HOLDER_OR_REVIEWER,
+            )
+        });
+        let n = self.c.prepare_cached(&SQL)?.execute(named_params! {
+            ":id": id,
+            ":me": self.ctx.actor.name,
+            ":token": token,
+            ":value": text,
+            ":digest": digest.map(|d| &d[..]),
+        })?;
+        if n == 0 {
+            return Ok(false);
+        }
+        self.insert_event(id, EventKind::FieldChanged, detail)?;
+        Ok(true)
     }
 
     fn put_fields_checked(&mut self, id: i64, digest: &[u8; 16]) -> Result<()> {
