@@ -139,7 +139,13 @@ pub(crate) fn digest(version: i64, queue: &str, params: &str) -> [u8; 16] {
 /// reads one number instead of every field's row while nothing changed, and the
 /// definitions are handed out shared, not copied.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct DefsCache(Arc<Mutex<HashMap<String, (i64, Arc<[FieldDef]>)>>>);
+pub(crate) struct DefsCache(Arc<Mutex<HashMap<String, Versioned>>>);
+
+/// A queue's field definitions and the version they were read at.
+type Versioned = (i64, Arc<[FieldDef]>);
+
+/// The definitions of a queue, shared.
+type Defs = Arc<[FieldDef]>;
 
 impl DefsCache {
     /// `queue`'s definitions as read at `version`, if kept.
@@ -238,11 +244,7 @@ pub(crate) fn seal_added(
 
 /// The item held under `token` by the actor (for update), its params as a JSON object,
 /// and its queue's fields; a lock that is gone is explained as for any holder write.
-fn held_record(
-    tx: &mut dyn Tx,
-    id: i64,
-    token: i64,
-) -> Result<(Item, Map<String, Value>, Arc<[FieldDef]>)> {
+fn held_record(tx: &mut dyn Tx, id: i64, token: i64) -> Result<(Item, Map<String, Value>, Defs)> {
     let me = tx.actor().name.clone();
     let item = found(id, tx.item_for_update(id)?)?;
     if !item.held_with(&me, token) {
