@@ -115,12 +115,18 @@ pub(super) fn write_params_types() -> [Type; 9] {
     t
 }
 
-/// Writes the digests of items (`ids[i]`'s is `digests[i]`) in one statement.
-pub(super) fn put_many(c: &mut Conn, ids: &[i64], digests: &[Vec<u8>]) -> TxResult<()> {
+/// Writes the digests of items (`ids[i]`'s is `digests[i]`) in one statement (in hex: a
+/// pooled connection names each parameter's type from its Rust type, and knows no
+/// `bytea[]`).
+pub(super) fn put_many(c: &mut Conn, ids: &[i64], digests: &[[u8; 16]]) -> TxResult<()> {
+    let hex: Vec<String> = digests
+        .iter()
+        .map(|d| d.iter().map(|b| format!("{b:02x}")).collect())
+        .collect();
     c.execute(
-        "UPDATE items i SET fields_checked = d.digest \
-         FROM unnest($1::bigint[], $2::bytea[]) AS d(id, digest) WHERE i.id = d.id",
-        &[&ids, &digests],
+        "UPDATE items i SET fields_checked = decode(d.hex, 'hex') \
+         FROM unnest($1::bigint[], $2::text[]) AS d(id, hex) WHERE i.id = d.id",
+        &[&ids, &hex],
     )?;
     Ok(())
 }

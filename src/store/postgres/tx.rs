@@ -583,7 +583,7 @@ impl Tx for PgTx<'_> {
             return Ok(());
         }
         let ids: Vec<i64> = marks.iter().map(|m| m.0).collect();
-        let digests: Vec<Vec<u8>> = marks.iter().map(|m| m.1.to_vec()).collect();
+        let digests: Vec<[u8; 16]> = marks.iter().map(|m| m.1).collect();
         let r = super::checked::put_many(self.c, &ids, &digests);
         self.lift(r)
     }
