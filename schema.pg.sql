@@ -967,13 +967,18 @@ END
 $migrate$;
 
 -- Search with an index (schema 23): where pg_trgm is installed, items.search_text (the
--- fold of the searched text, stored) and its GIN trigram index items_search.
+-- fold of the searched text) and its GIN trigram index items_search. Since schema 28 the
+-- column is kept by the trigger items_search_text, which leaves NULL the rows an import's
+-- batches insert (`caseload.search_later`); `caseload import` fills them on a second
+-- connection, and searches test NULL rows by the scan (items_unindexed finds them).
 CREATE FUNCTION caseload_search_index(rebuild BOOLEAN DEFAULT false) RETURNS text
 LANGUAGE plpgsql
 AS $search$
 DECLARE
     trgm NAME;
     has_column BOOLEAN;
+    generated BOOLEAN;
+    pinned TEXT := format('SET search_path = %I, pg_catalog, pg_temp', current_schema());
 BEGIN
     SELECT n.nspname INTO trgm FROM pg_catalog.pg_extension e
         JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
@@ -982,6 +987,7 @@ BEGIN
         WHERE attrelid = format('%I.items', current_schema())::regclass
           AND attname = 'search_text' AND NOT attisdropped) INTO has_column;
     IF has_column AND rebuild THEN
+        DROP TRIGGER IF EXISTS items_search_text ON items;
         ALTER TABLE items DROP COLUMN search_text;
         has_column := false;
     END IF;
@@ -989,11 +995,42 @@ BEGIN
         RETURN CASE WHEN has_column THEN 'column' ELSE 'scan' END;
     END IF;
     IF NOT has_column THEN
+        -- Filled in one rewrite (faster than an UPDATE of every row), then made plain.
         ALTER TABLE items ADD COLUMN search_text TEXT GENERATED ALWAYS AS (caseload_fold(
             coalesce(title, '') || E'\n' || coalesce(body, '') || E'\n'
             || coalesce(params::text, '') || E'\n' || coalesce(notes, '') || E'\n'
             || coalesce(result, '') || E'\n' || coalesce(error, '') || E'\n'
             || coalesce(source, ''))) STORED;
+    END IF;
+    SELECT attgenerated <> '' INTO generated FROM pg_catalog.pg_attribute
+        WHERE attrelid = format('%I.items', current_schema())::regclass
+          AND attname = 'search_text' AND NOT attisdropped;
+    IF generated AND current_setting('server_version_num')::int >= 130000 THEN
+        EXECUTE format($f$
+            CREATE OR REPLACE FUNCTION caseload_search_text() RETURNS trigger
+            LANGUAGE plpgsql %s AS $$
+            BEGIN
+                IF TG_OP = 'INSERT'
+                   AND coalesce(current_setting('caseload.search_later', true), '') = 'on' THEN
+                    NEW.search_text := NULL;
+                ELSE
+                    NEW.search_text := caseload_fold(
+                        coalesce(NEW.title, '') || E'\n' || coalesce(NEW.body, '') || E'\n'
+                        || coalesce(NEW.params::text, '') || E'\n' || coalesce(NEW.notes, '')
+                        || E'\n' || coalesce(NEW.result, '') || E'\n'
+                        || coalesce(NEW.error, '') || E'\n' || coalesce(NEW.source, ''));
+                END IF;
+                RETURN NEW;
+            END $$ $f$, pinned);
+        ALTER TABLE items ALTER COLUMN search_text DROP EXPRESSION;
+        CREATE TRIGGER items_search_text
+            BEFORE INSERT OR UPDATE OF title, body, params, notes, result, error, source,
+                search_text
+            ON items FOR EACH ROW EXECUTE FUNCTION caseload_search_text();
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class
+        WHERE relname = 'items_unindexed' AND relnamespace = current_schema()::regnamespace) THEN
+        CREATE INDEX items_unindexed ON items (id) WHERE search_text IS NULL;
     END IF;
     IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class
         WHERE relname = 'items_search' AND relnamespace = current_schema()::regnamespace) THEN

@@ -10,9 +10,11 @@
 //! with pg_trgm installed) whose schemas `s{n}_index` and `s{n}_scan` are built once and
 //! kept (`CL_SEARCH_ITEMS` items; a million took 10 min on a quiet 2-core machine, most
 //! of it the column and the GIN build; the count trigger is off while rows are copied).
-//! Import: `CL_SEARCH_PG_IMPORT` [20000] rows into fresh schemas with and without the
-//! index (and with `CL_SEARCH_PG_PENDING_KB`: with the index and that
-//! `gin_pending_list_limit`), then `CL_SEARCH_PG_CYCLES` [300] claim+complete.
+//! Import: `CL_SEARCH_PG_IMPORT` [20000] rows into fresh schemas without the index, with
+//! it kept inside each INSERT (schema 27's generated column: before) and with the
+//! indexer beside the import (schema 28: the command returns once every row is indexed,
+//! checked), and with `CL_SEARCH_PG_PENDING_KB` the last with that
+//! `gin_pending_list_limit`; then `CL_SEARCH_PG_CYCLES` [300] claim+complete on each.
 
 use std::time::{Duration, Instant};
 
@@ -61,7 +63,7 @@ fn fresh_schema(url: &str, schema: &str, indexed: bool) -> String {
     drop(open(&su));
     if !indexed {
         admin(&su)
-            .batch_execute("ALTER TABLE items DROP COLUMN search_text")
+            .batch_execute("ALTER TABLE items DROP COLUMN search_text CASCADE")
             .unwrap();
     }
     su
@@ -245,8 +247,34 @@ pub(super) fn sec_pg() {
     sec_pg_import(&url);
 }
 
-/// `caseload import` of the same rows into a fresh schema with and without the index,
-/// then claim+complete cycles on each.
+/// The search text as schema 27 kept it: a stored generated column, folded and indexed
+/// inside every INSERT (the import before its indexer ran beside it, for the ratio
+/// before and after in the same minutes).
+const INLINE_COLUMN: &str = "DROP TRIGGER items_search_text ON items; \
+    ALTER TABLE items DROP COLUMN search_text; \
+    ALTER TABLE items ADD COLUMN search_text TEXT GENERATED ALWAYS AS (caseload_fold( \
+        coalesce(title, '') || E'\\n' || coalesce(body, '') || E'\\n' \
+        || coalesce(params::text, '') || E'\\n' || coalesce(notes, '') || E'\\n' \
+        || coalesce(result, '') || E'\\n' || coalesce(error, '') || E'\\n' \
+        || coalesce(source, ''))) STORED; \
+    CREATE INDEX items_search ON items USING gin (search_text public.gin_trgm_ops)";
+
+/// How an import schema keeps the search index.
+#[derive(Clone, Copy, PartialEq)]
+enum Indexing {
+    /// No index (no `search_text`).
+    Without,
+    /// Schema 27's generated column: indexed inside each INSERT (`--no-index`: nothing
+    /// is left to index after the rows).
+    Inline,
+    /// Schema 28: rows left for the indexer beside the import, on a second connection;
+    /// the command returns once every row is indexed (the bench checks none is left).
+    Beside,
+}
+
+/// `caseload import` of the same rows into fresh schemas without the index, with the
+/// index kept inside each INSERT (schema 27, before) and with the indexer beside the
+/// import (schema 28), then claim+complete cycles on each.
 fn sec_pg_import(url: &str) {
     let rows = env_num("CL_SEARCH_PG_IMPORT", 20_000);
     let cycles = env_num("CL_SEARCH_PG_CYCLES", 300);
@@ -259,16 +287,26 @@ fn sec_pg_import(url: &str) {
     println!("| schema | import s | rows/s | claim+complete per s |");
     println!("|---|---:|---:|---:|");
     // GIN's pending list of new rows' trigrams at another size than the server's
-    // (`CL_SEARCH_PG_PENDING_KB`, kB): a third schema with it.
+    // (`CL_SEARCH_PG_PENDING_KB`, kB): a fourth schema with it (the indexer beside).
     let pending = std::env::var("CL_SEARCH_PG_PENDING_KB").ok();
-    let mut variants = vec![(false, None), (true, None)];
+    let mut variants = vec![
+        (Indexing::Without, None),
+        (Indexing::Inline, None),
+        (Indexing::Beside, None),
+    ];
     if let Some(kb) = &pending {
-        variants.push((true, Some(kb.clone())));
+        variants.push((Indexing::Beside, Some(kb.clone())));
     }
     let mut rates = Vec::new();
-    for (indexed, pending) in variants {
-        let name = if indexed { "imp_index" } else { "imp_scan" };
-        let su = fresh_schema(url, name, indexed);
+    for (how, pending) in variants {
+        let name = match how {
+            Indexing::Without => "imp_scan",
+            _ => "imp_index",
+        };
+        let su = fresh_schema(url, name, how != Indexing::Without);
+        if how == Indexing::Inline {
+            admin(&su).batch_execute(INLINE_COLUMN).unwrap();
+        }
         if let Some(kb) = &pending {
             admin(&su)
                 .batch_execute(&format!(
@@ -276,9 +314,13 @@ fn sec_pg_import(url: &str) {
                 ))
                 .unwrap();
         }
+        let mut args = vec!["--db", &su, "import", csv.to_str().unwrap()];
+        if how == Indexing::Inline {
+            args.push("--no-index");
+        }
         let t = Instant::now();
         let out = std::process::Command::new(CASELOAD)
-            .args(["--db", &su, "import", csv.to_str().unwrap()])
+            .args(&args)
             .env("CASELOAD_USER", "bench")
             .output()
             .unwrap();
@@ -288,6 +330,13 @@ fn sec_pg_import(url: &str) {
             String::from_utf8_lossy(&out.stderr)
         );
         let took = t.elapsed().as_secs_f64();
+        if how != Indexing::Without {
+            let waiting: i64 = admin(&su)
+                .query_one("SELECT count(*) FROM items WHERE search_text IS NULL", &[])
+                .unwrap()
+                .get(0);
+            assert_eq!(waiting, 0, "every row indexed when the import returned");
+        }
         let mut s = open(&su);
         let t = Instant::now();
         for _ in 0..cycles {
@@ -295,12 +344,15 @@ fn sec_pg_import(url: &str) {
             s.complete(it.id, it.lock_token, None).unwrap();
         }
         let cps = cycles as f64 / t.elapsed().as_secs_f64();
-        rates.push((rows as f64 / took, cps));
-        let what = match (indexed, &pending) {
-            (false, _) => "without".to_string(),
-            (true, None) => "with the index".to_string(),
-            (true, Some(kb)) => format!("with the index, pending list {kb} kB"),
+        let what = match (how, &pending) {
+            (Indexing::Without, _) => "without".to_string(),
+            (Indexing::Inline, _) => "with the index, inside each INSERT (schema 27)".to_string(),
+            (Indexing::Beside, None) => "with the index, indexer beside (schema 28)".to_string(),
+            (Indexing::Beside, Some(kb)) => {
+                format!("with the index, indexer beside, pending list {kb} kB")
+            }
         };
+        rates.push((what.clone(), rows as f64 / took, cps));
         println!(
             "| {what} | {took:.1} | {:.0} | {cps:.0} |",
             rows as f64 / took
@@ -310,12 +362,14 @@ fn sec_pg_import(url: &str) {
             .batch_execute(&format!("DROP SCHEMA {name} CASCADE"))
             .unwrap();
     }
-    for (i, r) in rates.iter().enumerate().skip(1) {
+    println!();
+    for r in rates.iter().skip(1) {
         println!(
-            "\nwith/without{}: import {:.2}x (target ≥0.6x), claim+complete {:.2}x",
-            if i > 1 { " (pending list)" } else { "" },
-            r.0 / rates[0].0,
-            r.1 / rates[0].1
+            "{}: import {:.2}x without (target ≥0.6x), claim+complete {:.2}x",
+            r.0,
+            r.1 / rates[0].1,
+            r.2 / rates[0].2
         );
     }
+    println!("(load {})", super::loadavg());
 }

@@ -568,8 +568,9 @@ pub struct ImportArgs {
     #[arg(long, conflicts_with = "keep_ids")]
     pub skip_duplicates: bool,
     /// Leave the new rows out of the search index (default: indexed after they are
-    /// written, in short transactions of their own). Searches find them all the same, by
-    /// scanning them, until the next import or an idle TUI indexes them.
+    /// written, in short transactions of their own; on PostgreSQL while they are written,
+    /// on a second connection). Searches find them all the same, by scanning them, until
+    /// the next import or an idle TUI indexes them.
     #[arg(long)]
     pub no_index: bool,
 }

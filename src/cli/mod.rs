@@ -147,6 +147,26 @@ fn open_store_as(
     }
 }
 
+/// A second connection to the same PostgreSQL schema, for the search indexer beside an
+/// import; `None` on SQLite (one writer at a time: it indexes after the rows), or when
+/// the server refuses one more connection (the import then indexes after its rows).
+pub(crate) fn second_connection(ctx: &Invocation) -> Option<Box<dyn Store + Send>> {
+    let Location::Postgres(url) = &ctx.location else {
+        return None;
+    };
+    let opts = crate::store::postgres::PgOptions {
+        must_exist: true,
+        ..pg_options(ctx).ok()?
+    };
+    match crate::store::postgres::PgStore::open(url, ctx.actor.clone(), &opts) {
+        Ok(s) => Some(Box::new(s)),
+        Err(e) => {
+            tracing::warn!("no second connection for the search index: {e}");
+            None
+        }
+    }
+}
+
 /// The PostgreSQL options every command starts from: `CASELOAD_PG_POOL`, else the config
 /// files' `pg_pool`.
 pub(crate) fn pg_options(ctx: &Invocation) -> Result<crate::store::postgres::PgOptions, Failure> {
@@ -197,7 +217,9 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
     match command {
         Command::Demo => setup::demo(&ctx, cli.no_notify, out),
         Command::Add(a) => produce::add(&mut *store()?, a, out),
-        Command::Import(a) => produce::import_file(&mut *store()?, a, out),
+        Command::Import(a) => {
+            produce::import_file(&mut *store()?, a, out, &mut || second_connection(&ctx))
+        }
         Command::List(a) => read::list(&mut *store()?, a, out),
         Command::Show { id, json } => read::show(&mut *store()?, id, json, out),
         Command::Claim { .. }

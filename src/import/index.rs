@@ -6,6 +6,9 @@
 //! this leaves its rows searchable all the same: a search scans what the index has not
 //! reached, and the next import, or a TUI left idle, indexes it.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::{BatchSizer, Progress};
@@ -47,5 +50,76 @@ pub fn index_new_rows(
         sizer.record(n, started.elapsed());
         done += n as u64;
         progress.indexing(done, expected.max(done));
+    }
+}
+
+/// Rows per statement of the indexer beside an import: its row locks are held for one
+/// statement (~0.1 s), during which a claim passes those rows over for the next ones.
+const BESIDE_BATCH: usize = 200;
+/// How long the indexer beside waits when it has caught up with the rows committed.
+const BESIDE_IDLE: Duration = Duration::from_millis(50);
+
+/// The search indexer beside an import (PostgreSQL, issue 32 §4): on a connection of its
+/// own, it indexes the rows the import's batches have committed ([`Store::index_search`])
+/// while the import writes the next ones, so that the import takes about as long as the
+/// slower of the two instead of their sum. [`Beside::finish`] waits for it to index
+/// every row committed before it was called.
+pub struct Beside {
+    done: Arc<AtomicBool>,
+    indexed: Arc<AtomicU64>,
+    thread: JoinHandle<Result<u64, (u64, StoreError)>>,
+}
+
+/// Starts indexing beside an import on `store` (a second connection).
+pub fn index_beside(mut store: Box<dyn Store + Send>) -> Beside {
+    let done = Arc::new(AtomicBool::new(false));
+    let indexed = Arc::new(AtomicU64::new(0));
+    let (stop, count) = (done.clone(), indexed.clone());
+    let thread = std::thread::spawn(move || {
+        let mut total = 0u64;
+        loop {
+            // Read before the batch: once the import has said it is done, a batch that
+            // finds nothing has seen every row it committed.
+            let last = stop.load(Ordering::SeqCst);
+            match store.index_search(BESIDE_BATCH) {
+                Ok(0) if last => return Ok(total),
+                Ok(0) => std::thread::sleep(BESIDE_IDLE),
+                Ok(n) => {
+                    total += n as u64;
+                    count.store(total, Ordering::Relaxed);
+                }
+                Err(e) => return Err((total, e)),
+            }
+        }
+    });
+    Beside {
+        done,
+        indexed,
+        thread,
+    }
+}
+
+impl Beside {
+    /// Tells the indexer the import wrote its last rows and waits until it has indexed
+    /// them all (`expected` is what the progress line counts on). Returns how many rows
+    /// it indexed, or how many before it failed and why.
+    pub fn finish(
+        self,
+        expected: u64,
+        progress: &mut dyn Progress,
+    ) -> Result<u64, (u64, StoreError)> {
+        self.done.store(true, Ordering::SeqCst);
+        while !self.thread.is_finished() {
+            let n = self.indexed.load(Ordering::Relaxed);
+            progress.indexing(n, expected.max(n));
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        match self.thread.join() {
+            Ok(out) => out,
+            Err(_) => Err((
+                self.indexed.load(Ordering::Relaxed),
+                StoreError::Invalid("the search indexer stopped (panicked)".into()),
+            )),
+        }
     }
 }

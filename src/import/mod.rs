@@ -17,7 +17,7 @@ mod keep;
 mod read;
 mod run;
 
-pub use index::{INDEX_TARGET, index_new_rows};
+pub use index::{Beside, INDEX_TARGET, index_beside, index_new_rows};
 pub use read::{Parsed, Row, Rows};
 pub use run::{ImportError, Options, Progress, Summary, import};
 

@@ -680,9 +680,12 @@ fn add_batch(
             ..AddOptions::creating_queues()
         },
     };
+    // Indexed for search beside the import (`caseload import` runs the indexer on a
+    // second connection), not inside its transactions.
     let opts = AddOptions {
         unchecked: true,
         checked: fields_checked,
+        search_later: true,
         ..opts
     };
     let added = (store.add_items(&batch.items, opts)).map_err(|error| ImportError::Store {

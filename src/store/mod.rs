@@ -167,6 +167,10 @@ pub struct AddOptions<'a> {
     /// With `unchecked`: the records the caller checked itself (an import's rows), to be
     /// marked checked as the caller found them.
     pub checked: Option<FieldsChecked<'a>>,
+    /// Leave the items' search text for later (an import, which indexes them on a second
+    /// connection meanwhile: [`Writes::index_search`]); searches scan them until then.
+    /// Only PostgreSQL's index is kept on insert; SQLite indexes later anyway.
+    pub search_later: bool,
 }
 
 /// Which of a batch's records in `queue` keep every rule of its fields (`ok`, one per
@@ -190,6 +194,7 @@ impl<'a> AddOptions<'a> {
             skip_duplicates: false,
             unchecked: false,
             checked: None,
+            search_later: false,
         }
     }
 
@@ -202,6 +207,7 @@ impl<'a> AddOptions<'a> {
             skip_duplicates: false,
             unchecked: false,
             checked: None,
+            search_later: false,
         }
     }
 }

@@ -455,6 +455,8 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
     let env = Env::new();
     let as_role = |role: &str| b.url.replacen("://postgres@", &format!("://{role}@"), 1);
     let owner = b.url.clone();
+    // With pg_trgm, the schema gets the search index (its trigger, its indexer).
+    let _ = admin.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public");
     // The owner (here a superuser) creates the schema; boss is its first supervisor and
     // makes the sup role's own name a supervisor.
     env.ok("boss", &["--db", &owner, "init"]);
@@ -487,6 +489,25 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
     let id = v["id"].as_i64().unwrap().to_string();
     env.ok(&bob, &["--db", &bob_db, "complete", &id]);
     env.ok(&bob, &["--db", &bob_db, "list", "--state", "all"]);
+    // bob imports: the rows are indexed for search beside the import, by bob's own second
+    // connection (the README's grants cover it), before the command returns.
+    let csv = env.dir.path().join("rows.csv");
+    let rows: String = (0..300).map(|i| format!("Row {i} quagga{i}\n")).collect();
+    std::fs::write(&csv, format!("title\n{rows}")).unwrap();
+    env.ok(&bob, &["--db", &bob_db, "import", csv.to_str().unwrap()]);
+    let waiting: i64 = admin
+        .query_one(
+            &format!(
+                "SELECT count(*) FROM {}.items WHERE search_text IS NULL",
+                b.schema
+            ),
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(waiting, 0, "every imported row indexed when import returns");
+    let found = env.ok(&bob, &["--db", &bob_db, "list", "--search", "quagga217"]);
+    assert!(found.contains("Row 217 "), "{found}");
     env.ok(&bob, &["--db", &bob_db, "history"]);
     // The figures read the day summary (whole days of a 3-day period), which the
     // completion wrote through the trigger's SECURITY DEFINER function.

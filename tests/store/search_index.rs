@@ -6,7 +6,7 @@
 use crate::support::backend::{Adds, Backend, PgBackend, setup};
 use caseload::domain::NewItem;
 use caseload::domain::search::COUNT_CAP;
-use caseload::store::{ListFilter, StateFilter, Store};
+use caseload::store::{AddOptions, ListFilter, StateFilter, Store};
 
 /// The extension in the test database (CI installs it; a race with another test process
 /// creating it at the same moment is fine).
@@ -186,7 +186,7 @@ fn the_index_answers_exactly_as_the_scan() {
     // The same rows without the index: the scan of a schema without the column.
     drop(boss);
     b.admin()
-        .batch_execute("ALTER TABLE items DROP COLUMN search_text")
+        .batch_execute("ALTER TABLE items DROP COLUMN search_text CASCADE")
         .unwrap();
     assert_eq!(shape(&b), (false, false));
     let mut scan = b.open("boss", 0);
@@ -207,6 +207,142 @@ fn the_index_answers_exactly_as_the_scan() {
     assert!(counts.contains(&0), "{counts:?}");
 }
 
+/// Items of the test's texts, numbered from `from` (each carries its own `n{i:05}`).
+fn items_from(r: &mut Rng, from: usize, n: usize) -> Vec<NewItem> {
+    (from..from + n)
+        .map(|i| NewItem {
+            body: text(r, i, 6),
+            params: format!("{{\"ref\": \"{}\"}}", r.pick(WORDS).replace('\\', "\\\\")),
+            source: (i % 7 == 0).then(|| r.pick(WORDS).to_string()),
+            ..NewItem::titled(&text(r, i + 1, 2))
+        })
+        .collect()
+}
+
+/// How many items are not indexed yet (their `search_text` NULL).
+fn unindexed(b: &PgBackend) -> i64 {
+    b.admin()
+        .query_one("SELECT count(*) FROM items WHERE search_text IS NULL", &[])
+        .unwrap()
+        .get(0)
+}
+
+/// Rows an import leaves for its indexer beside it (migration 28: `search_text` NULL
+/// until a second connection fills it) are found exactly as the scan finds them: before
+/// the indexer starts, when it has done part of them, and after; a note saved on such a
+/// row indexes it; a search text written by hand is folded again by the server.
+#[test]
+fn rows_not_indexed_yet_are_found_as_the_scan_finds_them() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    with_trgm(&b);
+    let mut boss = setup(&b);
+    let mut r = Rng(28);
+    boss.add_batch(&items_from(&mut r, 0, 1500)).unwrap();
+    let later = AddOptions {
+        search_later: true,
+        ..AddOptions::creating_queues()
+    };
+    for chunk in 0..3 {
+        let rows = items_from(&mut r, 1500 + chunk * 500, 500);
+        boss.add_items(&rows, later).unwrap();
+    }
+    assert_eq!(unindexed(&b), 1500, "an import's rows wait for the indexer");
+    // Rare words among the indexed rows and among the others, common ones, short ones.
+    let searches = [
+        "common",
+        "often",
+        "common often",
+        "n00123",
+        "n02345",
+        "n02999",
+        "n0299",
+        "69529",
+        "zzz",
+        "er",
+        "σοφια",
+        "straße",
+        "ørsted",
+        "x_y",
+        "%z",
+        "東京",
+        "muller jose",
+        "n01",
+    ];
+    let states = [StateFilter::Open, StateFilter::All];
+    let all = |s: &mut dyn Store| -> Vec<_> {
+        (searches.iter())
+            .flat_map(|t| states.map(|st| answers(s, st, t)))
+            .collect()
+    };
+    let before = all(&mut *boss);
+    // A second connection indexes some of them, as the import's indexer does.
+    let mut indexer = b.open("boss", 0);
+    assert_eq!(indexer.index_search(1000).unwrap(), 1000);
+    assert_eq!(unindexed(&b), 500);
+    let part = all(&mut *boss);
+    // A note on a row not indexed yet: the row is indexed with it.
+    let last: i64 = b
+        .admin()
+        .query_one("SELECT max(id) FROM items WHERE search_text IS NULL", &[])
+        .unwrap()
+        .get(0);
+    let it = boss.take(last).unwrap();
+    boss.save_notes(it.id, it.lock_token, "wombat Kraków")
+        .unwrap();
+    boss.release(it.id, it.lock_token).unwrap();
+    assert_eq!(unindexed(&b), 499);
+    let noted = all(&mut *boss);
+    while indexer.index_search(200).unwrap() > 0 {}
+    assert_eq!(unindexed(&b), 0);
+    let after = all(&mut *boss);
+    // Nobody stores another text as an item's search text: the server folds it again.
+    b.admin()
+        .batch_execute(
+            "UPDATE items SET search_text = 'forged' WHERE id = (SELECT min(id) FROM items)",
+        )
+        .unwrap();
+    let (kept, folded): (String, String) = b
+        .admin()
+        .query_one(
+            "SELECT search_text, caseload_fold(coalesce(title, '') || E'\\n' || \
+             coalesce(body, '') || E'\\n' || coalesce(params::text, '') || E'\\n' || \
+             coalesce(notes, '') || E'\\n' || coalesce(result, '') || E'\\n' || \
+             coalesce(error, '') || E'\\n' || coalesce(source, '')) \
+             FROM items WHERE id = (SELECT min(id) FROM items)",
+            &[],
+        )
+        .map(|r| (r.get(0), r.get(1)))
+        .unwrap();
+    assert_eq!(kept, folded);
+    // The same rows by the scan.
+    drop((boss, indexer));
+    b.admin()
+        .batch_execute("ALTER TABLE items DROP COLUMN search_text CASCADE")
+        .unwrap();
+    let mut scan = b.open("boss", 0);
+    let scanned = all(&mut *scan);
+    let mut i = 0;
+    for t in &searches {
+        for st in states {
+            assert_eq!(
+                before[i], scanned[i],
+                "{t:?} in {st:?}: none indexed vs scan"
+            );
+            assert_eq!(part[i], scanned[i], "{t:?} in {st:?}: part indexed vs scan");
+            assert_eq!(after[i], scanned[i], "{t:?} in {st:?}: all indexed vs scan");
+            i += 1;
+        }
+    }
+    // The note changed only what `wombat` and `krakow` find, which none of the searches ask.
+    assert_eq!(noted, after);
+    assert!(
+        scanned.iter().any(|a| (1..=2).contains(&a[2].0.len())),
+        "a rare word found (in one body and one title)"
+    );
+}
+
 /// A schema made before pg_trgm was installed searches by scanning; the extension's
 /// function adds the column and index later (as `caseload init` does), and the rows
 /// added meanwhile are found through it.
@@ -218,7 +354,7 @@ fn an_index_added_later_finds_the_rows_added_before() {
     with_trgm(&b);
     let mut boss = setup(&b);
     b.admin()
-        .batch_execute("ALTER TABLE items DROP COLUMN search_text")
+        .batch_execute("ALTER TABLE items DROP COLUMN search_text CASCADE")
         .unwrap();
     for t in ["Refund for Müller", "Printer jams", "Müller again"] {
         boss.add(&NewItem::titled(t)).unwrap();

@@ -42,6 +42,7 @@ pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResu
                 skip_duplicates: false,
                 unchecked: false,
                 checked: None,
+                search_later: false,
             },
         )
         .map_err(create_hint)?;
@@ -96,7 +97,15 @@ fn read_body(path: &std::path::Path) -> Result<String, crate::cli::Failure> {
     })
 }
 
-pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write) -> CliResult {
+/// `caseload import`. `second` opens another connection to the store for the search
+/// indexer beside the import (PostgreSQL): the import's rows are indexed while it writes
+/// the next ones, and the command returns once every row it wrote is indexed.
+pub(crate) fn import_file(
+    s: &mut dyn Store,
+    a: ImportArgs,
+    out: &mut dyn Write,
+    second: &mut dyn FnMut() -> Option<Box<dyn Store + Send>>,
+) -> CliResult {
     let shown = sanitize::line(&a.file.display().to_string()).into_owned();
     let format = match a.format {
         Some(FormatArg::Csv) => Format::Csv,
@@ -113,7 +122,17 @@ pub(crate) fn import_file(s: &mut dyn Store, a: ImportArgs, out: &mut dyn Write)
         define_fields: a.define_fields,
         skip_duplicates: a.skip_duplicates,
     };
+    let beside = match a.no_index {
+        true => None,
+        false => second().map(import::index_beside),
+    };
     let result = import::import(s, &a.file, &opts, &mut bars);
+    // Whatever became of the import, its committed rows get indexed.
+    let created = result.as_ref().map_or(0, |r| r.created);
+    if let Some(Err((n, e))) = beside.map(|b| b.finish(created, &mut bars)) {
+        // What it did not reach is indexed below, on the import's own connection.
+        tracing::warn!("the search indexer beside the import stopped after {n} row(s): {e}");
+    }
     bars.clear();
     let summary = match result {
         Ok(summary) => summary,

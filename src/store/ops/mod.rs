@@ -225,6 +225,12 @@ pub(crate) trait Tx {
     fn insert_items(&mut self, items: &[NewItem]) -> Result<Vec<Added>> {
         items.iter().map(|it| self.insert_item(it, None)).collect()
     }
+    /// The items this transaction inserts from now on are left out of the search index
+    /// until [`crate::store::Writes::index_search`] reaches them (searches scan them
+    /// meanwhile); a backend that indexes on insert (PostgreSQL) stops doing so.
+    fn search_later(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// How many items have an id above `above` and within `ids`.
     fn items_above(&mut self, above: i64, ids: (i64, i64)) -> Result<u64>;
     /// Moves the counter new ids come from so that the next new item's id is above `max`
@@ -519,6 +525,9 @@ pub(crate) fn add_items(
     }
     let items = sla::with_due(tx, items)?;
     let items = items.as_ref();
+    if opts.search_later {
+        tx.search_later()?;
+    }
     let Some(kept) = opts.kept else {
         let added = if opts.skip_duplicates {
             dedupe::add_skipping_duplicates(tx, items)?

@@ -774,6 +774,12 @@ impl Backend for PgStore {
         let out = self.write_inner(f);
         out.map_err(|e| self.named(e))
     }
+
+    /// Indexes rows an import left for later: one statement, committed on its own; no
+    /// change is counted (searches answer the same before and after).
+    fn index_batch(&mut self, budget: usize) -> Result<usize> {
+        self.read(|c| search::index_some(c, budget))
+    }
 }
 
 impl PgStore {

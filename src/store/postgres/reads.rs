@@ -304,7 +304,7 @@ fn field_condition(q: &mut ListSql, name: &str, word: &str) -> String {
 /// written ([`unfolded_pattern`]: a class of what folds to each character), which pass
 /// every row the fold would (and few others); the fold decides on those (`CASE` keeps
 /// that order). Not in an old `SQL_ASCII` database, whose regular expressions see bytes.
-fn search_condition(q: &mut ListSql, s: &Search) -> String {
+pub(super) fn search_condition(q: &mut ListSql, s: &Search) -> String {
     let text = searched_text();
     let words: Vec<String> = s
         .words()

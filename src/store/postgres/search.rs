@@ -35,6 +35,25 @@ pub(super) fn indexed(c: &mut Conn) -> TxResult<bool> {
     Ok(has)
 }
 
+/// Fills the search text of up to `budget` rows an import left unindexed (migration 28:
+/// `search_text` NULL), the oldest first, in one statement: the trigger folds each row's
+/// text as it does on any insert (`DEFAULT` names the column, which is all it needs), so
+/// each row is either indexed whole or still NULL, whatever stops the program. Rows
+/// another transaction holds (a claim, another indexer) are left for later rather than
+/// waited for. Returns how many rows it indexed (0 without the index).
+pub(super) fn index_some(c: &mut Conn, budget: usize) -> TxResult<usize> {
+    if !indexed(c)? {
+        return Ok(0);
+    }
+    let n = c.execute(
+        "UPDATE items SET search_text = DEFAULT WHERE id IN (SELECT id FROM items \
+         WHERE search_text IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) \
+         AND search_text IS NULL",
+        &[&(budget as i64)],
+    )?;
+    Ok(n as usize)
+}
+
 /// True when pg_trgm finds a trigram in `word`'s `LIKE` pattern: a run of three letters
 /// or digits (ASCII ones: what is a letter beyond ASCII depends on the database's
 /// character type). A pattern without one would make the index read all of itself.
@@ -54,8 +73,17 @@ fn has_trigram(word: &str) -> bool {
 }
 
 /// A search on the stored fold: each word with a trigram as a `LIKE` the index
-/// answers, the others as a plain `strpos` on the rows found.
+/// answers, the others as a plain `strpos` on the rows found; a row not indexed yet (its
+/// `search_text` NULL: an import's row before its indexer reached it, migration 28) by
+/// the scan's own test, found through `items_unindexed` (the planner ORs the two
+/// indexes' bitmaps).
 pub(super) fn condition(q: &mut ListSql, s: &Search) -> String {
+    let indexed = on_the_fold(q, s);
+    let scanned = super::reads::search_condition(q, s);
+    format!("({indexed} OR (search_text IS NULL AND {scanned}))")
+}
+
+fn on_the_fold(q: &mut ListSql, s: &Search) -> String {
     let conds: Vec<String> = s
         .words()
         .iter()

@@ -461,6 +461,16 @@ impl Tx for PgTx<'_> {
         self.lift(r)
     }
 
+    fn search_later(&mut self) -> Result<()> {
+        // Read by the trigger that keeps items.search_text (migration 28): this
+        // transaction's new rows are left NULL, for the import's indexer.
+        let r = self.c.execute(
+            "SELECT set_config('caseload.search_later', 'on', true)",
+            &[],
+        );
+        self.lift(r).map(|_| ())
+    }
+
     fn items_above(&mut self, above: i64, ids: (i64, i64)) -> Result<u64> {
         let r = self.c.query_one(
             "SELECT count(*) FROM items WHERE id > $1 AND id BETWEEN $2 AND $3",
