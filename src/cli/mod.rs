@@ -217,9 +217,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> CliResult {
     match command {
         Command::Demo => setup::demo(&ctx, cli.no_notify, out),
         Command::Add(a) => produce::add(&mut *store()?, a, out),
-        Command::Import(a) => {
-            produce::import_file(&mut *store()?, a, out, &mut || second_connection(&ctx))
-        }
+        Command::Import(a) => produce::import_file(&mut *store()?, a, out, &ctx),
         Command::List(a) => read::list(&mut *store()?, a, out),
         Command::Show { id, json } => read::show(&mut *store()?, id, json, out),
         Command::Claim { .. }

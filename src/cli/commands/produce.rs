@@ -10,8 +10,8 @@ use crate::domain::{NewItem, sanitize};
 use crate::import::{self, Format, ImportError};
 use crate::store::{AddOptions, Store, StoreError};
 
-use crate::cli::CliResult;
 use crate::cli::args::{AddArgs, FormatArg, ImportArgs};
+use crate::cli::{CliResult, Invocation};
 
 pub(crate) fn add(s: &mut dyn Store, a: AddArgs, out: &mut dyn Write) -> CliResult {
     let due_at = match &a.due {
@@ -97,14 +97,13 @@ fn read_body(path: &std::path::Path) -> Result<String, crate::cli::Failure> {
     })
 }
 
-/// `caseload import`. `second` opens another connection to the store for the search
-/// indexer beside the import (PostgreSQL): the import's rows are indexed while it writes
-/// the next ones, and the command returns once every row it wrote is indexed.
+/// `caseload import`. On PostgreSQL the import's rows are indexed for search beside it,
+/// on a second connection, while it writes the next ones ([`import_beside`]).
 pub(crate) fn import_file(
     s: &mut dyn Store,
     a: ImportArgs,
     out: &mut dyn Write,
-    second: &mut dyn FnMut() -> Option<Box<dyn Store + Send>>,
+    ctx: &Invocation,
 ) -> CliResult {
     let shown = sanitize::line(&a.file.display().to_string()).into_owned();
     let format = match a.format {
@@ -122,17 +121,8 @@ pub(crate) fn import_file(
         define_fields: a.define_fields,
         skip_duplicates: a.skip_duplicates,
     };
-    let beside = match a.no_index {
-        true => None,
-        false => second().map(import::index_beside),
-    };
-    let result = import::import(s, &a.file, &opts, &mut bars);
-    // Whatever became of the import, its committed rows get indexed.
-    let created = result.as_ref().map_or(0, |r| r.created);
-    if let Some(Err((n, e))) = beside.map(|b| b.finish(created, &mut bars)) {
-        // What it did not reach is indexed below, on the import's own connection.
-        tracing::warn!("the search indexer beside the import stopped after {n} row(s): {e}");
-    }
+    let second = (!a.no_index).then(|| crate::cli::second_connection(ctx));
+    let result = import_beside(s, &a.file, &opts, second.flatten(), &mut bars);
     bars.clear();
     let summary = match result {
         Ok(summary) => summary,
@@ -194,6 +184,27 @@ pub(crate) fn import_file(
         }
     }
     Ok(())
+}
+
+/// Imports `file` with the search indexer beside it on `second` (another connection to
+/// the store), when there is one: the import's rows are indexed while it writes the next
+/// ones, and this returns once every row it committed is indexed, whatever became of the
+/// import. What the indexer did not reach is indexed after the rows, on the import's own
+/// connection (as on SQLite).
+fn import_beside(
+    s: &mut dyn Store,
+    file: &std::path::Path,
+    opts: &import::Options<'_>,
+    second: Option<Box<dyn Store + Send>>,
+    bars: &mut Bars,
+) -> Result<import::Summary, ImportError> {
+    let beside = second.map(import::index_beside);
+    let result = import::import(s, file, opts, bars);
+    let created = result.as_ref().map_or(0, |r| r.created);
+    if let Some(Err((n, e))) = beside.map(|b| b.finish(created, bars)) {
+        tracing::warn!("the search indexer beside the import stopped after {n} row(s): {e}");
+    }
+    result
 }
 
 /// Why an import stopped, saying what is in the database: the rows of earlier
