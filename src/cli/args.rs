@@ -570,7 +570,7 @@ pub struct ImportArgs {
     /// Leave the new rows out of the search index (default: indexed after they are
     /// written, in short transactions of their own; on PostgreSQL while they are written,
     /// on a second connection). Searches find them all the same, by scanning them, until
-    /// the next import or an idle TUI indexes them.
+    /// an idle TUI (or, on SQLite, the next import) indexes them.
     #[arg(long)]
     pub no_index: bool,
 }

@@ -70,18 +70,25 @@ pub struct Beside {
     thread: JoinHandle<Result<u64, (u64, StoreError)>>,
 }
 
-/// Starts indexing beside an import on `store` (a second connection).
-pub fn index_beside(mut store: Box<dyn Store + Send>) -> Beside {
+/// Starts indexing beside an import on `store` (a second connection): the rows added
+/// after it started (`all`: every row left unindexed, for an import that keeps ids,
+/// which may be below the others). Rows others left unindexed are not its own: they are
+/// free to take, and a claim would pass over them while they are being indexed.
+pub fn index_beside(mut store: Box<dyn Store + Send>, all: bool) -> Beside {
     let done = Arc::new(AtomicBool::new(false));
     let indexed = Arc::new(AtomicU64::new(0));
     let (stop, count) = (done.clone(), indexed.clone());
     let thread = std::thread::spawn(move || {
+        let above = match all {
+            true => 0,
+            false => store.last_item_id().map_err(|e| (0, e))?,
+        };
         let mut total = 0u64;
         loop {
             // Read before the batch: once the import has said it is done, a batch that
             // finds nothing has seen every row it committed.
             let last = stop.load(Ordering::SeqCst);
-            match store.index_search(BESIDE_BATCH) {
+            match store.index_search_above(above, BESIDE_BATCH) {
                 Ok(0) if last => return Ok(total),
                 Ok(0) => std::thread::sleep(BESIDE_IDLE),
                 Ok(n) => {

@@ -32,8 +32,9 @@ pub(crate) trait Backend: Reads {
     /// keep state across runs other than its result.
     fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()>;
     /// Indexes up to `budget` rows for search in one short write transaction; returns
-    /// how many (0 when the index is up to date, or the backend keeps none).
-    fn index_batch(&mut self, _budget: usize) -> Result<usize> {
+    /// how many (0 when the index is up to date, or the backend keeps none). A backend
+    /// that indexes on insert (PostgreSQL) indexes only rows with an id above `above`.
+    fn index_batch(&mut self, _above: i64, _budget: usize) -> Result<usize> {
         Ok(0)
     }
 }
@@ -286,6 +287,10 @@ pub trait Writes {
     /// keeps no such index). Searches are right either way: what is not indexed yet is
     /// scanned.
     fn index_search(&mut self, budget: usize) -> Result<usize>;
+    /// [`Writes::index_search`] of the items with an id above `above` only (an import's
+    /// own rows, for its indexer beside it: rows left unindexed by others are free to
+    /// take, and a claim passes over rows the indexer holds for a moment).
+    fn index_search_above(&mut self, above: i64, budget: usize) -> Result<usize>;
 }
 
 /// A value refused for `field`, typed (see [`StoreError::Field`]).
@@ -780,9 +785,13 @@ impl<B: Backend> Writes for B {
     }
 
     fn index_search(&mut self, budget: usize) -> Result<usize> {
+        self.index_search_above(0, budget)
+    }
+
+    fn index_search_above(&mut self, above: i64, budget: usize) -> Result<usize> {
         if !self.writable() {
             return Ok(0);
         }
-        self.index_batch(budget)
+        self.index_batch(above, budget)
     }
 }

@@ -122,7 +122,7 @@ pub(crate) fn import_file(
         skip_duplicates: a.skip_duplicates,
     };
     let second = (!a.no_index).then(|| crate::cli::second_connection(ctx));
-    let result = import_beside(s, &a.file, &opts, second.flatten(), &mut bars);
+    let (result, beside) = import_beside(s, &a.file, &opts, second.flatten(), &mut bars);
     bars.clear();
     let summary = match result {
         Ok(summary) => summary,
@@ -172,7 +172,7 @@ pub(crate) fn import_file(
         }) => return Err(stopped(&shown, *error, written, &defined)),
     };
     writeln!(out, "{}", import_summary(&shown, &summary))?;
-    if !a.no_index {
+    if !a.no_index && !beside {
         let indexed = import::index_new_rows(s, summary.created, &mut bars);
         bars.clear();
         if let Err((n, e)) = indexed {
@@ -189,22 +189,27 @@ pub(crate) fn import_file(
 /// Imports `file` with the search indexer beside it on `second` (another connection to
 /// the store), when there is one: the import's rows are indexed while it writes the next
 /// ones, and this returns once every row it committed is indexed, whatever became of the
-/// import. What the indexer did not reach is indexed after the rows, on the import's own
-/// connection (as on SQLite).
+/// import; with whether the indexer beside did it all. Without one, or when it failed, the
+/// rows are indexed after they are written, on the import's own connection (as on SQLite).
 fn import_beside(
     s: &mut dyn Store,
     file: &std::path::Path,
     opts: &import::Options<'_>,
     second: Option<Box<dyn Store + Send>>,
     bars: &mut Bars,
-) -> Result<import::Summary, ImportError> {
-    let beside = second.map(import::index_beside);
+) -> (Result<import::Summary, ImportError>, bool) {
+    let beside = second.map(|c| import::index_beside(c, opts.keep_ids));
     let result = import::import(s, file, opts, bars);
     let created = result.as_ref().map_or(0, |r| r.created);
-    if let Some(Err((n, e))) = beside.map(|b| b.finish(created, bars)) {
-        tracing::warn!("the search indexer beside the import stopped after {n} row(s): {e}");
-    }
-    result
+    let done = match beside.map(|b| b.finish(created, bars)) {
+        Some(Ok(_)) => true,
+        Some(Err((n, e))) => {
+            tracing::warn!("the search indexer beside the import stopped after {n} row(s): {e}");
+            false
+        }
+        None => false,
+    };
+    (result, done)
 }
 
 /// Why an import stopped, saying what is in the database: the rows of earlier

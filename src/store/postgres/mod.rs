@@ -777,8 +777,8 @@ impl Backend for PgStore {
 
     /// Indexes rows an import left for later: one statement, committed on its own; no
     /// change is counted (searches answer the same before and after).
-    fn index_batch(&mut self, budget: usize) -> Result<usize> {
-        self.read(|c| search::index_some(c, budget))
+    fn index_batch(&mut self, above: i64, budget: usize) -> Result<usize> {
+        self.read(|c| search::index_some(c, above, budget))
     }
 }
 

@@ -36,20 +36,20 @@ pub(super) fn indexed(c: &mut Conn) -> TxResult<bool> {
 }
 
 /// Fills the search text of up to `budget` rows an import left unindexed (migration 28:
-/// `search_text` NULL), the oldest first, in one statement: the trigger folds each row's
+/// `search_text` NULL) with an id above `above`, the oldest first, in one statement: the trigger folds each row's
 /// text as it does on any insert (`DEFAULT` names the column, which is all it needs), so
 /// each row is either indexed whole or still NULL, whatever stops the program. Rows
 /// another transaction holds (a claim, another indexer) are left for later rather than
 /// waited for. Returns how many rows it indexed (0 without the index).
-pub(super) fn index_some(c: &mut Conn, budget: usize) -> TxResult<usize> {
+pub(super) fn index_some(c: &mut Conn, above: i64, budget: usize) -> TxResult<usize> {
     if !indexed(c)? {
         return Ok(0);
     }
     let n = c.execute(
         "UPDATE items SET search_text = DEFAULT WHERE id IN (SELECT id FROM items \
-         WHERE search_text IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) \
+         WHERE search_text IS NULL AND id > $2 ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) \
          AND search_text IS NULL",
-        &[&(budget as i64)],
+        &[&(budget as i64), &above],
     )?;
     Ok(n as usize)
 }

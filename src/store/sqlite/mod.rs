@@ -617,7 +617,7 @@ impl txn::OnConnection for SqliteStore {
 
 impl Backend for SqliteStore {
     /// Skips the write lock altogether when nothing is behind (the usual idle tick).
-    fn index_batch(&mut self, budget: usize) -> Result<usize> {
+    fn index_batch(&mut self, _above: i64, budget: usize) -> Result<usize> {
         if !search::behind(&self.conn)? {
             return Ok(0);
         }
