@@ -967,7 +967,7 @@ END
 $migrate$;
 
 -- Search with an index (schema 23): where pg_trgm is installed, items.search_text (the
--- fold of the searched text) and its GIN trigram index items_search. Since schema 28 the
+-- fold of the searched text) and its GIN trigram index items_search. Since schema 29 the
 -- column is kept by the trigger items_search_text, which leaves NULL the rows an import's
 -- batches insert (`caseload.search_later`); `caseload import` fills them on a second
 -- connection, and searches test NULL rows by the scan (items_unindexed finds them).

@@ -12,7 +12,7 @@
 //! of it the column and the GIN build; the count trigger is off while rows are copied).
 //! Import: `CL_SEARCH_PG_IMPORT` [20000] rows into fresh schemas without the index, with
 //! it kept inside each INSERT (schema 27's generated column: before) and with the
-//! indexer beside the import (schema 28: the command returns once every row is indexed,
+//! indexer beside the import (schema 29: the command returns once every row is indexed,
 //! checked), and with `CL_SEARCH_PG_PENDING_KB` the last with that
 //! `gin_pending_list_limit`; then `CL_SEARCH_PG_CYCLES` [300] claim+complete on each.
 
@@ -274,7 +274,7 @@ enum Indexing {
 
 /// `caseload import` of the same rows into fresh schemas without the index, with the
 /// index kept inside each INSERT (schema 27, before) and with the indexer beside the
-/// import (schema 28), then claim+complete cycles on each.
+/// import (schema 29), then claim+complete cycles on each.
 fn sec_pg_import(url: &str) {
     let rows = env_num("CL_SEARCH_PG_IMPORT", 20_000);
     let cycles = env_num("CL_SEARCH_PG_CYCLES", 300);
@@ -347,7 +347,7 @@ fn sec_pg_import(url: &str) {
         let what = match (how, &pending) {
             (Indexing::Without, _) => "without".to_string(),
             (Indexing::Inline, _) => "with the index, inside each INSERT (schema 27)".to_string(),
-            (Indexing::Beside, None) => "with the index, indexer beside (schema 28)".to_string(),
+            (Indexing::Beside, None) => "with the index, indexer beside (schema 29)".to_string(),
             (Indexing::Beside, Some(kb)) => {
                 format!("with the index, indexer beside, pending list {kb} kB")
             }

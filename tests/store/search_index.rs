@@ -227,7 +227,7 @@ fn unindexed(b: &PgBackend) -> i64 {
         .get(0)
 }
 
-/// Rows an import leaves for its indexer beside it (migration 28: `search_text` NULL
+/// Rows an import leaves for its indexer beside it (migration 29: `search_text` NULL
 /// until a second connection fills it) are found exactly as the scan finds them: before
 /// the indexer starts, when it has done part of them, and after; a note saved on such a
 /// row indexes it; a search text written by hand is folded again by the server.

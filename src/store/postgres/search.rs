@@ -35,7 +35,7 @@ pub(super) fn indexed(c: &mut Conn) -> TxResult<bool> {
     Ok(has)
 }
 
-/// Fills the search text of up to `budget` rows an import left unindexed (migration 28:
+/// Fills the search text of up to `budget` rows an import left unindexed (migration 29:
 /// `search_text` NULL) with an id above `above`, the oldest first, in one statement: the trigger folds each row's
 /// text as it does on any insert (`DEFAULT` names the column, which is all it needs), so
 /// each row is either indexed whole or still NULL, whatever stops the program. Rows
@@ -74,7 +74,7 @@ fn has_trigram(word: &str) -> bool {
 
 /// A search on the stored fold: each word with a trigram as a `LIKE` the index
 /// answers, the others as a plain `strpos` on the rows found; a row not indexed yet (its
-/// `search_text` NULL: an import's row before its indexer reached it, migration 28) by
+/// `search_text` NULL: an import's row before its indexer reached it, migration 29) by
 /// the scan's own test, found through `items_unindexed` (the planner ORs the two
 /// indexes' bitmaps).
 pub(super) fn condition(q: &mut ListSql, s: &Search) -> String {

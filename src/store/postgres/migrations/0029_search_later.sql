@@ -1,4 +1,4 @@
--- PostgreSQL schema version 28. Never edit: append a new step instead.
+-- PostgreSQL schema version 29. Never edit: append a new step instead.
 -- The search index beside an import (issue 32 §4: import with the index ≥ 0.6x without).
 -- `items.search_text` (migration 23) was a stored generated column: every INSERT folded
 -- its row and added ~400 trigrams to the GIN index, inside the import's transactions,
