@@ -31,6 +31,10 @@ pub(crate) trait Backend: Reads {
     /// on every other path. A backend may run `f` again after a deadlock; `f` must not
     /// keep state across runs other than its result.
     fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()>;
+    /// Rebuilds the figures' tables (`holds`, the day summary, the queues' totals, the
+    /// due counts) from the history: the repair for what `caseload check` finds wrong in
+    /// them (derived tables only). Supervisors only. Returns how many holds.
+    fn rebuild_figure_tables(&mut self) -> Result<u64>;
     /// Indexes up to `budget` rows for search in one short write transaction; returns
     /// how many (0 when the index is up to date, or the backend keeps none). A backend
     /// that indexes on insert (PostgreSQL) indexes only rows with an id above `above`.
@@ -277,9 +281,10 @@ pub trait Writes {
     fn change_user(&mut self, user: &str, change: &ops::UserChange) -> Result<ops::UserChanged>;
     /// Records that the caller is here now; returns when they were last seen.
     fn touch_last_seen(&mut self) -> Result<Option<Millis>>;
-    /// Rebuilds the figures' tables (`holds`, the day summary) from the events, in one
-    /// transaction, then the duplicate keys from the items' params, in another; returns
-    /// how many holds. Supervisors only.
+    /// Rebuilds the figures' tables (`holds`, the day summary, the queues' totals, the
+    /// due counts) from the history ([`Backend::rebuild_figure_tables`]), then the
+    /// duplicate keys from the items' params, in a transaction of their own; returns how
+    /// many holds. Supervisors only.
     fn rebuild_figures(&mut self) -> Result<u64>;
     /// Brings the search index closer to date: indexes up to `budget` items added or
     /// changed since it was last brought up to date, in one short write transaction;
@@ -664,10 +669,11 @@ impl<B: Backend> Writes for B {
     }
 
     fn rebuild_figures(&mut self) -> Result<u64> {
-        // Two transactions: on PostgreSQL the figures' holds off event inserts until it
-        // commits, and writers held off that way may hold their items' rows, which the
-        // keys' inserts lock (their foreign key): one transaction was a deadlock.
-        let holds = write(self, ops::rebuild_figures)?;
+        // The keys after the figures, in a transaction of their own: on PostgreSQL the
+        // figures' repair holds off event inserts for moments, and writers held off that
+        // way may hold their items' rows, which the keys' inserts lock (their foreign
+        // key): one transaction was a deadlock.
+        let holds = self.rebuild_figure_tables()?;
         write(self, ops::rebuild_keys)?;
         Ok(holds)
     }

@@ -109,7 +109,7 @@ pub(crate) fn counts(
 
 /// One finish's entry in a `figure_days` list, from a `holds` row (the schema's trigger
 /// writes the same text, with a `;` after each entry).
-const FINISH_ENTRY: &str = "CASE WHEN how IN ('completed', 'failed') THEN \
+pub(crate) const FINISH_ENTRY: &str = "CASE WHEN how IN ('completed', 'failed') THEN \
      CASE how WHEN 'completed' THEN 'c' ELSE 'f' END \
      || ',' || CAST((ended % 86400000 + 86400000) % 86400000 AS TEXT) \
      || ',' || CAST(own_ms AS TEXT) || ',' || CAST(handle_ms AS TEXT) \
@@ -124,6 +124,12 @@ const FINISH_ENTRY: &str = "CASE WHEN how IN ('completed', 'failed') THEN \
 /// GROUP BY` of every column: a cell whose two rows agree forms one group of two (a FULL
 /// OUTER JOIN of the two, which SQLite plans as a scan inside a scan, took minutes).
 pub(crate) fn figure_days_sql(sorted: &str, collate: &str) -> String {
+    format!("{} LIMIT {LIMIT}", figure_days_disagreeing(sorted, collate))
+}
+
+/// [`figure_days_sql`] without a limit: every cell that disagrees, by day, queue and
+/// holder (`check --repair-figures` rebuilds them).
+pub(crate) fn figure_days_disagreeing(sorted: &str, collate: &str) -> String {
     let count = |how: &str| format!("sum(CASE WHEN how IN ({how}) THEN 1 ELSE 0 END)");
     let expected = format!(
         "SELECT ended - (ended % 86400000 + 86400000) % 86400000, queue, holder, \
@@ -144,7 +150,7 @@ pub(crate) fn figure_days_sql(sorted: &str, collate: &str) -> String {
          sum(released) AS released, sum(lost) AS lost, sum(held_ms) AS held_ms, \
          {} AS finishes, 1 AS side FROM figure_days GROUP BY day, queue, holder \
          UNION ALL {expected}) u GROUP BY {cols} HAVING count(*) <> 2 OR min(side) = max(side)) x \
-         ORDER BY d, q, h LIMIT {LIMIT}",
+         ORDER BY d, q, h",
         sorted.replace("{}", "string_agg(finishes, '')")
     )
 }
@@ -165,6 +171,12 @@ pub(crate) fn figure_day_finding(day: i64, queue: &str, holder: &str) -> String 
 /// with the holds: missing, extra, or with other counts or held time. Compared as
 /// [`figure_days_sql`] compares the day summary (one `UNION ALL … GROUP BY`).
 pub(crate) fn queue_totals_sql() -> String {
+    format!("{} LIMIT {LIMIT}", queue_totals_disagreeing())
+}
+
+/// [`queue_totals_sql`] without a limit: every queue whose totals disagree
+/// (`check --repair-figures` recounts them).
+pub(crate) fn queue_totals_disagreeing() -> String {
     let count =
         |how: &str| format!("CAST(sum(CASE WHEN how = '{how}' THEN 1 ELSE 0 END) AS BIGINT)");
     let cols = "q, holds, completed, failed, held_ms";
@@ -176,7 +188,7 @@ pub(crate) fn queue_totals_sql() -> String {
          UNION ALL SELECT queue, CAST(count(*) AS BIGINT), {}, {}, \
          CAST(sum(ended - started) AS BIGINT), 2 FROM holds GROUP BY queue) u \
          GROUP BY {cols} HAVING count(*) <> 2 OR min(side) = max(side)) x \
-         ORDER BY q LIMIT {LIMIT}",
+         ORDER BY q",
         count("completed"),
         count("failed"),
     )

@@ -28,8 +28,8 @@ pub(crate) use park::{check_until, return_parked, wake};
 pub(crate) use review::{accept, reject, route, take_review};
 pub(crate) use sla::{change_sla, set_sla};
 pub(crate) use supervise::{
-    assign, cancel, delete_queue, edit, reassign, rebuild_figures, rebuild_keys, rename_queue,
-    reopen, requeue, set_login, set_queue, set_role, unlock, unlock_many,
+    assign, cancel, delete_queue, edit, reassign, rebuild_keys, rename_queue, reopen, requeue,
+    set_login, set_queue, set_role, unlock, unlock_many,
 };
 pub(crate) use take::PassedOver;
 pub(crate) use take::{finish_and_next, take, take_next};
@@ -436,10 +436,6 @@ pub(crate) trait Tx {
     fn pair(&mut self, low: i64, high: i64) -> Result<Option<Pair>>;
     /// Records a judged pair (replacing what was said of it).
     fn put_pair(&mut self, p: &Pair) -> Result<()>;
-    /// Recomputes the `holds` table from the events (and, through its trigger, the day
-    /// summary from the holds), as [`crate::store::sql::rebuild_figures`]; returns how
-    /// many holds there are.
-    fn rebuild_figures(&mut self) -> Result<u64>;
 }
 
 /// The item, or `NotFound`; an item whose state or lock cannot be read is refused (see

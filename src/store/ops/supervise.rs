@@ -468,18 +468,11 @@ fn settings_json(q: &QueueSettings) -> Value {
     })
 }
 
-/// Rebuilds the figures' tables (`holds` and the day summary) from the events: the repair
-/// for what `caseload check` finds wrong in them (derived tables only). Supervisors only.
-/// Returns how many holds. (The keys are [`rebuild_keys`], in a transaction of their own:
-/// on PostgreSQL this one holds off event inserts until it commits, and a writer held off
-/// that way may hold the item rows the keys' inserts lock.)
-pub(crate) fn rebuild_figures(tx: &mut dyn Tx) -> Result<u64> {
-    require_supervisor(tx, "rebuild the figures")?;
-    tx.rebuild_figures()
-}
-
 /// Rebuilds the duplicate keys from the items' params, queue by queue (the repair for
-/// what `caseload check` finds wrong in them). Supervisors only.
+/// what `caseload check` finds wrong in them). Supervisors only. In a transaction of its
+/// own, after the figures' (`Backend::rebuild_figure_tables`): on PostgreSQL those hold
+/// off event inserts for moments, and a writer held off that way may hold the item rows
+/// the keys' inserts lock.
 pub(crate) fn rebuild_keys(tx: &mut dyn Tx) -> Result<()> {
     require_supervisor(tx, "rebuild the duplicate keys")?;
     for q in tx.queues()? {

@@ -21,6 +21,11 @@ use crate::store::check::{
 };
 use crate::store::error::{Result, StoreError};
 
+/// A stored `finishes` list (`{}`) as its entries sorted bytewise, for
+/// [`crate::store::check::figure_days_sql`].
+pub(super) const SORTED_FINISHES: &str = "(SELECT coalesce(string_agg(x, ';' ORDER BY x \
+     COLLATE \"C\"), '') FROM unnest(string_to_array({}, ';')) AS x WHERE x <> '')";
+
 /// Rows fetched from a portal at a time.
 const BATCH: i32 = 5_000;
 
@@ -75,9 +80,7 @@ pub(super) fn check(c: &mut Conn, how: &CheckRun<'_>) -> TxResult<Vec<String>> {
     }
     if !how.quick {
         (how.progress)("the figures summary", 0, 0);
-        let sorted = "(SELECT coalesce(string_agg(x, ';' ORDER BY x COLLATE \"C\"), '') \
-                      FROM unnest(string_to_array({}, ';')) AS x WHERE x <> '')";
-        for r in tx.query(&figure_days_sql(sorted, " COLLATE \"C\""), &[])? {
+        for r in tx.query(&figure_days_sql(SORTED_FINISHES, " COLLATE \"C\""), &[])? {
             let (day, queue, holder): (i64, String, String) = (r.get(0), r.get(1), r.get(2));
             found.push(figure_day_finding(day, &queue, &holder));
         }

@@ -97,7 +97,7 @@ fn read(c: &mut Conn) -> TxResult<MetricsFacts> {
 }
 
 /// The kept due counts as the items give them: (queue, hour, shard, n).
-const DUE_HOURS_RECOUNT: &str = "SELECT queue, floor(due_at / 3600000.0)::bigint, \
+pub(super) const DUE_HOURS_RECOUNT: &str = "SELECT queue, floor(due_at / 3600000.0)::bigint, \
      (id % 16)::integer, count(*) FROM items WHERE state = 'open' AND due_at IS NOT NULL \
      GROUP BY 1, 2, 3";
 
@@ -124,12 +124,4 @@ pub(super) fn due_hours_finding(queue: &str) -> String {
          `caseload check --repair-figures` rebuilds them)",
         crate::domain::sanitize::line(queue),
     )
-}
-
-/// Rebuilds the kept due counts from the items (`check --repair-figures`).
-pub(super) fn rebuild_due_hours() -> [String; 2] {
-    [
-        "DELETE FROM due_hours".to_string(),
-        format!("INSERT INTO due_hours (queue, hour, shard, n) {DUE_HOURS_RECOUNT}"),
-    ]
 }

@@ -30,6 +30,7 @@ mod open;
 mod pgpass;
 mod pooling;
 mod reads;
+mod repair;
 pub mod search;
 pub mod sql;
 mod stats;
@@ -366,7 +367,7 @@ impl PgStore {
     /// notifies listeners on success, rolls back on every other path. Deadlocks and
     /// serialisation failures are retried; a connection lost before anything was done is
     /// replaced once.
-    fn write_inner(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()> {
+    fn write_inner(&mut self, f: &mut dyn FnMut(&mut PgTx<'_>) -> Result<()>) -> Result<()> {
         let start = Instant::now();
         let mut reconnected = false;
         loop {
@@ -765,13 +766,18 @@ impl txn::OnConn for PgStore {
 }
 
 impl Backend for PgStore {
+    fn rebuild_figure_tables(&mut self) -> Result<u64> {
+        let out = self.repair_figures();
+        out.map_err(|e| self.named(e))
+    }
+
     fn refuses_writes(&self) -> Option<StoreError> {
         self.read_only
             .then(|| StoreError::ReadOnly(open::READ_ONLY_FIX.to_string()))
     }
 
     fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()> {
-        let out = self.write_inner(f);
+        let out = self.write_inner(&mut |tx| f(tx));
         out.map_err(|e| self.named(e))
     }
 

@@ -75,7 +75,7 @@ pub(super) struct PgTx<'c> {
 
 impl PgTx<'_> {
     /// Maps a step's error, noting what the transaction loop must know of it.
-    fn lift<T>(&mut self, r: TxResult<T>) -> Result<T> {
+    pub(super) fn lift<T>(&mut self, r: TxResult<T>) -> Result<T> {
         r.map_err(|e| match e {
             TxError::Pg(pe) => {
                 self.retry |= is_retryable(&pe);
@@ -751,26 +751,6 @@ impl Tx for PgTx<'_> {
                 &[name, &now],
             )?;
             Ok(prev.flatten())
-        })();
-        self.lift(r)
-    }
-
-    fn rebuild_figures(&mut self) -> Result<u64> {
-        let r = (|| -> TxResult<u64> {
-            // Writers keep the figures from their events' triggers: a take or complete
-            // committing between the deletes below and the insert would be counted by
-            // both (a duplicate hold) or by neither. Every such writer inserts its event
-            // first, so holding off event inserts (readers go on) until this transaction
-            // ends makes the rebuild one moment; the writers already inside are waited for.
-            self.c.execute("LOCK TABLE events IN EXCLUSIVE MODE", &[])?;
-            for sql in super::metrics::rebuild_due_hours() {
-                self.c.execute(sql.as_str(), &[])?;
-            }
-            let mut n = 0;
-            for sql in crate::store::sql::rebuild_figures() {
-                n = self.c.execute(sql.as_str(), &[])?;
-            }
-            Ok(n)
         })();
         self.lift(r)
     }

@@ -616,6 +616,25 @@ impl txn::OnConnection for SqliteStore {
 }
 
 impl Backend for SqliteStore {
+    /// In one write transaction (SQLite has one writer at a time): the figures' tables
+    /// emptied and filled again from the history ([`crate::store::sql::rebuild_figures`]).
+    fn rebuild_figure_tables(&mut self) -> Result<u64> {
+        let defs = self.defs.clone();
+        self.immediate(|c, ctx| {
+            let mut tx = SqliteTx {
+                c,
+                ctx,
+                defs: &defs,
+            };
+            crate::store::ops::require_supervisor(&mut tx, "rebuild the figures")?;
+            let mut n = 0;
+            for sql in crate::store::sql::rebuild_figures() {
+                n = c.execute(&sql, [])?;
+            }
+            Ok(n as u64)
+        })
+    }
+
     /// Skips the write lock altogether when nothing is behind (the usual idle tick).
     fn index_batch(&mut self, _above: i64, budget: usize) -> Result<usize> {
         if !search::behind(&self.conn)? {

@@ -840,14 +840,6 @@ impl Tx for SqliteTx<'_> {
         insert_audit(self, note)
     }
 
-    fn rebuild_figures(&mut self) -> Result<u64> {
-        let mut n = 0;
-        for sql in crate::store::sql::rebuild_figures() {
-            n = self.c.execute(&sql, [])?;
-        }
-        Ok(n as u64)
-    }
-
     fn swap_last_seen(&mut self) -> Result<Option<Millis>> {
         let prev: Option<Option<Millis>> = self
             .c
