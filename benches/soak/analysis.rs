@@ -356,7 +356,7 @@ fn judge_calls(
                     && !fields_refused(c)
                     && !code_refused(c)
                 {
-                    f.errors.push(c.line());
+                    f.errors.push(c.finding());
                 }
             }
         }
@@ -445,7 +445,7 @@ fn judge_work(c: &Call, events_of: &HashMap<i64, Vec<&Event>>, mine: &[&Effect],
         && !terminated(c)
         && !fields_refused(c)
     {
-        f.errors.push(c.line());
+        f.errors.push(c.finding());
     }
 }
 

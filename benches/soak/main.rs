@@ -91,10 +91,6 @@ struct Args {
     /// The share of calls run under strace with a fault injected
     #[arg(long, default_value_t = 0.05)]
     fault_rate: f64,
-    /// Run `check --repair-figures` in the chaos loop on PostgreSQL too (default: SQLite
-    /// only, while its lock on the events keeps writers waiting: RELIABILITY.md, seed 702)
-    #[arg(long)]
-    pg_repair: bool,
     /// Keep the run's directory and database even when nothing was found
     #[arg(long)]
     keep: bool,
@@ -194,7 +190,6 @@ fn run() -> Result<bool> {
             call: 0,
             files: Vec::new(),
             pg_admin,
-            pg_repair: args.pg_repair,
             tag: tag.clone(),
             found: &found,
         };
@@ -745,7 +740,7 @@ fn report(
         }
     }
     if !check_ok {
-        println!("check: {}\n{}", check.line(), check.stdout);
+        println!("check: {}", check.finding());
     }
     if !drain_note.is_empty() {
         println!("drain: {drain_note}");

@@ -99,6 +99,27 @@ pub(crate) struct Call {
 }
 
 impl Call {
+    /// A `check` (of the database, a backup or a copy) that did not answer ok.
+    pub(crate) fn failed_check(&self) -> bool {
+        self.args.first().is_some_and(|a| a == "check")
+            && matches!(self.exit, Exit::Code(c) if c != 0)
+    }
+
+    /// What the report says of a call: its [`Call::line`], and for a failing `check` its
+    /// whole standard output and error after it (the problems it found, one a line).
+    pub(crate) fn finding(&self) -> String {
+        if !self.failed_check() {
+            return self.line();
+        }
+        let mut s = self.line();
+        for (name, text) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
+            for l in text.lines() {
+                s.push_str(&format!("\n    {name}: {l}"));
+            }
+        }
+        s
+    }
+
     /// One line for the report: id, who, what, how it ended.
     pub(crate) fn line(&self) -> String {
         let fault = self
@@ -253,9 +274,17 @@ impl Runner {
             ids,
         };
         let mut kept = call.clone();
-        // `work` prints a line per item it finished, `import` the rows it left out: kept
-        // whole for the analysis.
-        if req.class != Class::Work && !req.op.contains("import") {
+        if call.failed_check() {
+            // A failing check's whole answer, in the run's directory (the report prints
+            // it too): its first line says only how many problems it found.
+            let file = self.dir.join(format!("check-{id}.log"));
+            if let Err(e) = std::fs::write(&file, call.finding()) {
+                eprintln!("soak: could not write {}: {e}", file.display());
+            }
+        }
+        // `work` prints a line per item it finished, `import` the rows it left out, a
+        // failing `check` its problems: kept whole for the analysis.
+        if req.class != Class::Work && !req.op.contains("import") && !call.failed_check() {
             kept.stdout.truncate(floor_char(&kept.stdout, 400));
         }
         self.log.lock().expect("log").push(kept);
