@@ -278,7 +278,7 @@ impl Runner {
             // A failing check's whole answer, in the run's directory (the report prints
             // it too): its first line says only how many problems it found.
             let file = self.dir.join(format!("check-{id}.log"));
-            if let Err(e) = std::fs::write(&file, call.finding()) {
+            if let Err(e) = std::fs::write(&file, call.finding() + "\n") {
                 eprintln!("soak: could not write {}: {e}", file.display());
             }
         }
