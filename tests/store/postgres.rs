@@ -842,6 +842,72 @@ fn postgres_a_repair_beside_a_writer_holding_an_item_is_no_deadlock() {
     });
 }
 
+/// `check --repair-figures` beside a `set` of a keyed field (the 20-minute soak at seed
+/// 7202: `check` found an item's duplicate keys stale twice, each after a repair that ran
+/// beside a `set` of that item): the keys' rebuild read a page's params unlocked, the set
+/// wrote the item's new params and keys and committed, and the rebuild then replaced its
+/// keys with the old params'. It now holds off key writes for its transaction, after
+/// waiting for those in progress. Here the writer has written new params and keys and
+/// commits while the repair runs: the item keeps the new params' keys.
+#[test]
+fn postgres_a_keys_rebuild_beside_a_set_leaves_the_keys_of_the_new_params() {
+    use caseload::domain::queue_fields::{Dedupe, FieldChange, FieldType};
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let mut boss = crate::support::backend::setup(&b);
+    let key = FieldChange {
+        kind: Some(FieldType::Text),
+        dedupe: Some(Some(Dedupe::Key)),
+        ..FieldChange::default()
+    };
+    boss.define_field("default", "vat", &key).unwrap();
+    let with = |vat: &str, title: &str| NewItem {
+        params: format!(r#"{{"vat": "{vat}"}}"#),
+        ..NewItem::titled(title)
+    };
+    let id = boss.add(&with("OLD1", "edited")).unwrap().id;
+    // An item whose params are the new ones: its keys are what the edit must leave.
+    let model = boss.add(&with("NEW2", "model")).unwrap().id;
+    let keys_of = |c: &mut postgres::Client, item: i64| -> Vec<(String, String)> {
+        c.query(
+            "SELECT field, key FROM item_keys WHERE item_id = $1 ORDER BY field",
+            &[&item],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+    };
+    let mut admin = b.admin();
+    let want = keys_of(&mut admin, model);
+    assert_eq!(want.len(), 1, "the model has its key: {want:?}");
+    let mut writer = b.admin();
+    let mut tx = writer.transaction().unwrap();
+    // What a `set` writes: the params, then the item's keys.
+    tx.execute(
+        "UPDATE items SET params = $2::text::json WHERE id = $1",
+        &[&id, &r#"{"vat": "NEW2"}"#],
+    )
+    .unwrap();
+    tx.execute("DELETE FROM item_keys WHERE item_id = $1", &[&id])
+        .unwrap();
+    tx.execute(
+        "INSERT INTO item_keys (item_id, field, key) \
+         SELECT $1, field, key FROM item_keys WHERE item_id = $2",
+        &[&id, &model],
+    )
+    .unwrap();
+    std::thread::scope(|s| {
+        let repair = s.spawn(|| boss.rebuild_figures());
+        std::thread::sleep(Duration::from_millis(1500));
+        tx.commit().unwrap();
+        let r = repair.join().unwrap();
+        assert!(r.is_ok(), "the repair: {r:?}");
+    });
+    assert_eq!(keys_of(&mut admin, id), want, "the new params' keys");
+}
+
 /// `check --repair-figures` on a long history while a staff member works (the 20-minute
 /// soak at seed 702: the repair held off every event insert while it rebuilt all the
 /// figures, 5.4 s under load, and 14 staff writes were refused "database is busy" after

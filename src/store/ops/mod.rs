@@ -415,6 +415,13 @@ pub(crate) trait Tx {
     fn reap(&mut self, limit: usize) -> Result<usize>;
     /// Replaces item `id`'s duplicate keys with `keys` (field, key).
     fn put_keys(&mut self, id: i64, keys: &[(String, String)]) -> Result<()>;
+    /// Holds off every other transaction's key writes until this one ends, after waiting
+    /// for those that wrote keys already: a rebuild of keys from params it reads then
+    /// writes nothing a concurrent `set` replaced. (SQLite: a write transaction holds
+    /// off every other writer already.)
+    fn hold_off_key_writes(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// Replaces the duplicate keys of the items `ids` with `keys` (item id, field, key;
     /// each of an item of `ids`), as [`Tx::put_keys`] for each of them would: a few
     /// statements for the lot (a queue's keys rebuilt a page at a time).

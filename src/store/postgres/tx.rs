@@ -157,6 +157,15 @@ impl Tx for PgTx<'_> {
         self.lift(r)
     }
 
+    fn hold_off_key_writes(&mut self) -> Result<()> {
+        // EXCLUSIVE: readers go on; INSERT/UPDATE/DELETE of item_keys wait for this
+        // transaction, and this lock waits for those in progress.
+        let r = self
+            .c
+            .execute("LOCK TABLE item_keys IN EXCLUSIVE MODE", &[]);
+        self.lift(r).map(|_| ())
+    }
+
     fn replace_keys(&mut self, ids: &[i64], keys: &[(i64, String, String)]) -> Result<()> {
         let r = super::dedupe::replace_keys(self.c, ids, keys);
         self.lift(r)
