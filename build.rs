@@ -5,6 +5,7 @@
 use std::path::Path;
 
 fn main() {
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
     for (dir, out) in [
         ("src/store/sqlite/migrations", "sqlite_steps.rs"),
         ("src/store/postgres/migrations", "postgres_steps.rs"),
@@ -25,7 +26,9 @@ fn main() {
                  0001, 0002, … without gaps or repeats)",
                 i + 1
             );
-            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(name);
+            // The manifest's directory when the script runs, not when it was compiled: a
+            // copied target directory must not include another checkout's steps.
+            let path = Path::new(&manifest).join(dir).join(name);
             list.push_str(&format!(
                 "    include_str!({:?}),\n",
                 path.display().to_string()
