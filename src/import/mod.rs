@@ -202,7 +202,11 @@ fn stored(
     if matches!(v, J::Array(_) | J::Object(_)) {
         return Some((v, Some(false)));
     }
-    match rules.check_typed(&value_text(&v)) {
+    let checked = match &v {
+        J::String(s) => rules.check_typed(s),
+        other => rules.check_typed(&value_text(other)),
+    };
+    match checked {
         Ok(J::Null) => None,
         Ok(c) => Some((c, Some(true))),
         Err(_) => Some((v, Some(false))),
@@ -221,9 +225,12 @@ fn merge_fields(
     fields: &ImportFields,
     broken: Option<&mut Vec<usize>>,
 ) -> Result<(), String> {
+    if item.params.trim() == "{}" {
+        return merge_into_empty(item, given, fields, broken);
+    }
     let mut params = match serde_json::from_str::<serde_json::Value>(&item.params) {
         Ok(serde_json::Value::Object(m)) => m,
-        _ => return Err("params is not a JSON object, so field values cannot join it".into()),
+        _ => return Err(NOT_AN_OBJECT.into()),
     };
     let mut known: Vec<Option<bool>> = vec![None; fields.rules.len()];
     for (i, v) in given {
@@ -232,10 +239,7 @@ fn merge_fields(
             continue;
         };
         if params.contains_key(&rules.def.name) {
-            return Err(format!(
-                "field {} is given twice (as its own column and in params)",
-                rules.def.name
-            ));
+            return Err(given_twice(&rules.def.name));
         }
         params.insert(rules.def.name.clone(), v);
         known[i] = keeps;
@@ -249,7 +253,55 @@ fn merge_fields(
             }
         }
     }
-    item.params = serde_json::Value::Object(params).to_string();
+    // Written as `Value`'s `Display` writes it, without its formatter's detour.
+    item.params = serde_json::to_string(&params).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// [`merge_fields`] into a row without params of its own (an import's usual row): the
+/// params written straight from the stored values, in the order (and the very text) of
+/// the map `merge_fields` would write, without building the map.
+fn merge_into_empty(
+    item: &mut NewItem,
+    given: Vec<(usize, serde_json::Value)>,
+    fields: &ImportFields,
+    broken: Option<&mut Vec<usize>>,
+) -> Result<(), String> {
+    let mut known: Vec<Option<bool>> = vec![None; fields.rules.len()];
+    let mut pairs: Vec<(usize, serde_json::Value)> = Vec::with_capacity(given.len());
+    for (i, v) in given {
+        if let Some((v, keeps)) = stored(&fields.rules[i], v) {
+            known[i] = keeps;
+            pairs.push((i, v));
+        }
+    }
+    // A map's order: its keys' (a field's name is given once: a CSV column and a JSON key
+    // are each given once, and field names differ).
+    let name = |i: usize| fields.rules[i].def.name.as_str();
+    pairs.sort_by(|a, b| name(a.0).cmp(name(b.0)));
+    if let Some(broken) = broken {
+        for (i, rules) in fields.rules.iter().enumerate() {
+            let keeps = known[i].unwrap_or_else(|| {
+                let v = pairs.iter().find(|(j, _)| *j == i).map(|(_, v)| v);
+                rules.check_stored(v).is_ok()
+            });
+            if !keeps {
+                broken.push(i);
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(2 + pairs.len() * 32);
+    out.push(b'{');
+    for (k, (i, v)) in pairs.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, name(*i)).map_err(|e| e.to_string())?;
+        out.push(b':');
+        serde_json::to_writer(&mut out, v).map_err(|e| e.to_string())?;
+    }
+    out.push(b'}');
+    item.params = String::from_utf8(out).map_err(|e| e.to_string())?;
     Ok(())
 }
 
@@ -342,13 +394,16 @@ impl RawRow {
     }
 
     /// The checked row: an item to add, or a finished row (state done/failed/cancelled)
-    /// that an import leaves out. The item is validated (and its fields' rules checked)
-    /// when `validate`; `fields` are the import's fields.
+    /// that an import leaves out. The item is validated when `validate`; `fields` are the
+    /// import's fields. With `merge` the row's field values are checked and joined to its
+    /// params here ([`Row::merge`]); without, the row keeps them as the file gave them
+    /// (`Row::given`) and, when `validate`, is only proven to be mergeable (see
+    /// [`fits_unmerged`]): an import checks each value once, in its second pass.
     fn into_parsed(
         mut self,
         line: u64,
         default_queue: &str,
-        validate: bool,
+        (validate, merge): (bool, bool),
         fields: &ImportFields,
     ) -> Result<Parsed, String> {
         let nonempty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
@@ -384,36 +439,131 @@ impl RawRow {
             }
         }
         let given = std::mem::take(&mut self.fields);
-        let mut broken = Vec::new();
-        if !given.is_empty() {
-            if item.queue != default_queue {
-                return Err(other_queue(
-                    &item.queue,
-                    default_queue,
-                    &given,
-                    &fields.defs,
-                ));
-            }
-            merge_fields(&mut item, given, fields, Some(&mut broken))?;
-        } else if !fields.rules.is_empty() {
-            // (Both passes: the first counts them, the second marks the rows that keep
-            // every rule checked, see `run::add_batch`.)
-            let params: serde_json::Value =
-                serde_json::from_str(&item.params).unwrap_or(serde_json::Value::Null);
-            (fields.rules.iter().enumerate())
-                .filter(|(_, r)| r.check_stored(params.get(&r.def.name)).is_err())
-                .for_each(|(i, _)| broken.push(i));
+        if !given.is_empty() && item.queue != default_queue {
+            return Err(other_queue(
+                &item.queue,
+                default_queue,
+                &given,
+                &fields.defs,
+            ));
         }
-        if validate {
-            item.validate().map_err(|e| in_file(&e))?;
-        }
-        Ok(Parsed::Item(Row {
+        let mut row = Row {
             line,
             item,
             id,
-            broken,
-        }))
+            given,
+            broken: Vec::new(),
+        };
+        if merge {
+            row.merge(fields)?;
+        } else if validate {
+            fits_unmerged(&row.item, &row.given, fields)?;
+        }
+        if validate {
+            row.item.validate().map_err(|e| in_file(&e))?;
+        }
+        Ok(Parsed::Item(row))
     }
+}
+
+impl Row {
+    /// Checks the row's field values (`given`, as the file gave them) and joins them to its
+    /// params, each in its canonical form (or as given when it breaks its rules: fixing it
+    /// is the work), and finds the fields whose value breaks their rules (`broken`), as
+    /// Complete would find them. Each value is checked once.
+    pub fn merge(&mut self, fields: &ImportFields) -> Result<(), String> {
+        let given = std::mem::take(&mut self.given);
+        if !given.is_empty() {
+            return merge_fields(&mut self.item, given, fields, Some(&mut self.broken));
+        }
+        if !fields.rules.is_empty() {
+            // Params given as JSON into a queue with fields: their values as stored.
+            let params: serde_json::Value =
+                serde_json::from_str(&self.item.params).unwrap_or(serde_json::Value::Null);
+            (fields.rules.iter().enumerate())
+                .filter(|(_, r)| r.check_stored(params.get(&r.def.name)).is_err())
+                .for_each(|(i, _)| self.broken.push(i));
+        }
+        Ok(())
+    }
+}
+
+/// Proves, without checking a value, that the row's field values (`given`) can join its
+/// params as [`Row::merge`] joins them: the params are an object, no field is given twice
+/// (as a column and in params), and the merged params stay within the size of any text
+/// ([`check_text`]) — by a bound of each value's stored size ([`stored_bound`]) or, when
+/// the bound is too large (a row near the limit, a checklist, a list), by merging a copy.
+fn fits_unmerged(
+    item: &NewItem,
+    given: &[(usize, serde_json::Value)],
+    fields: &ImportFields,
+) -> Result<(), String> {
+    if given.is_empty() {
+        return Ok(());
+    }
+    let params = match serde_json::from_str::<serde_json::Value>(&item.params) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => return Err(NOT_AN_OBJECT.into()),
+    };
+    let mut bound = Some(item.params.len());
+    for (i, v) in given {
+        let rules = &fields.rules[*i];
+        if empty_value(v) {
+            continue;
+        }
+        if params.contains_key(&rules.def.name) {
+            return Err(given_twice(&rules.def.name));
+        }
+        bound = bound.zip(stored_bound(rules, v)).map(|(a, b)| a + b);
+    }
+    if bound.is_some_and(|b| b <= crate::domain::item::MAX_FIELD_BYTES) {
+        return Ok(());
+    }
+    let mut merged = item.clone();
+    merge_fields(&mut merged, given.to_vec(), fields, None)?;
+    crate::domain::item::check_text("params", &merged.params)
+        .map_err(|m| in_file(&FieldError::col(Col::Params, m)))
+}
+
+/// An upper bound of the bytes value `v` of a field (`rules`) adds to a row's params
+/// when [`merge_fields`] stores it: its key and its stored value as JSON (every character
+/// escaped at most sixfold), a comma. `None` when there is no simple bound (a checklist,
+/// a list or object). A text is stored trimmed; a URL as the URL standard writes it
+/// (percent-encoding triples a byte, an international domain name's mapping and Punycode
+/// grow it more: bounded by 128 bytes per byte); a choice as the definition spells it;
+/// every other type's canonical form is at most three bytes per byte (an e-mail
+/// domain's lower case) or a short text of its own (a number, a date, E.164, an IBAN).
+fn stored_bound(rules: &FieldRules<'_>, v: &serde_json::Value) -> Option<usize> {
+    let def = &rules.def;
+    let len = match v {
+        serde_json::Value::String(s) => s.len(),
+        serde_json::Value::Number(_) | serde_json::Value::Bool(_) => value_text(v).len(),
+        _ => return None,
+    };
+    let value = match def.kind {
+        FieldType::Checklist => return None,
+        FieldType::Text => len,
+        FieldType::Url => 128 * len + 64,
+        FieldType::Choice => def.choices.iter().map(String::len).max().unwrap_or(0).max(len),
+        _ => 3 * len + 64,
+    };
+    // Key and value quoted and escaped, a colon and a comma.
+    Some(6 * (def.name.len() + value) + 6)
+}
+
+/// A value an import leaves out (an empty cell).
+fn empty_value(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Null => true,
+        serde_json::Value::String(s) => s.trim().is_empty(),
+        _ => false,
+    }
+}
+
+const NOT_AN_OBJECT: &str = "params is not a JSON object, so field values cannot join it";
+
+fn given_twice(name: &str) -> String {
+    format!("field {name} is given twice (as its own column and in params)")
 }
 
 /// A refused value as a row's error says it: by the file's column (`queue: name is
@@ -490,7 +640,7 @@ impl Fnv128 {
 
     /// Adds one checked row: its line, every column an import sets (the table's, in
     /// its order; a missing value as an empty field, a present optional one behind a
-    /// marker) and its id. The hash lives for one import only (the second pass proves it
+    /// marker), its id and its field values not yet merged. The hash lives for one import only (the second pass proves it
     /// reads the rows the first one checked); what a re-import is matched by is the
     /// file's identity ([`FileIdentity`]), which hashes the file, not its columns.
     fn row(&mut self, row: &Row) {
@@ -512,6 +662,22 @@ impl Fnv128 {
         match row.id {
             Some(id) => self.field(&id.to_le_bytes()),
             None => self.field(b""),
+        }
+        // Field values not yet merged: how many, then each by its field and as given (a
+        // string's text, any other value as JSON, each behind its marker).
+        self.field(&(row.given.len() as u64).to_le_bytes());
+        for (i, v) in &row.given {
+            self.field(&(*i as u64).to_le_bytes());
+            match v {
+                serde_json::Value::String(s) => {
+                    self.field(b"s");
+                    self.field(s.as_bytes());
+                }
+                other => {
+                    self.field(b"j");
+                    self.field(other.to_string().as_bytes());
+                }
+            }
         }
     }
 }
@@ -614,6 +780,114 @@ mod tests {
         } else {
             Err(errors)
         }
+    }
+
+    /// The first pass proves a row's fields fit its params by [`stored_bound`] instead of
+    /// storing them: the bound must hold for every type, values that grow when stored
+    /// included (a URL's percent-encoding, its international domain name's mapping, an
+    /// IPv4 host written short, an e-mail domain's lower case, escaped control characters).
+    #[test]
+    fn a_stored_value_is_never_longer_than_its_bound() {
+        let kinds = [
+            (FieldType::Text, vec!["  x  ", "\u{1}\u{2}\"\\", "ünïcödé"]),
+            (FieldType::Integer, vec!["+0", "-9223372036854775808", "1"]),
+            (FieldType::Decimal, vec!["+1,5", "-0.5", "7"]),
+            (FieldType::Date, vec!["2024-1-5", "2024-01-05", "99999-1-1"]),
+            (FieldType::Email, vec!["a@İİİİ.COM", "x@ẞ.de", "\u{1}@x.de"]),
+            (FieldType::Phone, vec!["030 901820", "+1 2", "0049 30 901820"]),
+            (FieldType::Choice, vec!["m", "Medium-long", "x"]),
+            (FieldType::Bool, vec!["y", "ja", "1"]),
+            (FieldType::Iban, vec!["de89 3704 0044 0532 0130 00", "x"]),
+            (
+                FieldType::Url,
+                vec![
+                    "http://1",
+                    "http://0x1/",
+                    "http://\u{FDFA}\u{FDFA}.ex/",
+                    "http://\u{FDFA}.\u{FDFA}.\u{FDFA}/",
+                    "https://ä.example/ä ä?ä\"#ä\"",
+                    "http://[::1]",
+                    "http://a\u{1}b/\u{1}",
+                    "http://ß.ﬃ.example/",
+                ],
+            ),
+        ];
+        for (kind, values) in kinds {
+            let mut def = FieldDef::new("f", kind);
+            def.country = Some("DE".into());
+            def.choices = vec!["S".into(), "Medium-long".into()];
+            let fields = ImportFields::new("q", vec![def], false);
+            for v in values {
+                let value = serde_json::Value::String(v.to_string());
+                let bound = stored_bound(&fields.rules[0], &value).unwrap();
+                let mut item = NewItem::titled("t");
+                merge_fields(&mut item, vec![(0, value)], &fields, None).unwrap();
+                let grew = item.params.len() - "{}".len();
+                assert!(grew <= bound, "{kind:?} {v:?}: {} > {bound}", item.params);
+            }
+        }
+    }
+
+    /// A row without params of its own gets, without the map, the very params (and broken
+    /// fields) the map gives a row whose params are `{"other": 1}` less that key.
+    #[test]
+    fn params_written_without_the_map_are_the_maps() {
+        let mut defs: Vec<FieldDef> = ["vat", "a", "Zed", "é", "b_2", "list"]
+            .iter()
+            .map(|n| FieldDef::new(n, FieldType::Text))
+            .collect();
+        defs[0].pattern = Some("^[A-Z]{2}[0-9]+$".into());
+        defs[1].required = true;
+        defs[5].kind = FieldType::Checklist;
+        let fields = ImportFields::new("q", defs, false);
+        let s = |t: &str| serde_json::Value::String(t.into());
+        for given in [
+            vec![(0, s("DE1")), (2, s(" z ")), (3, s("\"é\"\n")), (4, s(""))],
+            vec![(4, s("x")), (0, s("bad")), (1, s("a"))],
+            vec![(5, s("one\ntwo")), (1, serde_json::json!(12))],
+            vec![],
+        ] {
+            let mut fast = NewItem::titled("t");
+            let mut fast_broken = Vec::new();
+            merge_fields(&mut fast, given.clone(), &fields, Some(&mut fast_broken)).unwrap();
+            let mut slow = NewItem::titled("t");
+            slow.params = r#"{"~other":1}"#.into();
+            let mut slow_broken = Vec::new();
+            merge_fields(&mut slow, given, &fields, Some(&mut slow_broken)).unwrap();
+            let mut map: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(&slow.params).unwrap();
+            map.remove("~other");
+            assert_eq!(fast.params, serde_json::to_string(&map).unwrap());
+            assert_eq!(fast_broken, slow_broken);
+        }
+    }
+
+    /// A row's field values are checked once, in the second pass; the first proves each
+    /// row can take them: a field given twice or a row whose params would outgrow the
+    /// limit is refused by it as when it merged them.
+    #[test]
+    fn the_first_pass_refuses_what_a_merge_would() {
+        let fields = |kind| ImportFields::new("q", vec![FieldDef::new("f", kind)], false);
+        let first = |data: &[u8], fields: ImportFields| {
+            let mut rows = Rows::new(data, Format::Csv, "q", fields).unwrap().unmerged();
+            match rows.next_row() {
+                Ok(Some(Parsed::Item(r))) => Ok(r),
+                other => Err(format!("{other:?}")),
+            }
+        };
+        let twice = first(b"title,params,f\nt,\"{\"\"f\"\":1}\",x\n", fields(FieldType::Text));
+        assert!(twice.unwrap_err().contains("given twice"));
+        // Near the limit: the bound is too large, and the merged copy decides.
+        let long = "x".repeat(crate::domain::item::MAX_FIELD_BYTES / 2);
+        let data = format!("title,params,f\nt,\"{{\"\"k\"\":\"\"{long}\"\"}}\",{long}\n");
+        let over = first(data.as_bytes(), fields(FieldType::Text));
+        assert!(over.unwrap_err().contains("1 MiB"));
+        let data = format!("title,params,f\nt,\"{{\"\"k\"\":\"\"{long}\"\"}}\",x\n");
+        let mut row = first(data.as_bytes(), fields(FieldType::Url)).unwrap();
+        assert_eq!(row.given.len(), 1);
+        row.merge(&fields(FieldType::Url)).unwrap();
+        assert_eq!(row.broken, vec![0]);
+        assert!(row.item.params.ends_with(",\"f\":\"x\"}") || row.item.params.contains("\"f\":\"x\""));
     }
 
     #[test]

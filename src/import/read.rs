@@ -17,8 +17,12 @@ pub struct Row {
     pub item: NewItem,
     /// The `id` column (an exported file), kept with `--keep-ids` where free.
     pub id: Option<i64>,
-    /// The fields (by index in the import's field list) whose value breaks their rules
-    /// (found by the first pass; the second does not look).
+    /// The values of the import's fields (by index in its field list) as the file gave
+    /// them, not yet joined to `item.params` (rows read [`Rows::unmerged`]; empty once
+    /// [`Row::merge`]d).
+    pub given: Vec<(usize, serde_json::Value)>,
+    /// The fields (by index in the import's field list) whose value breaks their rules,
+    /// found by [`Row::merge`].
     pub broken: Vec<usize>,
 }
 
@@ -45,6 +49,8 @@ struct Build {
     default_queue: String,
     /// Validate each item (off for rows the first pass checked, see [`Rows::checked_before`]).
     validate: bool,
+    /// Check each row's field values and join them to its params (off: [`Rows::unmerged`]).
+    merge: bool,
     /// The fields of the queue the import goes into.
     fields: ImportFields,
 }
@@ -119,6 +125,7 @@ impl<R: Read> Rows<R> {
             build: Build {
                 default_queue: default_queue.to_string(),
                 validate: true,
+                merge: true,
                 fields,
             },
         })
@@ -135,6 +142,14 @@ impl<R: Read> Rows<R> {
     /// any of them.
     pub fn checked_before(mut self) -> Self {
         self.build.validate = false;
+        self
+    }
+
+    /// Rows with their field values as the file gave them (`Row::given`), neither checked
+    /// nor joined to the params: the caller merges each row once ([`Row::merge`]). A
+    /// validated row is still proven to be mergeable into an item that validates.
+    pub fn unmerged(mut self) -> Self {
+        self.build.merge = false;
         self
     }
 
@@ -285,7 +300,12 @@ fn skip_bom(r: &mut impl BufRead) -> std::io::Result<()> {
 }
 
 fn checked(raw: RawRow, line: u64, build: &Build) -> Parsed {
-    raw.into_parsed(line, &build.default_queue, build.validate, &build.fields)
+    raw.into_parsed(
+        line,
+        &build.default_queue,
+        (build.validate, build.merge),
+        &build.fields,
+    )
         .unwrap_or_else(|message| Parsed::Bad(LineError { line, message }))
 }
 

@@ -220,11 +220,6 @@ pub fn import(
         written => written?,
     };
     summary.defined = defined;
-    summary.broken = (checked.fields.defs.iter())
-        .zip(&checked.broken)
-        .filter(|(_, n)| **n > 0)
-        .map(|(d, n)| (d.name.clone(), *n))
-        .collect();
     Ok(summary)
 }
 
@@ -281,8 +276,6 @@ struct Checked {
     kept: Option<Plan>,
     /// The import's fields (those it would define included).
     fields: ImportFields,
-    /// Per field (by index): rows whose value breaks its rules.
-    broken: Vec<u64>,
     /// The version of the field definitions the second pass checks against (`fields`,
     /// as the store holds them when it begins), when the store keeps digests: rows that
     /// keep every rule are marked checked while it is still the version.
@@ -351,9 +344,12 @@ fn check(
         seen: seen.clone(),
     };
     progress.checking(0, total, 0);
-    let mut rows = Rows::new(tap, opts.format, opts.default_queue, fields).map_err(bad_header)?;
+    // Field values are checked once, by the second pass (`Reader::fill`); this one proves
+    // every row can be written with them.
+    let mut rows = Rows::new(tap, opts.format, opts.default_queue, fields)
+        .map_err(bad_header)?
+        .unmerged();
     let mut kept = keeping(store, &rows, opts)?;
-    let mut broken: Vec<u64> = Vec::new();
     let (mut n, mut finished) = (0u64, 0u64);
     let mut bad = BadLines::default();
     let mut chain = Fnv128::default();
@@ -367,12 +363,6 @@ fn check(
                 }
                 chain.row(&r);
                 n += 1;
-                for &i in &r.broken {
-                    if broken.len() <= i {
-                        broken.resize(i + 1, 0);
-                    }
-                    broken[i] += 1;
-                }
                 if n.is_multiple_of(MIN_BATCH as u64) {
                     checkpoints.push(chain.value());
                     if n.is_multiple_of(1000) {
@@ -417,7 +407,6 @@ fn check(
         queues,
         kept,
         fields,
-        broken,
         version: None,
     })
 }
@@ -532,6 +521,8 @@ struct Batch {
     lines: Vec<u64>,
     /// Whether each item keeps every rule of the import's fields.
     ok: Vec<bool>,
+    /// Per field (by index): the batch's rows whose value breaks its rules.
+    broken: Vec<u64>,
     /// The rows read for it, the one added first with `--keep-ids` included.
     rows: u64,
 }
@@ -551,11 +542,12 @@ impl<R: Read> Reader<'_, R> {
         b.ids.clear();
         b.lines.clear();
         b.ok.clear();
+        b.broken.clear();
         b.rows = 0;
         let first = self.checked.kept.as_ref().map(|k| k.last.line);
         while b.rows < len as u64 {
             match self.rows.next_row() {
-                Ok(Some(Parsed::Item(r))) => {
+                Ok(Some(Parsed::Item(mut r))) => {
                     self.chain.row(&r);
                     b.rows += 1;
                     if first == Some(r.line) {
@@ -564,6 +556,10 @@ impl<R: Read> Reader<'_, R> {
                     if first.is_some() {
                         b.ids.push(r.id.ok_or("a row lost its id")?);
                     }
+                    // The row's one check of its field values.
+                    r.merge(self.rows.fields())
+                        .map_err(|_| "a row that was good is bad now")?;
+                    count_broken(&mut b.broken, &r.broken);
                     let mut item = r.item;
                     b.lines.push(r.line);
                     b.ok.push(r.broken.is_empty());
@@ -579,6 +575,16 @@ impl<R: Read> Reader<'_, R> {
             }
         }
         Ok(())
+    }
+}
+
+/// Adds a row's broken fields (by index) to the counts per field.
+fn count_broken(counts: &mut Vec<u64>, broken: &[usize]) {
+    for &i in broken {
+        if counts.len() <= i {
+            counts.resize(i + 1, 0);
+        }
+        counts[i] += 1;
     }
 }
 
@@ -617,9 +623,16 @@ fn keep_first(
     store: &mut dyn Store,
     plan: &Plan,
     file_id: &str,
-    summary: &mut Summary,
+    fields: &ImportFields,
+    (summary, broken): (&mut Summary, &mut Vec<u64>),
 ) -> Result<Millis, ImportError> {
-    let mut last = plan.last.item.clone();
+    let mut row = plan.last.clone();
+    row.merge(fields).map_err(|_| ImportError::Changed {
+        what: "a row that was good is bad now".into(),
+        written: 0,
+    })?;
+    count_broken(broken, &row.broken);
+    let mut last = row.item;
     let derived = last.request_id.is_none();
     if derived {
         last.request_id = Some(derived_key(file_id, plan.last.line));
@@ -730,11 +743,15 @@ fn write(
     let mut alike = LookAlike::new(store)?;
     let rows = Rows::new(file, opts.format, opts.default_queue, fields)
         .map_err(|_| changed("its header changed", 0))?
-        .checked_before();
+        .checked_before()
+        .unmerged();
+    // Per field (by index): rows whose value breaks its rules.
+    let mut broken: Vec<u64> = Vec::new();
     // Rows added before the batches (the one `--keep-ids` adds first).
     let (mut first, mut began) = (0, 0);
     if let Some(plan) = &checked.kept {
-        began = keep_first(store, plan, &checked.file_id, &mut summary)?;
+        let to = (&mut summary, &mut broken);
+        began = keep_first(store, plan, &checked.file_id, rows.fields(), to)?;
         first = 1;
     }
     let reader = Reader {
@@ -774,6 +791,12 @@ fn write(
                 ));
             }
             unchanged(file, written + first)?;
+            if broken.len() < batch.broken.len() {
+                broken.resize(batch.broken.len(), 0);
+            }
+            for (n, add) in broken.iter_mut().zip(&batch.broken) {
+                *n += add;
+            }
             if !batch.items.is_empty() {
                 let at = Written::new(written + first, began, opts.skip_duplicates);
                 let took = add_batch(store, &batch, checked, at, &mut summary, &mut alike)?;
@@ -792,5 +815,10 @@ fn write(
             written + first,
         ));
     }
+    summary.broken = (checked.fields.defs.iter())
+        .zip(&broken)
+        .filter(|(_, n)| **n > 0)
+        .map(|(d, n)| (d.name.clone(), *n))
+        .collect();
     Ok(summary)
 }

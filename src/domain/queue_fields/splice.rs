@@ -53,7 +53,8 @@ pub(crate) fn value_at(text: &str, slot: &Slot) -> Value {
 /// `text` with `key` (at `slot`, found by [`locate`]) set to `to`: its value replaced, or
 /// the key added last when the object has none.
 pub(crate) fn put(text: &str, key: &str, slot: &Slot, to: &Value) -> String {
-    let value = to.to_string();
+    // As `Value`'s `Display` writes it, without its formatter's detour.
+    let value = serde_json::to_string(to).unwrap_or_else(|_| to.to_string());
     match &slot.at {
         Some(r) => {
             let mut s = String::with_capacity(text.len() - r.len() + value.len());

@@ -167,10 +167,12 @@ impl SqliteStore {
         // here, and a WAL left by a crash or a cut-short checkpoint is recovered here.
         conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
             .map_err(map_err)?;
-        // A 32 MiB page cache (SQLite's default is 2 MiB): an import batch of 2000 rows on a
+        // A 30 MiB page cache (SQLite's default is 2 MiB): an import batch of 2000 rows on a
         // large file dirties more pages than 2 MiB holds, and SQLite then spills them to the
-        // WAL mid-transaction and reads them back (benches/queue.rs, BENCHMARKS.md).
-        conn.execute_batch("PRAGMA cache_size = -32768")
+        // WAL mid-transaction and reads them back (benches/queue.rs, BENCHMARKS.md). 30, not
+        // 32: a 1M-row import with ten typed fields peaked at 64.03 MiB with 32 (issue 26 §4:
+        // ≤ 64 MiB), and the import was no slower with 30 (BENCHMARKS.md, "Verification work").
+        conn.execute_batch("PRAGMA cache_size = -30720")
             .map_err(map_err)?;
         migrate::check_ours(conn)?;
         if read_only {
