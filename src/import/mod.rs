@@ -544,7 +544,7 @@ fn stored_bound(rules: &FieldRules<'_>, v: &serde_json::Value) -> Option<usize> 
         FieldType::Checklist => return None,
         FieldType::Text => len,
         FieldType::Url => 128 * len + 64,
-        FieldType::Choice => def.choices.iter().map(String::len).max().unwrap_or(0).max(len),
+        FieldType::Choice => len.max(def.choices.iter().map(String::len).max().unwrap_or(0)),
         _ => 3 * len + 64,
     };
     // Key and value quoted and escaped, a colon and a comma.
@@ -794,7 +794,10 @@ mod tests {
             (FieldType::Decimal, vec!["+1,5", "-0.5", "7"]),
             (FieldType::Date, vec!["2024-1-5", "2024-01-05", "99999-1-1"]),
             (FieldType::Email, vec!["a@İİİİ.COM", "x@ẞ.de", "\u{1}@x.de"]),
-            (FieldType::Phone, vec!["030 901820", "+1 2", "0049 30 901820"]),
+            (
+                FieldType::Phone,
+                vec!["030 901820", "+1 2", "0049 30 901820"],
+            ),
             (FieldType::Choice, vec!["m", "Medium-long", "x"]),
             (FieldType::Bool, vec!["y", "ja", "1"]),
             (FieldType::Iban, vec!["de89 3704 0044 0532 0130 00", "x"]),
@@ -869,13 +872,18 @@ mod tests {
     fn the_first_pass_refuses_what_a_merge_would() {
         let fields = |kind| ImportFields::new("q", vec![FieldDef::new("f", kind)], false);
         let first = |data: &[u8], fields: ImportFields| {
-            let mut rows = Rows::new(data, Format::Csv, "q", fields).unwrap().unmerged();
+            let mut rows = Rows::new(data, Format::Csv, "q", fields)
+                .unwrap()
+                .unmerged();
             match rows.next_row() {
                 Ok(Some(Parsed::Item(r))) => Ok(r),
                 other => Err(format!("{other:?}")),
             }
         };
-        let twice = first(b"title,params,f\nt,\"{\"\"f\"\":1}\",x\n", fields(FieldType::Text));
+        let twice = first(
+            b"title,params,f\nt,\"{\"\"f\"\":1}\",x\n",
+            fields(FieldType::Text),
+        );
         assert!(twice.unwrap_err().contains("given twice"));
         // Near the limit: the bound is too large, and the merged copy decides.
         let long = "x".repeat(crate::domain::item::MAX_FIELD_BYTES / 2);
@@ -887,7 +895,9 @@ mod tests {
         assert_eq!(row.given.len(), 1);
         row.merge(&fields(FieldType::Url)).unwrap();
         assert_eq!(row.broken, vec![0]);
-        assert!(row.item.params.ends_with(",\"f\":\"x\"}") || row.item.params.contains("\"f\":\"x\""));
+        assert!(
+            row.item.params.ends_with(",\"f\":\"x\"}") || row.item.params.contains("\"f\":\"x\"")
+        );
     }
 
     #[test]

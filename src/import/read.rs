@@ -306,7 +306,7 @@ fn checked(raw: RawRow, line: u64, build: &Build) -> Parsed {
         (build.validate, build.merge),
         &build.fields,
     )
-        .unwrap_or_else(|message| Parsed::Bad(LineError { line, message }))
+    .unwrap_or_else(|message| Parsed::Bad(LineError { line, message }))
 }
 
 fn header_columns(
