@@ -462,7 +462,7 @@ impl RawRow {
         if validate {
             row.item.validate().map_err(|e| in_file(&e))?;
         }
-        Ok(Parsed::Item(row))
+        Ok(Parsed::Item(Box::new(row)))
     }
 }
 

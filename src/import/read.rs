@@ -30,7 +30,7 @@ pub struct Row {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Parsed {
     /// A row to add.
-    Item(Row),
+    Item(Box<Row>),
     /// An exported row of a finished item (done, failed, cancelled): import creates open
     /// work, so it is left out and counted.
     Finished { line: u64 },

@@ -370,7 +370,7 @@ fn check(
                     }
                 }
                 if let Some(k) = &mut kept {
-                    k.row(store, r, &mut |e| bad.note(e)).map_err(store_err)?;
+                    k.row(store, *r, &mut |e| bad.note(e)).map_err(store_err)?;
                 }
             }
             Ok(Some(Parsed::Finished { .. })) => finished += 1,
@@ -588,6 +588,25 @@ fn count_broken(counts: &mut Vec<u64>, broken: &[usize]) {
     }
 }
 
+/// Adds counts per field (by index) to others.
+fn add_counts(to: &mut Vec<u64>, add: &[u64]) {
+    if to.len() < add.len() {
+        to.resize(add.len(), 0);
+    }
+    for (n, a) in to.iter_mut().zip(add) {
+        *n += a;
+    }
+}
+
+/// The fields (by name, in their order) with a count above 0.
+fn per_field(fields: &ImportFields, counts: &[u64]) -> Vec<(String, u64)> {
+    (fields.defs.iter())
+        .zip(counts)
+        .filter(|(_, n)| **n > 0)
+        .map(|(d, n)| (d.name.clone(), *n))
+        .collect()
+}
+
 /// A batch the reader built, or what differs from the first pass; with the hash of the
 /// rows read so far and the finished rows it passed over.
 struct Filled {
@@ -618,14 +637,18 @@ fn read_ahead<R: Read>(
 }
 
 /// With `--keep-ids`, adds the row with the largest id first (see `super::keep`).
-/// Returns the time the import began, every kept item's `created_at`.
+/// Returns the rows it added (0 without `--keep-ids`) and the time the import began,
+/// every kept item's `created_at`.
 fn keep_first(
     store: &mut dyn Store,
-    plan: &Plan,
-    file_id: &str,
+    checked: &Checked,
     fields: &ImportFields,
     (summary, broken): (&mut Summary, &mut Vec<u64>),
-) -> Result<Millis, ImportError> {
+) -> Result<(u64, Millis), ImportError> {
+    let Some(plan) = &checked.kept else {
+        return Ok((0, 0));
+    };
+    let file_id = &checked.file_id;
     let mut row = plan.last.clone();
     row.merge(fields).map_err(|_| ImportError::Changed {
         what: "a row that was good is bad now".into(),
@@ -643,7 +666,7 @@ fn keep_first(
         .map_err(|error| ImportError::Store { error, written: 0 })?;
     summary.longest_write = started.elapsed();
     summary.tally(&[added], &[derived], &[plan.last.line]);
-    Ok(began)
+    Ok((1, began))
 }
 
 /// Where a batch goes: the rows written before it, and (with `--keep-ids`) when the
@@ -748,12 +771,7 @@ fn write(
     // Per field (by index): rows whose value breaks its rules.
     let mut broken: Vec<u64> = Vec::new();
     // Rows added before the batches (the one `--keep-ids` adds first).
-    let (mut first, mut began) = (0, 0);
-    if let Some(plan) = &checked.kept {
-        let to = (&mut summary, &mut broken);
-        began = keep_first(store, plan, &checked.file_id, rows.fields(), to)?;
-        first = 1;
-    }
+    let (first, began) = keep_first(store, checked, rows.fields(), (&mut summary, &mut broken))?;
     let reader = Reader {
         rows,
         chain: Fnv128::default(),
@@ -791,12 +809,7 @@ fn write(
                 ));
             }
             unchanged(file, written + first)?;
-            if broken.len() < batch.broken.len() {
-                broken.resize(batch.broken.len(), 0);
-            }
-            for (n, add) in broken.iter_mut().zip(&batch.broken) {
-                *n += add;
-            }
+            add_counts(&mut broken, &batch.broken);
             if !batch.items.is_empty() {
                 let at = Written::new(written + first, began, opts.skip_duplicates);
                 let took = add_batch(store, &batch, checked, at, &mut summary, &mut alike)?;
@@ -815,10 +828,6 @@ fn write(
             written + first,
         ));
     }
-    summary.broken = (checked.fields.defs.iter())
-        .zip(&broken)
-        .filter(|(_, n)| **n > 0)
-        .map(|(d, n)| (d.name.clone(), *n))
-        .collect();
+    summary.broken = per_field(&checked.fields, &broken);
     Ok(summary)
 }
