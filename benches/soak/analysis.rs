@@ -17,7 +17,9 @@
 //!   the item it chose, and on PostgreSQL its server process keeps that row locked until it
 //!   notices the client gone, so a claim within [`KILLED_TAKE_MS`] of such a take in its
 //!   scope is not judged (others' claims skip a row a take has locked, `SKIP LOCKED`, as
-//!   they skip one a live take is taking);
+//!   they skip one a live take is taking); so is a claim beside a take that failed
+//!   without taking (its server process terminated, a fault injected, no answer): it too
+//!   held the row it chose while it ran, and rolled back;
 //! - **errors**: any other exit code that is not the op's documented answer, with no fault
 //!   injected (a BUSY, a usage error, a crash); a read that wrote.
 //!
@@ -239,6 +241,15 @@ fn effects(facts: &Facts) -> Vec<Effect> {
     out
 }
 
+/// Who holds the lock a take event gives: the one it names `to` for a reassignment, else
+/// its actor.
+fn holder_after(e: &Event) -> &str {
+    match e.detail["to"].as_str() {
+        Some(to) if e.kind == "reassigned" => to,
+        _ => &e.actor,
+    }
+}
+
 fn events_by_item(events: &[Event]) -> HashMap<i64, Vec<&Event>> {
     let mut m: HashMap<i64, Vec<&Event>> = HashMap::new();
     for e in events {
@@ -262,10 +273,13 @@ fn judge_calls(
             .iter()
             .any(|e| e.kind == kind && e.token == token && e.actor == actor)
     };
+    // The take that gave `actor` the lock under `token`: their own, or a reassignment to
+    // them (an assignment or a review's reject to its maker); a claim of an item already
+    // theirs answers with that lock (renewed), not a new one.
     let takes = |item: i64, token: i64, actor: &str| {
-        of(item)
-            .iter()
-            .any(|e| TAKES.contains(&e.kind.as_str()) && e.token == Some(token) && e.actor == actor)
+        of(item).iter().any(|e| {
+            TAKES.contains(&e.kind.as_str()) && e.token == Some(token) && holder_after(e) == actor
+        })
     };
     for c in calls.iter().filter(|c| c.class != Class::Setup) {
         let mine = of_call.get(&c.id).map_or(&[][..], |v| v.as_slice());
@@ -943,9 +957,14 @@ fn false_refusals(
     }
     spans.values_mut().for_each(Spans::sort);
     let parks = parks(facts, events_of, &visible);
-    // Takes killed part-way: each may hold a row lock a while after its end.
+    // Takes that failed part-way: each held the row it chose while it ran (a killed one
+    // a while after its end), and took nothing.
     let killed_takes: Vec<&Call> = (calls.iter())
-        .filter(|k| matches!(k.exit, Exit::Killed | Exit::Hung | Exit::Signal(_)))
+        .filter(|k| match k.exit {
+            Exit::Killed | Exit::Hung | Exit::Signal(_) | Exit::Code(6) => true,
+            Exit::Code(0 | 3 | 4 | 5) => false,
+            Exit::Code(_) => terminated(k) || k.fault.is_some(),
+        })
         .filter(|k| matches!(k.class, Class::Claim | Class::CompleteNext))
         .collect();
     let beside_killed_take = |c: &Call| {
