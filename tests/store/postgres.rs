@@ -908,6 +908,37 @@ fn postgres_a_keys_rebuild_beside_a_set_leaves_the_keys_of_the_new_params() {
     assert_eq!(keys_of(&mut admin, id), want, "the new params' keys");
 }
 
+/// A comment on a free item, written while someone claims (the 20-minute soak at seed
+/// 7202: "nothing to claim" with one item free). Inserting a row that references an item
+/// (a comment, an event) holds a `KEY SHARE` lock on the item's row until commit; a claim
+/// that picked its candidate `FOR UPDATE SKIP LOCKED` skipped such a row as though another
+/// claim were taking it. Claims lock `FOR NO KEY UPDATE` (no write changes an item's id),
+/// which such inserts do not conflict with: the claim takes the item while the comment's
+/// transaction is still open.
+#[test]
+fn postgres_a_claim_beside_a_comment_on_the_only_free_item_takes_it() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let mut boss = crate::support::backend::setup(&b);
+    let id = boss.add(&NewItem::titled("only one")).unwrap().id;
+    let mut writer = b.admin();
+    let mut tx = writer.transaction().unwrap();
+    tx.execute(
+        "INSERT INTO comments (item_id, at, author, os_user, text) \
+         VALUES ($1, 0, 'boss', 'boss', 'call back at noon')",
+        &[&id],
+    )
+    .unwrap();
+    let took = boss.take_next(&Default::default());
+    tx.rollback().unwrap();
+    let took = took.map(|i| i.id);
+    assert!(
+        matches!(took, Ok(t) if t == id),
+        "the free item is taken: {took:?}"
+    );
+}
+
 /// `check --repair-figures` on a long history while a staff member works (the 20-minute
 /// soak at seed 702: the repair held off every event insert while it rebuilt all the
 /// figures, 5.4 s under load, and 14 staff writes were refused "database is busy" after

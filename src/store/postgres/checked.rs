@@ -85,7 +85,7 @@ pub(super) fn field_record(
             .replace(":token", "$3::bigint");
         format!(
             "SELECT i.queue, i.params::text, coalesce({fence}, false), {CHECKED_COLS} \
-             FROM items i WHERE i.id = $1 FOR UPDATE OF i"
+             FROM items i WHERE i.id = $1 FOR NO KEY UPDATE OF i"
         )
     });
     Ok(c.query_opt(&SQL, &[&id, &me, &token])?.map(|r| {

@@ -1,7 +1,7 @@
 //! The PostgreSQL store: one server shared by a team on many hosts.
 //!
 //! Same meaning, same events and same errors as the SQLite store. Every write is a short
-//! transaction; a claim picks its row with `FOR UPDATE SKIP LOCKED` and then makes the
+//! transaction; a claim picks its row with `FOR NO KEY UPDATE SKIP LOCKED` and then makes the
 //! conditional UPDATE, so parallel claims do not wait for each other. The lease lives in
 //! the columns (`lock_user`, `lock_time`, `lock_token`), never in an open transaction.
 //! All lock arithmetic uses the server's clock (the transaction's start, `now()`), read

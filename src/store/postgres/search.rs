@@ -47,7 +47,7 @@ pub(super) fn index_some(c: &mut Conn, above: i64, budget: usize) -> TxResult<us
     }
     let n = c.execute(
         "UPDATE items SET search_text = DEFAULT WHERE id IN (SELECT id FROM items \
-         WHERE search_text IS NULL AND id > $2 ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) \
+         WHERE search_text IS NULL AND id > $2 ORDER BY id LIMIT $1 FOR NO KEY UPDATE SKIP LOCKED) \
          AND search_text IS NULL",
         &[&(budget as i64), &above],
     )?;

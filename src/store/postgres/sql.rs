@@ -141,7 +141,7 @@ fn candidate_where(one_queue: bool, order: TakeOrder, extra: &str) -> String {
               WHERE h.lock_user = $1 AND h.queue = i.queue AND h.id <> i.id)) \
          AND {} {extra} \
          ORDER BY {} LIMIT 1 \
-         FOR UPDATE OF i SKIP LOCKED",
+         FOR NO KEY UPDATE OF i SKIP LOCKED",
         // Within one queue by priority, the queue is a range of one value and the first
         // sort key: a plain `i.queue = $4` lets the planner take the order from
         // `items_take_all` (no queue) and filter, walking past every row of other queues

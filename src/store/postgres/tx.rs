@@ -1,6 +1,8 @@
 //! The lock protocol's primitives on PostgreSQL, inside one short transaction: rows the
-//! rules read before writing are held `FOR UPDATE`, a claim's candidate is picked with
-//! `SKIP LOCKED`, and a claim or an item write is one statement with its event.
+//! rules read before writing are held `FOR UPDATE` (items `FOR NO KEY UPDATE`: no write
+//! changes an item's id, and the weaker lock lets others insert rows that reference the
+//! item, a comment or an event, without a claim skipping it), a claim's candidate is
+//! picked with `SKIP LOCKED`, and a claim or an item write is one statement with its event.
 
 use std::sync::Arc;
 
@@ -92,7 +94,7 @@ impl PgTx<'_> {
 
 fn lock_item(c: &mut Conn, id: i64) -> TxResult<Option<Item>> {
     c.query_opt(
-        &format!("SELECT {ITEM_COLS} FROM items WHERE id = $1 FOR UPDATE"),
+        &format!("SELECT {ITEM_COLS} FROM items WHERE id = $1 FOR NO KEY UPDATE"),
         &[&id],
     )?
     .map(|r| rows::item_from(&mut PgCells::new(&r)))
@@ -267,7 +269,7 @@ impl Tx for PgTx<'_> {
     }
 
     fn held_by(&mut self, user: &str) -> Result<Vec<Item>> {
-        let sql = format!("{} FOR UPDATE", crate::store::sql::HELD_BY);
+        let sql = format!("{} FOR NO KEY UPDATE", crate::store::sql::HELD_BY);
         let r = (|| -> TxResult<Vec<Item>> {
             let rows = self.c.query(&sql, &[&user])?;
             super::reads::all(rows, |c| rows::item_from(c))
@@ -795,7 +797,10 @@ impl Tx for PgTx<'_> {
     }
 
     fn reviewable(&mut self, queue: Option<&str>) -> Result<Option<Item>> {
-        let sql = format!("{} FOR UPDATE SKIP LOCKED", crate::store::sql::REVIEWABLE);
+        let sql = format!(
+            "{} FOR NO KEY UPDATE SKIP LOCKED",
+            crate::store::sql::REVIEWABLE
+        );
         let r = (|| -> TxResult<Option<Item>> {
             let rows = self
                 .c
@@ -821,7 +826,7 @@ impl Tx for PgTx<'_> {
         let r = self.c.execute(
             "WITH x AS (SELECT i.id, i.lock_user, i.lock_token FROM items i \
                 WHERE i.lock_user IS NOT NULL AND i.lock_expires_at <= $1 \
-                ORDER BY i.lock_expires_at LIMIT $4 FOR UPDATE OF i SKIP LOCKED), \
+                ORDER BY i.lock_expires_at LIMIT $4 FOR NO KEY UPDATE OF i SKIP LOCKED), \
              u AS (UPDATE items SET lock_user = NULL, lock_time = NULL, \
                 lock_expires_at = NULL FROM x \
                 WHERE items.id = x.id AND items.lock_token = x.lock_token \
