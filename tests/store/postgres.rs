@@ -939,6 +939,34 @@ fn postgres_a_claim_beside_a_comment_on_the_only_free_item_takes_it() {
     );
 }
 
+/// A claim while a supervisor's edit of the only free item is in flight: the candidate
+/// search passes over the row being written (`SKIP LOCKED`), sees that a takeable item
+/// is there all the same, and looks again after a moment instead of answering "nothing
+/// to claim" (the edit commits 60 ms in; the claim takes the item).
+#[test]
+fn postgres_a_claim_beside_an_edit_of_the_only_free_item_waits_a_moment_and_takes_it() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    let mut boss = crate::support::backend::setup(&b);
+    let id = boss.add(&NewItem::titled("being edited")).unwrap().id;
+    let mut writer = b.admin();
+    let mut tx = writer.transaction().unwrap();
+    tx.execute("UPDATE items SET priority = 7 WHERE id = $1", &[&id])
+        .unwrap();
+    let took = std::thread::scope(|s| {
+        let claim = s.spawn(|| boss.take_next(&Default::default()));
+        std::thread::sleep(Duration::from_millis(60));
+        tx.commit().unwrap();
+        claim.join().unwrap()
+    });
+    let took = took.map(|i| (i.id, i.priority));
+    assert!(
+        matches!(took, Ok((t, 7)) if t == id),
+        "the item is taken, as edited: {took:?}"
+    );
+}
+
 /// `check --repair-figures` on a long history while a staff member works (the 20-minute
 /// soak at seed 702: the repair held off every event insert while it rebuilt all the
 /// figures, 5.4 s under load, and 14 staff writes were refused "database is busy" after

@@ -191,6 +191,14 @@ pub(crate) trait Tx {
         let _ = next;
         Ok(None)
     }
+    /// True when [`Tx::candidate`] skips rows other transactions are writing (PostgreSQL's
+    /// `SKIP LOCKED`) rather than waiting for them: a search that found nothing may then
+    /// have passed over a free item someone was editing, and looks again after a moment.
+    /// (SQLite has one writer at a time: nothing is ever skipped, and a transaction must
+    /// never sleep while it holds the write lock.)
+    fn skips_rows_being_written(&self) -> bool {
+        false
+    }
     /// The claim: one conditional UPDATE (open, free or expired, its token still `token`,
     /// queue not paused, within the WIP limit) that gives it the token `token + 1`, and
     /// the event [`take`] decided (`kind`, `detail`). `None` when the condition does not

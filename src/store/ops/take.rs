@@ -22,6 +22,10 @@
 //! 2. the first takeable item in take order is claimed (`Q`'s own order; without `Q`,
 //!    priority order, or when some queue orders by due time the mixed order of
 //!    [`TakeOrder::key`] over each queue's first item);
+//!    (PostgreSQL passes over rows other transactions are writing: when it found nothing
+//!    but a running queue in scope has a takeable item under the caller's limit, someone
+//!    is writing that item (a supervisor's edit, a claim that may yet fail); it looks
+//!    again after 5, 20, 50 and 100 ms before it answers);
 //! 3. else, when a running queue in scope has takeable items but the caller's limit
 //!    there is reached: `WipLimit`;
 //! 4. else, when paused queues in scope have takeable items: `Paused`, naming them;
@@ -148,10 +152,18 @@ pub(crate) fn take_next(tx: &mut dyn Tx, opts: &TakeNext) -> Result<Item> {
     };
     // A row another program or the disk spoiled is passed over, not fatal to everyone.
     let mut passed = PassedOver::default();
+    let mut waits = SKIPPED_WAITS_MS.iter();
     loop {
         let found = next_candidate(tx, &next, scope.as_ref(), &mut passed)?;
         passed.log();
         let Some(c) = found else {
+            if tx.skips_rows_being_written()
+                && let Some(&ms) = waits.next()
+                && being_written(tx, scope.as_ref(), &next.skip)?
+            {
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                continue;
+            }
             let why = explain_nothing(tx, scope.as_ref(), &next.skip)?;
             return Err(passed.explain(why));
         };
@@ -163,6 +175,40 @@ pub(crate) fn take_next(tx: &mut dyn Tx, opts: &TakeNext) -> Result<Item> {
         // candidate search sees that claim and passes over the full queue.
         next.skip.push(c.id);
     }
+}
+
+/// How long take-next waits, each time, before it looks again for an item it passed over
+/// because another transaction was writing it (at most 175 ms in all).
+const SKIPPED_WAITS_MS: [u64; 4] = [5, 20, 50, 100];
+
+/// True when a candidate search that found nothing passed over a takeable item: a running
+/// queue in scope the caller may take from, under their limit there, has an open item
+/// that is free or expired (other than `skip`). Only a row another transaction is writing
+/// is passed over so (PostgreSQL).
+fn being_written(tx: &mut dyn Tx, scope: Option<&QueueSettings>, skip: &[i64]) -> Result<bool> {
+    let me = tx.actor().name.clone();
+    let access = tx.access(&me)?;
+    if access.left.is_some() {
+        return Ok(false);
+    }
+    let queues = match scope {
+        Some(q) => vec![q.clone()],
+        None => tx.queues()?,
+    };
+    for q in queues
+        .iter()
+        .filter(|q| !q.paused && access.takes.has(&q.name))
+    {
+        if let Some(max) = q.max_per_user
+            && tx.held_count(&q.name, 0)? >= max
+        {
+            continue;
+        }
+        if tx.has_takeable(q, skip)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The first takeable item in take order: within one queue by its own order; across

@@ -340,6 +340,10 @@ impl Tx for PgTx<'_> {
         self.candidate_by(&sql::candidate_in(next.queue.is_some(), order), next)
     }
 
+    fn skips_rows_being_written(&self) -> bool {
+        true
+    }
+
     fn first_takeable(&mut self, next: &TakeNext) -> Result<Option<Claimable>> {
         static SQL: [std::sync::OnceLock<String>; 2] =
             [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
