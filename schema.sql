@@ -231,8 +231,8 @@ BEGIN
             AND h.holder = s.holder
             AND h.event_id > coalesce((SELECT max(f.event_id) FROM holds f
                 WHERE f.item_id = NEW.item_id AND f.how IN ('completed', 'failed')), 0)), 0) END,
-        CASE WHEN NEW.kind IN ('completed', 'failed') THEN coalesce((
-            SELECT min(h.started) FROM holds h WHERE h.item_id = NEW.item_id), s.at)
+        CASE WHEN NEW.kind IN ('completed', 'failed') THEN min(coalesce((
+            SELECT min(h.started) FROM holds h WHERE h.item_id = NEW.item_id), s.at), s.at)
             - i.created_at END,
         CASE WHEN NEW.kind IN ('completed', 'failed') THEN NEW.at - i.created_at END,
         CASE WHEN NEW.kind IN ('completed', 'failed') THEN NEW.at - i.due_at END

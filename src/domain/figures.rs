@@ -104,7 +104,8 @@ pub struct FinishTimes {
     pub handle_ms: i64,
     /// The finishing holder's own share of it.
     pub own_ms: i64,
-    /// Creation to the item's first hold.
+    /// Creation to the earliest start of the item's holds up to this one (its first hold,
+    /// unless a later take's transaction began before an earlier hold's).
     pub wait_ms: i64,
     /// Creation to this finish.
     pub cycle_ms: i64,
@@ -137,10 +138,14 @@ pub fn records(
 ) -> Vec<HoldRecord> {
     let (hs, _) = holds(events);
     let moves: Vec<&Event> = events.iter().filter(|e| is_move(e)).collect();
-    let first_start = hs.iter().map(|h| h.started).min();
+    // The earliest start of the holds so far: a take whose transaction began before the
+    // previous holder's release committed (PostgreSQL stamps an event with its
+    // transaction's start) starts before the hold it follows.
+    let mut first_start: Option<Millis> = None;
     let mut since_finish: Vec<&Hold> = Vec::new();
     let mut out = Vec::with_capacity(hs.len());
     for h in &hs {
+        first_start = Some(first_start.map_or(h.started, |f| f.min(h.started)));
         since_finish.push(h);
         let finish = h.is_finish().then(|| {
             let handle_ms = since_finish.iter().map(|x| x.held_ms()).sum();
@@ -515,6 +520,35 @@ mod tests {
         let queues: Vec<&str> = r.iter().map(|r| r.queue.as_str()).collect();
         assert_eq!(queues, ["a", "b", "c"]);
         assert_eq!(records(1, "now", 0, None, &es[..3])[0].queue, "now");
+    }
+
+    /// The 20-minute PostgreSQL soak at seed 7401: w4's take began (its transaction's
+    /// start, the event's time) before w3's take and release of the item committed, so its
+    /// hold starts before the hold it follows. The wait counts to the earliest start so
+    /// far, which is what the `holds` trigger can know when the finish is written.
+    #[test]
+    fn a_take_stamped_before_the_hold_it_follows_waits_to_the_earliest_start_so_far() {
+        use EventKind::*;
+        let es = [
+            ev(1, 0, "x", Created, json!({})),
+            ev(2, 419, "w3", Locked, json!({})),
+            ev(3, 489, "w3", Released, json!({})),
+            ev(4, 409, "w4", Locked, json!({})),
+            ev(5, 703, "w4", Completed, json!({})),
+            ev(6, 900, "boss", Requeued, json!({})),
+            ev(7, 100, "w1", Locked, json!({})),
+            ev(8, 950, "w1", Completed, json!({})),
+        ];
+        let f: Vec<_> = records(1, "q", 0, None, &es)
+            .iter()
+            .filter_map(|r| r.finish)
+            .collect();
+        assert_eq!(f[0].wait_ms, 409, "to w4's start, before w3's");
+        assert_eq!(f[0].handle_ms, 70 + 294);
+        assert_eq!(
+            f[1].wait_ms, 100,
+            "a later round's earlier start counts from then on"
+        );
     }
 
     #[test]

@@ -536,7 +536,8 @@ pub const EXPECTED_HOLDS: &str = "WITH marks AS ( \
         count(CASE WHEN how IN ('completed', 'failed') THEN 1 END) OVER (PARTITION BY \
             item_id ORDER BY event_id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) \
             AS round, \
-        min(started) OVER (PARTITION BY item_id) AS first_start \
+        min(started) OVER (PARTITION BY item_id ORDER BY event_id ROWS BETWEEN UNBOUNDED \
+            PRECEDING AND CURRENT ROW) AS first_start \
     FROM kept k \
 ) \
 SELECT ended, event_id, item_id, queue, holder, started, how, \
