@@ -257,18 +257,22 @@ END;
 -- The indexed text is the field table's searched columns, one line each
 -- (src/domain/fields.rs); `search_meta.version` names them, and caseload adds to the
 -- index only when that is its own version.
--- The indexed text is the text's folded words, each once, one per line, and two line
--- ends after the last, so that every occurrence of a word of one or two characters begins
--- a trigram; such a word is looked up through the range of trigrams that begin with it
--- (`item_search_terms`). The text is folded already: the tokenizer keeps case. Every
--- lookup is of single trigrams: the index keeps no positions (detail = none).
-CREATE VIRTUAL TABLE item_search USING fts5(
-    doc, content = '', contentless_delete = 1, detail = none,
-    tokenize = 'trigram case_sensitive 1');
--- Fewer merges, larger segments: migration 25 says why.
-INSERT INTO item_search (item_search, rank) VALUES ('automerge', 16);
-INSERT INTO item_search (item_search, rank) VALUES ('hashsize', 16777216);
-CREATE VIRTUAL TABLE item_search_terms USING fts5vocab(item_search, 'row');
+-- The index (src/store/sqlite/postings.rs; migration 27 says why): for each batch of
+-- indexed items and each trigram of their folded words (a word's end padded with line
+-- ends, so that every occurrence of a word of one or two characters begins a trigram;
+-- such a word is looked up through the range of trigrams that begin with it), how many
+-- items hold it and their ids (varints of the differences), written once per batch.
+CREATE TABLE search_batches (
+    batch INTEGER PRIMARY KEY,
+    items INTEGER NOT NULL
+);
+CREATE TABLE search_postings (
+    batch INTEGER NOT NULL,
+    tri   TEXT NOT NULL,
+    n     INTEGER NOT NULL,
+    ids   BLOB NOT NULL,
+    PRIMARY KEY (batch, tri)
+) WITHOUT ROWID;
 
 CREATE TABLE search_meta (
     one      INTEGER PRIMARY KEY CHECK (one = 1),

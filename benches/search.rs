@@ -527,7 +527,9 @@ fn schema_file(dir: &Path, schema: Schema, base_items: usize) -> PathBuf {
     if schema == Schema::Trigger {
         let c = Connection::open(&path).unwrap();
         c.execute_batch(
-            "CREATE TRIGGER items_search_now AFTER INSERT ON items BEGIN \
+            "CREATE VIRTUAL TABLE item_search USING fts5(doc, content = '', \
+             contentless_delete = 1, detail = none, tokenize = 'trigram case_sensitive 1'); \
+             CREATE TRIGGER items_search_now AFTER INSERT ON items BEGIN \
              INSERT INTO item_search (rowid, doc) VALUES (NEW.id, lower(concat_ws(char(10), \
              NEW.title, NEW.body, NEW.notes, NEW.result, NEW.params, NEW.error))); END; \
              UPDATE search_meta SET indexed = (SELECT max(id) FROM items);",

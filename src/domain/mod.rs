@@ -9,6 +9,7 @@ pub mod duplicates;
 pub(crate) mod event;
 pub mod fields;
 pub mod figures;
+mod fold_tables;
 pub(crate) mod item;
 pub mod lock;
 pub mod park;

@@ -12,6 +12,8 @@
 
 use std::sync::OnceLock;
 
+use super::fold_tables::{UNFOLDS, UNLIKEABLE};
+
 /// Accented letters folded to a base letter, one for one with [`FOLD_TO`].
 pub(crate) const FOLD_FROM: &str = "ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöøùúûüýÿ\
 ĀāĂăĄąĆćĈĉĊċČčĎďĐđĒēĔĕĖėĘęĚěĜĝĞğĠġĢģĤĥĦħĨĩĪīĬĭĮįİıĴĵĶķĹĺĻļĽľĿŀŁłŃńŅņŇňŌōŎŏŐőŔŕŖŗŘřŚśŜŝŞşŠšŢţŤťŦŧŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽž";
@@ -87,48 +89,12 @@ pub(crate) fn fold_into(text: &str, out: &mut String) {
     }
 }
 
-/// Blocks of code points none of which folds to anything but itself: no letter in them has
-/// a lower case, and no accent is taken off them (`fold_pairs` are Latin letters). A test
-/// folds every one of them ([`tests::nothing_skipped_folds_to_another_character`]), so a
-/// Unicode update that gave one of them a case would fail it. Leaving them out of the
-/// scans below takes the tables' one-off cost per process from ~40 ms (every one of the
-/// 1.1M code points through `to_lowercase`) to ~4 ms: a `list --search` from the command
-/// line pays it on every call.
-const NEVER_FOLDED: [std::ops::RangeInclusive<u32>; 6] = [
-    0x3400..=0x4DBF,    // CJK Unified Ideographs Extension A
-    0x4E00..=0x9FFF,    // CJK Unified Ideographs
-    0xA000..=0xA4CF,    // Yi Syllables and Radicals
-    0xAC00..=0xD7A3,    // Hangul Syllables
-    0xE000..=0xF8FF,    // Private Use Area
-    0x20000..=0x10FFFF, // planes 2-16: ideographs, tags, variation selectors, private use
-];
-
-/// Every character that may fold to another one (all of Unicode but [`NEVER_FOLDED`]).
-fn foldable_chars() -> impl Iterator<Item = char> {
-    (0..=0x10FFFFu32)
-        .filter(|c| !NEVER_FOLDED.iter().any(|r| r.contains(c)))
-        .filter_map(char::from_u32)
-}
-
-/// Every character whose fold is another one, grouped by what it folds to (built once,
-/// from [`fold_char`] over all of Unicode: ~1,400 entries).
-fn unfolds() -> &'static std::collections::HashMap<char, Vec<char>> {
-    static MAP: OnceLock<std::collections::HashMap<char, Vec<char>>> = OnceLock::new();
-    MAP.get_or_init(|| {
-        let mut map: std::collections::HashMap<char, Vec<char>> = Default::default();
-        let mut buf = String::new();
-        for c in foldable_chars() {
-            buf.clear();
-            fold_char(c, &mut buf);
-            let mut folded = buf.chars();
-            if let (Some(f), None) = (folded.next(), folded.next())
-                && f != c
-            {
-                map.entry(f).or_default().push(c);
-            }
-        }
-        map
-    })
+/// The characters whose fold is `f` but `f` itself ([`UNFOLDS`], written at build time:
+/// the tests compute it again from [`fold_char`] over all of Unicode).
+fn unfolds_of(f: char) -> &'static [(char, char)] {
+    let lo = UNFOLDS.partition_point(|p| p.0 < f);
+    let hi = UNFOLDS.partition_point(|p| p.0 <= f);
+    &UNFOLDS[lo..hi]
 }
 
 /// A regular expression (PostgreSQL's ARE) that finds, in text as it was written, every
@@ -140,13 +106,12 @@ fn unfolds() -> &'static std::collections::HashMap<char, Vec<char>> {
 #[doc(hidden)] // used by PostgreSQL's search, and its tests
 pub fn unfolded_pattern(word: &str) -> String {
     use std::fmt::Write;
-    let map = unfolds();
     let mut out = String::with_capacity(word.len() * 8);
     let mut buf = String::new();
     for w in word.chars() {
         buf.clear();
         fold_char(w, &mut buf);
-        let others = map.get(&w).map(Vec::as_slice).unwrap_or_default();
+        let others = unfolds_of(w);
         // `w` itself when it folds to itself, or when nothing folds to it (no row can
         // match then; the fold, which decides, finds nothing either).
         let itself = buf.chars().eq(std::iter::once(w)) || others.is_empty();
@@ -154,7 +119,7 @@ pub fn unfolded_pattern(word: &str) -> String {
         for c in itself
             .then_some(w)
             .into_iter()
-            .chain(others.iter().copied())
+            .chain(others.iter().map(|p| p.1))
         {
             let _ = write!(out, "\\U{:08X}", c as u32);
         }
@@ -163,30 +128,13 @@ pub fn unfolded_pattern(word: &str) -> String {
     out
 }
 
-/// The characters a `LIKE` pattern may not name as themselves: those that more than
-/// themselves and their ASCII other case fold to (`e`: `é`, `È`, …; `k`: the Kelvin sign;
-/// `å`: only the Angstrom sign, as `å` itself folds to `a`). Built once from
-/// [`fold_char`] over all of Unicode.
-fn unlikeable() -> &'static std::collections::HashSet<char> {
-    static SET: OnceLock<std::collections::HashSet<char>> = OnceLock::new();
-    SET.get_or_init(|| {
-        let mut set = std::collections::HashSet::new();
-        let mut buf = String::new();
-        for x in foldable_chars() {
-            buf.clear();
-            fold_char(x, &mut buf);
-            let mut folded = buf.chars();
-            match (folded.next(), folded.next()) {
-                (Some(f), None) if x == f || (f.is_ascii() && x.eq_ignore_ascii_case(&f)) => {}
-                (Some(f), None) => {
-                    set.insert(f);
-                }
-                // Not one character (none today): nothing it folds to is named.
-                _ => set.extend(buf.chars()),
-            }
-        }
-        set
-    })
+/// True when a `LIKE` pattern may not name `c` as itself: more than itself and its ASCII
+/// other case fold to it (`e`: `é`, `È`, …; `k`: the Kelvin sign; `å`: only the Angstrom
+/// sign, as `å` itself folds to `a`). [`UNLIKEABLE`] is written at build time (it cost
+/// 4-5 ms of every search from the command line to compute); the tests compute it again
+/// from [`fold_char`] over all of Unicode.
+fn unlikeable(c: char) -> bool {
+    UNLIKEABLE.binary_search(&c).is_ok()
 }
 
 /// How many characters of a word its `LIKE` pattern looks at (SQLite refuses patterns
@@ -200,12 +148,11 @@ const LIKE_CHARS: usize = 64;
 /// would name no character. The leading and trailing `_` are dropped (any text around
 /// the rest would do).
 pub(crate) fn like_pattern(word: &str) -> Option<String> {
-    let odd = unlikeable();
     let mut out = String::from("%");
     let mut named = false;
     let mut pending = 0;
     for c in word.chars().take(LIKE_CHARS) {
-        if odd.contains(&c) {
+        if unlikeable(c) {
             pending += named as usize;
             continue;
         }
@@ -323,16 +270,16 @@ impl Search {
     }
 
     /// Each distinct run of three characters of the words long enough for a trigram
-    /// index, as an FTS5 query (a quoted string): an item has a word only if it has
-    /// every one of its trigrams, so the rarest trigram's hits hold every match.
-    pub(crate) fn fts_trigrams(&self) -> Vec<String> {
+    /// index: an item has a word only if it has every one of its trigrams, so the rarest
+    /// trigram's hits hold every match.
+    pub(crate) fn trigrams(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for w in &self.words {
             let chars: Vec<char> = w.chars().collect();
             for t in chars.windows(MIN_INDEXED_WORD) {
-                let q = fts_quote(&t.iter().collect::<String>());
-                if !out.contains(&q) {
-                    out.push(q);
+                let t: String = t.iter().collect();
+                if !out.contains(&t) {
+                    out.push(t);
                 }
             }
         }
@@ -357,12 +304,6 @@ impl Search {
             .iter()
             .all(|w| folded.iter().any(|f| f.contains(w.as_str())))
     }
-}
-
-/// One term of an FTS5 query: quoted, its quotes doubled, so that no text typed in a
-/// search is ever read as FTS5 syntax (`OR`, `NEAR`, `*`, `^`, `-`, `"`).
-pub(crate) fn fts_quote(term: &str) -> String {
-    format!("\"{}\"", term.replace('"', "\"\""))
 }
 
 /// The range of trigrams that begin with a short word `w`: from `w` itself to `w`
@@ -400,33 +341,43 @@ fn thousands(n: u64) -> String {
 mod tests {
     use super::*;
 
-    /// The tables leave [`NEVER_FOLDED`] out: sound only while each of its code points
-    /// folds to itself alone. Fails if a range is widened over a letter with a case
-    /// (e.g. to 0x10400, Deseret) or Unicode gives one of them a lower case.
+    /// The tables written at build time ([`UNLIKEABLE`], [`UNFOLDS`]) are what the fold
+    /// gives over all of Unicode: fails when the toolchain's Unicode tables change a case
+    /// (write the tables again from what this computes).
     #[test]
-    fn nothing_skipped_folds_to_another_character() {
+    fn the_written_tables_are_the_fold_s() {
+        let mut unlikeable: Vec<char> = Vec::new();
+        let mut unfolds: Vec<(char, char)> = Vec::new();
         let mut buf = String::new();
-        let mut seen = 0;
-        for c in NEVER_FOLDED
-            .iter()
-            .cloned()
-            .flatten()
-            .filter_map(char::from_u32)
-        {
+        for x in (0..=0x10FFFFu32).filter_map(char::from_u32) {
             buf.clear();
-            fold_char(c, &mut buf);
-            assert!(
-                buf.chars().eq(std::iter::once(c)),
-                "{:X} folds to {buf:?}",
-                c as u32
-            );
-            seen += 1;
+            fold_char(x, &mut buf);
+            let mut folded = buf.chars();
+            match (folded.next(), folded.next()) {
+                (Some(f), None) => {
+                    if f != x {
+                        unfolds.push((f, x));
+                    }
+                    if !(x == f || (f.is_ascii() && x.eq_ignore_ascii_case(&f))) {
+                        unlikeable.push(f);
+                    }
+                }
+                // Not one character: nothing it folds to is named.
+                _ => unlikeable.extend(buf.chars()),
+            }
         }
-        assert!(seen > 900_000, "{seen}");
-        // The widened range fails (the check above is not vacuous): Deseret has cases.
-        buf.clear();
-        fold_char('\u{10400}', &mut buf);
-        assert_ne!(buf, "\u{10400}");
+        unlikeable.sort_unstable();
+        unlikeable.dedup();
+        unfolds.sort_unstable();
+        let first_difference = |a: &[char], b: &[char]| a.iter().zip(b).position(|(x, y)| x != y);
+        assert_eq!(
+            unlikeable.len(),
+            UNLIKEABLE.len(),
+            "UNLIKEABLE: first difference at {:?}",
+            first_difference(&unlikeable, &UNLIKEABLE)
+        );
+        assert_eq!(unlikeable, UNLIKEABLE);
+        assert_eq!(unfolds, UNFOLDS);
     }
 
     #[test]
@@ -470,7 +421,7 @@ mod tests {
             assert!(e.contains(&format!("\\U{:08X}", c as u32)), "{c} in {e}");
         }
         assert!(!e.contains(&format!("\\U{:08X}", 'f' as u32)));
-        assert_eq!(e.matches("\\U").count(), 1 + unfolds()[&'e'].len());
+        assert_eq!(e.matches("\\U").count(), 1 + unfolds_of('e').len());
         let k = unfolded_pattern("k");
         assert!(k.contains("\\U0000212A"), "the Kelvin sign folds to k: {k}");
         // U+212B (Angstrom sign) folds to å, not a: only it is in å's class.
@@ -544,20 +495,10 @@ mod tests {
     }
 
     #[test]
-    fn trigrams_are_quoted_and_not_repeated() {
+    fn trigrams_are_not_repeated() {
         let s = Search::parse("Nordl hi \"abc\" nor").unwrap();
-        assert_eq!(
-            s.fts_trigrams(),
-            [
-                "\"nor\"",
-                "\"ord\"",
-                "\"rdl\"",
-                "\"\"\"ab\"",
-                "\"abc\"",
-                "\"bc\"\"\""
-            ]
-        );
-        assert!(Search::parse("hi 3b").unwrap().fts_trigrams().is_empty());
+        assert_eq!(s.trigrams(), ["nor", "ord", "rdl", "\"ab", "abc", "bc\""]);
+        assert!(Search::parse("hi 3b").unwrap().trigrams().is_empty());
     }
 
     #[test]
@@ -596,12 +537,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn fts_terms_are_quoted() {
-        assert_eq!(fts_quote("a\"b"), "\"a\"\"b\"");
-        assert_eq!(fts_quote("OR"), "\"OR\"");
     }
 
     #[test]

@@ -15,16 +15,14 @@ use super::{BatchSizer, Progress};
 use crate::store::{Store, StoreError};
 
 /// How long one indexing transaction should hold the write lock. Far longer than a batch
-/// of rows ([`super::BATCH_TARGET`]): the index writes each transaction's rows as one new
-/// segment, which it merges with others later, so fewer and larger transactions cost
-/// less in all. With the index's settings of schema 25 (`automerge` 16, a 16 MB table in
-/// memory), 20,000-row transactions index about 2.5 times as many rows per second as
-/// 2,000-row ones (BENCHMARKS.md, "Search straight after an import"); a claim made
-/// meanwhile waits for at most one of them, well within the busy patience.
+/// of rows ([`super::BATCH_TARGET`]): the index writes one row per trigram per
+/// transaction (src/store/sqlite/postings.rs), so fewer and larger transactions write
+/// fewer rows and a lookup reads fewer of them; a claim made meanwhile waits for at most
+/// one of them, well within the busy patience.
 pub const INDEX_TARGET: Duration = Duration::from_secs(1);
 
-/// The most rows one indexing transaction takes (FTS5's table in memory holds about
-/// 11 MB for 20,000 items of 1 KiB), and the first batch's size.
+/// The most rows one indexing transaction takes (the trigram lists of 20,000 items of
+/// 1 KiB held in memory: ~10 MB), and the first batch's size.
 const MAX_ROWS: usize = 20_000;
 const FIRST_ROWS: usize = 2_000;
 

@@ -335,7 +335,7 @@ fn a_version_8_file_searches_right_before_and_after_re_indexing() {
         .connection()
         .query_row(
             "SELECT (SELECT user_version FROM pragma_user_version), \
-             (SELECT indexed FROM search_meta), (SELECT count(*) FROM item_search_terms)",
+             (SELECT indexed FROM search_meta), (SELECT count(*) FROM search_postings)",
             [],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
@@ -353,17 +353,20 @@ fn a_version_8_file_searches_right_before_and_after_re_indexing() {
          caseload_fold(concat_ws(char(10), title, body, notes, result, params, error)) \
          FROM items WHERE id > (SELECT indexed FROM search_meta) AND id <= 4";
     let err = s.connection().execute(old_indexing, []).unwrap_err();
-    assert!(err.to_string().contains("no column named text"), "{err}");
+    assert!(
+        err.to_string().contains("no such table: item_search"),
+        "{err}"
+    );
     let terms: i64 = s
         .connection()
-        .query_row("SELECT count(*) FROM item_search_terms", [], |r| r.get(0))
+        .query_row("SELECT count(*) FROM search_postings", [], |r| r.get(0))
         .unwrap();
     assert_eq!(terms, 0, "the old statement indexed nothing");
     while s.index_search(100).unwrap() > 0 {}
     let ends: i64 = s
         .connection()
         .query_row(
-            "SELECT count(*) FROM item_search_terms WHERE term = 'xq' || char(10)",
+            "SELECT count(*) FROM search_postings WHERE tri = 'xq' || char(10)",
             [],
             |r| r.get(0),
         )
@@ -405,7 +408,7 @@ fn the_index_takes_rows_only_from_a_caseload_of_its_version() {
     let meta = |s: &SqliteStore| -> (i64, String, i64) {
         s.connection()
             .query_row(
-                "SELECT indexed, version, (SELECT count(*) FROM item_search_terms) \
+                "SELECT indexed, version, (SELECT count(*) FROM search_postings) \
                  FROM search_meta",
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
@@ -419,7 +422,10 @@ fn the_index_takes_rows_only_from_a_caseload_of_its_version() {
          char(10), title, body, notes, result, params, error)) || char(10) || char(10) \
          FROM items WHERE id > (SELECT indexed FROM search_meta) AND id <= 2";
     let err = s.connection().execute(nine, []).unwrap_err();
-    assert!(err.to_string().contains("no column named folded"), "{err}");
+    assert!(
+        err.to_string().contains("no such table: item_search"),
+        "{err}"
+    );
     assert_eq!(meta(&s).2, 0, "schema 9's statement indexed nothing");
     // Another version's index: this caseload adds nothing to it, and says why.
     s.connection()

@@ -24,6 +24,7 @@ mod insert;
 mod metrics;
 pub mod migrate;
 pub(crate) mod open;
+mod postings;
 mod reads;
 pub(crate) mod rows;
 mod search;

@@ -2,12 +2,13 @@
 //! `domain::search`, applied to a row's text), the choice between the trigram index and a
 //! walk of the list's own order, and the background indexing behind a high-water mark.
 //!
-//! Why this shape (BENCHMARKS.md, "Search"): an FTS5 index kept by an insert trigger makes
-//! every import and every add pay for tokenizing 1 KiB of text. Here adding an item costs
+//! Why this shape (BENCHMARKS.md, "Search"): an index kept by an insert trigger makes
+//! every import and every add pay for indexing 1 KiB of text. Here adding an item costs
 //! nothing extra: rows above `search_meta.indexed` (the tail) and rows changed since they
 //! were indexed (`search_dirty`, filled by an update trigger) are scanned with
-//! `caseload_match`, and [`index_some`] moves rows into the index in short write
-//! transactions when a TUI is idle. The rarest trigram of the words (for a word of one or
+//! `caseload_match`, and [`index_some`] moves rows into the index (`postings`: caseload's
+//! own trigram lists, one row per trigram per batch) in write transactions of their own,
+//! after an import's rows and when a TUI is idle. The rarest trigram of the words (for a word of one or
 //! two characters, the trigrams that begin with it) is looked up in the index and every
 //! word checked on its hits; a search whose words are all common walks the list in its
 //! own order instead and stops at the first page (a dense match is found at once that
@@ -23,6 +24,8 @@ use std::sync::OnceLock;
 
 use crate::domain::fields;
 use crate::domain::search::{Search, fold, fold_into, like_pattern};
+
+use super::postings::Batch;
 use crate::store::error::{Result, StoreError};
 use crate::store::list::{ListSql, Param};
 
@@ -36,44 +39,14 @@ pub(super) fn text_cols() -> &'static str {
     })
 }
 
-/// The text the index holds for a row of `items`: the words of its text columns, folded,
-/// each distinct word once, one per line ([`WORDS`]), and two line ends after the last. A
-/// search's word never holds whitespace, so the trigrams of every word it can match are
-/// there, as in the whole text, with fewer of them to index (a body repeats its words:
-/// the index is told each one once). A word of one or two characters is found through
-/// the trigrams that begin with it; a line end after every word and the terminators give
-/// every occurrence one, also at the very end of a word (`3b` in "… order 3b" begins
-/// `3b\n`, `b` begins `b\n…`). The index is of [`fields::search_version`], kept in
-/// `search_meta.version`: [`index_some`] adds nothing to an index of another version.
+/// The text the index is told for a row of `items`: its searched columns joined by line
+/// ends (folded and cut into trigrams by `postings::Batch`). The index is of
+/// [`fields::search_version`], kept in `search_meta.version`: [`index_some`] adds nothing
+/// to an index of another version.
 pub(super) fn indexed_text() -> &'static str {
     static TEXT: OnceLock<String> = OnceLock::new();
-    TEXT.get_or_init(|| {
-        format!(
-            "{WORDS}(concat_ws(char(10), {})) || char(10) || char(10)",
-            text_cols()
-        )
-    })
+    TEXT.get_or_init(|| format!("concat_ws(char(10), {})", text_cols()))
 }
-
-/// The SQL function that gives a text's folded words, each once, one per line (in byte
-/// order; no line end after the last).
-pub(super) const WORDS: &str = "caseload_words";
-
-/// `caseload_words(text)`: see [`WORDS`].
-fn words_once(text: &str) -> String {
-    let folded = fold(text);
-    let mut words: Vec<&str> = folded
-        .split(char::is_whitespace)
-        .filter(|w| !w.is_empty())
-        .collect();
-    words.sort_unstable();
-    words.dedup();
-    words.join("\n")
-}
-
-/// The index's one column (named anew by migration 10, so that a caseload of schema 9 or
-/// older, which does not check the version, fails to add to it and changes nothing).
-pub(super) const INDEX_COLUMN: &str = "doc";
 
 /// The SQL function name of the matcher.
 pub(super) const MATCHER: &str = "caseload_match";
@@ -187,7 +160,7 @@ fn matcher(ctx: &Context<'_>) -> rusqlite::Result<bool> {
 
 /// Makes `caseload_match(words, <the searched columns>)` known to this connection: true
 /// when every space-separated (folded) word appears in one of the texts, folded.
-/// And `caseload_fold(text)`, `caseload_words(text)`.
+/// And `caseload_fold(text)`.
 pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
     let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
     conn.create_scalar_function(MATCHER, 1 + TEXT_COL_COUNT as i32, flags, matcher)?;
@@ -195,12 +168,6 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
     conn.create_scalar_function(FOLD, 1, flags, |ctx| {
         Ok(match ctx.get_raw(0) {
             ValueRef::Text(t) => Some(fold(&String::from_utf8_lossy(t))),
-            _ => None,
-        })
-    })?;
-    conn.create_scalar_function(WORDS, 1, flags, |ctx| {
-        Ok(match ctx.get_raw(0) {
-            ValueRef::Text(t) => Some(words_once(&String::from_utf8_lossy(t))),
             _ => None,
         })
     })
@@ -270,25 +237,57 @@ fn same_version(c: &Connection) -> Result<()> {
     )))
 }
 
-/// Indexes up to `budget` rows (changed ones first, then the tail), inside the caller's
-/// write transaction; returns how many. Refused for an index of another version.
+/// Indexes up to `budget` rows (changed ones first, then the tail) as one batch of the
+/// index (`postings`), inside the caller's write transaction; returns how many. Refused
+/// for an index of another version.
 pub(super) fn index_some(c: &Connection, budget: usize) -> Result<usize> {
     same_version(c)?;
     let budget = budget.max(1) as i64;
     let text = indexed_text();
-    let dirty = "SELECT id FROM search_dirty ORDER BY id LIMIT ?1";
-    c.prepare_cached(&format!("DELETE FROM item_search WHERE rowid IN ({dirty})"))?
-        .execute([budget])?;
-    let redone = c
-        .prepare_cached(&format!(
-            "INSERT INTO item_search (rowid, {INDEX_COLUMN}) SELECT id, {text} FROM items \
-             WHERE id IN ({dirty})"
-        ))?
-        .execute([budget])?;
-    let cleared = c
-        .prepare_cached(&format!("DELETE FROM search_dirty WHERE id IN ({dirty})"))?
-        .execute([budget])?;
-    let left = budget - cleared as i64;
+    let mut batch = Batch::default();
+    let mut add = |sql: &str, p: &dyn rusqlite::ToSql| -> Result<usize> {
+        let mut stmt = c.prepare_cached(sql)?;
+        let mut rows = stmt.query([p])?;
+        let mut n = 0;
+        while let Some(r) = rows.next()? {
+            let id: i64 = r.get(0)?;
+            match r.get_ref(1)? {
+                ValueRef::Text(t) => match std::str::from_utf8(t) {
+                    Ok(t) => batch.add(id, t),
+                    Err(_) => batch.add(id, &String::from_utf8_lossy(t)),
+                },
+                _ => batch.add(id, ""),
+            }
+            n += 1;
+        }
+        Ok(n)
+    };
+    // The changed rows (at or below the mark) come before the tail's (above it): the
+    // batch's ids increase.
+    let dirty: Vec<i64> = c
+        .prepare_cached("SELECT id FROM search_dirty ORDER BY id LIMIT ?1")?
+        .query_map([budget], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if !dirty.is_empty() {
+        let set = format!(
+            "[{}]",
+            dirty
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        add(
+            &format!(
+                "SELECT id, {text} FROM items \
+                 WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id"
+            ),
+            &set,
+        )?;
+        c.prepare_cached("DELETE FROM search_dirty WHERE id IN (SELECT value FROM json_each(?1))")?
+            .execute([&set])?;
+    }
+    let left = budget - dirty.len() as i64;
     let mut added = 0;
     if left > 0 {
         let top: Option<i64> = c
@@ -298,17 +297,19 @@ pub(super) fn index_some(c: &Connection, budget: usize) -> Result<usize> {
             )?
             .query_row([left], |r| r.get(0))?;
         if let Some(top) = top {
-            added = c
-                .prepare_cached(&format!(
-                    "INSERT INTO item_search (rowid, {INDEX_COLUMN}) SELECT id, {text} \
-                     FROM items WHERE id > (SELECT indexed FROM search_meta) AND id <= ?1"
-                ))?
-                .execute([top])?;
+            added = add(
+                &format!(
+                    "SELECT id, {text} FROM items \
+                     WHERE id > (SELECT indexed FROM search_meta) AND id <= ?1 ORDER BY id"
+                ),
+                &top,
+            )?;
             c.prepare_cached("UPDATE search_meta SET indexed = ?1")?
                 .execute([top])?;
         }
     }
-    Ok(redone.max(cleared) + added)
+    batch.write(c)?;
+    Ok(dirty.len() + added)
 }
 
 #[cfg(test)]
@@ -406,17 +407,6 @@ mod tests {
         assert!(holds_ascii(b"xxAaAB", b"aab") && !holds_ascii(b"xxAaA", b"aab"));
     }
 
-    /// The index is told each folded word once, split where whitespace is (any, as a
-    /// search splits its words).
-    #[test]
-    fn the_index_is_told_each_word_once() {
-        assert_eq!(
-            words_once("Order 3b\tORDER\n\nMüller\u{3000}x order"),
-            "3b\nmuller\norder\nx"
-        );
-        assert_eq!(words_once(""), "");
-    }
-
     /// The latest migration that sets the index's version sets the field table's: a
     /// searched column added without a migration that rebuilds the index fails here. It
     /// also names the columns whose change marks a row for indexing again (the trigger),
@@ -442,6 +432,6 @@ mod tests {
             );
             assert!(sql.contains(&trigger), "{what} lacks `{trigger}`");
         }
-        assert!(indexed_text().contains(text_cols()) && indexed_text().starts_with(WORDS));
+        assert!(indexed_text().contains(text_cols()));
     }
 }

@@ -1,16 +1,15 @@
 //! How a search's rows are found on SQLite: from the trigram index's hits, or by walking
 //! the list with the matcher.
 //!
-//! Each word has keys into the index: a word of three or more characters its trigrams, a
-//! word of one or two characters the trigrams that begin with it (read from the index's
-//! vocabulary, `item_search_terms`, as a range of terms; the indexed text ends with two
-//! line ends so that every occurrence has one). The rarest key is looked up in the
-//! index; every word is checked on its hits by the matcher. Its hits, the not-yet-indexed
+//! Each word has keys into the index (`postings`): a word of three or more characters its
+//! trigrams, a word of one or two characters the trigrams that begin with it (a range of
+//! the index's trigrams; the index pads every word's end with line ends so that every
+//! occurrence has one). The rarest key's lists are read, narrowed by the next rare ones;
+//! every word is checked on the hits by the matcher. Those hits, the not-yet-indexed
 //! tail and the rows changed since they were indexed (both scanned with the matcher) make
 //! the search's candidates. Then one of three plans answers, chosen from the index's own
-//! figures (a probe of a trigram's first hits, or the vocabulary's document counts of a
-//! short word's trigrams, give each key's density; the kept counts give the list's
-//! length):
+//! figures (each trigram's item count, summed over its batches; the kept counts give the
+//! list's length):
 //!
 //! - **candidates**: each candidate is looked up (`id IN json_each(…)`) and checked against
 //!   the list's conditions; cheap when there are few, and for lists in id order (all,
@@ -36,16 +35,17 @@ use rusqlite::Connection;
 use rusqlite::functions::Context;
 use rusqlite::types::ValueRef;
 
-use crate::domain::search::{Search, fts_quote, trigram_range};
+use crate::domain::search::{Search, trigram_range};
 use crate::store::error::Result;
 use crate::store::list::{ListSql, Param};
 
+use super::postings;
 use super::search::text_condition;
 
 /// The SQL function that tests an id against a candidate set (`caseload_hit(id, set)`).
 pub(super) const HIT: &str = "caseload_hit";
 
-/// How many of a word's first hits are read to estimate how many it has.
+/// Below this many hits a word is never scanned for.
 const PROBE: i64 = 500;
 
 /// A word estimated to have more hits than this is scanned for, not looked up.
@@ -66,74 +66,39 @@ const NARROW_RATIO: i64 = 20;
 /// Looking a candidate up costs about this many steps of a list's index walk.
 const LOOKUP_COST: u64 = 8;
 
-/// A short word that begins more distinct trigrams than this is not looked up: FTS5
-/// evaluates an OR of n terms in time growing faster than n (3,000 terms 60 ms, 7,000
-/// 210 ms, 14,500 800 ms on a 1M file), while its matches are found by the other words'
-/// keys or by the ordered scan.
+/// A short word that begins more distinct trigrams than this is not looked up (each is a
+/// list to read), while its matches are found by the other words' keys or by the ordered
+/// scan.
 const SHORT_WORD_TERMS: usize = 500;
-
-/// The estimated number of hits of one FTS5 query (a quoted word) among the indexed
-/// items: exact below [`PROBE`], else from how far into the ids the probe's last hit is.
-fn estimate(c: &Connection, fts: &str, indexed: i64) -> Result<i64> {
-    let (n, last): (i64, Option<i64>) = c
-        .prepare_cached(&format!(
-            "SELECT count(*), max(r) FROM (SELECT rowid AS r FROM item_search \
-             WHERE item_search MATCH ?1 ORDER BY rowid LIMIT {PROBE})"
-        ))?
-        .query_row([fts], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    match last {
-        Some(last) if n >= PROBE => Ok(PROBE.saturating_mul(indexed) / last.max(1)),
-        _ => Ok(n),
-    }
-}
 
 /// True when a word with `hits` estimated hits among `indexed` items is best scanned for.
 fn dense(hits: i64, indexed: i64) -> bool {
     hits > DENSE_HITS || (hits > PROBE && hits.saturating_mul(DENSE_RATIO) > indexed)
 }
 
-/// One way into the index: the estimated number of hits and the FTS5 query that reads
-/// them (`None`: the hits are not to be read: a short word found dense before all its
-/// trigrams were counted, or one with no trigram at all when the estimate is 0).
-type Key = (i64, Option<String>);
+/// One way into the index: the estimated number of hits and the trigrams whose hits
+/// (together) hold every match (`None`: the hits are not to be read: a short word found
+/// dense before all its trigrams were counted, or one with no trigram at all when the
+/// estimate is 0).
+type Key = (i64, Option<Vec<String>>);
 
-/// The key of a word of one or two characters: the trigrams that begin with it, from
-/// the index's vocabulary (a range of terms, read in order), joined by `OR`; the sum of
-/// their documents is the estimate (an upper bound: an item may hold several of them).
-/// Counting stops as soon as the sum says the word is dense.
+/// The key of a word of one or two characters: the trigrams that begin with it (a range
+/// of the index's trigrams, `postings::range`); the sum of their items is the estimate
+/// (an upper bound: an item may hold several of them).
 fn short_key(c: &Connection, word: &str, indexed: i64) -> Result<Key> {
-    if word.contains(['\u{FFFE}', '\u{FFFF}']) {
-        // The trigram tokenizer indexes these two as U+FFFD, so the word's own range
-        // holds none of its occurrences: it is found by the scan (or another key).
-        return Ok((i64::MAX, None));
-    }
     let (lo, hi) = trigram_range(word);
-    let mut stmt = c.prepare_cached(
-        "SELECT term, doc FROM item_search_terms WHERE term >= ?1 AND term <= ?2",
-    )?;
-    let mut rows = stmt.query([lo, hi])?;
-    let (mut sum, mut terms) = (0i64, Vec::new());
-    while let Some(r) = rows.next()? {
-        let term: String = r.get(0)?;
-        if term.contains('\0') {
-            // FTS5 reads its query up to a NUL (SQLite text may hold one): such a word
-            // is scanned for.
-            return Ok((i64::MAX, None));
-        }
-        sum = sum.saturating_add(r.get(1)?);
-        if dense(sum, indexed) {
-            return Ok((sum, None));
-        }
-        if terms.len() == SHORT_WORD_TERMS {
-            // Too many terms for one OR (see the constant): never read.
-            return Ok((i64::MAX, None));
-        }
-        terms.push(fts_quote(&term));
-    }
+    let Some(terms) = postings::range(c, &lo, &hi, SHORT_WORD_TERMS)? else {
+        // Too many trigrams to read all their lists (see the constant): never read.
+        return Ok((i64::MAX, None));
+    };
+    let sum = terms.iter().fold(0i64, |s, (_, n)| s.saturating_add(*n));
     if terms.is_empty() {
         return Ok((0, None));
     }
-    Ok((sum, Some(terms.join(" OR "))))
+    if dense(sum, indexed) {
+        return Ok((sum, None));
+    }
+    Ok((sum, Some(terms.into_iter().map(|(t, _)| t).collect())))
 }
 
 /// The search's keys into the index (each trigram of its longer words, each short word's
@@ -152,9 +117,9 @@ fn rarest(c: &Connection, s: &Search, indexed: i64) -> Result<Option<Vec<Key>>> 
         }
     }
     if all.iter().all(|k| k.0 > 0) {
-        for tri in s.fts_trigrams() {
-            let hits = estimate(c, &tri, indexed)?;
-            all.push((hits, Some(tri)));
+        for tri in s.trigrams() {
+            let hits = postings::count(c, &tri)?;
+            all.push((hits, Some(vec![tri])));
             if hits == 0 {
                 break;
             }
@@ -169,17 +134,12 @@ fn rarest(c: &Connection, s: &Search, indexed: i64) -> Result<Option<Vec<Key>>> 
 
 /// The indexed items (but those changed since indexing) that have every one of the rare
 /// keys: the rarest one's hits, narrowed by each next one whose list is at most
-/// [`NARROW_RATIO`] times as long (a row read is worth about that many list entries),
-/// all in one FTS5 query (`k1 AND k2 …`): FTS5 intersects the lists itself, skipping
-/// through the longer ones, where reading each list out row by row cost a step of
-/// SQLite's VM and one of rusqlite per entry (a word's trigrams have about the same
-/// hits: `müller`'s three rare ones 25,000 each at 1M items, 75,000 rows read to keep
-/// 25,000).
+/// [`NARROW_RATIO`] times as long (a row read is worth about that many list entries).
 fn indexed_hits(c: &Connection, keys: &[Key], dirty: &[i64]) -> Result<Vec<i64>> {
-    let mut terms: Vec<String> = Vec::new();
+    let mut ids: Option<Vec<i64>> = None;
     let mut rarest: Option<i64> = None;
-    for (est, fts) in keys {
-        let Some(fts) = fts else {
+    for (est, tris) in keys {
+        let Some(tris) = tris else {
             if *est == 0 {
                 // A short word no indexed item holds.
                 return Ok(Vec::new());
@@ -191,21 +151,27 @@ fn indexed_hits(c: &Connection, keys: &[Key], dirty: &[i64]) -> Result<Vec<i64>>
             Some(r) if *est > r.saturating_mul(NARROW_RATIO) => break,
             Some(_) => {}
         }
-        terms.push(format!("({fts})"));
-    }
-    if terms.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut stmt = c.prepare_cached(
-        "SELECT rowid FROM item_search WHERE item_search MATCH ?1 ORDER BY rowid",
-    )?;
-    let mut ids = Vec::new();
-    let mut rows = stmt.query([terms.join(" AND ")])?;
-    while let Some(r) = rows.next()? {
-        let id: i64 = r.get(0)?;
-        if dirty.binary_search(&id).is_err() {
-            ids.push(id);
+        let hits = postings::ids(c, tris)?;
+        ids = Some(match ids {
+            None => hits,
+            Some(mut have) => {
+                let mut at = 0;
+                have.retain(|id| {
+                    while at < hits.len() && hits[at] < *id {
+                        at += 1;
+                    }
+                    at < hits.len() && hits[at] == *id
+                });
+                have
+            }
+        });
+        if ids.as_ref().is_some_and(Vec::is_empty) {
+            break;
         }
+    }
+    let mut ids = ids.unwrap_or_default();
+    if !dirty.is_empty() {
+        ids.retain(|id| dirty.binary_search(id).is_err());
     }
     Ok(ids)
 }
@@ -527,63 +493,57 @@ mod tests {
         assert_eq!(encode(&[1, 1 << 40])[0], 1, "sparse: the ids");
     }
 
-    /// A short word's key joins up to [`SHORT_WORD_TERMS`] trigrams with OR, and the
-    /// vocabulary's range holds exactly the trigrams that begin with the word; a word
-    /// beginning more trigrams than that is never read (its key sorts last).
+    /// A short word's key is up to [`SHORT_WORD_TERMS`] trigrams, exactly those that
+    /// begin with the word, over every batch of the index (small ones merged on the way);
+    /// a word beginning more trigrams than that is never read (its key sorts last).
     #[test]
-    fn a_short_word_s_key_joins_its_trigrams_up_to_a_cap() {
+    fn a_short_word_s_key_is_its_trigrams_up_to_a_cap() {
         let c = Connection::open_in_memory().unwrap();
         c.execute_batch(
-            "CREATE VIRTUAL TABLE item_search USING fts5(doc, content = '', \
-             contentless_delete = 1, tokenize = 'trigram case_sensitive 1'); \
-             CREATE VIRTUAL TABLE item_search_terms USING fts5vocab(item_search, 'row');",
+            "CREATE TABLE search_batches (batch INTEGER PRIMARY KEY, items INTEGER NOT NULL); \
+             CREATE TABLE search_postings (batch INTEGER NOT NULL, tri TEXT NOT NULL, \
+             n INTEGER NOT NULL, ids BLOB NOT NULL, PRIMARY KEY (batch, tri)) WITHOUT ROWID;",
         )
         .unwrap();
-        let mut ins = c
-            .prepare(&format!(
-                "INSERT INTO item_search (rowid, {}) VALUES (?1, ?2)",
-                super::super::search::INDEX_COLUMN
-            ))
-            .unwrap();
         let cap = SHORT_WORD_TERMS as u32;
+        let mut batch = postings::Batch::default();
         for i in 0..3000u32 {
             let c1 = char::from_u32(0x4E00 + i).unwrap();
             // `m` begins exactly the cap's number of trigrams, `k` six times as many.
             let m = char::from_u32(0x4E00 + i % cap).unwrap();
-            ins.execute(rusqlite::params![
-                i64::from(i) + 1,
-                format!("j k{c1} m{m}\n\n")
-            ])
-            .unwrap();
+            batch.add(i64::from(i) + 1, &format!("j K{c1}\nm{m} x\u{FFFF}"));
+            if i % 300 == 299 {
+                std::mem::take(&mut batch).write(&c).unwrap();
+            }
         }
+        let batches: i64 = c
+            .query_row("SELECT count(*) FROM search_batches", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(batches, 3, "eight batches of 300 merged into one");
         assert_eq!(
             short_key(&c, "k", 1_000_000_000).unwrap(),
             (i64::MAX, None),
             "past the cap"
         );
-        let (hits, fts) = short_key(&c, "m", 1_000_000_000).unwrap();
+        let (hits, tris) = short_key(&c, "m", 1_000_000_000).unwrap();
         assert_eq!(hits, 3000);
-        let fts = fts.unwrap();
-        assert_eq!(fts.matches(" OR ").count(), SHORT_WORD_TERMS - 1);
-        let n: i64 = c
-            .query_row(
-                "SELECT count(*) FROM item_search WHERE item_search MATCH ?1",
-                [&fts],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(n, 3000);
+        let tris = tris.unwrap();
+        assert_eq!(tris.len(), SHORT_WORD_TERMS);
+        assert!(tris.iter().all(|t| t.starts_with('m') && t.ends_with('\n')));
+        assert_eq!(
+            postings::ids(&c, &tris).unwrap(),
+            (1..=3000).collect::<Vec<i64>>()
+        );
         assert_eq!(short_key(&c, "q", 1_000_000_000).unwrap(), (0, None));
-        assert_eq!(short_key(&c, "j", 1_000_000_000).unwrap().0, 3000, "`j k`");
-        // Among 3,000 items the word is dense past 500 hits: counting stops at the term
-        // that takes the sum past it (each of `m`'s terms is in 6 items: 84 × 6 = 504).
-        assert_eq!(short_key(&c, "m", 3000).unwrap(), (504, None), "dense");
-        // U+FFFF is indexed as U+FFFD: a word holding it is never looked up.
-        ins.execute(rusqlite::params![5000, "x\u{FFFF}\n\n"])
-            .unwrap();
+        assert_eq!(
+            short_key(&c, "j", 1_000_000_000).unwrap(),
+            (3000, Some(vec!["j\n\n".to_string()]))
+        );
+        // Among 3,000 items the word is dense past 500 hits.
+        assert_eq!(short_key(&c, "m", 3000).unwrap(), (3000, None), "dense");
         assert_eq!(
             short_key(&c, "\u{FFFF}", 1_000_000_000).unwrap(),
-            (i64::MAX, None)
+            (3000, Some(vec!["\u{FFFF}\n\n".to_string()]))
         );
     }
 
