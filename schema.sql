@@ -272,7 +272,7 @@ CREATE TABLE search_postings (
     n     INTEGER NOT NULL,
     ids   BLOB NOT NULL,
     PRIMARY KEY (batch, tri)
-) WITHOUT ROWID;
+);
 
 CREATE TABLE search_meta (
     one      INTEGER PRIMARY KEY CHECK (one = 1),

@@ -502,7 +502,7 @@ mod tests {
         c.execute_batch(
             "CREATE TABLE search_batches (batch INTEGER PRIMARY KEY, items INTEGER NOT NULL); \
              CREATE TABLE search_postings (batch INTEGER NOT NULL, tri TEXT NOT NULL, \
-             n INTEGER NOT NULL, ids BLOB NOT NULL, PRIMARY KEY (batch, tri)) WITHOUT ROWID;",
+             n INTEGER NOT NULL, ids BLOB NOT NULL, PRIMARY KEY (batch, tri));",
         )
         .unwrap();
         let cap = SHORT_WORD_TERMS as u32;
