@@ -257,7 +257,7 @@ END;
 -- The indexed text is the field table's searched columns, one line each
 -- (src/domain/fields.rs); `search_meta.version` names them, and caseload adds to the
 -- index only when that is its own version.
--- The index (src/store/sqlite/postings.rs; migration 27 says why): for each batch of
+-- The index (src/store/sqlite/postings.rs; migration 28 says why): for each batch of
 -- indexed items and each trigram of their folded words (a word's end padded with line
 -- ends, so that every occurrence of a word of one or two characters begins a trigram;
 -- such a word is looked up through the range of trigrams that begin with it), how many

@@ -1,4 +1,4 @@
-//! The search index of SQLite (schema 27): for each batch of indexed items and each
+//! The search index of SQLite (schema 28): for each batch of indexed items and each
 //! trigram of their folded words, the sorted ids of the items that hold it, written once
 //! per batch (issue 31 §1; BENCHMARKS.md, "Search straight after an import").
 //!

@@ -1,4 +1,4 @@
--- SQLite schema version 27. Never edit: append a new step instead.
+-- SQLite schema version 28. Never edit: append a new step instead.
 -- The search index is caseload's own instead of FTS5 (issue 31 §1; BENCHMARKS.md, "Search
 -- straight after an import"): for each batch of indexed items (`search_batches`) and each
 -- trigram of their folded words (`tri`, a word's end padded with line ends), how many
