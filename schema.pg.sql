@@ -966,18 +966,30 @@ BEGIN
 END
 $migrate$;
 
--- Search with an index (schema 23): where pg_trgm is installed, items.search_text (the
--- fold of the searched text) and its GIN trigram index items_search. Since schema 29 the
--- column is kept by the trigger items_search_text, which leaves NULL the rows an import's
--- batches insert (`caseload.search_later`); `caseload import` fills them on a second
--- connection, and searches test NULL rows by the scan (items_unindexed finds them).
+-- Search with an index (schema 23; a table of its own since schema 30): where pg_trgm is
+-- installed, item_search holds the fold of each item's searched text, indexed by the GIN
+-- trigram index item_search_trgm, kept by triggers on items; an item an import's batch
+-- inserted (`caseload.search_later`) is in item_search_pending instead until
+-- caseload_index_search() indexes it (`caseload import` runs it on a second connection),
+-- and searches test those rows by the scan. Both tables exist (empty) without pg_trgm.
+-- See migrations/0030_search_table.sql.
+CREATE TABLE item_search (
+    item_id     BIGINT PRIMARY KEY,
+    search_text TEXT NOT NULL
+);
+CREATE TABLE item_search_pending (item_id BIGINT PRIMARY KEY);
+
 CREATE FUNCTION caseload_search_index(rebuild BOOLEAN DEFAULT false) RETURNS text
 LANGUAGE plpgsql
 AS $search$
 DECLARE
     trgm NAME;
     has_column BOOLEAN;
-    generated BOOLEAN;
+    kept BOOLEAN;
+    searched CONSTANT TEXT := $t$caseload_fold(coalesce(%1$s.title, '') || E'\n'
+        || coalesce(%1$s.body, '') || E'\n' || coalesce(%1$s.params::text, '') || E'\n'
+        || coalesce(%1$s.notes, '') || E'\n' || coalesce(%1$s.result, '') || E'\n'
+        || coalesce(%1$s.error, '') || E'\n' || coalesce(%1$s.source, ''))$t$;
     pinned TEXT := format('SET search_path = %I, pg_catalog, pg_temp', current_schema());
 BEGIN
     SELECT n.nspname INTO trgm FROM pg_catalog.pg_extension e
@@ -986,55 +998,101 @@ BEGIN
     SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute
         WHERE attrelid = format('%I.items', current_schema())::regclass
           AND attname = 'search_text' AND NOT attisdropped) INTO has_column;
-    IF has_column AND rebuild THEN
-        DROP TRIGGER IF EXISTS items_search_text ON items;
-        ALTER TABLE items DROP COLUMN search_text;
-        has_column := false;
+    -- The triggers keep item_search: the index's rows are there and current.
+    SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger
+        WHERE tgrelid = format('%I.items', current_schema())::regclass
+          AND tgname = 'items_search_insert') INTO kept;
+    IF trgm IS NULL AND NOT kept THEN
+        IF has_column THEN
+            DROP TRIGGER IF EXISTS items_search_text ON items;
+            ALTER TABLE items DROP COLUMN search_text;
+        END IF;
+        DROP FUNCTION IF EXISTS caseload_search_text();
+        RETURN 'scan';
+    END IF;
+    IF rebuild OR NOT kept THEN
+        -- No item changes while the rows are copied (readers go on).
+        LOCK TABLE items IN SHARE MODE;
+        DROP TRIGGER IF EXISTS items_search_insert ON items;
+        DROP TRIGGER IF EXISTS items_search_update ON items;
+        DROP TRIGGER IF EXISTS items_search_delete ON items;
+        -- Built once after the rows (faster than row by row).
+        DROP INDEX IF EXISTS item_search_trgm;
+        TRUNCATE item_search, item_search_pending;
+        IF has_column AND NOT rebuild THEN
+            INSERT INTO item_search (item_id, search_text)
+                SELECT id, search_text FROM items WHERE search_text IS NOT NULL;
+            INSERT INTO item_search_pending (item_id)
+                SELECT id FROM items WHERE search_text IS NULL;
+        ELSE
+            EXECUTE format('INSERT INTO item_search (item_id, search_text) SELECT id, %s FROM items',
+                format(searched, 'items'));
+        END IF;
+        IF has_column THEN
+            DROP TRIGGER IF EXISTS items_search_text ON items;
+            ALTER TABLE items DROP COLUMN search_text;
+        END IF;
+        DROP FUNCTION IF EXISTS caseload_search_text();
+        EXECUTE format($f$
+            CREATE OR REPLACE FUNCTION caseload_search_row() RETURNS trigger
+            LANGUAGE plpgsql SECURITY DEFINER %s AS $$
+            BEGIN
+                IF TG_OP = 'DELETE' THEN
+                    DELETE FROM item_search_pending WHERE item_id = OLD.id;
+                    DELETE FROM item_search WHERE item_id = OLD.id;
+                ELSIF TG_OP = 'INSERT'
+                   AND coalesce(current_setting('caseload.search_later', true), '') = 'on' THEN
+                    INSERT INTO item_search_pending (item_id) VALUES (NEW.id)
+                        ON CONFLICT (item_id) DO NOTHING;
+                ELSE
+                    IF TG_OP = 'UPDATE' THEN
+                        DELETE FROM item_search_pending WHERE item_id = NEW.id;
+                    END IF;
+                    INSERT INTO item_search (item_id, search_text) VALUES (NEW.id, %s)
+                        ON CONFLICT (item_id) DO UPDATE SET search_text = EXCLUDED.search_text;
+                END IF;
+                RETURN NULL;
+            END $$ $f$, pinned, format(searched, 'NEW'));
+        CREATE TRIGGER items_search_insert AFTER INSERT ON items
+            FOR EACH ROW EXECUTE FUNCTION caseload_search_row();
+        CREATE TRIGGER items_search_update AFTER UPDATE OF title, body, params, notes, result,
+            error, source ON items
+            FOR EACH ROW
+            WHEN (OLD.title IS DISTINCT FROM NEW.title OR OLD.body IS DISTINCT FROM NEW.body
+                  OR OLD.params::text IS DISTINCT FROM NEW.params::text
+                  OR OLD.notes IS DISTINCT FROM NEW.notes
+                  OR OLD.result IS DISTINCT FROM NEW.result
+                  OR OLD.error IS DISTINCT FROM NEW.error
+                  OR OLD.source IS DISTINCT FROM NEW.source)
+            EXECUTE FUNCTION caseload_search_row();
+        CREATE TRIGGER items_search_delete AFTER DELETE ON items
+            FOR EACH ROW EXECUTE FUNCTION caseload_search_row();
+        -- Indexes the `budget` oldest pending rows above `above`, in one statement; the
+        -- rows another indexer (or a change of the item) holds are passed over. Returns
+        -- how many pending rows it took (0: none left).
+        EXECUTE format($f$
+            CREATE OR REPLACE FUNCTION caseload_index_search(above BIGINT, budget INTEGER)
+            RETURNS INTEGER
+            LANGUAGE sql SECURITY DEFINER %s AS $$
+                WITH taken AS (
+                    DELETE FROM item_search_pending WHERE item_id IN (
+                        SELECT item_id FROM item_search_pending WHERE item_id > above
+                        ORDER BY item_id LIMIT budget FOR UPDATE SKIP LOCKED)
+                    RETURNING item_id
+                ), indexed AS (
+                    INSERT INTO item_search (item_id, search_text)
+                    SELECT i.id, %s FROM items i JOIN taken t ON t.item_id = i.id
+                    ON CONFLICT (item_id) DO UPDATE SET search_text = EXCLUDED.search_text
+                )
+                SELECT count(*)::int FROM taken
+            $$ $f$, pinned, format(searched, 'i'));
     END IF;
     IF trgm IS NULL THEN
-        RETURN CASE WHEN has_column THEN 'column' ELSE 'scan' END;
+        RETURN 'column';
     END IF;
-    IF NOT has_column THEN
-        -- Filled in one rewrite (faster than an UPDATE of every row), then made plain.
-        ALTER TABLE items ADD COLUMN search_text TEXT GENERATED ALWAYS AS (caseload_fold(
-            coalesce(title, '') || E'\n' || coalesce(body, '') || E'\n'
-            || coalesce(params::text, '') || E'\n' || coalesce(notes, '') || E'\n'
-            || coalesce(result, '') || E'\n' || coalesce(error, '') || E'\n'
-            || coalesce(source, ''))) STORED;
-    END IF;
-    SELECT attgenerated <> '' INTO generated FROM pg_catalog.pg_attribute
-        WHERE attrelid = format('%I.items', current_schema())::regclass
-          AND attname = 'search_text' AND NOT attisdropped;
-    IF generated AND current_setting('server_version_num')::int >= 130000 THEN
-        EXECUTE format($f$
-            CREATE OR REPLACE FUNCTION caseload_search_text() RETURNS trigger
-            LANGUAGE plpgsql %s AS $$
-            BEGIN
-                IF TG_OP = 'INSERT'
-                   AND coalesce(current_setting('caseload.search_later', true), '') = 'on' THEN
-                    NEW.search_text := NULL;
-                ELSE
-                    NEW.search_text := caseload_fold(
-                        coalesce(NEW.title, '') || E'\n' || coalesce(NEW.body, '') || E'\n'
-                        || coalesce(NEW.params::text, '') || E'\n' || coalesce(NEW.notes, '')
-                        || E'\n' || coalesce(NEW.result, '') || E'\n'
-                        || coalesce(NEW.error, '') || E'\n' || coalesce(NEW.source, ''));
-                END IF;
-                RETURN NEW;
-            END $$ $f$, pinned);
-        ALTER TABLE items ALTER COLUMN search_text DROP EXPRESSION;
-        CREATE TRIGGER items_search_text
-            BEFORE INSERT OR UPDATE OF title, body, params, notes, result, error, source,
-                search_text
-            ON items FOR EACH ROW EXECUTE FUNCTION caseload_search_text();
-    END IF;
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class
-        WHERE relname = 'items_unindexed' AND relnamespace = current_schema()::regnamespace) THEN
-        CREATE INDEX items_unindexed ON items (id) WHERE search_text IS NULL;
-    END IF;
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class
-        WHERE relname = 'items_search' AND relnamespace = current_schema()::regnamespace) THEN
-        EXECUTE format('CREATE INDEX items_search ON items USING gin (search_text %I.gin_trgm_ops)',
+    IF to_regclass(format('%I.item_search_trgm', current_schema())) IS NULL THEN
+        EXECUTE format(
+            'CREATE INDEX item_search_trgm ON item_search USING gin (search_text %I.gin_trgm_ops)',
             trgm);
     END IF;
     RETURN 'index';

@@ -320,7 +320,7 @@ pub(super) fn sec_dup_pg(_cfg: &Config, _dir: &Path, rep: &mut Report) {
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     let search: bool = c
         .query_one(
-            "SELECT EXISTS (SELECT 1 FROM pg_class WHERE relname = 'items_search' \
+            "SELECT EXISTS (SELECT 1 FROM pg_class WHERE relname = 'item_search_trgm' \
              AND relnamespace = current_schema()::regnamespace)",
             &[],
         )

@@ -10,11 +10,13 @@
 //! with pg_trgm installed) whose schemas `s{n}_index` and `s{n}_scan` are built once and
 //! kept (`CL_SEARCH_ITEMS` items; a million took 10 min on a quiet 2-core machine, most
 //! of it the column and the GIN build; the count trigger is off while rows are copied).
-//! Import: `CL_SEARCH_PG_IMPORT` [20000] rows into fresh schemas without the index, with
-//! it kept inside each INSERT (schema 27's generated column: before) and with the
-//! indexer beside the import (schema 29: the command returns once every row is indexed,
-//! checked), and with `CL_SEARCH_PG_PENDING_KB` the last with that
-//! `gin_pending_list_limit`; then `CL_SEARCH_PG_CYCLES` [300] claim+complete on each.
+//! Import: `CL_SEARCH_PG_IMPORT` [20000] rows into fresh schemas without the index and
+//! with the indexer beside the import (schema 30: the index in `item_search`, the
+//! command returns once every row is indexed, checked), and with
+//! `CL_SEARCH_PG_PENDING_KB` the last with that `gin_pending_list_limit`; then
+//! `CL_SEARCH_PG_CYCLES` [300] claim+complete on each. (Schema 27's index inside each
+//! INSERT and schema 29's indexer beside the import are measured by the bench of those
+//! versions: BENCHMARKS.md.)
 
 use std::time::{Duration, Instant};
 
@@ -62,12 +64,14 @@ fn fresh_schema(url: &str, schema: &str, indexed: bool) -> String {
     let su = with_schema(url, schema);
     drop(open(&su));
     if !indexed {
-        admin(&su)
-            .batch_execute("ALTER TABLE items DROP COLUMN search_text CASCADE")
-            .unwrap();
+        admin(&su).batch_execute(NO_INDEX).unwrap();
     }
     su
 }
+
+/// A schema without the search index (as before pg_trgm was installed): searches scan.
+const NO_INDEX: &str = "DROP FUNCTION caseload_search_row() CASCADE; \
+    DROP INDEX item_search_trgm; TRUNCATE item_search, item_search_pending";
 
 fn open(url: &str) -> PgStore {
     let opts = PgOptions {
@@ -247,34 +251,18 @@ pub(super) fn sec_pg() {
     sec_pg_import(&url);
 }
 
-/// The search text as schema 27 kept it: a stored generated column, folded and indexed
-/// inside every INSERT (the import before its indexer ran beside it, for the ratio
-/// before and after in the same minutes).
-const INLINE_COLUMN: &str = "DROP TRIGGER items_search_text ON items; \
-    ALTER TABLE items DROP COLUMN search_text; \
-    ALTER TABLE items ADD COLUMN search_text TEXT GENERATED ALWAYS AS (caseload_fold( \
-        coalesce(title, '') || E'\\n' || coalesce(body, '') || E'\\n' \
-        || coalesce(params::text, '') || E'\\n' || coalesce(notes, '') || E'\\n' \
-        || coalesce(result, '') || E'\\n' || coalesce(error, '') || E'\\n' \
-        || coalesce(source, ''))) STORED; \
-    CREATE INDEX items_search ON items USING gin (search_text public.gin_trgm_ops)";
-
 /// How an import schema keeps the search index.
 #[derive(Clone, Copy, PartialEq)]
 enum Indexing {
-    /// No index (no `search_text`).
+    /// No index.
     Without,
-    /// Schema 27's generated column: indexed inside each INSERT (`--no-index`: nothing
-    /// is left to index after the rows).
-    Inline,
-    /// Schema 28: rows left for the indexer beside the import, on a second connection;
+    /// Schema 30: rows left for the indexer beside the import, on a second connection;
     /// the command returns once every row is indexed (the bench checks none is left).
     Beside,
 }
 
-/// `caseload import` of the same rows into fresh schemas without the index, with the
-/// index kept inside each INSERT (schema 27, before) and with the indexer beside the
-/// import (schema 29), then claim+complete cycles on each.
+/// `caseload import` of the same rows into fresh schemas without the index and with the
+/// indexer beside the import (schema 30), then claim+complete cycles on each.
 fn sec_pg_import(url: &str) {
     let rows = env_num("CL_SEARCH_PG_IMPORT", 20_000);
     let cycles = env_num("CL_SEARCH_PG_CYCLES", 300);
@@ -289,11 +277,7 @@ fn sec_pg_import(url: &str) {
     // GIN's pending list of new rows' trigrams at another size than the server's
     // (`CL_SEARCH_PG_PENDING_KB`, kB): a fourth schema with it (the indexer beside).
     let pending = std::env::var("CL_SEARCH_PG_PENDING_KB").ok();
-    let mut variants = vec![
-        (Indexing::Without, None),
-        (Indexing::Inline, None),
-        (Indexing::Beside, None),
-    ];
+    let mut variants = vec![(Indexing::Without, None), (Indexing::Beside, None)];
     if let Some(kb) = &pending {
         variants.push((Indexing::Beside, Some(kb.clone())));
     }
@@ -304,20 +288,14 @@ fn sec_pg_import(url: &str) {
             _ => "imp_index",
         };
         let su = fresh_schema(url, name, how != Indexing::Without);
-        if how == Indexing::Inline {
-            admin(&su).batch_execute(INLINE_COLUMN).unwrap();
-        }
         if let Some(kb) = &pending {
             admin(&su)
                 .batch_execute(&format!(
-                    "ALTER INDEX items_search SET (gin_pending_list_limit = {kb})"
+                    "ALTER INDEX item_search_trgm SET (gin_pending_list_limit = {kb})"
                 ))
                 .unwrap();
         }
-        let mut args = vec!["--db", &su, "import", csv.to_str().unwrap()];
-        if how == Indexing::Inline {
-            args.push("--no-index");
-        }
+        let args = vec!["--db", &su, "import", csv.to_str().unwrap()];
         let t = Instant::now();
         let out = std::process::Command::new(CASELOAD)
             .args(&args)
@@ -332,7 +310,7 @@ fn sec_pg_import(url: &str) {
         let took = t.elapsed().as_secs_f64();
         if how != Indexing::Without {
             let waiting: i64 = admin(&su)
-                .query_one("SELECT count(*) FROM items WHERE search_text IS NULL", &[])
+                .query_one("SELECT count(*) FROM item_search_pending", &[])
                 .unwrap()
                 .get(0);
             assert_eq!(waiting, 0, "every row indexed when the import returned");
@@ -346,8 +324,7 @@ fn sec_pg_import(url: &str) {
         let cps = cycles as f64 / t.elapsed().as_secs_f64();
         let what = match (how, &pending) {
             (Indexing::Without, _) => "without".to_string(),
-            (Indexing::Inline, _) => "with the index, inside each INSERT (schema 27)".to_string(),
-            (Indexing::Beside, None) => "with the index, indexer beside (schema 29)".to_string(),
+            (Indexing::Beside, None) => "with the index, indexer beside (schema 30)".to_string(),
             (Indexing::Beside, Some(kb)) => {
                 format!("with the index, indexer beside, pending list {kb} kB")
             }

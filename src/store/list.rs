@@ -39,6 +39,9 @@ pub(crate) struct ListSql {
     pub base: Vec<String>,
     /// The search, and its scanning condition (part of `where_`).
     pub search: Option<(Search, String)>,
+    /// A query of ids among which are all the rows the search matches (a backend's
+    /// index finds them; set by the dialect's `search`, with the id a search names added).
+    pub candidates: Option<String>,
     placeholder: fn(usize) -> String,
 }
 
@@ -95,6 +98,7 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: Ope
         params: Vec::new(),
         base: Vec::new(),
         search: None,
+        candidates: None,
         placeholder: d.placeholder,
     };
     let mut conds: Vec<String> = Vec::new();
@@ -162,6 +166,9 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: Ope
         if let Some(id) = search.id() {
             let p = q.push(Param::Int(id));
             cond = format!("({cond} OR id = {p})");
+            if let Some(c) = &mut q.candidates {
+                *c = format!("{c} UNION ALL SELECT {p}::bigint");
+            }
         }
         conds.push(cond.clone());
         q.search = Some((search, cond));

@@ -293,8 +293,8 @@ pub trait Writes {
     /// scanned.
     fn index_search(&mut self, budget: usize) -> Result<usize>;
     /// [`Writes::index_search`] of the items with an id above `above` only (an import's
-    /// own rows, for its indexer beside it: rows left unindexed by others are free to
-    /// take, and a claim passes over rows the indexer holds for a moment).
+    /// own rows, for its indexer beside it; rows others left unindexed are an idle
+    /// TUI's).
     fn index_search_above(&mut self, above: i64, budget: usize) -> Result<usize>;
 }
 

@@ -471,7 +471,7 @@ fn doctor_says_whether_search_uses_the_trigram_index() {
         "{all:#?}"
     );
     pg.admin()
-        .batch_execute("ALTER TABLE items DROP COLUMN search_text CASCADE")
+        .batch_execute("DROP FUNCTION caseload_search_row() CASCADE; DROP INDEX item_search_trgm")
         .unwrap();
     let out = run(&pg.url);
     let all = lines(&out);

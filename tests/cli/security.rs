@@ -401,7 +401,8 @@ pub(crate) fn least_privilege_sql(schema: &str, staff: &str) -> String {
          GRANT SELECT, INSERT, UPDATE ON {schema}.item_pairs TO {staff};
          GRANT SELECT ON {schema}.queues, {schema}.users, {schema}.audit, {schema}.holds,
                          {schema}.figure_days, {schema}.queue_totals, {schema}.due_hours, {schema}.queue_fields, {schema}.fields_version, {schema}.queue_texts, {schema}.queue_sla,
-                         {schema}.user_queues, {schema}.caseload_schema TO {staff};
+                         {schema}.user_queues, {schema}.item_search, {schema}.item_search_pending,
+                         {schema}.caseload_schema TO {staff};
          GRANT INSERT (name) ON {schema}.queues TO {staff};
          GRANT INSERT (name, last_seen), UPDATE (last_seen) ON {schema}.users TO {staff};"
     )
@@ -498,7 +499,7 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
     let waiting: i64 = admin
         .query_one(
             &format!(
-                "SELECT count(*) FROM {}.items WHERE search_text IS NULL",
+                "SELECT count(*) FROM {}.item_search_pending",
                 b.schema
             ),
             &[],

@@ -63,10 +63,8 @@ fn postgres_items_has_the_field_table_s_columns() {
     let got: Vec<String> = b
         .admin()
         .query(
-            // search_text is not an item's field: the stored fold search's trigram index
-            // reads (migration 23, where pg_trgm is installed).
             "SELECT column_name, data_type, is_nullable = 'YES' FROM information_schema.columns \
-             WHERE table_schema = $1 AND table_name = 'items' AND column_name <> 'search_text' \
+             WHERE table_schema = $1 AND table_name = 'items' \
              ORDER BY ordinal_position",
             &[&b.schema],
         )

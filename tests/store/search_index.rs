@@ -1,6 +1,6 @@
-//! PostgreSQL search through pg_trgm's index (issue 32 §4, migration 23) gives exactly
-//! the scan's answers: the same rows, windows and capped counts for random words, over
-//! items whose searched text is in every searched column, in any case, with accents;
+//! PostgreSQL search through pg_trgm's index (issue 32 §4, migrations 23 and 30) gives
+//! exactly the scan's answers: the same rows, windows and capped counts for random words,
+//! over items whose searched text is in every searched column, in any case, with accents;
 //! and `caseload_search_index()` adds the index to a schema made before the extension.
 
 use crate::support::backend::{Adds, Backend, PgBackend, setup};
@@ -16,21 +16,26 @@ fn with_trgm(b: &PgBackend) {
         .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public");
 }
 
-/// What search uses on `b`'s schema: whether items keep `search_text`, and whether the
-/// trigram index exists.
+/// What search uses on `b`'s schema: whether the server keeps `item_search` (its
+/// triggers on items), and whether the trigram index exists.
 fn shape(b: &PgBackend) -> (bool, bool) {
     let row = b
         .admin()
         .query_one(
-            "SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = \
-             current_schema() AND table_name = 'items' AND column_name = 'search_text'), \
+            "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'items'::regclass \
+             AND tgname = 'items_search_insert'), \
              EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() \
-             AND indexname = 'items_search')",
+             AND indexname = 'item_search_trgm')",
             &[],
         )
         .unwrap();
     (row.get(0), row.get(1))
 }
+
+/// Takes the search index away (a schema made before pg_trgm was installed): searches
+/// scan.
+const NO_INDEX: &str = "DROP FUNCTION caseload_search_row() CASCADE; \
+    DROP INDEX item_search_trgm; TRUNCATE item_search, item_search_pending";
 
 /// A small deterministic generator (no dependency for one test).
 struct Rng(u64);
@@ -185,9 +190,7 @@ fn the_index_answers_exactly_as_the_scan() {
         .collect();
     // The same rows without the index: the scan of a schema without the column.
     drop(boss);
-    b.admin()
-        .batch_execute("ALTER TABLE items DROP COLUMN search_text CASCADE")
-        .unwrap();
+    b.admin().batch_execute(NO_INDEX).unwrap();
     assert_eq!(shape(&b), (false, false));
     let mut scan = b.open("boss", 0);
     let scanned: Vec<_> = (searches.iter())
@@ -219,18 +222,19 @@ fn items_from(r: &mut Rng, from: usize, n: usize) -> Vec<NewItem> {
         .collect()
 }
 
-/// How many items are not indexed yet (their `search_text` NULL).
+/// How many items are not indexed yet (in `item_search_pending`).
 fn unindexed(b: &PgBackend) -> i64 {
     b.admin()
-        .query_one("SELECT count(*) FROM items WHERE search_text IS NULL", &[])
+        .query_one("SELECT count(*) FROM item_search_pending", &[])
         .unwrap()
         .get(0)
 }
 
-/// Rows an import leaves for its indexer beside it (migration 29: `search_text` NULL
-/// until a second connection fills it) are found exactly as the scan finds them: before
-/// the indexer starts, when it has done part of them, and after; a note saved on such a
-/// row indexes it; a search text written by hand is folded again by the server.
+/// Rows an import leaves for its indexer beside it (migration 30: in
+/// `item_search_pending` until a second connection indexes them) are found exactly as the
+/// scan finds them: before the indexer starts, when it has done part of them, and after;
+/// a note saved on such a row indexes it; a text changed by hand is folded again by the
+/// server.
 #[test]
 fn rows_not_indexed_yet_are_found_as_the_scan_finds_them() {
     let Some(b) = PgBackend::from_env() else {
@@ -285,7 +289,7 @@ fn rows_not_indexed_yet_are_found_as_the_scan_finds_them() {
     // A note on a row not indexed yet: the row is indexed with it.
     let last: i64 = b
         .admin()
-        .query_one("SELECT max(id) FROM items WHERE search_text IS NULL", &[])
+        .query_one("SELECT max(item_id) FROM item_search_pending", &[])
         .unwrap()
         .get(0);
     let it = boss.take(last).unwrap();
@@ -297,30 +301,31 @@ fn rows_not_indexed_yet_are_found_as_the_scan_finds_them() {
     while indexer.index_search(200).unwrap() > 0 {}
     assert_eq!(unindexed(&b), 0);
     let after = all(&mut *boss);
-    // Nobody stores another text as an item's search text: the server folds it again.
+    // A title changed by hand (not through caseload): the server folds it again.
     b.admin()
         .batch_execute(
-            "UPDATE items SET search_text = 'forged' WHERE id = (SELECT min(id) FROM items)",
+            "UPDATE items SET title = title || ' wombat Kraków' \
+             WHERE id = (SELECT min(id) FROM items)",
         )
         .unwrap();
     let (kept, folded): (String, String) = b
         .admin()
         .query_one(
-            "SELECT search_text, caseload_fold(coalesce(title, '') || E'\\n' || \
+            "SELECT s.search_text, caseload_fold(coalesce(title, '') || E'\\n' || \
              coalesce(body, '') || E'\\n' || coalesce(params::text, '') || E'\\n' || \
              coalesce(notes, '') || E'\\n' || coalesce(result, '') || E'\\n' || \
              coalesce(error, '') || E'\\n' || coalesce(source, '')) \
-             FROM items WHERE id = (SELECT min(id) FROM items)",
+             FROM items JOIN item_search s ON s.item_id = id \
+             WHERE id = (SELECT min(id) FROM items)",
             &[],
         )
         .map(|r| (r.get(0), r.get(1)))
         .unwrap();
     assert_eq!(kept, folded);
+    assert!(kept.contains("wombat krakow"), "{kept}");
     // The same rows by the scan.
     drop((boss, indexer));
-    b.admin()
-        .batch_execute("ALTER TABLE items DROP COLUMN search_text CASCADE")
-        .unwrap();
+    b.admin().batch_execute(NO_INDEX).unwrap();
     let mut scan = b.open("boss", 0);
     let scanned = all(&mut *scan);
     let mut i = 0;
@@ -343,6 +348,57 @@ fn rows_not_indexed_yet_are_found_as_the_scan_finds_them() {
     );
 }
 
+/// The indexer beside an import locks no item (migration 30): while its transaction holds
+/// a batch of the import's rows, a claim takes them all the same (schema 29's indexer
+/// updated the rows of `items`, and a claim's `SKIP LOCKED` passed over them: "nothing to
+/// claim" with a free item in the queue); and the item is searchable throughout.
+#[test]
+fn a_claim_takes_an_item_the_indexer_is_indexing() {
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    with_trgm(&b);
+    let mut boss = setup(&b);
+    let later = AddOptions {
+        search_later: true,
+        ..AddOptions::creating_queues()
+    };
+    boss.add_items(&[NewItem::titled("Only quagga")], later)
+        .unwrap();
+    assert_eq!(unindexed(&b), 1);
+    let mut admin = b.admin();
+    let mut indexer = admin.transaction().unwrap();
+    let n: i32 = indexer
+        .query_one("SELECT caseload_index_search(0, 100)", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1);
+    let found = |s: &mut dyn Store| {
+        let f = ListFilter {
+            text: Some("quagga".into()),
+            limit: 10,
+            ..ListFilter::default()
+        };
+        s.list(&f).unwrap().len()
+    };
+    assert_eq!(found(&mut *boss), 1, "found by the scan while being indexed");
+    let it = boss.take_next(&Default::default()).unwrap();
+    assert_eq!(it.title, "Only quagga");
+    indexer.commit().unwrap();
+    assert_eq!(unindexed(&b), 0);
+    assert_eq!(found(&mut *boss), 1, "found through the index");
+    boss.complete(it.id, it.lock_token, Some("zebu")).unwrap();
+    let mut f = ListFilter {
+        text: Some("zebu".into()),
+        state: StateFilter::All,
+        limit: 10,
+        ..ListFilter::default()
+    };
+    assert_eq!(boss.list(&f).unwrap().len(), 1, "the result is searched");
+    f.text = Some("quagga zebu".into());
+    assert_eq!(boss.count(&f).unwrap(), 1);
+}
+
 /// A schema made before pg_trgm was installed searches by scanning; the extension's
 /// function adds the column and index later (as `caseload init` does), and the rows
 /// added meanwhile are found through it.
@@ -353,9 +409,7 @@ fn an_index_added_later_finds_the_rows_added_before() {
     };
     with_trgm(&b);
     let mut boss = setup(&b);
-    b.admin()
-        .batch_execute("ALTER TABLE items DROP COLUMN search_text CASCADE")
-        .unwrap();
+    b.admin().batch_execute(NO_INDEX).unwrap();
     for t in ["Refund for Müller", "Printer jams", "Müller again"] {
         boss.add(&NewItem::titled(t)).unwrap();
     }

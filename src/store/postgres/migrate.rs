@@ -234,16 +234,9 @@ pub(super) fn repair_fold(c: &mut Conn) -> TxResult<Option<FoldProblem>> {
     Ok(fold_problem(&mut c.client)?)
 }
 
-/// True when items keep the stored fold of the search index (`search_text`).
+/// True when the schema keeps the stored fold of the search index (`item_search`).
 fn has_search_text(c: &mut Conn) -> TxResult<bool> {
-    Ok(c.client
-        .query_one(
-            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute \
-             WHERE attrelid = 'items'::regclass AND attname = 'search_text' \
-             AND NOT attisdropped)",
-            &[],
-        )?
-        .get(0))
+    Ok(c.client.query_one(super::search::KEPT, &[])?.get(0))
 }
 
 /// Adds the search index where pg_trgm is installed and the schema has none yet (it

@@ -1,8 +1,11 @@
 //! PostgreSQL search through the trigram index (issue 32 §4): where pg_trgm is installed,
-//! `items.search_text` holds the fold of each row's searched text and `items_search`
-//! indexes its trigrams (migration 23); a search is then a `LIKE` on that stored text,
-//! which the index answers for rare words. Without the column, search scans
-//! (`reads::search_condition`); the answers are the same (tests/store/search_index.rs).
+//! `item_search` holds the fold of each item's searched text and `item_search_trgm`
+//! indexes its trigrams (migration 30; a column of `items` from 23 to 29); a search is
+//! then a `LIKE` on that stored text, which the index answers for rare words. An item not
+//! indexed yet (an import's row before its indexer reached it) is in
+//! `item_search_pending` instead, and tested by the scan's own condition. Without the
+//! table, search scans (`reads::search_condition`); the answers are the same
+//! (tests/store/search_index.rs).
 //!
 //! The planner has no statistics for a kilobyte-wide text (ANALYZE skips such values),
 //! so it takes every `LIKE` for a rare one and would gather all of a common word's rows
@@ -17,41 +20,41 @@ use crate::domain::search::Search;
 use crate::store::list::{ListSql, Param, Window, contains_pattern};
 use crate::store::{ListFilter, StateFilter};
 
-/// Whether the schema has `items.search_text` (asked once per connection): searches
-/// then read it instead of folding each row's text.
+/// Whether the server keeps `item_search` (the table is in every schema of version 30;
+/// the triggers that fill it only where pg_trgm is, once `caseload_search_index()` ran).
+pub(super) const KEPT: &str = "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger \
+     WHERE tgrelid = 'items'::regclass AND tgname = 'items_search_insert')";
+
+/// Whether the schema keeps the search index's table (asked once per connection):
+/// searches then read it instead of folding each row's text.
 pub(super) fn indexed(c: &mut Conn) -> TxResult<bool> {
     if let Some(known) = c.search_indexed {
         return Ok(known);
     }
-    let has: bool = c
-        .query_one(
-            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute \
-             WHERE attrelid = 'items'::regclass AND attname = 'search_text' \
-             AND NOT attisdropped)",
-            &[],
-        )?
-        .get(0);
+    let has: bool = c.query_one(KEPT, &[])?.get(0);
     c.search_indexed = Some(has);
     Ok(has)
 }
 
-/// Fills the search text of up to `budget` rows an import left unindexed (migration 29:
-/// `search_text` NULL) with an id above `above`, the oldest first, in one statement: the trigger folds each row's
-/// text as it does on any insert (`DEFAULT` names the column, which is all it needs), so
-/// each row is either indexed whole or still NULL, whatever stops the program. Rows
-/// another transaction holds (a claim, another indexer) are left for later rather than
-/// waited for. Returns how many rows it indexed (0 without the index).
+/// Indexes up to `budget` items an import left unindexed (migration 30: their rows in
+/// `item_search_pending`) with an id above `above`, the oldest first, in one statement
+/// (`caseload_index_search()`: the server folds each item's text as on any insert), so
+/// each item is either indexed whole or still pending, whatever stops the program. It
+/// locks no row of `items` (a claim never passes over an item for it); pending rows
+/// another indexer or a change of the item holds are left for later rather than waited
+/// for. Returns how many pending rows it took (0 without the index).
 pub(super) fn index_some(c: &mut Conn, above: i64, budget: usize) -> TxResult<usize> {
     if !indexed(c)? {
         return Ok(0);
     }
-    let n = c.execute(
-        "UPDATE items SET search_text = DEFAULT WHERE id IN (SELECT id FROM items \
-         WHERE search_text IS NULL AND id > $2 ORDER BY id LIMIT $1 FOR NO KEY UPDATE SKIP LOCKED) \
-         AND search_text IS NULL",
-        &[&(budget as i64), &above],
-    )?;
-    Ok(n as usize)
+    let budget = budget.min(i32::MAX as usize) as i32;
+    let n: i32 = c
+        .query_one(
+            "SELECT caseload_index_search($1::bigint, $2::integer)",
+            &[&above, &budget],
+        )?
+        .get(0);
+    Ok(n.max(0) as usize)
 }
 
 /// True when pg_trgm finds a trigram in `word`'s `LIKE` pattern: a run of three letters
@@ -73,14 +76,34 @@ fn has_trigram(word: &str) -> bool {
 }
 
 /// A search on the stored fold: each word with a trigram as a `LIKE` the index
-/// answers, the others as a plain `strpos` on the rows found; a row not indexed yet (its
-/// `search_text` NULL: an import's row before its indexer reached it, migration 29) by
-/// the scan's own test, found through `items_unindexed` (the planner ORs the two
-/// indexes' bitmaps).
+/// answers, the others as a plain `strpos` on the rows found; an item not indexed yet (in
+/// `item_search_pending`: an import's row before its indexer reached it, migration 30) by
+/// the scan's own test. This is the test of one row (its search row found by the
+/// primary key); [`ListSql::candidates`] is the same search as a set of ids, for the
+/// statements that find rows through the index ([`among_candidates`]).
 pub(super) fn condition(q: &mut ListSql, s: &Search) -> String {
-    let indexed = on_the_fold(q, s);
+    let fold = on_the_fold(q, s);
     let scanned = super::reads::search_condition(q, s);
-    format!("({indexed} OR (search_text IS NULL AND {scanned}))")
+    q.candidates = Some(format!(
+        "SELECT item_id FROM item_search WHERE {fold} \
+         UNION ALL SELECT item_id FROM item_search_pending"
+    ));
+    // `id` is the item's: neither search table has a column of that name. Scalar
+    // subqueries, not EXISTS: the planner may run an EXISTS as a hashed set of all the
+    // table's matches (all of a common word's, for a look at 400 rows), never these.
+    format!(
+        "(coalesce((SELECT {fold} FROM item_search WHERE item_id = id), false) \
+         OR (coalesce((SELECT true FROM item_search_pending WHERE item_id = id), false) \
+         AND {scanned}))"
+    )
+}
+
+/// The condition that an item is among the search's candidates: its id in the set the
+/// index gives (an initial plan: the items are then read by their primary key). With the
+/// row's own test after it, the rows a search matches, found through the index.
+fn among_candidates(q: &ListSql) -> String {
+    let cands = q.candidates.as_deref().unwrap_or("SELECT NULL::bigint");
+    format!("id = ANY (ARRAY({cands}))")
 }
 
 fn on_the_fold(q: &mut ListSql, s: &Search) -> String {
@@ -176,9 +199,9 @@ pub(super) fn list_window(
         }
     }
     let from = match looked {
-        true if none_found && few_in_all(c, q, cond, &refs)? => through_the_index_alone(q, cond),
+        true if none_found && few_in_all(c, q, &refs)? => through_the_index_alone(q, cond),
         true => through_the_index(q),
-        false => format!("items {}", q.where_),
+        false => format!("items {} AND {}", q.where_, among_candidates(q)),
     };
     let sql =
         format!("SELECT {ITEM_COLS} FROM {from} ORDER BY {order} LIMIT {limit} OFFSET {offset}");
@@ -195,28 +218,34 @@ pub(super) fn list_window(
 /// inside, for their own indexes: with them outside, a count of a word in 2 % of the items
 /// fetched every state's matches to find the open ones (`nordl`, open: 6.1 s at 1M).
 fn through_the_index(q: &ListSql) -> String {
-    format!("(SELECT * FROM items {} OFFSET 0) AS items", q.where_)
+    format!(
+        "(SELECT * FROM items {} AND {} OFFSET 0) AS items",
+        q.where_,
+        among_candidates(q)
+    )
 }
 
 /// How many rows a search may match in all (whatever the list's other conditions) for
 /// its rows to be found through the search index alone.
 const FEW: usize = 5000;
 
-/// Whether the search matches fewer than [`FEW`] rows in all, asked of the index (a rare
-/// word: well under a millisecond at 1M items). Only for a list with other conditions: it
+/// Whether the search has fewer than [`FEW`] candidates in all, asked of the index (a
+/// rare word: well under a millisecond at 1M items; items not indexed yet count as
+/// candidates). Only for a list with other conditions: it
 /// is asked when the first look found no match, which may also be a word common among
 /// the rows the other conditions leave out (done items, of a list of open ones).
 fn few_in_all(
     c: &mut Conn,
     q: &ListSql,
-    cond: &str,
     refs: &[&(dyn postgres::types::ToSql + Sync)],
 ) -> TxResult<bool> {
     if q.base.is_empty() {
         return Ok(false);
     }
-    let sql =
-        format!("SELECT count(*) FROM (SELECT 1 FROM items WHERE {cond} LIMIT {FEW}) AS hits");
+    let Some(cands) = &q.candidates else {
+        return Ok(false);
+    };
+    let sql = format!("SELECT count(*) FROM (SELECT 1 FROM ({cands}) AS c LIMIT {FEW}) AS hits");
     let n: i64 = c.query_unnamed(&sql, refs)?[0].get(0);
     Ok((n as usize) < FEW)
 }
@@ -228,7 +257,9 @@ fn few_in_all(
 /// word's 18-34).
 fn through_the_index_alone(q: &ListSql, cond: &str) -> String {
     format!(
-        "(SELECT * FROM (SELECT * FROM items WHERE {cond} OFFSET 0) AS items {}) AS items",
+        "(SELECT * FROM (SELECT * FROM items WHERE {} AND {cond} OFFSET 0) AS items {}) \
+         AS items",
+        among_candidates(q),
         base_where(q)
     )
 }
@@ -381,7 +412,7 @@ pub fn search_index(client: &mut postgres::Client) -> Result<SearchIndex, postgr
          EXISTS (SELECT 1 FROM pg_catalog.pg_available_extensions WHERE name = 'pg_trgm'), \
          EXISTS (SELECT 1 FROM pg_catalog.pg_index i \
                  JOIN pg_catalog.pg_class k ON k.oid = i.indexrelid \
-                 WHERE k.relname = 'items_search' AND i.indisvalid \
+                 WHERE k.relname = 'item_search_trgm' AND i.indisvalid \
                  AND k.relnamespace = current_schema()::regnamespace)",
         &[],
     )?;
