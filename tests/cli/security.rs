@@ -498,10 +498,7 @@ fn postgres_staff_roles_cannot_change_roles_or_queues_even_with_sql() {
     env.ok(&bob, &["--db", &bob_db, "import", csv.to_str().unwrap()]);
     let waiting: i64 = admin
         .query_one(
-            &format!(
-                "SELECT count(*) FROM {}.item_search_pending",
-                b.schema
-            ),
+            &format!("SELECT count(*) FROM {}.item_search_pending", b.schema),
             &[],
         )
         .unwrap()

@@ -381,7 +381,11 @@ fn a_claim_takes_an_item_the_indexer_is_indexing() {
         };
         s.list(&f).unwrap().len()
     };
-    assert_eq!(found(&mut *boss), 1, "found by the scan while being indexed");
+    assert_eq!(
+        found(&mut *boss),
+        1,
+        "found by the scan while being indexed"
+    );
     let it = boss.take_next(&Default::default()).unwrap();
     assert_eq!(it.title, "Only quagga");
     indexer.commit().unwrap();
