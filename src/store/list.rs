@@ -159,17 +159,7 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: Ope
     }
     q.base = conds.clone();
     if let Some(search) = f.text.as_deref().and_then(Search::parse) {
-        let mut cond = (d.search)(&mut q, &search);
-        for (name, word) in search.fields() {
-            cond = format!("{cond} AND {}", (d.field)(&mut q, name, word));
-        }
-        if let Some(id) = search.id() {
-            let p = q.push(Param::Int(id));
-            cond = format!("({cond} OR id = {p})");
-            if let Some(c) = &mut q.candidates {
-                *c = format!("{c} UNION ALL SELECT {p}::bigint");
-            }
-        }
+        let cond = search_condition(&mut q, d, &search);
         conds.push(cond.clone());
         q.search = Some((search, cond));
     }
@@ -177,6 +167,23 @@ pub(crate) fn list_sql(f: &ListFilter, now: Millis, d: &Dialect, open_order: Ope
         q.where_ = format!("WHERE {}", conds.join(" AND "));
     }
     q
+}
+
+/// The condition that a row matches `search`: its words, its qualified words, or the id
+/// it names (which the dialect's candidates then include too).
+fn search_condition(q: &mut ListSql, d: &Dialect, search: &Search) -> String {
+    let mut cond = (d.search)(q, search);
+    for (name, word) in search.fields() {
+        cond = format!("{cond} AND {}", (d.field)(q, name, word));
+    }
+    if let Some(id) = search.id() {
+        let p = q.push(Param::Int(id));
+        cond = format!("({cond} OR id = {p})");
+        if let Some(c) = &mut q.candidates {
+            *c = format!("{c} UNION ALL SELECT {p}::bigint");
+        }
+    }
+    cond
 }
 
 /// When the filter's count is kept by triggers (no scan): `Some(state)`, the state being
