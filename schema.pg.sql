@@ -966,13 +966,13 @@ BEGIN
 END
 $migrate$;
 
--- Search with an index (schema 23; a table of its own since schema 30): where pg_trgm is
+-- Search with an index (schema 23; a table of its own since schema 31): where pg_trgm is
 -- installed, item_search holds the fold of each item's searched text, indexed by the GIN
 -- trigram index item_search_trgm, kept by triggers on items; an item an import's batch
 -- inserted (`caseload.search_later`) is in item_search_pending instead until
 -- caseload_index_search() indexes it (`caseload import` runs it on a second connection),
 -- and searches test those rows by the scan. Both tables exist (empty) without pg_trgm.
--- See migrations/0030_search_table.sql.
+-- See migrations/0031_search_table.sql.
 CREATE TABLE item_search (
     item_id     BIGINT PRIMARY KEY,
     search_text TEXT NOT NULL

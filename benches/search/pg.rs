@@ -11,7 +11,7 @@
 //! kept (`CL_SEARCH_ITEMS` items; a million took 10 min on a quiet 2-core machine, most
 //! of it the column and the GIN build; the count trigger is off while rows are copied).
 //! Import: `CL_SEARCH_PG_IMPORT` [20000] rows into fresh schemas without the index and
-//! with the indexer beside the import (schema 30: the index in `item_search`, the
+//! with the indexer beside the import (schema 31: the index in `item_search`, the
 //! command returns once every row is indexed, checked), and with
 //! `CL_SEARCH_PG_PENDING_KB` the last with that `gin_pending_list_limit`; then
 //! `CL_SEARCH_PG_CYCLES` [300] claim+complete on each. (Schema 27's index inside each
@@ -262,7 +262,7 @@ enum Indexing {
 }
 
 /// `caseload import` of the same rows into fresh schemas without the index and with the
-/// indexer beside the import (schema 30), then claim+complete cycles on each.
+/// indexer beside the import (schema 31), then claim+complete cycles on each.
 fn sec_pg_import(url: &str) {
     let rows = env_num("CL_SEARCH_PG_IMPORT", 20_000);
     let cycles = env_num("CL_SEARCH_PG_CYCLES", 300);
@@ -324,7 +324,7 @@ fn sec_pg_import(url: &str) {
         let cps = cycles as f64 / t.elapsed().as_secs_f64();
         let what = match (how, &pending) {
             (Indexing::Without, _) => "without".to_string(),
-            (Indexing::Beside, None) => "with the index, indexer beside (schema 30)".to_string(),
+            (Indexing::Beside, None) => "with the index, indexer beside (schema 31)".to_string(),
             (Indexing::Beside, Some(kb)) => {
                 format!("with the index, indexer beside, pending list {kb} kB")
             }

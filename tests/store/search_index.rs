@@ -230,7 +230,7 @@ fn unindexed(b: &PgBackend) -> i64 {
         .get(0)
 }
 
-/// Rows an import leaves for its indexer beside it (migration 30: in
+/// Rows an import leaves for its indexer beside it (migration 31: in
 /// `item_search_pending` until a second connection indexes them) are found exactly as the
 /// scan finds them: before the indexer starts, when it has done part of them, and after;
 /// a note saved on such a row indexes it; a text changed by hand is folded again by the
@@ -348,7 +348,7 @@ fn rows_not_indexed_yet_are_found_as_the_scan_finds_them() {
     );
 }
 
-/// The indexer beside an import locks no item (migration 30): while its transaction holds
+/// The indexer beside an import locks no item (migration 31): while its transaction holds
 /// a batch of the import's rows, a claim takes them all the same (schema 29's indexer
 /// updated the rows of `items`, and a claim's `SKIP LOCKED` passed over them: "nothing to
 /// claim" with a free item in the queue); and the item is searchable throughout.

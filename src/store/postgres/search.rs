@@ -1,6 +1,6 @@
 //! PostgreSQL search through the trigram index (issue 32 §4): where pg_trgm is installed,
 //! `item_search` holds the fold of each item's searched text and `item_search_trgm`
-//! indexes its trigrams (migration 30; a column of `items` from 23 to 29); a search is
+//! indexes its trigrams (migration 31; a column of `items` from 23 to 29); a search is
 //! then a `LIKE` on that stored text, which the index answers for rare words. An item not
 //! indexed yet (an import's row before its indexer reached it) is in
 //! `item_search_pending` instead, and tested by the scan's own condition. Without the
@@ -36,7 +36,7 @@ pub(super) fn indexed(c: &mut Conn) -> TxResult<bool> {
     Ok(has)
 }
 
-/// Indexes up to `budget` items an import left unindexed (migration 30: their rows in
+/// Indexes up to `budget` items an import left unindexed (migration 31: their rows in
 /// `item_search_pending`) with an id above `above`, the oldest first, in one statement
 /// (`caseload_index_search()`: the server folds each item's text as on any insert), so
 /// each item is either indexed whole or still pending, whatever stops the program. It
@@ -77,7 +77,7 @@ fn has_trigram(word: &str) -> bool {
 
 /// A search on the stored fold: each word with a trigram as a `LIKE` the index
 /// answers, the others as a plain `strpos` on the rows found; an item not indexed yet (in
-/// `item_search_pending`: an import's row before its indexer reached it, migration 30) by
+/// `item_search_pending`: an import's row before its indexer reached it, migration 31) by
 /// the scan's own test. This is the test of one row (its search row found by the
 /// primary key); [`ListSql::candidates`] is the same search as a set of ids, for the
 /// statements that find rows through the index ([`among_candidates`]).

@@ -477,7 +477,7 @@ impl Tx for PgTx<'_> {
     }
 
     fn search_later(&mut self) -> Result<()> {
-        // Read by the trigger that keeps item_search (migration 30): this transaction's
+        // Read by the trigger that keeps item_search (migration 31): this transaction's
         // new rows go to item_search_pending, for the import's indexer.
         let r = self.c.execute(
             "SELECT set_config('caseload.search_later', 'on', true)",
