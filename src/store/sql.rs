@@ -6,6 +6,12 @@
 //! write's time, the acting user, the write's text value and the fencing token, `:json`
 //! for the value read as JSON, `:arg` for a number the write uses; each backend binds them
 //! its own way.
+//!
+//! A bound `LIMIT` is written `LIMIT CAST(… AS BIGINT)`, never as a bare parameter: SQLite
+//! reads a bare bound `LIMIT` as a number while it plans, and a statement whose plan read
+//! a bound value is compiled again before each run after that value is bound (and a
+//! cached statement's values are bound anew on every call), whatever the value
+//! (`tests/store/reprepare.rs`). The cast changes no result and no plan on either backend.
 
 use crate::domain::fields::{FIELDS, Field, Kind, named};
 use crate::domain::{EventKind, Item};
@@ -256,7 +262,7 @@ pub(crate) const COUNT_TAKEABLE: &str = concat!(
      WHERE i.state = 'open' AND NOT q.paused AND (:queue IS NULL OR i.queue = :queue) \
      AND (i.lock_user IS NULL OR i.lock_expires_at <= :now) AND ",
     eligible!(":me", "take", "i"),
-    " LIMIT :cap) t"
+    " LIMIT CAST(:cap AS BIGINT)) t"
 );
 
 pub const FENCE_HOLDER: &str = "lock_user = :me AND lock_token = :token AND state = 'open'";
@@ -316,7 +322,7 @@ pub(crate) const PARKED_DUE: &str = const_join!(
         " FROM items WHERE state = 'parked' AND parked_until <= $1 - CASE WHEN $2 THEN \
          coalesce((SELECT q.park_grace_seconds * 1000 FROM queues q \
          WHERE q.name = items.queue), 0) ELSE 0 END \
-         AND (CAST($3 AS TEXT) IS NULL OR parked_by = $3) ORDER BY parked_until, id LIMIT $4"
+         AND (CAST($3 AS TEXT) IS NULL OR parked_by = $3) ORDER BY parked_until, id LIMIT CAST($4 AS BIGINT)"
     ],
     ""
 );
@@ -405,7 +411,7 @@ pub(crate) const REVIEWABLE: &str = const_join!(
 /// queue's `review_new`).
 pub(crate) const COMPLETIONS_IN: &str = "SELECT count(*) FROM (SELECT 1 FROM events e \
      JOIN items i ON i.id = e.item_id WHERE e.actor = $1 AND e.kind = 'completed' \
-     AND i.queue = $2 LIMIT $3) t";
+     AND i.queue = $2 LIMIT CAST($3 AS BIGINT)) t";
 /// The settings of item `$1`'s queue (the columns `rows::queue_from` reads).
 pub(crate) const QUEUE_OF: &str = const_join!(
     &[
@@ -649,7 +655,7 @@ pub(crate) fn feed(detail: &str) -> String {
     format!(
         "SELECT e.id, e.item_id, e.at, e.actor, e.os_user, e.kind, {detail}, i.queue, i.title \
          FROM events e JOIN items i ON i.id = e.item_id \
-         WHERE e.id > $1 AND e.id <= $2 ORDER BY e.id LIMIT $3"
+         WHERE e.id > $1 AND e.id <= $2 ORDER BY e.id LIMIT CAST($3 AS BIGINT)"
     )
 }
 

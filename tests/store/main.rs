@@ -30,6 +30,7 @@ mod postgres;
 mod postgres_lost;
 mod queue_fields;
 mod refusals;
+mod reprepare;
 mod review;
 mod rollback;
 mod round_trips;

@@ -45,7 +45,7 @@ pub(super) fn queue_params(
     limit: usize,
 ) -> Result<Vec<(i64, String)>> {
     let mut stmt = c.prepare_cached(
-        "SELECT id, params FROM items WHERE queue = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+        "SELECT id, params FROM items WHERE queue = ?1 AND id > ?2 ORDER BY id LIMIT CAST(?3 AS INTEGER)",
     )?;
     let rows = stmt.query_map(params![queue, after, limit as i64], |r| {
         Ok((r.get(0)?, r.get(1)?))
@@ -65,7 +65,7 @@ pub(super) fn key_matches(
     let mut stmt = c.prepare_cached(
         "SELECT k.item_id FROM item_keys k JOIN items i ON i.id = k.item_id \
          WHERE k.field = ?1 AND k.key = ?2 AND i.queue = ?3 AND k.item_id <> ?4 \
-         ORDER BY k.item_id LIMIT ?5",
+         ORDER BY k.item_id LIMIT CAST(?5 AS INTEGER)",
     )?;
     let rows = stmt.query_map(params![field, key, queue, except, limit as i64], |r| {
         r.get(0)

@@ -82,7 +82,7 @@ fn open_ages(c: &Connection, now: Millis, total_open: i64) -> Result<Vec<i64>> {
     let ranges = age_ranges(now);
     let mut capped = c.prepare_cached(
         "SELECT count(*) FROM (SELECT 1 FROM items WHERE state = 'open' AND created_at > ?1 \
-         AND created_at < ?2 LIMIT ?3)",
+         AND created_at < ?2 LIMIT CAST(?3 AS INTEGER))",
     )?;
     let mut counts = Vec::with_capacity(ranges.len());
     for &(lower, upper) in &ranges {

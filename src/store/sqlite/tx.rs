@@ -918,7 +918,7 @@ impl Tx for SqliteTx<'_> {
             .c
             .prepare_cached(&format!(
                 "SELECT id, lock_user, lock_token FROM items \
-                 WHERE lock_user IS NOT NULL AND {} ORDER BY lock_expires_at LIMIT :limit",
+                 WHERE lock_user IS NOT NULL AND {} ORDER BY lock_expires_at LIMIT CAST(:limit AS INTEGER)",
                 sql::EXPIRED
             ))?
             .query_map(
