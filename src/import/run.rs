@@ -201,8 +201,13 @@ pub fn import(
     let defined = define_fields(store, opts, &checked.fields)?;
     // Read before the definitions it is compared with: a change between the two reads
     // leaves a version the writes will not find (a new one is random, never the same).
+    // A queue without fields gets no digests: its Complete checks nothing, and a field
+    // defined later changes the version, which no digest written now would match.
     checked.version = match store.fields_version().map_err(store_err)? {
-        Some(v) if store.fields(opts.default_queue).map_err(store_err)? == checked.fields.defs => {
+        Some(v)
+            if !checked.fields.defs.is_empty()
+                && store.fields(opts.default_queue).map_err(store_err)? == checked.fields.defs =>
+        {
             Some(v)
         }
         _ => None,

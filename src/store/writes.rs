@@ -377,7 +377,7 @@ fn completing<B: Backend, T>(
             code: result.code,
         });
         let w = op.plan(token)?;
-        let (judge, queue) = tx.judging(id)?;
+        let (judge, queue) = tx.judging(id, token)?;
         let w = ops::check_complete(tx, id, token, &w, over, judge)?;
         let (op, w) = ops::route(tx, id, op, w, queue)?;
         then(tx, op, &w)

@@ -508,7 +508,8 @@ fn a_qualified_word_searches_its_field_only_and_an_unknown_qualifier_is_refused(
 /// An import marks the rows that keep every rule as checked (on SQLite: their digest, so
 /// that their Complete checks nothing again), and only those; with `--define-fields` too
 /// (the rows are checked against the fields as defined). A marked row changed afterwards
-/// by another program is checked again at Complete.
+/// by another program is checked again at Complete. Rows of a queue without fields get
+/// no digest.
 #[test]
 fn import_marks_the_rows_that_keep_every_rule_checked() {
     let env = Env::init("sup");
@@ -553,4 +554,29 @@ fn import_marks_the_rows_that_keep_every_rule_checked() {
         1,
     );
     assert!(err.contains("email"), "{err}");
+    // A queue without fields: its rows get no digest (nothing is checked at their
+    // Complete, and a field defined later would not match one).
+    env.ok("sup", &["queue", "set", "plain", "--create"]);
+    let csv = write(
+        &env,
+        "plain.csv",
+        "title,params\nPlain one,\"{\"\"vat\"\": \"\"DE1\"\"}\"\n",
+    );
+    env.ok("sup", &["import", &csv, "--queue", "plain"]);
+    let marked: i64 = db
+        .query_row(
+            "SELECT count(*) FROM items WHERE queue = 'plain' AND fields_checked IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(marked, 0);
+    let plain: i64 = db
+        .query_row(
+            "SELECT count(*) FROM items WHERE queue = 'plain'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(plain, 1);
 }

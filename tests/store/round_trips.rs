@@ -154,3 +154,113 @@ fn a_claim_and_a_complete_take_at_most_four_round_trips_each() {
         );
     }
 }
+
+/// A field save costs the round trips of a notes save, and a Complete of a record with
+/// twenty fields (checked by this role when it was added) those of a Complete without
+/// fields (issue 26 §4): the digest rides in the lookups and writes they make anyway.
+#[test]
+fn a_field_save_and_a_complete_with_fields_take_no_more_round_trips_than_without() {
+    use caseload::domain::QueueUpdate;
+    use caseload::domain::queue_fields::{FieldChange, FieldType};
+    let Some(pg) = PgBackend::from_env() else {
+        return;
+    };
+    let wire = Wire::start(&host_port(&pg.base_url));
+    let mut s = PgStore::open(
+        &wire.url(&pg.url),
+        Actor::new("alice", "tester"),
+        &PgOptions::default(),
+    )
+    .unwrap();
+    let text = FieldChange {
+        kind: Some(FieldType::Text),
+        ..FieldChange::default()
+    };
+    let email = FieldChange {
+        kind: Some(FieldType::Email),
+        ..FieldChange::default()
+    };
+    for q in ["checked", "plain"] {
+        s.set_queue(q, &QueueUpdate::default(), true).unwrap();
+    }
+    let mut params = serde_json::Map::new();
+    for i in 0..20 {
+        let (name, def, value) = if i % 2 == 0 {
+            (format!("name{i}"), &text, format!("Supplier {i}"))
+        } else {
+            (format!("mail{i}"), &email, format!("buyer{i}@example.com"))
+        };
+        s.define_field("checked", &name, def).unwrap();
+        params.insert(name, value.into());
+    }
+    let params = serde_json::Value::Object(params).to_string();
+    let mut items = Vec::new();
+    for q in ["checked", "plain"] {
+        for i in 0..4 {
+            items.push(NewItem {
+                queue: q.into(),
+                params: params.clone(),
+                ..NewItem::titled(&format!("{q} {i}"))
+            });
+        }
+    }
+    store_add(&mut s, &items);
+    let mut trips = |q: &str, field: bool| -> (Trips, Trips) {
+        let next = TakeNext {
+            queue: Some(q.into()),
+            skip: vec![],
+        };
+        let it = s.take_next(&next).unwrap();
+        wire.take();
+        if field {
+            s.set_fields(
+                it.id,
+                it.lock_token,
+                &[("name0".into(), "Supplier B".into())],
+            )
+            .unwrap();
+        } else {
+            s.save_notes(it.id, it.lock_token, "called").unwrap();
+        }
+        let save = wire.take();
+        s.complete(it.id, it.lock_token, Some("ok")).unwrap();
+        (save, wire.take())
+    };
+    // Warm (statements prepared), then counted.
+    for _ in 0..2 {
+        trips("checked", true);
+        trips("plain", false);
+    }
+    let (field_save, with) = trips("checked", true);
+    let (notes_save, without) = trips("plain", false);
+    if std::env::var_os("CL_SHOW_WIRE").is_some() {
+        for (what, t) in [
+            ("field save", &field_save),
+            ("notes save", &notes_save),
+            ("complete, 20 fields", &with),
+            ("complete, no fields", &without),
+        ] {
+            eprintln!("{}", shown(what, t));
+        }
+    }
+    assert!(
+        field_save.round_trips <= notes_save.round_trips,
+        "{}\n{}",
+        shown("field save", &field_save),
+        shown("notes save", &notes_save)
+    );
+    assert!(
+        with.round_trips <= without.round_trips,
+        "{}\n{}",
+        shown("complete, 20 fields", &with),
+        shown("complete, no fields", &without)
+    );
+    eprintln!(
+        "field save {} / notes save {}, complete with 20 fields {} / without {} round trips",
+        field_save.round_trips, notes_save.round_trips, with.round_trips, without.round_trips
+    );
+}
+
+fn store_add(s: &mut PgStore, items: &[NewItem]) {
+    s.add_batch(items).unwrap();
+}

@@ -12,7 +12,9 @@ use siphasher::sip128::{Hasher128, SipHasher13};
 
 use super::dedupe;
 use super::holder::explain_loss;
-use super::{ItemWrite, Tx, found, known_queue, require_supervisor, require_supervisor_of};
+use super::{
+    FieldRecord, ItemWrite, Tx, found, known_queue, require_supervisor, require_supervisor_of,
+};
 use crate::domain::duplicates::has_keys;
 use crate::domain::item::check_text;
 use crate::domain::queue_fields::{
@@ -189,6 +191,37 @@ impl Checked {
 pub(crate) enum Judge {
     Defs(Vec<FieldDef>),
     Checked(Checked),
+    /// The digest and the record itself, read (and held for the transaction) in the same
+    /// lookup when its queue has fields (PostgreSQL: no second read of the item).
+    Held(Checked, FieldRecord),
+}
+
+/// The digests of an import's rows (`opts.unchecked`) as its second pass found them
+/// (`opts.checked`): `digests[i]` for `items[i]` when it keeps every rule, while the
+/// definitions are still those it was checked against; `None` when there is nothing to
+/// mark so (not an import, no digests kept, or the definitions changed).
+pub(crate) fn import_digests(
+    tx: &mut dyn Tx,
+    items: &[NewItem],
+    opts: &AddOptions<'_>,
+) -> Result<Option<Vec<Option<[u8; 16]>>>> {
+    if !opts.unchecked || opts.checked.is_none() {
+        return Ok(None);
+    }
+    let Some(version) = tx.fields_version()? else {
+        return Ok(None);
+    };
+    let Some(c) = opts.checked.filter(|c| c.version == version) else {
+        return Ok(None);
+    };
+    Ok(Some(
+        (items.iter().enumerate())
+            .map(|(i, item)| {
+                (item.queue == c.queue && c.ok.get(i) == Some(&true))
+                    .then(|| digest(version, &item.queue, &item.params))
+            })
+            .collect(),
+    ))
 }
 
 /// After an add: each new record of a queue with fields gets its digest (on a backend
@@ -479,21 +512,36 @@ pub(crate) fn check_complete<'a>(
     }
     match &judge {
         Judge::Defs(defs) if defs.is_empty() => return Ok(w),
-        Judge::Checked(c) if !c.has_fields => return Ok(w),
+        Judge::Checked(c) | Judge::Held(c, _) if !c.has_fields => return Ok(w),
         _ => {}
     }
-    let me = tx.actor().name.clone();
-    let Some(item) = tx.item_for_update(id)? else {
-        return Ok(w);
+    let (item, judge) = match judge {
+        Judge::Held(c, record) => (record, Judge::Checked(c)),
+        judge => {
+            let me = tx.actor().name.clone();
+            let Some(item) = tx.item_for_update(id)? else {
+                return Ok(w);
+            };
+            let held = item.held_with(&me, token);
+            let record = FieldRecord {
+                queue: item.queue,
+                params: item.params,
+                held,
+            };
+            (record, judge)
+        }
     };
-    if !item.held_with(&me, token) {
+    // Not the holder's: the fenced write refuses it and says why.
+    if !item.held {
         return Ok(w);
     }
     let defs: Arc<[FieldDef]> = match judge {
         Judge::Defs(defs) => defs.into(),
-        Judge::Checked(c) if c.holds(&item.queue, &item.params) => return Ok(w),
+        Judge::Checked(c) | Judge::Held(c, _) if c.holds(&item.queue, &item.params) => {
+            return Ok(w);
+        }
         // The definitions at the version read with the digest: kept by the store.
-        Judge::Checked(c) => tx.fields_at(&item.queue, Some(c.version))?,
+        Judge::Checked(c) | Judge::Held(c, _) => tx.fields_at(&item.queue, Some(c.version))?,
     };
     let params = serde_json::from_str::<Value>(&item.params).unwrap_or(Value::Null);
     let broken = problems(&defs, &params);

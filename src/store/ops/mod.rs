@@ -19,8 +19,8 @@ mod undo;
 pub use dedupe::Merged;
 pub(crate) use dedupe::{merge, not_duplicate};
 pub(crate) use fields::{
-    Checked, DefsCache, Judge, check_complete, define_field, delete_field, digest, seal_added,
-    set_fields, tick,
+    Checked, DefsCache, Judge, check_complete, define_field, delete_field, digest, import_digests,
+    seal_added, set_fields, tick,
 };
 pub(crate) use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
@@ -233,6 +233,21 @@ pub(crate) trait Tx {
     fn insert_items(&mut self, items: &[NewItem]) -> Result<Vec<Added>> {
         items.iter().map(|it| self.insert_item(it, None)).collect()
     }
+    /// [`Tx::insert_items`], each new item marked with its digest of its checked fields
+    /// `digests[i]` where given (see [`Tx::put_fields_checked`]): SQLite writes it in the
+    /// row's own INSERT, others after the rows.
+    fn insert_items_checked(
+        &mut self,
+        items: &[NewItem],
+        digests: &[Option<[u8; 16]>],
+    ) -> Result<Vec<Added>> {
+        let added = self.insert_items(items)?;
+        let marks: Vec<(i64, [u8; 16])> = (added.iter().zip(digests))
+            .filter_map(|(a, d)| d.filter(|_| a.created && !a.skipped).map(|d| (a.id, d)))
+            .collect();
+        self.put_fields_checked_many(&marks)?;
+        Ok(added)
+    }
     /// The items this transaction inserts from now on are left out of the search index
     /// until [`crate::store::Writes::index_search`] reaches them (searches scan them
     /// meanwhile); a backend that indexes on insert (PostgreSQL) stops doing so.
@@ -394,8 +409,10 @@ pub(crate) trait Tx {
     /// What a complete of item `id` is judged and routed by: what [`Tx::fields_checked`]
     /// reads on a backend that keeps digests, else its queue's definitions
     /// ([`Tx::finishing`]); and its queue's settings. PostgreSQL reads either in one
-    /// lookup.
-    fn judging(&mut self, id: i64) -> Result<(Judge, Option<QueueSettings>)> {
+    /// lookup, with the record itself (held for the transaction, as the actor's under
+    /// `token` or not) when its queue has fields ([`Judge::Held`]).
+    fn judging(&mut self, id: i64, token: i64) -> Result<(Judge, Option<QueueSettings>)> {
+        let _ = token;
         match self.fields_checked(id)? {
             Some(c) => Ok((Judge::Checked(c), self.queue_of(id)?)),
             None => {
@@ -540,17 +557,24 @@ pub(crate) fn add_items(
         tx.search_later()?;
     }
     let Some(kept) = opts.kept else {
-        let added = if opts.skip_duplicates {
-            dedupe::add_skipping_duplicates(tx, items)?
-        } else {
-            let added = tx.insert_items(items)?;
-            if opts.same_content {
-                same_content(tx, items, &added)?;
-            }
-            dedupe::keys_of_added(tx, items, &added)?;
-            added
+        if opts.skip_duplicates {
+            let added = dedupe::add_skipping_duplicates(tx, items)?;
+            seal_added(tx, items, &added, &opts)?;
+            return Ok(added);
+        }
+        // An import's rows checked as they were built go in with their digests.
+        let digests = import_digests(tx, items, &opts)?;
+        let added = match &digests {
+            Some(d) => tx.insert_items_checked(items, d)?,
+            None => tx.insert_items(items)?,
         };
-        seal_added(tx, items, &added, &opts)?;
+        if opts.same_content {
+            same_content(tx, items, &added)?;
+        }
+        dedupe::keys_of_added(tx, items, &added)?;
+        if digests.is_none() {
+            seal_added(tx, items, &added, &opts)?;
+        }
         return Ok(added);
     };
     if items.len() != kept.ids.len() {

@@ -53,20 +53,49 @@ pub(super) fn fields_checked(c: &mut Conn, id: i64) -> TxResult<Checked> {
         .map_or(NONE, |r| checked_at(&r, 0)))
 }
 
-/// What item `id`'s Complete is judged and routed by, in one statement: [`fields_checked`]
-/// and its queue's settings.
-pub(super) fn judging(c: &mut Conn, id: i64) -> TxResult<(Checked, Option<QueueSettings>)> {
+/// What [`judging`] read: the digest, the record (when its queue has fields), the queue.
+pub(super) type Judging = (Checked, Option<FieldRecord>, Option<QueueSettings>);
+
+/// What item `id`'s Complete by `me` under `token` is judged and routed by, in one
+/// statement: [`fields_checked`], its queue's settings and, when its queue has fields, the
+/// record as it is completed (its params, and whether `me` holds it under `token`: the
+/// fence of [`FENCE_HOLDER_OR_REVIEWER`]). The row is held for the transaction from here
+/// (`FOR NO KEY UPDATE`, as the complete's own write would), so the record checked is the
+/// record completed, without a second read of it.
+pub(super) fn judging(c: &mut Conn, id: i64, me: &str, token: i64) -> TxResult<Judging> {
     static SQL: LazyLock<String> = LazyLock::new(|| {
         format!(
-            "{QUEUE_OF_COLS}, {CHECKED_COLS} FROM items i JOIN queues q ON q.name = i.queue \
-             WHERE i.id = $1"
+            "{QUEUE_OF_COLS}, {CHECKED_COLS}, i.queue, \
+             CASE WHEN EXISTS (SELECT 1 FROM queue_fields f WHERE f.queue = i.queue) \
+             THEN i.params::text END, coalesce({}, false) \
+             FROM items i JOIN queues q ON q.name = i.queue WHERE i.id = $1 \
+             FOR NO KEY UPDATE OF i",
+            holder_fence()
         )
     });
-    let Some(r) = c.query_opt(&SQL, &[&id])? else {
-        return Ok((NONE, None));
+    let Some(r) = c.query_opt(&SQL, &[&id, &me, &token])? else {
+        return Ok((NONE, None, None));
     };
     let queue = rows::queue_from(&mut PgCells::new(&r))?;
-    Ok((checked_at(&r, 10), Some(queue)))
+    let checked = checked_at(&r, 10);
+    let params: Option<String> = r.get(14);
+    let record = params
+        .filter(|_| checked.has_fields)
+        .map(|params| FieldRecord {
+            queue: r.get(13),
+            params,
+            held: r.get(15),
+        });
+    Ok((checked, record, Some(queue)))
+}
+
+/// [`FENCE_HOLDER_OR_REVIEWER`] on item `i`, `$2` the actor and `$3` the token.
+fn holder_fence() -> String {
+    FENCE_HOLDER_OR_REVIEWER
+        .replace("lock_", "i.lock_")
+        .replace("state", "i.state")
+        .replace(":me", "$2::text")
+        .replace(":token", "$3::bigint")
 }
 
 /// What a holder's field save of item `id` under `token` works on, the item held for the
@@ -78,14 +107,10 @@ pub(super) fn field_record(
     token: i64,
 ) -> TxResult<Option<(FieldRecord, Checked)>> {
     static SQL: LazyLock<String> = LazyLock::new(|| {
-        let fence = FENCE_HOLDER_OR_REVIEWER
-            .replace("lock_", "i.lock_")
-            .replace("state", "i.state")
-            .replace(":me", "$2::text")
-            .replace(":token", "$3::bigint");
         format!(
-            "SELECT i.queue, i.params::text, coalesce({fence}, false), {CHECKED_COLS} \
-             FROM items i WHERE i.id = $1 FOR NO KEY UPDATE OF i"
+            "SELECT i.queue, i.params::text, coalesce({}, false), {CHECKED_COLS} \
+             FROM items i WHERE i.id = $1 FOR NO KEY UPDATE OF i",
+            holder_fence()
         )
     });
     Ok(c.query_opt(&SQL, &[&id, &me, &token])?.map(|r| {

@@ -43,6 +43,8 @@ fn insert_value(
         InsertParam::Created(_) => Box::new(actor.os_user.clone()),
         InsertParam::Column { field, .. } if field.name == "id" => Box::new(id),
         InsertParam::Column { field, .. } => boxed(item.cell(field.col)?),
+        // PostgreSQL writes an import's digests in one statement after the rows.
+        InsertParam::Checked { .. } => return None,
     })
 }
 
@@ -613,10 +615,14 @@ impl Tx for PgTx<'_> {
         self.lift(r)
     }
 
-    fn judging(&mut self, id: i64) -> Result<(Judge, Option<QueueSettings>)> {
-        let r = super::checked::judging(self.c, id);
-        let (checked, queue) = self.lift(r)?;
-        Ok((Judge::Checked(checked), queue))
+    fn judging(&mut self, id: i64, token: i64) -> Result<(Judge, Option<QueueSettings>)> {
+        let r = super::checked::judging(self.c, id, &self.ctx.actor.name, token);
+        let (checked, record, queue) = self.lift(r)?;
+        let judge = match record {
+            Some(record) => Judge::Held(checked, record),
+            None => Judge::Checked(checked),
+        };
+        Ok((judge, queue))
     }
 
     fn field_record(
