@@ -329,7 +329,7 @@ fn read_item(r: &rusqlite::Row<'_>, names: &[String]) -> Result<Values> {
                 Some(f) => boxed(it.cell(f.col)),
                 None => Box::new(created_os.clone()),
             },
-            Some(InsertParam::Checked { .. }) | None => {
+            None => {
                 return Err(StoreError::Database(format!(
                     "the copy's item insert has a parameter {n} caseload cannot bind"
                 )));

@@ -80,25 +80,12 @@ pub(crate) const CREATED: [&str; 3] = ["created_at", "created_by", "created_os"]
 /// placeholder is followed by `json` (PostgreSQL casts: `::text::json`). See
 /// [`insert_param`] for what each name stands for.
 pub(crate) fn insert_items(rows: usize, with_id: bool, json: &str) -> String {
-    insert_items_with(rows, with_id, json, false)
-}
-
-/// The column of a record's digest of its checked fields (see
-/// `store::ops::fields::digest`).
-pub(crate) const CHECKED: &str = "fields_checked";
-
-/// [`insert_items`], with each row's [`CHECKED`] digest too when `checked` (`:fields_checked_3`
-/// for row 3; an import writes the digests of the rows it checked in their INSERT).
-pub(crate) fn insert_items_with(rows: usize, with_id: bool, json: &str, checked: bool) -> String {
     let mut cols: Vec<&str> = Vec::new();
     if with_id {
         cols.push("id");
     }
     cols.extend(FIELDS.iter().filter(|f| f.produced()).map(|f| f.name));
     cols.extend(CREATED);
-    if checked {
-        cols.push(CHECKED);
-    }
     let tuples: Vec<String> = (0..rows)
         .map(|r| {
             let row = (rows > 1).then_some(r);
@@ -144,8 +131,6 @@ pub(crate) enum InsertParam {
     Created(&'static str),
     /// A column of the table, of row `row` (0 in a one-row INSERT).
     Column { field: &'static Field, row: usize },
-    /// Row `row`'s [`CHECKED`] digest.
-    Checked { row: usize },
 }
 
 /// What the placeholder `name` (with its colon) stands for; `None` for a name no INSERT
@@ -154,12 +139,6 @@ pub(crate) fn insert_param(name: &str) -> Option<InsertParam> {
     let name = name.strip_prefix(':')?;
     if let Some(c) = CREATED.iter().find(|c| **c == name) {
         return Some(InsertParam::Created(c));
-    }
-    if let Some(row) = name.strip_prefix(CHECKED) {
-        return match row.strip_prefix('_') {
-            Some(row) => row.parse().ok().map(|row| InsertParam::Checked { row }),
-            None => row.is_empty().then_some(InsertParam::Checked { row: 0 }),
-        };
     }
     if let Some(field) = named(name) {
         return Some(InsertParam::Column { field, row: 0 });

@@ -196,34 +196,6 @@ pub(crate) enum Judge {
     Held(Checked, FieldRecord),
 }
 
-/// The digests of an import's rows (`opts.unchecked`) as its second pass found them
-/// (`opts.checked`): `digests[i]` for `items[i]` when it keeps every rule, while the
-/// definitions are still those it was checked against; `None` when there is nothing to
-/// mark so (not an import, no digests kept, or the definitions changed).
-pub(crate) fn import_digests(
-    tx: &mut dyn Tx,
-    items: &[NewItem],
-    opts: &AddOptions<'_>,
-) -> Result<Option<Vec<Option<[u8; 16]>>>> {
-    if !opts.unchecked || opts.checked.is_none() {
-        return Ok(None);
-    }
-    let Some(version) = tx.fields_version()? else {
-        return Ok(None);
-    };
-    let Some(c) = opts.checked.filter(|c| c.version == version) else {
-        return Ok(None);
-    };
-    Ok(Some(
-        (items.iter().enumerate())
-            .map(|(i, item)| {
-                (item.queue == c.queue && c.ok.get(i) == Some(&true))
-                    .then(|| digest(version, &item.queue, &item.params))
-            })
-            .collect(),
-    ))
-}
-
 /// After an add: each new record of a queue with fields gets its digest (on a backend
 /// that keeps them) when it keeps every rule: checked here, or, for an import
 /// (`opts.unchecked`), as the import found it (`opts.checked`) while the definitions

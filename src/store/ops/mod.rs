@@ -19,8 +19,8 @@ mod undo;
 pub use dedupe::Merged;
 pub(crate) use dedupe::{merge, not_duplicate};
 pub(crate) use fields::{
-    Checked, DefsCache, Judge, check_complete, define_field, delete_field, digest, import_digests,
-    seal_added, set_fields, tick,
+    Checked, DefsCache, Judge, check_complete, define_field, delete_field, digest, seal_added,
+    set_fields, tick,
 };
 pub(crate) use holder::HolderOp;
 pub(crate) use holder::{check_comment, holder_write, required_reason, save_notes};
@@ -232,21 +232,6 @@ pub(crate) trait Tx {
     /// same outcome for each; a backend may do it in fewer statements (SQLite does).
     fn insert_items(&mut self, items: &[NewItem]) -> Result<Vec<Added>> {
         items.iter().map(|it| self.insert_item(it, None)).collect()
-    }
-    /// [`Tx::insert_items`], each new item marked with its digest of its checked fields
-    /// `digests[i]` where given (see [`Tx::put_fields_checked`]): SQLite writes it in the
-    /// row's own INSERT, others after the rows.
-    fn insert_items_checked(
-        &mut self,
-        items: &[NewItem],
-        digests: &[Option<[u8; 16]>],
-    ) -> Result<Vec<Added>> {
-        let added = self.insert_items(items)?;
-        let marks: Vec<(i64, [u8; 16])> = (added.iter().zip(digests))
-            .filter_map(|(a, d)| d.filter(|_| a.created && !a.skipped).map(|d| (a.id, d)))
-            .collect();
-        self.put_fields_checked_many(&marks)?;
-        Ok(added)
     }
     /// The items this transaction inserts from now on are left out of the search index
     /// until [`crate::store::Writes::index_search`] reaches them (searches scan them
@@ -557,24 +542,17 @@ pub(crate) fn add_items(
         tx.search_later()?;
     }
     let Some(kept) = opts.kept else {
-        if opts.skip_duplicates {
-            let added = dedupe::add_skipping_duplicates(tx, items)?;
-            seal_added(tx, items, &added, &opts)?;
-            return Ok(added);
-        }
-        // An import's rows checked as they were built go in with their digests.
-        let digests = import_digests(tx, items, &opts)?;
-        let added = match &digests {
-            Some(d) => tx.insert_items_checked(items, d)?,
-            None => tx.insert_items(items)?,
+        let added = if opts.skip_duplicates {
+            dedupe::add_skipping_duplicates(tx, items)?
+        } else {
+            let added = tx.insert_items(items)?;
+            if opts.same_content {
+                same_content(tx, items, &added)?;
+            }
+            dedupe::keys_of_added(tx, items, &added)?;
+            added
         };
-        if opts.same_content {
-            same_content(tx, items, &added)?;
-        }
-        dedupe::keys_of_added(tx, items, &added)?;
-        if digests.is_none() {
-            seal_added(tx, items, &added, &opts)?;
-        }
+        seal_added(tx, items, &added, &opts)?;
         return Ok(added);
     };
     if items.len() != kept.ids.len() {

@@ -16,7 +16,7 @@ use super::tx::SqliteTx;
 use crate::domain::{Cell, Millis, NewItem};
 use crate::store::Added;
 use crate::store::error::Result;
-use crate::store::sql::{InsertParam, insert_items, insert_items_with, insert_param};
+use crate::store::sql::{InsertParam, insert_items, insert_param};
 
 /// Rows per multi-row INSERT: 3 shared parameters and 7 per row stay far below SQLite's
 /// smallest parameter limit (999). Import batches are whole multiples of it.
@@ -88,17 +88,6 @@ fn chunk() -> &'static ItemInsert {
     })
 }
 
-/// [`chunk`] with each row's digest of its checked fields (an import's rows).
-fn chunk_checked() -> &'static ItemInsert {
-    static INSERT: OnceLock<ItemInsert> = OnceLock::new();
-    INSERT.get_or_init(|| {
-        ItemInsert::new(format!(
-            "{} ON CONFLICT (request_id) DO NOTHING RETURNING id, request_id",
-            insert_items_with(CHUNK, false, "", true)
-        ))
-    })
-}
-
 /// The one-row INSERT: the item unless its request id is known (then no row); returns
 /// the new id. `:id` NULL gives the next id.
 pub fn insert_item_sql() -> &'static str {
@@ -118,7 +107,7 @@ fn chunk_sql() -> &'static str {
 fn params_of(stmt: &Statement<'_>) -> Cow<'static, [(String, InsertParam)]> {
     let n = stmt.parameter_count();
     let last = stmt.parameter_name(n).unwrap_or_default();
-    for known in [one_row(), chunk(), chunk_checked()] {
+    for known in [one_row(), chunk()] {
         if known.params.len() == n && known.params.last().is_some_and(|(l, _)| l == last) {
             return Cow::Borrowed(&known.params);
         }
@@ -160,8 +149,6 @@ pub fn bind_items(
                     None => return Err(unknown(name)),
                 }
             }
-            // No digest unless the caller binds one (`insert_chunk`).
-            InsertParam::Checked { .. } => ToSqlOutput::Owned(Value::Null),
         };
         stmt.raw_bind_parameter(i + 1, v)?;
     }
@@ -209,13 +196,7 @@ fn creation<'a>(tx: &'a SqliteTx<'_>, at: Millis) -> Creation<'a> {
 
 /// Inserts [`CHUNK`] items, each with a request id, in one statement; what each became,
 /// in order. Of items sharing a request id only the first can be new (as one by one).
-/// With `digests`, each new row is written with its digest of its checked fields
-/// (`digests[i]` for `items[i]`; `None` writes none).
-pub(super) fn insert_chunk(
-    tx: &SqliteTx<'_>,
-    items: &[NewItem],
-    digests: Option<&[Option<[u8; 16]>]>,
-) -> Result<Vec<Added>> {
+pub(super) fn insert_chunk(tx: &SqliteTx<'_>, items: &[NewItem]) -> Result<Vec<Added>> {
     debug_assert_eq!(items.len(), CHUNK);
     // The first item with each request id: the one a new row is for.
     let mut first: HashMap<&[u8], usize> = HashMap::with_capacity(items.len());
@@ -226,21 +207,8 @@ pub(super) fn insert_chunk(
     }
     let mut ids: Vec<Option<i64>> = vec![None; items.len()];
     {
-        let sql = match digests {
-            Some(_) => &chunk_checked().sql,
-            None => chunk_sql(),
-        };
-        let mut stmt = tx.c.prepare_cached(sql)?;
+        let mut stmt = tx.c.prepare_cached(chunk_sql())?;
         bind_items(&mut stmt, items, None, creation(tx, tx.ctx.now))?;
-        if let Some(digests) = digests {
-            for (i, (_, p)) in chunk_checked().params.iter().enumerate() {
-                if let InsertParam::Checked { row } = *p
-                    && let Some(Some(d)) = digests.get(row)
-                {
-                    stmt.raw_bind_parameter(i + 1, &d[..])?;
-                }
-            }
-        }
         let mut rows = stmt.raw_query();
         while let Some(row) = rows.next()? {
             let id: i64 = row.get(0)?;
@@ -285,7 +253,7 @@ mod tests {
     #[test]
     fn the_plans_number_parameters_as_sqlite_does() {
         let c = rusqlite::Connection::open_in_memory().unwrap();
-        for known in [one_row(), chunk(), chunk_checked()] {
+        for known in [one_row(), chunk()] {
             let sql = &known.sql;
             let values = &sql[sql.find("VALUES").unwrap() + 6..sql.find(" ON CONFLICT").unwrap()];
             let list = values.replace("), (", ", ").replace(['(', ')'], "");

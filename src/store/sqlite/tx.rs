@@ -482,15 +482,22 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn insert_items(&mut self, items: &[NewItem]) -> Result<Vec<Added>> {
-        self.insert_chunks(items, None)
-    }
-
-    fn insert_items_checked(
-        &mut self,
-        items: &[NewItem],
-        digests: &[Option<[u8; 16]>],
-    ) -> Result<Vec<Added>> {
-        self.insert_chunks(items, Some(digests))
+        let mut added = Vec::with_capacity(items.len());
+        let mut chunks = items.chunks_exact(insert::CHUNK);
+        for chunk in &mut chunks {
+            // Rows without a request id cannot be matched to the ids the INSERT returns.
+            if chunk.iter().all(|it| it.request_id.is_some()) {
+                added.extend(insert::insert_chunk(self, chunk)?);
+            } else {
+                for it in chunk {
+                    added.push(self.insert_item(it, None)?);
+                }
+            }
+        }
+        for it in chunks.remainder() {
+            added.push(self.insert_item(it, None)?);
+        }
+        Ok(added)
     }
 
     fn items_above(&mut self, above: i64, ids: (i64, i64)) -> Result<u64> {
@@ -930,47 +937,5 @@ impl Tx for SqliteTx<'_> {
             )?;
         }
         Ok(expired.len())
-    }
-}
-
-impl SqliteTx<'_> {
-    /// Inserts `items` ([`insert::CHUNK`] to a statement where it can), each new one with
-    /// its digest `digests[i]` when given.
-    fn insert_chunks(
-        &mut self,
-        items: &[NewItem],
-        digests: Option<&[Option<[u8; 16]>]>,
-    ) -> Result<Vec<Added>> {
-        let mut added = Vec::with_capacity(items.len());
-        let mut at = 0;
-        let mut chunks = items.chunks_exact(insert::CHUNK);
-        for chunk in &mut chunks {
-            let these = digests.map(|d| &d[at.min(d.len())..(at + chunk.len()).min(d.len())]);
-            at += chunk.len();
-            // Rows without a request id cannot be matched to the ids the INSERT returns.
-            if chunk.iter().all(|it| it.request_id.is_some()) {
-                added.extend(insert::insert_chunk(self, chunk, these)?);
-            } else {
-                for (i, it) in chunk.iter().enumerate() {
-                    let one = self.insert_item(it, None)?;
-                    self.seal_one(&one, these.and_then(|d| d.get(i)))?;
-                    added.push(one);
-                }
-            }
-        }
-        for (i, it) in chunks.remainder().iter().enumerate() {
-            let one = self.insert_item(it, None)?;
-            self.seal_one(&one, digests.and_then(|d| d.get(at + i)))?;
-            added.push(one);
-        }
-        Ok(added)
-    }
-
-    /// Writes the digest of a row just inserted one by one (a new one only).
-    fn seal_one(&mut self, added: &Added, digest: Option<&Option<[u8; 16]>>) -> Result<()> {
-        match digest {
-            Some(Some(d)) if added.created => self.put_fields_checked(added.id, d),
-            _ => Ok(()),
-        }
     }
 }
