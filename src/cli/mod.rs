@@ -147,12 +147,22 @@ fn open_store_as(
     }
 }
 
-/// A second connection to the same PostgreSQL schema, for the search indexer beside an
-/// import; `None` on SQLite (one writer at a time: it indexes after the rows), or when
-/// the server refuses one more connection (the import then indexes after its rows).
+/// A second connection to the same file or PostgreSQL schema, for the search indexer
+/// beside an import; `None` when it cannot be opened (the server refuses one more
+/// connection, say: the import then indexes after its rows).
 pub(crate) fn second_connection(ctx: &Invocation) -> Option<Box<dyn Store + Send>> {
-    let Location::Postgres(url) = &ctx.location else {
-        return None;
+    let url = match &ctx.location {
+        Location::Postgres(url) => url,
+        Location::File(path) => {
+            return match open_sqlite(ctx, path, false) {
+                Ok(s) if s.small_cache().is_ok() => Some(Box::new(s)),
+                Ok(_) => None,
+                Err(e) => {
+                    tracing::warn!("no second connection for the search index: {e:?}");
+                    None
+                }
+            };
+        }
     };
     let opts = crate::store::postgres::PgOptions {
         must_exist: true,

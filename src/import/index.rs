@@ -51,16 +51,17 @@ pub fn index_new_rows(
     }
 }
 
-/// Rows per statement of the indexer beside an import (PostgreSQL: one statement that
-/// locks no item; a change of one of its items waits for it, ~0.25 s on a quiet machine).
-const BESIDE_BATCH: usize = 500;
-/// How long the indexer beside waits when it has caught up with the rows committed.
-const BESIDE_IDLE: Duration = Duration::from_millis(50);
+/// How often the indexer beside looks whether the import is done while it waits.
+const BESIDE_LOOK: Duration = Duration::from_millis(50);
 
-/// The search indexer beside an import (PostgreSQL, issue 32 §4): on a connection of its
+/// The search indexer beside an import (issue 31 §1, issue 32 §4): on a connection of its
 /// own, it indexes the rows the import's batches have committed ([`Store::index_search`])
 /// while the import writes the next ones, so that the import takes about as long as the
-/// slower of the two instead of their sum. [`Beside::finish`] waits for it to index
+/// slower of the two instead of their sum. Its pace is the backend's
+/// ([`Store::beside_pace`]): on PostgreSQL batches of 500 rows, one statement that locks
+/// no item (a change of one of its items waits for it, ~0.25 s on a quiet machine); on
+/// SQLite batches of up to 20,000, read and cut into trigrams outside the write lock,
+/// so that only their writing takes turns with the import's. [`Beside::finish`] waits for it to index
 /// every row committed before it was called.
 pub struct Beside {
     done: Arc<AtomicBool>,
@@ -81,17 +82,25 @@ pub fn index_beside(mut store: Box<dyn Store + Send>, all: bool) -> Beside {
             true => 0,
             false => store.last_item_id().map_err(|e| (0, e))?,
         };
+        let (most, idle) = store.beside_pace();
         let mut total = 0u64;
         loop {
             // Read before the batch: once the import has said it is done, a batch that
             // finds nothing has seen every row it committed.
             let last = stop.load(Ordering::SeqCst);
-            match store.index_search_above(above, BESIDE_BATCH) {
+            match store.index_search_above(above, most) {
                 Ok(0) if last => return Ok(total),
-                Ok(0) => std::thread::sleep(BESIDE_IDLE),
                 Ok(n) => {
                     total += n as u64;
                     count.store(total, Ordering::Relaxed);
+                    if n < most && !last {
+                        // Caught up: let the import commit more (a larger batch next),
+                        // looking meanwhile whether it is done.
+                        let until = Instant::now() + idle;
+                        while Instant::now() < until && !stop.load(Ordering::SeqCst) {
+                            std::thread::sleep(BESIDE_LOOK.min(idle));
+                        }
+                    }
                 }
                 Err(e) => return Err((total, e)),
             }

@@ -41,6 +41,11 @@ pub(crate) trait Backend: Reads {
     fn index_batch(&mut self, _above: i64, _budget: usize) -> Result<usize> {
         Ok(0)
     }
+    /// How the search indexer beside an import paces itself here: the most rows per
+    /// batch, and how long it waits once it has caught up with the rows committed.
+    fn beside_pace(&self) -> (usize, std::time::Duration) {
+        (500, std::time::Duration::from_millis(50))
+    }
 }
 
 /// Every change to the queue: the lock protocol's operations of [`super::ops`], each in
@@ -296,6 +301,10 @@ pub trait Writes {
     /// own rows, for its indexer beside it; rows others left unindexed are an idle
     /// TUI's).
     fn index_search_above(&mut self, above: i64, budget: usize) -> Result<usize>;
+    /// How the search indexer beside an import paces itself on this backend: the most
+    /// rows per batch, and how long it waits once it has caught up with the rows
+    /// committed (`crate::import::index_beside`).
+    fn beside_pace(&self) -> (usize, std::time::Duration);
 }
 
 /// A value refused for `field`, typed (see [`StoreError::Field`]).
@@ -799,5 +808,9 @@ impl<B: Backend> Writes for B {
             return Ok(0);
         }
         self.index_batch(above, budget)
+    }
+
+    fn beside_pace(&self) -> (usize, std::time::Duration) {
+        Backend::beside_pace(self)
     }
 }

@@ -97,8 +97,8 @@ fn read_body(path: &std::path::Path) -> Result<String, crate::cli::Failure> {
     })
 }
 
-/// `caseload import`. On PostgreSQL the import's rows are indexed for search beside it,
-/// on a second connection, while it writes the next ones ([`import_beside`]).
+/// `caseload import`. The import's rows are indexed for search beside it, on a second
+/// connection, while it writes the next ones ([`import_beside`]).
 pub(crate) fn import_file(
     s: &mut dyn Store,
     a: ImportArgs,
@@ -190,7 +190,7 @@ pub(crate) fn import_file(
 /// the store), when there is one: the import's rows are indexed while it writes the next
 /// ones, and this returns once every row it committed is indexed, whatever became of the
 /// import; with whether the indexer beside did it all. Without one, or when it failed, the
-/// rows are indexed after they are written, on the import's own connection (as on SQLite).
+/// rows are indexed after they are written, on the import's own connection.
 fn import_beside(
     s: &mut dyn Store,
     file: &std::path::Path,

@@ -49,8 +49,8 @@ fn unpack(t: Tri, out: &mut String) {
     }
 }
 
-/// A multiplicative hash for packed trigrams (the default SipHash costs more than the
-/// rest of indexing a trigram).
+/// A multiplicative hash for packed trigrams and for words (the default SipHash costs more
+/// than the rest of indexing a trigram).
 #[derive(Default)]
 struct TriHash(u64);
 
@@ -60,14 +60,26 @@ impl Hasher for TriHash {
         (m as u64) ^ ((m >> 64) as u64)
     }
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        // Eight bytes at a time (a word's text); each step mixes the whole state.
+        for chunk in bytes.chunks(8) {
+            let mut v = [0u8; 8];
+            v[..chunk.len()].copy_from_slice(chunk);
+            self.0 =
+                (self.0.rotate_left(5) ^ u64::from_le_bytes(v)).wrapping_mul(0x517C_C1B7_2722_0A95);
         }
+    }
+    fn write_u8(&mut self, b: u8) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517C_C1B7_2722_0A95);
     }
     fn write_u64(&mut self, n: u64) {
         self.0 = n;
     }
+    fn write_u128(&mut self, n: u128) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((n >> 64) as u64);
+    }
 }
+
+type Fast = BuildHasherDefault<TriHash>;
 
 /// One trigram's ids in a batch: LEB128 varints of the differences from the previous id
 /// (the first from 0). Ids come in increasing order within a batch.
@@ -123,35 +135,157 @@ fn blob(v: ValueRef<'_>) -> &[u8] {
 }
 
 /// A batch being indexed: every trigram's ids so far.
-#[derive(Default)]
+///
+/// Words repeat (within an item and from item to item), so each distinct word of up to
+/// [`INLINE`] bytes is cut into trigrams once per batch: `words` keeps, keyed by the
+/// word's bytes packed into an integer (no pointer to follow, no string to compare), the
+/// slots of its trigrams' lists (in `cuts`) and the last item it was added for. An item's
+/// repeated word then costs one lookup, a word seen before one lookup and a push per
+/// trigram, where cutting it again cost a lookup per trigram (BENCHMARKS.md, "Search
+/// straight after an import"). Longer words, and every word once [`WORDS_KEPT`] are kept
+/// (memory stays bounded on text of many distinct words), are cut each time, as before.
 pub(super) struct Batch {
-    lists: HashMap<Tri, List, BuildHasherDefault<TriHash>>,
+    /// Each trigram's slot in `lists`.
+    slot: HashMap<Tri, u32, Fast>,
+    lists: Vec<(Tri, List)>,
+    words: HashMap<u128, Word, Fast>,
+    /// The slots of the kept words' trigrams, one run per word.
+    cuts: Vec<u32>,
     folded: String,
-    word: Vec<char>,
     items: i64,
+    /// How many words `words` may keep.
+    kept: usize,
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Self {
+            slot: HashMap::default(),
+            lists: Vec::new(),
+            words: HashMap::default(),
+            cuts: Vec::new(),
+            folded: String::new(),
+            items: 0,
+            kept: WORDS_KEPT,
+        }
+    }
+}
+
+/// A kept word: its trigrams' slots (`cuts[start..start + len]`) and the last item that
+/// held it.
+struct Word {
+    last: i64,
+    start: u32,
+    len: u32,
+}
+
+/// How many distinct words a batch keeps cut ([`Batch`]).
+const WORDS_KEPT: usize = 200_000;
+
+/// The longest word (in bytes) kept: its bytes and its length fit in a `u128`.
+const INLINE: usize = 15;
+
+/// A word of up to [`INLINE`] bytes as one integer: its bytes, and its length in the top
+/// byte (so that no two words of different lengths are the same key).
+fn word_key(w: &[u8]) -> u128 {
+    let mut b = [0u8; 16];
+    b[..w.len()].copy_from_slice(w);
+    b[15] = w.len() as u8;
+    u128::from_le_bytes(b)
+}
+
+/// True for the ASCII characters `char::is_whitespace` is true for.
+fn ascii_space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ')
 }
 
 impl Batch {
     /// Adds item `id`'s text (its searched columns, joined by line ends). Ids must come
-    /// in increasing order.
+    /// in increasing order. The words are the folded text split at whitespace
+    /// (`char::is_whitespace`), ASCII looked at byte by byte.
     pub(super) fn add(&mut self, id: i64, text: &str) {
         self.items += 1;
         let mut folded = std::mem::take(&mut self.folded);
         fold_into(text, &mut folded);
-        for w in folded.split(char::is_whitespace).filter(|w| !w.is_empty()) {
-            self.word.clear();
-            self.word.extend(w.chars());
-            let n = self.word.len();
-            for i in 0..n {
-                let b = self.word.get(i + 1).copied().unwrap_or(PAD);
-                let c = self.word.get(i + 2).copied().unwrap_or(PAD);
-                self.lists
-                    .entry(pack(self.word[i], b, c))
-                    .or_default()
-                    .push(id);
+        let bytes = folded.as_bytes();
+        let (mut i, mut start) = (0, None);
+        while i < bytes.len() {
+            let b = bytes[i];
+            let (space, len) = match b {
+                ..0x80 => (ascii_space(b), 1),
+                _ => {
+                    let c = folded[i..].chars().next().unwrap_or(' ');
+                    (c.is_whitespace(), c.len_utf8())
+                }
+            };
+            match (space, start) {
+                (true, Some(s)) => {
+                    self.add_word(id, &folded[s..i]);
+                    start = None;
+                }
+                (false, None) => start = Some(i),
+                _ => {}
             }
+            i += len;
+        }
+        if let Some(s) = start {
+            self.add_word(id, &folded[s..]);
         }
         self.folded = folded;
+    }
+
+    /// Adds word `w` of item `id`.
+    fn add_word(&mut self, id: i64, w: &str) {
+        let key = (w.len() <= INLINE).then(|| word_key(w.as_bytes()));
+        if let Some(word) = key.and_then(|k| self.words.get_mut(&k)) {
+            if word.last != id {
+                word.last = id;
+                let run = word.start as usize..(word.start + word.len) as usize;
+                for &s in &self.cuts[run] {
+                    self.lists[s as usize].1.push(id);
+                }
+            }
+            return;
+        }
+        let start = self.cuts.len();
+        self.cut_word(w);
+        for &s in &self.cuts[start..] {
+            self.lists[s as usize].1.push(id);
+        }
+        match key {
+            Some(k) if self.words.len() < self.kept => {
+                let len = (self.cuts.len() - start) as u32;
+                let start = start as u32;
+                self.words.insert(
+                    k,
+                    Word {
+                        last: id,
+                        start,
+                        len,
+                    },
+                );
+            }
+            _ => self.cuts.truncate(start),
+        }
+    }
+
+    /// Cuts `w` into its trigrams (the end padded with [`PAD`]), their slots appended to
+    /// `cuts`.
+    fn cut_word(&mut self, w: &str) {
+        let mut chars = w.chars().chain([PAD, PAD]);
+        let (Some(mut a), Some(mut b)) = (chars.next(), chars.next()) else {
+            return;
+        };
+        for c in chars {
+            let t = pack(a, b, c);
+            let lists = &mut self.lists;
+            let s = *self.slot.entry(t).or_insert_with(|| {
+                lists.push((t, List::default()));
+                (lists.len() - 1) as u32
+            });
+            self.cuts.push(s);
+            (a, b) = (b, c);
+        }
     }
 
     /// Writes the batch as a new one of the index (merging small ones: [`MERGE_AT`]);
@@ -165,7 +299,7 @@ impl Batch {
             .query_row([], |r| r.get(0))?;
         c.prepare_cached("INSERT INTO search_batches (batch, items) VALUES (?1, ?2)")?
             .execute([batch, self.items])?;
-        let mut lists: Vec<(Tri, List)> = self.lists.into_iter().collect();
+        let mut lists = self.lists;
         lists.sort_unstable_by_key(|(t, _)| *t);
         let mut ins = c.prepare_cached(
             "INSERT INTO search_postings (batch, tri, n, ids) VALUES (?1, ?2, ?3, ?4)",
@@ -357,8 +491,8 @@ mod tests {
         b.add(5, "Müller\tx");
         let mut got: Vec<String> = b
             .lists
-            .keys()
-            .map(|&t| {
+            .iter()
+            .map(|&(t, _)| {
                 let mut s = String::new();
                 unpack(t, &mut s);
                 s
@@ -366,5 +500,93 @@ mod tests {
             .collect();
         got.sort();
         assert_eq!(got, ["er\n", "ler", "lle", "mul", "r\n\n", "ull", "x\n\n"]);
+    }
+
+    /// The batch's lists, decoded: trigram → ids.
+    fn decoded(b: Batch) -> Vec<(String, Vec<i64>)> {
+        let mut out: Vec<(String, Vec<i64>)> = b
+            .lists
+            .into_iter()
+            .map(|(t, l)| {
+                let (mut s, mut ids) = (String::new(), Vec::new());
+                unpack(t, &mut s);
+                decode(&l.bytes, &mut ids);
+                assert_eq!(ids.len() as i64, l.n);
+                (s, ids)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// The word cache changes nothing: the lists are those of every word of every item
+    /// (split by `char::is_whitespace`) cut into trigrams one character at a time, whether
+    /// words are kept or not (a cache of none, of three words, of all), on texts whose
+    /// words repeat within and across items: one- and two-character words, accents, a
+    /// word of one repeated letter, words of 15 and 16 bytes and longer (not kept), and
+    /// words apart by Unicode whitespace.
+    #[test]
+    fn kept_words_give_the_lists_of_every_trigram_cut_one_by_one() {
+        let words = [
+            "a",
+            "ab",
+            "müller",
+            "aaaa",
+            "ledger",
+            "x9",
+            "ÉCOLE",
+            "ecole",
+            "ßtraße",
+            "zz",
+            "fifteen-bytes!!",
+            "sixteen-bytes!!!",
+            "{\"vat\":\"de123\",\"email\":\"a@b.example\"}",
+            "ünïcödé-längér-wörd",
+        ];
+        let gaps = [
+            " ", "\n\t", "\u{a0}", "\u{3000}", "\u{0b}", "  \r\n", "\u{2029}",
+        ];
+        let texts: Vec<String> = (0..60)
+            .map(|i| {
+                (0..(i % 13 + 1))
+                    .map(|k| words[(i * 7 + k * k * 3) % words.len()])
+                    .collect::<Vec<_>>()
+                    .join(gaps[i % gaps.len()])
+            })
+            .collect();
+        let mut naive: std::collections::BTreeMap<String, Vec<i64>> = Default::default();
+        for (i, text) in texts.iter().enumerate() {
+            let id = i as i64 * 3 + 1;
+            let folded = crate::domain::search::fold(text);
+            for w in folded.split(char::is_whitespace).filter(|w| !w.is_empty()) {
+                let cs: Vec<char> = w.chars().collect();
+                for k in 0..cs.len() {
+                    let tri: String = [
+                        cs[k],
+                        cs.get(k + 1).copied().unwrap_or(PAD),
+                        cs.get(k + 2).copied().unwrap_or(PAD),
+                    ]
+                    .into_iter()
+                    .collect();
+                    let ids = naive.entry(tri).or_default();
+                    if ids.last() != Some(&id) {
+                        ids.push(id);
+                    }
+                }
+            }
+        }
+        let naive: Vec<(String, Vec<i64>)> = naive.into_iter().collect();
+        for kept in [0, 3, WORDS_KEPT] {
+            let mut b = Batch {
+                kept,
+                ..Batch::default()
+            };
+            for (i, text) in texts.iter().enumerate() {
+                b.add(i as i64 * 3 + 1, text);
+            }
+            assert_eq!(b.items, texts.len() as i64);
+            assert!(b.words.len() <= kept);
+            assert_eq!(decoded(b), naive, "words kept: {kept}");
+        }
     }
 }

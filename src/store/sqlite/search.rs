@@ -19,6 +19,7 @@ use rusqlite::functions::{Context, FunctionFlags};
 use rusqlite::types::ValueRef;
 
 use std::cell::RefCell;
+use std::hash::BuildHasher;
 
 use std::sync::OnceLock;
 
@@ -237,84 +238,269 @@ fn same_version(c: &Connection) -> Result<()> {
     )))
 }
 
+/// A batch of the index read and cut ([`read_batch`]), to be written by [`write_batch`].
+pub(super) struct Prepared {
+    /// `search_meta.indexed` when it was read.
+    mark: i64,
+    /// The last id of the tail it read (above the mark), if any.
+    top: Option<i64>,
+    /// The changed rows it read (`search_dirty`).
+    dirty: Vec<i64>,
+    /// How many rows of the tail it read.
+    added: usize,
+    /// Every row read, in id order, and a keyed hash of the text it was cut from.
+    seen: Vec<(i64, u64)>,
+    keys: std::hash::RandomState,
+    batch: Batch,
+}
+
+/// Reads and cuts up to `budget` rows (changed ones first, then the tail) into a batch of
+/// the index, writing nothing. Read in one snapshot (the caller's transaction, a read or
+/// a write); refused for an index of another version.
+pub(super) fn read_batch(c: &Connection, budget: usize) -> Result<Prepared> {
+    same_version(c)?;
+    let budget = budget.max(1) as i64;
+    let text = indexed_text();
+    let mut p = Prepared {
+        mark: c
+            .prepare_cached("SELECT indexed FROM search_meta")?
+            .query_row([], |r| r.get(0))?,
+        top: None,
+        dirty: Vec::new(),
+        added: 0,
+        seen: Vec::new(),
+        keys: std::hash::RandomState::new(),
+        batch: Batch::default(),
+    };
+    // The changed rows (at or below the mark) come before the tail's (above it): the
+    // batch's ids increase.
+    p.dirty = c
+        .prepare_cached("SELECT id FROM search_dirty ORDER BY id LIMIT ?1")?
+        .query_map([budget], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if !p.dirty.is_empty() {
+        let set = id_set(&p.dirty);
+        let sql = format!(
+            "SELECT id, {text} FROM items \
+             WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id"
+        );
+        rows_of(c, &sql, &[&set], |id, t| {
+            p.batch.add(id, &String::from_utf8_lossy(t));
+            p.seen.push((id, p.keys.hash_one(t)));
+        })?;
+    }
+    let left = budget - p.dirty.len() as i64;
+    if left > 0 {
+        p.top = c
+            .prepare_cached(
+                "SELECT max(id) FROM (SELECT id FROM items WHERE id > ?1 ORDER BY id LIMIT ?2)",
+            )?
+            .query_row([p.mark, left], |r| r.get(0))?;
+        if let Some(top) = p.top {
+            let sql =
+                format!("SELECT id, {text} FROM items WHERE id > ?1 AND id <= ?2 ORDER BY id");
+            p.added = rows_of(c, &sql, &[&p.mark, &top], |id, t| {
+                p.batch.add(id, &String::from_utf8_lossy(t));
+                p.seen.push((id, p.keys.hash_one(t)));
+            })?;
+        }
+    }
+    Ok(p)
+}
+
+/// Writes a batch [`read_batch`] read, inside the caller's write transaction; returns how
+/// many rows it indexed, or `None` when the index moved since it was read (another
+/// indexer wrote its batch: the caller reads again).
+///
+/// `recheck`: the batch was read in an earlier transaction (outside the write lock), so
+/// its rows may have changed since; each is read again and a row whose text is not the
+/// text it was cut from (or a row added in its range meanwhile, by an import that keeps
+/// ids) is left in `search_dirty`: scanned by searches and indexed again later, as any
+/// row changed after it was indexed. Its entries from the older text stay, as those of
+/// every changed row do (a search's candidates are a superset of its matches).
+pub(super) fn write_batch(c: &Connection, p: Prepared, recheck: bool) -> Result<Option<usize>> {
+    same_version(c)?;
+    let mark: i64 = c
+        .prepare_cached("SELECT indexed FROM search_meta")?
+        .query_row([], |r| r.get(0))?;
+    if mark != p.mark {
+        return Ok(None);
+    }
+    let mut changed: Vec<i64> = Vec::new();
+    if recheck {
+        let text = indexed_text();
+        let mut check = |id: i64, t: &[u8]| match p.seen.binary_search_by_key(&id, |s| s.0) {
+            Ok(i) if p.seen[i].1 == p.keys.hash_one(t) => {}
+            _ => changed.push(id),
+        };
+        if !p.dirty.is_empty() {
+            let sql = format!(
+                "SELECT id, {text} FROM items \
+                 WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id"
+            );
+            rows_of(c, &sql, &[&id_set(&p.dirty)], &mut check)?;
+        }
+        if let Some(top) = p.top {
+            let sql =
+                format!("SELECT id, {text} FROM items WHERE id > ?1 AND id <= ?2 ORDER BY id");
+            rows_of(c, &sql, &[&p.mark, &top], &mut check)?;
+        }
+    }
+    if !p.dirty.is_empty() {
+        c.prepare_cached("DELETE FROM search_dirty WHERE id IN (SELECT value FROM json_each(?1))")?
+            .execute([id_set(&p.dirty)])?;
+    }
+    if !changed.is_empty() {
+        c.prepare_cached(
+            "INSERT OR IGNORE INTO search_dirty (id) SELECT value FROM json_each(?1)",
+        )?
+        .execute([id_set(&changed)])?;
+    }
+    if let Some(top) = p.top {
+        c.prepare_cached("UPDATE search_meta SET indexed = ?1")?
+            .execute([top])?;
+    }
+    p.batch.write(c)?;
+    Ok(Some(p.dirty.len() + p.added))
+}
+
 /// Indexes up to `budget` rows (changed ones first, then the tail) as one batch of the
 /// index (`postings`), inside the caller's write transaction; returns how many. Refused
 /// for an index of another version.
 pub(super) fn index_some(c: &Connection, budget: usize) -> Result<usize> {
-    same_version(c)?;
-    let budget = budget.max(1) as i64;
-    let text = indexed_text();
-    let mut batch = Batch::default();
-    let mut add = |sql: &str, p: &dyn rusqlite::ToSql| -> Result<usize> {
-        let mut stmt = c.prepare_cached(sql)?;
-        let mut rows = stmt.query([p])?;
-        let mut n = 0;
-        while let Some(r) = rows.next()? {
-            let id: i64 = r.get(0)?;
-            match r.get_ref(1)? {
-                ValueRef::Text(t) => match std::str::from_utf8(t) {
-                    Ok(t) => batch.add(id, t),
-                    Err(_) => batch.add(id, &String::from_utf8_lossy(t)),
-                },
-                _ => batch.add(id, ""),
-            }
-            n += 1;
+    let p = read_batch(c, budget)?;
+    Ok(write_batch(c, p, false)?.unwrap_or(0))
+}
+
+/// `ids` as a JSON array (for `json_each`).
+fn id_set(ids: &[i64]) -> String {
+    let all: Vec<String> = ids.iter().map(i64::to_string).collect();
+    format!("[{}]", all.join(","))
+}
+
+/// Runs `sql` (rows of id and text) with `params`, giving each row to `each` (a NULL text
+/// as empty); returns how many rows.
+fn rows_of(
+    c: &Connection,
+    sql: &str,
+    params: &[&dyn rusqlite::ToSql],
+    mut each: impl FnMut(i64, &[u8]),
+) -> Result<usize> {
+    let mut stmt = c.prepare_cached(sql)?;
+    let mut rows = stmt.query(params)?;
+    let mut n = 0;
+    while let Some(r) = rows.next()? {
+        let id: i64 = r.get(0)?;
+        match r.get_ref(1)? {
+            ValueRef::Text(t) | ValueRef::Blob(t) => each(id, t),
+            _ => each(id, b""),
         }
-        Ok(n)
-    };
-    // The changed rows (at or below the mark) come before the tail's (above it): the
-    // batch's ids increase.
-    let dirty: Vec<i64> = c
-        .prepare_cached("SELECT id FROM search_dirty ORDER BY id LIMIT ?1")?
-        .query_map([budget], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    if !dirty.is_empty() {
-        let set = format!(
-            "[{}]",
-            dirty
-                .iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        );
-        add(
-            &format!(
-                "SELECT id, {text} FROM items \
-                 WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id"
-            ),
-            &set,
-        )?;
-        c.prepare_cached("DELETE FROM search_dirty WHERE id IN (SELECT value FROM json_each(?1))")?
-            .execute([&set])?;
+        n += 1;
     }
-    let left = budget - dirty.len() as i64;
-    let mut added = 0;
-    if left > 0 {
-        let top: Option<i64> = c
-            .prepare_cached(
-                "SELECT max(id) FROM (SELECT id FROM items \
-                 WHERE id > (SELECT indexed FROM search_meta) ORDER BY id LIMIT ?1)",
-            )?
-            .query_row([left], |r| r.get(0))?;
-        if let Some(top) = top {
-            added = add(
-                &format!(
-                    "SELECT id, {text} FROM items \
-                     WHERE id > (SELECT indexed FROM search_meta) AND id <= ?1 ORDER BY id"
-                ),
-                &top,
-            )?;
-            c.prepare_cached("UPDATE search_meta SET indexed = ?1")?
-                .execute([top])?;
-        }
-    }
-    batch.write(c)?;
-    Ok(dirty.len() + added)
+    Ok(n)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A batch read outside the write lock ([`read_batch`]) and written after some of
+    /// the rows it read changed ([`write_batch`]): those rows stay in `search_dirty`
+    /// (scanned, indexed again by the next batch) whether they were in the tail or
+    /// already dirty, the mark moves past the rest, and every search answers as the rule
+    /// does throughout; a batch read before another indexer wrote one is not written.
+    #[test]
+    fn rows_changed_between_reading_and_writing_a_batch_stay_dirty() {
+        use crate::domain::{Actor, NewItem};
+        use crate::store::{ListFilter, Reads, StateFilter, Writes};
+        let dir = tempfile::tempdir().unwrap();
+        let opts = super::super::OpenOptions {
+            allow_empty: true,
+            ..Default::default()
+        };
+        let path = dir.path().join("q.db");
+        let mut s =
+            super::super::SqliteStore::open(&path, Actor::new("boss", "boss"), &opts).unwrap();
+        let add = |s: &mut super::super::SqliteStore, title: &str| -> i64 {
+            let opts = crate::store::AddOptions::creating_queues();
+            s.add_items(&[NewItem::titled(title)], opts).unwrap()[0].id
+        };
+        let ids: Vec<i64> = ["Parcel to Kraków", "Parcel to Gdańsk", "Parcel to Poznań"]
+            .iter()
+            .map(|t| add(&mut s, t))
+            .collect();
+        let found = |s: &mut super::super::SqliteStore, w: &str| -> Vec<i64> {
+            let f = ListFilter {
+                state: StateFilter::All,
+                text: Some(w.to_string()),
+                limit: 1000,
+                ..ListFilter::default()
+            };
+            s.list(&f).unwrap().iter().map(|i| i.id).collect()
+        };
+        let dirty = |s: &super::super::SqliteStore| -> Vec<i64> {
+            let c = s.connection();
+            let mut st = c
+                .prepare("SELECT id FROM search_dirty ORDER BY id")
+                .unwrap();
+            st.query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap()
+        };
+        let write = |s: &super::super::SqliteStore, p: Prepared| -> Option<usize> {
+            let c = s.connection();
+            c.execute_batch("BEGIN IMMEDIATE").unwrap();
+            let n = write_batch(c, p, true).unwrap();
+            c.execute_batch("COMMIT").unwrap();
+            n
+        };
+        let change = |s: &super::super::SqliteStore, id: i64, title: &str| {
+            s.connection()
+                .execute("UPDATE items SET title = ?2 WHERE id = ?1", (id, title))
+                .unwrap();
+        };
+        // The tail: the second row changes between reading and writing.
+        let p = read_batch(s.connection(), 100).unwrap();
+        change(&s, ids[1], "Parcel to Wrocław");
+        assert_eq!(write(&s, p), Some(3));
+        assert_eq!(dirty(&s), [ids[1]]);
+        let mark: i64 = s
+            .connection()
+            .query_row("SELECT indexed FROM search_meta", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mark, ids[2]);
+        assert_eq!(found(&mut s, "wroclaw"), [ids[1]]);
+        assert!(found(&mut s, "gdansk").is_empty());
+        assert_eq!(found(&mut s, "parcel"), ids);
+        assert_eq!(s.index_search(100).unwrap(), 1);
+        assert!(dirty(&s).is_empty());
+        assert_eq!(found(&mut s, "wroclaw"), [ids[1]]);
+        // A dirty row read, then changed again before the batch is written.
+        change(&s, ids[0], "Parcel to Łódź");
+        assert_eq!(dirty(&s), [ids[0]]);
+        let p = read_batch(s.connection(), 100).unwrap();
+        change(&s, ids[0], "Parcel to Toruń");
+        assert_eq!(write(&s, p), Some(1));
+        assert_eq!(
+            dirty(&s),
+            [ids[0]],
+            "changed after it was read: still dirty"
+        );
+        assert_eq!(found(&mut s, "torun"), [ids[0]]);
+        assert!(found(&mut s, "lodz").is_empty());
+        assert!(found(&mut s, "krakow").is_empty());
+        assert_eq!(s.index_search(100).unwrap(), 1);
+        assert!(dirty(&s).is_empty());
+        assert_eq!(found(&mut s, "torun"), [ids[0]]);
+        // Another indexer wrote a batch in between: this one is not written.
+        let d = add(&mut s, "Parcel to Sopot");
+        let p = read_batch(s.connection(), 100).unwrap();
+        assert_eq!(s.index_search(100).unwrap(), 1);
+        assert_eq!(write(&s, p), None);
+        assert_eq!(found(&mut s, "sopot"), [d]);
+        assert_eq!(s.index_search(100).unwrap(), 0, "up to date");
+    }
 
     /// The scan's `LIKE` patterns keep every row the fold keeps, in SQLite's own `LIKE`:
     /// every word of one to five characters cut from tricky texts (accents, `ß` and
