@@ -285,7 +285,7 @@ pub(super) fn read_batch(c: &Connection, budget: usize) -> Result<Prepared> {
              WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id"
         );
         rows_of(c, &sql, &[&set], |id, t| {
-            p.batch.add(id, &String::from_utf8_lossy(t));
+            p.batch.add(id, &utf8(t));
             p.seen.push((id, p.keys.hash_one(t)));
         })?;
     }
@@ -300,7 +300,7 @@ pub(super) fn read_batch(c: &Connection, budget: usize) -> Result<Prepared> {
             let sql =
                 format!("SELECT id, {text} FROM items WHERE id > ?1 AND id <= ?2 ORDER BY id");
             p.added = rows_of(c, &sql, &[&p.mark, &top], |id, t| {
-                p.batch.add(id, &String::from_utf8_lossy(t));
+                p.batch.add(id, &utf8(t));
                 p.seen.push((id, p.keys.hash_one(t)));
             })?;
         }
@@ -370,6 +370,15 @@ pub(super) fn write_batch(c: &Connection, p: Prepared, recheck: bool) -> Result<
 pub(super) fn index_some(c: &Connection, budget: usize) -> Result<usize> {
     let p = read_batch(c, budget)?;
     Ok(write_batch(c, p, false)?.unwrap_or(0))
+}
+
+/// Text as SQLite gave it: as it is when it is UTF-8 (checked at the speed of
+/// `str::from_utf8`), else with replacement characters.
+fn utf8(t: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(t) {
+        Ok(s) => s.into(),
+        Err(_) => String::from_utf8_lossy(t),
+    }
 }
 
 /// `ids` as a JSON array (for `json_each`).
