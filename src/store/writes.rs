@@ -46,6 +46,12 @@ pub(crate) trait Backend: Reads {
     fn beside_pace(&self) -> (usize, std::time::Duration) {
         (500, std::time::Duration::from_millis(50))
     }
+    /// Makes room for the search indexer beside an import, on the import's connection
+    /// (SQLite: a smaller page cache, so that the process's memory stays what an import's
+    /// was with the indexer after it).
+    fn leave_room_for_an_indexer(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Every change to the queue: the lock protocol's operations of [`super::ops`], each in
@@ -305,6 +311,9 @@ pub trait Writes {
     /// rows per batch, and how long it waits once it has caught up with the rows
     /// committed (`crate::import::index_beside`).
     fn beside_pace(&self) -> (usize, std::time::Duration);
+    /// Makes room for the search indexer beside an import (`crate::import::index_beside`)
+    /// on this, the import's connection.
+    fn leave_room_for_an_indexer(&mut self) -> Result<()>;
 }
 
 /// A value refused for `field`, typed (see [`StoreError::Field`]).
@@ -812,5 +821,9 @@ impl<B: Backend> Writes for B {
 
     fn beside_pace(&self) -> (usize, std::time::Duration) {
         Backend::beside_pace(self)
+    }
+
+    fn leave_room_for_an_indexer(&mut self) -> Result<()> {
+        Backend::leave_room_for_an_indexer(self)
     }
 }

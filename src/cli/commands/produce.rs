@@ -198,6 +198,11 @@ fn import_beside(
     second: Option<Box<dyn Store + Send>>,
     bars: &mut Bars,
 ) -> (Result<import::Summary, ImportError>, bool) {
+    if second.is_some()
+        && let Err(e) = s.leave_room_for_an_indexer()
+    {
+        tracing::warn!("the import could not make room for the search indexer beside it: {e}");
+    }
     let beside = second.map(|c| import::index_beside(c, opts.keep_ids));
     let result = import::import(s, file, opts, bars);
     let created = result.as_ref().map_or(0, |r| r.created);

@@ -68,6 +68,15 @@ use crate::store::{ExportFilter, ListFilter, LostLock, ReasonCount, Report, Repo
 /// automatic checkpoint (1000 pages), so that one does not run again in every call.
 pub const WAL_BOUND: u64 = 1 << 20;
 
+/// Every connection's page cache, in KiB (an import's peak memory is bounded by it:
+/// issue 26 §4, 64 MiB).
+const CACHE_KIB: u32 = 30 * 1024;
+/// The page cache of the search indexer beside an import (it reads each row once).
+const BESIDE_CACHE_KIB: u32 = 1024;
+/// The page cache of an import with the search indexer beside it: the indexer's batch
+/// (up to ~8 MiB of trigram lists and kept words) and its cache come out of the import's.
+const IMPORT_CACHE_KIB: u32 = 20 * 1024;
+
 /// How to open a database file.
 #[derive(Debug, Clone, Default)]
 pub struct OpenOptions {
@@ -173,7 +182,7 @@ impl SqliteStore {
         // WAL mid-transaction and reads them back (benches/queue.rs, BENCHMARKS.md). 30, not
         // 32: a 1M-row import with ten typed fields peaked at 64.03 MiB with 32 (issue 26 §4:
         // ≤ 64 MiB), and the import was no slower with 30 (BENCHMARKS.md, "Verification work").
-        conn.execute_batch("PRAGMA cache_size = -30720")
+        conn.execute_batch(&format!("PRAGMA cache_size = -{CACHE_KIB}"))
             .map_err(map_err)?;
         migrate::check_ours(conn)?;
         if read_only {
@@ -248,11 +257,10 @@ impl SqliteStore {
     }
 
     /// For a connection that reads rows once, in order (the search indexer beside an
-    /// import): a page cache of 2 MiB instead of 30, so that the process's memory stays
-    /// near an import's own.
+    /// import): a page cache of [`BESIDE_CACHE_KIB`] instead of [`CACHE_KIB`].
     pub(crate) fn small_cache(&self) -> Result<()> {
         self.conn
-            .execute_batch("PRAGMA cache_size = -2048")
+            .execute_batch(&format!("PRAGMA cache_size = -{BESIDE_CACHE_KIB}"))
             .map_err(map_err)
     }
 
@@ -672,6 +680,14 @@ impl Backend for SqliteStore {
     /// lookup reads fewer rows ([`crate::import::INDEX_TARGET`]).
     fn beside_pace(&self) -> (usize, Duration) {
         (20_000, Duration::from_secs(1))
+    }
+
+    /// The import's page cache shrinks by what the indexer beside it holds (its batch,
+    /// its own small cache): [`IMPORT_CACHE_KIB`].
+    fn leave_room_for_an_indexer(&mut self) -> Result<()> {
+        self.conn
+            .execute_batch(&format!("PRAGMA cache_size = -{IMPORT_CACHE_KIB}"))
+            .map_err(map_err)
     }
 
     fn refuses_writes(&self) -> Option<StoreError> {

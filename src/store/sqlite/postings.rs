@@ -180,7 +180,7 @@ struct Word {
 }
 
 /// How many distinct words a batch keeps cut ([`Batch`]).
-const WORDS_KEPT: usize = 200_000;
+const WORDS_KEPT: usize = 32_768;
 
 /// The longest word (in bytes) kept: its bytes and its length fit in a `u128`.
 const INLINE: usize = 15;
@@ -454,7 +454,7 @@ pub(super) fn range(
         .collect::<rusqlite::Result<_>>()?;
     let mut stmt = c.prepare_cached(
         "SELECT tri, n FROM search_postings WHERE batch = ?1 AND tri >= ?2 AND tri <= ?3 \
-         ORDER BY tri LIMIT ?4",
+         ORDER BY tri LIMIT CAST(?4 AS BIGINT)",
     )?;
     let mut all: std::collections::BTreeMap<String, i64> = Default::default();
     for b in batches {

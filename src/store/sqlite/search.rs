@@ -275,7 +275,7 @@ pub(super) fn read_batch(c: &Connection, budget: usize) -> Result<Prepared> {
     // The changed rows (at or below the mark) come before the tail's (above it): the
     // batch's ids increase.
     p.dirty = c
-        .prepare_cached("SELECT id FROM search_dirty ORDER BY id LIMIT ?1")?
+        .prepare_cached("SELECT id FROM search_dirty ORDER BY id LIMIT CAST(?1 AS BIGINT)")?
         .query_map([budget], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     if !p.dirty.is_empty() {
@@ -293,7 +293,8 @@ pub(super) fn read_batch(c: &Connection, budget: usize) -> Result<Prepared> {
     if left > 0 {
         p.top = c
             .prepare_cached(
-                "SELECT max(id) FROM (SELECT id FROM items WHERE id > ?1 ORDER BY id LIMIT ?2)",
+                "SELECT max(id) FROM (SELECT id FROM items WHERE id > ?1 ORDER BY id \
+                 LIMIT CAST(?2 AS BIGINT))",
             )?
             .query_row([p.mark, left], |r| r.get(0))?;
         if let Some(top) = p.top {
@@ -458,11 +459,10 @@ mod tests {
                 .unwrap()
         };
         let write = |s: &super::super::SqliteStore, p: Prepared| -> Option<usize> {
-            let c = s.connection();
-            c.execute_batch("BEGIN IMMEDIATE").unwrap();
-            let n = write_batch(c, p, true).unwrap();
-            c.execute_batch("COMMIT").unwrap();
-            n
+            let kind = super::super::txn::Kind::Write;
+            super::super::txn::run(&mut s.connection(), kind, |c| write_batch(c, p, true))
+                .map_err(|f| f.error)
+                .unwrap()
         };
         let change = |s: &super::super::SqliteStore, id: i64, title: &str| {
             s.connection()
