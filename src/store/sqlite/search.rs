@@ -414,32 +414,26 @@ fn rows_of(
 mod tests {
     use super::*;
 
-    /// A batch read outside the write lock ([`read_batch`]) and written after some of
-    /// the rows it read changed ([`write_batch`]): those rows stay in `search_dirty`
-    /// (scanned, indexed again by the next batch) whether they were in the tail or
-    /// already dirty, the mark moves past the rest, and every search answers as the rule
-    /// does throughout; a batch read before another indexer wrote one is not written.
-    #[test]
-    fn rows_changed_between_reading_and_writing_a_batch_stay_dirty() {
+    mod batches {
+        use super::*;
         use crate::domain::{Actor, NewItem};
+        use crate::store::sqlite::SqliteStore;
         use crate::store::{ListFilter, Reads, StateFilter, Writes};
-        let dir = tempfile::tempdir().unwrap();
-        let opts = super::super::OpenOptions {
-            allow_empty: true,
-            ..Default::default()
-        };
-        let path = dir.path().join("q.db");
-        let mut s =
-            super::super::SqliteStore::open(&path, Actor::new("boss", "boss"), &opts).unwrap();
-        let add = |s: &mut super::super::SqliteStore, title: &str| -> i64 {
+
+        pub(super) fn store(dir: &std::path::Path) -> SqliteStore {
+            let opts = crate::store::sqlite::OpenOptions {
+                allow_empty: true,
+                ..Default::default()
+            };
+            SqliteStore::open(&dir.join("q.db"), Actor::new("boss", "boss"), &opts).unwrap()
+        }
+
+        pub(super) fn add(s: &mut SqliteStore, title: &str) -> i64 {
             let opts = crate::store::AddOptions::creating_queues();
             s.add_items(&[NewItem::titled(title)], opts).unwrap()[0].id
-        };
-        let ids: Vec<i64> = ["Parcel to Kraków", "Parcel to Gdańsk", "Parcel to Poznań"]
-            .iter()
-            .map(|t| add(&mut s, t))
-            .collect();
-        let found = |s: &mut super::super::SqliteStore, w: &str| -> Vec<i64> {
+        }
+
+        pub(super) fn found(s: &mut SqliteStore, w: &str) -> Vec<i64> {
             let f = ListFilter {
                 state: StateFilter::All,
                 text: Some(w.to_string()),
@@ -447,8 +441,9 @@ mod tests {
                 ..ListFilter::default()
             };
             s.list(&f).unwrap().iter().map(|i| i.id).collect()
-        };
-        let dirty = |s: &super::super::SqliteStore| -> Vec<i64> {
+        }
+
+        pub(super) fn dirty(s: &SqliteStore) -> Vec<i64> {
             let c = s.connection();
             let mut st = c
                 .prepare("SELECT id FROM search_dirty ORDER BY id")
@@ -457,32 +452,57 @@ mod tests {
                 .unwrap()
                 .collect::<rusqlite::Result<_>>()
                 .unwrap()
-        };
-        let write = |s: &super::super::SqliteStore, p: Prepared| -> Option<usize> {
-            let kind = super::super::txn::Kind::Write;
-            super::super::txn::run(&mut s.connection(), kind, |c| write_batch(c, p, true))
+        }
+
+        pub(super) fn mark(s: &SqliteStore) -> i64 {
+            s.connection()
+                .query_row("SELECT indexed FROM search_meta", [], |r| r.get(0))
+                .unwrap()
+        }
+
+        /// Writes `p` in a write transaction of its own.
+        pub(super) fn write(s: &SqliteStore, p: Prepared) -> Option<usize> {
+            let kind = crate::store::sqlite::txn::Kind::Write;
+            crate::store::sqlite::txn::run(&mut s.connection(), kind, |c| write_batch(c, p, true))
                 .map_err(|f| f.error)
                 .unwrap()
-        };
-        let change = |s: &super::super::SqliteStore, id: i64, title: &str| {
+        }
+
+        pub(super) fn change(s: &SqliteStore, id: i64, title: &str) {
             s.connection()
                 .execute("UPDATE items SET title = ?2 WHERE id = ?1", (id, title))
                 .unwrap();
-        };
+        }
+
+        pub(super) fn index(s: &mut SqliteStore, n: usize) -> usize {
+            s.index_search(n).unwrap()
+        }
+    }
+
+    /// A batch read outside the write lock ([`read_batch`]) and written after some of
+    /// the rows it read changed ([`write_batch`]): those rows stay in `search_dirty`
+    /// (scanned, indexed again by the next batch) whether they were in the tail or
+    /// already dirty, the mark moves past the rest, and every search answers as the rule
+    /// does throughout; a batch read before another indexer wrote one is not written.
+    #[test]
+    fn rows_changed_between_reading_and_writing_a_batch_stay_dirty() {
+        use batches::{add, change, dirty, found, index, mark, store, write};
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        let ids: Vec<i64> = ["Parcel to Kraków", "Parcel to Gdańsk", "Parcel to Poznań"]
+            .iter()
+            .map(|t| add(&mut s, t))
+            .collect();
         // The tail: the second row changes between reading and writing.
         let p = read_batch(s.connection(), 100).unwrap();
         change(&s, ids[1], "Parcel to Wrocław");
         assert_eq!(write(&s, p), Some(3));
         assert_eq!(dirty(&s), [ids[1]]);
-        let mark: i64 = s
-            .connection()
-            .query_row("SELECT indexed FROM search_meta", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(mark, ids[2]);
+        assert_eq!(mark(&s), ids[2]);
         assert_eq!(found(&mut s, "wroclaw"), [ids[1]]);
         assert!(found(&mut s, "gdansk").is_empty());
         assert_eq!(found(&mut s, "parcel"), ids);
-        assert_eq!(s.index_search(100).unwrap(), 1);
+        assert_eq!(index(&mut s, 100), 1);
         assert!(dirty(&s).is_empty());
         assert_eq!(found(&mut s, "wroclaw"), [ids[1]]);
         // A dirty row read, then changed again before the batch is written.
@@ -499,16 +519,16 @@ mod tests {
         assert_eq!(found(&mut s, "torun"), [ids[0]]);
         assert!(found(&mut s, "lodz").is_empty());
         assert!(found(&mut s, "krakow").is_empty());
-        assert_eq!(s.index_search(100).unwrap(), 1);
+        assert_eq!(index(&mut s, 100), 1);
         assert!(dirty(&s).is_empty());
         assert_eq!(found(&mut s, "torun"), [ids[0]]);
         // Another indexer wrote a batch in between: this one is not written.
         let d = add(&mut s, "Parcel to Sopot");
         let p = read_batch(s.connection(), 100).unwrap();
-        assert_eq!(s.index_search(100).unwrap(), 1);
+        assert_eq!(index(&mut s, 100), 1);
         assert_eq!(write(&s, p), None);
         assert_eq!(found(&mut s, "sopot"), [d]);
-        assert_eq!(s.index_search(100).unwrap(), 0, "up to date");
+        assert_eq!(index(&mut s, 100), 0, "up to date");
     }
 
     /// The scan's `LIKE` patterns keep every row the fold keeps, in SQLite's own `LIKE`:
