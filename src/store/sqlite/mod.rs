@@ -75,7 +75,7 @@ const CACHE_KIB: u32 = 30 * 1024;
 const BESIDE_CACHE_KIB: u32 = 1024;
 /// The page cache of an import with the search indexer beside it: the indexer's batch
 /// (up to ~8 MiB of trigram lists and kept words) and its cache come out of the import's.
-const IMPORT_CACHE_KIB: u32 = 20 * 1024;
+const IMPORT_CACHE_KIB: u32 = 18 * 1024;
 
 /// How to open a database file.
 #[derive(Debug, Clone, Default)]
