@@ -166,7 +166,7 @@ fn pg_history(base: &str, n: usize, days: i64) -> String {
     let now = super::now_ms();
     let start = now - days * 86_400_000;
     let step = days * 86_400_000 / n as i64;
-    let item = "i AS id, (ARRAY['default', 'billing', 'returns'])[i % 3 + 1] AS queue, \
+    let item = "i AS id, (ARRAY['default', 'billing', 'returns'])[(i % 3)::int + 1] AS queue, \
          'p' || lpad((i % 20)::text, 2, '0') AS who, \
          'p' || lpad(((i + 7) % 20)::text, 2, '0') AS other, \
          {start} + i * {step} AS created, \
@@ -198,7 +198,7 @@ fn pg_history(base: &str, n: usize, days: i64) -> String {
          ALTER TABLE holds DISABLE TRIGGER USER; \
          INSERT INTO queues (name) VALUES ('default'), ('billing'), ('returns') \
          ON CONFLICT (name) DO NOTHING; \
-         CREATE TEMP TABLE g AS SELECT {item} FROM generate_series(1, {n}) i; \
+         CREATE TEMP TABLE g AS SELECT {item} FROM generate_series(1::bigint, {n}) i; \
          INSERT INTO items (id, queue, title, state, lock_token, due_at, created_at, created_by, \
          finished_at, finished_by) SELECT id, queue, 'Request ' || id, 'done', 2, \
          CASE WHEN id % 4 = 0 THEN created + 3600000 END, created, 'producer', taken + handle, \
@@ -215,12 +215,14 @@ fn pg_history(base: &str, n: usize, days: i64) -> String {
          ALTER TABLE items ENABLE TRIGGER USER; ALTER TABLE events ENABLE TRIGGER USER; \
          ALTER TABLE holds ENABLE TRIGGER USER; \
          SELECT setval(pg_get_serial_sequence('items', 'id'), {n}); \
-         CREATE TABLE bench_built (at bigint); COMMIT; VACUUM ANALYZE",
+         CREATE TABLE bench_built (at bigint); COMMIT",
         events.join(", "),
         cols = caseload::store::sql::HOLDS_COLS,
         expected = caseload::store::sql::EXPECTED_HOLDS,
     ))
     .unwrap();
+    // On its own: VACUUM runs in no transaction block (a multi-statement batch is one).
+    c.batch_execute("VACUUM ANALYZE").unwrap();
     eprintln!(
         "  (built the PostgreSQL history of {n} items in {:.1} s)",
         t.elapsed().as_secs_f64()
