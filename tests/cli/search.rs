@@ -109,6 +109,15 @@ fn csv(env: &Env, n: usize) -> String {
     path.to_str().unwrap().to_string()
 }
 
+/// `caseload import PATH` started as its own process, its output dropped.
+fn import_in_background(env: &Env, path: &str) -> std::process::Child {
+    env.command("p", &["import", path])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 fn found(env: &Env, word: &str) -> Vec<i64> {
     let out = env.ok(
         "viewer",
@@ -188,12 +197,7 @@ fn an_import_killed_while_indexing_leaves_every_row_searchable() {
     let env = Env::init("boss");
     let rows = 60_000;
     let path = csv(&env, rows);
-    let mut child = env
-        .command("p", &["import", &path])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = import_in_background(&env, &path);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
     loop {
         if mark(&env).0 > 0 {
@@ -233,12 +237,7 @@ fn rows_changed_while_an_import_indexes_them_are_found_by_their_new_text() {
     let env = Env::init("boss");
     let rows = 60_000;
     let path = csv(&env, rows);
-    let mut child = env
-        .command("p", &["import", &path])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = import_in_background(&env, &path);
     let c = rusqlite::Connection::open(&env.db).unwrap();
     c.busy_timeout(std::time::Duration::from_secs(60)).unwrap();
     let mut latest: std::collections::BTreeMap<i64, u64> = Default::default();

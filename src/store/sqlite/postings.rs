@@ -598,39 +598,3 @@ mod tests {
         }
     }
 }
-
-#[cfg(test)]
-mod timing {
-    use super::*;
-    #[test]
-    #[ignore]
-    fn time_batch_add() {
-        let path = std::env::var("CL_CSV").unwrap();
-        let text = std::fs::read_to_string(path).unwrap();
-        let rows: Vec<&str> = text.lines().skip(1).take(20_000).collect();
-        for round in 0..3 {
-            let t = std::time::Instant::now();
-            let mut b = Batch::default();
-            for (i, r) in rows.iter().enumerate() {
-                b.add(i as i64 + 1, r);
-            }
-            let add = t.elapsed();
-            let c = Connection::open_in_memory().unwrap();
-            c.execute_batch(
-                "CREATE TABLE search_batches (batch INTEGER PRIMARY KEY, items INTEGER NOT NULL); \
-                 CREATE TABLE search_postings (batch INTEGER NOT NULL, tri TEXT NOT NULL, \
-                 n INTEGER NOT NULL, ids BLOB NOT NULL, PRIMARY KEY (batch, tri));",
-            )
-            .unwrap();
-            let (lists, words) = (b.lists.len(), b.words.len());
-            let t = std::time::Instant::now();
-            b.write(&c).unwrap();
-            eprintln!(
-                "round {round}: add {:?} ({:.2} us/row), lists {lists}, words {words}, write {:?}",
-                add,
-                add.as_secs_f64() * 1e6 / rows.len() as f64,
-                t.elapsed()
-            );
-        }
-    }
-}
