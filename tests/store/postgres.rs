@@ -1524,3 +1524,218 @@ fn postgres_a_take_within_one_queue_reads_that_queue_s_index() {
         );
     }
 }
+
+/// `check` compares the figures' summaries on a second connection while its first reads
+/// the history (the test holds the summary so that the second connection waits for it,
+/// and sees it waiting); when that connection is lost (`kill`), the first makes the
+/// comparison after the pass, in its own snapshot: either way a spoiled summary is named,
+/// and a summary put right once the check is under way is not seen.
+fn the_figures_are_compared_beside_the_pass_in_its_snapshot(kill: bool) {
+    use caseload::store::CheckRun;
+    use std::sync::Mutex;
+    use std::sync::atomic::AtomicBool;
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    drop(b.open("boss", 0));
+    let app = format!("cl_beside_{}_{}_{kill}", std::process::id(), b.schema.len());
+    let url = format!("{}&application_name={app}", b.url);
+    let mut store =
+        PgStore::open(&url, Actor::new("boss", "tester"), &PgOptions::default()).expect("open");
+    let id = store.add(&NewItem::titled("one")).unwrap().id;
+    let token = store.take(id).unwrap().lock_token;
+    store.complete(id, token, None).unwrap();
+    assert_eq!(store.check().unwrap(), Vec::<String>::new());
+    let main_pid = store.backend_pid().unwrap();
+    b.admin()
+        .batch_execute("UPDATE figure_days SET lost = lost + 1")
+        .unwrap();
+    // The summary held: the connection beside waits for it once it has begun.
+    let mut locker = b.admin();
+    locker
+        .batch_execute("BEGIN; LOCK TABLE figure_days IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    let locker = Mutex::new(Some(locker));
+    let admin = Mutex::new(b.admin());
+    let beside_seen = AtomicBool::new(false);
+    let tell = |what: &str, _: u64, _: u64| {
+        if what != "the items and their history" {
+            return;
+        }
+        let Some(mut locker) = locker.lock().unwrap().take() else {
+            return;
+        };
+        let mut admin = admin.lock().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let beside = loop {
+            let rows = admin
+                .query(
+                    "SELECT pid FROM pg_stat_activity WHERE application_name = $1 \
+                     AND pid <> $2 AND wait_event_type = 'Lock'",
+                    &[&app, &main_pid],
+                )
+                .unwrap();
+            if let Some(r) = rows.first() {
+                break r.get::<_, i32>(0);
+            }
+            assert!(Instant::now() < deadline, "no second connection came");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        beside_seen.store(true, std::sync::atomic::Ordering::SeqCst);
+        locker
+            .batch_execute("UPDATE figure_days SET lost = lost - 1")
+            .unwrap();
+        if kill {
+            admin
+                .execute("SELECT pg_terminate_backend($1)", &[&beside])
+                .unwrap();
+        }
+        locker.batch_execute("COMMIT").unwrap();
+    };
+    let stop = AtomicBool::new(false);
+    let found = store
+        .check_with(&CheckRun {
+            quick: false,
+            progress: &tell,
+            stop: &stop,
+        })
+        .unwrap();
+    assert!(beside_seen.into_inner(), "the pass told no progress");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("figures summary:"), "{found:?}");
+    // Put right before the check began to read it: the next check finds nothing.
+    assert_eq!(store.check().unwrap(), Vec::<String>::new());
+}
+
+#[test]
+fn postgres_check_compares_the_figures_on_a_second_connection_in_its_snapshot() {
+    the_figures_are_compared_beside_the_pass_in_its_snapshot(false);
+}
+
+#[test]
+fn postgres_check_compares_the_figures_itself_when_the_second_connection_is_lost() {
+    the_figures_are_compared_beside_the_pass_in_its_snapshot(true);
+}
+
+/// A check stopped (Ctrl-C) during its pass returns without waiting for the comparison on
+/// its second connection, which is called off: here that comparison could not even begin
+/// (the test holds the summary), and the stopped check still returns, leaving one
+/// connection.
+#[test]
+fn postgres_a_stopped_check_calls_off_the_comparison_beside_it() {
+    use caseload::store::CheckRun;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    drop(b.open("boss", 0));
+    let app = format!("cl_stop_{}_{}", std::process::id(), b.schema.len());
+    let url = format!("{}&application_name={app}", b.url);
+    // Long enough that the comparison would still wait when the test gives up on it.
+    let opts = PgOptions {
+        lock_timeout: Duration::from_secs(120),
+        ..PgOptions::default()
+    };
+    let mut store = PgStore::open(&url, Actor::new("boss", "tester"), &opts).expect("open");
+    let items: Vec<NewItem> = (0..12_000)
+        .map(|i| NewItem::titled(&format!("n{i}")))
+        .collect();
+    store.add_batch(&items).unwrap();
+    let mut locker = b.admin();
+    locker
+        .batch_execute("BEGIN; LOCK TABLE figure_days IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    let stop = AtomicBool::new(false);
+    let tell = |what: &str, done: u64, _: u64| {
+        if what == "the items and their history" && done > 0 && done < 12_000 {
+            stop.store(true, Ordering::Relaxed);
+        }
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let found = store.check_with(&CheckRun {
+                quick: false,
+                progress: &tell,
+                stop: &stop,
+            });
+            tx.send(found.map(|f| f.len())).unwrap();
+        });
+        let back = rx.recv_timeout(Duration::from_secs(30));
+        locker.batch_execute("COMMIT").unwrap();
+        assert!(
+            matches!(back, Ok(Ok(_))),
+            "the stopped check waited for the comparison beside it: {back:?}"
+        );
+    });
+    assert!(stop.load(Ordering::Relaxed), "the pass told no progress");
+    // The server ends a closed connection's backend a moment after the client left.
+    let mut admin = b.admin();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left: i64 = admin
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+                &[&app],
+            )
+            .unwrap()
+            .get(0);
+        if left == 1 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the second connection was left open"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The connection lost in the middle of a check's pass (its server process ended): the
+/// check ends with an error naming it, rather than waiting for rows that never come.
+#[test]
+fn postgres_a_check_whose_connection_is_lost_mid_pass_ends() {
+    use caseload::store::CheckRun;
+    use std::sync::atomic::AtomicBool;
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    drop(b.open("boss", 0));
+    let mut store =
+        PgStore::open(&b.url, Actor::new("boss", "tester"), &PgOptions::default()).expect("open");
+    let items: Vec<NewItem> = (0..12_000)
+        .map(|i| NewItem::titled(&format!("n{i}")))
+        .collect();
+    store.add_batch(&items).unwrap();
+    let pid = store.backend_pid().unwrap();
+    let admin = std::sync::Mutex::new(b.admin());
+    let tell = |what: &str, done: u64, _: u64| {
+        if what == "the items and their history" && done == 5_000 {
+            admin
+                .lock()
+                .unwrap()
+                .execute("SELECT pg_terminate_backend($1)", &[&pid])
+                .unwrap();
+        }
+    };
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let r = store.check_with(&CheckRun {
+                quick: false,
+                progress: &tell,
+                stop: &stop,
+            });
+            tx.send(r.map(|f| f.len())).unwrap();
+        });
+        let back = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the check never ended");
+        let e = back.expect_err("a check that lost its connection");
+        assert!(
+            e.to_string().contains("connection") || e.to_string().contains("terminat"),
+            "{e}"
+        );
+    });
+}

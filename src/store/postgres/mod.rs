@@ -697,7 +697,12 @@ impl Reads for PgStore {
 
     fn check_with(&mut self, how: &CheckRun<'_>) -> Result<Vec<String>> {
         // The check runs its own transaction (for its portals): not inside another one.
-        let out = self.read_inner(false, |c| check::check(c, how));
+        let beside = check::Beside {
+            config: self.config.clone(),
+            shown: self.shown.clone(),
+            opts: self.opts.clone(),
+        };
+        let out = self.read_inner(false, |c| check::check(c, how, Some(&beside)));
         out.map_err(|e| self.named(e))
     }
 
