@@ -74,11 +74,11 @@ CREATE INDEX items_take ON items (queue, priority DESC, created_at, id, state) W
 CREATE INDEX items_take_due ON items (queue, (CASE WHEN due_at IS NULL THEN 9223372036854775807 ELSE due_at END), priority DESC, created_at, id, state) WHERE state = 'open';
 -- Take order across all queues (take next without a queue filter, the unfiltered list).
 CREATE INDEX items_take_all ON items (priority DESC, created_at, id, state) WHERE state = 'open';
--- Held locks by when they were taken: the Locks view (oldest first).
-CREATE INDEX items_lock_time ON items (lock_time) WHERE lock_user IS NOT NULL;
--- Held locks by expiry: the claim's take-over, reaping, `list --state expired`.
-CREATE INDEX items_lock_expires ON items (lock_expires_at) WHERE lock_user IS NOT NULL;
--- A user's own locks: Mine, resume, the WIP limit.
+-- The held items are few (a lock per person at a time, and expired ones until taken): two
+-- partial indexes serve every read of them, so that a claim or a complete rewrites two of
+-- their pages, not four. A user's own locks: Mine, resume, the WIP limit. (By expiry and by
+-- lock time, the Locks view, reaping, take-over and `list --state expired` read
+-- `items_held` below whole.)
 CREATE INDEX items_lock_user ON items (lock_user, queue) WHERE lock_user IS NOT NULL;
 -- Items by who created them and when: a user's day (`history`, the TUI's activity) shows
 -- their creations, which have no event row.
@@ -379,7 +379,8 @@ BEGIN
 END;
 
 -- The held locks by queue with their expiry, read from the index alone (the holder is in
--- it so that SQLite needs no table row): each queue's held, expired and assigned counts.
+-- it so that SQLite needs no table row): each queue's held, expired and assigned counts;
+-- read whole for the held items by expiry or lock time.
 CREATE INDEX items_held ON items (queue, lock_expires_at, lock_user) WHERE lock_user IS NOT NULL;
 
 -- Typed fields per queue (verification work): each queue's field definitions in screen

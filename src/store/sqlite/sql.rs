@@ -9,8 +9,8 @@ use crate::store::sql::{ORDER_DUE, ORDER_PRIORITY, const_join, eligible};
 /// The event columns, in the order the row reader expects.
 pub(crate) const EVENT_COLS: &str = "id, item_id, at, actor, os_user, kind, detail";
 
-/// Condition: the row's lock has expired at `:now` (one comparison, on the
-/// `items_lock_expires` index).
+/// Condition: the row's lock has expired at `:now` (one comparison; the held items by
+/// expiry are in the `items_held` index).
 pub(crate) const EXPIRED: &str = "lock_expires_at <= :now";
 
 /// Condition: the row's queue is neither paused nor at `:me`'s limit per user.
