@@ -261,6 +261,8 @@ struct Queued {
     failed: Option<StoreError>,
     /// The pass is over (finished, stopped or failed): the reader stops.
     over: bool,
+    /// The reader has returned (or unwound): nothing more will be queued.
+    gone: bool,
 }
 
 struct Shared {
@@ -272,6 +274,17 @@ struct Shared {
 /// batches ahead of the pass, so the server's reading and sending and the client's
 /// decoding go on while the pass works; until `shared` says the pass is over.
 fn read_ahead(tx: &mut Transaction<'_>, portals: &[Option<Portal>; 4], shared: &Shared) {
+    /// Tells the pass the reader is gone, however it returns (a panic included), so that
+    /// the pass never waits for a batch that will not come.
+    struct Gone<'s>(&'s Shared);
+    impl Drop for Gone<'_> {
+        fn drop(&mut self) {
+            let mut queued = self.0.queued.lock().unwrap_or_else(|e| e.into_inner());
+            queued.gone = true;
+            self.0.changed.notify_all();
+        }
+    }
+    let _gone = Gone(shared);
     let mut queued = shared.queued.lock().unwrap_or_else(|e| e.into_inner());
     for (k, p) in portals.iter().enumerate() {
         queued.ended[k] = p.is_none();
@@ -353,6 +366,11 @@ impl PgRows<'_> {
             }
             if queued.ended[k] {
                 return Ok(None);
+            }
+            if queued.gone {
+                return Err(StoreError::Database(
+                    "check: the reader of the history stopped".into(),
+                ));
             }
             queued = self
                 .shared
