@@ -1739,3 +1739,59 @@ fn postgres_a_check_whose_connection_is_lost_mid_pass_ends() {
         );
     });
 }
+
+/// The check's transaction waits, idle, for the comparison beside it: longer than the
+/// session's idle-in-transaction timeout is no reason to lose it.
+#[test]
+fn postgres_a_check_waits_for_the_comparison_beside_it_past_the_idle_timeout() {
+    use caseload::store::CheckRun;
+    use std::sync::Mutex;
+    use std::sync::atomic::AtomicBool;
+    let Some(b) = PgBackend::from_env() else {
+        return;
+    };
+    drop(b.open("boss", 0));
+    let opts = PgOptions {
+        idle_in_transaction_timeout: Duration::from_secs(1),
+        lock_timeout: Duration::from_secs(60),
+        ..PgOptions::default()
+    };
+    let mut store = PgStore::open(&b.url, Actor::new("boss", "tester"), &opts).expect("open");
+    let id = store.add(&NewItem::titled("one")).unwrap().id;
+    let token = store.take(id).unwrap().lock_token;
+    store.complete(id, token, None).unwrap();
+    let pid = store.backend_pid().unwrap();
+    let mut locker = b.admin();
+    locker
+        .batch_execute("BEGIN; LOCK TABLE figure_days IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    let locker = Mutex::new(Some(locker));
+    let tell = |what: &str, _: u64, _: u64| {
+        if what == "the figures summary"
+            && let Some(mut locker) = locker.lock().unwrap().take()
+        {
+            // The check now waits for the comparison, which waits for the summary.
+            std::thread::sleep(Duration::from_millis(2_500));
+            locker.batch_execute("COMMIT").unwrap();
+        }
+    };
+    let stop = AtomicBool::new(false);
+    let found = store
+        .check_with(&CheckRun {
+            quick: false,
+            progress: &tell,
+            stop: &stop,
+        })
+        .expect("the check kept its connection");
+    assert_eq!(found, Vec::<String>::new());
+    assert!(
+        locker.lock().unwrap().is_none(),
+        "the summary was never reached"
+    );
+    // Not a second check on a new connection after the first one's was ended.
+    assert_eq!(
+        store.backend_pid().unwrap(),
+        pid,
+        "the check lost its connection"
+    );
+}

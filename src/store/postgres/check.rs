@@ -64,8 +64,11 @@ pub(super) fn check(
     if let Some(settings) = &pooled {
         tx.batch_execute(settings)?;
     }
-    // The pass's statements run as long as the history is long.
-    tx.batch_execute("SET LOCAL statement_timeout = 0")?;
+    // The pass's statements run as long as the history is long; and this transaction
+    // waits, idle, for the comparisons on the connection beside it when they take longer.
+    tx.batch_execute(
+        "SET LOCAL statement_timeout = 0; SET LOCAL idle_in_transaction_session_timeout = 0",
+    )?;
     let queues: HashSet<String> = tx
         .query("SELECT name FROM queues", &[])?
         .iter()
